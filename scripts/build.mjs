@@ -1,0 +1,36 @@
+// Bundles the extension and the CLI. The sql.js wasm is copied next to the bundles and
+// loaded from disk with `wasmBinary`, so nothing is fetched at run time.
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, chmodSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes('--watch');
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  // sql.js probes for these only in browsers; they never load under Node.
+  external: ['vscode'],
+  // Prefer ES module builds: jsonc-parser's UMD build hides its requires from the bundler.
+  mainFields: ['module', 'main'],
+};
+
+mkdirSync('dist', { recursive: true });
+copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), 'dist/sql-wasm.wasm');
+
+const targets = [
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
+  { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+];
+
+if (watch) {
+  const { context } = await import('esbuild');
+  for (const t of targets) await (await context(t)).watch();
+} else {
+  await Promise.all(targets.map((t) => build(t)));
+  chmodSync('dist/cli.js', 0o755);
+}

@@ -1,0 +1,45 @@
+import { Engine, type GateDecision } from '../../engine/index';
+import { printJson, withEngine, type CommandContext } from '../context';
+import { oneLine, paint, status, table, timestamp } from '../render';
+
+/** Open gates (all runs, or one); --all includes decided ones. */
+export async function listGates(ctx: CommandContext, options: { run?: string; all?: boolean }): Promise<void> {
+  if (!Engine.hasStore(ctx.workspace)) {
+    if (ctx.output.json) printJson(ctx, { gates: [] });
+    else ctx.output.out('No gates: there is no Baton run here yet.');
+    return;
+  }
+  await withEngine(ctx, async (engine) => {
+    const gates = await engine.listGates({ ...(options.run ? { runId: options.run } : {}), ...(options.all ? {} : { status: 'open' as const }) });
+    if (ctx.output.json) return printJson(ctx, { gates });
+    if (gates.length === 0) return ctx.output.out(options.all ? 'No gates.' : 'No open gates.');
+    ctx.output.out(
+      table(
+        ctx.output,
+        ['GATE', 'STATUS', 'KIND', 'RUN', 'TASK', 'OPENED', 'REASON'],
+        gates.map((g) => [
+          g.id,
+          status(ctx.output, g.status),
+          g.kind,
+          g.runId,
+          g.taskId ?? '-',
+          timestamp(g.openedAt),
+          oneLine(g.status === 'open' ? g.reason : `${g.decidedBy ?? ''}${g.note ? `: ${g.note}` : ''}`, 80),
+        ]),
+      ),
+    );
+  });
+}
+
+export async function decide(ctx: CommandContext, gateId: string, decision: GateDecision, note: string | undefined): Promise<void> {
+  await withEngine(ctx, async (engine) => {
+    const { gate, alreadyDecided } = await engine.decideGate({ gateId, decision, ...(note ? { note } : {}) });
+    if (ctx.output.json) return printJson(ctx, { gate, alreadyDecided });
+    const verb = decision === 'approved' ? paint(ctx.output, 'green', 'approved') : paint(ctx.output, 'red', 'rejected');
+    ctx.output.out(
+      alreadyDecided
+        ? `Gate ${gate.id} was already ${verb} by ${gate.decidedBy ?? 'someone'}; nothing changed.`
+        : `Gate ${gate.id} (${gate.kind}${gate.taskId ? `, task ${gate.taskId}` : ''}) ${verb}${gate.note ? `: ${gate.note}` : ''}.`,
+    );
+  });
+}

@@ -1,0 +1,30 @@
+import { resolve } from 'node:path';
+import { formatIssue } from '../../engine/index';
+import { printJson, withEngine, type CommandContext } from '../context';
+import { paint, status } from '../render';
+
+/** Hands a result artifact in for a delegation. Exit 4 when the result is rejected. */
+export async function ingest(ctx: CommandContext, options: { delegation: string; artifact: string; run?: string }): Promise<number> {
+  return withEngine(ctx, async (engine) => {
+    const outcome = await engine.ingest({
+      delegationId: options.delegation,
+      artifactPath: resolve(options.artifact),
+      ...(options.run ? { runId: options.run } : {}),
+    });
+    const { record, delegation } = outcome;
+    const exitCode = record.accepted ? 0 : 4;
+    if (ctx.output.json) {
+      printJson(ctx, { record, duplicate: outcome.duplicate, delegation: { id: delegation.id, status: delegation.status, taskId: delegation.taskId } });
+      return exitCode;
+    }
+    const o = ctx.output;
+    for (const i of record.issues) o.out(paint(o, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, record.artifactPath)));
+    const again = outcome.duplicate ? ' (already ingested: same content, nothing changed)' : '';
+    o.out(
+      record.accepted
+        ? `${paint(o, 'green', '✓')} ${record.id}: accepted ${record.resultStatus} for ${delegation.id}; delegation ${status(o, delegation.status)}${again}.`
+        : `${paint(o, 'red', '✗')} ${record.id}: rejected for ${delegation.id}; delegation ${status(o, delegation.status)}, waiting at an ingestion_failed gate${again}.`,
+    );
+    return exitCode;
+  });
+}

@@ -1,0 +1,26 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BATON_DIR, configPathOf, DEFAULT_CONFIG } from '../../engine/index';
+import { printJson, type CommandContext } from '../context';
+
+const GITIGNORE = '# Baton state is local to this machine; config.json is meant to be shared.\n*\n!.gitignore\n!config.json\n';
+
+/** Creates .baton/ with a default config. Never overwrites an existing config. */
+export function init(ctx: CommandContext): void {
+  const dir = join(ctx.workspace, BATON_DIR);
+  const configPath = configPathOf(ctx.workspace);
+  const created: string[] = [];
+  mkdirSync(dir, { recursive: true });
+  if (!existsSync(configPath)) {
+    writeFileSync(configPath, `${JSON.stringify(DEFAULT_CONFIG, null, 2)}\n`, { flag: 'wx' });
+    created.push(configPath);
+  }
+  const gitignore = join(dir, '.gitignore');
+  if (!existsSync(gitignore)) {
+    writeFileSync(gitignore, GITIGNORE, { flag: 'wx' });
+    created.push(gitignore);
+  }
+  if (ctx.output.json) return printJson(ctx, { workspace: ctx.workspace, created });
+  if (created.length === 0) ctx.output.out(`Baton is already set up in ${ctx.workspace} (config: ${configPath}).`);
+  else ctx.output.out(`Set up Baton in ${ctx.workspace}:\n${created.map((c) => `  created ${c}`).join('\n')}`);
+}

@@ -1,0 +1,98 @@
+import { Engine, type DelegationStatus, type RunOverview, type WorkerRuntime } from '../../engine/index';
+import { printJson, withEngine, type CommandContext } from '../context';
+import { duration, oneLine, paint, status, table, timestamp } from '../render';
+
+function noRuns(ctx: CommandContext): boolean {
+  if (Engine.hasStore(ctx.workspace)) return false;
+  if (ctx.output.json) printJson(ctx, { workspace: ctx.workspace, run: null });
+  else ctx.output.out(`No Baton runs in ${ctx.workspace} yet. Try: baton claim --plan <plan.md> --task <id>`);
+  return true;
+}
+
+/** A run at a glance: tasks, live runtimes, open gates. */
+export async function showStatus(ctx: CommandContext, runId: string | undefined): Promise<void> {
+  if (noRuns(ctx)) return;
+  await withEngine(ctx, async (engine) => {
+    const view = await engine.overview(runId);
+    if (ctx.output.json) return printJson(ctx, { ...view, now: engine.now() });
+    ctx.output.out(renderOverview(ctx, view, engine.now()));
+  });
+}
+
+export function renderOverview(ctx: CommandContext, view: RunOverview, now: number): string {
+  const o = ctx.output;
+  const { run } = view;
+  const done = view.tasks.filter((t) => t.status === 'completed').length;
+  const lines = [
+    `${paint(o, 'bold', `Run ${run.id}`)}  ${status(o, run.status)}  ${run.planPath}  ${done}/${view.tasks.length} tasks completed  started ${timestamp(run.createdAt)}`,
+    '',
+    table(
+      o,
+      ['TASK', 'STATUS', 'ATTEMPT', 'AGENT', 'TITLE', 'WHY'],
+      view.tasks.map((t) => {
+        const attempts = view.delegations.filter((d) => d.taskId === t.id);
+        return [t.id, status(o, t.status), attempts.length ? String(attempts.length) : '-', t.agent, oneLine(t.title, 40), oneLine(t.statusReason ?? '', 60)];
+      }),
+    ),
+  ];
+  const live = view.runtimes.filter((r) => r.status !== 'terminal');
+  if (live.length > 0) {
+    lines.push('', runtimeTable(ctx, live, now));
+  }
+  const open = view.gates.filter((g) => g.status === 'open');
+  if (open.length > 0) {
+    lines.push('', table(o, ['GATE', 'KIND', 'TASK', 'REASON'], open.map((g) => [paint(o, 'yellow', g.id), g.kind, g.taskId ?? '-', oneLine(g.reason, 90)])));
+    lines.push(paint(o, 'dim', `Decide with: baton approve ${open[0]!.id} [--note …]  or  baton reject ${open[0]!.id} --note …`));
+  }
+  return lines.join('\n');
+}
+
+export function runtimeTable(ctx: CommandContext, runtimes: WorkerRuntime[], now: number): string {
+  return table(
+    ctx.output,
+    ['RUNTIME', 'DELEGATION', 'STATUS', 'LAST BEAT', 'LEASE', 'PROGRESS'],
+    runtimes.map((r) => [
+      r.id,
+      r.delegationId,
+      status(ctx.output, r.status),
+      r.lastHeartbeatAt ? `${duration(now - r.lastHeartbeatAt)} ago` : 'never',
+      r.leaseExpiresAt > now ? `${duration(r.leaseExpiresAt - now)} left` : paint(ctx.output, 'magenta', `expired ${duration(now - r.leaseExpiresAt)} ago`),
+      oneLine(r.progress ?? '', 50),
+    ]),
+  );
+}
+
+/** The delegation queue of a run, optionally filtered by status. */
+export async function showQueue(ctx: CommandContext, runId: string | undefined, filter: DelegationStatus | undefined): Promise<void> {
+  if (noRuns(ctx)) return;
+  await withEngine(ctx, async (engine) => {
+    const { run, delegations } = await engine.listDelegations(runId, filter);
+    const { runtimes } = await engine.overview(run.id);
+    const now = engine.now();
+    if (ctx.output.json) return printJson(ctx, { runId: run.id, delegations, runtimes, now });
+    if (delegations.length === 0) {
+      ctx.output.out(`Run ${run.id} has no ${filter ? `${filter} ` : ''}delegations.`);
+      return;
+    }
+    const byId = new Map(runtimes.map((r) => [r.id, r]));
+    ctx.output.out(
+      table(
+        ctx.output,
+        ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LAST BEAT', 'RESULT', 'REASON'],
+        delegations.map((d) => {
+          const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
+          return [
+            d.id,
+            d.taskId,
+            String(d.attempt),
+            status(ctx.output, d.status),
+            runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
+            runtime?.lastHeartbeatAt ? `${duration(now - runtime.lastHeartbeatAt)} ago` : '-',
+            d.resultStatus ?? '-',
+            oneLine(d.reason ?? '', 60),
+          ];
+        }),
+      ),
+    );
+  });
+}

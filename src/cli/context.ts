@@ -1,0 +1,48 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { BATON_DIR, Engine, type EngineOptions } from '../engine/index';
+import { createOutput, type Output } from './render';
+
+export interface GlobalOptions {
+  json?: boolean;
+  workspace?: string;
+}
+
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * The workspace is --workspace, else $BATON_WORKSPACE (set for workers), else the nearest
+ * folder upwards that has a .baton folder, else the current folder.
+ */
+export function resolveWorkspace(options: GlobalOptions): string {
+  if (options.workspace) return resolve(options.workspace);
+  if (process.env.BATON_WORKSPACE) return resolve(process.env.BATON_WORKSPACE);
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, BATON_DIR))) return dir;
+    if (dirname(dir) === dir) return process.cwd();
+  }
+}
+
+export interface CommandContext {
+  workspace: string;
+  output: Output;
+}
+
+export function commandContext(options: GlobalOptions): CommandContext {
+  return { workspace: resolveWorkspace(options), output: createOutput(Boolean(options.json)) };
+}
+
+/** Opens the engine for one command and always closes it (the close may snapshot). */
+export async function withEngine<T>(ctx: CommandContext, work: (engine: Engine) => Promise<T>, options: Partial<EngineOptions> = {}): Promise<T> {
+  const engine = await Engine.open({ workspace: ctx.workspace, ...options });
+  try {
+    for (const notice of engine.recoveryNotices) ctx.output.err(`baton: ${notice}`);
+    return await work(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+export function printJson(ctx: CommandContext, document: Record<string, unknown>): void {
+  ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...document }, null, 2));
+}

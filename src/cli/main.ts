@@ -1,0 +1,178 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { BatonError, DELEGATION_STATUSES, formatIssue, type DelegationStatus, type ErrorKind } from '../engine/index';
+import { claim } from './commands/claim';
+import { events } from './commands/events';
+import { decide, listGates } from './commands/gates';
+import { heartbeat } from './commands/heartbeat';
+import { ingest } from './commands/ingest';
+import { init } from './commands/init';
+import { showQueue, showStatus } from './commands/status';
+import { validate } from './commands/validate';
+import { commandContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
+
+/** Exit codes of DESIGN §6 (docs/cli.md). */
+export const EXIT_CODES: Record<ErrorKind, number> = {
+  io: 1,
+  'invalid-input': 2,
+  conflict: 3,
+  mismatch: 4,
+  'worker-failure': 5,
+  'integration-conflict': 6,
+  'not-qualified': 7,
+  'awaiting-decision': 8,
+};
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive whole number.');
+  return n;
+}
+
+function nonNegativeInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0.');
+  return n;
+}
+
+export function buildProgram(setExitCode: (code: number) => void): Command {
+  const program = new Command('baton')
+    .description('Run a markdown plan of tasks through coding agents: a durable delegation queue with leases, heartbeats, gates and result contracts.')
+    .version('0.1.0')
+    .option('--json', 'print one JSON document (NDJSON for events --follow)')
+    .option('-C, --workspace <dir>', 'the workspace folder (default: nearest folder with .baton, else the current one)')
+    .showHelpAfterError('(run baton --help for usage)')
+    .exitOverride();
+  const ctx = (cmd: Command) => commandContext(cmd.optsWithGlobals<GlobalOptions>());
+
+  program
+    .command('init')
+    .description('create .baton/ with a default config.json')
+    .action((_o, cmd: Command) => init(ctx(cmd)));
+
+  program
+    .command('validate <file>')
+    .description('check a plan (or a .baton/config.json) and print its issues with line and column')
+    .action((file: string, _o, cmd: Command) => setExitCode(validate(ctx(cmd), file)));
+
+  program
+    .command('status')
+    .description('a run at a glance: tasks, live worker runtimes, open gates')
+    .option('--run <id>', 'the run (default: the most recent)')
+    .action((o: { run?: string }, cmd: Command) => showStatus(ctx(cmd), o.run));
+
+  program
+    .command('queue')
+    .description("a run's delegations (attempts) with their runtimes")
+    .option('--run <id>', 'the run (default: the most recent)')
+    .addOption(new Option('--status <status>', 'only delegations with this status').choices([...DELEGATION_STATUSES]))
+    .action((o: { run?: string; status?: DelegationStatus }, cmd: Command) => showQueue(ctx(cmd), o.run, o.status));
+
+  program
+    .command('claim')
+    .description('take a task as an external worker: starts the run if needed, returns delegation, runtime and token')
+    .requiredOption('--task <id>', 'the task id from the plan')
+    .option('--plan <plan.md>', 'the plan file (its active run is used, or started)')
+    .option('--run <id>', 'claim in this run')
+    .option('--agent <name>', "the agent taking it (default: the task's agent)")
+    .option('--lease-seconds <n>', 'lease length (default: leaseSeconds from the config)', positiveInteger)
+    .option('--holder <text>', 'who holds the runtime, shown in status (default: this host)')
+    .action((o: { task: string; plan?: string; run?: string; agent?: string; leaseSeconds?: number; holder?: string }, cmd: Command) => claim(ctx(cmd), o));
+
+  program
+    .command('heartbeat')
+    .description("renew a runtime's lease, with optional progress text")
+    .option('--runtime <id>', 'the runtime id (default: $BATON_RUNTIME_ID)')
+    .option('--token <token>', 'the runtime token (default: $BATON_RUNTIME_TOKEN)')
+    .option('--progress <text>', 'what the worker is doing now')
+    .action((o: { runtime?: string; token?: string; progress?: string }, cmd: Command) => heartbeat(ctx(cmd), o));
+
+  program
+    .command('ingest')
+    .description('hand in a result artifact for a delegation; exit 4 when it is rejected')
+    .requiredOption('--delegation <id>', 'the delegation, e.g. D-T1-coder-001')
+    .requiredOption('--artifact <path>', 'the markdown result artifact')
+    .option('--run <id>', 'the run (default: the most recent run with that delegation)')
+    .action(async (o: { delegation: string; artifact: string; run?: string }, cmd: Command) => setExitCode(await ingest(ctx(cmd), o)));
+
+  program
+    .command('gates')
+    .description('open gates waiting for a decision')
+    .option('--run <id>', 'only this run')
+    .option('--all', 'include decided gates')
+    .action((o: { run?: string; all?: boolean }, cmd: Command) => listGates(ctx(cmd), o));
+
+  program
+    .command('approve <gateId>')
+    .description('approve a gate')
+    .option('--note <text>', 'why')
+    .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'approved', o.note));
+
+  program
+    .command('reject <gateId>')
+    .description('reject a gate')
+    .option('--note <text>', 'why')
+    .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'rejected', o.note));
+
+  program
+    .command('events')
+    .description("a run's event log; --follow keeps printing as events arrive")
+    .option('--run <id>', 'the run (default: the most recent)')
+    .option('--follow', 'keep printing new events until interrupted')
+    .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
+    .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
+
+  return program;
+}
+
+/**
+ * Runs the CLI and returns the exit code. Errors become one readable line (or a JSON
+ * error document with --json) and the documented exit code; never a stack trace.
+ */
+export async function runCli(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const json = argv.includes('--json');
+  const program = buildProgram((code) => (exitCode = code));
+  program.configureOutput({
+    writeErr: (text) => {
+      if (!json) process.stderr.write(text);
+    },
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    return reportError(err, json);
+  }
+}
+
+function reportError(err: unknown, json: boolean): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+    const message = err.message.replace(/^error: /, '');
+    if (json) process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'cli.usage', message } })}\n`);
+    return 2;
+  }
+  if (BatonError.is(err)) {
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: err.code, message: err.message, ...(err.issues.length ? { issues: err.issues } : {}) } }, null, 2)}\n`);
+    } else {
+      process.stderr.write(`baton: ${err.message}\n`);
+      for (const i of err.issues) process.stderr.write(`  ${formatIssue(i)}\n`);
+    }
+    return EXIT_CODES[err.kind];
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (json) process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'unexpected', message } })}\n`);
+  else process.stderr.write(`baton: unexpected error${code ? ` (${code})` : ''}: ${message}\n`);
+  if (process.env.BATON_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+  return 1;
+}
+
+if (require.main === module) {
+  // exitCode, not exit(): let stdout drain; every handle the engine opens is closed or unref'd.
+  runCli(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    () => (process.exitCode = 1),
+  );
+}

@@ -1,0 +1,89 @@
+/** Human output: plain tables, colour only on a TTY (and never with NO_COLOR). */
+export interface Output {
+  json: boolean;
+  color: boolean;
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export function createOutput(json: boolean): Output {
+  const color = !json && Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
+  return {
+    json,
+    color,
+    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+  };
+}
+
+const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, dim: 2, bold: 1 } as const;
+export type Colour = keyof typeof CODES;
+
+export function paint(output: Output, colour: Colour, text: string): string {
+  return output.color ? `\u001b[${CODES[colour]}m${text}\u001b[0m` : text;
+}
+
+const STATUS_COLOURS: Record<string, Colour> = {
+  completed: 'green',
+  COMPLETED: 'green',
+  approved: 'green',
+  active: 'green',
+  running: 'cyan',
+  RUNNING: 'cyan',
+  claimed: 'cyan',
+  ready: 'blue',
+  pending: 'dim',
+  PENDING: 'dim',
+  gated: 'yellow',
+  paused: 'yellow',
+  open: 'yellow',
+  BLOCKED: 'yellow',
+  blocked: 'yellow',
+  stale: 'magenta',
+  STALE: 'magenta',
+  failed: 'red',
+  FAILED: 'red',
+  rejected: 'red',
+  cancelled: 'dim',
+  CANCELLED: 'dim',
+  terminal: 'dim',
+};
+
+export function status(output: Output, value: string): string {
+  const colour = STATUS_COLOURS[value];
+  return colour ? paint(output, colour, value) : value;
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
+const visibleLength = (s: string): number => s.replace(ANSI, '').length;
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function table(output: Output, headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visibleLength(r[i] ?? ''))));
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(cell)))))
+      .join('  ')
+      .trimEnd();
+  return [paint(output, 'bold', line(headers)), ...rows.map(line)].join('\n');
+}
+
+/** "12s", "3m 4s", "2h 5m" — how long ago or how long to go. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+export function timestamp(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+/** One line of untrusted text (titles, progress): no control characters reach the terminal. */
+export function oneLine(text: string, max = 80): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}

@@ -1,0 +1,477 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
+import { decideGate, type DecideGateOutcome, type GateDecision } from './gates/decideGate';
+import { checkArtifactPaths } from './ingest/artifactPaths';
+import { parseResultArtifact } from './ingest/parseResult';
+import { recordIngestion, type IngestionOutcome } from './ingest/recordIngestion';
+import { systemClock, systemIds, type Clock, type IdSource } from './model/clock';
+import { BatonError } from './model/errors';
+import { hasErrors, issue, type Issue } from './model/issue';
+import type { Delegation, DelegationStatus, Gate, GateStatus, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
+import { parsePlan } from './plan/parsePlan';
+import type { Claim } from './queue/claimDelegation';
+import { claimTask } from './queue/claimTask';
+import { runSettingsFrom, type OperationContext } from './queue/context';
+import { createRun, planDigest } from './queue/createRun';
+import { expireStaleRuntimes, type ExpiredRuntime } from './runtime/expireStaleRuntimes';
+import { renewRuntimeLease } from './runtime/renewRuntimeLease';
+import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
+import type { StoreReader } from './store/port';
+import {
+  DELEGATION_COLUMNS,
+  GATE_COLUMNS,
+  RUN_COLUMNS,
+  RUNTIME_SELECT,
+  TASK_COLUMNS,
+  toDelegation,
+  toEvent,
+  toGate,
+  toRun,
+  toRuntime,
+  toTask,
+  type DelegationRow,
+  type EventRow,
+  type GateRow,
+  type RunRow,
+  type RuntimeRow,
+  type TaskRow,
+} from './store/rows';
+import { Emitter, type Disposable } from './util/emitter';
+
+export const BATON_DIR = '.baton';
+export const MAX_ARTIFACT_BYTES = 1024 * 1024;
+
+export function storeDirOf(workspace: string): string {
+  return join(workspace, BATON_DIR, 'store');
+}
+
+export function configPathOf(workspace: string): string {
+  return join(workspace, BATON_DIR, 'config.json');
+}
+
+/**
+ * What the engine announces. Log events come from the run's event log (with `seq`);
+ * heartbeats are announced from the runtimes' state (they are not logged: a heartbeat
+ * is a renewal, not a transition).
+ */
+export interface EngineEvent extends Omit<RunEvent, 'seq'> {
+  seq?: number;
+  /** Global order across runs; absent for heartbeats. */
+  id?: number;
+}
+
+export interface EngineOptions {
+  workspace: string;
+  clock?: Clock;
+  ids?: IdSource;
+  /** Follow other processes' commits live (the extension, `events --follow`). */
+  follow?: boolean;
+  store?: FileStoreOptions;
+}
+
+export interface LoadedPlan {
+  /** Workspace-relative (POSIX separators) when inside the workspace, else absolute. */
+  path: string;
+  text: string;
+  parsed: ParsedPlan;
+}
+
+export interface RunOverview {
+  run: Run;
+  tasks: Task[];
+  delegations: Delegation[];
+  runtimes: WorkerRuntime[];
+  gates: Gate[];
+}
+
+export interface ClaimOutcome extends Claim {
+  runId: string;
+  runCreated: boolean;
+}
+
+export interface IngestOutcome extends IngestionOutcome {
+  delegation: Delegation;
+}
+
+/**
+ * The engine's public face: every adapter (CLI, extension) goes through it. Each command
+ * is one store transaction built from the operations under queue/, runtime/, gates/ and
+ * ingest/; file reading and validation happen before the transaction.
+ */
+export class Engine {
+  private readonly emitter = new Emitter<EngineEvent>();
+  readonly onEvent = this.emitter.event;
+  private lastEventId = 0;
+  private readonly beats = new Map<string, number>();
+  private announcing: Promise<void> = Promise.resolve();
+  private readonly subscription: Disposable;
+
+  private constructor(
+    readonly workspace: string,
+    readonly config: BatonConfig,
+    readonly configIssues: readonly Issue[],
+    private readonly store: FileStore,
+    private readonly clock: Clock,
+    private readonly ids: IdSource,
+  ) {
+    this.subscription = store.watch(() => {
+      this.announcing = this.announcing.then(() => this.announce()).catch(() => undefined);
+    });
+  }
+
+  /** Opens (creating if needed) the store of a workspace. An invalid config is refused with its issues. */
+  static async open(options: EngineOptions): Promise<Engine> {
+    const workspace = resolve(options.workspace);
+    const { config, issues } = loadConfig(workspace);
+    if (hasErrors(issues)) {
+      throw new BatonError('invalid-input', 'config.invalid', `${configPathOf(workspace)} is invalid.`, issues.map((i) => ({ ...i, file: configPathOf(workspace) })));
+    }
+    const clock = options.clock ?? systemClock;
+    const store = await FileStore.open(storeDirOf(workspace), { clock, ...options.store, follow: options.follow ?? false });
+    const engine = new Engine(workspace, config, issues, store, clock, options.ids ?? systemIds(clock));
+    await engine.primeAnnouncements();
+    return engine;
+  }
+
+  static hasStore(workspace: string): boolean {
+    return storeExists(storeDirOf(resolve(workspace)));
+  }
+
+  get recoveryNotices(): readonly string[] {
+    return this.store.recovery.notices;
+  }
+
+  async close(): Promise<void> {
+    this.subscription.dispose();
+    await this.announcing;
+    this.emitter.dispose();
+    await this.store.close();
+  }
+
+  /** Catches up with other processes now and announces what they did. */
+  async refresh(): Promise<void> {
+    await this.store.refresh();
+    await this.announcing;
+  }
+
+  // ── plans and runs ──────────────────────────────────────────────────────
+
+  loadPlan(planPath: string): LoadedPlan {
+    const absolute = resolve(this.workspace, planPath);
+    let text: string;
+    try {
+      text = readFileSync(absolute, 'utf8');
+    } catch (err) {
+      throw new BatonError('invalid-input', 'plan.unreadable', `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    }
+    return { path: this.displayPath(absolute), text, parsed: parsePlan(text) };
+  }
+
+  /** Starts a new run from a plan file; a plan with errors is refused with its issues. */
+  async startRun(planPath: string): Promise<Run> {
+    const plan = this.validPlan(planPath);
+    return this.store.transact((tx) => createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) }, this.context()));
+  }
+
+  /**
+   * An external worker takes a task. Without `runId`, the plan's active run is used — or
+   * started, in the same transaction, so two claimers never start two runs. A plan that
+   * changed since its active run started is refused (replan instead).
+   */
+  async claimTask(input: { planPath?: string; runId?: string; taskId: string; agent?: string; leaseSeconds?: number; holder?: string }): Promise<ClaimOutcome> {
+    if (!input.planPath && !input.runId) throw new BatonError('invalid-input', 'claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
+    const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
+    const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
+    return this.store.transact(async (tx) => {
+      const ctx = this.context();
+      let runId = input.runId;
+      let runCreated = false;
+      if (runId) {
+        const run = await tx.get<{ plan_path: string; status: string }>(`SELECT plan_path, status FROM runs WHERE id = ?`, [runId]);
+        if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+        if (plan && run.plan_path !== plan.path) throw new BatonError('mismatch', 'run.plan-mismatch', `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`);
+      } else {
+        const active = await activeRunOf(tx, plan!.path);
+        if (active && active.plan_digest !== planDigest(plan!.text)) {
+          throw new BatonError(
+            'mismatch',
+            'run.plan-changed',
+            `${plan!.path} changed since run ${active.id} started from it; finish that run or replan it.`,
+          );
+        }
+        if (active) runId = active.id;
+        else {
+          runId = (await createRun(tx, { planPath: plan!.path, planText: plan!.text, tasks: plan!.parsed.tasks, settings: runSettingsFrom(this.config) }, ctx)).id;
+          runCreated = true;
+        }
+      }
+      await expireStaleRuntimes(tx, ctx.now);
+      const claim = await claimTask(
+        tx,
+        { runId, taskId: input.taskId, leaseMs, holder: input.holder ?? `${hostname()}`, ...(input.agent ? { agent: input.agent } : {}) },
+        ctx,
+      );
+      return { ...claim, runId, runCreated };
+    });
+  }
+
+  async heartbeat(input: { runtimeId: string; token: string; progress?: string }): Promise<WorkerRuntime> {
+    const outcome = await this.store.transact((tx) => renewRuntimeLease(tx, input, this.clock.now()));
+    if (!outcome.renewed) throw outcome.error;
+    return outcome.runtime;
+  }
+
+  /** Marks every lease that ran out as STALE and applies the retry policy. */
+  async expireStaleRuntimes(): Promise<ExpiredRuntime[]> {
+    return this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
+  }
+
+  /**
+   * Validates a result artifact against the contract and its delegation, then records it.
+   * A missing file is bad input (nothing written); an invalid artifact is a rejected
+   * ingestion (recorded, the delegation BLOCKED behind a gate).
+   */
+  async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
+    const delegation = await this.findDelegation(input.delegationId, input.runId);
+    const absolute = resolve(this.workspace, input.artifactPath);
+    let size: number;
+    try {
+      const stat = statSync(absolute);
+      if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+      size = stat.size;
+    } catch (err) {
+      throw new BatonError('invalid-input', 'ingest.artifact-unreadable', `Cannot read the artifact ${input.artifactPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    }
+    let digest: string;
+    let issues: Issue[];
+    let resultStatus: Delegation['resultStatus'];
+    let summary: string | undefined;
+    if (size > MAX_ARTIFACT_BYTES) {
+      digest = await digestFile(absolute);
+      issues = [
+        issue(
+          'result.artifact-too-large',
+          '',
+          `The artifact is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (1 MiB).`,
+          'Keep the result artifact short: a summary and paths to the files that hold the work.',
+        ),
+      ];
+    } else {
+      const bytes = readFileSync(absolute);
+      digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+      const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
+      issues = parsed.issues;
+      if (parsed.result) {
+        issues.push(...checkArtifactPaths(this.workspace, parsed.result));
+        resultStatus = parsed.result.status;
+        summary = parsed.result.summary;
+      }
+    }
+    const outcome = await this.store.transact((tx) =>
+      recordIngestion(
+        tx,
+        {
+          runId: delegation.runId,
+          delegationId: delegation.id,
+          artifactPath: this.displayPath(absolute),
+          digest,
+          issues,
+          ...(resultStatus ? { resultStatus } : {}),
+          ...(summary ? { summary } : {}),
+        },
+        this.clock.now(),
+      ),
+    );
+    const after = await this.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]));
+    return { ...outcome, delegation: toDelegation(after!) };
+  }
+
+  async decideGate(input: { gateId: string; decision: GateDecision; note?: string; by?: string }): Promise<DecideGateOutcome> {
+    return this.store.transact((tx) =>
+      decideGate(tx, { gateId: input.gateId, decision: input.decision, by: input.by ?? defaultDecider(), ...(input.note ? { note: input.note } : {}) }, this.clock.now()),
+    );
+  }
+
+  // ── queries ─────────────────────────────────────────────────────────────
+
+  async listRuns(): Promise<Run[]> {
+    return this.store.read(async (r) => (await r.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC`)).map(toRun));
+  }
+
+  /** The run with this id, or the most recent run when no id is given. */
+  async getRun(runId?: string): Promise<Run> {
+    const row = await this.store.read((r) =>
+      runId ? r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, [runId]) : r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC LIMIT 1`),
+    );
+    if (!row) throw new BatonError('invalid-input', 'run.unknown', runId ? `There is no run ${runId}.` : 'There is no run yet; claim a task or start a plan first.');
+    return toRun(row);
+  }
+
+  async overview(runId?: string): Promise<RunOverview> {
+    const run = await this.getRun(runId);
+    const now = this.clock.now();
+    return this.store.read(async (r) => ({
+      run,
+      tasks: (await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(toTask),
+      delegations: (await r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`, [run.id])).map(toDelegation),
+      runtimes: (await r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.run_id = ? ORDER BY r.claimed_at`, [run.id])).map((row) => toRuntime(row, now)),
+      gates: (await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(toGate),
+    }));
+  }
+
+  async listDelegations(runId?: string, status?: DelegationStatus): Promise<{ run: Run; delegations: Delegation[] }> {
+    const run = await this.getRun(runId);
+    const rows = await this.store.read((r) =>
+      status
+        ? r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND status = ? ORDER BY created_at, id`, [run.id, status])
+        : r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`, [run.id]),
+    );
+    return { run, delegations: rows.map(toDelegation) };
+  }
+
+  async listGates(filter: { runId?: string; status?: GateStatus } = {}): Promise<Gate[]> {
+    const where: string[] = [];
+    const params: string[] = [];
+    if (filter.runId) {
+      where.push('run_id = ?');
+      params.push(filter.runId);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    const sql = `SELECT ${GATE_COLUMNS} FROM gates ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ordinal`;
+    return (await this.store.read((r) => r.all<GateRow>(sql, params))).map(toGate);
+  }
+
+  async listEvents(runId: string, afterSeq = 0, limit = 10_000): Promise<Array<RunEvent & { id: number }>> {
+    const rows = await this.store.read((r) =>
+      r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, [runId, afterSeq, limit]),
+    );
+    return rows.map((row) => ({ ...toEvent(row), id: row.id }));
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  // ── internals ───────────────────────────────────────────────────────────
+
+  private context(): OperationContext {
+    return { now: this.clock.now(), ids: this.ids };
+  }
+
+  private validPlan(planPath: string): LoadedPlan {
+    const plan = this.loadPlan(planPath);
+    if (hasErrors(plan.parsed.issues)) {
+      const errors = plan.parsed.issues.filter((i) => i.severity === 'error');
+      throw new BatonError(
+        'invalid-input',
+        'plan.invalid',
+        `${plan.path} has ${errors.length} error${errors.length === 1 ? '' : 's'}; run 'baton validate ${plan.path}'.`,
+        plan.parsed.issues.map((i) => ({ ...i, file: plan.path })),
+      );
+    }
+    return plan;
+  }
+
+  /** A delegation id names one attempt; without a run, the most recent run that has it. */
+  private async findDelegation(delegationId: string, runId?: string): Promise<Delegation> {
+    const row = await this.store.read((r) =>
+      runId
+        ? r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [runId, delegationId])
+        : r.get<DelegationRow>(
+            `SELECT ${DELEGATION_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM delegations d JOIN runs ON runs.id = d.run_id WHERE d.id = ? ORDER BY runs.ordinal DESC LIMIT 1`,
+            [delegationId],
+          ),
+    );
+    if (!row) throw new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${delegationId}${runId ? ` in run ${runId}` : ''}.`);
+    return toDelegation(row);
+  }
+
+  private displayPath(absolute: string): string {
+    const rel = relative(this.workspace, absolute);
+    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+    return absolute;
+  }
+
+  private async primeAnnouncements(): Promise<void> {
+    await this.store.read(async (r) => {
+      this.lastEventId = (await r.get<{ id: number | null }>(`SELECT MAX(id) AS id FROM events`))?.id ?? 0;
+      for (const row of await liveRuntimes(r)) this.beats.set(row.id, row.heartbeat_count);
+    });
+  }
+
+  /** Announces what changed since the last announcement: new log events, then heartbeats. */
+  private async announce(): Promise<void> {
+    const now = this.clock.now();
+    const { events, runtimes } = await this.store.read(async (r) => ({
+      events: await r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`, [this.lastEventId]),
+      runtimes: await liveRuntimes(r),
+    }));
+    for (const row of events) {
+      this.lastEventId = row.id;
+      this.emitter.fire({ ...toEvent(row), id: row.id });
+    }
+    const live = new Set<string>();
+    for (const row of runtimes) {
+      live.add(row.id);
+      if (this.beats.get(row.id) === row.heartbeat_count) continue;
+      const first = !this.beats.has(row.id);
+      this.beats.set(row.id, row.heartbeat_count);
+      if (first && row.heartbeat_count === 0) continue;
+      const runtime = toRuntime(row, now);
+      this.emitter.fire({
+        runId: row.run_id,
+        type: 'runtime:heartbeat',
+        at: runtime.lastHeartbeatAt ?? now,
+        data: {
+          runtimeId: runtime.id,
+          delegationId: runtime.delegationId,
+          heartbeatCount: runtime.heartbeatCount,
+          leaseExpiresAt: runtime.leaseExpiresAt,
+          ...(runtime.progress !== undefined ? { progress: runtime.progress } : {}),
+        },
+      });
+    }
+    for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
+  }
+}
+
+function liveRuntimes(r: StoreReader): Promise<RuntimeRow[]> {
+  return r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.ended_at IS NULL AND d.status = 'RUNNING'`);
+}
+
+async function activeRunOf(r: StoreReader, planPath: string): Promise<{ id: string; plan_digest: string } | undefined> {
+  return r.get<{ id: string; plan_digest: string }>(
+    `SELECT id, plan_digest FROM runs WHERE plan_path = ? AND status NOT IN ('completed', 'failed', 'superseded') ORDER BY ordinal DESC LIMIT 1`,
+    [planPath],
+  );
+}
+
+export function loadConfig(workspace: string): { config: BatonConfig; issues: Issue[] } {
+  const path = configPathOf(workspace);
+  if (!existsSync(path)) return { config: DEFAULT_CONFIG, issues: [] };
+  return parseConfig(readFileSync(path, 'utf8'));
+}
+
+function defaultDecider(): string {
+  try {
+    return process.env.BATON_USER || userInfo().username;
+  } catch {
+    return 'someone';
+  }
+}
+
+function digestFile(path: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolvePromise(`sha256:${hash.digest('hex')}`));
+  });
+}

@@ -1,0 +1,68 @@
+import { appendEvent } from '../events/appendEvent';
+import { BatonError } from '../model/errors';
+import type { Gate } from '../model/types';
+import { blockDependents, getDelegation, readinessOf, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
+import type { StoreTx } from '../store/port';
+import { GATE_COLUMNS, toGate, type GateRow } from '../store/rows';
+
+export type GateDecision = 'approved' | 'rejected';
+
+export interface DecideGateInput {
+  gateId: string;
+  decision: GateDecision;
+  by: string;
+  note?: string;
+}
+
+export interface DecideGateOutcome {
+  gate: Gate;
+  /** True when the gate already had this decision: nothing was written. */
+  alreadyDecided: boolean;
+}
+
+/**
+ * Records a person's decision and applies it (docs/architecture.md, "Gates"):
+ * - risk_approval: approve releases the task; reject cancels it and blocks its dependents.
+ * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
+ *   the task start a new one; reject fails the task.
+ * Deciding a gate again the same way is a no-op; the opposite decision is refused.
+ */
+export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
+  const row = await tx.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [input.gateId]);
+  if (!row) throw new BatonError('invalid-input', 'gate.unknown', `There is no gate ${input.gateId}.`);
+  const gate = toGate(row);
+  if (gate.status !== 'open') {
+    if (gate.status === input.decision) return { gate, alreadyDecided: true };
+    throw new BatonError(
+      'mismatch',
+      'gate.already-decided',
+      `Gate ${gate.id} was already ${gate.status} by ${gate.decidedBy ?? 'someone'}${gate.decidedAt ? ` at ${new Date(gate.decidedAt).toISOString()}` : ''}.`,
+    );
+  }
+  const note = input.note?.trim() || null;
+  await tx.run(`UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ? AND status = 'open'`, [input.decision, now, input.by, note, gate.id]);
+  await appendEvent(tx, gate.runId, 'gate:decided', now, { gateId: gate.id, kind: gate.kind, decision: input.decision, by: input.by, ...(note ? { note } : {}) });
+
+  if (gate.taskId) await applyDecision(tx, gate, input.decision, note, now);
+  await refreshRunStatus(tx, gate.runId, now);
+  const decided: Gate = { ...gate, status: input.decision, decidedAt: now, decidedBy: input.by, ...(note ? { note } : {}) };
+  return { gate: decided, alreadyDecided: false };
+}
+
+async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, note: string | null, now: number): Promise<void> {
+  const taskId = gate.taskId!;
+  const why = `${decision} at ${gate.id}${note ? `: ${note}` : ''}`;
+  const delegation = gate.delegationId ? await getDelegation(tx, gate.runId, gate.delegationId) : undefined;
+  if (delegation?.status === 'BLOCKED') {
+    await transitionDelegation(tx, delegation, 'FAILED', { reason: decision === 'approved' ? `retry ${why}` : `result ${why}` }, now);
+  }
+  if (decision === 'rejected') {
+    const to = gate.kind === 'risk_approval' ? 'cancelled' : 'failed';
+    await setTaskStatus(tx, gate.runId, taskId, to, why, now);
+    await blockDependents(tx, gate.runId, taskId, now);
+    return;
+  }
+  const stillOpen = await tx.get(`SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`, [gate.runId, taskId]);
+  const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [gate.runId, taskId]);
+  if (!stillOpen && task?.status === 'gated') await setTaskStatus(tx, gate.runId, taskId, await readinessOf(tx, gate.runId, taskId), why, now);
+}

@@ -1,0 +1,21 @@
+/**
+ * The engine's public API: the only module adapters (src/cli, src/extension) import.
+ * Nothing here knows about VS Code.
+ */
+export { Engine, BATON_DIR, MAX_ARTIFACT_BYTES, configPathOf, loadConfig, storeDirOf } from './engine';
+export type { ClaimOutcome, EngineEvent, EngineOptions, IngestOutcome, LoadedPlan, RunOverview } from './engine';
+export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './config/config';
+export type { BatonConfig, ParsedConfig } from './config/config';
+export type { GateDecision } from './gates/decideGate';
+export { parsePlan } from './plan/parsePlan';
+export { parseResultArtifact, checkResultIdentity } from './ingest/parseResult';
+export { checkArtifactPaths } from './ingest/artifactPaths';
+export { BatonError } from './model/errors';
+export type { ErrorKind } from './model/errors';
+export { formatIssue, hasErrors } from './model/issue';
+export type { Issue, IssueSeverity, Position, Range } from './model/issue';
+export { systemClock, systemIds } from './model/clock';
+export type { Clock, IdSource } from './model/clock';
+export * from './model/types';
+export { deriveRuntimeStatus, isTerminalDelegation } from './model/transitions';
+export type { Disposable } from './util/emitter';

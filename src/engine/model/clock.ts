@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+
+/** Time is a dependency (CONVENTIONS): lease logic never calls Date.now() directly. */
+export interface Clock {
+  /** Wall-clock milliseconds since the epoch; stored in the database and compared across processes. */
+  now(): number;
+  /** Monotonic milliseconds for local timers; never jumps with the wall clock. */
+  monotonic(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  monotonic: () => Number(process.hrtime.bigint() / 1_000_000n),
+};
+
+/** Ids are a dependency too, so tests can make them deterministic. */
+export interface IdSource {
+  runId(): string;
+  runtimeId(): string;
+  /** A secret handed to a worker runtime; only its hash is stored. */
+  token(): string;
+}
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function randomWord(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (const b of bytes) out += ALPHABET[b & 31];
+  return out;
+}
+
+export function systemIds(clock: Clock = systemClock): IdSource {
+  return {
+    runId: () => {
+      const d = new Date(clock.now());
+      const stamp = `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}${String(d.getUTCDate()).padStart(2, '0')}`;
+      return `R-${stamp}-${randomWord(4)}`;
+    },
+    runtimeId: () => `W-${randomWord(8)}`,
+    token: () => randomBytes(24).toString('base64url'),
+  };
+}

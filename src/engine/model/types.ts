@@ -1,0 +1,158 @@
+import type { Issue, Range } from './issue';
+
+export const RUN_STATUSES = ['running', 'paused', 'stopping', 'completed', 'failed', 'blocked', 'superseded'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const TASK_STATUSES = [
+  'pending',
+  'ready',
+  'gated',
+  'running',
+  'verifying',
+  'completed',
+  'failed',
+  'blocked',
+  'skipped',
+  'cancelled',
+] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const DELEGATION_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'BLOCKED', 'CANCELLED', 'STALE'] as const;
+export type DelegationStatus = (typeof DELEGATION_STATUSES)[number];
+
+export const RUNTIME_STATUSES = ['claimed', 'active', 'stale', 'terminal', 'blocked'] as const;
+export type RuntimeStatus = (typeof RUNTIME_STATUSES)[number];
+
+export const GATE_KINDS = [
+  'risk_approval',
+  'manual_handoff',
+  'ingestion_failed',
+  'verification_failed',
+  'integration_conflict',
+  'budget',
+  'isolation',
+] as const;
+export type GateKind = (typeof GATE_KINDS)[number];
+
+export const GATE_STATUSES = ['open', 'approved', 'rejected'] as const;
+export type GateStatus = (typeof GATE_STATUSES)[number];
+
+export const RESULT_STATUSES = ['PASS', 'FAIL', 'BLOCKED'] as const;
+export type ResultStatus = (typeof RESULT_STATUSES)[number];
+
+/** One task as written in a plan file (DESIGN §6, docs/plan-format.md). */
+export interface PlanTask {
+  id: string;
+  title: string;
+  agent: string;
+  worker?: string;
+  depends: string[];
+  risk: string[];
+  files: string[];
+  /** Each verify command is an argv array; it never passes through a shell. */
+  verify: string[][];
+  /** The free text after the block: the task's instructions. */
+  instructions: string;
+  /** Where the `baton-task` block sits in the markdown (the fence lines included). */
+  range: Range;
+}
+
+export interface ParsedPlan {
+  tasks: PlanTask[];
+  issues: Issue[];
+}
+
+export interface Run {
+  id: string;
+  planPath: string;
+  planDigest: string;
+  status: RunStatus;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Task {
+  runId: string;
+  id: string;
+  title: string;
+  agent: string;
+  worker?: string;
+  depends: string[];
+  risk: string[];
+  files: string[];
+  verify: string[][];
+  instructions: string;
+  line: number;
+  status: TaskStatus;
+  statusReason?: string;
+}
+
+export interface Delegation {
+  runId: string;
+  id: string;
+  taskId: string;
+  agent: string;
+  attempt: number;
+  status: DelegationStatus;
+  reason?: string;
+  runtimeId?: string;
+  resultStatus?: ResultStatus;
+  artifactPath?: string;
+  createdAt: number;
+  updatedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+}
+
+export interface WorkerRuntime {
+  id: string;
+  runId: string;
+  delegationId: string;
+  epoch: number;
+  leaseMs: number;
+  leaseExpiresAt: number;
+  claimedAt: number;
+  lastHeartbeatAt?: number;
+  heartbeatCount: number;
+  progress?: string;
+  holder?: string;
+  endedAt?: number;
+  endReason?: string;
+  /** Derived from the delegation and the lease at read time (never stored). */
+  status: RuntimeStatus;
+}
+
+export interface Gate {
+  id: string;
+  runId: string;
+  taskId?: string;
+  delegationId?: string;
+  kind: GateKind;
+  status: GateStatus;
+  reason: string;
+  details: Record<string, unknown>;
+  openedAt: number;
+  decidedAt?: number;
+  decidedBy?: string;
+  note?: string;
+}
+
+export interface IngestionRecord {
+  id: string;
+  runId: string;
+  delegationId: string;
+  artifactPath: string;
+  digest: string;
+  accepted: boolean;
+  resultStatus?: ResultStatus;
+  issues: Issue[];
+  createdAt: number;
+}
+
+export interface RunEvent {
+  runId: string;
+  seq: number;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}

@@ -1,0 +1,19 @@
+import type { BatonConfig } from '../config/config';
+import type { IdSource } from '../model/clock';
+
+/** What every operation gets besides its input: the time of the transaction and the id source. */
+export interface OperationContext {
+  now: number;
+  ids: IdSource;
+}
+
+/** Settings frozen into a run when it starts (a later config edit does not change a running run). */
+export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts'>;
+
+export function runSettingsFrom(config: BatonConfig): RunSettings {
+  return { riskTags: config.riskTags, leaseSeconds: config.leaseSeconds, maxAttempts: config.maxAttempts };
+}
+
+export function delegationId(taskId: string, agent: string, attempt: number): string {
+  return `D-${taskId}-${agent}-${String(attempt).padStart(3, '0')}`;
+}

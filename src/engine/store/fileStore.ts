@@ -1,0 +1,603 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import type { Database, SqlJsStatic, Statement } from 'sql.js';
+import { BatonError } from '../model/errors';
+import { systemClock, type Clock } from '../model/clock';
+import { Emitter, type Disposable } from '../util/emitter';
+import { fsyncDirectory, writeFileDurably } from '../util/fsync';
+import { Mutex } from '../util/mutex';
+import { decodeJournalChunk, encodeJournalLine, JournalAppender, readFileFrom, type JournalEntry, type JournalStatement } from './journal';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
+import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
+import { acquireProcessLock, createProcessLock, type ProcessLock } from './processLock';
+import { loadSqlJs } from './sqljs';
+
+export interface FileStoreOptions {
+  clock?: Pick<Clock, 'monotonic'>;
+  /** How long a commit waits for another process's commit before giving up. */
+  lockTimeoutMs?: number;
+  /** Snapshot once the journal since the last snapshot is this big, or as big as the snapshot, whichever is larger. */
+  snapshotMinBytes?: number;
+  /** On close, snapshot only when at least this much journal has piled up (keeps short CLI calls cheap). */
+  closeSnapshotMinBytes?: number;
+  /** Follow other processes' commits with a file watch (and a slow poll as a safety net). */
+  follow?: boolean;
+}
+
+interface Segment {
+  start: number;
+  path: string;
+}
+
+interface Snapshot {
+  seq: number;
+  path: string;
+}
+
+const SEGMENT = /^journal-(\d{12})\.log$/;
+const SNAPSHOT = /^snapshot-(\d{12})\.sqlite$/;
+const SNAPSHOT_TMP = /^snapshot-\d{12}\.sqlite\.tmp$/;
+const PREPARED_CACHE_LIMIT = 256;
+
+const pad = (n: number): string => String(n).padStart(12, '0');
+
+/**
+ * The sql.js store of DESIGN §3: the database lives in memory; every commit is one
+ * checksummed journal line, fsynced before `transact` resolves; snapshots are written
+ * atomically and stamped (by file name and inside) with the journal sequence they hold.
+ *
+ * On disk, in the store folder:
+ *   snapshot-<seq>.sqlite     the two newest snapshots (an older one is the fallback
+ *                             when the newest will not open)
+ *   journal-<start>.log       journal segments; a new one starts after each snapshot,
+ *                             and a segment is dropped once the older kept snapshot covers it
+ *   *.corrupt                 files that failed to open, moved aside and never deleted
+ *
+ * Invariant: every journal line with seq > the newest readable snapshot's seq is present
+ * in the segments, in order, without gaps. Commits and every repair (cutting a torn tail,
+ * moving a snapshot aside, pruning) happen only while holding the process lock.
+ */
+export class FileStore implements StorePort {
+  readonly recovery: StoreRecovery = { notices: [] };
+
+  private db!: Database;
+  private appliedSeq = 0;
+  private schemaVersion = 0;
+  /** The segment being tailed and how far into it this process has applied. */
+  private cursor: { start: number; offset: number } | undefined;
+  private appender: JournalAppender | undefined;
+  private readonly prepared = new Map<string, Statement>();
+  private readonly mutex = new Mutex();
+  private readonly changed = new Emitter<void>();
+  private readonly lock: ProcessLock;
+  private readonly clock: Pick<Clock, 'monotonic'>;
+  private watcher: FSWatcher | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private refreshQueued = false;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly SQL: SqlJsStatic,
+    private readonly options: FileStoreOptions,
+  ) {
+    this.lock = createProcessLock(dir);
+    this.clock = options.clock ?? systemClock;
+  }
+
+  static async open(dir: string, options: FileStoreOptions = {}): Promise<FileStore> {
+    mkdirSync(dir, { recursive: true });
+    const store = new FileStore(dir, await loadSqlJs(), options);
+    try {
+      await store.withProcessLock(async () => {
+        store.removeStrayTempFiles();
+        store.loadNewestSnapshot();
+        store.catchUp(true);
+        store.refuseNewerSchema(store.schemaVersion);
+      });
+    } catch (err) {
+      store.clearPrepared();
+      store.db?.close();
+      throw err;
+    }
+    if (store.schemaVersion < SCHEMA_VERSION) await store.migrate();
+    if (options.follow) store.startFollowing();
+    return store;
+  }
+
+  // ── the port ────────────────────────────────────────────────────────────
+
+  async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    const before = this.appliedSeq;
+    const result = await this.mutex.run(() => this.withProcessLock(() => this.commit(work)));
+    if (this.appliedSeq !== before) this.changed.fire();
+    return result;
+  }
+
+  async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
+    const before = this.appliedSeq;
+    const result = await this.mutex.run(async () => {
+      this.assertOpen();
+      await this.catchUpLockFree();
+      return work(this.reader());
+    });
+    if (this.appliedSeq !== before) this.changed.fire();
+    return result;
+  }
+
+  async refresh(): Promise<void> {
+    await this.read(async () => undefined);
+  }
+
+  watch(listener: () => void): Disposable {
+    return this.changed.event(listener);
+  }
+
+  /** The journal sequence this process has applied: a cheap way to tell whether anything changed. */
+  get sequence(): number {
+    return this.appliedSeq;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.stopFollowing();
+    await this.mutex.run(async () => {
+      if (this.closed) return;
+      const minBytes = this.options.closeSnapshotMinBytes ?? 1024 * 1024;
+      try {
+        if (this.journalBytesSinceSnapshot() >= minBytes) {
+          await this.withProcessLock(async () => {
+            this.catchUp(true);
+            this.writeSnapshot();
+          });
+        }
+      } finally {
+        this.closed = true;
+        this.appender?.close();
+        this.appender = undefined;
+        this.clearPrepared();
+        this.db.close();
+        this.changed.dispose();
+      }
+    });
+  }
+
+  /** Writes a snapshot now (tests and benchmarks; the store does it by itself). */
+  async snapshot(): Promise<void> {
+    await this.mutex.run(() =>
+      this.withProcessLock(async () => {
+        this.catchUp(true);
+        this.writeSnapshot();
+      }),
+    );
+  }
+
+  // ── commit ──────────────────────────────────────────────────────────────
+
+  private async commit<T>(work: (tx: StoreTx) => Promise<T>, schemaAfter = this.schemaVersion): Promise<T> {
+    this.assertOpen();
+    this.catchUp(true);
+    const statements: JournalStatement[] = [];
+    let live = true;
+    const reader = this.reader();
+    const tx: StoreTx = {
+      get: (sql, params) => (live ? reader.get(sql, params) : Promise.reject(new Error('transaction is over'))),
+      all: (sql, params) => (live ? reader.all(sql, params) : Promise.reject(new Error('transaction is over'))),
+      run: async (sql, params = []) => {
+        if (!live) throw new Error('transaction is over');
+        const bound = params.map(journalSafe);
+        this.statement(sql).run(bound);
+        statements.push([sql, bound]);
+        return this.db.getRowsModified();
+      },
+    };
+    this.db.run('BEGIN');
+    let result: T;
+    try {
+      result = await work(tx);
+      live = false;
+      if (statements.length > 0) {
+        const seq = this.appliedSeq + 1;
+        this.appendToJournal({ seq, schema: schemaAfter, statements });
+        this.setJournalSeq(seq);
+      }
+    } catch (err) {
+      live = false;
+      this.db.run('ROLLBACK');
+      throw err;
+    }
+    this.db.run('COMMIT');
+    if (statements.length > 0) {
+      this.appliedSeq += 1;
+      this.schemaVersion = schemaAfter;
+      this.maybeSnapshot();
+    }
+    return result;
+  }
+
+  private appendToJournal(entry: JournalEntry): void {
+    const segments = this.listSegments();
+    const last = segments[segments.length - 1];
+    const start = last ? last.start : entry.seq;
+    const path = join(this.dir, `journal-${pad(start)}.log`);
+    if (this.appender?.path !== path) {
+      this.appender?.close();
+      this.appender = new JournalAppender(path);
+      if (!last) fsyncDirectory(this.dir);
+    }
+    const line = encodeJournalLine(entry);
+    try {
+      this.appender.append(line);
+    } catch (err) {
+      throw new BatonError('io', 'store.commit-failed', `Could not write the Baton journal (${(err as Error).message}); nothing was committed.`);
+    }
+    this.cursor = { start, offset: this.appender.size() };
+  }
+
+  private async migrate(): Promise<void> {
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= this.schemaVersion) continue;
+      await this.mutex.run(() =>
+        this.withProcessLock(() =>
+          this.commit(async (tx) => {
+            // Another process may have migrated while we waited for the lock.
+            if (this.schemaVersion >= migration.version) return;
+            for (const sql of migration.statements) await tx.run(sql);
+            await tx.run(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [String(migration.version)]);
+          }, migration.version),
+        ),
+      );
+    }
+  }
+
+  // ── catching up with the journal ────────────────────────────────────────
+
+  /**
+   * Applies every complete journal line after `appliedSeq`. Under the lock nobody is
+   * writing, so an incomplete or garbled last line is a torn write: it is cut off and
+   * reported. Without the lock it may be a commit in progress: stop before it.
+   * Returns false when lock-free reading hit something only a locked catch-up may decide.
+   */
+  private catchUp(underLock: boolean): boolean {
+    for (let guard = 0; guard < 10_000; guard++) {
+      const segments = this.listSegments();
+      if (segments.length === 0) return true;
+      let index = this.cursor ? segments.findIndex((s) => s.start === this.cursor!.start) : -1;
+      if (index < 0) {
+        index = findLastIndex(segments, (s) => s.start <= this.appliedSeq + 1);
+        if (index < 0) {
+          // The lines right after ours were pruned: another process snapshotted past us.
+          if (!underLock) return false;
+          const before = this.appliedSeq;
+          this.loadNewestSnapshot();
+          if (this.appliedSeq === before || this.appliedSeq + 1 < segments[0]!.start) {
+            throw this.unrecoverable(`journal lines ${this.appliedSeq + 1}–${segments[0]!.start - 1} are missing`);
+          }
+          continue;
+        }
+        this.cursor = { start: segments[index]!.start, offset: 0 };
+      }
+      const segment = segments[index]!;
+      const cursor = this.cursor!;
+      let chunk: Buffer;
+      try {
+        chunk = readFileFrom(segment.path, cursor.offset);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+          this.cursor = undefined; // pruned under us; position again from appliedSeq
+          continue;
+        }
+        throw err;
+      }
+      const decoded = decodeJournalChunk(chunk);
+      const chunkStart = cursor.offset;
+      for (const entry of decoded.entries) {
+        if (entry.seq > this.appliedSeq) this.applyJournalEntry(entry, segment);
+        cursor.offset = chunkStart + entry.end;
+      }
+      if (decoded.stop) {
+        if (!underLock) return false;
+        if (decoded.stop.reason === 'bad-checksum' && decoded.stop.linesAfter > 0) {
+          throw new BatonError(
+            'io',
+            'store.journal-corrupt',
+            `The Baton journal ${segment.path} is damaged at byte ${cursor.offset}, with ${decoded.stop.linesAfter} line(s) after the damage. Nothing was changed; keep the file and report it.`,
+          );
+        }
+        const cut = chunk.length - decoded.goodBytes;
+        truncateSync(segment.path, cursor.offset);
+        this.recovery.notices.push(
+          `Cut off a torn last journal line (${cut} byte${cut === 1 ? '' : 's'}, ${decoded.stop.reason === 'incomplete-line' ? 'incomplete' : 'bad checksum'}) in ${segment.path}: a commit that was interrupted before it was acknowledged.`,
+        );
+      }
+      const next = segments[index + 1];
+      if (!next) return true;
+      this.cursor = { start: next.start, offset: 0 };
+    }
+    throw new Error('journal catch-up did not settle');
+  }
+
+  private async catchUpLockFree(): Promise<void> {
+    if (this.catchUp(false)) return;
+    await this.withProcessLock(async () => {
+      this.catchUp(true);
+    });
+  }
+
+  private applyJournalEntry(entry: JournalEntry, segment: Segment): void {
+    if (entry.seq !== this.appliedSeq + 1) {
+      throw this.unrecoverable(`${segment.path} jumps from line ${this.appliedSeq} to ${entry.seq}`);
+    }
+    this.refuseNewerSchema(entry.schema);
+    this.db.run('BEGIN');
+    try {
+      for (const [sql, params] of entry.statements) this.statement(sql).run(params);
+      this.setJournalSeq(entry.seq);
+    } catch (err) {
+      this.db.run('ROLLBACK');
+      throw new BatonError('io', 'store.journal-corrupt', `Journal line ${entry.seq} in ${segment.path} does not apply (${(err as Error).message}).`);
+    }
+    this.db.run('COMMIT');
+    this.appliedSeq = entry.seq;
+    this.schemaVersion = Math.max(this.schemaVersion, entry.schema);
+  }
+
+  private setJournalSeq(seq: number): void {
+    this.statement(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('journal_seq', ?)`).run([String(seq)]);
+  }
+
+  // ── snapshots ───────────────────────────────────────────────────────────
+
+  /** Loads the newest snapshot that opens; moves aside (never deletes) the ones that do not. */
+  private loadNewestSnapshot(): void {
+    this.clearPrepared();
+    this.db?.close();
+    const snapshots = this.listSnapshots();
+    for (let i = snapshots.length - 1; i >= 0; i--) {
+      const snapshot = snapshots[i]!;
+      let db: Database | undefined;
+      try {
+        db = new this.SQL.Database(readFileSync(snapshot.path));
+        const check = db.exec('PRAGMA quick_check')[0]?.values[0]?.[0];
+        if (check !== 'ok') throw new Error(`quick_check says ${String(check)}`);
+        const meta = readMeta(db);
+        if (meta.journalSeq !== snapshot.seq) throw new Error(`it says it holds line ${meta.journalSeq}, its name says ${snapshot.seq}`);
+        this.db = db;
+        this.appliedSeq = snapshot.seq;
+        this.schemaVersion = meta.schemaVersion;
+        this.cursor = undefined;
+        return;
+      } catch (err) {
+        db?.close();
+        if (BatonError.is(err)) throw err;
+        const aside = `${snapshot.path}.corrupt`;
+        renameSync(snapshot.path, aside);
+        fsyncDirectory(this.dir);
+        this.recovery.notices.push(`Snapshot ${snapshot.path} would not open (${(err as Error).message}); moved it aside to ${aside} and recovered from ${i > 0 ? 'the previous snapshot' : 'the journal'}.`);
+      }
+    }
+    const segments = this.listSegments();
+    if (segments.length > 0 && segments[0]!.start > 1) {
+      throw this.unrecoverable('no snapshot opens and the journal does not reach back to the start');
+    }
+    this.db = new this.SQL.Database();
+    this.appliedSeq = 0;
+    this.schemaVersion = 0;
+    this.cursor = undefined;
+  }
+
+  private maybeSnapshot(): void {
+    const newest = this.listSnapshots().pop();
+    const snapshotBytes = newest ? statSync(newest.path).size : 0;
+    const threshold = Math.max(this.options.snapshotMinBytes ?? 8 * 1024 * 1024, snapshotBytes);
+    if (this.journalBytesSinceSnapshot() >= threshold) this.writeSnapshot();
+  }
+
+  private journalBytesSinceSnapshot(): number {
+    const newest = this.listSnapshots().pop()?.seq ?? 0;
+    let bytes = 0;
+    const segments = this.listSegments();
+    segments.forEach((segment, i) => {
+      const next = segments[i + 1];
+      if (!next || next.start - 1 > newest) bytes += statSync(segment.path).size;
+    });
+    return bytes;
+  }
+
+  /** Caller holds the lock and has caught up. Temp, fsync, rename, fsync the folder; then prune. */
+  private writeSnapshot(): void {
+    const seq = this.appliedSeq;
+    const snapshots = this.listSnapshots();
+    if (snapshots[snapshots.length - 1]?.seq === seq) return;
+    const bytes = this.db.export(); // sql.js reopens the database: prepared statements are gone
+    this.prepared.clear();
+    const path = join(this.dir, `snapshot-${pad(seq)}.sqlite`);
+    writeFileDurably(`${path}.tmp`, bytes);
+    renameSync(`${path}.tmp`, path);
+    fsyncDirectory(this.dir);
+
+    const segments = this.listSegments();
+    const last = segments[segments.length - 1];
+    if (last && statSync(last.path).size > 0) {
+      writeFileDurably(join(this.dir, `journal-${pad(seq + 1)}.log`), new Uint8Array());
+      fsyncDirectory(this.dir);
+    }
+    this.pruneAfterSnapshot();
+  }
+
+  /** Keeps the two newest snapshots and every journal line the older of them needs. */
+  private pruneAfterSnapshot(): void {
+    const snapshots = this.listSnapshots();
+    if (snapshots.length < 2) return;
+    const olderKept = snapshots[snapshots.length - 2]!;
+    for (const old of snapshots.slice(0, -2)) unlinkSync(old.path);
+    const segments = this.listSegments();
+    segments.forEach((segment, i) => {
+      const next = segments[i + 1];
+      if (next && next.start - 1 <= olderKept.seq) unlinkSync(segment.path);
+    });
+    fsyncDirectory(this.dir);
+  }
+
+  private removeStrayTempFiles(): void {
+    for (const name of readdirSync(this.dir)) {
+      if (!SNAPSHOT_TMP.test(name)) continue;
+      unlinkSync(join(this.dir, name));
+      this.recovery.notices.push(`Removed ${name}, a snapshot that was being written when a process stopped.`);
+    }
+  }
+
+  // ── helpers ─────────────────────────────────────────────────────────────
+
+  private reader(): StoreReader {
+    return {
+      get: async <T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> => {
+        const statement = this.statement(sql);
+        try {
+          statement.bind(params as SqlValue[]);
+          return statement.step() ? (statement.getAsObject() as T) : undefined;
+        } finally {
+          statement.reset();
+        }
+      },
+      all: async <T = Row>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> => {
+        const statement = this.statement(sql);
+        const rows: T[] = [];
+        try {
+          statement.bind(params as SqlValue[]);
+          while (statement.step()) rows.push(statement.getAsObject() as T);
+        } finally {
+          statement.reset();
+        }
+        return rows;
+      },
+    };
+  }
+
+  private statement(sql: string): Statement {
+    let statement = this.prepared.get(sql);
+    if (!statement) {
+      if (this.prepared.size >= PREPARED_CACHE_LIMIT) this.clearPrepared();
+      statement = this.db.prepare(sql);
+      this.prepared.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private clearPrepared(): void {
+    for (const statement of this.prepared.values()) {
+      try {
+        statement.free();
+      } catch {
+        // already freed by sql.js (export frees every statement)
+      }
+    }
+    this.prepared.clear();
+  }
+
+  private listSegments(): Segment[] {
+    return this.listFiles(SEGMENT).map(([n, path]) => ({ start: n, path }));
+  }
+
+  private listSnapshots(): Snapshot[] {
+    return this.listFiles(SNAPSHOT).map(([n, path]) => ({ seq: n, path }));
+  }
+
+  private listFiles(pattern: RegExp): Array<[number, string]> {
+    const found: Array<[number, string]> = [];
+    for (const name of readdirSync(this.dir)) {
+      const match = pattern.exec(name);
+      if (match) found.push([Number(match[1]), join(this.dir, name)]);
+    }
+    return found.sort((a, b) => a[0] - b[0]);
+  }
+
+  private async withProcessLock<T>(section: () => Promise<T>): Promise<T> {
+    await acquireProcessLock(
+      this.lock,
+      {
+        timeoutMs: this.options.lockTimeoutMs ?? 10_000,
+        monotonic: () => this.clock.monotonic(),
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      },
+      this.dir,
+    );
+    try {
+      return await section();
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  private refuseNewerSchema(version: number): void {
+    if (version <= SCHEMA_VERSION) return;
+    throw new BatonError(
+      'not-qualified',
+      'store.schema-too-new',
+      `The Baton store in ${this.dir} was written by a newer Baton (schema ${version}; this one knows up to ${SCHEMA_VERSION}). Update Baton; the store was left untouched.`,
+    );
+  }
+
+  private unrecoverable(what: string): BatonError {
+    const preserved = readdirSync(this.dir).filter((n) => SEGMENT.test(n) || n.includes('.sqlite'));
+    return new BatonError(
+      'io',
+      'store.unrecoverable',
+      `The Baton store in ${this.dir} cannot be rebuilt: ${what}. Nothing was deleted; preserved files: ${preserved.join(', ') || 'none'}.`,
+    );
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+
+  // ── following other processes ───────────────────────────────────────────
+
+  private startFollowing(): void {
+    const queueRefresh = (): void => {
+      if (this.refreshQueued || this.closed) return;
+      this.refreshQueued = true;
+      setImmediate(() => {
+        this.refreshQueued = false;
+        if (!this.closed) this.refresh().catch(() => undefined);
+      });
+    };
+    try {
+      this.watcher = watch(this.dir, { persistent: false }, queueRefresh);
+      this.watcher.on('error', () => undefined);
+    } catch {
+      // No file watching here (some network file systems): the poll below still follows.
+    }
+    this.pollTimer = setInterval(queueRefresh, 1000);
+    this.pollTimer.unref();
+  }
+
+  private stopFollowing(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+}
+
+/** Replay must bind exactly what the live commit bound, so only values JSON keeps intact are allowed. */
+function journalSafe(value: SqlValue | undefined): SqlValue {
+  if (value === undefined) return null;
+  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`cannot store the number ${value}`);
+  return value;
+}
+
+function readMeta(db: Database): { journalSeq: number; schemaVersion: number } {
+  const rows = db.exec(`SELECT key, value FROM store_meta WHERE key IN ('journal_seq', 'schema_version')`)[0]?.values ?? [];
+  const meta = new Map(rows.map(([k, v]) => [String(k), Number(v)]));
+  return { journalSeq: meta.get('journal_seq') ?? 0, schemaVersion: meta.get('schema_version') ?? 0 };
+}
+
+function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (predicate(items[i]!)) return i;
+  return -1;
+}
+
+export function storeExists(dir: string): boolean {
+  return existsSync(dir) && readdirSync(dir).some((n) => SEGMENT.test(n) || SNAPSHOT.test(n));
+}

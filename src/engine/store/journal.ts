@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import type { SqlValue } from './port';
+
+/** One SQL statement of a committed transaction, with its parameters. */
+export type JournalStatement = [sql: string, params: SqlValue[]];
+
+export interface JournalEntry {
+  seq: number;
+  /** Schema version the transaction was written against; a newer one is refused. */
+  schema: number;
+  statements: JournalStatement[];
+}
+
+/**
+ * Line format: `<16 hex of sha256(json)> <json>\n`, json = {"q":seq,"v":schema,"s":[[sql,[params]],…]}.
+ * The checksum covers exactly the bytes after the space, so a torn or garbled line is
+ * detected without trusting JSON.parse.
+ */
+export function encodeJournalLine(entry: JournalEntry): Buffer {
+  const json = JSON.stringify({ q: entry.seq, v: entry.schema, s: entry.statements });
+  return Buffer.from(`${checksum(json)} ${json}\n`, 'utf8');
+}
+
+function checksum(json: string | Buffer): string {
+  return createHash('sha256').update(json).digest('hex').slice(0, 16);
+}
+
+export interface DecodedChunk {
+  entries: Array<JournalEntry & { end: number }>;
+  /** Bytes of `buffer` covered by good, complete lines. */
+  goodBytes: number;
+  /** Why decoding stopped before the end of the buffer, if it did. */
+  stop?: { offset: number; reason: 'incomplete-line' | 'bad-checksum'; linesAfter: number };
+}
+
+export function decodeJournalChunk(buffer: Buffer): DecodedChunk {
+  const entries: DecodedChunk['entries'] = [];
+  let offset = 0;
+  while (offset < buffer.length) {
+    const newline = buffer.indexOf(10, offset);
+    if (newline < 0) return { entries, goodBytes: offset, stop: { offset, reason: 'incomplete-line', linesAfter: 0 } };
+    const entry = decodeLine(buffer.subarray(offset, newline));
+    if (!entry) {
+      return { entries, goodBytes: offset, stop: { offset, reason: 'bad-checksum', linesAfter: countLines(buffer, newline + 1) } };
+    }
+    entries.push({ ...entry, end: newline + 1 });
+    offset = newline + 1;
+  }
+  return { entries, goodBytes: offset };
+}
+
+function countLines(buffer: Buffer, from: number): number {
+  let n = 0;
+  for (let i = buffer.indexOf(10, from); i >= 0; i = buffer.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+function decodeLine(line: Buffer): JournalEntry | undefined {
+  if (line.length < 18 || line[16] !== 32) return undefined;
+  const json = line.subarray(17);
+  if (checksum(json) !== line.subarray(0, 16).toString('latin1')) return undefined;
+  try {
+    const parsed = JSON.parse(json.toString('utf8')) as { q: unknown; v: unknown; s: unknown };
+    if (!Number.isSafeInteger(parsed.q) || !Number.isSafeInteger(parsed.v) || !Array.isArray(parsed.s)) return undefined;
+    return { seq: parsed.q as number, schema: parsed.v as number, statements: parsed.s as JournalStatement[] };
+  } catch {
+    return undefined;
+  }
+}
+
+export function readFileFrom(path: string, offset: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return Buffer.alloc(0);
+    const buffer = Buffer.allocUnsafe(size - offset);
+    let read = 0;
+    while (read < buffer.length) {
+      const n = readSync(fd, buffer, read, buffer.length - read, offset + read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The segment currently appended to. `append` returns only after the bytes are on disk;
+ * when it fails it cuts the file back to where it was, so a failed commit leaves no line.
+ */
+export class JournalAppender {
+  private fd: number;
+
+  constructor(readonly path: string) {
+    this.fd = openSync(path, 'a');
+  }
+
+  append(line: Buffer): void {
+    const before = fstatSync(this.fd).size;
+    try {
+      let written = 0;
+      while (written < line.length) written += writeSync(this.fd, line, written, line.length - written);
+      fdatasyncSync(this.fd);
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, before);
+        fdatasyncSync(this.fd);
+      } catch {
+        // The store re-reads the journal under the lock before its next commit; a torn tail is cut there.
+      }
+      throw err;
+    }
+  }
+
+  size(): number {
+    return fstatSync(this.fd).size;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Numbered schema migrations, compiled into the bundle (nothing is read from disk at run
+ * time). Each runs as one journaled transaction, so every process replays it. Never edit
+ * a released migration; add the next number.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'domain model',
+    statements: [
+      `CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+      `CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+      `CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        ordinal INTEGER NOT NULL,
+        plan_path TEXT NOT NULL,
+        plan_digest TEXT NOT NULL,
+        plan_text TEXT NOT NULL,
+        status TEXT NOT NULL,
+        config_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      )`,
+      `CREATE TABLE tasks (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        ordinal INTEGER NOT NULL,
+        title TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        worker TEXT,
+        depends_json TEXT NOT NULL,
+        risk_json TEXT NOT NULL,
+        files_json TEXT NOT NULL,
+        verify_json TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        status_reason TEXT,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, id)
+      )`,
+      `CREATE INDEX tasks_by_status ON tasks (run_id, status)`,
+      `CREATE TABLE task_dependencies (
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        depends_on TEXT NOT NULL,
+        PRIMARY KEY (run_id, task_id, depends_on)
+      )`,
+      `CREATE INDEX task_dependents ON task_dependencies (run_id, depends_on)`,
+      `CREATE TABLE delegations (
+        run_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT,
+        runtime_id TEXT,
+        result_status TEXT,
+        artifact_path TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        started_at INTEGER,
+        finished_at INTEGER,
+        PRIMARY KEY (run_id, id),
+        UNIQUE (run_id, task_id, attempt)
+      )`,
+      `CREATE INDEX delegations_by_status ON delegations (run_id, status)`,
+      `CREATE INDEX delegations_by_id ON delegations (id)`,
+      `CREATE TABLE runtimes (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        lease_ms INTEGER NOT NULL,
+        lease_expires_at INTEGER NOT NULL,
+        claimed_at INTEGER NOT NULL,
+        last_heartbeat_at INTEGER,
+        heartbeat_count INTEGER NOT NULL DEFAULT 0,
+        progress TEXT,
+        holder TEXT,
+        ended_at INTEGER,
+        end_reason TEXT
+      )`,
+      `CREATE INDEX runtimes_by_delegation ON runtimes (run_id, delegation_id)`,
+      `CREATE INDEX runtimes_live ON runtimes (ended_at, lease_expires_at)`,
+      `CREATE TABLE gates (
+        id TEXT PRIMARY KEY,
+        ordinal INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        task_id TEXT,
+        delegation_id TEXT,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        details_json TEXT NOT NULL,
+        opened_at INTEGER NOT NULL,
+        decided_at INTEGER,
+        decided_by TEXT,
+        note TEXT
+      )`,
+      `CREATE INDEX gates_by_run ON gates (run_id, status)`,
+      `CREATE INDEX gates_by_task ON gates (run_id, task_id, status)`,
+      `CREATE TABLE ingestions (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        artifact_path TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        accepted INTEGER NOT NULL,
+        result_status TEXT,
+        issues_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (run_id, delegation_id, digest)
+      )`,
+      `CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        data_json TEXT NOT NULL,
+        UNIQUE (run_id, seq)
+      )`,
+      `INSERT INTO counters (name, value) VALUES ('run', 0), ('gate', 0), ('ingestion', 0), ('lease_epoch', 0)`,
+    ],
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

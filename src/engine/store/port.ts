@@ -1,0 +1,46 @@
+import type { Disposable } from '../util/emitter';
+
+/** A bound parameter. Booleans are stored as 0/1 by the caller; nothing else crosses the journal. */
+export type SqlValue = string | number | null;
+export type Row = Record<string, SqlValue>;
+
+/** Read access inside a transaction or a read. */
+export interface StoreReader {
+  get<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
+  all<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+}
+
+/** A write transaction: every `run` is part of one atomic, durable commit. */
+export interface StoreTx extends StoreReader {
+  /** Resolves to the number of rows changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+}
+
+export interface StoreRecovery {
+  /** What open found and repaired, for the user to read (torn journal tail, moved-aside snapshot, …). */
+  notices: string[];
+}
+
+/**
+ * The store port (DESIGN §3). The engine talks only to this interface; every backend
+ * must pass test/unit/store/storeConformance.ts.
+ *
+ * Guarantees:
+ * - `transact` runs `work` against the latest committed state of every process (it
+ *   catches up first), so a precondition checked inside it is a compare-and-set.
+ * - When `transact` resolves, the transaction is durable. When `work` throws, nothing
+ *   of it is visible, in this process or any other.
+ * - `work` is asynchronous so that a networked backend can implement the port, but it
+ *   must not wait on anything but the transaction: do file and process I/O before it.
+ * - `watch` listeners hear about every commit, local or from another process, after it
+ *   is visible to `read`.
+ */
+export interface StorePort {
+  transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T>;
+  /** Catch up with commits of other processes now (a watch does it by itself). */
+  refresh(): Promise<void>;
+  watch(listener: () => void): Disposable;
+  readonly recovery: StoreRecovery;
+  close(): Promise<void>;
+}
