@@ -67,6 +67,7 @@ export class FileStore implements StorePort {
   private cursor: { start: number; offset: number } | undefined;
   private appender: JournalAppender | undefined;
   private readonly prepared = new Map<string, Statement>();
+  private readonly columns = new WeakMap<Statement, string[]>();
   private readonly mutex = new Mutex();
   private readonly changed = new Emitter<void>();
   private readonly lock: ProcessLock;
@@ -455,7 +456,7 @@ export class FileStore implements StorePort {
         const statement = this.statement(sql);
         try {
           statement.bind(params as SqlValue[]);
-          return statement.step() ? (statement.getAsObject() as T) : undefined;
+          return statement.step() ? (this.rowOf(statement) as T) : undefined;
         } finally {
           statement.reset();
         }
@@ -465,13 +466,26 @@ export class FileStore implements StorePort {
         const rows: T[] = [];
         try {
           statement.bind(params as SqlValue[]);
-          while (statement.step()) rows.push(statement.getAsObject() as T);
+          while (statement.step()) rows.push(this.rowOf(statement) as T);
         } finally {
           statement.reset();
         }
         return rows;
       },
     };
+  }
+
+  /** sql.js's getAsObject asks for the column names on every row; ask once per statement. */
+  private rowOf(statement: Statement): Row {
+    let columns = this.columns.get(statement);
+    if (!columns) {
+      columns = statement.getColumnNames();
+      this.columns.set(statement, columns);
+    }
+    const values = statement.get();
+    const row: Row = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i] as SqlValue;
+    return row;
   }
 
   private statement(sql: string): Statement {

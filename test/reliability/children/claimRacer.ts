@@ -1,0 +1,42 @@
+/**
+ * Child of the race test, reused across rounds. Reads commands on stdin:
+ *   open <workspace>   opens the engine there and answers `ready`
+ *   go <plan> <task>   claims the task, answers with the outcome as JSON, closes the engine
+ */
+import { createInterface } from 'node:readline';
+import { BatonError, Engine } from '../../../src/engine/index';
+
+let engine: Engine | undefined;
+
+async function handle(line: string): Promise<string> {
+  const [command, a, b] = line.split(' ');
+  if (command === 'open') {
+    engine = await Engine.open({ workspace: a! });
+    return 'ready';
+  }
+  if (command === 'go') {
+    try {
+      const claim = await engine!.claimTask({ planPath: a!, taskId: b! });
+      return JSON.stringify({ won: true, runId: claim.runId, delegationId: claim.delegation.id });
+    } catch (err) {
+      if (!BatonError.is(err)) throw err;
+      return JSON.stringify({ won: false, code: err.code });
+    } finally {
+      await engine!.close();
+      engine = undefined;
+    }
+  }
+  throw new Error(`unknown command ${line}`);
+}
+
+const lines = createInterface({ input: process.stdin });
+let queue = Promise.resolve();
+lines.on('line', (line) => {
+  queue = queue.then(async () => {
+    process.stdout.write(`${await handle(line)}\n`);
+  });
+  queue.catch((err) => {
+    process.stderr.write(`${(err as Error).stack}\n`);
+    process.exit(1);
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Race rounds: K processes claim the same task of a fresh plan at the same moment. Each
+ * round must end with exactly one winner, one run and one delegation; the losers get a
+ * conflict. `npm run test:race` runs more rounds than `npm test`.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FileStore } from '../../src/engine/store/fileStore';
+import { bundleScript } from '../support/bundleScript';
+import { makeTempDir } from '../support/tempDir';
+
+export interface RaceOutcome {
+  won: boolean;
+  code?: string;
+  runId?: string;
+  delegationId?: string;
+}
+
+/** A long-lived racer process: one request, one answer line, in order. */
+class Racer {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: Array<{ resolve: (line: string) => void; reject: (err: Error) => void }> = [];
+  private buffered = '';
+  private stderr = '';
+
+  constructor(script: string) {
+    this.child = spawn(process.execPath, [script]);
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (chunk: string) => {
+      this.buffered += chunk;
+      let newline: number;
+      while ((newline = this.buffered.indexOf('\n')) >= 0) {
+        const line = this.buffered.slice(0, newline);
+        this.buffered = this.buffered.slice(newline + 1);
+        this.waiting.shift()?.resolve(line);
+      }
+    });
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
+    this.child.on('exit', (code) => {
+      for (const w of this.waiting.splice(0)) w.reject(new Error(`racer exited ${code}: ${this.stderr.trim()}`));
+    });
+  }
+
+  ask(command: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      this.child.stdin.write(`${command}\n`);
+    });
+  }
+
+  stop(): void {
+    this.child.stdin.end();
+  }
+}
+
+export async function runClaimRace(options: { rounds: number; racers: number }): Promise<{ rounds: number; failures: string[] }> {
+  const script = bundleScript('test/reliability/children/claimRacer.ts');
+  const failures: string[] = [];
+  const racers = Array.from({ length: options.racers }, () => new Racer(script));
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      const workspace = makeTempDir('baton-race-');
+      try {
+        const plan = join(workspace, 'plan.md');
+        writeFileSync(plan, '```baton-task\nid: T1\nagent: coder\n```\nThe contested task.\n\n```baton-task\nid: T2\n```\nAnother.\n');
+        await Promise.all(racers.map((r) => r.ask(`open ${workspace}`)));
+        const outcomes = (await Promise.all(racers.map((r) => r.ask(`go ${plan} T1`)))).map((line) => JSON.parse(line) as RaceOutcome);
+        const winners = outcomes.filter((o) => o.won);
+        if (winners.length !== 1) failures.push(`round ${round}: ${winners.length} winners`);
+        for (const loser of outcomes.filter((o) => !o.won)) {
+          if (loser.code !== 'task.already-claimed') failures.push(`round ${round}: a loser got ${loser.code}`);
+        }
+        const store = await FileStore.open(join(workspace, '.baton', 'store'));
+        const counts = await store.read(async (r) => ({
+          runs: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n,
+          delegations: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM delegations'))!.n,
+        }));
+        await store.close();
+        if (counts.runs !== 1 || counts.delegations !== 1) failures.push(`round ${round}: ${counts.runs} runs and ${counts.delegations} delegations`);
+      } finally {
+        rmSync(workspace, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    for (const r of racers) r.stop();
+  }
+  return { rounds: options.rounds, failures };
+}
+
+if (require.main === module) {
+  const rounds = Number(process.env.BATON_RACE_ROUNDS ?? 200);
+  const racers = Number(process.env.BATON_RACERS ?? 6);
+  runClaimRace({ rounds, racers }).then((result) => {
+    process.stdout.write(`${result.rounds} rounds of ${racers} racers, ${result.failures.length} failures\n`);
+    for (const f of result.failures) process.stdout.write(`FAIL ${f}\n`);
+    process.exitCode = result.failures.length === 0 ? 0 : 1;
+  });
+}
