@@ -1,0 +1,95 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Engine } from '../../src/engine/index';
+import { FakeClock, sequentialIds } from './fakeClock';
+import { makeTempDir } from './tempDir';
+
+/** A workspace on disk with a plan, and engines on it driven by a fake clock. */
+export class EngineFixture {
+  readonly workspace = makeTempDir('baton-engine-');
+  readonly clock = new FakeClock();
+  private readonly ids = sequentialIds();
+  private readonly engines: Engine[] = [];
+
+  async open(options: { follow?: boolean } = {}): Promise<Engine> {
+    const engine = await Engine.open({ workspace: this.workspace, clock: this.clock, ids: this.ids, ...options });
+    this.engines.push(engine);
+    return engine;
+  }
+
+  write(relativePath: string, text: string): string {
+    const path = join(this.workspace, relativePath);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    return path;
+  }
+
+  /** A result artifact in the baton-result-v1 contract. */
+  writeResult(name: string, fields: { task: string; agent?: string; status?: string; artifacts?: string[]; summary?: string }): string {
+    const artifacts = fields.artifacts ?? [];
+    return this.write(
+      `results/${name}`,
+      [
+        `# Result for ${fields.task}`,
+        '',
+        '```baton-result',
+        'contract: baton-result-v1',
+        `task: ${fields.task}`,
+        `agent: ${fields.agent ?? 'coder'}`,
+        `status: ${fields.status ?? 'PASS'}`,
+        `summary: ${fields.summary ?? 'done'}`,
+        artifacts.length ? `artifacts:\n${artifacts.map((a) => `  - ${a}`).join('\n')}` : 'artifacts: []',
+        '```',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  async dispose(): Promise<void> {
+    for (const engine of this.engines.splice(0)) await engine.close().catch(() => undefined);
+    rmSync(this.workspace, { recursive: true, force: true });
+  }
+}
+
+/** T1 → (T2 risk database, T3) → T4; T5 independent. */
+export const DEMO_PLAN = `# Plan
+
+\`\`\`baton-task
+id: T1
+title: Lay the ground
+agent: coder
+\`\`\`
+Create the module.
+
+\`\`\`baton-task
+id: T2
+title: Migrate the schema
+agent: coder
+depends: [T1]
+risk: [database]
+\`\`\`
+Add the table.
+
+\`\`\`baton-task
+id: T3
+title: Wire the command
+agent: coder
+depends: [T1]
+\`\`\`
+Add the command.
+
+\`\`\`baton-task
+id: T4
+title: Review
+agent: reviewer
+depends: [T2, T3]
+\`\`\`
+Review it all.
+
+\`\`\`baton-task
+id: T5
+title: Docs
+agent: coder
+\`\`\`
+Write the docs.
+`;

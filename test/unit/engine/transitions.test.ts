@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { BatonError } from '../../../src/engine/model/errors';
+import { canHeartbeat, DELEGATION_TRANSITIONS, deriveRuntimeStatus, GATE_TRANSITIONS } from '../../../src/engine/model/transitions';
+import { DELEGATION_STATUSES, GATE_STATUSES, type DelegationStatus } from '../../../src/engine/model/types';
+import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
+import { getDelegation, transitionDelegation } from '../../../src/engine/queue/taskFlow';
+import { FileStore } from '../../../src/engine/store/fileStore';
+import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+
+/** The legal path from PENDING to each status. */
+const PATH_TO: Record<DelegationStatus, DelegationStatus[]> = {
+  PENDING: [],
+  RUNNING: ['RUNNING'],
+  COMPLETED: ['RUNNING', 'COMPLETED'],
+  FAILED: ['RUNNING', 'FAILED'],
+  BLOCKED: ['RUNNING', 'BLOCKED'],
+  CANCELLED: ['CANCELLED'],
+  STALE: ['RUNNING', 'STALE'],
+};
+
+describe('delegation transitions', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = new EngineFixture()));
+  afterEach(() => fixture.dispose());
+
+  it('terminal statuses have no way out, and a retry is never a reopen', () => {
+    for (const terminal of ['COMPLETED', 'FAILED', 'CANCELLED', 'STALE'] as const) assert.deepEqual(DELEGATION_TRANSITIONS[terminal], []);
+  });
+
+  for (const from of DELEGATION_STATUSES) {
+    it(`from ${from}: allows exactly ${DELEGATION_TRANSITIONS[from].join(', ') || 'nothing'}, in the store`, async () => {
+      fixture.write('plan.md', DEMO_PLAN);
+      const engine = await fixture.open();
+      const run = await engine.startRun('plan.md');
+      await engine.close();
+      const store = await FileStore.open(`${fixture.workspace}/.baton/store`);
+      try {
+        for (const to of DELEGATION_STATUSES) {
+          // A fresh delegation per target status, walked to `from` along legal moves.
+          const id = await store.transact(async (tx) => {
+            await tx.run(`DELETE FROM delegations WHERE run_id = ? AND task_id = 'T5'`, [run.id]);
+            let d = await enqueueDelegation(tx, { runId: run.id, taskId: 'T5' }, 0);
+            for (const step of PATH_TO[from]) d = await transitionDelegation(tx, d, step, {}, 0);
+            return d.id;
+          });
+          const attempt = store.transact(async (tx) => transitionDelegation(tx, (await getDelegation(tx, run.id, id))!, to, { reason: 'test' }, 1));
+          if (DELEGATION_TRANSITIONS[from].includes(to)) {
+            assert.equal((await attempt).status, to, `${from} → ${to} is legal`);
+          } else {
+            await assert.rejects(attempt, (err) => BatonError.is(err, 'delegation.illegal-transition'), `${from} → ${to} is illegal`);
+            const still = await store.read((r) => r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [run.id, id]));
+            assert.equal(still?.status, from, 'a refused transition writes nothing');
+          }
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
+  it('refuses a transition from a status the delegation no longer has (compare-and-set)', async () => {
+    fixture.write('plan.md', DEMO_PLAN);
+    const engine = await fixture.open();
+    const run = await engine.startRun('plan.md');
+    await engine.close();
+    const store = await FileStore.open(`${fixture.workspace}/.baton/store`);
+    try {
+      const seen = await store.transact(async (tx) => enqueueDelegation(tx, { runId: run.id, taskId: 'T5' }, 0));
+      await store.transact(async (tx) => transitionDelegation(tx, seen, 'CANCELLED', {}, 1));
+      await assert.rejects(
+        store.transact(async (tx) => transitionDelegation(tx, seen, 'RUNNING', {}, 2)),
+        (err) => BatonError.is(err, 'delegation.changed-meanwhile'),
+      );
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('gate transitions', () => {
+  it('an open gate can be approved or rejected; a decided gate cannot change', () => {
+    assert.deepEqual(GATE_TRANSITIONS.open, ['approved', 'rejected']);
+    for (const status of GATE_STATUSES.filter((s) => s !== 'open')) assert.deepEqual(GATE_TRANSITIONS[status], []);
+  });
+
+  for (const first of ['approved', 'rejected'] as const) {
+    for (const second of ['approved', 'rejected'] as const) {
+      it(`${first} then ${second}: ${first === second ? 'a no-op that reports the first decision' : 'refused with a mismatch'}`, async () => {
+        const fixture = new EngineFixture();
+        try {
+          fixture.write('plan.md', DEMO_PLAN);
+          const engine = await fixture.open();
+          const run = await engine.startRun('plan.md');
+          const [gate] = await engine.listGates({ runId: run.id });
+          await engine.decideGate({ gateId: gate!.id, decision: first, by: 'ann', note: 'first' });
+          const attempt = engine.decideGate({ gateId: gate!.id, decision: second, by: 'bob', note: 'second' });
+          if (first === second) {
+            const outcome = await attempt;
+            assert.equal(outcome.alreadyDecided, true);
+            assert.equal(outcome.gate.decidedBy, 'ann');
+          } else {
+            await assert.rejects(attempt, (err) => BatonError.is(err, 'gate.already-decided') && err.kind === 'mismatch' && /ann/.test(err.message));
+          }
+          const [after] = await engine.listGates({ runId: run.id });
+          assert.equal(after!.status, first);
+          assert.equal(after!.note, 'first');
+        } finally {
+          await fixture.dispose();
+        }
+      });
+    }
+  }
+});
+
+describe('runtime status (derived)', () => {
+  const base = { heartbeatCount: 0, leaseExpiresAt: 1000 };
+  const cases: Array<[string, Parameters<typeof deriveRuntimeStatus>[0], number, string]> = [
+    ['claimed: running, no beat yet, lease live', { ...base, delegationStatus: 'RUNNING' }, 500, 'claimed'],
+    ['active: running, beating, lease live', { ...base, heartbeatCount: 3, delegationStatus: 'RUNNING' }, 500, 'active'],
+    ['stale: running, lease ran out', { ...base, heartbeatCount: 3, delegationStatus: 'RUNNING' }, 1000, 'stale'],
+    ['blocked: the delegation waits at a gate', { ...base, delegationStatus: 'BLOCKED' }, 5000, 'blocked'],
+    ['terminal: the delegation completed', { ...base, delegationStatus: 'COMPLETED' }, 500, 'terminal'],
+    ['terminal: the delegation went stale officially', { ...base, delegationStatus: 'STALE' }, 5000, 'terminal'],
+    ['terminal: the runtime ended', { ...base, delegationStatus: 'RUNNING', endedAt: 400 }, 500, 'terminal'],
+  ];
+  for (const [name, facts, now, expected] of cases) {
+    it(name, () => assert.equal(deriveRuntimeStatus(facts, now), expected));
+  }
+
+  it('only a claimed or active runtime may heartbeat', () => {
+    assert.deepEqual(
+      (['claimed', 'active', 'stale', 'terminal', 'blocked'] as const).filter(canHeartbeat),
+      ['claimed', 'active'],
+    );
+  });
+});
