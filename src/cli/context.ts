@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { BatonError} from '../engine/index';
 import { BATON_DIR, Engine, type EngineOptions } from '../engine/index';
 import { createOutput, type Output } from './render';
 
@@ -45,4 +46,9 @@ export async function withEngine<T>(ctx: CommandContext, work: (engine: Engine) 
 
 export function printJson(ctx: CommandContext, document: Record<string, unknown>): void {
   ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...document }, null, 2));
+}
+
+/** A command that acts on existing state is refused before the engine opens (and would create) the store. */
+export function requireStore(ctx: CommandContext, refusal: () => BatonError): void {
+  if (!Engine.hasStore(ctx.workspace)) throw refusal();
 }

@@ -132,11 +132,14 @@ export async function runCli(argv: string[]): Promise<number> {
   let exitCode = 0;
   const json = argv.includes('--json');
   const program = buildProgram((code) => (exitCode = code));
-  program.configureOutput({
-    writeErr: (text) => {
-      if (!json) process.stderr.write(text);
-    },
-  });
+  // Subcommands keep their own output settings: configure each one.
+  for (const command of [program, ...program.commands]) {
+    command.configureOutput({
+      writeErr: (text) => {
+        if (!json) process.stderr.write(text);
+      },
+    });
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -106,6 +106,8 @@ export class Engine {
   readonly onEvent = this.emitter.event;
   private lastEventId = 0;
   private readonly beats = new Map<string, number>();
+  /** False after a stretch without listeners: the counts in `beats` may be behind. */
+  private beatsKnown = true;
   private announcing: Promise<void> = Promise.resolve();
   private readonly subscription: Disposable;
 
@@ -160,14 +162,7 @@ export class Engine {
   // ── plans and runs ──────────────────────────────────────────────────────
 
   loadPlan(planPath: string): LoadedPlan {
-    const absolute = resolve(this.workspace, planPath);
-    let text: string;
-    try {
-      text = readFileSync(absolute, 'utf8');
-    } catch (err) {
-      throw new BatonError('invalid-input', 'plan.unreadable', `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
-    }
-    return { path: this.displayPath(absolute), text, parsed: parsePlan(text) };
+    return readPlan(this.workspace, planPath);
   }
 
   /** Starts a new run from a plan file; a plan with errors is refused with its issues. */
@@ -365,17 +360,7 @@ export class Engine {
   }
 
   private validPlan(planPath: string): LoadedPlan {
-    const plan = this.loadPlan(planPath);
-    if (hasErrors(plan.parsed.issues)) {
-      const errors = plan.parsed.issues.filter((i) => i.severity === 'error');
-      throw new BatonError(
-        'invalid-input',
-        'plan.invalid',
-        `${plan.path} has ${errors.length} error${errors.length === 1 ? '' : 's'}; run 'baton validate ${plan.path}'.`,
-        plan.parsed.issues.map((i) => ({ ...i, file: plan.path })),
-      );
-    }
-    return plan;
+    return requireValidPlan(readPlan(this.workspace, planPath));
   }
 
   /** A delegation id names one attempt; without a run, the most recent run that has it. */
@@ -393,9 +378,7 @@ export class Engine {
   }
 
   private displayPath(absolute: string): string {
-    const rel = relative(this.workspace, absolute);
-    if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
-    return absolute;
+    return workspacePath(this.workspace, absolute);
   }
 
   private async primeAnnouncements(): Promise<void> {
@@ -407,7 +390,14 @@ export class Engine {
 
   /** Announces what changed since the last announcement: new log events, then heartbeats. */
   private async announce(): Promise<void> {
+    if (!this.emitter.hasListeners) {
+      // Nobody listens (a one-shot CLI command): only keep the place, so a later listener starts from here.
+      this.lastEventId = (await this.store.read((r) => r.get<{ id: number | null }>(`SELECT MAX(id) AS id FROM events`)))?.id ?? 0;
+      this.beatsKnown = false;
+      return;
+    }
     const now = this.clock.now();
+    if (!this.beatsKnown) this.beats.clear();
     const { events, runtimes } = await this.store.read(async (r) => ({
       events: await r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`, [this.lastEventId]),
       runtimes: await liveRuntimes(r),
@@ -422,7 +412,8 @@ export class Engine {
       if (this.beats.get(row.id) === row.heartbeat_count) continue;
       const first = !this.beats.has(row.id);
       this.beats.set(row.id, row.heartbeat_count);
-      if (first && row.heartbeat_count === 0) continue;
+      // A runtime seen for the first time announces a beat only if it beat since we started counting.
+      if (first && (row.heartbeat_count === 0 || !this.beatsKnown)) continue;
       const runtime = toRuntime(row, now);
       this.emitter.fire({
         runId: row.run_id,
@@ -438,7 +429,39 @@ export class Engine {
       });
     }
     for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
+    this.beatsKnown = true;
   }
+}
+
+/** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
+function workspacePath(workspace: string, absolute: string): string {
+  const rel = relative(workspace, absolute);
+  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+  return absolute;
+}
+
+/** Reads and parses a plan file (relative paths are resolved against the workspace). */
+export function readPlan(workspace: string, planPath: string): LoadedPlan {
+  const absolute = resolve(workspace, planPath);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (err) {
+    throw new BatonError('invalid-input', 'plan.unreadable', `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  return { path: workspacePath(workspace, absolute), text, parsed: parsePlan(text) };
+}
+
+/** A plan with errors cannot start a run: refused with its issues. */
+export function requireValidPlan(plan: LoadedPlan): LoadedPlan {
+  if (!hasErrors(plan.parsed.issues)) return plan;
+  const errors = plan.parsed.issues.filter((i) => i.severity === 'error');
+  throw new BatonError(
+    'invalid-input',
+    'plan.invalid',
+    `${plan.path} has ${errors.length} error${errors.length === 1 ? '' : 's'}; run 'baton validate ${plan.path}'.`,
+    plan.parsed.issues.map((i) => ({ ...i, file: plan.path })),
+  );
 }
 
 function liveRuntimes(r: StoreReader): Promise<RuntimeRow[]> {

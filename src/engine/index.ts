@@ -2,7 +2,7 @@
  * The engine's public API: the only module adapters (src/cli, src/extension) import.
  * Nothing here knows about VS Code.
  */
-export { Engine, BATON_DIR, MAX_ARTIFACT_BYTES, configPathOf, loadConfig, storeDirOf } from './engine';
+export { Engine, BATON_DIR, MAX_ARTIFACT_BYTES, configPathOf, loadConfig, readPlan, requireValidPlan, storeDirOf } from './engine';
 export type { ClaimOutcome, EngineEvent, EngineOptions, IngestOutcome, LoadedPlan, RunOverview } from './engine';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './config/config';
 export type { BatonConfig, ParsedConfig } from './config/config';

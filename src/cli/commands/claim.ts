@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { Engine, readPlan, requireValidPlan } from '../../engine/index';
 import { printJson, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
@@ -12,10 +14,14 @@ export interface ClaimOptions {
 
 /** An external worker takes a task; prints what it needs to heartbeat and ingest. */
 export async function claim(ctx: CommandContext, options: ClaimOptions): Promise<void> {
+  // Plan paths are relative to where the command runs, like every other path argument.
+  const planPath = options.plan ? resolve(options.plan) : undefined;
+  // Refuse a bad plan before the engine opens (and would create) a store for it.
+  if (planPath && !Engine.hasStore(ctx.workspace)) requireValidPlan(readPlan(ctx.workspace, planPath));
   await withEngine(ctx, async (engine) => {
     const c = await engine.claimTask({
       taskId: options.task,
-      ...(options.plan ? { planPath: options.plan } : {}),
+      ...(planPath ? { planPath } : {}),
       ...(options.run ? { runId: options.run } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.leaseSeconds !== undefined ? { leaseSeconds: options.leaseSeconds } : {}),

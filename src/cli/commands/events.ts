@@ -29,6 +29,8 @@ export async function events(ctx: CommandContext, options: { run?: string; follo
       let seen = backlog.reduce((max, e) => Math.max(max, e.id), 0);
       backlog.forEach(print);
       await new Promise<void>((resolveFollow) => {
+        // The engine's file watch and poll timer do not keep a process alive; following does.
+        const keepAlive = setInterval(() => undefined, 1 << 30);
         const subscription = engine.onEvent((e) => {
           if (e.runId !== run.id) return;
           if (e.id !== undefined) {
@@ -38,6 +40,7 @@ export async function events(ctx: CommandContext, options: { run?: string; follo
           print(e);
         });
         const stop = (): void => {
+          clearInterval(keepAlive);
           subscription.dispose();
           resolveFollow();
         };

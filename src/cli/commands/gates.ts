@@ -1,5 +1,5 @@
-import { Engine, type GateDecision } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { BatonError, Engine, type GateDecision } from '../../engine/index';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { oneLine, paint, status, table, timestamp } from '../render';
 
 /** Open gates (all runs, or one); --all includes decided ones. */
@@ -32,6 +32,7 @@ export async function listGates(ctx: CommandContext, options: { run?: string; al
 }
 
 export async function decide(ctx: CommandContext, gateId: string, decision: GateDecision, note: string | undefined): Promise<void> {
+  requireStore(ctx, () => new BatonError('invalid-input', 'gate.unknown', `There is no gate ${gateId}.`));
   await withEngine(ctx, async (engine) => {
     const { gate, alreadyDecided } = await engine.decideGate({ gateId, decision, ...(note ? { note } : {}) });
     if (ctx.output.json) return printJson(ctx, { gate, alreadyDecided });

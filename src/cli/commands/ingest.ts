@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
-import { formatIssue } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { BatonError, formatIssue } from '../../engine/index';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, status } from '../render';
 
 /** Hands a result artifact in for a delegation. Exit 4 when the result is rejected. */
 export async function ingest(ctx: CommandContext, options: { delegation: string; artifact: string; run?: string }): Promise<number> {
+  requireStore(ctx, () => new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${options.delegation}.`));
   return withEngine(ctx, async (engine) => {
     const outcome = await engine.ingest({
       delegationId: options.delegation,

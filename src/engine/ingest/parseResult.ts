@@ -7,7 +7,8 @@ import { RESULT_STATUSES } from '../model/types';
 import type { ResultStatus } from '../model/types';
 import { LineIndex } from '../util/lineIndex';
 import { findFencedBlocks } from '../plan/markdownFences';
-import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText } from '../plan/yamlBlock';
+import type { FencedBlock } from '../plan/markdownFences';
+import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText, sortIssuesByPosition } from '../plan/yamlBlock';
 
 /**
  * The result contract (DESIGN §6, docs/result-contract.md): a worker's markdown
@@ -91,18 +92,18 @@ export function parseResultArtifact(markdown: string, expected?: ExpectedIdentit
     );
     return { issues };
   }
-  for (const extra of blocks.slice(1)) {
+  const [block, ...extras] = blocks as [FencedBlock, ...FencedBlock[]];
+  for (const extra of extras) {
     issues.push(
       issue(
         'result.multiple-blocks',
         '',
-        `The artifact has more than one result block: the first is at line ${(blocks[0] as { openLine: number }).openLine}, another at line ${extra.openLine}.`,
+        `The artifact has more than one result block: the first is at line ${block.openLine}, another at line ${extra.openLine}.`,
         'Keep exactly one result block; move examples out of fenced result blocks.',
         openingFenceRange(text, lines, extra),
       ),
     );
   }
-  const block = blocks[0] as (typeof blocks)[number];
   if (!block.closed) {
     issues.push(
       issue(
@@ -120,7 +121,8 @@ export function parseResultArtifact(markdown: string, expected?: ExpectedIdentit
   if (expected) {
     issues.push(...identityIssues(reader.identity, expected));
   }
-  return result && !hasErrors(issues.filter((i) => !IDENTITY_CODES.has(i.code))) ? { result, issues } : { issues };
+  const sorted = sortIssuesByPosition(issues);
+  return result && !hasErrors(issues.filter((i) => !IDENTITY_CODES.has(i.code))) ? { result, issues: sorted } : { issues: sorted };
 }
 
 const IDENTITY_CODES = new Set(['result.task-mismatch', 'result.agent-mismatch']);

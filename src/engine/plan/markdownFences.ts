@@ -77,7 +77,8 @@ interface SourceLine {
 
 function splitLines(text: string): SourceLine[] {
   const lines: SourceLine[] = [];
-  let start = 0;
+  // A byte order mark is not content: skip it so a fence on the first line is still a fence.
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   while (start < text.length) {
     const nl = text.indexOf('\n', start);
     const lineBreak = nl === -1 ? text.length : nl;
@@ -139,8 +140,9 @@ export function findFencedBlocks(text: string): FencedBlock[] {
       i++;
       continue;
     }
-    const infoString = open.rest.trim();
-    const info = infoString.split(/\s/, 1)[0] ?? '';
+    // CommonMark whitespace is ASCII only; String.prototype.trim would also eat NBSP and BOM.
+    const infoString = open.rest.replace(/^[ \t\v\f]+|[ \t\v\f]+$/g, '');
+    const info = infoString.split(/[ \t\v\f]/, 1)[0] ?? '';
     const content: FencedBlockLine[] = [];
     let j = i + 1;
     let closing: SourceLine | undefined;

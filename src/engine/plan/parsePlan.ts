@@ -7,7 +7,7 @@ import type { ParsedPlan, PlanTask } from '../model/types';
 import { LineIndex } from '../util/lineIndex';
 import { findFencedBlocks } from './markdownFences';
 import type { FencedBlock } from './markdownFences';
-import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText } from './yamlBlock';
+import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText, sortIssuesByPosition } from './yamlBlock';
 
 /**
  * The plan format (DESIGN §6, docs/plan-format.md): each task is a fenced
@@ -302,7 +302,7 @@ class TaskBlockReader {
         );
         return;
       }
-      out.push({ value: value.trim(), range: yb.nodeRange(item as Node) });
+      out.push({ value, range: yb.nodeRange(item as Node) });
     });
     return out;
   }
@@ -452,7 +452,7 @@ export function parsePlan(markdown: string): ParsedPlan {
   }
   issues.push(...findCycles(drafts));
 
-  return { tasks: drafts.map((d) => d.task), issues: sortByPosition(issues) };
+  return { tasks: drafts.map((d) => d.task), issues: sortIssuesByPosition(issues) };
 }
 
 const ATX_HEADING = /^ {0,3}#{1,6}(?:[ \t].*)?$/;
@@ -600,18 +600,6 @@ function stronglyConnected(edges: number[][]): number[][] {
 
 function dedupe(values: string[]): string[] {
   return [...new Set(values)];
-}
-
-function sortByPosition(issues: Issue[]): Issue[] {
-  return issues
-    .map((value, i) => ({ value, i }))
-    .sort((a, b) => {
-      const ra = a.value.range?.start;
-      const rb = b.value.range?.start;
-      if (ra && rb && (ra.line !== rb.line || ra.column !== rb.column)) return ra.line - rb.line || ra.column - rb.column;
-      return a.i - b.i;
-    })
-    .map((x) => x.value);
 }
 
 /** The known name closest to `name` when it is a likely typo (edit distance ≤ 2), for "did you mean". */

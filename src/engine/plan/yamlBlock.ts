@@ -1,6 +1,6 @@
 import { isAlias, isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import type { Document, Node } from 'yaml';
-import type { Range } from '../model/issue';
+import type { Issue, Range } from '../model/issue';
 import type { LineIndex } from '../util/lineIndex';
 import type { FencedBlock } from './markdownFences';
 import { contentOffsetToDocument } from './markdownFences';
@@ -151,4 +151,17 @@ export function describeNode(node: unknown): string {
 function clamp(value: number, min: number, max: number): number {
   if (!Number.isFinite(value)) return min;
   return Math.min(Math.max(value, min), max);
+}
+
+/** Issues in document order (stable; issues without a range keep their place relative to each other and go first). */
+export function sortIssuesByPosition(issues: Issue[]): Issue[] {
+  return issues
+    .map((value, index) => ({ value, index }))
+    .sort((a, b) => {
+      const pa = a.value.range?.start;
+      const pb = b.value.range?.start;
+      if (!pa || !pb) return pa === pb ? a.index - b.index : pa ? 1 : -1;
+      return pa.line - pb.line || pa.column - pb.column || a.index - b.index;
+    })
+    .map((x) => x.value);
 }

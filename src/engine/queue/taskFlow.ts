@@ -157,14 +157,18 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
   if (current === 'superseded' || current === 'stopping') return current;
-  const any = async (statuses: TaskStatus[]): Promise<boolean> =>
-    (await tx.get(`SELECT 1 AS x FROM tasks WHERE run_id = ? AND status IN (${statuses.map(() => '?').join(', ')}) LIMIT 1`, [runId, ...statuses])) !==
-    undefined;
+  // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
+  const probe = (statuses: TaskStatus[]): string => `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
+  const has = (await tx.get<{ active: number; gated: number; open: number; failed: number }>(
+    `SELECT ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
+       ${probe(['pending', 'failed', 'blocked', 'cancelled'])} AS open, ${probe(['failed'])} AS failed`,
+    [runId],
+  ))!;
   let next: RunStatus;
-  if (await any(['running', 'verifying', 'ready'])) next = 'running';
-  else if (await any(['gated'])) next = 'paused';
-  else if (!(await any(['pending', 'failed', 'blocked', 'cancelled']))) next = 'completed';
-  else if (await any(['failed'])) next = 'failed';
+  if (has.active) next = 'running';
+  else if (has.gated) next = 'paused';
+  else if (!has.open) next = 'completed';
+  else if (has.failed) next = 'failed';
   else next = 'blocked';
   if (next !== current) {
     await tx.run(`UPDATE runs SET status = ?, updated_at = ? WHERE id = ?`, [next, now, runId]);

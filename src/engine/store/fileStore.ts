@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { BatonError } from '../model/errors';
@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../model/clock';
 import { Emitter, type Disposable } from '../util/emitter';
 import { fsyncDirectory, writeFileDurably } from '../util/fsync';
 import { Mutex } from '../util/mutex';
-import { decodeJournalChunk, encodeJournalLine, JournalAppender, readFileFrom, type JournalEntry, type JournalStatement } from './journal';
+import { decodeJournalChunk, encodeJournalLine, JournalSegment, type JournalEntry, type JournalStatement } from './journal';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
 import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
 import { acquireProcessLock, createProcessLock, type ProcessLock } from './processLock';
@@ -16,8 +16,12 @@ export interface FileStoreOptions {
   clock?: Pick<Clock, 'monotonic'>;
   /** How long a commit waits for another process's commit before giving up. */
   lockTimeoutMs?: number;
-  /** Snapshot once the journal since the last snapshot is this big, or as big as the snapshot, whichever is larger. */
-  snapshotMinBytes?: number;
+  /**
+   * Snapshot once this much journal piled up since the last snapshot. By default: as much
+   * as the last snapshot's size, and at least 8 MiB, which keeps the amortized cost of
+   * snapshots per commit flat in the size of the database. Tests set it low.
+   */
+  snapshotAfterBytes?: number;
   /** On close, snapshot only when at least this much journal has piled up (keeps short CLI calls cheap). */
   closeSnapshotMinBytes?: number;
   /** Follow other processes' commits with a file watch (and a slow poll as a safety net). */
@@ -38,6 +42,9 @@ const SEGMENT = /^journal-(\d{12})\.log$/;
 const SNAPSHOT = /^snapshot-(\d{12})\.sqlite$/;
 const SNAPSHOT_TMP = /^snapshot-\d{12}\.sqlite\.tmp$/;
 const PREPARED_CACHE_LIMIT = 256;
+export const DEFAULT_SNAPSHOT_MIN_BYTES = 8 * 1024 * 1024;
+/** At most this many journal lines between snapshots: bounds the replay on open. */
+export const SNAPSHOT_MAX_LINES = 10_000;
 
 const pad = (n: number): string => String(n).padStart(12, '0');
 
@@ -63,9 +70,12 @@ export class FileStore implements StorePort {
   private db!: Database;
   private appliedSeq = 0;
   private schemaVersion = 0;
-  /** The segment being tailed and how far into it this process has applied. */
-  private cursor: { start: number; offset: number } | undefined;
-  private appender: JournalAppender | undefined;
+  /** The segment being tailed (and appended to, when it is the last), with how far this process got. */
+  private segment: JournalSegment | undefined;
+  /** The newest snapshot this process knows of, and the journal written since: the snapshot trigger. */
+  private snapshotSeq = 0;
+  private snapshotBytes = 0;
+  private journalBytesSinceSnapshot = 0;
   private readonly prepared = new Map<string, Statement>();
   private readonly columns = new WeakMap<Statement, string[]>();
   private readonly mutex = new Mutex();
@@ -146,7 +156,7 @@ export class FileStore implements StorePort {
       if (this.closed) return;
       const minBytes = this.options.closeSnapshotMinBytes ?? 1024 * 1024;
       try {
-        if (this.journalBytesSinceSnapshot() >= minBytes) {
+        if (this.journalBytesSinceSnapshot >= minBytes) {
           await this.withProcessLock(async () => {
             this.catchUp(true);
             this.writeSnapshot();
@@ -154,8 +164,7 @@ export class FileStore implements StorePort {
         }
       } finally {
         this.closed = true;
-        this.appender?.close();
-        this.appender = undefined;
+        this.closeSegment();
         this.clearPrepared();
         this.db.close();
         this.changed.dispose();
@@ -216,23 +225,19 @@ export class FileStore implements StorePort {
     return result;
   }
 
+  /** Caller holds the lock and has caught up, so the segment being tailed is the last one. */
   private appendToJournal(entry: JournalEntry): void {
-    const segments = this.listSegments();
-    const last = segments[segments.length - 1];
-    const start = last ? last.start : entry.seq;
-    const path = join(this.dir, `journal-${pad(start)}.log`);
-    if (this.appender?.path !== path) {
-      this.appender?.close();
-      this.appender = new JournalAppender(path);
-      if (!last) fsyncDirectory(this.dir);
+    if (!this.segment) {
+      this.segment = JournalSegment.create(entry.seq, this.segmentPath(entry.seq));
+      fsyncDirectory(this.dir);
     }
     const line = encodeJournalLine(entry);
     try {
-      this.appender.append(line);
+      this.segment.append(line);
     } catch (err) {
       throw new BatonError('io', 'store.commit-failed', `Could not write the Baton journal (${(err as Error).message}); nothing was committed.`);
     }
-    this.cursor = { start, offset: this.appender.size() };
+    this.journalBytesSinceSnapshot += line.length;
   }
 
   private async migrate(): Promise<void> {
@@ -258,64 +263,104 @@ export class FileStore implements StorePort {
    * writing, so an incomplete or garbled last line is a torn write: it is cut off and
    * reported. Without the lock it may be a commit in progress: stop before it.
    * Returns false when lock-free reading hit something only a locked catch-up may decide.
+   *
+   * The steady state costs two system calls: segments are contiguous and a new one starts
+   * right after a snapshot, so once the current segment is read to its end, the only
+   * segment that can follow is journal-<appliedSeq + 1>.
    */
   private catchUp(underLock: boolean): boolean {
-    for (let guard = 0; guard < 10_000; guard++) {
-      const segments = this.listSegments();
-      if (segments.length === 0) return true;
-      let index = this.cursor ? segments.findIndex((s) => s.start === this.cursor!.start) : -1;
-      if (index < 0) {
-        index = findLastIndex(segments, (s) => s.start <= this.appliedSeq + 1);
-        if (index < 0) {
-          // The lines right after ours were pruned: another process snapshotted past us.
+    for (let guard = 0; guard < 100_000; guard++) {
+      if (!this.segment && !this.positionInJournal(underLock)) return false;
+      const segment = this.segment;
+      if (!segment) return true; // no journal yet
+      const { size, unlinked } = segment.stat();
+      if (unlinked) {
+        // Pruned by another process's snapshot: find our place again.
+        this.closeSegment();
+        continue;
+      }
+      const chunk = segment.readNew(size);
+      if (chunk.length > 0) {
+        const decoded = decodeJournalChunk(chunk);
+        const chunkStart = segment.offset;
+        for (const entry of decoded.entries) {
+          if (entry.seq > this.appliedSeq) this.applyJournalEntry(entry, segment.path);
+          segment.offset = chunkStart + entry.end;
+        }
+        this.journalBytesSinceSnapshot += decoded.goodBytes;
+        if (decoded.stop) {
           if (!underLock) return false;
-          const before = this.appliedSeq;
-          this.loadNewestSnapshot();
-          if (this.appliedSeq === before || this.appliedSeq + 1 < segments[0]!.start) {
-            throw this.unrecoverable(`journal lines ${this.appliedSeq + 1}–${segments[0]!.start - 1} are missing`);
+          if (decoded.stop.reason === 'bad-checksum' && decoded.stop.linesAfter > 0) {
+            throw new BatonError(
+              'io',
+              'store.journal-corrupt',
+              `The Baton journal ${segment.path} is damaged at byte ${segment.offset}, with ${decoded.stop.linesAfter} line(s) after the damage. Nothing was changed; keep the file and report it.`,
+            );
           }
-          continue;
-        }
-        this.cursor = { start: segments[index]!.start, offset: 0 };
-      }
-      const segment = segments[index]!;
-      const cursor = this.cursor!;
-      let chunk: Buffer;
-      try {
-        chunk = readFileFrom(segment.path, cursor.offset);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-          this.cursor = undefined; // pruned under us; position again from appliedSeq
-          continue;
-        }
-        throw err;
-      }
-      const decoded = decodeJournalChunk(chunk);
-      const chunkStart = cursor.offset;
-      for (const entry of decoded.entries) {
-        if (entry.seq > this.appliedSeq) this.applyJournalEntry(entry, segment);
-        cursor.offset = chunkStart + entry.end;
-      }
-      if (decoded.stop) {
-        if (!underLock) return false;
-        if (decoded.stop.reason === 'bad-checksum' && decoded.stop.linesAfter > 0) {
-          throw new BatonError(
-            'io',
-            'store.journal-corrupt',
-            `The Baton journal ${segment.path} is damaged at byte ${cursor.offset}, with ${decoded.stop.linesAfter} line(s) after the damage. Nothing was changed; keep the file and report it.`,
+          const cut = chunk.length - decoded.goodBytes;
+          segment.truncate(segment.offset);
+          this.recovery.notices.push(
+            `Cut off a torn last journal line (${cut} byte${cut === 1 ? '' : 's'}, ${decoded.stop.reason === 'incomplete-line' ? 'incomplete' : 'bad checksum'}) in ${segment.path}: a commit that was interrupted before it was acknowledged.`,
           );
         }
-        const cut = chunk.length - decoded.goodBytes;
-        truncateSync(segment.path, cursor.offset);
-        this.recovery.notices.push(
-          `Cut off a torn last journal line (${cut} byte${cut === 1 ? '' : 's'}, ${decoded.stop.reason === 'incomplete-line' ? 'incomplete' : 'bad checksum'}) in ${segment.path}: a commit that was interrupted before it was acknowledged.`,
-        );
       }
-      const next = segments[index + 1];
+      if (segment.start > this.appliedSeq) return true; // an empty segment is always the last
+      const nextPath = this.segmentPath(this.appliedSeq + 1);
+      if (!existsSync(nextPath)) return true; // the common case; cheaper than a failed open
+      const next = JournalSegment.open(this.appliedSeq + 1, nextPath);
       if (!next) return true;
-      this.cursor = { start: next.start, offset: 0 };
+      // Another process snapshotted at appliedSeq and started this segment.
+      this.closeSegment();
+      this.segment = next;
+      this.noteSnapshotAt(this.appliedSeq);
     }
     throw new Error('journal catch-up did not settle');
+  }
+
+  /** Finds the segment holding the line after `appliedSeq` (a directory listing; rare). */
+  private positionInJournal(underLock: boolean): boolean {
+    for (;;) {
+      const segments = this.listSegments();
+      if (segments.length === 0) return true;
+      const index = findLastIndex(segments, (s) => s.start <= this.appliedSeq + 1);
+      if (index >= 0) {
+        const found = segments[index]!;
+        const segment = JournalSegment.open(found.start, found.path);
+        if (!segment) continue; // pruned between the listing and the open
+        this.segment = segment;
+        return true;
+      }
+      // The lines right after ours were pruned: another process snapshotted past us.
+      if (!underLock) return false;
+      const before = this.appliedSeq;
+      this.loadNewestSnapshot();
+      if (this.appliedSeq === before || this.appliedSeq + 1 < segments[0]!.start) {
+        throw this.unrecoverable(`journal lines ${this.appliedSeq + 1}–${segments[0]!.start - 1} are missing`);
+      }
+    }
+  }
+
+  private closeSegment(): void {
+    this.segment?.close();
+    this.segment = undefined;
+  }
+
+  private segmentPath(start: number): string {
+    return join(this.dir, `journal-${pad(start)}.log`);
+  }
+
+  /** A snapshot at `seq` exists (ours, another process's, or loaded): journal since it starts from zero. */
+  private noteSnapshotAt(seq: number, bytes?: number): void {
+    this.snapshotSeq = seq;
+    this.journalBytesSinceSnapshot = 0;
+    if (bytes !== undefined) this.snapshotBytes = bytes;
+    else {
+      try {
+        this.snapshotBytes = statSync(join(this.dir, `snapshot-${pad(seq)}.sqlite`)).size;
+      } catch {
+        // its writer crashed before the rename; the size only tunes the trigger
+      }
+    }
   }
 
   private async catchUpLockFree(): Promise<void> {
@@ -325,9 +370,9 @@ export class FileStore implements StorePort {
     });
   }
 
-  private applyJournalEntry(entry: JournalEntry, segment: Segment): void {
+  private applyJournalEntry(entry: JournalEntry, path: string): void {
     if (entry.seq !== this.appliedSeq + 1) {
-      throw this.unrecoverable(`${segment.path} jumps from line ${this.appliedSeq} to ${entry.seq}`);
+      throw this.unrecoverable(`${path} jumps from line ${this.appliedSeq} to ${entry.seq}`);
     }
     this.refuseNewerSchema(entry.schema);
     this.db.run('BEGIN');
@@ -336,7 +381,7 @@ export class FileStore implements StorePort {
       this.setJournalSeq(entry.seq);
     } catch (err) {
       this.db.run('ROLLBACK');
-      throw new BatonError('io', 'store.journal-corrupt', `Journal line ${entry.seq} in ${segment.path} does not apply (${(err as Error).message}).`);
+      throw new BatonError('io', 'store.journal-corrupt', `Journal line ${entry.seq} in ${path} does not apply (${(err as Error).message}).`);
     }
     this.db.run('COMMIT');
     this.appliedSeq = entry.seq;
@@ -363,10 +408,13 @@ export class FileStore implements StorePort {
         if (check !== 'ok') throw new Error(`quick_check says ${String(check)}`);
         const meta = readMeta(db);
         if (meta.journalSeq !== snapshot.seq) throw new Error(`it says it holds line ${meta.journalSeq}, its name says ${snapshot.seq}`);
+        configureConnection(db);
         this.db = db;
         this.appliedSeq = snapshot.seq;
         this.schemaVersion = meta.schemaVersion;
-        this.cursor = undefined;
+        this.closeSegment();
+        this.noteSnapshotAt(snapshot.seq);
+        this.journalBytesSinceSnapshot = this.journalBytesAfter(snapshot.seq);
         return;
       } catch (err) {
         db?.close();
@@ -382,25 +430,28 @@ export class FileStore implements StorePort {
       throw this.unrecoverable('no snapshot opens and the journal does not reach back to the start');
     }
     this.db = new this.SQL.Database();
+    configureConnection(this.db);
     this.appliedSeq = 0;
     this.schemaVersion = 0;
-    this.cursor = undefined;
+    this.closeSegment();
+    this.snapshotSeq = 0;
+    this.snapshotBytes = 0;
+    this.journalBytesSinceSnapshot = 0;
   }
 
   private maybeSnapshot(): void {
-    const newest = this.listSnapshots().pop();
-    const snapshotBytes = newest ? statSync(newest.path).size : 0;
-    const threshold = Math.max(this.options.snapshotMinBytes ?? 8 * 1024 * 1024, snapshotBytes);
-    if (this.journalBytesSinceSnapshot() >= threshold) this.writeSnapshot();
+    const threshold = this.options.snapshotAfterBytes ?? Math.max(DEFAULT_SNAPSHOT_MIN_BYTES, this.snapshotBytes);
+    // The line cap bounds how long an open replays, whatever the size of the lines.
+    if (this.journalBytesSinceSnapshot >= threshold || this.appliedSeq - this.snapshotSeq >= SNAPSHOT_MAX_LINES) this.writeSnapshot();
   }
 
-  private journalBytesSinceSnapshot(): number {
-    const newest = this.listSnapshots().pop()?.seq ?? 0;
-    let bytes = 0;
+  /** Journal bytes after line `seq` (segments are contiguous; a listing, on open only). */
+  private journalBytesAfter(seq: number): number {
     const segments = this.listSegments();
+    let bytes = 0;
     segments.forEach((segment, i) => {
       const next = segments[i + 1];
-      if (!next || next.start - 1 > newest) bytes += statSync(segment.path).size;
+      if (!next || next.start - 1 > seq) bytes += statSync(segment.path).size;
     });
     return bytes;
   }
@@ -410,19 +461,21 @@ export class FileStore implements StorePort {
     const seq = this.appliedSeq;
     const snapshots = this.listSnapshots();
     if (snapshots[snapshots.length - 1]?.seq === seq) return;
-    const bytes = this.db.export(); // sql.js reopens the database: prepared statements are gone
+    const bytes = this.db.export(); // sql.js reopens the database: prepared statements and pragmas are gone
     this.prepared.clear();
+    configureConnection(this.db);
     const path = join(this.dir, `snapshot-${pad(seq)}.sqlite`);
     writeFileDurably(`${path}.tmp`, bytes);
     renameSync(`${path}.tmp`, path);
     fsyncDirectory(this.dir);
 
-    const segments = this.listSegments();
-    const last = segments[segments.length - 1];
-    if (last && statSync(last.path).size > 0) {
-      writeFileDurably(join(this.dir, `journal-${pad(seq + 1)}.log`), new Uint8Array());
+    // Later lines go to a new segment, so that old ones can be dropped whole.
+    if (this.segment && this.segment.offset > 0) {
+      this.closeSegment();
+      this.segment = JournalSegment.create(seq + 1, this.segmentPath(seq + 1));
       fsyncDirectory(this.dir);
     }
+    this.noteSnapshotAt(seq, bytes.length);
     this.pruneAfterSnapshot();
   }
 
@@ -592,6 +645,17 @@ export class FileStore implements StorePort {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
   }
+}
+
+/**
+ * The in-memory database's own rollback journal stays in memory: sql.js would otherwise
+ * write it to its emulated file system on every transaction. Durability is the journal
+ * file's job, not SQLite's. sql.js forgets pragmas on export, so this runs after each.
+ */
+function configureConnection(db: Database): void {
+  db.run('PRAGMA journal_mode = MEMORY');
+  db.run('PRAGMA synchronous = OFF');
+  db.run('PRAGMA temp_store = MEMORY');
 }
 
 /** Replay must bind exactly what the live commit bound, so only values JSON keeps intact are allowed. */

@@ -69,54 +69,83 @@ function decodeLine(line: Buffer): JournalEntry | undefined {
   }
 }
 
-export function readFileFrom(path: string, offset: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const size = fstatSync(fd).size;
-    if (size <= offset) return Buffer.alloc(0);
-    const buffer = Buffer.allocUnsafe(size - offset);
+/**
+ * One journal segment, open for reading and (when it is the last one) appending. Appends
+ * happen only under the process lock, at the end of the file.
+ */
+export class JournalSegment {
+  /** Bytes of complete lines this process has consumed (applied or skipped). */
+  offset = 0;
+
+  private constructor(
+    readonly start: number,
+    readonly path: string,
+    private readonly fd: number,
+  ) {}
+
+  /** Opens an existing segment; undefined when it is gone (pruned by another process). */
+  static open(start: number, path: string): JournalSegment | undefined {
+    try {
+      return new JournalSegment(start, path, openSync(path, 'r+'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
+  static create(start: number, path: string): JournalSegment {
+    try {
+      return new JournalSegment(start, path, openSync(path, 'wx+'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      return new JournalSegment(start, path, openSync(path, 'r+'));
+    }
+  }
+
+  /** Size on disk, and whether the file was deleted (pruned) since it was opened. */
+  stat(): { size: number; unlinked: boolean } {
+    const s = fstatSync(this.fd);
+    return { size: s.size, unlinked: s.nlink === 0 };
+  }
+
+  /** The bytes after `offset` up to `size`. */
+  readNew(size: number): Buffer {
+    if (size <= this.offset) return Buffer.alloc(0);
+    const buffer = Buffer.allocUnsafe(size - this.offset);
     let read = 0;
     while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, offset + read);
+      const n = readSync(this.fd, buffer, read, buffer.length - read, this.offset + read);
       if (n === 0) break;
       read += n;
     }
     return buffer.subarray(0, read);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The segment currently appended to. `append` returns only after the bytes are on disk;
- * when it fails it cuts the file back to where it was, so a failed commit leaves no line.
- */
-export class JournalAppender {
-  private fd: number;
-
-  constructor(readonly path: string) {
-    this.fd = openSync(path, 'a');
   }
 
+  /**
+   * Appends one line at the end and returns only after it is on disk. When it fails, the
+   * file is cut back to where it was, so a failed commit leaves no line behind.
+   */
   append(line: Buffer): void {
     const before = fstatSync(this.fd).size;
     try {
       let written = 0;
-      while (written < line.length) written += writeSync(this.fd, line, written, line.length - written);
+      while (written < line.length) written += writeSync(this.fd, line, written, line.length - written, before + written);
       fdatasyncSync(this.fd);
     } catch (err) {
       try {
         ftruncateSync(this.fd, before);
         fdatasyncSync(this.fd);
       } catch {
-        // The store re-reads the journal under the lock before its next commit; a torn tail is cut there.
+        // The next locked catch-up cuts a torn tail anyway.
       }
       throw err;
     }
+    this.offset = before + line.length;
   }
 
-  size(): number {
-    return fstatSync(this.fd).size;
+  truncate(length: number): void {
+    ftruncateSync(this.fd, length);
+    fdatasyncSync(this.fd);
   }
 
   close(): void {

@@ -11,6 +11,10 @@ export class Emitter<T> {
     return { dispose: () => this.listeners.delete(listener) };
   };
 
+  get hasListeners(): boolean {
+    return this.listeners.size > 0;
+  }
+
   fire(value: T): void {
     for (const listener of [...this.listeners]) {
       try {

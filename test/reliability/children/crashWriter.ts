@@ -9,7 +9,8 @@ import { BatonError, Engine } from '../../../src/engine/index';
 
 async function main(): Promise<void> {
   const [workspace, planPath, from] = process.argv.slice(2) as [string, string, string];
-  const engine = await Engine.open({ workspace, store: { snapshotMinBytes: 32 * 1024 } });
+  // Snapshot every few cycles, so that kills land mid-snapshot too.
+  const engine = await Engine.open({ workspace, store: { snapshotAfterBytes: 16 * 1024 } });
   const ack = (line: string): void => {
     process.stdout.write(`ack ${line}\n`);
   };

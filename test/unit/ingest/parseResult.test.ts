@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Issue, Range } from '../../../src/engine/model/issue';
+import { checkArtifactPaths } from '../../../src/engine/ingest/artifactPaths';
 import { checkResultIdentity, parseResultArtifact } from '../../../src/engine/ingest/parseResult';
 
 function r(startLine: number, startColumn: number, endLine: number, endColumn: number): Range {
@@ -113,8 +116,8 @@ describe('parseResultArtifact', () => {
         issues.map((i) => [i.code, i.field, i.range]),
         [
           ['result.missing-field', 'agent', r(1, 1, 1, 16)],
-          ['result.missing-field', 'status', r(4, 1, 4, 7)],
           ['result.missing-field', 'summary', r(1, 1, 1, 16)],
+          ['result.missing-field', 'status', r(4, 1, 4, 7)],
         ],
       );
     });
@@ -207,8 +210,8 @@ describe('parseResultArtifact', () => {
       const { result, issues } = parseResultArtifact(VALID.replace('task: T1', 'task: T9').replace('status: PASS', 'status: DONE'), { taskId: 'T1', agent: 'coder' });
       assert.equal(result, undefined);
       assert.deepEqual(codesAndRanges(issues), [
-        ['result.invalid-status', r(9, 9, 9, 13)],
         ['result.task-mismatch', r(7, 7, 7, 9)],
+        ['result.invalid-status', r(9, 9, 9, 13)],
       ]);
     });
 
@@ -236,5 +239,30 @@ describe('checkResultIdentity', () => {
     ]);
     assert.match(issues[0]?.message ?? '', /"T1".*"T2"/);
     assert.match(issues[1]?.message ?? '', /"coder".*"reviewer"/);
+  });
+});
+
+describe('the demo results (examples/demo/results, workspace examples/demo)', () => {
+  const demo = join(__dirname, '../../../examples/demo');
+
+  it('T1.result.md is a valid PASS for T1 by coder whose artifacts exist in the workspace', () => {
+    const { result, issues } = parseResultArtifact(readFileSync(join(demo, 'results/T1.result.md'), 'utf8'), { taskId: 'T1', agent: 'coder' });
+    assert.deepEqual(issues, []);
+    assert.equal(result?.status, 'PASS');
+    assert.deepEqual(checkArtifactPaths(demo, result), []);
+  });
+
+  it('T2.invalid.result.md, ingested for T2, reports the wrong task and the DONE status at their lines', () => {
+    const text = readFileSync(join(demo, 'results/T2.invalid.result.md'), 'utf8');
+    const lines = text.split('\n');
+    const { result, issues } = parseResultArtifact(text, { taskId: 'T2', agent: 'coder' });
+    assert.equal(result, undefined);
+    assert.deepEqual(
+      issues.map((i) => [i.code, i.range?.start.line]),
+      [
+        ['result.task-mismatch', lines.indexOf('task: T3') + 1],
+        ['result.invalid-status', lines.indexOf('status: DONE') + 1],
+      ],
+    );
   });
 });

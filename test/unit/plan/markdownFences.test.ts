@@ -90,6 +90,19 @@ describe('findFencedBlocks', () => {
     assert.equal(block.after, text.indexOf('after'));
   });
 
+  it('sees a fence on the first line after a byte order mark', () => {
+    const [block] = findFencedBlocks('\uFEFF```baton-task\nid: T1\n```\n');
+    assert.equal(block?.info, 'baton-task');
+    assert.equal(block?.openStart, 1);
+  });
+
+  it('trims only ASCII whitespace from the info string, as CommonMark does', () => {
+    assert.deepEqual(
+      findFencedBlocks('```\uFEFFbaton-task\n```\n```\u00A0baton-task\n```\n```\tbaton-task\t\n```\n').map((b) => b.info),
+      ['\uFEFFbaton-task', '\u00A0baton-task', 'baton-task'],
+    );
+  });
+
   it('returns blocks in document order and an empty content for an empty block', () => {
     const blocks = findFencedBlocks('```one\n```\n\n~~~ two\nx\n~~~');
     assert.deepEqual(

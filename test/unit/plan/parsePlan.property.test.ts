@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { hasErrors } from '../../../src/engine/model/issue';
 import type { ParsedPlan } from '../../../src/engine/model/types';
 import { parsePlan, TASK_ID_PATTERN } from '../../../src/engine/plan/parsePlan';
-import { assertRangeInBounds, mutatedText } from './textMutations';
+import { assertRangeInBounds, mutatedText, textAt } from './textMutations';
 
 const PLAN_CODES = new Set([
   'plan.empty',
@@ -56,6 +56,12 @@ function assertWellFormed(text: string, plan: ParsedPlan): void {
     assert.ok(i.severity === 'error' || i.severity === 'warning');
     assert.equal(typeof i.message, 'string');
     assertRangeInBounds(text, i.range, i.code);
+    if (i.code === 'plan.unknown-dependency' && i.range) {
+      // The range covers the dependency as written (quotes aside, unless escapes change it).
+      const written = textAt(text, i.range).replace(/^(["'])([\s\S]*)\1$/, '$2');
+      // eslint-disable-next-line no-control-regex
+      if (!/[\\\x00-\x1f]/.test(written + i.message)) assert.ok(i.message.includes(`"${written}"`), `${i.message} does not name ${JSON.stringify(written)}`);
+    }
   }
   const ids = new Set<string>();
   for (const t of plan.tasks) {
@@ -64,6 +70,7 @@ function assertWellFormed(text: string, plan: ParsedPlan): void {
     assert.ok(!ids.has(t.id), `duplicate task ${t.id} returned`);
     ids.add(t.id);
     assertRangeInBounds(text, t.range, `task ${t.id}`);
+    assert.match(textAt(text, t.range), /^(`{3,}|~{3,})[ \t\v\f]*baton-task[\s\S]*(`{3,}|~{3,})$/, `task ${t.id}: the range is not the fenced block`);
     assert.ok(t.verify.every((argv) => argv.length > 0 && argv.every((a) => typeof a === 'string')));
     assert.ok([...t.depends, ...t.risk, ...t.files].every((s) => typeof s === 'string' && s.length > 0));
   }

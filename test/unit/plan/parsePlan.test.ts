@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { hasErrors } from '../../../src/engine/model/issue';
 import type { Issue, Range } from '../../../src/engine/model/issue';
 import { parsePlan, splitCommandLine } from '../../../src/engine/plan/parsePlan';
@@ -386,6 +388,30 @@ describe('parsePlan', () => {
         ['plan.unknown-dependency', 'plan.unknown-field', 'plan.duplicate-id'],
       );
     });
+  });
+});
+
+describe('the demo plan (examples/demo/plan.md)', () => {
+  it('parses into six tasks forming the documented DAG, with no issues', () => {
+    const { tasks, issues } = parsePlan(readFileSync(join(__dirname, '../../../examples/demo/plan.md'), 'utf8'));
+    assert.deepEqual(issues, []);
+    assert.deepEqual(
+      tasks.map((t) => [t.id, t.agent, t.depends]),
+      [
+        ['T1', 'coder', []],
+        ['T2', 'coder', ['T1']],
+        ['T3', 'coder', ['T1']],
+        ['T4', 'coder', ['T2', 'T3']],
+        ['T5', 'reviewer', ['T4']],
+        ['T6', 'coder', []],
+      ],
+    );
+    assert.deepEqual(tasks[2]?.risk, ['database']);
+    assert.deepEqual(tasks[3]?.verify, [
+      ['node', '-e', 'process.exit(0)'],
+      ['node', 'src/cli.js', '--help'],
+    ]);
+    assert.ok(tasks.every((t) => t.instructions.split('\n').length >= 2 && !t.instructions.includes('## T')));
   });
 });
 

@@ -74,3 +74,11 @@ export function assertRangeInBounds(text: string, range: Range | undefined, what
   const ordered = range.start.line < range.end.line || (range.start.line === range.end.line && range.start.column <= range.end.column);
   assert.ok(ordered, `${what}: starts after it ends`);
 }
+
+/** The text a (1-based, end-exclusive) range covers. */
+export function textAt(text: string, range: Range): string {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1);
+  const offset = (p: Range['start']): number => (starts[p.line - 1] ?? 0) + p.column - 1;
+  return text.slice(offset(range.start), offset(range.end));
+}

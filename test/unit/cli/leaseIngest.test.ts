@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { describeResult, ensureCliBuilt, makeWorkspace, planText, removeWorkspace, resultText, runCli, writeFile, type CliResult } from '../../support/cli';
+
+/** Stale leases and rejected results through the built CLI. Plan: A and B, independent. */
+describe('baton CLI: stale leases and result ingestion', () => {
+  let ws: string;
+  const run = (args: string[]): Promise<CliResult> => runCli(args, { cwd: ws });
+
+  before(() => {
+    ensureCliBuilt();
+    ws = makeWorkspace();
+    writeFile(ws, 'plan.md', planText([{ id: 'A', agent: 'coder' }, { id: 'B', agent: 'writer' }]));
+  });
+  after(() => removeWorkspace(ws));
+
+  describe('a lease that runs out', () => {
+    let claim: { runtimeId: string; token: string; delegationId: string; epoch: number; leaseExpiresAt: number };
+
+    it('shows the runtime as stale in queue --json once the lease has run out, the delegation still RUNNING', async () => {
+      const r = await run(['claim', '--plan', 'plan.md', '--task', 'A', '--lease-seconds', '1', '--json']);
+      assert.equal(r.code, 0, describeResult(r));
+      claim = r.json();
+      assert.equal(claim.delegationId, 'D-A-coder-001');
+      const fresh = (await run(['queue', '--json'])).json();
+      if (fresh.now < claim.leaseExpiresAt) {
+        assert.equal(fresh.runtimes.find((x: { id: string }) => x.id === claim.runtimeId)?.status, 'claimed', 'not stale while the lease holds');
+      }
+      // ~1.2 s after the claim: past the 1 s lease
+      await new Promise((r) => setTimeout(r, Math.max(0, claim.leaseExpiresAt + 200 - Date.now())));
+      const q = await run(['queue', '--json']);
+      assert.equal(q.code, 0, describeResult(q));
+      const doc = q.json();
+      assert.equal(doc.protocolVersion, 1);
+      assert.equal(doc.runtimes.find((x: { id: string }) => x.id === claim.runtimeId)?.status, 'stale');
+      assert.equal(doc.delegations.find((d: { id: string }) => d.id === claim.delegationId)?.status, 'RUNNING');
+    });
+
+    it('refuses a late heartbeat with exit 3 and the JSON error document {protocolVersion, error: {code: runtime.lease-expired, message}}', async () => {
+      const r = await run(['heartbeat', '--runtime', claim.runtimeId, '--token', claim.token, '--progress', 'too late', '--json']);
+      assert.equal(r.code, 3, describeResult(r));
+      const doc = r.json();
+      assert.equal(doc.protocolVersion, 1);
+      assert.equal(doc.error.code, 'runtime.lease-expired');
+      assert.equal(typeof doc.error.message, 'string');
+      assert.match(doc.error.message, /STALE/);
+      const q = (await run(['queue', '--json'])).json();
+      assert.equal(q.delegations.find((d: { id: string }) => d.id === claim.delegationId)?.status, 'STALE', 'the refused heartbeat made the expiry official');
+    });
+
+    it('claiming the task again gives attempt 002', async () => {
+      const r = await run(['claim', '--plan', 'plan.md', '--task', 'A', '--json']);
+      assert.equal(r.code, 0, describeResult(r));
+      const doc = r.json();
+      assert.equal(doc.runCreated, false);
+      assert.equal(doc.delegationId, 'D-A-coder-002');
+      assert.equal(doc.attempt, 2);
+      assert.notEqual(doc.runtimeId, claim.runtimeId);
+      assert.ok(doc.epoch > claim.epoch, 'a new lease has a newer epoch');
+    });
+  });
+
+  describe('an invalid result artifact', () => {
+    let firstRecordId: string;
+
+    before(async () => {
+      const r = await run(['claim', '--plan', 'plan.md', '--task', 'B', '--json']);
+      assert.equal(r.code, 0, describeResult(r));
+      assert.equal(r.json().delegationId, 'D-B-writer-001');
+      writeFile(ws, 'results/B.md', resultText({ task: 'A', agent: 'writer', status: 'DONE' }));
+    });
+
+    it('with the wrong task id and status DONE exits 4; the record is not accepted and every issue has a range', async () => {
+      const r = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md', '--json']);
+      assert.equal(r.code, 4, describeResult(r));
+      const doc = r.json();
+      assert.equal(doc.protocolVersion, 1);
+      assert.equal(doc.record.accepted, false);
+      assert.equal(doc.duplicate, false);
+      const codes = doc.record.issues.map((i: { code: string }) => i.code).sort();
+      assert.deepEqual(codes, ['result.invalid-status', 'result.task-mismatch']);
+      for (const i of doc.record.issues) assert.ok(i.range?.start.line >= 1 && i.range.start.column >= 1, `ranged: ${JSON.stringify(i)}`);
+      // the block starts at line 5 of the artifact: task on 7, status on 9
+      assert.equal(doc.record.issues.find((i: { code: string }) => i.code === 'result.task-mismatch').range.start.line, 7);
+      assert.equal(doc.record.issues.find((i: { code: string }) => i.code === 'result.invalid-status').range.start.line, 9);
+      assert.equal(doc.delegation.status, 'BLOCKED');
+      firstRecordId = doc.record.id;
+    });
+
+    it('blocks the delegation behind an open ingestion_failed gate', async () => {
+      const gates = (await run(['gates', '--json'])).json().gates;
+      const gate = gates.find((g: { kind: string }) => g.kind === 'ingestion_failed');
+      assert.ok(gate, JSON.stringify(gates));
+      assert.equal(gate.status, 'open');
+      assert.equal(gate.taskId, 'B');
+      const q = (await run(['queue', '--json'])).json();
+      assert.equal(q.delegations.find((d: { id: string }) => d.id === 'D-B-writer-001')?.status, 'BLOCKED');
+    });
+
+    it('prints the issues as file:line:col lines in human output, and ingesting the same file again returns the same record with duplicate true', async () => {
+      const human = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md']);
+      assert.equal(human.code, 4, describeResult(human));
+      assert.match(human.stdout, /^results\/B\.md:7:\d+: error result\.task-mismatch: /m);
+      assert.match(human.stdout, /already ingested/);
+      const again = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md', '--json']);
+      assert.equal(again.code, 4, describeResult(again));
+      const doc = again.json();
+      assert.equal(doc.duplicate, true);
+      assert.equal(doc.record.id, firstRecordId);
+      const gates = (await run(['gates', '--json'])).json().gates;
+      assert.equal(gates.filter((g: { kind: string }) => g.kind === 'ingestion_failed').length, 1, 'still one gate, not one per attempt to ingest');
+    });
+
+    it('a corrected artifact completes the delegation and closes the ingestion_failed gate', async () => {
+      writeFile(ws, 'results/B.md', resultText({ task: 'B', agent: 'writer', status: 'PASS', summary: 'README tidied' }));
+      const r = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md', '--json']);
+      assert.equal(r.code, 0, describeResult(r));
+      const doc = r.json();
+      assert.equal(doc.record.accepted, true);
+      assert.notEqual(doc.record.id, firstRecordId);
+      assert.equal(doc.delegation.status, 'COMPLETED');
+      const open = (await run(['gates', '--json'])).json().gates;
+      assert.deepEqual(open, [], 'the ingestion_failed gate is resolved');
+    });
+  });
+});
