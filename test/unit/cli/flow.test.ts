@@ -217,8 +217,8 @@ describe('baton CLI: driving a run by hand', () => {
       assert.doesNotMatch(r.stdout + r.stderr, ANSI_ESCAPE, describeResult(r));
     }
     const [status, queue, gates, , claimed] = outputs as [CliResult, CliResult, CliResult, CliResult, CliResult];
-    assert.match(status.stdout, /^TASK {2}STATUS/m, 'status prints a plain table');
-    assert.match(queue.stdout, /^DELEGATION {6}TASK/m);
+    assert.match(status.stdout, /^TASK +STATUS/m, 'status prints a plain table');
+    assert.match(queue.stdout, /^DELEGATION +TASK/m, 'queue prints a plain table (its width depends on the claim running beside it)');
     assert.match(gates.stdout, /^G-1 +approved +risk_approval/m);
     assert.match(claimed.stdout, /Claimed D-T4-writer-001 \(task T4, attempt 1\)/);
   });
