@@ -1,3 +1,4 @@
+import { DEFAULT_SNAPSHOT_MIN_BYTES, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
 import { formatRate, formatSummary, summarize, type Summary } from './stats';
 import { SEED_ROWS_PER_TX, SEED_RUN_TASKS, type SizeResult, type StoreBenchResult } from './storeBench';
 
@@ -5,8 +6,6 @@ import { SEED_ROWS_PER_TX, SEED_RUN_TASKS, type SizeResult, type StoreBenchResul
 export const FLAT_FACTOR = 1.25;
 /** Baton's commit rate as a share of the disk's raw append + fdatasync rate. */
 export const APPEND_SHARE = 0.5;
-/** FileStore's default snapshotMinBytes: it snapshots when the journal since the last snapshot reaches max(this, snapshot size). */
-const SNAPSHOT_MIN_BYTES = 8 * 1024 * 1024;
 
 export interface TargetCheck {
   kind: 'flat' | 'append';
@@ -116,8 +115,9 @@ export function targetSummary(checks: readonly TargetCheck[]): string {
 
 /** Amortized cost of the automatic snapshots, from the measured snapshot time and journal line size. */
 export function snapshotAmortization(s: SizeResult): { commitsBetween: number; msPerCommit: number; effectiveRate: number } {
-  const threshold = Math.max(SNAPSHOT_MIN_BYTES, s.baton.snapshotBytes);
-  const commitsBetween = s.baton.avgLineBytes > 0 ? threshold / s.baton.avgLineBytes : Number.POSITIVE_INFINITY;
+  // FileStore snapshots when the journal since the last one reaches max(8 MiB, snapshot size), or 10,000 lines.
+  const threshold = Math.max(DEFAULT_SNAPSHOT_MIN_BYTES, s.baton.snapshotBytes);
+  const commitsBetween = Math.min(SNAPSHOT_MAX_LINES, s.baton.avgLineBytes > 0 ? threshold / s.baton.avgLineBytes : Number.POSITIVE_INFINITY);
   const msPerCommit = s.baton.snapshotMs / commitsBetween;
   const rate = s.baton.commitsPerSecond.median;
   return { commitsBetween, msPerCommit, effectiveRate: 1 / (1 / rate + msPerCommit / 1000) };
@@ -232,7 +232,7 @@ ${detailsTable(result)}
   the disk-independent way to see whether commit cost grows with the store.
 - *Journal lines per cycle* checks that each engine call is exactly one durable commit (3 per cycle).
 - *Snapshot* figures come from \`store.snapshot()\` right after seeding. The store writes one by itself
-  when the journal since the last snapshot reaches max(8 MiB, snapshot size); the last two columns
+  when the journal since the last snapshot reaches max(8 MiB, snapshot size) or 10,000 lines; the last two columns
   spread that cost over the commits in between. Closing the engine also snapshots once 1 MiB of
   journal has piled up; that happens outside the timed loop here.
 
