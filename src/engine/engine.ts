@@ -1,15 +1,13 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
 import { decideGate, type DecideGateOutcome, type GateDecision } from './gates/decideGate';
-import { checkArtifactPaths } from './ingest/artifactPaths';
-import { parseResultArtifact } from './ingest/parseResult';
-import { recordIngestion, type IngestionOutcome } from './ingest/recordIngestion';
+import { ingestArtifact, workspacePath, type IngestOutcome } from './ingest/ingestArtifact';
+import type { VerifyContext } from './executor/verifyAttempt';
 import { systemClock, systemIds, type Clock, type IdSource } from './model/clock';
 import { BatonError } from './model/errors';
-import { hasErrors, issue, type Issue } from './model/issue';
+import { hasErrors, type Issue } from './model/issue';
 import type { Delegation, DelegationStatus, Gate, GateStatus, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
 import { parsePlan } from './plan/parsePlan';
 import type { Claim } from './queue/claimDelegation';
@@ -42,7 +40,6 @@ import {
 import { Emitter, type Disposable } from './util/emitter';
 
 export const BATON_DIR = '.baton';
-export const MAX_ARTIFACT_BYTES = 1024 * 1024;
 
 export function storeDirOf(workspace: string): string {
   return join(workspace, BATON_DIR, 'store');
@@ -90,10 +87,6 @@ export interface RunOverview {
 export interface ClaimOutcome extends Claim {
   runId: string;
   runCreated: boolean;
-}
-
-export interface IngestOutcome extends IngestionOutcome {
-  delegation: Delegation;
 }
 
 /**
@@ -231,57 +224,12 @@ export class Engine {
    */
   async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
     const delegation = await this.findDelegation(input.delegationId, input.runId);
-    const absolute = resolve(this.workspace, input.artifactPath);
-    let size: number;
-    try {
-      const stat = statSync(absolute);
-      if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
-      size = stat.size;
-    } catch (err) {
-      throw new BatonError('invalid-input', 'ingest.artifact-unreadable', `Cannot read the artifact ${input.artifactPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
-    }
-    let digest: string;
-    let issues: Issue[];
-    let resultStatus: Delegation['resultStatus'];
-    let summary: string | undefined;
-    if (size > MAX_ARTIFACT_BYTES) {
-      digest = await digestFile(absolute);
-      issues = [
-        issue(
-          'result.artifact-too-large',
-          '',
-          `The artifact is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (1 MiB).`,
-          'Keep the result artifact short: a summary and paths to the files that hold the work.',
-        ),
-      ];
-    } else {
-      const bytes = readFileSync(absolute);
-      digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-      const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
-      issues = parsed.issues;
-      if (parsed.result) {
-        issues.push(...checkArtifactPaths(this.workspace, parsed.result));
-        resultStatus = parsed.result.status;
-        summary = parsed.result.summary;
-      }
-    }
-    const outcome = await this.store.transact((tx) =>
-      recordIngestion(
-        tx,
-        {
-          runId: delegation.runId,
-          delegationId: delegation.id,
-          artifactPath: this.displayPath(absolute),
-          digest,
-          issues,
-          ...(resultStatus ? { resultStatus } : {}),
-          ...(summary ? { summary } : {}),
-        },
-        this.clock.now(),
-      ),
-    );
-    const after = await this.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]));
-    return { ...outcome, delegation: toDelegation(after!) };
+    return ingestArtifact(this.verifyContext(), delegation, resolve(this.workspace, input.artifactPath));
+  }
+
+  /** What ingestion and verification need from the engine. */
+  private verifyContext(): VerifyContext {
+    return { store: this.store, clock: this.clock, workspace: this.workspace, timeoutMs: this.config.verifyTimeoutSeconds * 1000 };
   }
 
   async decideGate(input: { gateId: string; decision: GateDecision; note?: string; by?: string }): Promise<DecideGateOutcome> {
@@ -433,13 +381,6 @@ export class Engine {
   }
 }
 
-/** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
-function workspacePath(workspace: string, absolute: string): string {
-  const rel = relative(workspace, absolute);
-  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
-  return absolute;
-}
-
 /** Reads and parses a plan file (relative paths are resolved against the workspace). */
 export function readPlan(workspace: string, planPath: string): LoadedPlan {
   const absolute = resolve(workspace, planPath);
@@ -487,14 +428,4 @@ function defaultDecider(): string {
   } catch {
     return 'someone';
   }
-}
-
-function digestFile(path: string): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolvePromise(`sha256:${hash.digest('hex')}`));
-  });
 }

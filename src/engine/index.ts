@@ -2,8 +2,10 @@
  * The engine's public API: the only module adapters (src/cli, src/extension) import.
  * Nothing here knows about VS Code.
  */
-export { Engine, BATON_DIR, MAX_ARTIFACT_BYTES, configPathOf, loadConfig, readPlan, requireValidPlan, storeDirOf } from './engine';
-export type { ClaimOutcome, EngineEvent, EngineOptions, IngestOutcome, LoadedPlan, RunOverview } from './engine';
+export { Engine, BATON_DIR, configPathOf, loadConfig, readPlan, requireValidPlan, storeDirOf } from './engine';
+export type { ClaimOutcome, EngineEvent, EngineOptions, LoadedPlan, RunOverview } from './engine';
+export { MAX_ARTIFACT_BYTES } from './ingest/ingestArtifact';
+export type { IngestOutcome } from './ingest/ingestArtifact';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './config/config';
 export type { BatonConfig, ParsedConfig } from './config/config';
 export type { GateDecision } from './gates/decideGate';

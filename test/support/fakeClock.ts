@@ -17,9 +17,39 @@ export class FakeClock implements Clock {
     return this.mono;
   }
 
+  private timers: Array<{ due: number; seq: number; callback: () => void }> = [];
+  private timerSeq = 0;
+
+  setTimer(delayMs: number, callback: () => void): () => void {
+    const timer = { due: this.mono + Math.max(0, delayMs), seq: ++this.timerSeq, callback };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** Moves both clocks forward and fires, in order, every timer that came due. */
   advance(ms: number): void {
+    const target = this.mono + ms;
+    for (;;) {
+      const next = [...this.timers].sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
+      if (!next || next.due > target) break;
+      this.timers = this.timers.filter((t) => t !== next);
+      this.wall += next.due - this.mono;
+      this.mono = next.due;
+      next.callback();
+    }
+    this.wall += target - this.mono;
+    this.mono = target;
+  }
+
+  /** A wall-clock jump (NTP, a laptop waking): monotonic time does not move. */
+  jumpWall(ms: number): void {
     this.wall += ms;
-    this.mono += ms;
+  }
+
+  get pendingTimers(): number {
+    return this.timers.length;
   }
 }
 

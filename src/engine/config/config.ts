@@ -5,6 +5,54 @@ import { LineIndex } from '../util/lineIndex';
 
 export const DEFAULT_RISK_TAGS = ['database', 'security', 'migration', 'production', 'secrets'];
 
+/** Placeholders a process worker's arguments may use (docs/workers.md). */
+export const WORKER_PLACEHOLDERS = ['prompt', 'promptFile', 'artifactPath', 'taskId', 'workspace'] as const;
+const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+
+const workerArgs = z
+  .array(z.string())
+  .default([])
+  .superRefine((args, ctx) => {
+    args.forEach((arg, index) => {
+      for (const match of arg.matchAll(PLACEHOLDER)) {
+        if (!(WORKER_PLACEHOLDERS as readonly string[]).includes(match[1]!)) {
+          ctx.addIssue({ code: 'custom', path: [index], message: `Unknown placeholder {${match[1]}}; use ${WORKER_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` });
+        }
+      }
+    });
+  });
+
+const processWorkerSchema = z
+  .object({
+    type: z.literal('process'),
+    command: z.string().min(1).describe('The program to run (a path or a name on PATH). Never run through a shell.'),
+    args: workerArgs.describe('Arguments, each one argv element; may contain {prompt}, {promptFile}, {artifactPath}, {taskId}, {workspace}.'),
+    promptOnStdin: z.boolean().optional().describe('Write the prompt to stdin. Default: true unless an argument uses {prompt} or {promptFile}.'),
+    env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables.'),
+  })
+  .strict();
+
+const claudeCodeWorkerSchema = z
+  .object({
+    type: z.literal('claude-code'),
+    executable: z.string().min(1).default('claude').describe('Path to the Claude Code CLI.'),
+    args: workerArgs.describe('Extra arguments after the print-mode ones, e.g. ["--permission-mode", "acceptEdits"].'),
+    model: z.string().min(1).optional(),
+    env: z.record(z.string(), z.string()).default({}),
+  })
+  .strict();
+
+const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
+
+export const workerSchema = z.discriminatedUnion('type', [processWorkerSchema, claudeCodeWorkerSchema, manualWorkerSchema]);
+export type WorkerDefinition = z.output<typeof workerSchema>;
+
+/** Always available, whatever the config says (a config entry with the same id replaces one). */
+export const BUILTIN_WORKERS: Readonly<Record<string, WorkerDefinition>> = {
+  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {} },
+  manual: { type: 'manual' },
+};
+
 /**
  * `.baton/config.json` (docs/config.md). The JSON schema published for editor completion
  * (schemas/config.schema.json) is generated from this one definition.
@@ -29,6 +77,13 @@ export const configSchema = z.object({
     .max(20)
     .default(2)
     .describe('Attempts per task before a failed or stale attempt fails the task.'),
+  maxConcurrency: z.number().int().min(1).max(256).default(4).describe('How many workers a run drives at once.'),
+  taskTimeoutSeconds: z.number().int().min(1).max(7 * 86_400).default(3600).describe('An attempt still running after this long is stopped and fails.'),
+  verifyTimeoutSeconds: z.number().int().min(1).max(86_400).default(600).describe('Each verify command is stopped after this long and counts as failed.'),
+  retryBackoffSeconds: z.number().min(0).max(3600).default(10).describe('Wait before a retry; doubles with each further attempt (at most 10 minutes).'),
+  stopGraceSeconds: z.number().min(0).max(300).default(5).describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  defaultWorker: z.string().min(1).default('claude-code').describe('The worker for tasks whose plan block names none: a key of workers, or claude-code / manual.'),
+  workers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema).default({}).describe('Worker definitions by id (docs/workers.md).'),
 });
 
 export type BatonConfig = z.output<typeof configSchema>;

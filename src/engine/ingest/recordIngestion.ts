@@ -13,6 +13,7 @@ import {
   setTaskStatus,
   settleUnsuccessfulAttempt,
   transitionDelegation,
+  type DelegationChange,
 } from '../queue/taskFlow';
 import type { StoreTx } from '../store/port';
 import { INGESTION_COLUMNS, toIngestion, type IngestionRow } from '../store/rows';
@@ -105,9 +106,25 @@ async function applyAcceptedResult(tx: StoreTx, delegation: Delegation, record: 
     return;
   }
   if (status === 'PASS') {
-    await transitionDelegation(tx, delegation, 'COMPLETED', { ...change, reason: 'result PASS' }, now);
-    await setTaskStatus(tx, delegation.runId, delegation.taskId, 'completed', `${delegation.id} passed`, now);
-    await promoteDependents(tx, delegation.runId, delegation.taskId, now);
+    const task = await tx.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.taskId]);
+    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0) {
+      // The worker is done; its claim on the work ends. The attempt completes once verification passes.
+      await tx.run(`UPDATE delegations SET result_status = ?, artifact_path = ?, updated_at = ? WHERE run_id = ? AND id = ?`, [
+        status,
+        record.artifactPath,
+        now,
+        delegation.runId,
+        delegation.id,
+      ]);
+      await tx.run(`UPDATE runtimes SET ended_at = ?, end_reason = 'result ingested' WHERE run_id = ? AND delegation_id = ? AND ended_at IS NULL`, [
+        now,
+        delegation.runId,
+        delegation.id,
+      ]);
+      await setTaskStatus(tx, delegation.runId, delegation.taskId, 'verifying', `${delegation.id} passed; verifying`, now);
+      return;
+    }
+    await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now);
   } else {
     await transitionDelegation(tx, delegation, 'FAILED', { ...change, reason: 'result FAIL' }, now);
     await settleUnsuccessfulAttempt(tx, delegation.runId, delegation.taskId, `${delegation.id} reported FAIL`, now);
@@ -149,4 +166,11 @@ async function openGateOnce(
     return;
   }
   await openGate(tx, { runId: delegation.runId, kind, reason, taskId: delegation.taskId, delegationId: delegation.id, details }, now);
+}
+
+/** The attempt succeeded: the delegation completes, the task completes, its dependents may start. */
+export async function completeAttempt(tx: StoreTx, delegation: Delegation, change: DelegationChange, now: number): Promise<void> {
+  await transitionDelegation(tx, delegation, 'COMPLETED', change, now);
+  await setTaskStatus(tx, delegation.runId, delegation.taskId, 'completed', `${delegation.id} ${change.reason ?? 'completed'}`, now);
+  await promoteDependents(tx, delegation.runId, delegation.taskId, now);
 }

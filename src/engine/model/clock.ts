@@ -6,12 +6,24 @@ export interface Clock {
   now(): number;
   /** Monotonic milliseconds for local timers; never jumps with the wall clock. */
   monotonic(): number;
+  /** Calls `callback` once after `delayMs` of monotonic time; returns a cancel function. */
+  setTimer(delayMs: number, callback: () => void): () => void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => Number(process.hrtime.bigint() / 1_000_000n),
+  setTimer: (delayMs, callback) => {
+    // Node's timers run on the monotonic clock: a wall-clock jump does not fire them early.
+    const handle = setTimeout(callback, Math.max(0, delayMs));
+    return () => clearTimeout(handle);
+  },
 };
+
+/** Resolves after `ms` on the given clock. */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimer(ms, resolve));
+}
 
 /** Ids are a dependency too, so tests can make them deterministic. */
 export interface IdSource {

@@ -8,10 +8,16 @@ export interface OperationContext {
 }
 
 /** Settings frozen into a run when it starts (a later config edit does not change a running run). */
-export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts'>;
+export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'>;
 
 export function runSettingsFrom(config: BatonConfig): RunSettings {
-  return { riskTags: config.riskTags, leaseSeconds: config.leaseSeconds, maxAttempts: config.maxAttempts };
+  return { riskTags: config.riskTags, leaseSeconds: config.leaseSeconds, maxAttempts: config.maxAttempts, retryBackoffSeconds: config.retryBackoffSeconds };
+}
+
+/** Wait before attempt `attempt` (2, 3, …): the base, doubling per further attempt, at most 10 minutes. */
+export function retryDelayMs(settings: RunSettings, attempt: number): number {
+  const base = (settings.retryBackoffSeconds ?? 0) * 1000;
+  return Math.min(base * 2 ** Math.max(0, attempt - 2), 600_000);
 }
 
 export function delegationId(taskId: string, agent: string, attempt: number): string {

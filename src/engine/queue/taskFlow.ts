@@ -4,7 +4,7 @@ import { canTransitionDelegation, isTerminalDelegation } from '../model/transiti
 import type { Delegation, DelegationStatus, ResultStatus, RunStatus, TaskStatus } from '../model/types';
 import type { StoreTx } from '../store/port';
 import { DELEGATION_COLUMNS, toDelegation, type DelegationRow } from '../store/rows';
-import type { RunSettings } from './context';
+import { retryDelayMs, type RunSettings } from './context';
 
 /**
  * The shared moves of the task state machine. Each runs inside the caller's transaction
@@ -144,7 +144,10 @@ export async function settleUnsuccessfulAttempt(tx: StoreTx, runId: string, task
     taskId,
   ]);
   if ((used?.n ?? 0) < settings.maxAttempts) {
-    await setTaskStatus(tx, runId, taskId, 'ready', `${why}; attempt ${(used?.n ?? 0) + 1} of ${settings.maxAttempts} may start`, now);
+    const next = (used?.n ?? 0) + 1;
+    const delay = retryDelayMs(settings, next);
+    await setTaskStatus(tx, runId, taskId, 'ready', `${why}; attempt ${next} of ${settings.maxAttempts} may start${delay > 0 ? ` after ${Math.round(delay / 1000)} s` : ''}`, now);
+    await tx.run(`UPDATE tasks SET not_before = ? WHERE run_id = ? AND id = ?`, [delay > 0 ? now + delay : null, runId, taskId]);
   } else {
     await setTaskStatus(tx, runId, taskId, 'failed', `${why}; no attempts left (${settings.maxAttempts})`, now);
     await blockDependents(tx, runId, taskId, now);
@@ -153,19 +156,22 @@ export async function settleUnsuccessfulAttempt(tx: StoreTx, runId: string, task
 
 /** The run's status follows its tasks (see docs/architecture.md, "Run status"). */
 export async function refreshRunStatus(tx: StoreTx, runId: string, now: number): Promise<RunStatus> {
-  const run = await tx.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [runId]);
+  const run = await tx.get<{ status: string; stop_mode: string | null }>(`SELECT status, stop_mode FROM runs WHERE id = ?`, [runId]);
   if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
-  if (current === 'superseded' || current === 'stopping') return current;
+  if (current === 'superseded') return current;
   // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
   const probe = (statuses: TaskStatus[]): string => `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
-  const has = (await tx.get<{ active: number; gated: number; open: number; failed: number }>(
-    `SELECT ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
+  const has = (await tx.get<{ inFlight: number; active: number; gated: number; unfinished: number; open: number; failed: number }>(
+    `SELECT ${probe(['running', 'verifying'])} AS inFlight, ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
+       ${probe(['pending', 'ready', 'gated', 'running', 'verifying'])} AS unfinished,
        ${probe(['pending', 'failed', 'blocked', 'cancelled'])} AS open, ${probe(['failed'])} AS failed`,
     [runId],
   ))!;
   let next: RunStatus;
-  if (has.active) next = 'running';
+  // A stopped run stays stopping while work is in flight, then paused until it is resumed.
+  if (run.stop_mode && has.unfinished) next = has.inFlight ? 'stopping' : 'paused';
+  else if (has.active) next = 'running';
   else if (has.gated) next = 'paused';
   else if (!has.open) next = 'completed';
   else if (has.failed) next = 'failed';

@@ -132,6 +132,61 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO counters (name, value) VALUES ('run', 0), ('gate', 0), ('ingestion', 0), ('lease_epoch', 0)`,
     ],
   },
+  {
+    version: 2,
+    name: 'execution: coordinator leases, worker processes, stops, verification receipts',
+    statements: [
+      `CREATE TABLE coordinator_leases (
+        run_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_start TEXT,
+        epoch INTEGER NOT NULL,
+        acquired_at INTEGER NOT NULL,
+        renewed_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        released_at INTEGER
+      )`,
+      `ALTER TABLE runtimes ADD COLUMN pid INTEGER`,
+      `ALTER TABLE runtimes ADD COLUMN pid_start TEXT`,
+      `ALTER TABLE runtimes ADD COLUMN host TEXT`,
+      `ALTER TABLE runtimes ADD COLUMN worker TEXT`,
+      `ALTER TABLE runtimes ADD COLUMN log_path TEXT`,
+      `ALTER TABLE runtimes ADD COLUMN cwd TEXT`,
+      `ALTER TABLE tasks ADD COLUMN not_before INTEGER`,
+      `ALTER TABLE runs ADD COLUMN stop_mode TEXT`,
+      `CREATE TABLE stop_requests (
+        id TEXT PRIMARY KEY,
+        ordinal INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT,
+        mode TEXT NOT NULL,
+        status TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        requested_by TEXT NOT NULL,
+        applied_at INTEGER,
+        report_json TEXT NOT NULL DEFAULT '[]'
+      )`,
+      `CREATE INDEX stop_requests_by_run ON stop_requests (run_id, status)`,
+      `CREATE TABLE verification_receipts (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        artifact_digest TEXT NOT NULL,
+        command_json TEXT NOT NULL,
+        exit_code INTEGER,
+        timed_out INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        output_digest TEXT NOT NULL,
+        log_path TEXT NOT NULL,
+        started_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX receipts_by_task ON verification_receipts (run_id, task_id, artifact_digest)`,
+      `INSERT INTO counters (name, value) VALUES ('coordinator_epoch', 0), ('stop', 0)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { appendEvent } from '../events/appendEvent';
+import { openGate } from '../gates/openGate';
+import { completeAttempt } from '../ingest/recordIngestion';
+import type { Clock } from '../model/clock';
+import { getDelegation, refreshRunStatus, transitionDelegation } from '../queue/taskFlow';
+import type { StorePort, StoreTx } from '../store/port';
+import { loadExeca } from '../util/execa';
+import { runPaths } from './runPaths';
+
+export interface VerifyContext {
+  store: StorePort;
+  clock: Clock;
+  workspace: string;
+  timeoutMs: number;
+  /** Runs first in every transaction (a coordinator's epoch check). */
+  guard?: (tx: StoreTx) => Promise<void>;
+}
+
+export interface VerificationOutcome {
+  passed: boolean;
+  /** Commands run now, and commands whose passing receipt for this artifact was reused. */
+  ran: number;
+  reused: number;
+  failure?: { command: string[]; exitCode: number | null; timedOut: boolean; logPath: string };
+}
+
+/**
+ * Runs a task's verify commands after a PASS result, one after another, each as argv in
+ * the attempt's folder with a timeout, and stores a receipt for each (command, exit code,
+ * duration, output digest, log). A command that already passed for the same artifact
+ * digest is not run again (resume). All pass → the attempt completes; one fails → the
+ * attempt is BLOCKED behind a verification_failed gate.
+ */
+export async function verifyAttempt(ctx: VerifyContext, runId: string, delegationId: string): Promise<VerificationOutcome> {
+  const facts = await ctx.store.read(async (r) => {
+    const delegation = await r.get<{ task_id: string }>(`SELECT task_id FROM delegations WHERE run_id = ? AND id = ?`, [runId, delegationId]);
+    const task = delegation ? await r.get<{ verify_json: string; status: string }>(`SELECT verify_json, status FROM tasks WHERE run_id = ? AND id = ?`, [runId, delegation.task_id]) : undefined;
+    const ingestion = await r.get<{ digest: string }>(
+      `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [runId, delegationId],
+    );
+    const runtime = await r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [runId, delegationId]);
+    return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd: runtime?.cwd ?? undefined };
+  });
+  if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest) return { passed: false, ran: 0, reused: 0 };
+  const commands = JSON.parse(facts.task.verify_json) as string[][];
+  const { execa } = await loadExeca();
+  const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
+  mkdirSync(dirname(logPath), { recursive: true });
+  let ran = 0;
+  let reused = 0;
+  for (const command of commands) {
+    const commandJson = JSON.stringify(command);
+    const receipt = await ctx.store.read((r) =>
+      r.get(`SELECT 1 AS x FROM verification_receipts WHERE run_id = ? AND task_id = ? AND artifact_digest = ? AND command_json = ? AND exit_code = 0 LIMIT 1`, [
+        runId,
+        facts.taskId!,
+        facts.digest!,
+        commandJson,
+      ]),
+    );
+    if (receipt) {
+      reused++;
+      appendFileSync(logPath, `$ ${command.join(' ')}\n(passed before for this artifact; not run again)\n`);
+      continue;
+    }
+    ran++;
+    const started = ctx.clock.monotonic();
+    const startedAt = ctx.clock.now();
+    appendFileSync(logPath, `$ ${command.join(' ')}\n`);
+    const result = await execa(command[0]!, command.slice(1), {
+      cwd: facts.cwd ?? ctx.workspace,
+      reject: false,
+      all: true,
+      stdin: 'ignore',
+      timeout: ctx.timeoutMs,
+      killSignal: 'SIGKILL',
+      env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
+    });
+    const output = typeof result.all === 'string' ? result.all : '';
+    appendFileSync(logPath, `${output}${output.endsWith('\n') || output === '' ? '' : '\n'}(exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''})\n`);
+    const exitCode = result.timedOut ? null : (result.exitCode ?? null);
+    const durationMs = ctx.clock.monotonic() - started;
+    await transact(ctx, async (tx) => {
+      await tx.run(
+        `INSERT INTO verification_receipts (run_id, delegation_id, task_id, artifact_digest, command_json, exit_code, timed_out, duration_ms, output_digest, log_path, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          runId,
+          delegationId,
+          facts.taskId!,
+          facts.digest!,
+          commandJson,
+          exitCode,
+          result.timedOut ? 1 : 0,
+          durationMs,
+          `sha256:${createHash('sha256').update(output).digest('hex')}`,
+          logPath,
+          startedAt,
+        ],
+      );
+      await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), { delegationId, taskId: facts.taskId, command, exitCode, timedOut: Boolean(result.timedOut), durationMs });
+    });
+    if (exitCode !== 0) {
+      const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
+      await transact(ctx, (tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
+      return { passed: false, ran, reused, failure };
+    }
+  }
+  await transact(ctx, async (tx) => {
+    const delegation = await getDelegation(tx, runId, delegationId);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [runId, facts.taskId!]);
+    if (!delegation || task?.status !== 'verifying') return; // decided meanwhile (stopped, gate)
+    await completeAttempt(tx, delegation, { reason: `verified (${commands.length} command${commands.length === 1 ? '' : 's'})` }, ctx.clock.now());
+    await refreshRunStatus(tx, runId, ctx.clock.now());
+  });
+  return { passed: true, ran, reused };
+}
+
+async function blockOnFailedVerification(
+  tx: StoreTx,
+  runId: string,
+  delegationId: string,
+  failure: NonNullable<VerificationOutcome['failure']>,
+  now: number,
+): Promise<void> {
+  const delegation = await getDelegation(tx, runId, delegationId);
+  if (!delegation) return;
+  if (delegation.status === 'RUNNING') await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
+  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
+  await openGate(
+    tx,
+    {
+      runId,
+      kind: 'verification_failed',
+      taskId: delegation.taskId,
+      delegationId,
+      reason: `Verification of ${delegationId} failed: \`${failure.command.join(' ')}\` ${what}. Approve to retry the task, approve with accept to take the result anyway, reject to fail it.`,
+      details: { command: failure.command, exitCode: failure.exitCode, timedOut: failure.timedOut, logPath: failure.logPath },
+    },
+    now,
+  );
+  await refreshRunStatus(tx, runId, now);
+}
+
+function transact<T>(ctx: VerifyContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  return ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    return work(tx);
+  });
+}

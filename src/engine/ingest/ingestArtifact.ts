@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
+import { verifyAttempt, type VerificationOutcome, type VerifyContext } from '../executor/verifyAttempt';
+import { BatonError } from '../model/errors';
+import { issue, type Issue } from '../model/issue';
+import type { Delegation } from '../model/types';
+import { DELEGATION_COLUMNS, toDelegation, type DelegationRow } from '../store/rows';
+import { checkArtifactPaths } from './artifactPaths';
+import { parseResultArtifact } from './parseResult';
+import { recordIngestion, type IngestionOutcome } from './recordIngestion';
+
+export const MAX_ARTIFACT_BYTES = 1024 * 1024;
+
+export interface IngestOutcome extends IngestionOutcome {
+  /** The delegation after the ingestion (and verification). */
+  delegation: Delegation;
+  verification?: VerificationOutcome;
+}
+
+/**
+ * Accepts (or rejects) a result artifact for a delegation: read it (at most 1 MiB), hash
+ * it, check it against the contract, the delegation and the workspace — all before the
+ * transaction — then record it in one transaction, and verify a PASS when the task has
+ * verify commands. A missing file is bad input: nothing is written.
+ */
+export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation, absolutePath: string): Promise<IngestOutcome> {
+  let size: number;
+  try {
+    const stat = statSync(absolutePath);
+    if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    size = stat.size;
+  } catch (err) {
+    throw new BatonError('invalid-input', 'ingest.artifact-unreadable', `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  let digest: string;
+  let issues: Issue[];
+  let resultStatus: Delegation['resultStatus'];
+  let summary: string | undefined;
+  if (size > MAX_ARTIFACT_BYTES) {
+    digest = await digestFile(absolutePath);
+    issues = [
+      issue(
+        'result.artifact-too-large',
+        '',
+        `The artifact is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (1 MiB).`,
+        'Keep the result artifact short: a summary and paths to the files that hold the work.',
+      ),
+    ];
+  } else {
+    const bytes = readFileSync(absolutePath);
+    digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
+    issues = parsed.issues;
+    if (parsed.result) {
+      issues.push(...checkArtifactPaths(ctx.workspace, parsed.result));
+      resultStatus = parsed.result.status;
+      summary = parsed.result.summary;
+    }
+  }
+  const outcome = await ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    return recordIngestion(
+      tx,
+      {
+        runId: delegation.runId,
+        delegationId: delegation.id,
+        artifactPath: workspacePath(ctx.workspace, absolutePath),
+        digest,
+        issues,
+        ...(resultStatus ? { resultStatus } : {}),
+        ...(summary ? { summary } : {}),
+      },
+      ctx.clock.now(),
+    );
+  });
+  const verification = outcome.record.accepted ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
+  const after = await ctx.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]));
+  return { ...outcome, delegation: toDelegation(after!), ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
+}
+
+/** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
+export function workspacePath(workspace: string, absolute: string): string {
+  const rel = relative(workspace, absolute);
+  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+  return absolute;
+}
+
+function digestFile(path: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolvePromise(`sha256:${hash.digest('hex')}`));
+  });
+}
