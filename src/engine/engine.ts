@@ -5,7 +5,12 @@ import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
 import { decideGate, type DecideGateOutcome, type GateDecision } from './gates/decideGate';
 import { ingestArtifact, workspacePath, type IngestOutcome } from './ingest/ingestArtifact';
 import type { VerifyContext } from './executor/verifyAttempt';
-import { systemClock, systemIds, type Clock, type IdSource } from './model/clock';
+import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
+import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
+import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
+import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopRequest } from './executor/stopRequests';
+import { resolveWorker } from './workers/workerLaunch';
+import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
 import { BatonError } from './model/errors';
 import { hasErrors, type Issue } from './model/issue';
 import type { Delegation, DelegationStatus, Gate, GateStatus, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
@@ -232,10 +237,115 @@ export class Engine {
     return { store: this.store, clock: this.clock, workspace: this.workspace, timeoutMs: this.config.verifyTimeoutSeconds * 1000 };
   }
 
-  async decideGate(input: { gateId: string; decision: GateDecision; note?: string; by?: string }): Promise<DecideGateOutcome> {
+  async decideGate(input: { gateId: string; decision: GateDecision; note?: string; by?: string; accept?: boolean }): Promise<DecideGateOutcome> {
     return this.store.transact((tx) =>
-      decideGate(tx, { gateId: input.gateId, decision: input.decision, by: input.by ?? defaultDecider(), ...(input.note ? { note: input.note } : {}) }, this.clock.now()),
+      decideGate(
+        tx,
+        { gateId: input.gateId, decision: input.decision, by: input.by ?? defaultDecider(), ...(input.note ? { note: input.note } : {}), ...(input.accept ? { accept: true } : {}) },
+        this.clock.now(),
+      ),
     );
+  }
+
+  // ── execution ───────────────────────────────────────────────────────────
+
+  /**
+   * Becomes the coordinator of a run (reconciling what a predecessor left), or reports who
+   * is. The caller runs `coordinator.run()` and, on exit, `shutdown()` if it was interrupted.
+   */
+  async coordinate(options: CoordinatorOptions & { log?: (line: string) => void }): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
+    await this.refuseUnknownWorkers(options.runId, options.worker);
+    return Coordinator.take(
+      {
+        store: this.store,
+        clock: this.clock,
+        ids: this.ids,
+        workspace: this.workspace,
+        config: this.config,
+        onStoreChange: (listener) => this.store.watch(listener),
+        ...(options.log ? { log: options.log } : {}),
+      },
+      options,
+    );
+  }
+
+  /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
+  async runForPlan(planPath: string, options: { fresh?: boolean } = {}): Promise<{ run: Run; created: boolean }> {
+    const plan = this.validPlan(planPath);
+    const { runId, created } = await this.store.transact(async (tx) => {
+      const active = options.fresh ? undefined : await activeRunOf(tx, plan.path);
+      if (active && active.plan_digest !== planDigest(plan.text)) {
+        throw new BatonError('mismatch', 'run.plan-changed', `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`);
+      }
+      if (active) return { runId: active.id, created: false };
+      const run = await createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) }, this.context());
+      return { runId: run.id, created: true };
+    });
+    return { run: await this.getRun(runId), created };
+  }
+
+  /** Lets a stopped run dispatch again (the coordinator's job resumes with `coordinate`). */
+  async liftStops(runId: string): Promise<void> {
+    await this.store.transact((tx) => liftStops(tx, runId, this.clock.now()));
+  }
+
+  /**
+   * Records a stop. A live coordinator of the run applies it (it watches the store); with
+   * none, this process applies it: it ends the workers recorded on this host and cancels
+   * their attempts. Either way the returned request, once applied, reports per attempt
+   * whether the end of its processes was confirmed.
+   */
+  async requestStop(input: { runId: string; delegationId?: string; mode: StopMode; by?: string; waitMs?: number }): Promise<{ request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' }> {
+    const by = input.by ?? defaultDecider();
+    const { request, repeated } = await this.store.transact((tx) =>
+      requestStop(tx, { runId: input.runId, mode: input.mode, by, ...(input.delegationId ? { delegationId: input.delegationId } : {}) }, this.clock.now()),
+    );
+    if (repeated || request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
+    const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
+    if (isLeaseLive(lease, this.clock.now())) {
+      // The coordinator notices the request through the journal; wait a little for its report.
+      const deadline = this.clock.monotonic() + (input.waitMs ?? (this.config.stopGraceSeconds + 10) * 1000);
+      while (this.clock.monotonic() < deadline) {
+        const current = await this.store.read((r) => readStop(r, request.id));
+        if (current?.status === 'applied') return { request: current, repeated, appliedBy: 'coordinator' };
+        await sleep(this.clock, 50);
+      }
+      return { request, repeated, appliedBy: 'pending' };
+    }
+    const applied = await applyStopHere(this.reconcileContext(), request, this.config.stopGraceSeconds * 1000);
+    return { request: applied, repeated, appliedBy: 'this process' };
+  }
+
+  /**
+   * Classifies every task of a run from the evidence and repairs what it can prove. While
+   * another process coordinates the run, it only reports.
+   */
+  async reconcile(runId: string): Promise<ReconcileReport & { reportOnly: boolean; coordinator?: string }> {
+    const lease = await this.store.read((r) => readCoordinatorLease(r, runId));
+    const reportOnly = isLeaseLive(lease, this.clock.now());
+    const report = await reconcileRun(this.reconcileContext(), runId, { reportOnly });
+    return { ...report, reportOnly, ...(reportOnly && lease ? { coordinator: lease.holder } : {}) };
+  }
+
+  private reconcileContext(): ReconcileContext {
+    return { ...this.verifyContext(), ids: this.ids, leaseMs: this.config.leaseSeconds * 1000, stopGraceMs: this.config.stopGraceSeconds * 1000 };
+  }
+
+  /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
+  private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
+    const tasks = await this.store.read((r) => r.all<{ id: string; worker: string | null }>(`SELECT id, worker FROM tasks WHERE run_id = ?`, [runId]));
+    const unknown = new Set<string>();
+    for (const task of tasks) {
+      const id = override ?? task.worker ?? this.config.defaultWorker;
+      try {
+        resolveWorker(this.config, id);
+      } catch {
+        unknown.add(id);
+      }
+    }
+    if (unknown.size > 0) {
+      resolveWorker(this.config, [...unknown][0]!); // throws the readable error
+    }
   }
 
   // ── queries ─────────────────────────────────────────────────────────────

@@ -7,12 +7,22 @@ import { makeTempDir } from './tempDir';
 /** A workspace on disk with a plan, and engines on it driven by a fake clock. */
 export class EngineFixture {
   readonly workspace = makeTempDir('baton-engine-');
-  readonly clock = new FakeClock();
+  readonly clock: FakeClock | undefined;
   private readonly ids = sequentialIds();
   private readonly engines: Engine[] = [];
 
+  /** `realClock`: the system clock (for coordinator tests where workers run for real). */
+  constructor(options: { realClock?: boolean } = {}) {
+    this.clock = options.realClock ? undefined : new FakeClock();
+  }
+
+  get fakeClock(): FakeClock {
+    if (!this.clock) throw new Error('this fixture runs on the real clock');
+    return this.clock;
+  }
+
   async open(options: { follow?: boolean } = {}): Promise<Engine> {
-    const engine = await Engine.open({ workspace: this.workspace, clock: this.clock, ids: this.ids, ...options });
+    const engine = await Engine.open({ workspace: this.workspace, ...(this.clock ? { clock: this.clock } : {}), ids: this.ids, ...options });
     this.engines.push(engine);
     return engine;
   }

@@ -4,6 +4,7 @@ import type { Gate } from '../model/types';
 import { blockDependents, getDelegation, readinessOf, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
 import type { StoreTx } from '../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../store/rows';
+import { completeAttempt } from '../ingest/recordIngestion';
 
 export type GateDecision = 'approved' | 'rejected';
 
@@ -12,6 +13,8 @@ export interface DecideGateInput {
   decision: GateDecision;
   by: string;
   note?: string;
+  /** verification_failed only: approve by taking the result as it is, instead of retrying. */
+  accept?: boolean;
 }
 
 export interface DecideGateOutcome {
@@ -43,18 +46,29 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
   await tx.run(`UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ? AND status = 'open'`, [input.decision, now, input.by, note, gate.id]);
   await appendEvent(tx, gate.runId, 'gate:decided', now, { gateId: gate.id, kind: gate.kind, decision: input.decision, by: input.by, ...(note ? { note } : {}) });
 
-  if (gate.taskId) await applyDecision(tx, gate, input.decision, note, now);
+  if (input.accept && gate.kind !== 'verification_failed') {
+    throw new BatonError('invalid-input', 'gate.accept-not-applicable', `Only a verification_failed gate can accept a result; ${gate.id} is ${gate.kind}.`);
+  }
+  if (gate.taskId) await applyDecision(tx, gate, input.decision, note, input.accept ?? false, now);
   await refreshRunStatus(tx, gate.runId, now);
   const decided: Gate = { ...gate, status: input.decision, decidedAt: now, decidedBy: input.by, ...(note ? { note } : {}) };
   return { gate: decided, alreadyDecided: false };
 }
 
-async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, note: string | null, now: number): Promise<void> {
+async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, note: string | null, accept: boolean, now: number): Promise<void> {
   const taskId = gate.taskId!;
   const why = `${decision} at ${gate.id}${note ? `: ${note}` : ''}`;
   const delegation = gate.delegationId ? await getDelegation(tx, gate.runId, gate.delegationId) : undefined;
+  if (accept && decision === 'approved' && delegation && gate.kind === 'verification_failed') {
+    // Take the result although its verification failed: the attempt and the task complete.
+    if (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING') await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
+    return;
+  }
   if (delegation?.status === 'BLOCKED') {
     await transitionDelegation(tx, delegation, 'FAILED', { reason: decision === 'approved' ? `retry ${why}` : `result ${why}` }, now);
+  } else if (delegation?.status === 'RUNNING' && gate.kind === 'manual_handoff') {
+    // A person's hand-off: approve hands the task out again, reject fails it.
+    await transitionDelegation(tx, delegation, decision === 'approved' ? 'CANCELLED' : 'FAILED', { reason: decision === 'approved' ? `handed out again ${why}` : why }, now);
   }
   if (decision === 'rejected') {
     const to = gate.kind === 'risk_approval' ? 'cancelled' : 'failed';

@@ -183,7 +183,7 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   return next;
 }
 
-export async function nextCounter(tx: StoreTx, name: 'run' | 'gate' | 'ingestion' | 'lease_epoch'): Promise<number> {
+export async function nextCounter(tx: StoreTx, name: 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordinator_epoch' | 'stop'): Promise<number> {
   await tx.run(`UPDATE counters SET value = value + 1 WHERE name = ?`, [name]);
   const row = await tx.get<{ value: number }>(`SELECT value FROM counters WHERE name = ?`, [name]);
   return row!.value;

@@ -77,6 +77,13 @@ export function isProcessAlive(identity: ProcessIdentity): boolean | undefined {
   }
 }
 
+/** Stopped by a signal (SIGSTOP, a debugger): alive, but not doing its job. */
+export function isProcessStopped(identity: ProcessIdentity): boolean {
+  if (!HAS_PROC || identity.host !== thisHost()) return false;
+  const stat = readProcStat(identity.pid);
+  return stat !== undefined && (stat.state === 'T' || stat.state === 't') && (identity.startTime === null || stat.startTime === identity.startTime);
+}
+
 function allProcesses(): ProcStat[] {
   if (!HAS_PROC) return [];
   const found: ProcStat[] = [];

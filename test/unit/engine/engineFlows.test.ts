@@ -28,7 +28,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       assert.equal(claim.runCreated, true);
       assert.equal(claim.delegation.id, 'D-T1-coder-001');
       assert.equal(claim.delegation.status, 'RUNNING');
-      assert.equal(claim.leaseExpiresAt, fixture.clock.now() + 120_000);
+      assert.equal(claim.leaseExpiresAt, fixture.fakeClock.now() + 120_000);
       const again = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
       assert.equal(again.runCreated, false);
       assert.equal(again.runId, claim.runId);
@@ -76,10 +76,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
   describe('heartbeat and lease', () => {
     it('renews the lease, records progress and makes the runtime active', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      fixture.clock.advance(30_000);
+      fixture.fakeClock.advance(30_000);
       const runtime = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'reading the code' });
       assert.equal(runtime.status, 'active');
-      assert.equal(runtime.leaseExpiresAt, fixture.clock.now() + 120_000);
+      assert.equal(runtime.leaseExpiresAt, fixture.fakeClock.now() + 120_000);
       const { runtimes } = await engine.overview();
       assert.equal(runtimes[0]!.progress, 'reading the code');
       assert.equal(runtimes[0]!.heartbeatCount, 1);
@@ -94,7 +94,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
 
     it('shows the runtime stale once the lease ran out, refuses the late heartbeat and makes the attempt STALE', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      fixture.clock.advance(120_000);
+      fixture.fakeClock.advance(120_000);
       assert.equal((await engine.overview()).runtimes[0]!.status, 'stale');
       await assert.rejects(engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token }), (err) => BatonError.is(err, 'runtime.lease-expired') && err.kind === 'conflict');
       const view = await engine.overview();
@@ -105,7 +105,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
 
     it('retries a stale task as a new delegation with the next attempt number', async () => {
       await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      fixture.clock.advance(121_000);
+      fixture.fakeClock.advance(121_000);
       const retry = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       assert.equal(retry.delegation.id, 'D-T1-coder-002');
       assert.equal(retry.delegation.attempt, 2);
@@ -116,7 +116,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('fails the task at the attempt limit and blocks its dependents, saying why', async () => {
       for (let attempt = 0; attempt < 2; attempt++) {
         await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-        fixture.clock.advance(121_000);
+        fixture.fakeClock.advance(121_000);
         await engine.expireStaleRuntimes();
       }
       const view = await engine.overview();
