@@ -15,13 +15,18 @@ export const PROTOCOL_VERSION = 1;
  * The workspace is --workspace, else $BATON_WORKSPACE (set for workers), else the nearest
  * folder upwards that has a .baton folder, else the current folder.
  */
-export function resolveWorkspace(options: GlobalOptions): string {
+export function resolveWorkspace(options: GlobalOptions, from = process.cwd()): string {
   if (options.workspace) return resolve(options.workspace);
   if (process.env.BATON_WORKSPACE) return resolve(process.env.BATON_WORKSPACE);
-  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
     if (existsSync(join(dir, BATON_DIR))) return dir;
     if (dirname(dir) === dir) return process.cwd();
   }
+}
+
+/** For a command about a plan, the workspace is the one the plan lives in (searched upwards from it). */
+export function planContext(options: GlobalOptions, planPath: string): CommandContext {
+  return { workspace: resolveWorkspace(options, dirname(resolve(planPath))), output: createOutput(Boolean(options.json)) };
 }
 
 export interface CommandContext {
@@ -35,7 +40,8 @@ export function commandContext(options: GlobalOptions): CommandContext {
 
 /** Opens the engine for one command and always closes it (the close may snapshot). */
 export async function withEngine<T>(ctx: CommandContext, work: (engine: Engine) => Promise<T>, options: Partial<EngineOptions> = {}): Promise<T> {
-  const engine = await Engine.open({ workspace: ctx.workspace, ...options });
+  // Workers this process starts can heartbeat through the same CLI (BATON_CLI).
+  const engine = await Engine.open({ workspace: ctx.workspace, cliPath: process.argv[1] ?? __filename, ...options });
   try {
     for (const notice of engine.recoveryNotices) ctx.output.err(`baton: ${notice}`);
     return await work(engine);

@@ -8,7 +8,10 @@ import { ingest } from './commands/ingest';
 import { init } from './commands/init';
 import { showQueue, showStatus } from './commands/status';
 import { validate } from './commands/validate';
-import { commandContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
+import { resume, start } from './commands/drive';
+import { reconcile } from './commands/reconcile';
+import { stop } from './commands/stop';
+import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
 export const EXIT_CODES: Record<ErrorKind, number> = {
@@ -32,6 +35,10 @@ function nonNegativeInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0.');
   return n;
+}
+
+function driveOptions(o: { maxConcurrency?: number; worker?: string; task?: string[] }) {
+  return { ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}), ...(o.worker ? { worker: o.worker } : {}), ...(o.task ? { tasks: o.task } : {}) };
 }
 
 export function buildProgram(setExitCode: (code: number) => void): Command {
@@ -76,7 +83,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--agent <name>', "the agent taking it (default: the task's agent)")
     .option('--lease-seconds <n>', 'lease length (default: leaseSeconds from the config)', positiveInteger)
     .option('--holder <text>', 'who holds the runtime, shown in status (default: this host)')
-    .action((o: { task: string; plan?: string; run?: string; agent?: string; leaseSeconds?: number; holder?: string }, cmd: Command) => claim(ctx(cmd), o));
+    .action((o: { task: string; plan?: string; run?: string; agent?: string; leaseSeconds?: number; holder?: string }, cmd: Command) =>
+      claim(o.plan ? planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan) : ctx(cmd), o),
+    );
 
   program
     .command('heartbeat')
@@ -105,13 +114,52 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('approve <gateId>')
     .description('approve a gate')
     .option('--note <text>', 'why')
-    .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'approved', o.note));
+    .option('--accept', 'verification_failed gates: take the result as it is instead of retrying the task')
+    .action((gateId: string, o: { note?: string; accept?: boolean }, cmd: Command) => decide(ctx(cmd), gateId, 'approved', o.note, Boolean(o.accept)));
 
   program
     .command('reject <gateId>')
     .description('reject a gate')
     .option('--note <text>', 'why')
     .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'rejected', o.note));
+
+  program
+    .command('start <plan>')
+    .description("run a plan: its active run (or a new one) is driven in the foreground until it ends or waits on a person")
+    .option('--max-concurrency <n>', 'workers at once (default: maxConcurrency from the config)', positiveInteger)
+    .option('--worker <id>', 'run every task with this worker')
+    .option('--task <id...>', 'dispatch only these tasks')
+    .option('--new', 'start a new run even if the plan has an active one')
+    .action(async (plan: string, o: { maxConcurrency?: number; worker?: string; task?: string[]; new?: boolean }, cmd: Command) =>
+      setExitCode(await start(planContext(cmd.optsWithGlobals<GlobalOptions>(), plan), plan, { ...driveOptions(o), fresh: Boolean(o.new) })),
+    );
+
+  program
+    .command('resume')
+    .description('reconcile a run, take it over, and continue it to its end')
+    .option('--run <id>', 'the run (default: the most recent)')
+    .option('--max-concurrency <n>', 'workers at once', positiveInteger)
+    .option('--worker <id>', 'run every task with this worker')
+    .option('--task <id...>', 'dispatch only these tasks')
+    .action(async (o: { run?: string; maxConcurrency?: number; worker?: string; task?: string[] }, cmd: Command) =>
+      setExitCode(await resume(ctx(cmd), o.run, driveOptions(o))),
+    );
+
+  program
+    .command('stop')
+    .description('stop a run (or one delegation): graceful lets in-flight work finish; immediate ends every worker process and proves it')
+    .option('--run <id>', 'the run (default: the most recent)')
+    .addOption(new Option('--mode <mode>', 'how to stop').choices(['graceful', 'immediate']).default('graceful'))
+    .option('--delegation <id>', 'stop only this attempt (immediately); its task is cancelled')
+    .action(async (o: { run?: string; mode: 'graceful' | 'immediate'; delegation?: string }, cmd: Command) =>
+      setExitCode(await stop(ctx(cmd), { mode: o.delegation ? 'immediate' : o.mode, ...(o.run ? { run: o.run } : {}), ...(o.delegation ? { delegation: o.delegation } : {}) })),
+    );
+
+  program
+    .command('reconcile')
+    .description('classify every task of a run from the evidence (store, processes, artifacts) and repair only proven gaps')
+    .option('--run <id>', 'the run (default: the most recent)')
+    .action((o: { run?: string }, cmd: Command) => reconcile(ctx(cmd), o.run));
 
   program
     .command('events')

@@ -72,6 +72,8 @@ export interface EngineOptions {
   /** Follow other processes' commits live (the extension, `events --follow`). */
   follow?: boolean;
   store?: FileStoreOptions;
+  /** The `baton` CLI script, handed to workers as BATON_CLI. */
+  cliPath?: string;
 }
 
 export interface LoadedPlan {
@@ -116,6 +118,7 @@ export class Engine {
     private readonly store: FileStore,
     private readonly clock: Clock,
     private readonly ids: IdSource,
+    private readonly cliPath?: string,
   ) {
     this.subscription = store.watch(() => {
       this.announcing = this.announcing.then(() => this.announce()).catch(() => undefined);
@@ -131,7 +134,7 @@ export class Engine {
     }
     const clock = options.clock ?? systemClock;
     const store = await FileStore.open(storeDirOf(workspace), { clock, ...options.store, follow: options.follow ?? false });
-    const engine = new Engine(workspace, config, issues, store, clock, options.ids ?? systemIds(clock));
+    const engine = new Engine(workspace, config, issues, store, clock, options.ids ?? systemIds(clock), options.cliPath);
     await engine.primeAnnouncements();
     return engine;
   }
@@ -264,6 +267,7 @@ export class Engine {
         config: this.config,
         onStoreChange: (listener) => this.store.watch(listener),
         ...(options.log ? { log: options.log } : {}),
+        ...(this.cliPath ? { cliPath: this.cliPath } : {}),
       },
       options,
     );

@@ -21,3 +21,7 @@ export type { Clock, IdSource } from './model/clock';
 export * from './model/types';
 export { deriveRuntimeStatus, isTerminalDelegation } from './model/transitions';
 export type { Disposable } from './util/emitter';
+export type { CoordinatorOutcome, CoordinatorOptions } from './executor/coordinator';
+export type { ReconcileEntry, ReconcileReport } from './executor/reconcile';
+export type { StopMode, StopRequest, StopReportEntry } from './executor/stopRequests';
+export type { VerificationOutcome } from './executor/verifyAttempt';

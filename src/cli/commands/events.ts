@@ -90,6 +90,24 @@ export function formatEvent(ctx: CommandContext, e: EngineEvent): string {
     case 'ingestion:recorded':
       what = `${text('ingestionId')} ${d.accepted ? `accepted ${text('resultStatus')}` : `rejected (${String(d.issues)} issues)`} for ${text('delegationId')}`;
       break;
+    case 'verification:receipt':
+      what = `${text('delegationId')} \`${Array.isArray(d.command) ? (d.command as string[]).join(' ') : ''}\` ${d.timedOut ? 'timed out' : `exited ${String(d.exitCode)}`} (${String(d.durationMs)} ms)`;
+      break;
+    case 'coordinator:acquired':
+      what = `coordinated by ${text('holder')} (epoch ${String(d.epoch)})${d.tookOverFrom ? `, taking over from ${text('tookOverFrom')}` : ''}`;
+      break;
+    case 'coordinator:released':
+      what = `coordinator (epoch ${String(d.epoch)}) let go`;
+      break;
+    case 'stop:requested':
+      what = `${text('stopId')} ${text('mode')} stop of ${text('delegationId') || 'the run'} requested by ${text('by')}`;
+      break;
+    case 'stop:applied':
+      what = `${text('stopId')} applied to ${String(d.attempts)} attempt(s)${d.confirmed ? '' : '; some termination NOT confirmed'}`;
+      break;
+    case 'run:resumed':
+      what = 'run resumed';
+      break;
     default:
       what = oneLine(JSON.stringify(d), 100);
   }

@@ -31,10 +31,10 @@ export async function listGates(ctx: CommandContext, options: { run?: string; al
   });
 }
 
-export async function decide(ctx: CommandContext, gateId: string, decision: GateDecision, note: string | undefined): Promise<void> {
+export async function decide(ctx: CommandContext, gateId: string, decision: GateDecision, note: string | undefined, accept = false): Promise<void> {
   requireStore(ctx, () => new BatonError('invalid-input', 'gate.unknown', `There is no gate ${gateId}.`));
   await withEngine(ctx, async (engine) => {
-    const { gate, alreadyDecided } = await engine.decideGate({ gateId, decision, ...(note ? { note } : {}) });
+    const { gate, alreadyDecided } = await engine.decideGate({ gateId, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) });
     if (ctx.output.json) return printJson(ctx, { gate, alreadyDecided });
     const verb = decision === 'approved' ? paint(ctx.output, 'green', 'approved') : paint(ctx.output, 'red', 'rejected');
     ctx.output.out(

@@ -30,6 +30,8 @@ export interface CoordinatorDeps {
   ids: IdSource;
   workspace: string;
   config: BatonConfig;
+  /** The `baton` CLI entry (a .js file), given to workers as BATON_CLI so they can heartbeat. */
+  cliPath?: string;
   /** Fires when anything changed in the store, from this process or another (journal follow). */
   onStoreChange: (listener: () => void) => Disposable;
   log?: (line: string) => void;
@@ -324,6 +326,7 @@ export class Coordinator {
             BATON_RUNTIME_TOKEN: claim.token,
             BATON_ARTIFACT_PATH: artifactPath,
             BATON_WORKSPACE: this.deps.workspace,
+            ...(this.deps.cliPath ? { BATON_CLI: this.deps.cliPath } : {}),
           },
         },
       );

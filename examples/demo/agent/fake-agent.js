@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// A deterministic stand-in for a coding agent, so the demo runs anywhere without an API key.
+// It reads its prompt on stdin, reports progress with `baton heartbeat`, "works" for a few
+// seconds, and writes a result artifact where Baton asked for it (BATON_ARTIFACT_PATH).
+// Every task passes except T2, whose result is deliberately invalid (wrong task, status
+// DONE) so that the demo shows an ingestion issue. T6 reports PASS without doing the work,
+// so its verify command fails and the demo shows a verification gate.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const taskId = process.argv[2];
+const agent = process.argv[3] || 'coder';
+const artifact = process.env.BATON_ARTIFACT_PATH;
+const stepMs = Number(process.env.DEMO_AGENT_STEP_MS || 900);
+const steps = ['reading the task', 'looking at the code', 'making the change', 'checking the result'];
+
+function heartbeat(progress) {
+  if (!process.env.BATON_CLI) return;
+  try {
+    execFileSync(process.execPath, [process.env.BATON_CLI, 'heartbeat', '--progress', progress], { stdio: 'ignore' });
+  } catch {
+    // a missed beat is not fatal: Baton renews the lease while this process lives
+  }
+}
+
+function result(status, task, summary) {
+  return [
+    `# ${taskId}: ${summary}`,
+    '',
+    'The demo agent did not change any files; it only shows how a result looks.',
+    '',
+    '```baton-result',
+    'contract: baton-result-v1',
+    `task: ${task}`,
+    `agent: ${agent}`,
+    `status: ${status}`,
+    `summary: ${summary}`,
+    'artifacts: []',
+    '```',
+    '',
+  ].join('\n');
+}
+
+let prompt = '';
+process.stdin.on('data', (chunk) => (prompt += chunk));
+process.stdin.on('end', () => {
+  console.log(`fake agent: task ${taskId}, prompt of ${prompt.length} characters`);
+  let step = 0;
+  const next = () => {
+    if (step < steps.length) {
+      console.log(`fake agent: ${steps[step]}`);
+      heartbeat(steps[step]);
+      step++;
+      setTimeout(next, stepMs);
+      return;
+    }
+    fs.mkdirSync(path.dirname(artifact), { recursive: true });
+    if (taskId === 'T2') fs.writeFileSync(artifact, result('DONE', 'T3', 'added the notes commands'));
+    else fs.writeFileSync(artifact, result('PASS', taskId, `finished ${taskId}`));
+    console.log(`fake agent: wrote ${artifact}`);
+  };
+  next();
+});

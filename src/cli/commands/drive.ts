@@ -1,0 +1,199 @@
+import { resolve } from 'node:path';
+import type { CoordinatorOutcome, Engine, EngineEvent, Run } from '../../engine/index';
+import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
+import { duration, oneLine, paint, status } from '../render';
+import { formatEvent } from './events';
+
+export interface DriveOptions {
+  maxConcurrency?: number;
+  worker?: string;
+  tasks?: string[];
+}
+
+/** Exit codes for how a run ended or paused (DESIGN §6). */
+export function exitCodeFor(outcome: CoordinatorOutcome): number {
+  switch (outcome.kind) {
+    case 'finished':
+      return outcome.status === 'completed' ? 0 : 5;
+    case 'paused':
+      return outcome.openGates > 0 && !outcome.stopped ? 8 : 0;
+    case 'lease-lost':
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+/** `baton start <plan>`: the plan's active run (or a new one), driven in the foreground. */
+export async function start(ctx: CommandContext, planPath: string, options: DriveOptions & { fresh?: boolean }): Promise<number> {
+  return withEngine(
+    ctx,
+    async (engine) => {
+      const { run, created } = await engine.runForPlan(resolve(planPath), { fresh: Boolean(options.fresh) });
+      if (!ctx.output.json) ctx.output.out(`${created ? 'Started' : 'Continuing'} run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
+      return drive(ctx, engine, run, options);
+    },
+    { follow: true },
+  );
+}
+
+/** `baton resume`: reconcile, take the lease, and continue the run to its end. */
+export async function resume(ctx: CommandContext, runId: string | undefined, options: DriveOptions): Promise<number> {
+  return withEngine(
+    ctx,
+    async (engine) => {
+      const run = await engine.getRun(runId);
+      await engine.liftStops(run.id);
+      if (!ctx.output.json) ctx.output.out(`Resuming run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
+      return drive(ctx, engine, await engine.getRun(run.id), options);
+    },
+    { follow: true },
+  );
+}
+
+async function drive(ctx: CommandContext, engine: Engine, run: Run, options: DriveOptions): Promise<number> {
+  const o = ctx.output;
+  const taken = await engine.coordinate({
+    runId: run.id,
+    ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
+    ...(options.worker ? { worker: options.worker } : {}),
+    ...(options.tasks?.length ? { tasks: options.tasks } : {}),
+  });
+  if ('heldBy' in taken) {
+    if (o.json) printJson(ctx, { runId: run.id, observing: true, coordinator: taken.heldBy.holder, why: taken.why });
+    else o.out(`Run ${run.id} is driven by ${taken.heldBy.holder} (${taken.why}). This process observes; approve, stop and ingest from anywhere.`);
+    return observe(ctx, engine, run.id);
+  }
+  const { coordinator, reconcile } = taken;
+  for (const entry of reconcile.entries.filter((e) => e.repair)) {
+    if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'reconcile', ...entry }));
+    else o.out(`${paint(o, 'yellow', 'reconcile')} ${entry.taskId}${entry.delegationId ? ` (${entry.delegationId})` : ''}: ${entry.classification} → ${entry.repair}`);
+  }
+  const display = new ProgressDisplay(ctx, engine, run.id);
+  const interrupt = (): void => {
+    if (!o.json) o.err('\nStopping: ending the workers this process started…');
+    void coordinator.shutdown('baton start interrupted');
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let outcome: CoordinatorOutcome;
+  try {
+    outcome = await coordinator.run();
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
+    display.dispose();
+  }
+  const final = await engine.overview(run.id);
+  const code = exitCodeFor(outcome);
+  if (o.json) {
+    o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'outcome', runId: run.id, outcome, status: final.run.status, exitCode: code }));
+    return code;
+  }
+  const done = final.tasks.filter((t) => t.status === 'completed').length;
+  const open = final.gates.filter((g) => g.status === 'open');
+  o.out(`\nRun ${run.id} ${status(o, final.run.status)}: ${done}/${final.tasks.length} tasks completed.`);
+  if (outcome.kind === 'paused' && open.length > 0) {
+    for (const g of open) o.out(`  ${paint(o, 'yellow', g.id)} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''}: ${oneLine(g.reason, 110)}`);
+    o.out(paint(o, 'dim', `Decide with baton approve <gate> / baton reject <gate>, then baton resume --run ${run.id}.`));
+  } else if (outcome.kind === 'lease-lost') {
+    o.out(`This process lost the coordinator lease: ${outcome.detail}`);
+  } else if (outcome.kind === 'idle') {
+    o.out(outcome.reason);
+  }
+  return code;
+}
+
+/** Someone else drives the run: follow its events until it finishes or pauses. */
+async function observe(ctx: CommandContext, engine: Engine, runId: string): Promise<number> {
+  return new Promise<number>((resolveObserve) => {
+    const keepAlive = setInterval(() => undefined, 1 << 30);
+    const finish = (code: number): void => {
+      clearInterval(keepAlive);
+      subscription.dispose();
+      resolveObserve(code);
+    };
+    const subscription = engine.onEvent((e) => {
+      if (e.runId !== runId) return;
+      if (ctx.output.json) ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...e }));
+      else ctx.output.out(formatEvent(ctx, e));
+      if (e.type === 'run:status') {
+        const to = String(e.data.to);
+        if (to === 'completed') finish(0);
+        else if (to === 'failed' || to === 'blocked') finish(5);
+        else if (to === 'paused') finish(8);
+      }
+    });
+    process.once('SIGINT', () => finish(0));
+  });
+}
+
+/**
+ * Live progress. On a terminal: a line per running task with its heartbeat age, and a
+ * progress bar, redrawn in place. Otherwise: one line per event (NDJSON with --json).
+ */
+class ProgressDisplay {
+  private readonly subscription;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private drawnLines = 0;
+  private drawing = false;
+
+  constructor(
+    private readonly ctx: CommandContext,
+    private readonly engine: Engine,
+    private readonly runId: string,
+  ) {
+    const live = Boolean(process.stdout.isTTY) && !ctx.output.json;
+    this.subscription = engine.onEvent((e) => this.onEvent(e, live));
+    this.timer = live ? setInterval(() => void this.draw(), 500) : undefined;
+  }
+
+  private onEvent(e: EngineEvent, live: boolean): void {
+    if (e.runId !== this.runId) return;
+    if (this.ctx.output.json) this.ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...e }));
+    else if (!live) this.ctx.output.out(formatEvent(this.ctx, e));
+    else if (e.type !== 'runtime:heartbeat' && e.type !== 'task:status') {
+      this.clear();
+      this.ctx.output.out(formatEvent(this.ctx, e));
+      void this.draw();
+    }
+  }
+
+  private clear(): void {
+    if (this.drawnLines > 0) process.stdout.write(`\u001b[${this.drawnLines}F\u001b[J`);
+    this.drawnLines = 0;
+  }
+
+  private async draw(): Promise<void> {
+    if (this.drawing) return;
+    this.drawing = true;
+    try {
+      const view = await this.engine.overview(this.runId);
+      const now = this.engine.now();
+      const o = this.ctx.output;
+      const total = view.tasks.length;
+      const done = view.tasks.filter((t) => t.status === 'completed').length;
+      const width = 30;
+      const filled = total ? Math.round((done / total) * width) : 0;
+      const lines = [`${paint(o, 'green', '█'.repeat(filled))}${paint(o, 'dim', '░'.repeat(width - filled))} ${done}/${total} completed  ${status(o, view.run.status)}`];
+      for (const r of view.runtimes.filter((rt) => rt.status === 'claimed' || rt.status === 'active' || rt.status === 'stale')) {
+        const d = view.delegations.find((x) => x.id === r.delegationId);
+        const beat = r.lastHeartbeatAt ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
+        lines.push(`  ${paint(o, 'cyan', '▶')} ${d?.taskId ?? '?'} ${r.delegationId}  ${beat}  ${status(o, r.status)}  ${oneLine(r.progress ?? '', 50)}`);
+      }
+      this.clear();
+      process.stdout.write(`${lines.join('\n')}\n`);
+      this.drawnLines = lines.length;
+    } catch {
+      // the store is closing
+    } finally {
+      this.drawing = false;
+    }
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    if (this.timer) clearInterval(this.timer);
+    this.clear();
+  }
+}
