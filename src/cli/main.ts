@@ -11,6 +11,8 @@ import { validate } from './commands/validate';
 import { resume, start } from './commands/drive';
 import { reconcile } from './commands/reconcile';
 import { stop } from './commands/stop';
+import { replan } from './commands/replan';
+import { diagnose } from './commands/diagnose';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
@@ -160,6 +162,20 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('classify every task of a run from the evidence (store, processes, artifacts) and repair only proven gaps')
     .option('--run <id>', 'the run (default: the most recent)')
     .action((o: { run?: string }, cmd: Command) => reconcile(ctx(cmd), o.run));
+
+  program
+    .command('replan')
+    .description('map a run onto a new plan: completed tasks carry over, the old run is superseded (refused while its workers are alive)')
+    .option('--run <id>', 'the run to replace (default: the most recent)')
+    .requiredOption('--plan <plan.md>', 'the new plan')
+    .option('--map <old=new...>', 'old task → new task (old= drops it); tasks with the same id map to themselves')
+    .action((o: { run?: string; plan: string; map?: string[] }, cmd: Command) => replan(planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan), o));
+
+  program
+    .command('diagnose')
+    .description('everything about a run: tasks, attempts, worker processes, leases, gates, receipts, stops, disk, and what to do next')
+    .option('--run <id>', 'the run (default: the most recent)')
+    .action((o: { run?: string }, cmd: Command) => diagnose(ctx(cmd), o.run));
 
   program
     .command('events')

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
@@ -8,7 +8,10 @@ import type { VerifyContext } from './executor/verifyAttempt';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
 import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
-import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopRequest } from './executor/stopRequests';
+import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopReportEntry, type StopRequest } from './executor/stopRequests';
+import { replanRun, type ReplanOutcome } from './queue/replanRun';
+import { runPaths } from './executor/runPaths';
+import { isProcessAlive } from './runtime/processes';
 import { resolveWorker } from './workers/workerLaunch';
 import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
 import { BatonError } from './model/errors';
@@ -89,6 +92,18 @@ export interface RunOverview {
   delegations: Delegation[];
   runtimes: WorkerRuntime[];
   gates: Gate[];
+}
+
+export interface Diagnosis extends RunOverview {
+  now: number;
+  coordinator?: { holder: string; epoch: number; expiresAt: number; released: boolean; alive: boolean | null; live: boolean };
+  workers: Array<{ runtimeId: string; delegationId: string; worker?: string; pid?: number; alive: boolean | null; logPath?: string }>;
+  receipts: Array<{ delegationId: string; command: string[]; exitCode: number | null; timedOut: boolean; durationMs: number; logPath: string }>;
+  stops: Array<{ id: string; delegationId?: string; mode: string; status: string; requestedBy: string; requestedAt: number; report: StopReportEntry[] }>;
+  /** Bytes under .baton/runs/<run> (logs, prompts, artifacts). */
+  diskBytes: number;
+  /** The command that most likely helps next, and why. */
+  next: { command: string; why: string };
 }
 
 export interface ClaimOutcome extends Claim {
@@ -286,6 +301,76 @@ export class Engine {
       return { runId: run.id, created: true };
     });
     return { run: await this.getRun(runId), created };
+  }
+
+  /**
+   * Maps a run onto a new plan (docs/cli.md, replan): refused while the old run has a live
+   * coordinator or work in flight; completed tasks carry over; the old run is superseded.
+   */
+  async replan(input: { runId: string; planPath: string; mapping?: Record<string, string | null> }): Promise<ReplanOutcome> {
+    const plan = this.validPlan(input.planPath);
+    const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
+    if (isLeaseLive(lease, this.clock.now())) {
+      throw new BatonError('conflict', 'replan.coordinator-alive', `Run ${input.runId} is driven by ${lease!.holder}; stop it first (baton stop --run ${input.runId}).`);
+    }
+    return this.store.transact((tx) =>
+      replanRun(
+        tx,
+        { oldRunId: input.runId, planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config), mapping: input.mapping ?? {} },
+        this.context(),
+      ),
+    );
+  }
+
+  /** Everything about a run in one place, with the command that most likely helps next. */
+  async diagnose(runId?: string): Promise<Diagnosis> {
+    const view = await this.overview(runId);
+    const diagnosedRun = view.run.id;
+    const now = this.clock.now();
+    const extra = await this.store.read(async (r) => ({
+      lease: await readCoordinatorLease(r, diagnosedRun),
+      stops: await r.all<{ id: string; delegation_id: string | null; mode: string; status: string; requested_by: string; requested_at: number; report_json: string }>(
+        `SELECT id, delegation_id, mode, status, requested_by, requested_at, report_json FROM stop_requests WHERE run_id = ? ORDER BY ordinal`,
+        [diagnosedRun],
+      ),
+      receipts: await r.all<{ delegation_id: string; command_json: string; exit_code: number | null; timed_out: number; duration_ms: number; log_path: string }>(
+        `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? ORDER BY id`,
+        [diagnosedRun],
+      ),
+      processes: await r.all<{ id: string; delegation_id: string; pid: number | null; pid_start: string | null; host: string | null; worker: string | null; log_path: string | null }>(
+        `SELECT id, delegation_id, pid, pid_start, host, worker, log_path FROM runtimes WHERE run_id = ? ORDER BY claimed_at`,
+        [diagnosedRun],
+      ),
+    }));
+    const coordinator = extra.lease
+      ? {
+          holder: extra.lease.holder,
+          epoch: extra.lease.epoch,
+          expiresAt: extra.lease.expiresAt,
+          released: extra.lease.releasedAt !== undefined,
+          alive: isProcessAlive(extra.lease.identity) ?? null,
+          live: isLeaseLive(extra.lease, now),
+        }
+      : undefined;
+    const workers = extra.processes.map((p) => ({
+      runtimeId: p.id,
+      delegationId: p.delegation_id,
+      worker: p.worker ?? undefined,
+      pid: p.pid ?? undefined,
+      alive: p.pid !== null && p.host ? (isProcessAlive({ pid: p.pid, startTime: p.pid_start, host: p.host }) ?? null) : false,
+      logPath: p.log_path ?? undefined,
+    }));
+    const diskBytes = folderSize(runPaths(this.workspace, diagnosedRun).root);
+    return {
+      ...view,
+      now,
+      ...(coordinator ? { coordinator } : {}),
+      workers,
+      receipts: extra.receipts.map((r) => ({ delegationId: r.delegation_id, command: JSON.parse(r.command_json) as string[], exitCode: r.exit_code, timedOut: r.timed_out === 1, durationMs: r.duration_ms, logPath: r.log_path })),
+      stops: extra.stops.map((s) => ({ id: s.id, delegationId: s.delegation_id ?? undefined, mode: s.mode, status: s.status, requestedBy: s.requested_by, requestedAt: s.requested_at, report: JSON.parse(s.report_json) as StopReportEntry[] })),
+      diskBytes,
+      next: suggestNext(view, coordinator?.live ?? false, workers),
+    };
   }
 
   /** Lets a stopped run dispatch again (the coordinator's job resumes with `coordinate`). */
@@ -542,4 +627,30 @@ function defaultDecider(): string {
   } catch {
     return 'someone';
   }
+}
+
+function folderSize(path: string): number {
+  let bytes = 0;
+  try {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name);
+      bytes += entry.isDirectory() ? folderSize(full) : statSync(full).size;
+    }
+  } catch {
+    // no folder yet
+  }
+  return bytes;
+}
+
+function suggestNext(view: RunOverview, coordinated: boolean, workers: Diagnosis['workers']): Diagnosis['next'] {
+  const id = view.run.id;
+  const open = view.gates.filter((g) => g.status === 'open');
+  if (view.run.status === 'completed') return { command: '', why: 'The run is complete.' };
+  if (view.run.status === 'superseded') return { command: 'baton status', why: 'This run was replanned; the newest run continues it.' };
+  if (coordinated) return { command: `baton events --run ${id} --follow`, why: 'A coordinator is driving this run; follow it.' };
+  const orphaned = view.delegations.filter((d) => d.status === 'RUNNING' && !workers.some((w) => w.delegationId === d.id && w.alive));
+  if (orphaned.length > 0) return { command: `baton reconcile --run ${id}`, why: `${orphaned.map((d) => d.id).join(', ')} ${orphaned.length === 1 ? 'is' : 'are'} RUNNING with no live worker.` };
+  if (open.length > 0) return { command: `baton approve ${open[0]!.id}   (or baton reject ${open[0]!.id} --note …)`, why: `${open.length} gate${open.length === 1 ? '' : 's'} wait${open.length === 1 ? 's' : ''} for a decision: ${open[0]!.reason}` };
+  if (view.run.status === 'failed' || view.run.status === 'blocked') return { command: `baton replan --run ${id} --plan <fixed plan>`, why: 'Tasks failed and their dependents are blocked.' };
+  return { command: `baton resume --run ${id}`, why: 'Nothing drives this run; resume continues it.' };
 }

@@ -3,7 +3,8 @@
  * Nothing here knows about VS Code.
  */
 export { Engine, BATON_DIR, configPathOf, loadConfig, readPlan, requireValidPlan, storeDirOf } from './engine';
-export type { ClaimOutcome, EngineEvent, EngineOptions, LoadedPlan, RunOverview } from './engine';
+export type { ClaimOutcome, Diagnosis, EngineEvent, EngineOptions, LoadedPlan, RunOverview } from './engine';
+export type { ReplanOutcome } from './queue/replanRun';
 export { MAX_ARTIFACT_BYTES } from './ingest/ingestArtifact';
 export type { IngestOutcome } from './ingest/ingestArtifact';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './config/config';

@@ -156,6 +156,7 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE runtimes ADD COLUMN cwd TEXT`,
       `ALTER TABLE tasks ADD COLUMN not_before INTEGER`,
       `ALTER TABLE runs ADD COLUMN stop_mode TEXT`,
+      `ALTER TABLE runs ADD COLUMN superseded_by TEXT`,
       `CREATE TABLE stop_requests (
         id TEXT PRIMARY KEY,
         ordinal INTEGER NOT NULL,
