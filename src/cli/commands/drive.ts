@@ -93,7 +93,9 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
   const done = final.tasks.filter((t) => t.status === 'completed').length;
   const open = final.gates.filter((g) => g.status === 'open');
   o.out(`\nRun ${run.id} ${status(o, final.run.status)}: ${done}/${final.tasks.length} tasks completed.`);
-  if (outcome.kind === 'paused' && open.length > 0) {
+  if (outcome.kind === 'paused' && outcome.stopped) {
+    o.out(paint(o, 'dim', `Stopped. Continue with: baton resume --run ${run.id}`));
+  } else if (outcome.kind === 'paused' && open.length > 0) {
     for (const g of open) o.out(`  ${paint(o, 'yellow', g.id)} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''}: ${oneLine(g.reason, 110)}`);
     o.out(paint(o, 'dim', `Decide with baton approve <gate> / baton reject <gate>, then baton resume --run ${run.id}.`));
   } else if (outcome.kind === 'lease-lost') {

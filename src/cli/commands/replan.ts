@@ -23,7 +23,7 @@ export async function replan(ctx: CommandContext, options: { run?: string; plan:
     if (ctx.output.json) return printJson(ctx, { supersededRun: old.id, run: outcome.run, carried: outcome.carried });
     const o = ctx.output;
     o.out(`Run ${old.id} is superseded by ${paint(o, 'bold', outcome.run.id)} (${outcome.run.planPath}).`);
-    for (const c of outcome.carried) o.out(`  ${paint(o, 'green', '✓')} ${c.to} carried over from ${c.from}${c.delegationId ? ` (${c.delegationId})` : ''}`);
+    for (const c of outcome.carried) o.out(`  ${paint(o, 'green', '✓')} ${c.to}: completed, carried over from ${old.id}/${c.from}${c.delegationId ? ` (${c.delegationId})` : ''}`);
     if (outcome.carried.length === 0) o.out('  No completed work carried over.');
     o.out(paint(o, 'dim', `Continue it with: baton resume --run ${outcome.run.id}`));
   });
