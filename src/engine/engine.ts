@@ -16,7 +16,7 @@ import { resolveWorker } from './workers/workerLaunch';
 import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
 import { BatonError } from './model/errors';
 import { hasErrors, type Issue } from './model/issue';
-import type { Delegation, DelegationStatus, Gate, GateStatus, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
+import type { Delegation, DelegationStatus, Gate, GateStatus, IngestionRecord, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
 import { parsePlan } from './plan/parsePlan';
 import type { Claim } from './queue/claimDelegation';
 import { claimTask } from './queue/claimTask';
@@ -29,6 +29,9 @@ import type { StoreReader } from './store/port';
 import {
   DELEGATION_COLUMNS,
   GATE_COLUMNS,
+  INGESTION_COLUMNS,
+  toIngestion,
+  type IngestionRow,
   RUN_COLUMNS,
   RUNTIME_SELECT,
   TASK_COLUMNS,
@@ -389,7 +392,7 @@ export class Engine {
     const { request, repeated } = await this.store.transact((tx) =>
       requestStop(tx, { runId: input.runId, mode: input.mode, by, ...(input.delegationId ? { delegationId: input.delegationId } : {}) }, this.clock.now()),
     );
-    if (repeated || request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
+    if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
     if (isLeaseLive(lease, this.clock.now())) {
       // The coordinator notices the request through the journal; wait a little for its report.
@@ -487,6 +490,11 @@ export class Engine {
     }
     const sql = `SELECT ${GATE_COLUMNS} FROM gates ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ordinal`;
     return (await this.store.read((r) => r.all<GateRow>(sql, params))).map(toGate);
+  }
+
+  /** A run's ingestion records, oldest first. */
+  async listIngestions(runId: string): Promise<IngestionRecord[]> {
+    return (await this.store.read((r) => r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [runId]))).map(toIngestion);
   }
 
   async listEvents(runId: string, afterSeq = 0, limit = 10_000): Promise<Array<RunEvent & { id: number }>> {

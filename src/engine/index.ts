@@ -21,6 +21,7 @@ export { systemClock, systemIds } from './model/clock';
 export type { Clock, IdSource } from './model/clock';
 export * from './model/types';
 export { deriveRuntimeStatus, isTerminalDelegation } from './model/transitions';
+export { Emitter } from './util/emitter';
 export type { Disposable } from './util/emitter';
 export type { CoordinatorOutcome, CoordinatorOptions } from './executor/coordinator';
 export type { ReconcileEntry, ReconcileReport } from './executor/reconcile';

@@ -1,28 +1,112 @@
 import * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { BatonCodeLenses } from './codeLens';
+import { ResultDiagnostics } from './diagnostics';
+import { GateNotifications } from './gateNotifications';
+import { BatonSession, describeError } from './session';
+import { BatonStatusBar } from './statusBar';
+import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
+
+let session: BatonSession | undefined;
 
 /**
- * For now the extension activates, shows the Baton view container and logs; the views,
- * commands and coordinator arrive with the extension issue (docs/extension.md).
+ * Activation registers views, commands and providers and nothing heavier: the store (sql.js,
+ * snapshot, journal) opens right after, off the activation path, and the views fill in
+ * when it is ready.
  */
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('Baton', { log: true });
   context.subscriptions.push(log);
-  const runs = vscode.window.createTreeView('baton.runs', { treeDataProvider: new EmptyRunsProvider() });
-  context.subscriptions.push(runs);
   context.subscriptions.push(vscode.commands.registerCommand('baton.showLog', () => log.show()));
-  log.info(`Baton activated (workspace trusted: ${vscode.workspace.isTrusted}).`);
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) {
+    log.info('Baton needs a folder: open one to run a plan.');
+    return;
+  }
+  session = new BatonSession(folder, log, context.extensionPath);
+  context.subscriptions.push(session);
+  const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
+  context.subscriptions.push(diagnostics);
+  context.subscriptions.push(...registerCommands(session, diagnostics));
+  let engineIfOpen: Awaited<ReturnType<BatonSession['engine']>> | undefined;
+  const lenses = new BatonCodeLenses(() => engineIfOpen);
+  context.subscriptions.push(lenses);
+  const statusBar = new BatonStatusBar();
+  context.subscriptions.push(statusBar);
+  context.subscriptions.push(
+    vscode.commands.registerCommand('baton.createExamplePlan', async () => {
+      const uri = vscode.Uri.joinPath(folder.uri, 'baton-plan.md');
+      await vscode.workspace.fs.writeFile(uri, Buffer.from(EXAMPLE_PLAN));
+      await vscode.window.showTextDocument(uri);
+    }),
+    vscode.commands.registerCommand('baton.openDocs', () => vscode.env.openExternal(vscode.Uri.joinPath(vscode.Uri.file(context.extensionPath), 'README.md'))),
+  );
+  const current = session;
+  context.subscriptions.push(
+    current.onModelReady((model) => {
+      void current.engine().then((engine) => {
+        engineIfOpen = engine;
+        context.subscriptions.push(new GateNotifications(engine));
+        lenses.refresh();
+      });
+      const runs = new RunsTreeProvider(model);
+      const workers = new WorkersTreeProvider(model);
+      const gates = new GatesTreeProvider(model);
+      const runsView = vscode.window.createTreeView('baton.runs', { treeDataProvider: runs, showCollapseAll: true });
+      const workersView = vscode.window.createTreeView('baton.workers', { treeDataProvider: workers });
+      const gatesView = vscode.window.createTreeView('baton.gates', { treeDataProvider: gates });
+      const updateChrome = (): void => {
+        const open = gates.count;
+        gatesView.badge = open > 0 ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` } : undefined;
+        statusBar.update(model, current.drivenRuns);
+        void vscode.commands.executeCommand('setContext', 'baton.hasRuns', model.allRuns.length > 0);
+      };
+      // Skip work while no Baton view is visible; catch up when one shows again.
+      const views = [runsView, workersView, gatesView];
+      const onVisibility = (): void => (views.some((v) => v.visible) ? model.resume() : model.pause());
+      const ticker = setInterval(() => workersView.visible && workers.tick(), 1000);
+      context.subscriptions.push(
+        runs,
+        workers,
+        gates,
+        ...views,
+        ...views.map((v) => v.onDidChangeVisibility(onVisibility)),
+        { dispose: () => clearInterval(ticker) },
+        model.onDidChange(() => {
+          updateChrome();
+          lenses.refresh();
+          void current.engine().then((engine) => diagnostics.showLatestIngestions(engine, model.allRuns.slice(0, 3).map((r) => r.id)));
+        }),
+        current.onDidChangeDriving(updateChrome),
+      );
+      onVisibility();
+      updateChrome();
+    }),
+  );
+  // Off the activation path: open the store once VS Code is done activating.
+  setTimeout(() => void current.engine().catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err))), 0);
+  log.info(`Baton activated for ${folder.uri.fsPath} (workspace trusted: ${vscode.workspace.isTrusted}).`);
 }
 
-export function deactivate(): void {
-  // Everything is owned by context.subscriptions.
+/** Ends every worker this window started, within VS Code's deactivation budget. */
+export async function deactivate(): Promise<void> {
+  await session?.shutdown();
 }
 
-/** An empty tree lets VS Code show the view's welcome content. */
-class EmptyRunsProvider implements vscode.TreeDataProvider<never> {
-  getTreeItem(element: never): vscode.TreeItem {
-    return element;
-  }
-  getChildren(): never[] {
-    return [];
-  }
-}
+const EXAMPLE_PLAN = `# Example plan
+
+Each task is a \`baton-task\` block; the text after it is the task's instructions.
+
+\`\`\`baton-task
+id: T1
+title: Say hello
+\`\`\`
+Write hello.txt with a greeting.
+
+\`\`\`baton-task
+id: T2
+title: Check it
+depends: [T1]
+\`\`\`
+Read hello.txt and report whether it is friendly.
+`;

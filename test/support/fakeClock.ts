@@ -60,7 +60,8 @@ export function sequentialIds(): IdSource {
   let token = 0;
   return {
     runId: () => `R-test-${++run}`,
-    runtimeId: () => `W-test-${++runtime}`,
+    // The pid keeps runtime ids (and so the BATON_RUNTIME_ID marker of workers) apart between test processes.
+    runtimeId: () => `W-test-${process.pid}-${++runtime}`,
     token: () => `token-${++token}`,
   };
 }

@@ -1,0 +1,71 @@
+import { basename } from 'node:path';
+import * as vscode from 'vscode';
+import { parsePlan, type Engine } from '../engine/index';
+import { DisposableStore } from './lifecycle';
+
+const TASK_BLOCK = /^\s{0,3}(`{3,}|~{3,})\s*baton-task\b/m;
+const RESULT_BLOCK = /^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/m;
+
+/**
+ * On a plan: "▶ Start run" above the first task and "▶ Run task T3" on each task. On a
+ * result artifact: "Ingest for D-…" (or "Re-ingest") for the delegation it belongs to — the
+ * one its file is named after, else the waiting delegation of the task it names.
+ */
+export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensProvider {
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChangeCodeLenses = this.changed.event;
+
+  constructor(private readonly engine: () => Engine | undefined) {
+    super();
+    this._register(vscode.languages.registerCodeLensProvider({ language: 'markdown' }, this));
+  }
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  async provideCodeLenses(document: vscode.TextDocument): Promise<vscode.CodeLens[]> {
+    const text = document.getText();
+    const lenses: vscode.CodeLens[] = [];
+    if (TASK_BLOCK.test(text)) {
+      const plan = parsePlan(text);
+      const first = plan.tasks[0];
+      if (first) {
+        const top = new vscode.Range(first.range.start.line - 1, 0, first.range.start.line - 1, 0);
+        lenses.push(new vscode.CodeLens(top, { title: '▶ Start run', command: 'baton.startRun', arguments: [document.uri] }));
+      }
+      for (const task of plan.tasks) {
+        const line = new vscode.Range(task.range.start.line - 1, 0, task.range.start.line - 1, 0);
+        lenses.push(new vscode.CodeLens(line, { title: `▶ Run task ${task.id}`, command: 'baton.runTask', arguments: [{ planUri: document.uri.toString(), taskId: task.id }] }));
+      }
+    }
+    const engine = this.engine();
+    if (engine && RESULT_BLOCK.test(text)) {
+      const lens = await this.ingestLens(engine, document, text);
+      if (lens) lenses.push(lens);
+    }
+    return lenses;
+  }
+
+  private async ingestLens(engine: Engine, document: vscode.TextDocument, text: string): Promise<vscode.CodeLens | undefined> {
+    const runs = (await engine.listRuns()).filter((r) => r.status !== 'superseded').slice(0, 5);
+    const named = basename(document.uri.fsPath).replace(/\.md$/, '');
+    const task = /^\s*task:\s*(\S+)/m.exec(text)?.[1];
+    for (const run of runs) {
+      const view = await engine.overview(run.id);
+      const delegation =
+        view.delegations.find((d) => d.id === named) ??
+        [...view.delegations].reverse().find((d) => d.taskId === task && (d.status === 'RUNNING' || d.status === 'BLOCKED'));
+      if (!delegation) continue;
+      const fenceLine = document.positionAt(text.search(RESULT_BLOCK)).line;
+      const ingested = (await engine.listIngestions(run.id)).some((i) => i.delegationId === delegation.id);
+      const open = delegation.status === 'RUNNING' || delegation.status === 'BLOCKED';
+      const title = !open ? `${delegation.id}: ${delegation.status}` : `${ingested ? '↻ Re-ingest' : '⤓ Ingest'} for ${delegation.id}`;
+      return new vscode.CodeLens(
+        new vscode.Range(fenceLine, 0, fenceLine, 0),
+        open ? { title, command: 'baton.ingestArtifact', arguments: [{ delegationId: delegation.id, runId: run.id, uri: document.uri.toString() }] } : { title, command: '' },
+      );
+    }
+    return undefined;
+  }
+}

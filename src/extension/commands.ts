@@ -1,0 +1,281 @@
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { hasErrors, readPlan, type Delegation, type Engine, type IngestOutcome } from '../engine/index';
+import type { ResultDiagnostics } from './diagnostics';
+import { describeError, UserFacingError, type BatonSession } from './session';
+import type { GateNode, RunsNode, WorkerNode } from './views';
+
+type Node = RunsNode | GateNode | WorkerNode | undefined;
+
+/** Every command guards its own preconditions and reports a clear message, never a stack trace. */
+function command(id: string, run: (...args: never[]) => Promise<unknown>, log: vscode.LogOutputChannel): vscode.Disposable {
+  return vscode.commands.registerCommand(id, async (...args: never[]) => {
+    try {
+      return await run(...args);
+    } catch (err) {
+      const message = describeError(err);
+      log.warn(`${id}: ${message}`);
+      void vscode.window.showErrorMessage(message);
+      return undefined;
+    }
+  });
+}
+
+export function registerCommands(session: BatonSession, diagnostics: ResultDiagnostics): vscode.Disposable[] {
+  const log = session.log;
+  const engine = (): Promise<Engine> => session.engine();
+
+  async function pickRun(node: Node, what: string): Promise<string> {
+    if (node && 'runId' in node) return node.runId;
+    const runs = (await (await engine()).listRuns()).filter((r) => r.status !== 'superseded');
+    if (runs.length === 0) throw new UserFacingError('There is no Baton run in this workspace yet.');
+    if (runs.length === 1) return runs[0]!.id;
+    const pick = await vscode.window.showQuickPick(
+      runs.map((r) => ({ label: r.id, description: `${r.status} · ${r.planPath}` })),
+      { title: `Baton: ${what}`, placeHolder: 'Which run?' },
+    );
+    if (!pick) throw new UserFacingError('No run chosen.');
+    return pick.label;
+  }
+
+  async function pickPlan(uri?: vscode.Uri): Promise<vscode.Uri> {
+    if (uri instanceof vscode.Uri) return uri;
+    const active = vscode.window.activeTextEditor?.document;
+    if (active?.languageId === 'markdown' && active.getText().includes('```baton-task')) return active.uri;
+    const candidates: vscode.Uri[] = [];
+    for (const file of await vscode.workspace.findFiles(new vscode.RelativePattern(session.folder, '**/*.md'), '{**/node_modules/**,**/.baton/**}', 200)) {
+      const text = Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8');
+      if (text.includes('```baton-task')) candidates.push(file);
+    }
+    if (candidates.length === 0) throw new UserFacingError('No plan found: a plan is a markdown file with ```baton-task blocks. Run "Baton: Create Example Plan" to get one.');
+    if (candidates.length === 1) return candidates[0]!;
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+      { title: 'Baton: Start Run', placeHolder: 'Which plan?' },
+    );
+    if (!pick) throw new UserFacingError('No plan chosen.');
+    return pick.uri;
+  }
+
+  async function delegationOf(node: Node): Promise<Delegation> {
+    const e = await engine();
+    if (node?.kind === 'delegation') {
+      const found = (await e.overview(node.runId)).delegations.find((d) => d.id === node.delegationId);
+      if (found) return found;
+    }
+    if (node?.kind === 'runtime') {
+      const view = await e.overview(node.runId);
+      const runtime = view.runtimes.find((r) => r.id === node.runtimeId);
+      const found = view.delegations.find((d) => d.id === runtime?.delegationId);
+      if (found) return found;
+    }
+    throw new UserFacingError('Choose a delegation in the Runs view.');
+  }
+
+  async function startRun(uri?: vscode.Uri): Promise<void> {
+    session.requireTrust('start a run');
+    const planUri = await pickPlan(uri);
+    const plan = readPlan(session.workspace, planUri.fsPath);
+    if (hasErrors(plan.parsed.issues)) {
+      await vscode.window.showTextDocument(planUri);
+      throw new UserFacingError(`${plan.path} has errors (see Problems); fix them to start a run.`);
+    }
+    const { run, created } = await (await engine()).runForPlan(planUri.fsPath);
+    const driving = await session.drive(run.id);
+    void vscode.window.showInformationMessage(
+      driving ? `Baton ${created ? 'started' : 'continues'} run ${run.id} of ${run.planPath}.` : `Run ${run.id} is already driven by another window or process; this window shows it.`,
+    );
+    void vscode.commands.executeCommand('baton.runs.focus');
+  }
+
+  async function runTask(arg?: RunsNode | { planUri: string; taskId: string }): Promise<void> {
+    session.requireTrust('run a task');
+    let runId: string;
+    let taskId: string;
+    if (arg && 'planUri' in arg) {
+      const { run } = await (await engine()).runForPlan(vscode.Uri.parse(arg.planUri).fsPath);
+      runId = run.id;
+      taskId = arg.taskId;
+    } else if (arg?.kind === 'task') {
+      runId = arg.runId;
+      taskId = arg.taskId;
+    } else throw new UserFacingError('Choose a task in the Runs view or in its plan.');
+    const driving = await session.drive(runId, { tasks: [taskId] });
+    if (!driving) void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process; it dispatches ${taskId} when it is ready.`);
+  }
+
+  async function decide(node: Node, decision: 'approved' | 'rejected'): Promise<void> {
+    const e = await engine();
+    const gateId = node?.kind === 'gate' ? node.gateId : await pickGate(e);
+    const gate = (await e.listGates({ status: 'open' })).find((g) => g.id === gateId);
+    if (!gate) throw new UserFacingError(`Gate ${gateId} is no longer open.`);
+    let accept = false;
+    let note: string | undefined;
+    if (decision === 'approved' && gate.kind === 'verification_failed') {
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Retry the task', description: 'a new attempt', accept: false },
+          { label: 'Accept the result', description: 'as it is, although verification failed', accept: true },
+        ],
+        { title: `Approve ${gate.id}` },
+      );
+      if (!pick) return;
+      accept = pick.accept;
+    }
+    if (decision === 'rejected') {
+      note = await vscode.window.showInputBox({ title: `Reject ${gate.id}`, prompt: gate.reason, placeHolder: 'Why? (kept with the decision)', validateInput: (v) => (v.trim() ? undefined : 'Say why, for the record.') });
+      if (note === undefined) return;
+    }
+    const outcome = await e.decideGate({ gateId: gate.id, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) });
+    log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
+    await session.model?.refreshNow();
+    // Approval may have released work: keep the run going if nobody drives it.
+    if (decision === 'approved' && vscode.workspace.isTrusted) {
+      const run = await e.getRun(gate.runId);
+      if (run.status === 'running' && !session.drivenRuns.includes(run.id)) await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
+    }
+  }
+
+  async function pickGate(e: Engine): Promise<string> {
+    const open = await e.listGates({ status: 'open' });
+    if (open.length === 0) throw new UserFacingError('No gate is waiting for a decision.');
+    const pick = await vscode.window.showQuickPick(open.map((g) => ({ label: g.id, description: g.kind, detail: g.reason })), { title: 'Baton: which gate?' });
+    if (!pick) throw new UserFacingError('No gate chosen.');
+    return pick.label;
+  }
+
+  async function stopRun(node: Node, mode?: 'graceful' | 'immediate'): Promise<void> {
+    const runId = await pickRun(node, 'Stop Run');
+    const chosen =
+      mode ??
+      (
+        await vscode.window.showQuickPick(
+          [
+            { label: 'Graceful', description: 'finish what runs, start nothing new', mode: 'graceful' as const },
+            { label: 'Immediate', description: 'end every worker process now', mode: 'immediate' as const },
+          ],
+          { title: `Stop ${runId}` },
+        )
+      )?.mode;
+    if (!chosen) return;
+    const { request, repeated } = await (await engine()).requestStop({ runId, mode: chosen, by: 'VS Code' });
+    const unconfirmed = request.report.filter((r) => !r.confirmed && !r.note);
+    const message = `${repeated ? 'Already stopping' : 'Stopped'} ${runId} (${request.mode})${request.report.length ? `: ${request.report.length} attempt(s)` : ''}${unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ''}.`;
+    if (unconfirmed.length) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+    await session.model?.refreshNow();
+  }
+
+  async function stopDelegation(node: Node): Promise<void> {
+    const delegation = await delegationOf(node);
+    const { request } = await (await engine()).requestStop({ runId: delegation.runId, delegationId: delegation.id, mode: 'immediate', by: 'VS Code' });
+    void vscode.window.showInformationMessage(`Stopped ${delegation.id}${request.report.every((r) => r.confirmed) ? '; its processes are gone' : '; termination NOT confirmed'}.`);
+    await session.model?.refreshNow();
+  }
+
+  async function ingest(arg?: vscode.Uri | { delegationId: string; runId: string; uri: string }): Promise<IngestOutcome | undefined> {
+    session.requireTrust('ingest a result (verification runs commands)');
+    const e = await engine();
+    let uri: vscode.Uri;
+    let delegationId: string;
+    let runId: string | undefined;
+    if (arg && !(arg instanceof vscode.Uri)) {
+      uri = vscode.Uri.parse(arg.uri);
+      delegationId = arg.delegationId;
+      runId = arg.runId;
+    } else {
+      uri = arg ?? vscode.window.activeTextEditor?.document.uri ?? (() => {
+        throw new UserFacingError('Open the result artifact first.');
+      })();
+      const open = (await e.listRuns()).slice(0, 5);
+      const candidates: Delegation[] = [];
+      for (const run of open) candidates.push(...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'));
+      if (candidates.length === 0) throw new UserFacingError('No delegation is waiting for a result.');
+      const pick = await vscode.window.showQuickPick(candidates.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })), { title: 'Ingest for which delegation?' });
+      if (!pick) return undefined;
+      delegationId = pick.d.id;
+      runId = pick.d.runId;
+    }
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (document?.isDirty) await document.save();
+    const outcome = await e.ingest({ delegationId, artifactPath: uri.fsPath, ...(runId ? { runId } : {}) });
+    diagnostics.show(uri, outcome);
+    const r = outcome.record;
+    if (r.accepted) void vscode.window.showInformationMessage(`${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`);
+    else void vscode.window.showWarningMessage(`${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`);
+    await session.model?.refreshNow();
+    return outcome;
+  }
+
+  async function openPath(path: string | undefined, what: string): Promise<void> {
+    if (!path) throw new UserFacingError(`There is no ${what} for this yet.`);
+    const absolute = path.startsWith('/') || /^[A-Za-z]:/.test(path) ? path : join(session.workspace, path);
+    await vscode.window.showTextDocument(vscode.Uri.file(absolute), { preview: true });
+  }
+
+  return [
+    command('baton.startRun', startRun, log),
+    command('baton.runTask', runTask, log),
+    command('baton.approveGate', (node: Node) => decide(node, 'approved'), log),
+    command('baton.rejectGate', (node: Node) => decide(node, 'rejected'), log),
+    command('baton.stopRun', (node: Node) => stopRun(node), log),
+    command('baton.stopRunImmediately', (node: Node) => stopRun(node, 'immediate'), log),
+    command('baton.stopDelegation', stopDelegation, log),
+    command('baton.ingestArtifact', ingest, log),
+    command(
+      'baton.resumeRun',
+      async (node: Node) => {
+        const runId = await pickRun(node, 'Resume Run');
+        await (await engine()).liftStops(runId);
+        if (!(await session.drive(runId))) void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process.`);
+      },
+      log,
+    ),
+    command(
+      'baton.reconcileRun',
+      async (node: Node) => {
+        const report = await (await engine()).reconcile(await pickRun(node, 'Reconcile Run'));
+        for (const entry of report.entries) log.info(`reconcile ${entry.taskId}${entry.delegationId ? ` ${entry.delegationId}` : ''}: ${entry.classification}${entry.repair ? ` → ${entry.repair}` : ''}`);
+        const repairs = report.entries.filter((x) => x.repair).length;
+        void vscode.window.showInformationMessage(report.reportOnly ? `Run ${report.runId} is driven by ${report.coordinator}; nothing changed (see the Baton log).` : `Reconciled ${report.runId}: ${repairs} repair${repairs === 1 ? '' : 's'} (see the Baton log).`);
+        await session.model?.refreshNow();
+      },
+      log,
+    ),
+    command(
+      'baton.replanRun',
+      async (node: Node) => {
+        const runId = await pickRun(node, 'Replan Run');
+        const picked = await vscode.window.showOpenDialog({ title: `Replan ${runId}: the new plan`, defaultUri: session.folder.uri, filters: { Markdown: ['md'] }, canSelectMany: false });
+        if (!picked?.[0]) return;
+        const outcome = await (await engine()).replan({ runId, planPath: picked[0].fsPath });
+        void vscode.window.showInformationMessage(`Run ${runId} is superseded by ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over.`, 'Resume').then((pick) => {
+          if (pick) void vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: `run:${outcome.run.id}`, runId: outcome.run.id });
+        });
+        await session.model?.refreshNow();
+      },
+      log,
+    ),
+    command('baton.openArtifact', async (node: Node) => openPath((await delegationOf(node)).artifactPath, 'artifact'), log),
+    command(
+      'baton.openLog',
+      async (node: Node) => {
+        const d = await delegationOf(node);
+        await openPath(join(session.workspace, '.baton', 'runs', d.runId, 'logs', `${d.id}.log`), 'log');
+      },
+      log,
+    ),
+    command(
+      'baton.showEvents',
+      async (node: Node) => {
+        const e = await engine();
+        const runId = await pickRun(node, 'Show Events');
+        log.info(`── events of ${runId} ──`);
+        for (const ev of await e.listEvents(runId)) log.info(`${String(ev.seq).padStart(4)} ${new Date(ev.at).toISOString()} ${ev.type} ${JSON.stringify(ev.data)}`);
+        log.show(true);
+      },
+      log,
+    ),
+    command('baton.refresh', async () => session.model?.refreshNow(), log),
+  ];
+}

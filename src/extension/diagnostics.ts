@@ -1,0 +1,133 @@
+import { isAbsolute, join } from 'node:path';
+import * as vscode from 'vscode';
+import { parsePlan, type Engine, type IngestOutcome, type Issue } from '../engine/index';
+import { DisposableStore } from './lifecycle';
+
+const SOURCE = 'baton';
+
+/** Engine issues are 1-based line/column; VS Code positions are 0-based. */
+export function toRange(issue: Issue, document?: vscode.TextDocument): vscode.Range {
+  if (!issue.range) return new vscode.Range(0, 0, 0, document ? document.lineAt(0).text.length : 0);
+  return new vscode.Range(issue.range.start.line - 1, issue.range.start.column - 1, issue.range.end.line - 1, issue.range.end.column - 1);
+}
+
+export function toDiagnostic(issue: Issue, document?: vscode.TextDocument): vscode.Diagnostic {
+  const diagnostic = new vscode.Diagnostic(
+    toRange(issue, document),
+    issue.recommendation ? `${issue.message} ${issue.recommendation}` : issue.message,
+    issue.severity === 'error' ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+  );
+  diagnostic.source = SOURCE;
+  diagnostic.code = issue.code;
+  return diagnostic;
+}
+
+/** What a quick fix needs to know that the diagnostic itself cannot carry. */
+interface FixContext {
+  expectedTask?: string;
+  expectedAgent?: string;
+}
+
+/**
+ * The one diagnostic collection (plans and result artifacts) and the quick fixes for
+ * result issues whose fix is clear: the delegation's task id or agent, a missing
+ * `contract:` line, a status outside PASS / FAIL / BLOCKED.
+ */
+export class ResultDiagnostics extends DisposableStore implements vscode.CodeActionProvider {
+  private readonly collection = this._register(vscode.languages.createDiagnosticCollection(SOURCE));
+  private readonly fixes = new Map<string, FixContext>();
+
+  constructor(private readonly workspace: string) {
+    super();
+    this._register(vscode.languages.registerCodeActionsProvider({ language: 'markdown' }, this, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }));
+    this._register(vscode.workspace.onDidOpenTextDocument((d) => this.checkPlan(d)));
+    this._register(vscode.workspace.onDidChangeTextDocument((e) => this.checkPlan(e.document)));
+    this._register(vscode.workspace.onDidCloseTextDocument((d) => this.isPlan(d) && this.collection.delete(d.uri)));
+    for (const document of vscode.workspace.textDocuments) this.checkPlan(document);
+  }
+
+  private isPlan(document: vscode.TextDocument): boolean {
+    return document.languageId === 'markdown' && /^\s{0,3}(`{3,}|~{3,})\s*baton-task\b/m.test(document.getText());
+  }
+
+  /** Plan issues follow the text as it is typed. */
+  checkPlan(document: vscode.TextDocument): void {
+    if (!this.isPlan(document)) return;
+    this.collection.set(
+      document.uri,
+      parsePlan(document.getText()).issues.map((i) => toDiagnostic(i, document)),
+    );
+  }
+
+  /** Shows an ingestion's issues on its artifact (or clears them when it was accepted cleanly). */
+  show(uri: vscode.Uri, outcome: Pick<IngestOutcome, 'record' | 'delegation'>): void {
+    const issues = outcome.record.issues;
+    this.collection.set(uri, issues.map((i) => toDiagnostic(i)));
+    this.fixes.set(uri.toString(), { expectedTask: outcome.delegation.taskId, expectedAgent: outcome.delegation.agent });
+  }
+
+  /** Rejected ingestions made in the background (by a coordinator, any window) appear too. */
+  async showLatestIngestions(engine: Engine, runIds: readonly string[]): Promise<void> {
+    for (const runId of runIds) {
+      const view = await engine.overview(runId);
+      for (const ingestion of await engine.listIngestions(runId)) {
+        const delegation = view.delegations.find((d) => d.id === ingestion.delegationId);
+        if (!delegation) continue;
+        const path = isAbsolute(ingestion.artifactPath) ? ingestion.artifactPath : join(this.workspace, ingestion.artifactPath);
+        this.show(vscode.Uri.file(path), { record: ingestion, delegation });
+      }
+    }
+  }
+
+  provideCodeActions(document: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
+    const actions: vscode.CodeAction[] = [];
+    const fix = this.fixes.get(document.uri.toString()) ?? {};
+    for (const diagnostic of context.diagnostics) {
+      if (diagnostic.source !== SOURCE) continue;
+      const replace = (title: string, text: string): void => {
+        const action = new vscode.CodeAction(title, vscode.CodeActionKind.QuickFix);
+        action.edit = new vscode.WorkspaceEdit();
+        action.edit.replace(document.uri, diagnostic.range, text);
+        action.diagnostics = [diagnostic];
+        actions.push(action);
+      };
+      switch (diagnostic.code) {
+        case 'result.task-mismatch':
+          if (fix.expectedTask) replace(`Set task: ${fix.expectedTask}`, fix.expectedTask);
+          break;
+        case 'result.agent-mismatch':
+          if (fix.expectedAgent) replace(`Set agent: ${fix.expectedAgent}`, fix.expectedAgent);
+          break;
+        case 'result.invalid-status':
+          for (const status of ['PASS', 'FAIL', 'BLOCKED']) replace(`Set status: ${status}`, status);
+          actions[actions.length - 3]!.isPreferred = true;
+          break;
+        case 'result.missing-field':
+          if (/contract/.test(diagnostic.message)) {
+            const fence = findFenceAbove(document, diagnostic.range.start.line);
+            if (fence !== undefined) {
+              const contract = document.lineAt(fence).text.includes('sdd-result') ? 'sdd-result-v1' : 'baton-result-v1';
+              const action = new vscode.CodeAction(`Add contract: ${contract}`, vscode.CodeActionKind.QuickFix);
+              action.edit = new vscode.WorkspaceEdit();
+              action.edit.insert(document.uri, new vscode.Position(fence + 1, 0), `contract: ${contract}\n`);
+              action.diagnostics = [diagnostic];
+              action.isPreferred = true;
+              actions.push(action);
+            }
+          }
+          break;
+      }
+    }
+    return actions;
+  }
+}
+
+function findFenceAbove(document: vscode.TextDocument, line: number): number | undefined {
+  for (let l = Math.min(line, document.lineCount - 1); l >= 0; l--) {
+    if (/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/.test(document.lineAt(l).text)) return l;
+  }
+  for (let l = line + 1; l < document.lineCount; l++) {
+    if (/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/.test(document.lineAt(l).text)) return l;
+  }
+  return undefined;
+}

@@ -1,0 +1,47 @@
+import * as vscode from 'vscode';
+import type { Engine, EngineEvent } from '../engine/index';
+import { DisposableStore } from './lifecycle';
+
+/**
+ * A notification when a gate opens (in any process): Approve / Reject / Show. At most one
+ * at a time; gates that open meanwhile are summed up in the next one. Silenced with the
+ * `baton.notifyOnGate` setting (the notification offers it).
+ */
+export class GateNotifications extends DisposableStore {
+  private showing = false;
+  private queued: string[] = [];
+
+  constructor(engine: Engine) {
+    super();
+    this._register(engine.onEvent((e) => this.onEvent(e)));
+  }
+
+  private onEvent(e: EngineEvent): void {
+    if (e.type !== 'gate:opened') return;
+    if (!vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true)) return;
+    this.queued.push(String(e.data.gateId));
+    if (!this.showing) void this.showNext(e);
+  }
+
+  private async showNext(e: EngineEvent): Promise<void> {
+    this.showing = true;
+    try {
+      while (this.queued.length > 0) {
+        const gates = this.queued.splice(0);
+        const single = gates.length === 1;
+        const message = single
+          ? `Baton: ${gates[0]} waits for a decision — ${String(e.data.reason ?? e.data.kind ?? '')}`
+          : `Baton: ${gates.length} gates wait for a decision (${gates.join(', ')}).`;
+        const actions = single ? ['Approve', 'Reject', 'Show', "Don't Notify"] : ['Show', "Don't Notify"];
+        const pick = await vscode.window.showInformationMessage(message, ...actions);
+        const node = { kind: 'gate', id: `gate:${gates[0]}`, runId: e.runId, gateId: gates[0] };
+        if (pick === 'Approve') await vscode.commands.executeCommand('baton.approveGate', node);
+        else if (pick === 'Reject') await vscode.commands.executeCommand('baton.rejectGate', node);
+        else if (pick === 'Show') await vscode.commands.executeCommand('baton.gates.focus');
+        else if (pick === "Don't Notify") await vscode.workspace.getConfiguration('baton').update('notifyOnGate', false, vscode.ConfigurationTarget.Global);
+      }
+    } finally {
+      this.showing = false;
+    }
+  }
+}

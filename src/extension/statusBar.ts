@@ -1,0 +1,33 @@
+import * as vscode from 'vscode';
+import { DisposableStore } from './lifecycle';
+import type { RunsModel } from './runsModel';
+
+/** Running / waiting on gates / idle, at a glance; a click opens the Runs view. */
+export class BatonStatusBar extends DisposableStore {
+  private readonly item = this._register(vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50));
+
+  constructor() {
+    super();
+    this.item.name = 'Baton';
+    this.item.command = 'baton.runs.focus';
+    this.item.text = '$(circle-outline) Baton';
+    this.item.tooltip = 'Baton: no run yet';
+    this.item.show();
+  }
+
+  update(model: RunsModel, drivenHere: readonly string[]): void {
+    const running = model.liveRuntimes().length;
+    const gates = model.openGates().length;
+    if (running > 0) {
+      this.item.text = `$(sync~spin) Baton: ${running} running${gates ? `, ${gates} waiting` : ''}`;
+      this.item.backgroundColor = undefined;
+    } else if (gates > 0) {
+      this.item.text = `$(shield) Baton: ${gates} gate${gates === 1 ? '' : 's'} waiting`;
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    } else {
+      this.item.text = '$(check) Baton: idle';
+      this.item.backgroundColor = undefined;
+    }
+    this.item.tooltip = `Baton — ${running} worker(s) running, ${gates} gate(s) waiting${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+  }
+}
