@@ -1,5 +1,5 @@
 import { findNodeAtLocation, parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
-import { z } from 'zod';
+import * as z from 'zod';
 import { issue, type Issue, type Range } from '../model/issue';
 import { LineIndex } from '../util/lineIndex';
 

@@ -1,6 +1,6 @@
 import { isMap, isScalar, isSeq } from 'yaml';
 import type { Node } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { hasErrors, issue } from '../model/issue';
 import type { Issue, IssueSeverity, Range } from '../model/issue';
 import { RESULT_STATUSES } from '../model/types';

@@ -1,6 +1,6 @@
 import { isMap, isSeq } from 'yaml';
 import type { Node } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { issue } from '../model/issue';
 import type { Issue, Range } from '../model/issue';
 import type { ParsedPlan, PlanTask } from '../model/types';
