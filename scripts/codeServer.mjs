@@ -56,10 +56,12 @@ function which(command) {
 
 /**
  * Starts code-server on a free local port. Resolves once it listens; `lines` collects its
- * log (the extension host's exit code appears there as
- * "Extension Host Process exited with code: N").
+ * log (it says "Extension Host Process exited with code: N" when an extension host ends;
+ * after extension tests N is 0 even when they failed: the workbench reports the run's
+ * code to window.codeAutomationExit instead, see test/support/codeServerLauncher.ts).
+ * `env` adds variables for code-server and so for its extension host.
  */
-export function startCodeServer({ folder, extensionsDir, userDataDir, port = 0, trust = false, extraArgs = [], onLine } = {}) {
+export function startCodeServer({ folder, extensionsDir, userDataDir, port = 0, trust = false, extraArgs = [], env: extraEnv = {}, onLine } = {}) {
   const bin = ensureCodeServer();
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(userDataDir, { recursive: true });
@@ -76,11 +78,20 @@ export function startCodeServer({ folder, extensionsDir, userDataDir, port = 0, 
     '--disable-update-check',
     ...(trust ? [] : ['--disable-workspace-trust']),
     ...extraArgs,
-    folder,
+    ...(folder ? [folder] : []),
   ];
-  // Its config file goes to the user data folder, not to ~/.config.
-  const env = { ...process.env, XDG_CONFIG_HOME: join(userDataDir, 'config'), XDG_DATA_HOME: join(userDataDir, 'data') };
+  // Its config file, its logs and VS Code's device id (~/.cache/Microsoft/DeveloperTools)
+  // go to the user data folder, not to the home folder.
+  // Extra variables reach the extension host too (it inherits code-server's environment).
+  const env = {
+    ...process.env,
+    ...extraEnv,
+    XDG_CONFIG_HOME: join(userDataDir, 'config'),
+    XDG_DATA_HOME: join(userDataDir, 'data'),
+    XDG_CACHE_HOME: join(userDataDir, 'cache'),
+  };
   delete env.NODE_OPTIONS;
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
   const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const lines = [];
   let buffered = '';

@@ -1,0 +1,127 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { RESULTS_DIR } from './paths';
+
+/**
+ * Chromium for the real-editor tests is Debian's (`apt-get install -y chromium`):
+ * `npx playwright install` cannot download browsers here. BATON_CHROMIUM overrides the path.
+ */
+export function chromiumExecutable(): string {
+  const path = process.env.BATON_CHROMIUM || '/usr/bin/chromium';
+  if (!existsSync(path)) {
+    throw new Error(`Chromium not found at ${path}: install Debian's package (apt-get install -y chromium) or set BATON_CHROMIUM.`);
+  }
+  return path;
+}
+
+export const CHROMIUM_ARGS: readonly string[] = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/**
+ * Launches headless Chromium. Signals are left to the caller, which must close the
+ * browser (playwright's own handlers would exit the process before its cleanup runs).
+ */
+export async function launchChromium(options: { headless?: boolean } = {}): Promise<Browser> {
+  // Chromium keeps its crash database under $XDG_CONFIG_HOME/chromium whatever its profile
+  // folder: point it at a temporary folder so nothing lands in ~/.config.
+  const home = mkdtempSync(join(tmpdir(), 'baton-chromium-'));
+  const removeHome = (): void => rmSync(home, { recursive: true, force: true });
+  try {
+    const browser = await chromium.launch({
+      executablePath: chromiumExecutable(),
+      args: [...CHROMIUM_ARGS],
+      headless: options.headless ?? true,
+      env: { ...process.env, XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache') },
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+    browser.on('disconnected', removeHome);
+    return browser;
+  } catch (err) {
+    removeHome();
+    throw err;
+  }
+}
+
+export interface Workbench {
+  readonly context: BrowserContext;
+  readonly page: Page;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a workbench URL (see BatonCodeServer.workbenchUrl) in a fresh browser context;
+ * with `waitUntilReady` (default) returns once the workbench shows.
+ */
+export async function openWorkbench(
+  browser: Browser,
+  url: string,
+  options: { viewport?: { width: number; height: number }; waitUntilReady?: boolean; timeoutMs?: number } = {},
+): Promise<Workbench> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1400, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  if (options.waitUntilReady !== false) await waitForWorkbench(page, options.timeoutMs);
+  return { context, page, close: () => context.close() };
+}
+
+/**
+ * Waits until the workbench shows: `.monaco-workbench` visible with its activity bar and
+ * status bar. The extension host starts a moment later: wait for it with
+ * waitForLogLine(server, EXTENSION_HOST_LAUNCHED) or for the UI the test needs.
+ */
+export async function waitForWorkbench(page: Page, timeoutMs = 60_000): Promise<void> {
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.locator('.monaco-workbench .part.activitybar').waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.locator('.monaco-workbench .part.statusbar').waitFor({ state: 'visible', timeout: timeoutMs });
+}
+
+/** Saves a full-window screenshot to test-results/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const path = join(RESULTS_DIR, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}.png`);
+  await page.screenshot({ path });
+  return path;
+}
+
+/** Runs a command by its palette title (e.g. "Baton: Show Log") through the command palette. */
+export async function runCommand(page: Page, title: string, timeoutMs = 15_000): Promise<void> {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: timeoutMs });
+  await row.click();
+  await input.waitFor({ state: 'hidden', timeout: timeoutMs });
+}
+
+/** Opens a view container from the activity bar by its title (e.g. "Baton"). */
+export async function openViewContainer(page: Page, title: string, timeoutMs = 30_000): Promise<void> {
+  // The item's <a> carries the title ("Baton", or "Baton (2)" with a badge) from the start;
+  // its <li> gets class `checked` while the container shows.
+  const label = page.locator(`.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`).first();
+  await label.waitFor({ state: 'visible', timeout: timeoutMs });
+  const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
+  if (!checked) await label.click();
+  const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
+  await page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first().waitFor({ state: 'visible', timeout: timeoutMs });
+}
+
+/** A pane (view) in the side bar by its title, e.g. "Runs"; expanded if it was collapsed. */
+export async function viewPane(page: Page, title: string, timeoutMs = 30_000): Promise<Locator> {
+  const pane = page.locator('.part.sidebar .pane', { has: page.locator(`.pane-header[aria-label^="${title}"]`) }).first();
+  await pane.waitFor({ state: 'visible', timeout: timeoutMs });
+  const header = pane.locator('.pane-header').first();
+  if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();
+  return pane;
+}

@@ -1,0 +1,10 @@
+import { resolve } from 'node:path';
+
+/** The repository root. */
+export const ROOT = resolve(__dirname, '../../..');
+/** Screenshots and other artefacts of the real-editor tests (ignored by git). */
+export const RESULTS_DIR = resolve(ROOT, 'test-results');
+/** The workspace the integration and end-to-end tests open, always as a fresh copy. */
+export const FIXTURE_WORKSPACE = resolve(ROOT, 'test/integration/fixtures/workspace');
+/** The demo workspace (`npm start`, README screenshots). */
+export const DEMO_WORKSPACE = resolve(ROOT, 'examples/demo');
