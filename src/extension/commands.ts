@@ -111,7 +111,9 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     if (!gate) throw new UserFacingError(`Gate ${gateId} is no longer open.`);
     let accept = false;
     let note: string | undefined;
-    if (decision === 'approved' && gate.kind === 'verification_failed') {
+    const givenAccept = (node as { accept?: unknown } | undefined)?.accept;
+    if (decision === 'approved' && gate.kind === 'verification_failed' && typeof givenAccept === 'boolean') accept = givenAccept;
+    else if (decision === 'approved' && gate.kind === 'verification_failed') {
       const pick = await vscode.window.showQuickPick(
         [
           { label: 'Retry the task', description: 'a new attempt', accept: false },
@@ -122,7 +124,9 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       if (!pick) return;
       accept = pick.accept;
     }
-    if (decision === 'rejected') {
+    const given = (node as { note?: unknown } | undefined)?.note;
+    if (typeof given === 'string' && given.trim()) note = given.trim();
+    else if (decision === 'rejected') {
       note = await vscode.window.showInputBox({ title: `Reject ${gate.id}`, prompt: gate.reason, placeHolder: 'Why? (kept with the decision)', validateInput: (v) => (v.trim() ? undefined : 'Say why, for the record.') });
       if (note === undefined) return;
     }

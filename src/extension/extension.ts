@@ -10,18 +10,31 @@ import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './view
 let session: BatonSession | undefined;
 
 /**
+ * What `activate` returns: for the integration tests (and other extensions), the live
+ * session and views, and the same shutdown that deactivation runs.
+ */
+export interface BatonApi {
+  readonly session: BatonSession | undefined;
+  readonly views: { runs?: RunsTreeProvider; workers?: WorkersTreeProvider; gates?: GatesTreeProvider };
+  readonly diagnostics: ResultDiagnostics | undefined;
+  whenReady(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
  * Activation registers views, commands and providers and nothing heavier: the store (sql.js,
  * snapshot, journal) opens right after, off the activation path, and the views fill in
  * when it is ready.
  */
-export function activate(context: vscode.ExtensionContext): void {
+export function activate(context: vscode.ExtensionContext): BatonApi {
   const log = vscode.window.createOutputChannel('Baton', { log: true });
   context.subscriptions.push(log);
   context.subscriptions.push(vscode.commands.registerCommand('baton.showLog', () => log.show()));
+  const views: BatonApi['views'] = {};
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     log.info('Baton needs a folder: open one to run a plan.');
-    return;
+    return { session: undefined, views, diagnostics: undefined, whenReady: async () => undefined, shutdown: async () => undefined };
   }
   session = new BatonSession(folder, log, context.extensionPath);
   context.subscriptions.push(session);
@@ -52,6 +65,7 @@ export function activate(context: vscode.ExtensionContext): void {
       const runs = new RunsTreeProvider(model);
       const workers = new WorkersTreeProvider(model);
       const gates = new GatesTreeProvider(model);
+      Object.assign(views, { runs, workers, gates });
       const runsView = vscode.window.createTreeView('baton.runs', { treeDataProvider: runs, showCollapseAll: true });
       const workersView = vscode.window.createTreeView('baton.workers', { treeDataProvider: workers });
       const gatesView = vscode.window.createTreeView('baton.gates', { treeDataProvider: gates });
@@ -62,15 +76,15 @@ export function activate(context: vscode.ExtensionContext): void {
         void vscode.commands.executeCommand('setContext', 'baton.hasRuns', model.allRuns.length > 0);
       };
       // Skip work while no Baton view is visible; catch up when one shows again.
-      const views = [runsView, workersView, gatesView];
-      const onVisibility = (): void => (views.some((v) => v.visible) ? model.resume() : model.pause());
+      const treeViews = [runsView, workersView, gatesView];
+      const onVisibility = (): void => (treeViews.some((v) => v.visible) ? model.resume() : model.pause());
       const ticker = setInterval(() => workersView.visible && workers.tick(), 1000);
       context.subscriptions.push(
         runs,
         workers,
         gates,
-        ...views,
-        ...views.map((v) => v.onDidChangeVisibility(onVisibility)),
+        ...treeViews,
+        ...treeViews.map((v) => v.onDidChangeVisibility(onVisibility)),
         { dispose: () => clearInterval(ticker) },
         model.onDidChange(() => {
           updateChrome();
@@ -86,6 +100,15 @@ export function activate(context: vscode.ExtensionContext): void {
   // Off the activation path: open the store once VS Code is done activating.
   setTimeout(() => void current.engine().catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err))), 0);
   log.info(`Baton activated for ${folder.uri.fsPath} (workspace trusted: ${vscode.workspace.isTrusted}).`);
+  return {
+    session: current,
+    views,
+    diagnostics,
+    whenReady: async () => {
+      await current.engine();
+    },
+    shutdown: () => current.shutdown(),
+  };
 }
 
 /** Ends every worker this window started, within VS Code's deactivation budget. */

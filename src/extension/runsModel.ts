@@ -13,6 +13,7 @@ export interface ModelChange {
 }
 
 const MAX_RUNS = 10;
+const HIDDEN_COALESCE_MS = 3000;
 
 /**
  * The view-model behind the Runs, Workers and Gates views (CONVENTIONS: model first, tree
@@ -68,13 +69,21 @@ export class RunsModel implements Disposable {
     return this.engine.now();
   }
 
-  /** While no view is visible, events only mark the model dirty; `resume()` catches up. */
+  /**
+   * While no Baton view is visible the model refreshes less often (the status bar still
+   * follows, a few seconds late); `resume()` catches up at once.
+   */
   pause(): void {
     this.paused = true;
   }
 
   resume(): void {
+    const wasPaused = this.paused;
     this.paused = false;
+    if (wasPaused && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     this.schedule();
   }
 
@@ -93,11 +102,14 @@ export class RunsModel implements Disposable {
   }
 
   private schedule(): void {
-    if (this.paused || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, this.coalesceMs);
+    if (this.timer) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.flush();
+      },
+      this.paused ? HIDDEN_COALESCE_MS : this.coalesceMs,
+    );
   }
 
   private async flush(): Promise<void> {

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import * as vscode from 'vscode';
+import type { BatonApi } from '../../src/extension/extension';
+import type { GateNode, RunsNode } from '../../src/extension/views';
+import { activateBaton, waitFor, workspaceFolder, workspacePath } from './support/editor';
+
+/** Live processes whose environment carries one of these BATON_RUNTIME_IDs (zombies are dead). */
+function processesOf(runtimeIds: readonly string[]): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const state = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (state === 'Z' || state === 'X') continue;
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0');
+      if (runtimeIds.some((id) => environ.includes(`BATON_RUNTIME_ID=${id}`))) found.push(Number(name));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return found;
+}
+
+describe('Baton in the editor', function () {
+  this.timeout(60_000);
+  let api: BatonApi;
+  const planUri = (): vscode.Uri => vscode.Uri.file(workspacePath('tasks.plan.md'));
+
+  async function overview(runId?: string) {
+    return (await api.session!.engine()).overview(runId);
+  }
+
+  before(async () => {
+    api = (await activateBaton()).exports as BatonApi;
+    await api.whenReady();
+    await vscode.commands.executeCommand('baton.runs.focus');
+    process.env.FAKE_WORKER_STEP_MS = '300';
+  });
+
+  afterEach(() => {
+    delete process.env.FAKE_WORKER_BEHAVIOUR;
+  });
+
+  it('shows plan issues as diagnostics at their exact range while the plan is edited', async () => {
+    const path = workspacePath('scratch', 'broken.plan.md');
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, '# Broken\n\n```baton-task\nid: A\ndepends: [Z]\n```\nDo A.\n\n```baton-task\nid: A\n```\nAgain.\n');
+    const document = await vscode.workspace.openTextDocument(path);
+    await vscode.window.showTextDocument(document);
+    const diagnostics = await waitFor('plan diagnostics', () => {
+      const found = vscode.languages.getDiagnostics(document.uri).filter((d) => d.source === 'baton');
+      return found.length >= 2 ? found : undefined;
+    });
+    const byCode = new Map(diagnostics.map((d) => [String(d.code), d]));
+    assert.equal(byCode.get('plan.unknown-dependency')?.range.start.line, 4, 'the depends line (0-based 4)');
+    assert.equal(byCode.get('plan.duplicate-id')?.range.start.line, 9, 'the second "id: A"');
+    // Fixing the text clears the diagnostics as it is typed, without saving.
+    const editor = vscode.window.activeTextEditor!;
+    await editor.edit((edit) => edit.replace(new vscode.Range(9, 4, 9, 5), 'B'));
+    await editor.edit((edit) => edit.replace(new vscode.Range(4, 10, 4, 11), 'B'));
+    await waitFor('the diagnostics to clear', () => vscode.languages.getDiagnostics(document.uri).filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
+  it('offers CodeLens on a plan: start the run and run each task', async () => {
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', planUri());
+    const titles = lenses.map((l) => l.command?.title);
+    assert.ok(titles.includes('▶ Start run'), titles.join(', '));
+    for (const id of ['T1', 'T2', 'T3']) assert.ok(titles.includes(`▶ Run task ${id}`), titles.join(', '));
+  });
+
+  it('starts a run: the Runs view lists it with its tasks, the Gates view holds the risk gate', async () => {
+    await vscode.commands.executeCommand('baton.startRun', planUri());
+    const runs = api.views.runs!;
+    const runNode = await waitFor('the run in the Runs view', () => runs.getChildren()[0]);
+    assert.equal(runNode.kind, 'run');
+    const tasks = await waitFor('its tasks', () => {
+      const children = runs.getChildren(runNode);
+      return children.length === 3 ? children : undefined;
+    });
+    assert.deepEqual(
+      tasks.map((t) => (t as Extract<RunsNode, { kind: 'task' }>).taskId),
+      ['T1', 'T2', 'T3'],
+    );
+    const gates = await waitFor('the risk gate', () => api.views.gates!.getChildren()[0]);
+    const gateItem = api.views.gates!.getTreeItem(gates);
+    assert.match(String(gateItem.label), /G-1 {2}risk approval · T3/);
+    assert.equal(gateItem.contextValue, 'baton.gate kind=risk_approval');
+  });
+
+  it('shows a live worker with its heartbeat while T1 runs', async () => {
+    const workers = api.views.workers!;
+    const node = await waitFor('a worker in the Workers view', () => workers.getChildren()[0], { timeoutMs: 15_000 });
+    const item = await waitFor('a heartbeat', () => {
+      workers.getChildren();
+      const current = workers.getTreeItem(node);
+      return /beat \d+s ago/.test(String(current.description)) ? current : undefined;
+    });
+    assert.match(String(item.label), /^T1 {2}D-T1-coder-001$/);
+    assert.match(String(item.description), /lease/);
+  });
+
+  it('approving the gate from the Gates view releases T3, and the run completes', async () => {
+    const gate = api.views.gates!.getChildren()[0] as GateNode;
+    await vscode.commands.executeCommand('baton.approveGate', gate);
+    const done = await waitFor(
+      'the run to complete',
+      async () => {
+        const view = await overview();
+        return view.run.status === 'completed' ? view : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
+    assert.deepEqual(
+      done.tasks.map((t) => `${t.id}:${t.status}`),
+      ['T1:completed', 'T2:completed', 'T3:completed'],
+    );
+    assert.equal((await (await api.session!.engine()).listGates({ status: 'open' })).length, 0);
+    await waitFor('the Gates view to empty', () => api.views.gates!.getChildren().length === 0);
+  });
+
+  it('shows a rejected result as diagnostics on the artifact, with quick fixes, and a fixed one is accepted', async () => {
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'invalid' });
+    await vscode.commands.executeCommand('baton.startRun', planUri());
+    const blocked = await waitFor(
+      'T1 to be rejected',
+      async () => {
+        const view = await overview();
+        const d = view.delegations.find((x) => x.taskId === 'T1');
+        return d?.status === 'BLOCKED' ? { view, d } : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    const artifact = vscode.Uri.file(workspacePath(blocked.d.artifactPath!));
+    const diagnostics = await waitFor('diagnostics on the artifact', () => {
+      const found = vscode.languages.getDiagnostics(artifact).filter((d) => d.source === 'baton');
+      return found.length > 0 ? found : undefined;
+    });
+    const document = await vscode.workspace.openTextDocument(artifact);
+    const taskLine = document.getText().split('\n').findIndex((l) => l.startsWith('task:'));
+    const mismatch = diagnostics.find((d) => d.code === 'result.task-mismatch');
+    assert.ok(mismatch, diagnostics.map((d) => d.code).join(', '));
+    assert.equal(mismatch.range.start.line, taskLine);
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', artifact, mismatch.range, vscode.CodeActionKind.QuickFix.value);
+    const fix = actions.find((a) => a.title === 'Set task: T1');
+    assert.ok(fix?.edit, actions.map((a) => a.title).join(', '));
+    await vscode.workspace.applyEdit(fix.edit);
+    for (const d of vscode.languages.getDiagnostics(artifact).filter((x) => x.code === 'result.invalid-status')) {
+      const statusFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', artifact, d.range, vscode.CodeActionKind.QuickFix.value);
+      await vscode.workspace.applyEdit(statusFixes.find((a) => a.title === 'Set status: PASS')!.edit!);
+    }
+    await document.save();
+    await vscode.commands.executeCommand('baton.ingestArtifact', { delegationId: blocked.d.id, runId: blocked.view.run.id, uri: artifact.toString() });
+    await waitFor('the diagnostics to clear', () => vscode.languages.getDiagnostics(artifact).filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0);
+    const after = await overview(blocked.view.run.id);
+    assert.equal(after.delegations.find((x) => x.id === blocked.d.id)?.status, 'COMPLETED');
+  });
+
+  it('stop immediate ends every worker process and cancels the attempts', async () => {
+    await waitFor('the previous run to settle', async () => (await overview()).run.status !== 'running', { timeoutMs: 30_000 });
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'hang' });
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    writeFileSync(workspacePath('stop.plan.md'), '```baton-task\nid: S1\n```\nHang.\n\n```baton-task\nid: S2\n```\nHang too.\n');
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ S1: 'hang', S2: 'hang' });
+    await vscode.commands.executeCommand('baton.startRun', vscode.Uri.file(workspacePath('stop.plan.md')));
+    const running = await waitFor('both workers to run', async () => {
+      const view = await overview();
+      return view.run.planPath === 'stop.plan.md' && view.runtimes.filter((r) => r.status !== 'terminal').length === 2 ? view : undefined;
+    });
+    const runtimeIds = running.runtimes.map((r) => r.id);
+    await waitFor('their processes', () => processesOf(runtimeIds).length >= 2);
+    await vscode.commands.executeCommand('baton.stopRunImmediately', { kind: 'run', id: `run:${running.run.id}`, runId: running.run.id });
+    const stopped = await waitFor('the attempts to be cancelled', async () => {
+      const view = await overview(running.run.id);
+      return view.delegations.every((d) => d.status === 'CANCELLED') ? view : undefined;
+    });
+    assert.equal(stopped.run.status, 'paused');
+    assert.deepEqual(processesOf(runtimeIds), [], 'no worker process is left');
+  });
+
+  it('shutting down (what deactivation does) ends the workers this window started', async () => {
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ S1: 'hang', S2: 'hang' });
+    await vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: 'run:x', runId: (await overview()).run.id });
+    const running = await waitFor('the workers to run again', async () => {
+      const view = await overview();
+      const live = view.runtimes.filter((r) => r.status !== 'terminal');
+      return live.length === 2 ? live.map((r) => r.id) : undefined;
+    });
+    await waitFor('their processes', () => processesOf(running).length >= 2);
+    await api.shutdown();
+    assert.deepEqual(processesOf(running), []);
+    const view = await overview();
+    assert.ok(view.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'CANCELLED'));
+  });
+
+  it('reports a command whose precondition fails as a message, not an exception', async () => {
+    const result = await vscode.commands.executeCommand('baton.approveGate', { kind: 'gate', id: 'gate:G-999', runId: 'R-none', gateId: 'G-999' });
+    assert.equal(result, undefined);
+    assert.equal(workspaceFolder().name.length > 0, true);
+  });
+});
