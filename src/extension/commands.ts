@@ -133,11 +133,14 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const outcome = await e.decideGate({ gateId: gate.id, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) });
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
     await session.model?.refreshNow();
-    // Approval may have released work: keep the run going if nobody drives it.
-    if (decision === 'approved' && vscode.workspace.isTrusted) {
-      const run = await e.getRun(gate.runId);
-      if (run.status === 'running' && !session.drivenRuns.includes(run.id)) await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
-    }
+    if (decision === 'approved') await continueIfReleased(gate.runId);
+  }
+
+  /** A decision or a result may have released work: keep the run going if nobody drives it. */
+  async function continueIfReleased(runId: string): Promise<void> {
+    if (!vscode.workspace.isTrusted || session.drivenRuns.includes(runId)) return;
+    const run = await (await engine()).getRun(runId);
+    if (run.status === 'running') await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
   }
 
   async function pickGate(e: Engine): Promise<string> {
@@ -208,6 +211,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     if (r.accepted) void vscode.window.showInformationMessage(`${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`);
     else void vscode.window.showWarningMessage(`${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`);
     await session.model?.refreshNow();
+    if (r.accepted) await continueIfReleased(outcome.delegation.runId);
     return outcome;
   }
 

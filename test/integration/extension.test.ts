@@ -65,7 +65,9 @@ describe('Baton in the editor', function () {
   });
 
   it('offers CodeLens on a plan: start the run and run each task', async () => {
-    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', planUri());
+    // The document must be open, and VS Code 1.99 wants a resolve count ("Illegal argument" otherwise).
+    const document = await vscode.workspace.openTextDocument(planUri());
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', document.uri, 10);
     const titles = lenses.map((l) => l.command?.title);
     assert.ok(titles.includes('▶ Start run'), titles.join(', '));
     for (const id of ['T1', 'T2', 'T3']) assert.ok(titles.includes(`▶ Run task ${id}`), titles.join(', '));

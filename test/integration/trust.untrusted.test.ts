@@ -3,7 +3,8 @@
 // a limited way: it loads and shows state, and spawns nothing.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { activateBaton, batonExtension, waitFor } from './support/editor';
+import type { BatonApi } from '../../src/extension/extension';
+import { activateBaton, batonExtension, waitFor, workspacePath } from './support/editor';
 
 describe('Untrusted workspace', () => {
   it('opens the folder untrusted', () => {
@@ -19,5 +20,24 @@ describe('Untrusted workspace', () => {
   it('runs baton.showLog', async () => {
     await activateBaton();
     await vscode.commands.executeCommand('baton.showLog');
+  });
+
+  it('starts no process, whatever command is invoked, and says why', async () => {
+    const api = (await activateBaton()).exports as BatonApi;
+    await api.whenReady();
+    const plan = vscode.Uri.file(workspacePath('tasks.plan.md'));
+    for (const [command, arg] of [
+      ['baton.startRun', plan],
+      ['baton.runTask', { planUri: plan.toString(), taskId: 'T1' }],
+      ['baton.resumeRun', undefined],
+      ['baton.ingestArtifact', plan],
+    ] as const) {
+      // Each command answers with a message and returns nothing; none throws.
+      assert.equal(await vscode.commands.executeCommand(command, arg), undefined);
+    }
+    const engine = await api.session!.engine();
+    const runs = await engine.listRuns();
+    for (const run of runs) assert.deepEqual((await engine.overview(run.id)).delegations, [], 'no attempt was dispatched');
+    await assert.rejects(Promise.resolve().then(() => api.session!.requireTrust('run tasks')), /untrusted workspace/);
   });
 });
