@@ -1,5 +1,7 @@
 import { DEFAULT_SNAPSHOT_MIN_BYTES, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
 import { formatRate, formatSummary, summarize, type Summary } from './stats';
+import type { SchedBenchResult, SchedWorkerKind } from './schedBench';
+import { evaluateSchedTargets, schedDetails, schedMachineLine, schedReadingNotes, schedResultRows, schedWhatIsMeasured } from './schedReport';
 import { SEED_ROWS_PER_TX, SEED_RUN_TASKS, type SizeResult, type StoreBenchResult } from './storeBench';
 
 /** "Commit cost flat in store size": the rate at the largest size within this factor of the smallest. */
@@ -8,21 +10,34 @@ export const FLAT_FACTOR = 1.25;
 export const APPEND_SHARE = 0.5;
 
 export interface TargetCheck {
-  kind: 'flat' | 'append';
+  /** flat, append: the store rows (size = delegations in store); sched: the scheduling rows (size = tasks). */
+  kind: 'flat' | 'append' | 'sched';
   size: number;
-  /** Baton commits/s (median) at `size`. */
+  /** sched: the concurrency and worker of the configuration. */
+  concurrency?: number;
+  worker?: SchedWorkerKind;
+  /** Baton commits/s (median) at `size`; sched: Baton's wall ms. */
   figure: number;
+  /** How to print the figure (default: as a rate). */
+  figureLabel?: string;
   reference: number;
   referenceLabel: string;
   ratio: number;
   threshold: number;
+  /** The ratio must stay at or below the threshold (sched) rather than reach it. */
+  atMost?: boolean;
   holds: boolean;
   description: string;
   /** The same ratio taken per repetition round (figure and reference measured minutes apart at most), median (min–max). */
   paired: Summary;
 }
 
-export function evaluateTargets(result: StoreBenchResult): TargetCheck[] {
+/** Every target: the store's, then the scheduler's (when its rows ran). */
+export function evaluateTargets(result: StoreBenchResult, sched?: SchedBenchResult): TargetCheck[] {
+  return [...evaluateStoreTargets(result), ...evaluateSchedTargets(sched)];
+}
+
+export function evaluateStoreTargets(result: StoreBenchResult): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const bySize = [...result.sizes].sort((a, b) => a.size - b.size);
   const smallest = bySize[0];
@@ -73,32 +88,34 @@ const spread = (v: Summary): string => (v.samples.length > 0 ? `${v.median.toFix
 const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 /** The results table: one line per measured row and size, targets next to the Baton rows. */
-export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(result)): string {
+export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(result), sched?: SchedBenchResult): string {
   const lines = [
-    '| Row | Delegations in store | Figure: median (min–max) | Reference | Ratio (figure ÷ reference) | Target | Holds |',
+    '| Row | Size | Figure: median (min–max) | Reference | Ratio (figure ÷ reference) | Target | Holds |',
     '|---|--:|--:|---|--:|---|:-:|',
   ];
   const bySize = [...result.sizes].sort((a, b) => a.size - b.size);
   for (const s of bySize) {
     const baton = s.baton.commitsPerSecond;
-    const own = checks.filter((c) => c.size === s.size);
+    const own = checks.filter((c) => c.kind !== 'sched' && c.size === s.size);
     const first = own[0];
     const batonLabel = '**1. Baton store** — commits/s';
-    if (!first) lines.push(`| ${batonLabel} | ${count(s.size)} | ${formatSummary(baton)} | — | — | — | |`);
+    const size = `${count(s.size)} delegations`;
+    if (!first) lines.push(`| ${batonLabel} | ${size} | ${formatSummary(baton)} | — | — | — | |`);
     for (const [i, c] of own.entries()) {
       const target = c.kind === 'flat' ? `≥ 1/${FLAT_FACTOR} (${c.threshold.toFixed(2)}×): flat in store size` : `≥ ${c.threshold.toFixed(2)}× raw append`;
       lines.push(
-        `| ${i === 0 ? batonLabel : '″'} | ${count(s.size)} | ${i === 0 ? formatSummary(baton) : '″'} | ${c.referenceLabel} | ${ratio(c.ratio)} | ${target} | ${mark(c.holds)} |`,
+        `| ${i === 0 ? batonLabel : '″'} | ${size} | ${i === 0 ? formatSummary(baton) : '″'} | ${c.referenceLabel} | ${ratio(c.ratio)} | ${target} | ${mark(c.holds)} |`,
       );
     }
-    lines.push(`| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${count(s.size)} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`);
+    lines.push(`| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${size} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`);
     lines.push(
-      `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${count(s.size)} | ${formatSummary(s.sqlite)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlite.median / baton.median)} | — | |`,
+      `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${size} | ${formatSummary(s.sqlite)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlite.median / baton.median)} | — | |`,
     );
     lines.push(
-      `| 4. sql.js, whole export + fsync per commit — commits/s | ${count(s.size)} | ${formatSummary(s.sqlJsExport)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlJsExport.median / baton.median)} | — | |`,
+      `| 4. sql.js, whole export + fsync per commit — commits/s | ${size} | ${formatSummary(s.sqlJsExport)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlJsExport.median / baton.median)} | — | |`,
     );
   }
+  lines.push(...schedResultRows(sched, checks));
   return lines.join('\n');
 }
 
@@ -107,8 +124,8 @@ export function targetSummary(checks: readonly TargetCheck[]): string {
   return checks
     .map(
       (c) =>
-        `- ${mark(c.holds)} ${c.description}: ${formatRate(c.figure)} vs ${c.referenceLabel} → ${ratio(c.ratio)} (needs ≥ ${c.threshold.toFixed(2)}×; ` +
-        `per round: median ${ratio(c.paired.median)}, ${ratio(c.paired.min)}–${ratio(c.paired.max)}, ${c.paired.samples.filter((r) => r >= c.threshold).length} of ${c.paired.samples.length} rounds hold)`,
+        `- ${mark(c.holds)} ${c.description}: ${c.figureLabel ?? formatRate(c.figure)} vs ${c.referenceLabel} → ${ratio(c.ratio)} (needs ${c.atMost ? '≤' : '≥'} ${c.threshold.toFixed(2)}×; ` +
+        `per round: median ${ratio(c.paired.median)}, ${ratio(c.paired.min)}–${ratio(c.paired.max)}, ${c.paired.samples.filter((r) => (c.atMost ? r <= c.threshold : r >= c.threshold)).length} of ${c.paired.samples.length} rounds hold)`,
     )
     .join('\n');
 }
@@ -169,22 +186,29 @@ export function readingNotes(result: StoreBenchResult): string {
   return notes.join('\n');
 }
 
-export function renderMarkdown(result: StoreBenchResult, checks = evaluateTargets(result)): string {
+export function renderMarkdown(result: StoreBenchResult, checks = evaluateTargets(result), sched?: SchedBenchResult): string {
   const m = result.machine;
   const o = result.options;
   const sizes = [...result.sizes].sort((a, b) => a.size - b.size);
   const cycles = sizes.map((s) => `${result.options.cycles[s.size]} at ${count(s.size)}`).join(', ');
   const sqlJsCommits = sizes.map((s) => `${s.sqlJsExport.commitsPerRep} at ${count(s.size)}`).join(', ');
   const holdsAll = checks.every((c) => c.holds);
-  return `# Benchmarks: durable commits of the Baton store
+  const wholeMs = result.durationMs + (sched?.durationMs ?? 0);
+  const minutes = (ms: number): string => (ms >= 120_000 ? `${(ms / 60000).toFixed(1)} min` : `${(ms / 1000).toFixed(0)} s`);
+  return `# Benchmarks: durable commits of the Baton store, and scheduling overhead
 
 <!-- Generated by \`npm run bench\` (test/bench/run.ts, test/bench/report.ts). Every run rewrites this file: edit the generator, not the file. -->
 
 How many durable commits per second the Baton store (DESIGN §3: sql.js in memory, one
 fsynced journal line per commit, snapshots now and then) sustains through the public
 \`Engine\` API, how that changes with the size of the store, and how it compares with the
-disk's own limit and two other ways of making SQLite durable. Every figure is the median of
-${o.reps} repetitions, with the minimum and maximum of the repetitions next to it.
+disk's own limit and two other ways of making SQLite durable (rows 1–4). Every figure is the
+median of ${o.reps} repetitions, with the minimum and maximum of the repetitions next to it.
+
+How much Baton's coordinator (DESIGN §4: claim, spawn, supervise, ingest) costs on top of
+starting the processes themselves: N trivial tasks, each a real process, driven through
+\`engine.coordinate()\` next to a bare promise pool starting the same processes the same way at
+the same concurrency (rows 5–6), and how long a ready task waits for its process to start.${sched ? ` Every figure is the median of ${sched.options.reps} repetition${sched.options.reps === 1 ? '' : 's'} (min–max next to it).` : ''}
 
 ## Machine and run
 
@@ -193,7 +217,8 @@ ${o.reps} repetitions, with the minimum and maximum of the repetitions next to i
 - Disk: ${m.disk}. Every row worked in temporary folders under \`os.tmpdir()\` ${result.sameDevice ? 'on this one device (checked)' : '**on different devices** (the rows are not comparable)'}; they are removed afterwards.
 - Store sizes: ${sizes.map((s) => count(s.size)).join(', ')} delegations; ${o.reps} repetitions; Baton cycles per repetition: ${cycles} (after ${o.warmupCycles} untimed warm-up cycles); seeded history: ${o.history}.
 - The rows run interleaved: each repetition round measures every row at every size (sizes in rotating order), so drift in the disk's fsync latency — large on shared virtual disks — hits every row alike instead of favouring whichever ran last.
-- Whole run: ${result.durationMs >= 120_000 ? `${(result.durationMs / 60000).toFixed(1)} min` : `${(result.durationMs / 1000).toFixed(0)} s`}.
+${schedMachineLine(sched)}
+- Whole run: ${minutes(wholeMs)} (store rows ${minutes(result.durationMs)}${sched ? `, scheduling rows ${minutes(sched.durationMs)}` : ''}).
 
 ## How to reproduce
 
@@ -201,16 +226,21 @@ ${o.reps} repetitions, with the minimum and maximum of the repetitions next to i
 npm run bench                                   # full run; rewrites docs/benchmarks.md
 npm run bench -- --quick                        # smoke run with tiny sizes; prints, writes nothing
 BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
+BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
 \`\`\`
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
 (timed claim → heartbeat → ingest cycles per repetition, default 200), \`BATON_BENCH_HISTORY=full\`
 (seed runtimes, ingestions and event-log rows too), \`BATON_BENCH_TMP\` (where the temporary
-folders go), \`--out <file>\` / \`--no-write\`. From code: \`runBench()\` in test/bench/run.ts.
+folders go), \`--out <file>\` / \`--no-write\`. Scheduling rows: \`BATON_BENCH_SCHED_TASKS\` (tasks with the
+bash worker, default 500; 0 skips them), \`BATON_BENCH_SCHED_NODE_TASKS\` (tasks with the Node worker,
+default 100; 0 skips them), \`BATON_BENCH_SCHED_CONCURRENCY\` (default 1,4,8), \`BATON_BENCH_SCHED_REPS\`
+(default 3). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
+at smoke size).
 
 ## Results
 
-${resultsTable(result, checks)}
+${resultsTable(result, checks, sched)}
 
 Targets (${holdsAll ? 'all hold' : 'not all hold'}):
 
@@ -219,8 +249,9 @@ ${targetSummary(checks)}
 ## Reading the results
 
 ${readingNotes(result)}
+${schedReadingNotes(sched, checks)}
 
-## Details of the Baton row
+## Details of the Baton store row
 
 ${detailsTable(result)}
 
@@ -236,6 +267,7 @@ ${detailsTable(result)}
   spread that cost over the commits in between. Closing the engine also snapshots once 1 MiB of
   journal has piled up; that happens outside the timed loop here.
 
+${schedDetails(sched)}
 ## What each row measures
 
 1. **Baton store.** A workspace is created and the engine opened once, so the migrations run.
@@ -263,5 +295,5 @@ ${detailsTable(result)}
    cycles as row 3, in sql.js (\`loadSqlJs\`), and after every commit \`db.export()\` of the whole
    database written over one file and fsynced. Commits per repetition: ${sqlJsCommits} (the
    database file is ${sizes.map((s) => `${(s.sqlJsExport.fileBytes / 1e6).toFixed(1)} MB at ${count(s.size)}`).join(', ')}).
-`;
+${schedWhatIsMeasured(sched)}`;
 }

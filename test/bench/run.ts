@@ -1,18 +1,21 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { evaluateTargets, renderMarkdown, resultsTable, targetSummary, type TargetCheck } from './report';
+import { runSchedBench, type SchedBenchResult } from './schedBench';
 import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenchResult } from './storeBench';
 
 /**
- * `npm run bench`: measures durable commits per second of the Baton store and rewrites
- * docs/benchmarks.md. A benchmark, not a test: nothing here fails the run when a target
- * does not hold; it says so.
+ * `npm run bench`: measures durable commits per second of the Baton store and the
+ * coordinator's scheduling overhead, and rewrites docs/benchmarks.md. A benchmark, not a
+ * test: nothing here fails the run when a target does not hold; it says so.
  *
  *   --quick          smoke run (tiny sizes, few cycles); prints, writes nothing unless --out
  *   --out <file>     where to write the markdown (default docs/benchmarks.md)
  *   --no-write       print only
  *   BATON_BENCH_SIZES=1000,10000   BATON_BENCH_REPS=15   BATON_BENCH_CYCLES=200
  *   BATON_BENCH_HISTORY=minimal|full   BATON_BENCH_TMP=/some/dir
+ *   BATON_BENCH_SCHED_TASKS=500   BATON_BENCH_SCHED_NODE_TASKS=100   (0 skips those rows)
+ *   BATON_BENCH_SCHED_CONCURRENCY=1,4,8   BATON_BENCH_SCHED_REPS=3
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -30,19 +33,40 @@ export interface BenchConfig {
   tmpRoot?: string;
   /** Markdown file to write, or false. */
   out: string | false;
+  /** Scheduling rows: tasks per run with the bash worker and with the Node worker (0 skips), concurrency levels, repetitions. */
+  schedTasks: number;
+  schedNodeTasks: number;
+  schedConcurrency: number[];
+  schedReps: number;
   log?: (line: string) => void;
 }
 
+export type SchedConfig = Pick<BenchConfig, 'schedTasks' | 'schedNodeTasks' | 'schedConcurrency' | 'schedReps'>;
+
+/** `npm run bench`: 500 tasks with the bash worker and 100 with the Node worker, at 1, 4 and 8, 3 rounds (~3 min on 2 cores). */
+export const FULL_SCHED: SchedConfig = { schedTasks: 500, schedNodeTasks: 100, schedConcurrency: [1, 4, 8], schedReps: 3 };
+/** `--quick`. */
+export const QUICK_SCHED: SchedConfig = { schedTasks: 40, schedNodeTasks: 10, schedConcurrency: [1, 4], schedReps: 1 };
+/** `runBench()` called from code without any scheduling size (the smoke test): a few seconds. */
+export const SMOKE_SCHED: SchedConfig = { schedTasks: 6, schedNodeTasks: 0, schedConcurrency: [1, 2], schedReps: 1 };
+
 export interface BenchOutcome {
   result: StoreBenchResult;
+  /** The scheduling rows (absent when both task counts are 0). */
+  sched?: SchedBenchResult;
   checks: TargetCheck[];
   markdown: string;
   written?: string;
 }
 
-/** Runs the benchmark once; a unit test can call it with tiny sizes and `out: false`. */
+/**
+ * Runs the benchmark once; a unit test can call it with tiny sizes and `out: false`. Called
+ * without any `sched*` setting, the scheduling rows run at smoke size (SMOKE_SCHED);
+ * `npm run bench` passes FULL_SCHED.
+ */
 export async function runBench(config: Partial<BenchConfig> = {}): Promise<BenchOutcome> {
-  const full: BenchConfig = { ...defaultConfig(), ...config };
+  const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
+  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...config };
   const options: StoreBenchOptions = {
     sizes: full.sizes,
     reps: full.reps,
@@ -55,22 +79,35 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
     ...(full.log ? { log: full.log } : {}),
   };
   const result = await runStoreBench(options);
-  const checks = evaluateTargets(result);
-  const markdown = renderMarkdown(result, checks);
-  if (full.out === false) return { result, checks, markdown };
+  const sched =
+    full.schedTasks > 0 || full.schedNodeTasks > 0
+      ? await runSchedBench({
+          tasks: full.schedTasks,
+          nodeTasks: full.schedNodeTasks,
+          concurrency: full.schedConcurrency,
+          reps: full.schedReps,
+          ...(full.tmpRoot ? { tmpRoot: full.tmpRoot } : {}),
+          ...(full.log ? { log: full.log } : {}),
+        })
+      : undefined;
+  const checks = evaluateTargets(result, sched);
+  const markdown = renderMarkdown(result, checks, sched);
+  const outcome = { result, ...(sched ? { sched } : {}), checks, markdown };
+  if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
   writeFileSync(full.out, markdown);
-  return { result, checks, markdown, written: full.out };
+  return { ...outcome, written: full.out };
 }
 
+/** The full-size settings (`npm run bench` without flags or environment). */
 export function defaultConfig(): BenchConfig {
-  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT };
+  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED };
 }
 
 /** Flags and environment → config. */
 export function configFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Partial<BenchConfig> {
-  const config: Partial<BenchConfig> = {};
-  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false });
+  const config: Partial<BenchConfig> = { ...FULL_SCHED };
+  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED);
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
     if (!raw) return undefined;
@@ -94,6 +131,17 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     if (history !== 'minimal' && history !== 'full') throw new Error(`BATON_BENCH_HISTORY must be minimal or full, not "${history}"`);
     config.history = history;
   }
+  const schedTasks = num('BATON_BENCH_SCHED_TASKS', 0);
+  if (schedTasks !== undefined) config.schedTasks = schedTasks;
+  const schedNodeTasks = num('BATON_BENCH_SCHED_NODE_TASKS', 0);
+  if (schedNodeTasks !== undefined) config.schedNodeTasks = schedNodeTasks;
+  const schedConcurrency = list('BATON_BENCH_SCHED_CONCURRENCY');
+  if (schedConcurrency) {
+    if (schedConcurrency.length === 0 || schedConcurrency.some((c) => c < 1)) throw new Error('BATON_BENCH_SCHED_CONCURRENCY must list whole numbers of at least 1');
+    config.schedConcurrency = schedConcurrency;
+  }
+  const schedReps = num('BATON_BENCH_SCHED_REPS', 1);
+  if (schedReps !== undefined) config.schedReps = schedReps;
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;
   const outAt = argv.indexOf('--out');
   if (outAt >= 0) {
@@ -111,7 +159,7 @@ async function main(): Promise<void> {
   const outcome = await runBench({ ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
   const seconds = (Date.now() - started) / 1000;
   const took = seconds >= 120 ? `${(seconds / 60).toFixed(1)} min` : `${seconds.toFixed(0)} s`;
-  process.stdout.write(`\n${resultsTable(outcome.result, outcome.checks)}\n\nTargets:\n${targetSummary(outcome.checks)}\n\n`);
+  process.stdout.write(`\n${resultsTable(outcome.result, outcome.checks, outcome.sched)}\n\nTargets:\n${targetSummary(outcome.checks)}\n\n`);
   process.stdout.write(`${outcome.checks.filter((c) => c.holds).length} of ${outcome.checks.length} targets hold; benchmark took ${took}.\n`);
   process.stdout.write(outcome.written ? `Wrote ${outcome.written}\n` : 'Nothing written (--quick / --no-write).\n');
 }

@@ -1,9 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { Engine, storeDirOf, type Task } from '../../src/engine';
+import type { SqlValue, StorePort, StoreReader, StoreTx } from '../../src/engine/store/port';
 import { buildPrompt } from '../../src/engine/workers/prompt';
-import { summarize, type Summary } from './stats';
+import { nowMs, summarize, type Summary } from './stats';
 
 /**
  * Scheduling overhead of Baton's coordinator (DESIGN §4): N trivial tasks, each a real
@@ -13,20 +17,29 @@ import { summarize, type Summary } from './stats';
  * the same concurrency: the spawn limit. Nothing here asserts: it measures.
  */
 
-export const SCHED_WORKER = resolve(__dirname, 'fixtures/schedWorker.js');
+/** The trivial workers: a bash script that starts no other process (~2 ms), and a Node script (~60 ms, mostly Node's own start). */
+export type SchedWorkerKind = 'shell' | 'node';
+export const SCHED_WORKERS: Record<SchedWorkerKind, { command: string; script: string; label: string }> = {
+  shell: { command: 'bash', script: resolve(__dirname, 'fixtures/schedWorker.sh'), label: 'bash worker' },
+  node: { command: process.execPath, script: resolve(__dirname, 'fixtures/schedWorker.js'), label: 'Node worker' },
+};
 const PLAN_FILE = 'bench.plan.md';
 const AGENT = 'coder';
 const WORKER_ID = 'bench';
 
 export interface SchedBenchOptions {
-  /** Independent tasks per run (one process each). */
+  /** Independent tasks per run (one process each) with the bash worker; 0 skips these rows. */
   tasks: number;
+  /** The same with the Node worker; 0 skips these rows. */
+  nodeTasks: number;
   /** Concurrency levels (maxConcurrency of the run, slots of the pool). */
   concurrency: number[];
   /** Repetitions of every configuration (the figure is their median). */
   reps: number;
   /** Parent of the temporary folders (default: os.tmpdir()). */
   tmpRoot?: string;
+  /** Which sides to run (default both; the profiler runs Baton alone). */
+  sides?: Array<'baton' | 'pool'>;
   log?: (line: string) => void;
 }
 
@@ -68,9 +81,30 @@ export interface SchedRep {
   commitsPerTask?: number;
   /** Baton only: Engine.open + runForPlan of the N-task plan, ms (not in wallMs). */
   setupMs?: number;
+  /** Baton only: what the coordinator asked of the store, per task. */
+  store?: StoreUse;
+}
+
+/** The engine's store calls during a run, per task (the bench wraps the engine's store instance; src is untouched). */
+export interface StoreUse {
+  /** `read` calls. */
+  reads: number;
+  /** `transact` calls (read-only ones write no journal line), and ms inside them (lock, catch-up, statements, journal append, fdatasync). */
+  transactions: number;
+  transactMs: number;
+  /** ms inside fdatasync/fsync calls. */
+  flushMs: number;
+  /** ms inside get/all statements (running the SQL and turning rows into objects), in reads and transactions. */
+  statementMs: number;
+  /** Rows returned by get/all, in reads and transactions. */
+  rows: number;
+  /** Per statement (whitespace collapsed): calls, rows and ms, per task. */
+  statements: Array<{ sql: string; calls: number; rows: number; ms: number }>;
 }
 
 export interface SchedConfigResult {
+  worker: SchedWorkerKind;
+  tasks: number;
   concurrency: number;
   baton: SchedRep[];
   pool: SchedRep[];
@@ -80,26 +114,34 @@ export interface SchedBenchResult {
   options: Omit<SchedBenchOptions, 'log'>;
   configs: SchedConfigResult[];
   durationMs: number;
+  /** The 1-minute load average at the start of every repetition (others' work on the machine shows here). */
+  loadAverages: number[];
 }
 
 export async function runSchedBench(options: SchedBenchOptions): Promise<SchedBenchResult> {
   const log = options.log ?? (() => undefined);
   const started = Date.now();
   const root = mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'baton-sched-'));
-  const configs: SchedConfigResult[] = options.concurrency.map((c) => ({ concurrency: c, baton: [], pool: [] }));
+  const configs: SchedConfigResult[] = [];
+  for (const [worker, tasks] of [['shell', options.tasks], ['node', options.nodeTasks]] as const) {
+    if (tasks > 0) for (const c of options.concurrency) configs.push({ worker, tasks, concurrency: c, baton: [], pool: [] });
+  }
+  if (configs.some((c) => c.worker === 'shell')) checkBash();
+  const loadAverages: number[] = [];
   try {
     // Interleaved: every round runs every configuration, concurrencies in rotating order and
     // Baton and the pool alternating which goes first, so drift hits both alike.
     for (let rep = 0; rep < options.reps; rep++) {
       for (let j = 0; j < configs.length; j++) {
         const config = configs[(rep + j) % configs.length]!;
-        const c = config.concurrency;
+        const { worker, tasks, concurrency: c } = config;
         const order: Array<'baton' | 'pool'> = (rep + j) % 2 === 0 ? ['baton', 'pool'] : ['pool', 'baton'];
-        for (const which of order) {
-          const sample = which === 'baton' ? await batonRep(root, options.tasks, c) : await poolRep(root, options.tasks, c);
+        for (const which of order.filter((side) => !options.sides || options.sides.includes(side))) {
+          loadAverages.push(loadavg()[0]!);
+          const sample = which === 'baton' ? await batonRep(root, worker, tasks, c) : await poolRep(root, worker, tasks, c);
           config[which].push(sample);
           log(
-            `sched rep ${rep + 1}/${options.reps} c=${c} ${which === 'baton' ? 'Baton' : 'pool '}: ${(sample.wallMs / 1000).toFixed(2)} s, ` +
+            `sched rep ${rep + 1}/${options.reps} ${worker} ×${tasks} c=${c} ${which === 'baton' ? 'Baton' : 'pool '}: ${(sample.wallMs / 1000).toFixed(2)} s, ` +
               `dispatch ${sample.latency.eligibleToStart.median.toFixed(1)} ms median / ${sample.latency.eligibleToStart.p95.toFixed(1)} ms p95` +
               (sample.commitsPerTask !== undefined ? `, ${sample.commitsPerTask.toFixed(2)} commits/task` : ''),
           );
@@ -110,7 +152,7 @@ export async function runSchedBench(options: SchedBenchOptions): Promise<SchedBe
     rmSync(root, { recursive: true, force: true });
   }
   const { log: _log, ...plain } = options;
-  return { options: plain, configs, durationMs: Date.now() - started };
+  return { options: plain, configs, durationMs: Date.now() - started, loadAverages };
 }
 
 // ── Baton ──────────────────────────────────────────────────────────────────
@@ -123,11 +165,12 @@ export function schedPlanText(taskIds: readonly string[]): string {
   ].join('\n');
 }
 
-export function schedConfigText(): string {
+export function schedConfigText(worker: SchedWorkerKind): string {
+  const { command, script } = SCHED_WORKERS[worker];
   return JSON.stringify(
     {
       defaultWorker: WORKER_ID,
-      workers: { [WORKER_ID]: { type: 'process', command: process.execPath, args: [SCHED_WORKER, '{taskId}'], promptOnStdin: true } },
+      workers: { [WORKER_ID]: { type: 'process', command, args: [script, '{taskId}'], promptOnStdin: true } },
       retryBackoffSeconds: 0,
     },
     null,
@@ -137,10 +180,10 @@ export function schedConfigText(): string {
 
 const taskIdsFor = (n: number): string[] => Array.from({ length: n }, (_, i) => `T${String(i + 1).padStart(String(n).length, '0')}`);
 
-async function batonRep(root: string, tasks: number, concurrency: number): Promise<SchedRep> {
-  const workspace = mkdtempSync(join(root, `baton-c${concurrency}-`));
+async function batonRep(root: string, worker: SchedWorkerKind, tasks: number, concurrency: number): Promise<SchedRep> {
+  const workspace = mkdtempSync(join(root, `baton-${worker}-c${concurrency}-`));
   mkdirSync(join(workspace, '.baton'), { recursive: true });
-  writeFileSync(join(workspace, '.baton', 'config.json'), schedConfigText());
+  writeFileSync(join(workspace, '.baton', 'config.json'), schedConfigText(worker));
   const ids = taskIdsFor(tasks);
   writeFileSync(join(workspace, PLAN_FILE), schedPlanText(ids));
   const setupStart = Date.now();
@@ -151,12 +194,18 @@ async function batonRep(root: string, tasks: number, concurrency: number): Promi
     const setupMs = Date.now() - setupStart;
     const storeDir = storeDirOf(workspace);
     const seqBefore = journalSeq(storeDir);
+    const meter = meterStore(engine);
     const cpuBefore = process.cpuUsage();
     const childBefore = childCpuMs();
     const t0 = Date.now();
-    const taken = await engine.coordinate({ runId: run.id, maxConcurrency: concurrency });
-    if (!('coordinator' in taken)) throw new Error(`the bench could not take the coordinator lease: ${taken.why}`);
-    const outcome = await taken.coordinator.run();
+    let outcome;
+    try {
+      const taken = await engine.coordinate({ runId: run.id, maxConcurrency: concurrency });
+      if (!('coordinator' in taken)) throw new Error(`the bench could not take the coordinator lease: ${taken.why}`);
+      outcome = await taken.coordinator.run();
+    } finally {
+      meter.stop();
+    }
     const wallMs = Date.now() - t0;
     const cpu = process.cpuUsage(cpuBefore);
     const childMs = childCpuMs() - childBefore;
@@ -186,6 +235,7 @@ async function batonRep(root: string, tasks: number, concurrency: number): Promi
       childCpuMsPerTask: childMs / tasks,
       commitsPerTask: commits / tasks,
       setupMs,
+      store: meter.perTask(tasks),
     };
   } finally {
     await engine.close();
@@ -195,9 +245,10 @@ async function batonRep(root: string, tasks: number, concurrency: number): Promi
 
 // ── the bare pool ──────────────────────────────────────────────────────────
 
-async function poolRep(root: string, tasks: number, concurrency: number): Promise<SchedRep> {
+async function poolRep(root: string, worker: SchedWorkerKind, tasks: number, concurrency: number): Promise<SchedRep> {
   const { execa } = await import('execa');
-  const workspace = mkdtempSync(join(root, `pool-c${concurrency}-`));
+  const { command, script } = SCHED_WORKERS[worker];
+  const workspace = mkdtempSync(join(root, `pool-${worker}-c${concurrency}-`));
   const artifacts = join(workspace, 'artifacts');
   const logs = join(workspace, 'logs');
   mkdirSync(artifacts, { recursive: true });
@@ -221,7 +272,7 @@ async function poolRep(root: string, tasks: number, concurrency: number): Promis
         const log = openSync(join(logs, `${delegationId}.log`), 'a');
         let subprocess;
         try {
-          subprocess = execa(process.execPath, [SCHED_WORKER, taskId], {
+          subprocess = execa(command, [script, taskId], {
             cwd: workspace,
             env: {
               BATON_RUN_ID: 'R-pool',
@@ -257,11 +308,117 @@ async function poolRep(root: string, tasks: number, concurrency: number): Promis
   }
 }
 
+/** The bash worker needs $EPOCHREALTIME (bash 5). */
+function checkBash(): void {
+  let value = '';
+  try {
+    value = execFileSync('bash', ['-c', 'printf %s "$EPOCHREALTIME"'], { encoding: 'utf8' });
+  } catch {
+    // no bash
+  }
+  if (!/^\d+[.,]\d+$/.test(value)) throw new Error('the scheduling rows need bash 5 ($EPOCHREALTIME) on PATH; skip them with BATON_BENCH_SCHED_TASKS=0');
+}
+
 function poolTask(id: string): Task {
   return { runId: 'R-pool', id, title: `Trivial task ${id}`, agent: AGENT, depends: [], risk: [], files: [], verify: [], instructions: `Do ${id}.`, line: 1, status: 'ready' };
 }
 
 // ── measuring ──────────────────────────────────────────────────────────────
+
+type Reader = Pick<StoreTx, 'get' | 'all'>;
+
+/**
+ * Counts and times what the coordinator asks of the store: wraps `read` and `transact` of
+ * the engine's store instance (the coordinator gets the same object) and the get/all of
+ * the reader each hands out, plus every fdatasync/fsync (through the node:fs module object,
+ * as storeBench does). Bench-only instrumentation; a few µs per call.
+ */
+function meterStore(engine: Engine): { stop(): void; perTask(tasks: number): StoreUse } {
+  const store = (engine as unknown as { store: StorePort }).store;
+  const original = { read: store.read, transact: store.transact };
+  const use = { reads: 0, transactions: 0, transactMs: 0, flushMs: 0, statementMs: 0, rows: 0 };
+  const statements = new Map<string, { calls: number; rows: number; ms: number }>();
+  const keys = new Map<string, string>();
+  const wrap = <R extends Reader>(r: R): R => {
+    const timed = (kind: 'get' | 'all') =>
+      ((sql: string, params?: readonly SqlValue[]) => {
+        const t0 = nowMs();
+        const pending = (r[kind] as (sql: string, params?: readonly SqlValue[]) => Promise<unknown>)(sql, params);
+        const ms = nowMs() - t0; // get/all do their work before they first await
+        let key = keys.get(sql);
+        if (key === undefined) keys.set(sql, (key = sql.replace(/\s+/g, ' ').trim()));
+        const entry = statements.get(key) ?? { calls: 0, rows: 0, ms: 0 };
+        statements.set(key, entry);
+        entry.calls++;
+        entry.ms += ms;
+        use.statementMs += ms;
+        return pending.then((result) => {
+          const n = Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
+          entry.rows += n;
+          use.rows += n;
+          return result;
+        });
+      }) as R['get'];
+    return Object.assign(Object.create(r) as R, { get: timed('get'), all: timed('all') as unknown as R['all'] });
+  };
+  store.read = <T>(work: (reader: StoreReader) => Promise<T>): Promise<T> => {
+    use.reads++;
+    return original.read.call(store, (reader: StoreReader) => work(wrap(reader))) as Promise<T>;
+  };
+  store.transact = async <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
+    const t0 = nowMs();
+    try {
+      return await original.transact.call(store, (tx: StoreTx) => work(Object.assign(wrap(tx), { run: tx.run.bind(tx) }))) as T;
+    } finally {
+      use.transactions++;
+      use.transactMs += nowMs() - t0;
+    }
+  };
+  const flushes = timeFlushes((ms) => (use.flushMs += ms));
+  return {
+    stop(): void {
+      store.read = original.read;
+      store.transact = original.transact;
+      flushes.stop();
+    },
+    perTask(tasks: number): StoreUse {
+      return {
+        reads: use.reads / tasks,
+        statementMs: use.statementMs / tasks,
+        transactions: use.transactions / tasks,
+        transactMs: use.transactMs / tasks,
+        flushMs: use.flushMs / tasks,
+        rows: use.rows / tasks,
+        statements: [...statements].map(([sql, e]) => ({ sql, calls: e.calls / tasks, rows: e.rows / tasks, ms: e.ms / tasks })),
+      };
+    },
+  };
+}
+
+/** Reports the duration of every fdatasync/fsync made through the node:fs module object until stopped. */
+function timeFlushes(record: (ms: number) => void): { stop(): void } {
+  const mutable = fs as unknown as Record<'fdatasyncSync' | 'fsyncSync', (fd: number) => void>;
+  const originals = { fdatasyncSync: mutable.fdatasyncSync, fsyncSync: mutable.fsyncSync };
+  for (const name of ['fdatasyncSync', 'fsyncSync'] as const) {
+    const original = originals[name];
+    mutable[name] = (fd: number): void => {
+      const t0 = nowMs();
+      try {
+        original(fd);
+      } finally {
+        record(nowMs() - t0);
+      }
+    };
+  }
+  syncBuiltinESMExports();
+  return {
+    stop(): void {
+      mutable.fdatasyncSync = originals.fdatasyncSync;
+      mutable.fsyncSync = originals.fsyncSync;
+      syncBuiltinESMExports();
+    },
+  };
+}
 
 function readTimes(artifactPath: string): Pick<TaskTiming, 'processStart' | 'scriptStart' | 'done'> {
   const text = readFileSync(artifactPath, 'utf8');

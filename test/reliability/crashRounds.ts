@@ -33,7 +33,11 @@ function writePlan(path: string, tasks: number): void {
   writeFileSync(path, blocks.join('\n'));
 }
 
-function runChildUntilKilled(script: string, workspace: string, plan: string, from: number, killAfterMs: number): Promise<Ack[]> {
+/**
+ * Kills the child after it acknowledged `killAfterAcks` transitions, plus a random few
+ * milliseconds, so the kill lands anywhere: mid-commit, mid-snapshot, between commits.
+ */
+function runChildUntilKilled(script: string, workspace: string, plan: string, from: number, killAfterAcks: number, killDelayMs: number): Promise<Ack[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, workspace, plan, String(from)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const acks: Ack[] = [];
@@ -46,9 +50,9 @@ function runChildUntilKilled(script: string, workspace: string, plan: string, fr
       while ((newline = buffered.indexOf('\n')) >= 0) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        if (line === 'ready') setTimeout(() => child.kill('SIGKILL'), killAfterMs);
         const [tag, kind, runId, id, count] = line.split(' ');
         if (tag === 'ack') acks.push({ kind: kind as Ack['kind'], runId: runId!, id: id!, ...(count ? { count: Number(count) } : {}) });
+        if ((line === 'ready' && killAfterAcks === 0) || (tag === 'ack' && acks.length === killAfterAcks)) setTimeout(() => child.kill('SIGKILL'), killDelayMs);
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -126,10 +130,11 @@ async function runLane(options: { rounds: number; onRound?: (round: number, acks
   let recoveryNotices = 0;
   try {
     for (let round = 1; round <= options.rounds; round++) {
-      // Early rounds kill during startup and migration too; later ones mostly mid-run.
-      const killAfter = Math.floor(Math.random() * (round % 5 === 0 ? 20 : 120));
+      // One round in five kills during startup (opening, migrating, starting the run).
+      const killAfterAcks = round % 5 === 0 ? 0 : 1 + Math.floor(Math.random() * 12);
+      const killDelayMs = Math.floor(Math.random() * (killAfterAcks === 0 ? 30 : 4));
       const from = acknowledged.filter((a) => a.kind === 'claim').length + round;
-      const acks = await runChildUntilKilled(script, workspace, plan, from, killAfter);
+      const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs);
       acknowledged.push(...acks);
       const checked = await verify(join(workspace, '.baton', 'store'), acknowledged);
       recoveryNotices += checked.notices;

@@ -1,5 +1,5 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { BatonConfig } from '../config/config';
 import { openGate } from '../gates/openGate';
 import { ingestArtifact, workspacePath } from '../ingest/ingestArtifact';
@@ -11,15 +11,21 @@ import { enqueueDelegation } from '../queue/enqueueDelegation';
 import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
 import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
 import { isProcessAlive, selfIdentity, terminateWorker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
-import { renewRuntimeLease } from '../runtime/renewRuntimeLease';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { Disposable } from '../util/emitter';
 import { buildPrompt } from '../workers/prompt';
 import { spawnWorker, type WorkerExit } from '../workers/spawnWorker';
 import { resolveWorker, workerLaunch } from '../workers/workerLaunch';
-import { acquireCoordinatorLease, assertCoordinatorEpoch, releaseCoordinatorLease, renewCoordinatorLease, type CoordinatorLease } from './coordinatorLease';
-import { reconcileRun, type ReconcileReport } from './reconcile';
+import {
+  acquireCoordinatorLease,
+  assertCoordinatorEpoch,
+  readCoordinatorLease,
+  releaseCoordinatorLease,
+  renewCoordinatorLease,
+  type CoordinatorLease,
+} from './coordinatorLease';
+import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from './reconcile';
 import { runPaths } from './runPaths';
 import { cancelStoppedAttempt, markStopApplied, pendingStops, requestStop, type StopReportEntry, type StopRequest } from './stopRequests';
 import { verifyAttempt, type VerifyContext } from './verifyAttempt';
@@ -60,28 +66,43 @@ interface Attempt {
   delegationId: string;
   taskId: string;
   runtimeId: string;
-  token: string;
   artifactPath: string;
   logPath: string;
   identity?: ProcessIdentity;
   manual: boolean;
-  /** Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result. */
+  /** Lease length, and until when (monotonic) the last renewal holds it: a wall-clock jump does not end it early. */
+  leaseMs: number;
+  leaseUntilMono: number;
+  /** Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result, and the ender records the outcome. */
   ending?: 'stopped' | 'timeout' | 'stale';
-  cancelTimers: Array<() => void>;
+  timers: Map<'renew' | 'timeout' | 'poll', () => void>;
   done: Promise<void>;
 }
 
+type RenewalOutcome = 'renewed' | 'lost' | 'retry';
+
 const DEFAULT_COORDINATOR_LEASE_MS = 30_000;
+/** After a renewal failed for a passing reason (the store was busy), try again this soon. */
+const RENEWAL_RETRY_MS = 1000;
+
+/**
+ * The coordinators alive in this process, by workspace and run. The store lease cannot tell
+ * two coordinators of one process apart (same pid and start time), so a second `take` in the
+ * same process is refused here while the first one still holds the run.
+ */
+const activeHere = new Map<string, Coordinator>();
 
 /**
  * Drives one run (DESIGN §4): holds the run's coordinator lease, dispatches ready tasks to
  * worker processes up to maxConcurrency, renews their leases while they live, ends them on
  * timeout or stop (and proves they are gone), ingests and verifies their results, and
  * returns when the run ends or waits on a person. Every write it makes carries its lease
- * epoch and is refused if another coordinator has taken over.
+ * epoch and is refused if another coordinator has taken over; the first refusal makes it
+ * step down: it stops renewing and timing, and leaves its workers to its successor.
  */
 export class Coordinator {
   private epoch = 0;
+  /** Attempts this coordinator drives; one stays here until its outcome is recorded in the store. */
   private readonly attempts = new Map<string, Attempt>();
   private readonly holder: string;
   private readonly identity = selfIdentity();
@@ -89,10 +110,19 @@ export class Coordinator {
   private pendingWake = false;
   private leaseLost: string | undefined;
   private shuttingDown = false;
-  private readonly cancelLeaseTimer: Array<() => void> = [];
+  private released = false;
+  private cancelLeaseTimer: (() => void) | undefined;
+  private wakeTimer: { at: number; cancel: () => void } | undefined;
   private subscription: Disposable | undefined;
   private readonly maxConcurrency: number;
   private readonly leaseMs: number;
+  private readonly registryKey: string;
+  /** The pass running now: shutdown waits for it, so that a worker it is starting is ended too. */
+  private tickInProgress: Promise<unknown> = Promise.resolve();
+  /** The stop that shutdown recorded; a worker that starts while shutting down is ended under it. */
+  private shutdownStop: StopRequest | undefined;
+  /** Settles once this coordinator's attempt to take the lease has an answer. */
+  private acquiring: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly deps: CoordinatorDeps,
@@ -101,6 +131,7 @@ export class Coordinator {
     this.holder = `${this.identity.host}:${this.identity.pid}`;
     this.maxConcurrency = options.maxConcurrency ?? deps.config.maxConcurrency;
     this.leaseMs = options.leaseMs ?? DEFAULT_COORDINATOR_LEASE_MS;
+    this.registryKey = `${resolve(deps.workspace)}\0${options.runId}`;
   }
 
   /**
@@ -109,14 +140,47 @@ export class Coordinator {
    */
   static async take(deps: CoordinatorDeps, options: CoordinatorOptions): Promise<{ coordinator: Coordinator; reconcile: ReconcileReport } | { heldBy: CoordinatorLease; why: string }> {
     const coordinator = new Coordinator(deps, options);
-    const outcome = await deps.store.transact((tx) =>
-      acquireCoordinatorLease(tx, { runId: options.runId, holder: coordinator.holder, identity: coordinator.identity, leaseMs: coordinator.leaseMs }, deps.clock.now()),
-    );
-    if (!outcome.acquired) return { heldBy: outcome.heldBy, why: outcome.why };
-    coordinator.epoch = outcome.epoch;
-    coordinator.scheduleLeaseRenewal();
-    const reconcile = await reconcileRun(coordinator.reconcileContext(), options.runId, { adopt: (a) => coordinator.adopt(a) });
-    return { coordinator, reconcile };
+    const sibling = activeHere.get(coordinator.registryKey);
+    if (sibling) {
+      await sibling.acquiring;
+      if (activeHere.get(coordinator.registryKey) === sibling && sibling.holdsLease()) {
+        const lease = await deps.store.read((r) => readCoordinatorLease(r, options.runId));
+        if (lease && lease.releasedAt === undefined && lease.epoch === sibling.epoch) {
+          return { heldBy: lease, why: `this process (${coordinator.holder}) already coordinates run ${options.runId}` };
+        }
+      }
+      sibling.unregister(); // it no longer holds the run
+      return Coordinator.take(deps, options);
+    }
+    // Reserved before the first await: a second take in this process meets it.
+    activeHere.set(coordinator.registryKey, coordinator);
+    let acquired!: () => void;
+    coordinator.acquiring = new Promise((resolveAcquiring) => (acquired = resolveAcquiring));
+    try {
+      const outcome = await deps.store.transact((tx) =>
+        acquireCoordinatorLease(tx, { runId: options.runId, holder: coordinator.holder, identity: coordinator.identity, leaseMs: coordinator.leaseMs }, deps.clock.now()),
+      );
+      if (!outcome.acquired) {
+        coordinator.unregister();
+        return { heldBy: outcome.heldBy, why: outcome.why };
+      }
+      coordinator.epoch = outcome.epoch;
+    } catch (err) {
+      coordinator.unregister();
+      throw err;
+    } finally {
+      acquired();
+    }
+    coordinator.scheduleLeaseRenewal(Math.floor(coordinator.leaseMs / 3));
+    try {
+      const reconcile = await reconcileRun(coordinator.reconcileContext(), options.runId, { adopt: (a) => coordinator.adopt(a) });
+      return { coordinator, reconcile };
+    } catch (err) {
+      // Could not take over cleanly: give the run back; workers it adopted are left for the next coordinator.
+      coordinator.abandonAttempts();
+      await coordinator.release();
+      throw err;
+    }
   }
 
   get leaseEpoch(): number {
@@ -130,14 +194,16 @@ export class Coordinator {
       for (;;) {
         if (this.shuttingDown) return { kind: 'shut-down' };
         if (this.leaseLost) return { kind: 'lease-lost', detail: this.leaseLost };
-        const outcome = await this.tick();
+        const pass = this.tick();
+        this.tickInProgress = pass.catch(() => undefined);
+        const outcome = await pass;
         if (outcome) return outcome;
         await this.nextWake();
       }
     } catch (err) {
       if (BatonError.is(err, 'coordinator.superseded')) {
-        this.leaseLost = err.message;
-        return { kind: 'lease-lost', detail: err.message };
+        this.stepDown(err.message);
+        return { kind: 'lease-lost', detail: this.leaseLost ?? err.message };
       }
       throw err;
     } finally {
@@ -149,19 +215,21 @@ export class Coordinator {
   /**
    * Ends every worker this coordinator drives (the extension deactivating, Ctrl-C on
    * `baton start`): they are stopped like an immediate stop, recorded, and the lease released.
+   * A coordinator that already lost its lease leaves them to its successor.
    */
   async shutdown(by = 'coordinator shutdown'): Promise<StopReportEntry[]> {
     if (this.shuttingDown) return [];
     this.shuttingDown = true;
     this.wake();
     let report: StopReportEntry[] = [];
-    if (!this.leaseLost) {
+    if (!this.leaseLost && !this.released) {
       const request = await this.guarded(async (tx) => (await requestStop(tx, { runId: this.options.runId, mode: 'immediate', by }, this.deps.clock.now())).request).catch(
         () => undefined,
       );
+      this.shutdownStop = request;
       if (request) report = await this.applyStop(request).catch(() => []);
-    } else {
-      for (const attempt of this.attempts.values()) await this.endAttempt(attempt, 'stopped');
+      // A pass that was starting a worker meanwhile ends it itself (see startAttempt); wait for it before letting go.
+      await this.tickInProgress;
     }
     await this.release();
     return report;
@@ -188,47 +256,87 @@ export class Coordinator {
     });
   }
 
+  /** One timer for the next moment the store's state changes by itself (a backoff ends, a lease runs out). */
+  private wakeAt(at: number | undefined): void {
+    if (this.wakeTimer && this.wakeTimer.at === at) return;
+    this.wakeTimer?.cancel();
+    this.wakeTimer = undefined;
+    if (at === undefined || this.leaseLost || this.released) return;
+    // At most an hour ahead (a timer cannot wait longer than ~24 days; waking early only re-plans).
+    const cancel = this.deps.clock.setTimer(Math.min(Math.max(0, at - this.deps.clock.now()), 3_600_000), () => {
+      if (this.wakeTimer?.cancel === cancel) this.wakeTimer = undefined;
+      this.wake();
+    });
+    this.wakeTimer = { at, cancel };
+  }
+
+  private selected(taskId: string): boolean {
+    return !this.options.tasks || this.options.tasks.includes(taskId);
+  }
+
   /** One pass: apply stops, expire stale leases, dispatch, and decide whether the run is done for now. */
   private async tick(): Promise<CoordinatorOutcome | undefined> {
-    const now = this.deps.clock.now();
     const runId = this.options.runId;
     for (const request of await this.deps.store.read((r) => pendingStops(r, runId))) await this.applyStop(request);
 
-    await this.guarded((tx) => expireStaleRuntimes(tx, now));
+    await this.guarded(async (tx) => {
+      const now = this.deps.clock.now();
+      const mono = this.deps.clock.monotonic();
+      // A lease this coordinator renews on time (monotonic) is not expired by a wall-clock jump: restate it first.
+      // (Only when needed: any write statement is a journaled commit, and a commit wakes this loop again.)
+      for (const attempt of this.attempts.values()) {
+        if (attempt.manual || attempt.ending || mono >= attempt.leaseUntilMono) continue;
+        const lapsed = await tx.get(`SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`, [attempt.runtimeId, now]);
+        if (lapsed) await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ?`, [now, attempt.runtimeId]);
+      }
+      return expireStaleRuntimes(tx, now);
+    });
     await this.endAttemptsDecidedElsewhere();
 
+    const now = this.deps.clock.now();
     const state = await this.deps.store.read(async (r) => ({
       run: await r.get<{ status: string; stop_mode: string | null }>(`SELECT status, stop_mode FROM runs WHERE id = ?`, [runId]),
       ready: (await r.all<TaskRow & { not_before: number | null }>(`SELECT ${TASK_COLUMNS}, not_before FROM tasks WHERE run_id = ? AND status = 'ready' ORDER BY ordinal`, [runId])).filter(
-        (t) => !this.options.tasks || this.options.tasks.includes(t.id),
+        (t) => this.selected(t.id),
       ),
       verifying: await r.all<{ id: string }>(`SELECT id FROM tasks WHERE run_id = ? AND status = 'verifying'`, [runId]),
       openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [runId]))?.n ?? 0,
+      // Attempts with a live lease: ours, and those held by an external worker (`baton claim`).
+      leased: await r.all<{ id: string; task_id: string; lease_expires_at: number }>(
+        `SELECT d.id, d.task_id, rt.lease_expires_at FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+         WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL`,
+        [runId],
+      ),
     }));
     if (!state.run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
 
-    let waitingForBackoff: number | undefined;
+    let wakeAt: number | undefined;
+    let waitingForBackoff = false;
     if (!state.run.stop_mode && state.run.status !== 'superseded') {
       for (const task of state.ready) {
+        if (this.shuttingDown || this.leaseLost) break;
         if (this.busySlots() >= this.maxConcurrency) break;
         if (this.attemptOfTask(task.id)) continue;
         if (task.not_before !== null && task.not_before > now) {
-          waitingForBackoff = Math.min(waitingForBackoff ?? Infinity, task.not_before);
+          waitingForBackoff = true;
+          wakeAt = Math.min(wakeAt ?? Infinity, task.not_before);
           continue;
         }
         await this.startAttempt(toTask(task));
       }
     }
+    // An attempt held elsewhere ends by its result (a store change wakes us) or when its lease runs out.
+    const heldElsewhere = state.leased.filter((d) => !this.attempts.has(d.id) && this.selected(d.task_id));
+    for (const d of heldElsewhere) wakeAt = Math.min(wakeAt ?? Infinity, d.lease_expires_at);
+    this.wakeAt(wakeAt);
+
     if (this.attempts.size > 0) return undefined;
     if (state.verifying.length > 0) {
       // Left verifying by a predecessor that stopped mid-way: finish it (passed receipts are reused).
       for (const task of state.verifying) await this.finishVerification(task.id);
       return undefined;
     }
-    if (waitingForBackoff !== undefined) {
-      this.deps.clock.setTimer(waitingForBackoff - now, () => this.wake());
-      return undefined;
-    }
+    if (waitingForBackoff || heldElsewhere.length > 0) return undefined;
     const status = await this.deps.store.read(async (r) => (await r.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [runId]))!.status as RunStatus);
     if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') return { kind: 'finished', status };
     if (status === 'paused' || status === 'stopping') return { kind: 'paused', status, openGates: state.openGates, stopped: Boolean(state.run.stop_mode) };
@@ -248,6 +356,19 @@ export class Coordinator {
     return undefined;
   }
 
+  /** Is this attempt still one this coordinator drives (not ended, forgotten, or abandoned)? */
+  private owns(attempt: Attempt): boolean {
+    return this.attempts.get(attempt.delegationId) === attempt;
+  }
+
+  /** The attempt's outcome is recorded (or someone else's business): stop tracking it. */
+  private forget(attempt: Attempt): void {
+    for (const cancel of attempt.timers.values()) cancel();
+    attempt.timers.clear();
+    if (this.owns(attempt)) this.attempts.delete(attempt.delegationId);
+    this.wake();
+  }
+
   // ── attempts ────────────────────────────────────────────────────────────
 
   private async startAttempt(task: ReturnType<typeof toTask>): Promise<void> {
@@ -258,39 +379,57 @@ export class Coordinator {
     // A person gets a long lease; a process's lease is renewed while it lives.
     const leaseMs = manual ? Math.max(this.deps.config.leaseSeconds * 1000, 7 * 86_400_000) : this.deps.config.leaseSeconds * 1000;
     const now = this.deps.clock.now();
-    const claim = await this.guarded(async (tx) => {
-      const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
-      const claimed = await claimDelegation(tx, { runId, delegationId: queued.id, leaseMs, holder: manual ? 'a person (manual)' : this.holder }, { now, ids: this.deps.ids });
-      await refreshRunStatus(tx, runId, now);
-      return claimed;
-    });
+    const claimedMono = this.deps.clock.monotonic();
     const paths = runPaths(this.deps.workspace, runId);
+    let claim;
+    try {
+      claim = await this.guarded(async (tx) => {
+        const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
+        const claimed = await claimDelegation(tx, { runId, delegationId: queued.id, leaseMs, holder: manual ? 'a person (manual)' : this.holder }, { now, ids: this.deps.ids });
+        // Recorded with the claim, so a successor can tell a worker of ours from an external claim.
+        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [workerId, paths.log(claimed.delegation.id), this.deps.workspace, claimed.runtimeId]);
+        await refreshRunStatus(tx, runId, now);
+        return claimed;
+      });
+    } catch (err) {
+      // Someone else claimed or gated the task since we read it: the next pass sees the new state.
+      if (BatonError.is(err) && !BatonError.is(err, 'coordinator.superseded')) {
+        this.log(`${task.id}: not started: ${(err as BatonError).message}`);
+        return;
+      }
+      throw err;
+    }
     const artifactPath = paths.artifact(claim.delegation.id);
     const logPath = paths.log(claim.delegation.id);
     const promptPath = paths.prompt(claim.delegation.id);
-    const dependencies = await this.deps.store.read((r) =>
-      r.all<{ id: string; title: string }>(
-        `SELECT t.id, t.title FROM task_dependencies dep JOIN tasks t ON t.run_id = dep.run_id AND t.id = dep.depends_on WHERE dep.run_id = ? AND dep.task_id = ?`,
-        [runId, task.id],
-      ),
-    );
-    const prompt = buildPrompt({ task, delegationId: claim.delegation.id, agent: claim.delegation.agent, artifactPath: workspacePath(this.deps.workspace, artifactPath), dependencies });
-    mkdirSync(dirname(promptPath), { recursive: true });
-    mkdirSync(dirname(artifactPath), { recursive: true });
-    writeFileSync(promptPath, prompt);
-    await this.guarded((tx) =>
-      tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [workerId, logPath, this.deps.workspace, claim.runtimeId]).then(() => undefined),
-    );
+    let prompt: string;
+    try {
+      const dependencies = await this.deps.store.read((r) =>
+        r.all<{ id: string; title: string }>(
+          `SELECT t.id, t.title FROM task_dependencies dep JOIN tasks t ON t.run_id = dep.run_id AND t.id = dep.depends_on WHERE dep.run_id = ? AND dep.task_id = ?`,
+          [runId, task.id],
+        ),
+      );
+      prompt = buildPrompt({ task, delegationId: claim.delegation.id, agent: claim.delegation.agent, artifactPath: workspacePath(this.deps.workspace, artifactPath), dependencies });
+      mkdirSync(dirname(promptPath), { recursive: true });
+      mkdirSync(dirname(artifactPath), { recursive: true });
+      writeFileSync(promptPath, prompt);
+    } catch (err) {
+      // The attempt is claimed: it must end in the store, not stay RUNNING with nothing behind it.
+      await this.failAttempt(claim.delegation.id, `could not prepare the attempt: ${(err as Error).message}`);
+      return;
+    }
 
     const attempt: Attempt = {
       delegationId: claim.delegation.id,
       taskId: task.id,
       runtimeId: claim.runtimeId,
-      token: claim.token,
       artifactPath,
       logPath,
       manual,
-      cancelTimers: [],
+      leaseMs,
+      leaseUntilMono: claimedMono + leaseMs,
+      timers: new Map(),
       done: Promise.resolve(),
     };
     if (manual) {
@@ -337,84 +476,130 @@ export class Coordinator {
       return;
     }
     attempt.identity = spawned.identity;
+    this.watchAttempt(attempt, spawned.exited, this.deps.config.taskTimeoutSeconds * 1000);
     await this.guarded((tx) =>
       tx
         .run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?`, [spawned.identity.pid, spawned.identity.startTime, spawned.identity.host, claim.runtimeId])
         .then(() => undefined),
     );
-    this.watchAttempt(attempt, spawned.exited);
     this.log(`${claim.delegation.id}: started ${workerId} (pid ${spawned.identity.pid})`);
+    if (this.shuttingDown && this.shutdownStop) {
+      // Shutdown's stop was applied while this worker was starting: it ends like the others.
+      const stop = this.shutdownStop;
+      const termination = await this.endAttempt(attempt, 'stopped');
+      const entry: StopReportEntry = {
+        delegationId: attempt.delegationId,
+        processes: termination?.processes.map((p) => p.pid) ?? [],
+        confirmed: termination ? termination.confirmed : true,
+        survivors: termination?.survivors.map((p) => p.pid) ?? [],
+      };
+      try {
+        await this.guarded((tx) => cancelStoppedAttempt(tx, { runId, delegationId: attempt.delegationId, request: stop, entry }, this.deps.clock.now()));
+      } finally {
+        this.forget(attempt);
+      }
+    }
   }
 
-  /** Renewal at a third of the lease, the task timeout, and what happens when the worker exits. */
-  private watchAttempt(attempt: Attempt, exited: Promise<WorkerExit>): void {
+  /** Lease renewals at a third of the lease, the task timeout, and what happens when the worker exits. */
+  private watchAttempt(attempt: Attempt, exited: Promise<WorkerExit>, timeoutMs: number): void {
     this.attempts.set(attempt.delegationId, attempt);
     const renewEvery = Math.max(1000, Math.floor((this.deps.config.leaseSeconds * 1000) / 3));
-    const renew = (): void => {
-      const cancel = this.deps.clock.setTimer(renewEvery, () => {
-        if (!this.attempts.has(attempt.delegationId) || attempt.ending) return;
-        void this.renewAttemptLease(attempt).then((ok) => {
-          if (ok) renew();
-        });
-      });
-      attempt.cancelTimers.push(cancel);
+    const renew = (delay: number): void => {
+      attempt.timers.set(
+        'renew',
+        this.deps.clock.setTimer(delay, () => {
+          if (!this.owns(attempt) || attempt.ending || this.leaseLost) return;
+          void this.renewAttemptLease(attempt).then((outcome) => {
+            if (outcome === 'renewed') renew(renewEvery);
+            else if (outcome === 'retry') renew(Math.min(renewEvery, RENEWAL_RETRY_MS));
+          });
+        }),
+      );
     };
-    renew();
-    attempt.cancelTimers.push(
-      this.deps.clock.setTimer(this.deps.config.taskTimeoutSeconds * 1000, () => {
-        if (this.attempts.has(attempt.delegationId) && !attempt.ending) void this.timeOut(attempt);
+    renew(renewEvery);
+    attempt.timers.set(
+      'timeout',
+      this.deps.clock.setTimer(Math.max(0, timeoutMs), () => {
+        if (this.owns(attempt) && !attempt.ending && !this.leaseLost) void this.timeOut(attempt);
       }),
     );
     attempt.done = exited.then((exit) => this.onWorkerExit(attempt, exit)).catch((err) => this.log(`${attempt.delegationId}: ${(err as Error).message}`));
   }
 
-  private async renewAttemptLease(attempt: Attempt): Promise<boolean> {
+  /**
+   * Renews the lease of a worker this coordinator drives (counted as a heartbeat). Whether the
+   * lease still holds is judged on the monotonic clock from the last renewal — a wall-clock
+   * jump does not end it — and, failing that, on the stored expiry: only a lease that both
+   * say ran out is lost (made STALE; the retry policy applies).
+   */
+  private async renewAttemptLease(attempt: Attempt): Promise<RenewalOutcome> {
     try {
-      const outcome = await this.guarded((tx) => renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, token: attempt.token }, this.deps.clock.now()));
-      if (outcome.renewed) return true;
-      // The lease ran out before we renewed it (this process was paused, the clock jumped): the attempt is STALE now.
+      // Judged when the transaction runs, not when the timer fired: the process may have been paused in between.
+      let renewedAtMono = 0;
+      const outcome = await this.guarded((tx) => {
+        renewedAtMono = this.deps.clock.monotonic();
+        return renewDrivenLease(tx, attempt.runtimeId, renewedAtMono < attempt.leaseUntilMono, this.deps.clock.now());
+      });
+      if (outcome.renewed) {
+        attempt.leaseUntilMono = renewedAtMono + attempt.leaseMs;
+        return 'renewed';
+      }
+      // The lease ran out before we renewed it (this process was paused): the attempt is STALE now.
       this.log(`${attempt.delegationId}: ${outcome.error.message}`);
     } catch (err) {
-      if (BatonError.is(err, 'coordinator.superseded')) return false;
-      this.log(`${attempt.delegationId}: lease not renewed: ${(err as Error).message}`);
+      if (BatonError.is(err, 'coordinator.superseded')) return 'lost';
+      if (!BatonError.is(err, 'runtime.not-live')) {
+        this.log(`${attempt.delegationId}: lease not renewed, trying again: ${(err as Error).message}`);
+        return 'retry';
+      }
+      // Decided elsewhere (ingested by hand, stopped): the next pass ends it.
+      this.wake();
+      return 'lost';
     }
-    await this.endAttempt(attempt, 'stale');
-    this.wake();
-    return false;
+    if (this.owns(attempt) && !attempt.ending) {
+      await this.endAttempt(attempt, 'stale');
+      this.forget(attempt);
+    }
+    return 'lost';
   }
 
   private async timeOut(attempt: Attempt): Promise<void> {
-    const report = await this.endAttempt(attempt, 'timeout');
-    const seconds = this.deps.config.taskTimeoutSeconds;
-    await this.failAttempt(attempt.delegationId, `timed out after ${seconds} s${report && !report.confirmed ? '; termination NOT confirmed' : ''}`);
-    this.wake();
+    try {
+      const report = await this.endAttempt(attempt, 'timeout');
+      const seconds = this.deps.config.taskTimeoutSeconds;
+      await this.failAttempt(attempt.delegationId, `timed out after ${seconds} s${report && !report.confirmed ? '; termination NOT confirmed' : ''}`);
+    } catch (err) {
+      if (!BatonError.is(err, 'coordinator.superseded')) this.log(`${attempt.delegationId}: ${(err as Error).message}`);
+    } finally {
+      this.forget(attempt);
+    }
   }
 
   /** A worker process ended by itself: take its result (artifact file, else its output) or fail the attempt. */
   private async onWorkerExit(attempt: Attempt, exit: WorkerExit): Promise<void> {
-    for (const cancel of attempt.cancelTimers.splice(0)) cancel();
-    if (attempt.ending || this.shuttingDown) {
-      this.attempts.delete(attempt.delegationId);
-      this.wake();
-      return;
-    }
+    attempt.timers.get('renew')?.();
+    attempt.timers.get('timeout')?.();
+    // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
+    if (attempt.ending || !this.owns(attempt) || this.leaseLost || this.shuttingDown) return;
     try {
       const delegation = await this.deps.store.read((r) => getDelegation(r, this.options.runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
       const artifact = this.locateResult(attempt);
       if (!artifact) {
-        const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+        const how = exit.signal ? `was killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`;
         await this.failAttempt(attempt.delegationId, `the worker ${how} without a result`);
         return;
       }
       const outcome = await ingestArtifact(this.verifyContext(), delegation, artifact);
       this.log(`${attempt.delegationId}: ${outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected'}; ${outcome.delegation.status}`);
     } catch (err) {
-      if (BatonError.is(err, 'coordinator.superseded')) this.leaseLost = err.message;
-      else this.log(`${attempt.delegationId}: ${(err as Error).message}`);
+      if (BatonError.is(err, 'coordinator.superseded')) return;
+      this.log(`${attempt.delegationId}: ${(err as Error).message}`);
+      // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
+      await this.failAttempt(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(() => undefined);
     } finally {
-      this.attempts.delete(attempt.delegationId);
-      this.wake();
+      this.forget(attempt);
     }
   }
 
@@ -442,21 +627,22 @@ export class Coordinator {
     });
   }
 
-  /** Ends an attempt's processes (TERM, grace, KILL, proof) and forgets it. */
+  /**
+   * Ends an attempt's processes (TERM, grace, KILL, proof). It stays tracked — its slot busy,
+   * the run not idle — until the caller has recorded the outcome and forgets it.
+   */
   private async endAttempt(attempt: Attempt, why: NonNullable<Attempt['ending']>): Promise<TerminationReport | undefined> {
     if (attempt.ending) return undefined;
     attempt.ending = why;
-    for (const cancel of attempt.cancelTimers.splice(0)) cancel();
-    let report: TerminationReport | undefined;
-    if (attempt.identity) {
-      report = await terminateWorker(attempt.identity, {
-        marker: `BATON_RUNTIME_ID=${attempt.runtimeId}`,
-        graceMs: this.deps.config.stopGraceSeconds * 1000,
-        clock: this.deps.clock,
-      });
-      this.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`}`);
-    }
-    this.attempts.delete(attempt.delegationId);
+    for (const cancel of attempt.timers.values()) cancel();
+    attempt.timers.clear();
+    if (!attempt.identity) return undefined;
+    const report = await terminateWorker(attempt.identity, {
+      marker: `BATON_RUNTIME_ID=${attempt.runtimeId}`,
+      graceMs: this.deps.config.stopGraceSeconds * 1000,
+      clock: this.deps.clock,
+    });
+    this.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`}`);
     return report;
   }
 
@@ -468,10 +654,9 @@ export class Coordinator {
     );
     const settled = new Map(statuses.map((s) => [s.id, s.status]));
     for (const attempt of [...this.attempts.values()]) {
-      const status = settled.get(attempt.delegationId);
-      if (!status) continue;
-      if (attempt.manual) this.attempts.delete(attempt.delegationId);
-      else await this.endAttempt(attempt, 'stale');
+      if (!settled.has(attempt.delegationId)) continue;
+      if (!attempt.manual) await this.endAttempt(attempt, 'stale');
+      this.forget(attempt);
     }
   }
 
@@ -483,45 +668,39 @@ export class Coordinator {
     await verifyAttempt(this.verifyContext(), this.options.runId, delegation.id);
   }
 
-  /** Takes over a live worker of a predecessor: renew its lease, wait for it to end, then take its result. */
-  private adopt(found: { delegationId: string; taskId: string; runtimeId: string; identity: ProcessIdentity; logPath: string; artifactPath: string; token?: string }): void {
+  /**
+   * Takes over a live worker of a predecessor (reconcile renewed its lease already): renew it
+   * like its own (its token left with the predecessor; this coordinator's epoch is the
+   * authority), keep its task timeout from its start, watch for its end, then take its result.
+   */
+  private adopt(found: LiveWorker): void {
     const attempt: Attempt = {
       delegationId: found.delegationId,
       taskId: found.taskId,
       runtimeId: found.runtimeId,
-      token: found.token ?? '',
       artifactPath: found.artifactPath,
       logPath: found.logPath,
       identity: found.identity,
       manual: false,
-      cancelTimers: [],
+      leaseMs: found.leaseMs,
+      leaseUntilMono: this.deps.clock.monotonic() + found.leaseMs,
+      timers: new Map(),
       done: Promise.resolve(),
     };
-    const exited = new Promise<WorkerExit>((resolve) => {
+    const exited = new Promise<WorkerExit>((resolveExit) => {
       const poll = (): void => {
-        const cancel = this.deps.clock.setTimer(250, () => {
-          if (isProcessAlive(found.identity) === false) resolve({ exitCode: null, signal: null });
-          else poll();
-        });
-        attempt.cancelTimers.push(cancel);
+        attempt.timers.set(
+          'poll',
+          this.deps.clock.setTimer(250, () => {
+            if (isProcessAlive(found.identity) === false) resolveExit({ exitCode: null, signal: null });
+            else poll();
+          }),
+        );
       };
       poll();
     });
-    this.attempts.set(attempt.delegationId, attempt);
-    attempt.done = exited.then((exit) => this.onWorkerExit(attempt, exit));
-    // Its token is gone with the predecessor: renew by epoch instead (see reconcile).
-    const renewEvery = Math.max(1000, Math.floor((this.deps.config.leaseSeconds * 1000) / 3));
-    const renew = (): void => {
-      attempt.cancelTimers.push(
-        this.deps.clock.setTimer(renewEvery, () => {
-          if (!this.attempts.has(attempt.delegationId) || attempt.ending) return;
-          void this.guarded((tx) =>
-            tx.run(`UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`, [this.deps.clock.now() + this.deps.config.leaseSeconds * 1000, attempt.runtimeId]),
-          ).then(renew, () => undefined);
-        }),
-      );
-    };
-    renew();
+    const elapsed = found.startedAt !== undefined ? this.deps.clock.now() - found.startedAt : 0;
+    this.watchAttempt(attempt, exited, this.deps.config.taskTimeoutSeconds * 1000 - elapsed);
   }
 
   // ── stops ───────────────────────────────────────────────────────────────
@@ -541,7 +720,11 @@ export class Coordinator {
           ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
         };
         report.push(entry);
-        await this.guarded((tx) => cancelStoppedAttempt(tx, { runId: this.options.runId, delegationId: attempt.delegationId, request, entry }, this.deps.clock.now()));
+        try {
+          await this.guarded((tx) => cancelStoppedAttempt(tx, { runId: this.options.runId, delegationId: attempt.delegationId, request, entry }, this.deps.clock.now()));
+        } finally {
+          this.forget(attempt);
+        }
       }
     } else {
       for (const attempt of targets) report.push({ delegationId: attempt.delegationId, processes: attempt.identity ? [attempt.identity.pid] : [], confirmed: false, survivors: [], note: 'left to finish (graceful)' });
@@ -553,33 +736,82 @@ export class Coordinator {
 
   // ── the lease ───────────────────────────────────────────────────────────
 
-  private scheduleLeaseRenewal(): void {
-    const cancel = this.deps.clock.setTimer(Math.floor(this.leaseMs / 3), () => {
-      if (this.leaseLost || this.shuttingDown) return;
+  private scheduleLeaseRenewal(delay: number): void {
+    this.cancelLeaseTimer = this.deps.clock.setTimer(delay, () => {
+      if (this.leaseLost || this.released) return;
       this.deps.store
         .transact((tx) => renewCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch, leaseMs: this.leaseMs }, this.deps.clock.now()))
         .then(
-          () => this.scheduleLeaseRenewal(),
+          () => this.scheduleLeaseRenewal(Math.floor(this.leaseMs / 3)),
           (err: unknown) => {
-            this.leaseLost = (err as Error).message;
-            this.wake();
+            if (BatonError.is(err, 'coordinator.superseded')) this.stepDown(err.message);
+            else {
+              // A passing failure (the store was busy): the lease has two more thirds to go.
+              this.log(`coordinator lease not renewed, trying again: ${(err as Error).message}`);
+              this.scheduleLeaseRenewal(Math.min(RENEWAL_RETRY_MS, Math.floor(this.leaseMs / 10)));
+            }
           },
         );
     });
-    this.cancelLeaseTimer.push(cancel);
+  }
+
+  /**
+   * Another coordinator holds the run now. Stop everything this one would do on its own —
+   * renewals, timeouts, backoff timers — and leave the workers alone: the successor adopts them.
+   */
+  private stepDown(detail: string): void {
+    if (this.leaseLost) return;
+    this.leaseLost = detail;
+    this.log(`stepping down: ${detail}`);
+    this.cancelLeaseTimer?.();
+    this.wakeAt(undefined);
+    this.abandonAttempts();
+    this.unregister();
+    this.wake();
+  }
+
+  private abandonAttempts(): void {
+    for (const attempt of this.attempts.values()) {
+      for (const cancel of attempt.timers.values()) cancel();
+      attempt.timers.clear();
+    }
+    this.attempts.clear();
+  }
+
+  private holdsLease(): boolean {
+    return this.epoch > 0 && !this.leaseLost && !this.released;
+  }
+
+  private unregister(): void {
+    if (activeHere.get(this.registryKey) === this) activeHere.delete(this.registryKey);
   }
 
   private async release(): Promise<void> {
-    for (const cancel of this.cancelLeaseTimer.splice(0)) cancel();
-    for (const attempt of this.attempts.values()) for (const cancel of attempt.cancelTimers.splice(0)) cancel();
+    if (this.released) return;
+    this.released = true;
+    this.cancelLeaseTimer?.();
+    this.wakeAt(undefined);
+    for (const attempt of this.attempts.values()) for (const cancel of attempt.timers.values()) cancel();
+    this.unregister();
     if (this.leaseLost) return;
     await this.deps.store.transact((tx) => releaseCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch }, this.deps.clock.now())).catch(() => undefined);
   }
 
+  /** Checks this coordinator's epoch inside a transaction; a refusal makes it step down. */
+  private async assertEpoch(tx: Pick<StoreTx, 'get'>): Promise<void> {
+    try {
+      await assertCoordinatorEpoch(tx, this.options.runId, this.epoch);
+    } catch (err) {
+      if (BatonError.is(err, 'coordinator.superseded')) this.stepDown(err.message);
+      throw err;
+    }
+  }
+
   /** Every coordinator write: refused in the same transaction when this coordinator's epoch is no longer current. */
   private guarded<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (this.leaseLost) return Promise.reject(new BatonError('conflict', 'coordinator.superseded', this.leaseLost));
     return this.deps.store.transact(async (tx) => {
-      await assertCoordinatorEpoch(tx, this.options.runId, this.epoch);
+      await this.assertEpoch(tx);
       return work(tx);
     });
   }
@@ -590,15 +822,40 @@ export class Coordinator {
       clock: this.deps.clock,
       workspace: this.deps.workspace,
       timeoutMs: this.deps.config.verifyTimeoutSeconds * 1000,
-      guard: (tx) => assertCoordinatorEpoch(tx, this.options.runId, this.epoch),
+      guard: (tx) => this.assertEpoch(tx),
     };
   }
 
-  private reconcileContext() {
-    return { ...this.verifyContext(), ids: this.deps.ids, leaseMs: this.deps.config.leaseSeconds * 1000 };
+  private reconcileContext(): ReconcileContext {
+    return { ...this.verifyContext(), ids: this.deps.ids, leaseMs: this.deps.config.leaseSeconds * 1000, stopGraceMs: this.deps.config.stopGraceSeconds * 1000 };
   }
 
   private log(line: string): void {
     this.deps.log?.(line);
   }
+}
+
+/**
+ * Renews the lease of a worker the calling coordinator drives; the coordinator's epoch,
+ * checked by the caller in the same transaction, is the authority (an adopted worker's token
+ * left with its predecessor). `withinLease`: the coordinator's monotonic clock says the lease
+ * still holds. A lease is lost only when that and the stored expiry both say it ran out.
+ */
+async function renewDrivenLease(tx: StoreTx, runtimeId: string, withinLease: boolean, now: number): Promise<{ renewed: true } | { renewed: false; error: BatonError }> {
+  const row = await tx.get<{ lease_expires_at: number; ended_at: number | null; status: string; delegation_id: string }>(
+    `SELECT r.lease_expires_at, r.ended_at, d.status, d.id AS delegation_id FROM runtimes r JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id WHERE r.id = ?`,
+    [runtimeId],
+  );
+  if (!row || row.ended_at !== null || row.status !== 'RUNNING') {
+    throw new BatonError('conflict', 'runtime.not-live', `Runtime ${runtimeId} holds no lease to renew${row ? ` (${row.delegation_id} is ${row.status})` : ''}.`);
+  }
+  if (!withinLease && row.lease_expires_at <= now) {
+    await expireStaleRuntimes(tx, now, runtimeId);
+    return {
+      renewed: false,
+      error: new BatonError('conflict', 'runtime.lease-expired', `The lease of runtime ${runtimeId} ran out before it was renewed; ${row.delegation_id} is now STALE.`),
+    };
+  }
+  await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`, [now, now, runtimeId]);
+  return { renewed: true };
 }

@@ -69,8 +69,12 @@ export async function pendingStops(tx: Pick<StoreTx, 'all'>, runId: string): Pro
 
 /**
  * Records a request to stop a run (or one delegation). Repeating a stop that is still in
- * force is a no-op that returns the first request. A run stop takes effect for dispatch at
- * once (`runs.stop_mode`); killing in-flight work is the job of whoever applies it.
+ * force is a no-op that returns the first request; so is asking for graceful while an
+ * immediate stop is in force (the answer is that immediate stop). Asking for immediate while
+ * only a graceful one is in force is not a repeat: it escalates (a new request, applied like
+ * any other). A stop of one delegation always ends its worker, so any stop of it in force
+ * covers another. A run stop takes effect for dispatch at once (`runs.stop_mode`); killing
+ * in-flight work is the job of whoever applies it.
  */
 export async function requestStop(
   tx: StoreTx,
@@ -83,11 +87,13 @@ export async function requestStop(
     const delegation = await getDelegation(tx, input.runId, input.delegationId);
     if (!delegation) throw new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
   }
-  const existing = await tx.get<StopRow>(
-    `SELECT ${STOP_COLUMNS} FROM stop_requests WHERE run_id = ? AND status IN ('requested', 'applied') AND ${input.delegationId ? 'delegation_id = ?' : 'delegation_id IS NULL'} ORDER BY ordinal LIMIT 1`,
+  const inForce = await tx.all<StopRow>(
+    `SELECT ${STOP_COLUMNS} FROM stop_requests WHERE run_id = ? AND status IN ('requested', 'applied') AND ${input.delegationId ? 'delegation_id = ?' : 'delegation_id IS NULL'} ORDER BY ordinal`,
     input.delegationId ? [input.runId, input.delegationId] : [input.runId],
   );
-  if (existing) return { request: toStop(existing), repeated: true };
+  // The strongest stop in force answers: after an escalation, a graceful repeat is told about the immediate one.
+  const covering = input.delegationId ? inForce[0] : (inForce.find((r) => r.mode === 'immediate') ?? inForce.find((r) => r.mode === input.mode));
+  if (covering) return { request: toStop(covering), repeated: true };
   const ordinal = await nextCounter(tx, 'stop');
   const id = `S-${ordinal}`;
   await tx.run(
@@ -129,8 +135,18 @@ export async function cancelStoppedAttempt(tx: StoreTx, input: { runId: string; 
   }
 }
 
-export async function markStopApplied(tx: StoreTx, request: StopRequest, report: StopReportEntry[], now: number): Promise<void> {
-  await tx.run(`UPDATE stop_requests SET status = 'applied', applied_at = ?, report_json = ? WHERE id = ? AND status = 'requested'`, [now, JSON.stringify(report), request.id]);
+/**
+ * Marks a stop applied with its report. Only the first to apply it records it: a stop applied
+ * twice (a coordinator that took over while another process applied it) is reported once.
+ * Returns whether this call applied it.
+ */
+export async function markStopApplied(tx: StoreTx, request: StopRequest, report: StopReportEntry[], now: number): Promise<boolean> {
+  const changed = await tx.run(`UPDATE stop_requests SET status = 'applied', applied_at = ?, report_json = ? WHERE id = ? AND status = 'requested'`, [
+    now,
+    JSON.stringify(report),
+    request.id,
+  ]);
+  if (changed !== 1) return false;
   await appendEvent(tx, request.runId, 'stop:applied', now, {
     stopId: request.id,
     mode: request.mode,
@@ -139,6 +155,7 @@ export async function markStopApplied(tx: StoreTx, request: StopRequest, report:
     ...(request.delegationId ? { delegationId: request.delegationId } : {}),
   });
   await refreshRunStatus(tx, request.runId, now);
+  return true;
 }
 
 /** Resuming ends the stops in force: the run dispatches again. */
@@ -160,35 +177,58 @@ export async function recordedWorker(tx: Pick<StoreTx, 'get'>, runId: string, de
 }
 
 /**
- * Applies a stop with no coordinator alive (the CLI, after the coordinator died): ends the
- * workers recorded on this host for the targeted attempts and cancels those attempts.
+ * Ends the worker an attempt recorded, for whoever did not spawn it (this process after its
+ * coordinator died; a coordinator asked to stop an attempt it does not drive): the recorded
+ * process and its descendants, and whatever carries its runtime's marker — so also what a
+ * worker left behind when it exited, or what a coordinator spawned and died before
+ * recording. A worker on another host is not touched and not confirmed.
  */
-export async function applyStopHere(
-  ctx: { store: StorePort; clock: Clock },
-  request: StopRequest,
-  graceMs: number,
-): Promise<StopRequest> {
+export async function endRecordedWorker(ctx: { store: StorePort; clock: Clock }, runId: string, delegationId: string, graceMs: number): Promise<StopReportEntry> {
+  const entry: StopReportEntry = { delegationId, processes: [], confirmed: true, survivors: [] };
+  const worker = await ctx.store.read((r) => recordedWorker(r, runId, delegationId));
+  if (!worker) return entry;
+  if (worker.identity && isProcessAlive(worker.identity) === undefined) {
+    return { ...entry, confirmed: false, note: `runs on another host (${worker.identity.host}); not stopped from here` };
+  }
+  const termination = await terminateWorker(worker.identity, { marker: `BATON_RUNTIME_ID=${worker.runtimeId}`, graceMs, clock: ctx.clock });
+  return { ...entry, processes: termination.processes.map((p) => p.pid), confirmed: termination.confirmed, survivors: termination.survivors.map((p) => p.pid) };
+}
+
+/**
+ * Applies a stop with no coordinator alive (the CLI, after the coordinator died). Immediate,
+ * or a stop of one delegation: ends the workers of the targeted attempts, all at once (each
+ * gets its grace period, not one after the other), and cancels those attempts. Graceful: lets
+ * in-flight attempts run and reports them; nothing new is dispatched. Returns the request as
+ * stored.
+ */
+export async function applyStopHere(ctx: { store: StorePort; clock: Clock }, request: StopRequest, graceMs: number): Promise<StopRequest> {
+  const ends = request.mode === 'immediate' || request.delegationId !== undefined;
   const targets = await ctx.store.read((r) =>
-    r.all<{ id: string }>(
-      `SELECT id FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING')${request.delegationId ? ' AND id = ?' : ''}`,
+    r.all<{ id: string; status: string }>(
+      request.delegationId
+        ? `SELECT id, status FROM delegations WHERE run_id = ? AND id = ? AND status IN ('RUNNING', 'PENDING', 'BLOCKED')`
+        : `SELECT id, status FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING') ORDER BY created_at, id`,
       request.delegationId ? [request.runId, request.delegationId] : [request.runId],
     ),
   );
-  const report: StopReportEntry[] = [];
-  for (const { id } of request.mode === 'immediate' || request.delegationId ? targets : []) {
-    const worker = await ctx.store.read((r) => recordedWorker(r, request.runId, id));
-    let entry: StopReportEntry = { delegationId: id, processes: [], confirmed: true, survivors: [] };
-    if (worker?.identity) {
-      const alive = isProcessAlive(worker.identity);
-      if (alive === undefined) entry = { ...entry, confirmed: false, note: `runs on another host (${worker.identity.host}); not stopped from here` };
-      else {
-        const termination = await terminateWorker(worker.identity, { marker: `BATON_RUNTIME_ID=${worker.runtimeId}`, graceMs, clock: ctx.clock });
-        entry = { delegationId: id, processes: termination.processes.map((p) => p.pid), confirmed: termination.confirmed, survivors: termination.survivors.map((p) => p.pid) };
+  const report = await Promise.all(
+    targets.map(async ({ id, status }): Promise<StopReportEntry> => {
+      if (ends) {
+        const entry = await endRecordedWorker(ctx, request.runId, id, graceMs);
+        return status === 'BLOCKED' && entry.processes.length === 0 ? { ...entry, note: 'no worker was running (it waited at a gate)' } : entry;
       }
-    }
-    report.push(entry);
-    await ctx.store.transact((tx) => cancelStoppedAttempt(tx, { runId: request.runId, delegationId: id, request, entry }, ctx.clock.now()));
-  }
-  await ctx.store.transact((tx) => markStopApplied(tx, request, report, ctx.clock.now()));
-  return { ...request, status: 'applied', appliedAt: ctx.clock.now(), report };
+      const worker = await ctx.store.read((r) => recordedWorker(r, request.runId, id));
+      const alive = worker?.identity ? isProcessAlive(worker.identity) !== false : false;
+      return { delegationId: id, processes: alive ? [worker!.identity!.pid] : [], confirmed: false, survivors: [], note: 'left to finish (graceful)' };
+    }),
+  );
+  // One transaction: the attempts are cancelled and the stop is applied together, or neither is.
+  return ctx.store.transact(async (tx) => {
+    const current = await readStop(tx, request.id);
+    if (current?.status !== 'requested') return current ?? request; // applied meanwhile by someone else
+    const now = ctx.clock.now();
+    if (ends) for (const entry of report) await cancelStoppedAttempt(tx, { runId: request.runId, delegationId: entry.delegationId, request, entry }, now);
+    await markStopApplied(tx, request, report, now);
+    return (await readStop(tx, request.id))!;
+  });
 }

@@ -1,13 +1,15 @@
-import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { appendEvent } from '../events/appendEvent';
 import { openGate } from '../gates/openGate';
 import { completeAttempt } from '../ingest/recordIngestion';
 import type { Clock } from '../model/clock';
+import { findWorkerProcesses, isProcessAlive, thisHost } from '../runtime/processes';
 import { getDelegation, refreshRunStatus, transitionDelegation } from '../queue/taskFlow';
 import type { StorePort, StoreTx } from '../store/port';
 import { loadExeca } from '../util/execa';
+import type { Options } from 'execa';
 import { runPaths } from './runPaths';
 
 export interface VerifyContext {
@@ -30,8 +32,8 @@ export interface VerificationOutcome {
 /**
  * Runs a task's verify commands after a PASS result, one after another, each as argv in
  * the attempt's folder with a timeout, and stores a receipt for each (command, exit code,
- * duration, output digest, log). A command that already passed for the same artifact
- * digest is not run again (resume). All pass → the attempt completes; one fails → the
+ * duration, output digest, log). A command that already passed for this attempt and the
+ * same artifact digest is not run again (resume). All pass → the attempt completes; one fails → the
  * attempt is BLOCKED behind a verification_failed gate.
  */
 export async function verifyAttempt(ctx: VerifyContext, runId: string, delegationId: string): Promise<VerificationOutcome> {
@@ -54,13 +56,13 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
   let reused = 0;
   for (const command of commands) {
     const commandJson = JSON.stringify(command);
+    // Only this attempt's receipts count: a new attempt may have changed the workspace the command checks,
+    // even when its artifact is byte-identical to an earlier attempt's.
     const receipt = await ctx.store.read((r) =>
-      r.get(`SELECT 1 AS x FROM verification_receipts WHERE run_id = ? AND task_id = ? AND artifact_digest = ? AND command_json = ? AND exit_code = 0 LIMIT 1`, [
-        runId,
-        facts.taskId!,
-        facts.digest!,
-        commandJson,
-      ]),
+      r.get(
+        `SELECT 1 AS x FROM verification_receipts WHERE run_id = ? AND task_id = ? AND delegation_id = ? AND artifact_digest = ? AND command_json = ? AND exit_code = 0 LIMIT 1`,
+        [runId, facts.taskId!, delegationId, facts.digest!, commandJson],
+      ),
     );
     if (receipt) {
       reused++;
@@ -71,18 +73,18 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
     const started = ctx.clock.monotonic();
     const startedAt = ctx.clock.now();
     appendFileSync(logPath, `$ ${command.join(' ')}\n`);
-    const result = await execa(command[0]!, command.slice(1), {
+    const result = await runVerifyCommand(execa, command, {
       cwd: facts.cwd ?? ctx.workspace,
-      reject: false,
-      all: true,
-      stdin: 'ignore',
-      timeout: ctx.timeoutMs,
-      killSignal: 'SIGKILL',
+      logPath,
+      timeoutMs: ctx.timeoutMs,
+      clock: ctx.clock,
       env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
+      marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
     });
-    const output = typeof result.all === 'string' ? result.all : '';
-    appendFileSync(logPath, `${output}${output.endsWith('\n') || output === '' ? '' : '\n'}(exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''})\n`);
-    const exitCode = result.timedOut ? null : (result.exitCode ?? null);
+    const output = result.output;
+    const how = result.startError ? `could not start: ${result.startError}` : `exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''}`;
+    appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
+    const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
     await transact(ctx, async (tx) => {
       await tx.run(
@@ -144,6 +146,100 @@ async function blockOnFailedVerification(
     now,
   );
   await refreshRunStatus(tx, runId, now);
+}
+
+interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Why the command could not start (ENOENT, EACCES), if it could not. */
+  startError?: string;
+  output: string;
+}
+
+/**
+ * Runs one verify command as argv (never a shell) in a process group of its own, its output
+ * appended to the verification log through a file descriptor — not a pipe, which a background
+ * child could hold open long after the command ended (or timed out). On timeout the whole
+ * group is killed; after the command ends, whatever it left running (found by its group or by
+ * the marker in its environment) is killed too: verification leaves no process behind.
+ */
+async function runVerifyCommand(
+  execa: Awaited<ReturnType<typeof loadExeca>>['execa'],
+  command: string[],
+  options: { cwd: string; logPath: string; timeoutMs: number; clock: Clock; env: Record<string, string>; marker: string },
+): Promise<CommandResult> {
+  const from = statSync(options.logPath).size;
+  const fd = openSync(options.logPath, 'a');
+  const [markerName, markerValue] = [options.marker.slice(0, options.marker.indexOf('=')), options.marker.slice(options.marker.indexOf('=') + 1)];
+  let subprocess;
+  try {
+    const execaOptions: Options = {
+      cwd: options.cwd,
+      reject: false,
+      stdin: 'ignore',
+      stdout: fd as unknown as Options['stdout'],
+      stderr: fd as unknown as Options['stderr'],
+      detached: true,
+      cleanup: true,
+      env: { ...options.env, [markerName]: markerValue },
+    };
+    subprocess = execa(command[0]!, command.slice(1), execaOptions);
+  } finally {
+    closeSync(fd); // the command has its own copy
+  }
+  const pid = subprocess.pid;
+  let timedOut = false;
+  const cancelTimeout =
+    pid === undefined
+      ? () => undefined
+      : options.clock.setTimer(options.timeoutMs, () => {
+          timedOut = true;
+          killGroup(pid);
+        });
+  const result = await subprocess;
+  cancelTimeout();
+  if (pid !== undefined) killLeftovers(pid, options.marker);
+  const output = readFrom(options.logPath, from);
+  if (pid === undefined) {
+    const code = (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error';
+    return { exitCode: null, signal: null, timedOut: false, startError: code, output };
+  }
+  return { exitCode: timedOut ? null : (result.exitCode ?? null), signal: result.signal ?? null, timedOut, output };
+}
+
+/** The command leader is our unreaped child until its exit is handled, so its group number is still its own. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone
+  }
+}
+
+function killLeftovers(pid: number, marker: string): void {
+  if (process.platform !== 'linux') return; // groups and markers are read from /proc
+  for (const p of findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, marker)) {
+    if (p.pid <= 0 || p.pid === process.pid || p.pid === pid || isProcessAlive(p) !== true) continue;
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+function readFrom(path: string, from: number): string {
+  const size = statSync(path).size;
+  if (size <= from) return '';
+  const buffer = Buffer.alloc(size - from);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8');
 }
 
 function transact<T>(ctx: VerifyContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {

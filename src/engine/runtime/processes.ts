@@ -106,19 +106,37 @@ function carriesMarker(pid: number, marker: string): boolean {
 }
 
 /**
+ * True only when `identity` is provably the process now running under its pid: on Linux that
+ * takes a recorded start time that matches. This, not `isProcessAlive` (which falls back to
+ * the pid when no start time was recorded), decides whether a pid or a group may be signalled.
+ */
+function isVerifiablyAlive(identity: ProcessIdentity): boolean {
+  if (identity.host !== thisHost()) return false;
+  if (!HAS_PROC) return isProcessAlive(identity) === true;
+  if (identity.startTime === null) return false;
+  const stat = readProcStat(identity.pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X' && stat.startTime === identity.startTime;
+}
+
+/**
  * Every live process that belongs to a worker: its descendants (by parent), its process
  * group and session (a worker runs as a group and session leader), and — to catch a
  * descendant that detached with setsid and lost its parent — every process whose
- * environment carries the worker's marker (`BATON_RUNTIME_ID=<id>`).
+ * environment carries the worker's marker (`BATON_RUNTIME_ID=<id>`). The group and session
+ * count only while the worker itself, pid and start time, is alive: once it is gone a group
+ * with its number may be anyone's. Without a recorded worker process (a coordinator that died
+ * between spawning it and recording its pid) the marker is all there is to go by. This process
+ * is never part of the answer.
  */
-export function findWorkerProcesses(root: ProcessIdentity, marker?: string): ProcessIdentity[] {
-  if (!HAS_PROC) return isProcessAlive(root) ? [root] : [];
+export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: string): ProcessIdentity[] {
+  if (root && root.host !== thisHost()) return [];
+  if (!HAS_PROC) return root && isProcessAlive(root) ? [root] : [];
   const all = allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
-  const rootStat = all.find((p) => p.pid === root.pid && (root.startTime === null || p.startTime === root.startTime));
+  const rootStat = root?.startTime ? all.find((p) => p.pid === root.pid && p.startTime === root.startTime) : undefined;
   const members = new Map<number, ProcStat>();
   if (rootStat) {
     members.set(rootStat.pid, rootStat);
-    for (const p of all) if (p.pgrp === root.pid || p.session === root.pid) members.set(p.pid, p);
+    for (const p of all) if (p.pgrp === rootStat.pid || p.session === rootStat.pid) members.set(p.pid, p);
   }
   if (marker) for (const p of all) if (!members.has(p.pid) && carriesMarker(p.pid, marker)) members.set(p.pid, p);
   // Descendants by parent, to a fixed point (a child may have moved to its own group).
@@ -131,7 +149,8 @@ export function findWorkerProcesses(root: ProcessIdentity, marker?: string): Pro
       }
     }
   }
-  return [...members.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, host: root.host }));
+  const host = thisHost();
+  return [...members.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, host }));
 }
 
 export interface TerminationReport {
@@ -143,12 +162,29 @@ export interface TerminationReport {
   killed: boolean;
 }
 
+/** Signals one process, checked against its start time right before: never a pid that now belongs to someone else. */
 function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
-  if (isProcessAlive(target) === false) return; // never signal a pid that now belongs to someone else
+  if (!isVerifiablyAlive(target)) return;
   try {
     process.kill(target.pid, sig);
   } catch {
-    // gone meanwhile
+    // gone meanwhile, or not ours to signal (it then shows up as a survivor)
+  }
+}
+
+/**
+ * Signals the worker's process group, which catches a child forked between a scan and the
+ * signals. Only while the worker itself is alive (its pid cannot be reused while it runs, so
+ * the group is its own) and never when this process is in that group (a worker that runs
+ * `baton stop` must not end the command halfway).
+ */
+function signalGroup(root: ProcessIdentity | undefined, sig: NodeJS.Signals): void {
+  if (!root || !isVerifiablyAlive(root)) return;
+  if (HAS_PROC && readProcStat(process.pid)?.pgrp === root.pid) return;
+  try {
+    process.kill(-root.pid, sig);
+  } catch {
+    // not a group leader, or the group is gone
   }
 }
 
@@ -156,51 +192,69 @@ function treeKillAsync(pid: number, sig: NodeJS.Signals): Promise<void> {
   return new Promise((resolve) => treeKill(pid, sig, () => resolve()));
 }
 
+const identityKey = (p: ProcessIdentity): string => `${p.pid}:${p.startTime ?? ''}`;
+
 /**
- * Ends a worker and everything it started: TERM to each process (and the group, and the
- * tree by tree-kill), then KILL to whatever outlived the grace period, then proves it by
- * looking again. Returns what it found and whether the end is confirmed.
+ * Ends a worker and everything it started: TERM to each process (plus SIGCONT to one that
+ * is stopped, so it can act on the TERM) and to the group, then — after the grace period, or
+ * as soon as all are gone — KILL to whatever is left until it is gone or `killWaitMs` has
+ * passed, then proves the outcome by looking again. Processes the worker starts meanwhile
+ * are found by each new look and get the same treatment. Returns what it found and whether
+ * the end is confirmed.
+ *
+ * With /proc (Linux) every signal goes to a (pid, start time) checked just before it is sent;
+ * tree-kill, which walks `ps` and signals bare pids some time later, is used only where
+ * there is no /proc (there the pid is all there is).
  */
-export async function terminateWorker(root: ProcessIdentity, options: { marker?: string; graceMs: number; clock: Clock }): Promise<TerminationReport> {
-  const seen = new Map<number, ProcessIdentity>();
-  const gather = (): ProcessIdentity[] => {
-    const found = findWorkerProcesses(root, options.marker);
-    for (const p of found) seen.set(p.pid, p);
-    return found;
+export async function terminateWorker(
+  root: ProcessIdentity | undefined,
+  options: { marker?: string; graceMs: number; clock: Clock; killWaitMs?: number },
+): Promise<TerminationReport> {
+  if (root && root.host !== thisHost()) return { processes: [], survivors: [], confirmed: false, killed: false };
+  const { clock } = options;
+  const seen = new Map<string, ProcessIdentity>();
+  const termed = new Set<string>();
+  const gather = (): void => {
+    for (const p of findWorkerProcesses(root, options.marker)) seen.set(identityKey(p), p);
   };
   const alive = (): ProcessIdentity[] => [...seen.values()].filter((p) => isProcessAlive(p) !== false);
+  const terminate = (): void => {
+    for (const p of alive()) {
+      if (termed.has(identityKey(p))) continue;
+      termed.add(identityKey(p));
+      signal(p, 'SIGTERM');
+      if (isProcessStopped(p)) signal(p, 'SIGCONT');
+    }
+  };
 
   gather();
-  if (seen.size === 0) return { processes: [], survivors: [], confirmed: isProcessAlive(root) !== true, killed: false };
-  const rootAlive = isProcessAlive(root) === true;
-  for (const p of seen.values()) signal(p, 'SIGTERM');
-  if (rootAlive) {
-    try {
-      process.kill(-root.pid, 'SIGTERM');
-    } catch {
-      // not a group leader, or the group is gone
-    }
-    await treeKillAsync(root.pid, 'SIGTERM');
-  }
-  const deadline = options.clock.monotonic() + options.graceMs;
-  while (options.clock.monotonic() < deadline) {
+  if (seen.size === 0) return { processes: [], survivors: [], confirmed: !root || isProcessAlive(root) !== true, killed: false };
+  terminate();
+  signalGroup(root, 'SIGTERM');
+  signalGroup(root, 'SIGCONT');
+  if (!HAS_PROC && root && isProcessAlive(root) === true) await treeKillAsync(root.pid, 'SIGTERM');
+
+  const graceEnds = clock.monotonic() + options.graceMs;
+  for (;;) {
     gather(); // a process may still be starting children
-    if (alive().length === 0) break;
-    await sleep(options.clock, 25);
+    terminate();
+    if (alive().length === 0 || clock.monotonic() >= graceEnds) break;
+    await sleep(clock, 25);
   }
+
   let killed = false;
-  for (let round = 0; round < 5 && (gather(), alive().length > 0); round++) {
+  const killEnds = clock.monotonic() + (options.killWaitMs ?? 2000);
+  for (let round = 0; ; round++) {
+    gather();
+    const left = alive();
+    if (left.length === 0 || (round > 0 && clock.monotonic() >= killEnds)) break;
     killed = true;
-    for (const p of alive()) signal(p, 'SIGKILL');
-    if (isProcessAlive(root) === true) {
-      try {
-        process.kill(-root.pid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
-    await sleep(options.clock, 50);
+    for (const p of left) signal(p, 'SIGKILL');
+    signalGroup(root, 'SIGKILL');
+    if (!HAS_PROC && root && isProcessAlive(root) === true) await treeKillAsync(root.pid, 'SIGKILL');
+    await sleep(clock, 25);
   }
+  gather(); // the last look: anything started in the meantime is a survivor, not a success
   const survivors = alive();
   return { processes: [...seen.values()], survivors, confirmed: survivors.length === 0, killed };
 }

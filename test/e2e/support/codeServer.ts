@@ -45,19 +45,28 @@ export function batonManifest(): Manifest {
 }
 
 /**
+ * The folder whose build is installed: the repository, or BATON_E2E_EXTENSION_ROOT (a
+ * checkout with its own `npm run build`, e.g. a `git worktree` of another commit, to tell
+ * whether a failure comes from the tests or from the build under test).
+ */
+export function extensionRoot(): string {
+  return process.env.BATON_E2E_EXTENSION_ROOT || ROOT;
+}
+
+/**
  * Installs the built extension into an extensions folder the way a `.vsix` would land:
  * `<extensionsDir>/<publisher>.<name>-<version>` with package.json, dist/, media/ and
  * schemas/ (and README.md). code-server loads such a folder without an `extensions.json`.
  * Needs `npm run build` first.
  */
-export function installBatonExtension(extensionsDir: string): string {
+export function installBatonExtension(extensionsDir: string, root = extensionRoot()): string {
   const manifest = batonManifest();
-  if (!existsSync(join(ROOT, 'dist', 'extension.js'))) throw new Error('dist/extension.js is missing: run `npm run build` first.');
+  if (!existsSync(join(root, 'dist', 'extension.js'))) throw new Error(`${join(root, 'dist', 'extension.js')} is missing: run \`npm run build\` first.`);
   const target = join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`);
   rmSync(target, { recursive: true, force: true });
   mkdirSync(target, { recursive: true });
   for (const entry of ['package.json', 'README.md', 'LICENSE', 'dist', 'media', 'schemas']) {
-    const source = join(ROOT, entry);
+    const source = join(root, entry);
     if (existsSync(source)) cpSync(source, join(target, entry), { recursive: true, filter: (path) => !path.endsWith('.map') });
   }
   return target;

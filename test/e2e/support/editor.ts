@@ -1,6 +1,10 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openWorkbench, screenshot, type Workbench } from './browser';
 import { EXTENSION_HOST_LAUNCHED, startBatonCodeServer, waitForLogLine, type BatonCodeServer, type BatonCodeServerOptions } from './codeServer';
+import { batonLog } from './baton';
+import { RESULTS_DIR } from './paths';
 import { copyWorkspace, removeWorkspace } from './workspace';
 
 export interface BatonEditor {
@@ -58,7 +62,10 @@ export function useBatonEditor(options: BatonEditorOptions = {}): { readonly cur
   });
   afterEach(async function () {
     const test = this.currentTest;
-    if (opened && test?.state === 'failed') await screenshot(opened.page, `failed-${test.fullTitle()}`).catch(() => undefined);
+    if (opened && test?.state === 'failed') {
+      await screenshot(opened.page, `failed-${test.fullTitle()}`).catch(() => undefined);
+      saveBatonLog(opened.server, `failed-${test.fullTitle()}`);
+    }
   });
   after(async function () {
     this.timeout(30_000);
@@ -70,4 +77,14 @@ export function useBatonEditor(options: BatonEditorOptions = {}): { readonly cur
       return opened;
     },
   };
+}
+
+/** Saves the Baton output channel's log next to the failure screenshot: test-results/<name>.baton.log. */
+export function saveBatonLog(server: BatonCodeServer, name: string): void {
+  try {
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(join(RESULTS_DIR, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}.baton.log`), batonLog(server));
+  } catch {
+    // a missing log must not hide the test's own failure
+  }
 }

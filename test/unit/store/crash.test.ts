@@ -6,6 +6,7 @@ describe('store under SIGKILL', () => {
     this.timeout(240_000);
     const result = await runCrashRounds({ rounds: 100 });
     assert.deepEqual(result.failures, []);
-    assert.ok(result.acknowledged > 300, `the child got real work done between kills (${result.acknowledged} acknowledged transitions)`);
+    // Each round is killed after 1–12 acknowledged transitions (startup rounds after none).
+    assert.ok(result.acknowledged >= 400, `the child got real work done between kills (${result.acknowledged} acknowledged transitions)`);
   });
 });

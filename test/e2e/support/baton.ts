@@ -1,0 +1,297 @@
+// Helpers for the end-to-end flows: waiting on the workbench's state, Baton's tree views,
+// menus, quick picks, code actions and the worker processes behind them. Everything waits
+// on a condition (polling), never on a fixed delay.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import type { BatonCodeServer } from './codeServer';
+
+/**
+ * Polls `probe` until `accept` holds for its value (returned), like `expect.poll`: errors
+ * thrown by the probe count as "not yet". Fails after `timeoutMs` with `what` and the last
+ * value seen.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T>,
+  accept: (value: T) => boolean = Boolean,
+  { timeoutMs = 30_000, intervalMs = 150 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: { value?: T; error?: unknown };
+  for (;;) {
+    try {
+      const value = await probe();
+      if (accept(value)) return value;
+      last = { value };
+    } catch (error) {
+      last = { error };
+    }
+    if (Date.now() > deadline) {
+      const seen = 'error' in last ? `last error: ${(last.error as Error)?.message ?? String(last.error)}` : `last value: ${JSON.stringify(last.value)}`;
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what} (${seen}).`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+// ── tree views ───────────────────────────────────────────────────────────────
+
+/**
+ * A row of a tree view by its accessible name (VS Code's aria-label of a tree item is its
+ * label and description, e.g. "T1  Add the notes store running · attempt 1 · 3s").
+ */
+export function treeRow(pane: Locator, name: RegExp | string): Locator {
+  return pane.getByRole('treeitem', { name });
+}
+
+/** A row of a tree view by the exact text of its label (what a sighted user reads). */
+export function treeRowByLabel(pane: Locator, label: string): Locator {
+  const exact = new RegExp(`^${escapeRegExp(label)}$`);
+  return pane.getByRole('treeitem').filter({ has: pane.page().locator('.label-name', { hasText: exact }) });
+}
+
+/** The accessible names of every row a tree view shows. */
+export async function treeRowNames(pane: Locator): Promise<string[]> {
+  return pane.getByRole('treeitem').evaluateAll((rows) => rows.map((row) => row.getAttribute('aria-label') ?? ''));
+}
+
+/** The label and the description of a row as shown: "label description". */
+export async function rowText(row: Locator): Promise<string> {
+  const label = (await row.locator('.label-name').first().textContent()) ?? '';
+  const description = (await row.locator('.label-description').first().textContent().catch(() => '')) ?? '';
+  return `${label.trim()} ${description.trim()}`.trim();
+}
+
+/** The description of a row (e.g. the heartbeat age of a worker). */
+export async function rowDescription(row: Locator): Promise<string> {
+  return ((await row.locator('.label-description').first().textContent()) ?? '').trim();
+}
+
+/** Expands a collapsible row (by its twistie, so that no item command runs). */
+export async function expandRow(row: Locator): Promise<void> {
+  if ((await row.getAttribute('aria-expanded')) === 'false') await row.locator('.monaco-tl-twistie').click();
+  await eventually('the row to expand', () => row.getAttribute('aria-expanded'), (v) => v === 'true', { timeoutMs: 10_000 });
+}
+
+/** Clicks one of a row's inline actions (they show on hover), by its title. */
+export async function clickInlineAction(row: Locator, title: string): Promise<void> {
+  await row.hover();
+  await row.getByRole('button', { name: title, exact: true }).click();
+}
+
+/** Opens a row's context menu and runs one of its entries. */
+export async function runContextMenuItem(page: Page, row: Locator, item: string): Promise<void> {
+  await row.click({ button: 'right' });
+  const entry = page.locator('.context-view .monaco-menu').getByRole('menuitem', { name: item, exact: true });
+  await entry.waitFor({ state: 'visible', timeout: 10_000 });
+  await entry.click();
+  await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** Clicks a button of a view's title bar (e.g. "Start Run…" of the Runs view). */
+export async function clickViewTitleAction(pane: Locator, title: string): Promise<void> {
+  const header = pane.locator('.pane-header').first();
+  await header.hover();
+  await header.getByRole('button', { name: title, exact: true }).click();
+}
+
+// ── quick input, notifications, panel ────────────────────────────────────────
+
+/** The open quick pick (or input box). */
+export function quickInput(page: Page): Locator {
+  return page.locator('.quick-input-widget');
+}
+
+/** Picks an entry of the open quick pick by (the start of) its label. */
+export async function pickQuickItem(page: Page, label: string, timeoutMs = 15_000): Promise<void> {
+  const widget = quickInput(page);
+  const item = widget.getByRole('option').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(label)}`) }) }).first();
+  await item.waitFor({ state: 'visible', timeout: timeoutMs });
+  await item.click();
+  await widget.waitFor({ state: 'hidden', timeout: timeoutMs });
+}
+
+/** Closes every notification toast (they would cover part of the editor in screenshots). */
+export async function clearNotifications(page: Page): Promise<void> {
+  const toasts = page.locator('.notifications-toasts .notification-toast');
+  if ((await toasts.count()) === 0) return;
+  await page.keyboard.press('F1');
+  const input = quickInput(page).locator('.quick-input-box input');
+  await input.fill('>Notifications: Clear All Notifications');
+  await quickInput(page).getByRole('option', { name: /Notifications: Clear All Notifications/ }).first().click();
+  await eventually('the notifications to close', () => toasts.count(), (n) => n === 0, { timeoutMs: 10_000 });
+}
+
+/** Problems panel rows (markers) of a source, by accessible name ("Error: <message> at line L and character C. generated by <source>"). */
+export async function problems(page: Page, source = 'baton'): Promise<string[]> {
+  const rows = page.locator('.part.panel [role=treeitem]');
+  const names = await rows.evaluateAll((elements) => elements.map((e) => e.getAttribute('aria-label') ?? ''));
+  return names.filter((name) => name.endsWith(`generated by ${source}`));
+}
+
+/** The number shown on the status bar's problems item ("2 errors, 0 warnings"), as errors. */
+export async function statusBarErrorCount(page: Page): Promise<number> {
+  const label = (await page.locator('.part.statusbar [id="status.problems"] a').first().getAttribute('aria-label')) ?? '';
+  return Number(/(\d+)\s+errors?/i.exec(label)?.[1] ?? (/No Problems/i.test(label) ? 0 : Number.NaN));
+}
+
+// ── editor ───────────────────────────────────────────────────────────────────
+
+/** The active text editor (the one whose tab is active). */
+export function activeEditor(page: Page): Locator {
+  return page.locator('.part.editor .editor-group-container.active .monaco-editor').first();
+}
+
+/** A rendered line of the active editor whose text matches. */
+export function editorLine(page: Page, text: RegExp | string): Locator {
+  return activeEditor(page).locator('.view-lines .view-line', { hasText: text }).first();
+}
+
+/** Text of the active editor as rendered (every line is rendered for a short file). */
+export async function editorText(page: Page): Promise<string> {
+  return activeEditor(page).locator('.view-lines').innerText();
+}
+
+/** Gives the active editor the keyboard focus without moving its cursor. */
+export async function focusEditor(page: Page): Promise<void> {
+  await activeEditor(page).locator('textarea').first().focus();
+}
+
+/** The error squiggle drawn on a rendered editor line. */
+export async function squiggleOnLine(page: Page, line: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
+  const lineBox = await eventually('the line to render', () => line.boundingBox(), (b) => b !== null);
+  const squiggles = activeEditor(page).locator('.squiggly-error');
+  return eventually(
+    'an error squiggle on the line',
+    async () => {
+      for (const squiggle of await squiggles.all()) {
+        const box = await squiggle.boundingBox();
+        if (box && Math.abs(box.y - lineBox!.y) < lineBox!.height / 2) return box;
+      }
+      return undefined;
+    },
+    (box) => box !== undefined,
+  ) as Promise<{ x: number; y: number; width: number; height: number }>;
+}
+
+/** The line number the editor's status bar item shows for the cursor ("Ln 7, Col 9"). */
+export async function cursorLine(page: Page): Promise<number> {
+  const text = await page.locator('.part.statusbar .statusbar-item', { hasText: /^Ln \d+, Col \d+/ }).first().innerText();
+  return Number(/^Ln (\d+)/.exec(text)?.[1]);
+}
+
+/**
+ * Opens the code actions at the cursor (Ctrl+.) and returns the titles it offers; with
+ * `apply`, applies that one (with the keyboard: the widget blocks pointer events while it
+ * opens) and waits for the widget to close.
+ */
+export async function codeActions(page: Page, apply?: string): Promise<string[]> {
+  await focusEditor(page);
+  await page.keyboard.press('Control+.');
+  const widget = page.locator('.action-widget');
+  await widget.waitFor({ state: 'visible', timeout: 15_000 });
+  const titles = await eventually(
+    'the code actions',
+    () => widget.locator('.monaco-list-row.action').evaluateAll((rows) => rows.map((row) => row.getAttribute('aria-label') ?? '')),
+    (list) => list.length > 0,
+  );
+  if (!apply) return titles;
+  if (!titles.includes(apply)) throw new Error(`No code action "${apply}"; offered: ${titles.join(', ')}`);
+  for (let i = 0; i <= titles.length; i++) {
+    const focused = await widget.locator('.monaco-list-row.action.focused').getAttribute('aria-label');
+    if (focused === apply) break;
+    await page.keyboard.press('ArrowDown');
+  }
+  await page.keyboard.press('Enter');
+  await widget.waitFor({ state: 'hidden', timeout: 10_000 });
+  return titles;
+}
+
+/** Hovers a point and returns the text of the hover that shows. */
+export async function hoverText(page: Page, at: { x: number; y: number }, expected: RegExp): Promise<string> {
+  await page.mouse.move(at.x, at.y);
+  return eventually('the hover', async () => (await page.locator('.monaco-hover:not(.hidden)').allInnerTexts()).join('\n'), (text) => expected.test(text), { timeoutMs: 15_000 });
+}
+
+/** A CodeLens of the active editor by its title. */
+export function codeLens(page: Page, title: RegExp | string): Locator {
+  return activeEditor(page).locator('.codelens-decoration a', { hasText: title }).first();
+}
+
+// ── layout, logs, processes ──────────────────────────────────────────────────
+
+/** Drags the sash between the side bar and the editor so that the side bar is `width` wide. */
+export async function resizeSideBar(page: Page, width: number): Promise<void> {
+  const sidebar = page.locator('.part.sidebar');
+  const box = await sidebar.boundingBox();
+  if (!box || Math.abs(box.width - width) < 4) return;
+  const edge = box.x + box.width;
+  const sashes = await page.locator('.monaco-sash.vertical').all();
+  for (const sash of sashes) {
+    const s = await sash.boundingBox();
+    if (!s || Math.abs(s.x + s.width / 2 - edge) > 4 || s.height < box.height / 2) continue;
+    const y = s.y + s.height / 2;
+    await page.mouse.move(s.x + s.width / 2, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + width, y, { steps: 8 });
+    await page.mouse.up();
+    return;
+  }
+}
+
+/** The Baton output channel's log file of an editor session (newest), or '' if none yet. */
+export function batonLog(server: Pick<BatonCodeServer, 'userDataDir'>): string {
+  const logs = join(server.userDataDir, 'logs');
+  if (!existsSync(logs)) return '';
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name === 'Baton.log') found.push(path);
+    }
+  };
+  walk(logs);
+  return found
+    .sort()
+    .map((path) => readFileSync(path, 'utf8'))
+    .join('\n');
+}
+
+/**
+ * Live processes (not zombies) whose environment holds `marker` (e.g.
+ * `BATON_RUNTIME_ID=W-…`, which Baton gives each worker and its children), read from /proc.
+ */
+export function processesCarrying(marker: string): number[] {
+  const needle = Buffer.from(`${marker}\0`);
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (state === 'Z' || state === 'X') continue;
+      const environ = readFileSync(`/proc/${name}/environ`);
+      if (environ.includes(needle)) found.push(Number(name));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** True while a process with this pid exists and is not a zombie. */
+export function isPidAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

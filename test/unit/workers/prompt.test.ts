@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import type { Task } from '../../../src/engine/index';
+import { parseResultArtifact } from '../../../src/engine/ingest/parseResult';
+import { buildPrompt } from '../../../src/engine/workers/prompt';
+
+function task(overrides: Partial<Task> = {}): Task {
+  return {
+    runId: 'R-1',
+    id: 'T2',
+    title: 'Migrate the schema',
+    agent: 'coder',
+    depends: ['T1'],
+    risk: [],
+    files: ['src/db/**', 'migrations/*.sql'],
+    verify: [['npm', 'test', '--', '--grep', 'schema']],
+    instructions: 'Add the table `users`.\n\nKeep it small.',
+    line: 1,
+    status: 'running',
+    ...overrides,
+  };
+}
+
+describe('workers: the prompt a worker receives', () => {
+  const input = { task: task(), delegationId: 'D-T2-coder-001', agent: 'coder', artifactPath: '.baton/runs/R-1/artifacts/D-T2-coder-001.md', dependencies: [{ id: 'T1', title: 'Lay the ground' }] };
+
+  it('carries the task, its instructions, the files it may change, what it builds on and how it is verified', () => {
+    const prompt = buildPrompt(input);
+    assert.match(prompt, /You are the "coder" agent\. Baton delegated task T2 of a plan to you \(attempt D-T2-coder-001\)\./);
+    assert.match(prompt, /^# T2: Migrate the schema$/m);
+    assert.match(prompt, /Add the table `users`\.\n\nKeep it small\./);
+    assert.match(prompt, /## Files\n\nChange only files matching:\n- `src\/db\/\*\*`\n- `migrations\/\*\.sql`/);
+    assert.match(prompt, /## Already done\n\nThis task builds on completed tasks:\n- T1: Lay the ground/);
+    assert.match(prompt, /## Verification[\s\S]*- `npm test -- --grep schema`/);
+  });
+
+  it('says where to write the result and shows a result block that passes the contract for this task and agent', () => {
+    const prompt = buildPrompt(input);
+    assert.match(prompt, /Write your result to `\.baton\/runs\/R-1\/artifacts\/D-T2-coder-001\.md`/);
+    assert.match(prompt, /print the report with its block on standard output instead/);
+    assert.match(prompt, /baton heartbeat --progress/);
+    const example = prompt.replace('  - path/of/a/file/you/created/or/changed', '');
+    const parsed = parseResultArtifact(example, { taskId: 'T2', agent: 'coder' });
+    assert.deepEqual(
+      parsed.issues.filter((i) => i.severity === 'error'),
+      [],
+    );
+    assert.equal(parsed.result?.status, 'PASS');
+  });
+
+  it('leaves out empty sections and says so when the plan gives no instructions', () => {
+    const prompt = buildPrompt({ ...input, task: task({ files: [], verify: [], instructions: '   ' }), dependencies: [] });
+    assert.match(prompt, /\(The plan gives no further instructions for this task\.\)/);
+    assert.doesNotMatch(prompt, /## Files|## Already done|## Verification/);
+  });
+});
