@@ -27,7 +27,7 @@ import {
 } from './coordinatorLease';
 import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from './reconcile';
 import { runPaths } from './runPaths';
-import { cancelStoppedAttempt, markStopApplied, pendingStops, requestStop, type StopReportEntry, type StopRequest } from './stopRequests';
+import { cancelStoppedAttempt, endRecordedWorker, markStopApplied, pendingStops, requestStop, type StopReportEntry, type StopRequest } from './stopRequests';
 import { verifyAttempt, type VerifyContext } from './verifyAttempt';
 
 export interface CoordinatorDeps {
@@ -600,6 +600,21 @@ export class Coordinator {
       await this.failAttempt(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(() => undefined);
     } finally {
       this.forget(attempt);
+      await this.endLeftovers(attempt);
+    }
+  }
+
+  /**
+   * A worker that exited may have left processes behind (a detached or setsid child):
+   * they carry its marker, and they go with it.
+   */
+  private async endLeftovers(attempt: Attempt): Promise<void> {
+    if (!attempt.identity) return;
+    const report = await terminateWorker(attempt.identity, { marker: `BATON_RUNTIME_ID=${attempt.runtimeId}`, graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
+      () => undefined,
+    );
+    if (report && report.processes.length > 0) {
+      this.log(`${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`);
     }
   }
 
@@ -707,29 +722,49 @@ export class Coordinator {
 
   /** Applies a stop request: graceful lets in-flight work finish; immediate ends it now. */
   private async applyStop(request: StopRequest): Promise<StopReportEntry[]> {
+    const runId = this.options.runId;
     const targets = [...this.attempts.values()].filter((a) => !request.delegationId || a.delegationId === request.delegationId);
-    const report: StopReportEntry[] = [];
+    let report: StopReportEntry[];
     if (request.mode === 'immediate' || request.delegationId) {
-      for (const attempt of targets) {
-        const termination = await this.endAttempt(attempt, 'stopped');
-        const entry: StopReportEntry = {
-          delegationId: attempt.delegationId,
-          processes: termination?.processes.map((p) => p.pid) ?? [],
-          confirmed: termination ? termination.confirmed : true,
-          survivors: termination?.survivors.map((p) => p.pid) ?? [],
-          ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
-        };
-        report.push(entry);
-        try {
-          await this.guarded((tx) => cancelStoppedAttempt(tx, { runId: this.options.runId, delegationId: attempt.delegationId, request, entry }, this.deps.clock.now()));
-        } finally {
-          this.forget(attempt);
-        }
+      // Every worker gets its grace period at the same time, not one after another.
+      const driven = await Promise.all(
+        targets.map(async (attempt): Promise<StopReportEntry> => {
+          const termination = await this.endAttempt(attempt, 'stopped');
+          return {
+            delegationId: attempt.delegationId,
+            processes: termination?.processes.map((p) => p.pid) ?? [],
+            confirmed: termination ? termination.confirmed : true,
+            survivors: termination?.survivors.map((p) => p.pid) ?? [],
+            ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
+          };
+        }),
+      );
+      // Attempts this coordinator does not drive (claimed by an external worker, or waiting
+      // at a gate) are stopped from what their runtime recorded.
+      const others = await this.deps.store.read((r) =>
+        r.all<{ id: string }>(
+          `SELECT id FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING'${request.delegationId ? ", 'BLOCKED'" : ''})${request.delegationId ? ' AND id = ?' : ''}`,
+          request.delegationId ? [runId, request.delegationId] : [runId],
+        ),
+      );
+      const external = await Promise.all(
+        others
+          .filter((d) => !targets.some((a) => a.delegationId === d.id))
+          .map((d) => endRecordedWorker(this.deps, runId, d.id, this.deps.config.stopGraceSeconds * 1000)),
+      );
+      report = [...driven, ...external];
+      try {
+        await this.guarded(async (tx) => {
+          for (const entry of report) await cancelStoppedAttempt(tx, { runId, delegationId: entry.delegationId, request, entry }, this.deps.clock.now());
+          await markStopApplied(tx, request, report, this.deps.clock.now());
+        });
+      } finally {
+        for (const attempt of targets) this.forget(attempt);
       }
     } else {
-      for (const attempt of targets) report.push({ delegationId: attempt.delegationId, processes: attempt.identity ? [attempt.identity.pid] : [], confirmed: false, survivors: [], note: 'left to finish (graceful)' });
+      report = targets.map((attempt) => ({ delegationId: attempt.delegationId, processes: attempt.identity ? [attempt.identity.pid] : [], confirmed: false, survivors: [], note: 'left to finish (graceful)' }));
+      await this.guarded((tx) => markStopApplied(tx, request, report, this.deps.clock.now()));
     }
-    await this.guarded((tx) => markStopApplied(tx, request, report, this.deps.clock.now()));
     this.log(`stop ${request.id} (${request.mode}) applied to ${report.length} attempt(s)`);
     return report;
   }

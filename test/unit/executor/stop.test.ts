@@ -413,6 +413,21 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     );
   });
 
+  it('a worker that exits by itself leaves no process behind: what it detached is ended with it', async () => {
+    workspace([{ id: 'A', behaviour: 'detach-exit' }]);
+    const engine = await open();
+    const { run } = await engine.runForPlan('plan.md');
+    const { outcome } = await coordinate(engine, run.id);
+    const report = await workerOf('A');
+    assert.equal(isLive(report.procs.get('detached')!), true, 'the detached child runs while the worker does');
+    go('A');
+    await waitFor('the first attempt to fail (no result)', async () => (await engine.overview()).delegations[0]?.status === 'FAILED');
+    await waitFor('the detached child to be ended', () => !isLive(report.procs.get('detached')!));
+    for (const [name, proc] of report.procs) assert.equal(isLive(proc), false, `${name} (pid ${proc.pid}) is gone`);
+    await engine.requestStop({ runId: run.id, mode: 'immediate' });
+    await outcome;
+  });
+
   it('never signals a pid that now belongs to another process', async () => {
     const signals: string[] = [];
     const onTerm = (): void => void signals.push('SIGTERM');
