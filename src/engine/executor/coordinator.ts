@@ -296,8 +296,18 @@ export class Coordinator {
     const now = this.deps.clock.now();
     const state = await this.deps.store.read(async (r) => ({
       run: await r.get<{ status: string; stop_mode: string | null }>(`SELECT status, stop_mode FROM runs WHERE id = ?`, [runId]),
-      ready: (await r.all<TaskRow & { not_before: number | null }>(`SELECT ${TASK_COLUMNS}, not_before FROM tasks WHERE run_id = ? AND status = 'ready' ORDER BY ordinal`, [runId])).filter(
-        (t) => this.selected(t.id),
+      // Only as many ready tasks as could start now, plus the next one waiting on a retry
+      // backoff: a pass reads a handful of rows however large the run is.
+      ready: (
+        await r.all<{ id: string; not_before: number | null }>(
+          `SELECT id, not_before FROM tasks WHERE run_id = ? AND status = 'ready' AND (not_before IS NULL OR not_before <= ?)${this.taskFilterSql()} ORDER BY ordinal LIMIT ?`,
+          [runId, now, ...(this.options.tasks ?? []), this.maxConcurrency + this.attempts.size],
+        )
+      ).concat(
+        await r.all<{ id: string; not_before: number | null }>(
+          `SELECT id, not_before FROM tasks WHERE run_id = ? AND status = 'ready' AND not_before > ?${this.taskFilterSql()} ORDER BY not_before LIMIT 1`,
+          [runId, now, ...(this.options.tasks ?? [])],
+        ),
       ),
       verifying: await r.all<{ id: string }>(`SELECT id FROM tasks WHERE run_id = ? AND status = 'verifying'`, [runId]),
       openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [runId]))?.n ?? 0,
@@ -322,7 +332,8 @@ export class Coordinator {
           wakeAt = Math.min(wakeAt ?? Infinity, task.not_before);
           continue;
         }
-        await this.startAttempt(toTask(task));
+        const row = await this.deps.store.read((r) => r.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? AND id = ? AND status = 'ready'`, [runId, task.id]));
+        if (row) await this.startAttempt(toTask(row));
       }
     }
     // An attempt held elsewhere ends by its result (a store change wakes us) or when its lease runs out.
@@ -343,6 +354,11 @@ export class Coordinator {
     const dispatchable = state.ready.length;
     if (dispatchable === 0) return { kind: 'idle', status, reason: this.options.tasks ? 'the selected tasks are done or waiting' : 'nothing is ready to run' };
     return undefined;
+  }
+
+  /** `--task`: dispatch only these (bound as parameters after the run id). */
+  private taskFilterSql(): string {
+    return this.options.tasks?.length ? ` AND id IN (${this.options.tasks.map(() => '?').join(', ')})` : '';
   }
 
   private busySlots(): number {
@@ -664,8 +680,12 @@ export class Coordinator {
   /** An attempt that someone else settled (ingested by hand, marked STALE, cancelled) has no business running. */
   private async endAttemptsDecidedElsewhere(): Promise<void> {
     if (this.attempts.size === 0) return;
+    const ids = [...this.attempts.keys()];
     const statuses = await this.deps.store.read((r) =>
-      r.all<{ id: string; status: string }>(`SELECT id, status FROM delegations WHERE run_id = ? AND status NOT IN ('RUNNING')`, [this.options.runId]),
+      r.all<{ id: string; status: string }>(`SELECT id, status FROM delegations WHERE run_id = ? AND id IN (${ids.map(() => '?').join(', ')}) AND status <> 'RUNNING'`, [
+        this.options.runId,
+        ...ids,
+      ]),
     );
     const settled = new Map(statuses.map((s) => [s.id, s.status]));
     for (const attempt of [...this.attempts.values()]) {

@@ -138,7 +138,12 @@ export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: 
     members.set(rootStat.pid, rootStat);
     for (const p of all) if (p.pgrp === rootStat.pid || p.session === rootStat.pid) members.set(p.pid, p);
   }
-  if (marker) for (const p of all) if (!members.has(p.pid) && carriesMarker(p.pid, marker)) members.set(p.pid, p);
+  if (marker) {
+    // A process that started before the worker cannot descend from it: read the
+    // environment of the younger ones only (most of a machine's processes are older).
+    const since = root?.startTime ? Number(root.startTime) : 0;
+    for (const p of all) if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker)) members.set(p.pid, p);
+  }
   // Descendants by parent, to a fixed point (a child may have moved to its own group).
   for (let grew = true; grew; ) {
     grew = false;

@@ -155,6 +155,7 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE runtimes ADD COLUMN log_path TEXT`,
       `ALTER TABLE runtimes ADD COLUMN cwd TEXT`,
       `ALTER TABLE tasks ADD COLUMN not_before INTEGER`,
+      `CREATE INDEX tasks_ready ON tasks (run_id, status, ordinal)`,
       `ALTER TABLE runs ADD COLUMN stop_mode TEXT`,
       `ALTER TABLE runs ADD COLUMN superseded_by TEXT`,
       `CREATE TABLE stop_requests (
