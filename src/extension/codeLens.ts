@@ -3,8 +3,8 @@ import * as vscode from 'vscode';
 import { parsePlan, type Engine } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 
-const TASK_BLOCK = /^\s{0,3}(`{3,}|~{3,})\s*baton-task\b/m;
-const RESULT_BLOCK = /^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/m;
+const TASK_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*baton-task\b/m;
+const RESULT_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*(baton-result|sdd-result)\b/m;
 
 /**
  * On a plan: "▶ Start run" above the first task and "▶ Run task T3" on each task. On a

@@ -78,7 +78,10 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       // Skip work while no Baton view is visible; catch up when one shows again.
       const treeViews = [runsView, workersView, gatesView];
       const onVisibility = (): void => (treeViews.some((v) => v.visible) ? model.resume() : model.pause());
-      const ticker = setInterval(() => workersView.visible && workers.tick(), 1000);
+      const ticker = setInterval(() => {
+        if (workersView.visible) workers.tick();
+        if (runsView.visible) runs.tick();
+      }, 1000);
       context.subscriptions.push(
         runs,
         workers,

@@ -9,7 +9,7 @@ import { DisposableStore } from './lifecycle';
  */
 export class GateNotifications extends DisposableStore {
   private showing = false;
-  private queued: string[] = [];
+  private queued: EngineEvent[] = [];
 
   constructor(engine: Engine) {
     super();
@@ -19,15 +19,17 @@ export class GateNotifications extends DisposableStore {
   private onEvent(e: EngineEvent): void {
     if (e.type !== 'gate:opened') return;
     if (!vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true)) return;
-    this.queued.push(String(e.data.gateId));
-    if (!this.showing) void this.showNext(e);
+    this.queued.push(e);
+    if (!this.showing) void this.showNext();
   }
 
-  private async showNext(e: EngineEvent): Promise<void> {
+  private async showNext(): Promise<void> {
     this.showing = true;
     try {
       while (this.queued.length > 0) {
-        const gates = this.queued.splice(0);
+        const events = this.queued.splice(0);
+        const e = events[0]!; // each message speaks of its own gate(s), never of the one that started the loop
+        const gates = events.map((x) => String(x.data.gateId));
         const single = gates.length === 1;
         const message = single
           ? `Baton: ${gates[0]} waits for a decision — ${String(e.data.reason ?? e.data.kind ?? '')}`

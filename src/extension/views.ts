@@ -84,6 +84,17 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
   }
 
+  /** Durations of running tasks tick: the view calls this once a second while it is visible. */
+  tick(): void {
+    for (const run of this.model.allRuns) {
+      for (const task of this.model.overview(run.id)?.tasks ?? []) {
+        if (task.status !== 'running' && task.status !== 'verifying') continue;
+        const node = this.nodes.get(`task:${run.id}/${task.id}`);
+        if (node) this.changed.fire(node);
+      }
+    }
+  }
+
   getChildren(element?: RunsNode): RunsNode[] {
     if (!element) return this.model.allRuns.map((run) => this.node({ kind: 'run', id: `run:${run.id}`, runId: run.id }));
     const view = this.model.overview(element.runId);
@@ -135,9 +146,13 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     const runtime = view?.runtimes.find((r) => r.delegationId === element.delegationId);
     const item = new vscode.TreeItem(element.delegationId, vscode.TreeItemCollapsibleState.None);
     item.id = element.id;
-    item.description = [d?.status, d?.resultStatus, d?.reason].filter(Boolean).join(' · ');
+    // "result PASS" says nothing the result status does not.
+    const reason = d?.reason && d.reason !== `result ${d.resultStatus}` ? d.reason : undefined;
+    item.description = [d?.status, d?.resultStatus, reason].filter(Boolean).join(' · ');
     item.iconPath = icon(DELEGATION_ICONS[d?.status ?? 'PENDING']);
     item.tooltip = d?.reason ?? d?.status;
+    // A string tooltip would be the row's accessible name: name the delegation and its state.
+    item.accessibilityInformation = { label: `${element.delegationId} ${item.description ?? ''}`.trim() };
     item.contextValue = `baton.delegation status=${d?.status}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`;
     item.command = d?.artifactPath ? { command: 'baton.openArtifact', title: 'Open Artifact', arguments: [element] } : undefined;
     return item;

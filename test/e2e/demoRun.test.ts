@@ -23,8 +23,11 @@ import {
   expandRow,
   focusEditor,
   hoverText,
+  moveMouseAway,
+  notificationMessages,
   openViewContainer,
   problems,
+  quickOpen,
   resizeSideBar,
   ROOT,
   rowDescription,
@@ -88,6 +91,12 @@ describe('Baton in the browser: the demo run', function () {
     await (await workers()).getByText('No worker is running.').waitFor();
     await (await gates()).getByText('No gate is waiting for a decision.').waitFor();
     assert.deepEqual(await treeRowNames(pane), [], 'no run rows yet');
+    // The plan's CodeLenses: "▶ Start run" above the first task, "▶ Run task T…" on each.
+    await quickOpen(page(), 'plan.md');
+    await codeLens(page(), '▶ Start run').waitFor({ timeout: 15_000 });
+    // (Lenses below the fold are rendered but hidden.)
+    for (const id of ['T1', 'T2', 'T3', 'T4', 'T5', 'T6']) await codeLens(page(), `▶ Run task ${id}`).waitFor({ state: 'attached', timeout: 5_000 });
+    await moveMouseAway(page());
     await screenshot(page(), 'e2e-1-welcome');
   });
 
@@ -113,6 +122,7 @@ describe('Baton in the browser: the demo run', function () {
     await treeRow(pane, /^T3 Store notes in SQLite gated/).waitFor();
     await treeRow(pane, /^T2 Add the notes commands pending/).waitFor();
     await page().locator('.part.statusbar').getByText(/Baton: 2 running/).waitFor({ timeout: 15_000 });
+    await moveMouseAway(page());
     await screenshot(page(), 'e2e-2-runs-running');
   });
 
@@ -128,6 +138,7 @@ describe('Baton in the browser: the demo run', function () {
     assert.match(changed, beat);
     // Both workers show, each with its heartbeat.
     await treeRow(pane, /^T6 D-T6-coder-001 beat \d+s ago · lease \d+s/).waitFor({ timeout: 10_000 });
+    await moveMouseAway(page());
     await screenshot(page(), 'e2e-3-workers-heartbeat');
   });
 
@@ -148,6 +159,7 @@ describe('Baton in the browser: the demo run', function () {
     const badge = page().locator('.part.activitybar li.action-item', { has: page().locator('a.action-label[aria-label^="Baton"]') }).locator('.badge-content');
     await eventually('a gate count on the Baton icon', async () => Number(await badge.textContent()), (n) => n >= 1, { timeoutMs: 10_000 });
     await clearNotifications(page());
+    await moveMouseAway(page());
     await gate.hover();
     await gate.getByRole('button', { name: 'Approve', exact: true }).waitFor();
     await screenshot(page(), 'e2e-4-gate-approve');
@@ -156,7 +168,35 @@ describe('Baton in the browser: the demo run', function () {
     // T3 depended only on T1: it runs once T1 is done (or has already, on a fast machine).
     const runsPane = await runs();
     await treeRow(runsPane, /^T3 Store notes in SQLite (running|verifying|completed) · attempt 1\b/).waitFor({ timeout: 60_000 });
+    await moveMouseAway(page());
     await screenshot(page(), 'e2e-4-gate-approved');
+  });
+
+  check("notifies each gate that opens with that gate's own reason (one notification at a time)", async () => {
+    // G-2 (T6's verification failed) opens when T6 ends; G-3 (T2's result rejected) about
+    // ten seconds later, while G-2's notification is still up: it waits for its turn.
+    const pane = await gates();
+    const g3 = treeRow(pane, /^G-3 ingestion failed · T2 /);
+    await g3.waitFor({ timeout: 60_000 });
+    const reason = await rowDescription(g3);
+    assert.match(reason, /D-T2-coder-001/);
+    const seen: string[] = [];
+    const message = await eventually(
+      'a notification about G-3',
+      async () => {
+        const messages = await notificationMessages(page());
+        seen.push(...messages.filter((m) => !seen.includes(m)));
+        const found = messages.find((m) => /\bG-3 waits for a decision\b/.test(m));
+        if (!found) await clearNotifications(page()); // the next one shows once this one is answered
+        return found;
+      },
+      (m) => m !== undefined,
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    assert.ok(
+      message!.includes(reason.slice(0, 60)),
+      `the notification for G-3 should give G-3's reason ("${reason.slice(0, 60)}…"), it says: "${message}" (notifications seen: ${JSON.stringify(seen)})`,
+    );
   });
 
   step('opens the invalid artifact of T2 from the Runs view with diagnostics on its task: and status: lines', async () => {
@@ -171,6 +211,9 @@ describe('Baton in the browser: the demo run', function () {
     assert.match(await rowText(delegation), new RegExp(`^${ARTIFACT} BLOCKED · result rejected by I-\\d+$`));
     await clickInlineAction(delegation, 'Open Artifact');
     await page().locator('.part.editor .tab.active', { hasText: `${ARTIFACT}.md` }).waitFor({ timeout: 15_000 });
+    // Its CodeLens offers to ingest it again. (Wait for it before moving the focus: VS Code
+    // drops a pending CodeLens request when the focus moves to a panel that is opening.)
+    await codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`).waitFor({ timeout: 15_000 });
     const taskLine = artifactLine(/^task:/);
     const statusLine = artifactLine(/^status:/);
     assert.ok(taskLine > 0 && statusLine > 0, 'the artifact has task: and status: lines');
@@ -191,7 +234,7 @@ describe('Baton in the browser: the demo run', function () {
 
     // The squiggle on the task: line carries the message and offers the quick fix.
     await clearNotifications(page());
-    const box = await squiggleOnLine(page(), editorLine(page(), /^task: T3$/));
+    const box = await squiggleOnLine(page(), editorLine(page(), /^task:\s+T3$/));
     const hover = await hoverText(page(), { x: box.x + box.width / 2, y: box.y + box.height / 2 }, /Quick Fix/);
     assert.match(hover, /The result is for task "T3", but this delegation is for task "T2"/);
     assert.match(hover, /result\.task-mismatch/);
@@ -207,7 +250,7 @@ describe('Baton in the browser: the demo run', function () {
   check('puts the Re-ingest CodeLens on the ```baton-result fence', async () => {
     const lens = codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`);
     await lens.waitFor({ timeout: 15_000 });
-    const fence = await editorLine(page(), /^```baton-result$/).boundingBox();
+    const fence = await editorLine(page(), /^.{3}baton-result\s*$/).boundingBox();
     const lensBox = await lens.boundingBox();
     assert.ok(fence && lensBox);
     // A CodeLens shows in a zone right above its line: nothing but that zone between them.
@@ -227,14 +270,14 @@ describe('Baton in the browser: the demo run', function () {
     await page().keyboard.press('Escape');
     const taskFixes = await codeActions(page(), 'Set task: T2');
     assert.ok(taskFixes.includes('Set task: T2'), `quick fixes: ${taskFixes.join(', ')}`);
-    await eventually('task: T2 in the editor', () => editorText(page()), (text) => /^task: T2$/m.test(text), { timeoutMs: 10_000 });
+    await eventually('task: T2 in the editor', () => editorText(page()), (text) => /^task:\s+T2$/m.test(text), { timeoutMs: 10_000 });
 
     // The status: line: three statuses of the contract are offered.
     await listed().filter({ hasText: 'The status "DONE"' }).click();
     await eventually('the cursor on the status: line', () => cursorLine(page()), (line) => line === artifactLine(/^status:/), { timeoutMs: 10_000 });
     const statusFixes = await codeActions(page(), 'Set status: PASS');
     for (const fix of ['Set status: PASS', 'Set status: FAIL', 'Set status: BLOCKED']) assert.ok(statusFixes.includes(fix), `${fix} in ${statusFixes.join(', ')}`);
-    await eventually('status: PASS in the editor', () => editorText(page()), (text) => /^status: PASS$/m.test(text), { timeoutMs: 10_000 });
+    await eventually('status: PASS in the editor', () => editorText(page()), (text) => /^status:\s+PASS$/m.test(text), { timeoutMs: 10_000 });
 
     // Re-ingest from the CodeLens (it saves the document first): accepted, no issue left.
     await codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`).click();
@@ -248,6 +291,7 @@ describe('Baton in the browser: the demo run', function () {
     await eventually(`${ARTIFACT} COMPLETED in the Runs view`, () => rowText(treeRowByLabel(pane, ARTIFACT)), (text) => text.startsWith(`${ARTIFACT} COMPLETED · PASS`), { timeoutMs: 15_000 });
     await treeRow(pane, /^T2 Add the notes commands completed · attempt 1 · PASS\b/).waitFor({ timeout: 15_000 });
     await treeRow(await gates(), /^G-3 /).waitFor({ state: 'detached', timeout: 15_000 });
+    await moveMouseAway(page());
     await screenshot(page(), 'e2e-6-reingested');
   });
 

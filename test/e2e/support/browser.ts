@@ -93,16 +93,34 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path;
 }
 
-/** Runs a command by its palette title (e.g. "Baton: Show Log") through the command palette. */
+/**
+ * Runs a command by its palette title (e.g. "Baton: Show Log") through the command palette;
+ * returns once the palette has closed or the command's own quick pick replaced it.
+ * The palette closes when the focus moves (an editor that finishes opening takes it), and
+ * F1 can get lost meanwhile: then it tries again, up to three times.
+ */
 export async function runCommand(page: Page, title: string, timeoutMs = 15_000): Promise<void> {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  await input.waitFor({ state: 'visible', timeout: timeoutMs });
-  await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: timeoutMs });
-  await row.click();
-  await input.waitFor({ state: 'hidden', timeout: timeoutMs });
+  for (let attempt = 1; ; attempt++) {
+    const last = attempt >= 3;
+    try {
+      if (!(await input.isVisible())) await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: last ? timeoutMs : 3_000 });
+      await input.fill(`>${title}`, { timeout: last ? timeoutMs : 3_000 });
+      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+      await row.waitFor({ state: 'visible', timeout: last ? timeoutMs : 5_000 });
+      await row.click({ timeout: last ? timeoutMs : 3_000 });
+      break;
+    } catch (err) {
+      if (last) throw err;
+    }
+  }
+  // The palette closes, or gives way to the command's own quick pick (an empty input).
+  const deadline = Date.now() + timeoutMs;
+  while ((await input.isVisible()) && (await input.inputValue().catch(() => '')).startsWith('>')) {
+    if (Date.now() > deadline) throw new Error(`The command palette did not run "${title}".`);
+    await page.waitForTimeout(100);
+  }
 }
 
 /** Opens a view container from the activity bar by its title (e.g. "Baton"). */
