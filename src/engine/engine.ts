@@ -124,8 +124,6 @@ export class Engine {
   readonly onEvent = this.emitter.event;
   private lastEventId = 0;
   private readonly beats = new Map<string, number>();
-  /** False after a stretch without listeners: the counts in `beats` may be behind. */
-  private beatsKnown = true;
   private announcing: Promise<void> = Promise.resolve();
   private readonly subscription: Disposable;
 
@@ -545,14 +543,8 @@ export class Engine {
 
   /** Announces what changed since the last announcement: new log events, then heartbeats. */
   private async announce(): Promise<void> {
-    if (!this.emitter.hasListeners) {
-      // Nobody listens (a one-shot CLI command): only keep the place, so a later listener starts from here.
-      this.lastEventId = (await this.store.read((r) => r.get<{ id: number | null }>(`SELECT MAX(id) AS id FROM events`)))?.id ?? 0;
-      this.beatsKnown = false;
-      return;
-    }
+    // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
     const now = this.clock.now();
-    if (!this.beatsKnown) this.beats.clear();
     const { events, runtimes } = await this.store.read(async (r) => ({
       events: await r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`, [this.lastEventId]),
       runtimes: await liveRuntimes(r),
@@ -567,8 +559,7 @@ export class Engine {
       if (this.beats.get(row.id) === row.heartbeat_count) continue;
       const first = !this.beats.has(row.id);
       this.beats.set(row.id, row.heartbeat_count);
-      // A runtime seen for the first time announces a beat only if it beat since we started counting.
-      if (first && (row.heartbeat_count === 0 || !this.beatsKnown)) continue;
+      if (first && row.heartbeat_count === 0) continue;
       const runtime = toRuntime(row, now);
       this.emitter.fire({
         runId: row.run_id,
@@ -584,7 +575,6 @@ export class Engine {
       });
     }
     for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
-    this.beatsKnown = true;
   }
 }
 

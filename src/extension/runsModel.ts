@@ -74,7 +74,13 @@ export class RunsModel implements Disposable {
    * follows, a few seconds late); `resume()` catches up at once.
    */
   pause(): void {
+    if (this.paused) return;
     this.paused = true;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.schedule();
+    }
   }
 
   resume(): void {
