@@ -13,6 +13,7 @@ export type { GateDecision } from './gates/decideGate';
 export { parsePlan } from './plan/parsePlan';
 export { parseResultArtifact, checkResultIdentity } from './ingest/parseResult';
 export { checkArtifactPaths } from './ingest/artifactPaths';
+export { hasResultBlock, RESULT_FENCE } from './ingest/resultOnDisk';
 export { BatonError } from './model/errors';
 export type { ErrorKind } from './model/errors';
 export { formatIssue, hasErrors } from './model/issue';

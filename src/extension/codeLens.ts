@@ -1,10 +1,9 @@
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, type Engine } from '../engine/index';
+import { parsePlan, RESULT_FENCE, type Engine } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 
 const TASK_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*baton-task\b/m;
-const RESULT_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*(baton-result|sdd-result)\b/m;
 
 /**
  * On a plan: "▶ Start run" above the first task and "▶ Run task T3" on each task. On a
@@ -40,7 +39,7 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
       }
     }
     const engine = this.engine();
-    if (engine && RESULT_BLOCK.test(text)) {
+    if (engine && RESULT_FENCE.test(text)) {
       const lens = await this.ingestLens(engine, document, text);
       if (lens) lenses.push(lens);
     }
@@ -57,7 +56,7 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
         view.delegations.find((d) => d.id === named) ??
         [...view.delegations].reverse().find((d) => d.taskId === task && (d.status === 'RUNNING' || d.status === 'BLOCKED'));
       if (!delegation) continue;
-      const fenceLine = document.positionAt(text.search(RESULT_BLOCK)).line;
+      const fenceLine = document.positionAt(text.search(RESULT_FENCE)).line;
       const ingested = (await engine.listIngestions(run.id)).some((i) => i.delegationId === delegation.id);
       const open = delegation.status === 'RUNNING' || delegation.status === 'BLOCKED';
       const title = !open ? `${delegation.id}: ${delegation.status}` : `${ingested ? '↻ Re-ingest' : '⤓ Ingest'} for ${delegation.id}`;

@@ -1,6 +1,6 @@
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, type Engine, type IngestOutcome, type Issue } from '../engine/index';
+import { parsePlan, RESULT_FENCE, type Engine, type IngestOutcome, type Issue } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 
 const SOURCE = 'baton';
@@ -124,10 +124,10 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
 
 function findFenceAbove(document: vscode.TextDocument, line: number): number | undefined {
   for (let l = Math.min(line, document.lineCount - 1); l >= 0; l--) {
-    if (/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/.test(document.lineAt(l).text)) return l;
+    if (RESULT_FENCE.test(document.lineAt(l).text)) return l;
   }
   for (let l = line + 1; l < document.lineCount; l++) {
-    if (/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/.test(document.lineAt(l).text)) return l;
+    if (RESULT_FENCE.test(document.lineAt(l).text)) return l;
   }
   return undefined;
 }

@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { BatonConfig } from '../config/config';
 import { openGate } from '../gates/openGate';
 import { ingestArtifact, workspacePath } from '../ingest/ingestArtifact';
+import { resultOnDisk } from '../ingest/resultOnDisk';
 import type { Clock, IdSource } from '../model/clock';
 import { BatonError } from '../model/errors';
 import type { RunStatus } from '../model/types';
@@ -601,7 +602,7 @@ export class Coordinator {
     try {
       const delegation = await this.deps.store.read((r) => getDelegation(r, this.options.runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
-      const artifact = this.locateResult(attempt);
+      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath);
       if (!artifact) {
         const how = exit.signal ? `was killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`;
         await this.failAttempt(attempt.delegationId, `the worker ${how} without a result`);
@@ -632,19 +633,6 @@ export class Coordinator {
     if (report && report.processes.length > 0) {
       this.log(`${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`);
     }
-  }
-
-  /**
-   * The artifact file if the worker wrote one; otherwise its captured output, when that
-   * holds a result block (an agent CLI prints its answer instead of writing a file).
-   */
-  private locateResult(attempt: Attempt): string | undefined {
-    if (existsSync(attempt.artifactPath)) return attempt.artifactPath;
-    if (!existsSync(attempt.logPath)) return undefined;
-    const output = readFileSync(attempt.logPath, 'utf8');
-    if (!/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/m.test(output)) return undefined;
-    copyFileSync(attempt.logPath, attempt.artifactPath);
-    return attempt.artifactPath;
   }
 
   private async failAttempt(delegationId: string, reason: string): Promise<void> {

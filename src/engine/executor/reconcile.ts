@@ -1,5 +1,6 @@
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { ingestArtifact } from '../ingest/ingestArtifact';
+import { resultOnDisk } from '../ingest/resultOnDisk';
 import type { IdSource } from '../model/clock';
 import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
 import { findWorkerProcesses, identityOf, isProcessAlive, terminateWorker, thisHost, type ProcessIdentity } from '../runtime/processes';
@@ -228,15 +229,6 @@ function parentOf(pid: number): number {
   }
 }
 
-/** The artifact file, or a result the worker printed to its log (copied to the artifact path when `adopt` is set). */
-function resultOnDisk(artifactPath: string, logPath: string, copy: boolean): string | undefined {
-  if (existsSync(artifactPath)) return artifactPath;
-  if (!existsSync(logPath)) return undefined;
-  if (!/^\s{0,3}(`{3,}|~{3,})\s*(baton-result|sdd-result)\b/m.test(readFileSync(logPath, 'utf8'))) return undefined;
-  if (!copy) return logPath;
-  copyFileSync(logPath, artifactPath);
-  return artifactPath;
-}
 
 function transact<T>(ctx: ReconcileContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
   return ctx.store.transact(async (tx) => {
