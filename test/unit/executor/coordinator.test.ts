@@ -350,6 +350,8 @@ describe('coordinator: leases on a fake clock', () => {
       assert.equal(view.runtimes[0]!.status, 'active');
       assert.ok(view.runtimes[0]!.leaseExpiresAt > clock.now(), 'the lease now runs from the new wall time');
       assert.equal(pidAlive(worker.pid), true);
+      // Ending the worker waits on the injected clock (the grace period), so time has to move.
+      stops.push(pumpClock(clock));
       await taken.coordinator.shutdown();
       await running;
     });
