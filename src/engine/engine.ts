@@ -10,6 +10,7 @@ import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
 import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
 import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopReportEntry, type StopRequest } from './executor/stopRequests';
 import { replanRun, type ReplanOutcome } from './queue/replanRun';
+import { listAttemptWorktrees, type AttemptWorktree } from './isolation/worktrees';
 import { runPaths } from './executor/runPaths';
 import { isProcessAlive } from './runtime/processes';
 import { resolveWorker } from './workers/workerLaunch';
@@ -491,6 +492,12 @@ export class Engine {
   }
 
   /** A run's ingestion records, oldest first. */
+  /** The run's isolated attempts: worktree, branch, what became of their work. */
+  async listWorktrees(runId?: string): Promise<AttemptWorktree[]> {
+    const run = await this.getRun(runId);
+    return this.store.read((r) => listAttemptWorktrees(r, run.id));
+  }
+
   async listIngestions(runId: string): Promise<IngestionRecord[]> {
     return (await this.store.read((r) => r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [runId]))).map(toIngestion);
   }

@@ -82,6 +82,14 @@ export const configSchema = z.object({
   verifyTimeoutSeconds: z.number().int().min(1).max(86_400).default(600).describe('Each verify command is stopped after this long and counts as failed.'),
   retryBackoffSeconds: z.number().min(0).max(3600).default(10).describe('Wait before a retry; doubles with each further attempt (at most 10 minutes).'),
   stopGraceSeconds: z.number().min(0).max(300).default(5).describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  isolation: z
+    .enum(['auto', 'worktree', 'none'])
+    .default('auto')
+    .describe('worktree: each task works in its own git worktree and is integrated after it passed; none: the shared working tree; auto: worktree when the workspace is a git repository and maxConcurrency > 1 (docs/isolation.md).'),
+  integration: z
+    .enum(['merge', 'rebase', 'cherry-pick'])
+    .default('merge')
+    .describe('How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.'),
   defaultWorker: z.string().min(1).default('claude-code').describe('The worker for tasks whose plan block names none: a key of workers, or claude-code / manual.'),
   workers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema).default({}).describe('Worker definitions by id (docs/workers.md).'),
 });

@@ -9,7 +9,7 @@ import { BatonError } from '../model/errors';
 import type { RunStatus } from '../model/types';
 import { claimDelegation } from '../queue/claimDelegation';
 import { enqueueDelegation } from '../queue/enqueueDelegation';
-import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
+import { getDelegation, refreshRunStatus, setTaskStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
 import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
 import { isProcessAlive, selfIdentity, terminateWorker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
 import type { StorePort, StoreTx } from '../store/port';
@@ -30,6 +30,8 @@ import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileRep
 import { runPaths } from './runPaths';
 import { cancelStoppedAttempt, endRecordedWorker, markStopApplied, pendingStops, requestStop, type StopReportEntry, type StopRequest } from './stopRequests';
 import { verifyAttempt, type VerifyContext } from './verifyAttempt';
+import { firstOverlap } from '../queue/fileOverlap';
+import { createWorktree, planIsolation, removeWorktree, readRunIsolation, recordRunIsolation, targetHead, workspaceInWorktree, worktreeLocation, type RunIsolation } from '../isolation/worktrees';
 
 export interface CoordinatorDeps {
   store: StorePort;
@@ -76,6 +78,8 @@ interface Attempt {
   leaseUntilMono: number;
   /** Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result, and the ender records the outcome. */
   ending?: 'stopped' | 'timeout' | 'stale';
+  /** Its worker exited and this coordinator is taking its result (ingest, verify, integrate): not someone else's decision. */
+  settling?: boolean;
   timers: Map<'renew' | 'timeout' | 'poll', () => void>;
   done: Promise<void>;
 }
@@ -293,6 +297,7 @@ export class Coordinator {
       return expireStaleRuntimes(tx, now);
     });
     await this.endAttemptsDecidedElsewhere();
+    await this.removeDiscardedWorktrees();
 
     const now = this.deps.clock.now();
     const state = await this.deps.store.read(async (r) => ({
@@ -388,11 +393,78 @@ export class Coordinator {
 
   // ── attempts ────────────────────────────────────────────────────────────
 
+  /**
+   * A task whose `files:` overlap those of a task in flight waits for it (docs/isolation.md,
+   * "Overlap"): it is not dispatched, and its reason says on what it waits.
+   */
+  private async heldBackByOverlap(task: ReturnType<typeof toTask>): Promise<boolean> {
+    if (task.files.length === 0) return false;
+    const inFlight = await this.deps.store.read((r) =>
+      r.all<{ id: string; files_json: string }>(`SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?`, [
+        this.options.runId,
+        task.id,
+      ]),
+    );
+    for (const other of inFlight) {
+      const pair = firstOverlap(task.files, JSON.parse(other.files_json) as string[]);
+      if (!pair) continue;
+      const reason = `waits for ${other.id}: its files overlap (${pair[0]} / ${pair[1]})`;
+      if (task.statusReason !== reason) {
+        await this.guarded((tx) => setTaskStatus(tx, this.options.runId, task.id, 'ready', reason, this.deps.clock.now()));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** How the task runs: in the shared tree, in a worktree of its own, or not yet (an isolation gate opened). */
+  private async isolationFor(task: ReturnType<typeof toTask>): Promise<RunIsolation | 'none' | 'gated'> {
+    const plan = await planIsolation((work) => this.deps.store.read(work), this.deps.workspace, task, this.maxConcurrency);
+    if (plan.mode === 'none') return 'none';
+    if (plan.mode === 'decided') {
+      await this.guarded((tx) => recordRunIsolation(tx, plan.run, this.deps.clock.now()));
+      this.log(`isolation: none (${plan.run.note ?? ''})`);
+      return 'none';
+    }
+    if (plan.mode === 'gate') {
+      await this.guarded(async (tx) => {
+        const now = this.deps.clock.now();
+        await openGate(
+          tx,
+          {
+            runId: this.options.runId,
+            kind: 'isolation',
+            taskId: task.id,
+            reason: `${task.id} should run in a git worktree of its own, but ${plan.reason.charAt(0).toLowerCase()}${plan.reason.slice(1)} Approve to run this run's tasks in the shared working tree instead, reject to cancel ${task.id}.`,
+            details: { problem: plan.problem },
+          },
+          now,
+        );
+        await refreshRunStatus(tx, this.options.runId, now);
+      });
+      return 'gated';
+    }
+    return plan.run;
+  }
+
   private async startAttempt(task: ReturnType<typeof toTask>): Promise<void> {
     const runId = this.options.runId;
     const workerId = this.options.worker ?? task.worker ?? this.deps.config.defaultWorker;
     const worker = resolveWorker(this.deps.config, workerId);
     const manual = worker.type === 'manual';
+    if (await this.heldBackByOverlap(task)) return;
+    const isolation = manual ? 'none' : await this.isolationFor(task);
+    if (isolation === 'gated') return;
+    let baseCommit: string | undefined;
+    if (isolation !== 'none') {
+      try {
+        baseCommit = await targetHead(isolation as { repoRoot: string; targetBranch: string });
+      } catch (err) {
+        this.log(`${task.id}: not started: cannot read the target branch ${isolation.targetBranch}: ${(err as Error).message}`);
+        this.wakeAt(this.deps.clock.now() + 5000);
+        return;
+      }
+    }
     // A person gets a long lease; a process's lease is renewed while it lives.
     const leaseMs = manual ? Math.max(this.deps.config.leaseSeconds * 1000, 7 * 86_400_000) : this.deps.config.leaseSeconds * 1000;
     const now = this.deps.clock.now();
@@ -403,10 +475,23 @@ export class Coordinator {
       claim = await this.guarded(async (tx) => {
         const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
         const claimed = await claimDelegation(tx, { runId, delegationId: queued.id, leaseMs, holder: manual ? 'a person (manual)' : this.holder }, { now, ids: this.deps.ids });
+        let cwd = this.deps.workspace;
+        let worktree: { path: string; branch: string; repoRoot: string } | undefined;
+        if (isolation !== 'none') {
+          if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, isolation, now);
+          const location = worktreeLocation(this.deps.workspace, runId, task.id, claimed.delegation.attempt);
+          // Recorded before it exists: a crash in between leaves a row that reconcile and cleanup know about.
+          await tx.run(
+            `INSERT INTO worktrees (run_id, delegation_id, task_id, path, branch, base_commit, status, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+            [runId, claimed.delegation.id, task.id, location.path, location.branch, baseCommit!, isolation.strategy, now],
+          );
+          worktree = { ...location, repoRoot: isolation.repoRoot! };
+          cwd = workspaceInWorktree(location.path, isolation.repoRoot!, this.deps.workspace);
+        }
         // Recorded with the claim, so a successor can tell a worker of ours from an external claim.
-        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [workerId, paths.log(claimed.delegation.id), this.deps.workspace, claimed.runtimeId]);
+        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [workerId, paths.log(claimed.delegation.id), cwd, claimed.runtimeId]);
         await refreshRunStatus(tx, runId, now);
-        return claimed;
+        return { ...claimed, cwd, worktree };
       });
     } catch (err) {
       // Someone else claimed or gated the task since we read it: the next pass sees the new state.
@@ -427,10 +512,16 @@ export class Coordinator {
           [runId, task.id],
         ),
       );
-      prompt = buildPrompt({ task, delegationId: claim.delegation.id, agent: claim.delegation.agent, artifactPath: workspacePath(this.deps.workspace, artifactPath), dependencies });
+      // An isolated worker works elsewhere: it gets the artifact's absolute path.
+      const shownArtifact = claim.worktree ? artifactPath : workspacePath(this.deps.workspace, artifactPath);
+      prompt = buildPrompt({ task, delegationId: claim.delegation.id, agent: claim.delegation.agent, artifactPath: shownArtifact, dependencies });
       mkdirSync(dirname(promptPath), { recursive: true });
       mkdirSync(dirname(artifactPath), { recursive: true });
       writeFileSync(promptPath, prompt);
+      if (claim.worktree) {
+        await createWorktree(claim.worktree.repoRoot, claim.worktree, baseCommit!);
+        this.log(`${claim.delegation.id}: worktree ${workspacePath(this.deps.workspace, claim.worktree.path)} on ${claim.worktree.branch}`);
+      }
     } catch (err) {
       // The attempt is claimed: it must end in the store, not stay RUNNING with nothing behind it.
       await this.failAttempt(claim.delegation.id, `could not prepare the attempt: ${(err as Error).message}`);
@@ -471,9 +562,9 @@ export class Coordinator {
     let spawned;
     try {
       spawned = await spawnWorker(
-        workerLaunch(workerId, worker, { prompt, promptFile: promptPath, artifactPath, taskId: task.id, workspace: this.deps.workspace }),
+        workerLaunch(workerId, worker, { prompt, promptFile: promptPath, artifactPath, taskId: task.id, workspace: claim.cwd }),
         {
-          cwd: this.deps.workspace,
+          cwd: claim.cwd,
           logPath,
           env: {
             BATON_RUN_ID: runId,
@@ -482,6 +573,7 @@ export class Coordinator {
             BATON_RUNTIME_TOKEN: claim.token,
             BATON_ARTIFACT_PATH: artifactPath,
             BATON_WORKSPACE: this.deps.workspace,
+            ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
             ...(this.deps.cliPath ? { BATON_CLI: this.deps.cliPath } : {}),
           },
         },
@@ -599,6 +691,7 @@ export class Coordinator {
     attempt.timers.get('timeout')?.();
     // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
     if (attempt.ending || !this.owns(attempt) || this.leaseLost || this.shuttingDown) return;
+    attempt.settling = true;
     try {
       const delegation = await this.deps.store.read((r) => getDelegation(r, this.options.runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
@@ -677,7 +770,7 @@ export class Coordinator {
     );
     const settled = new Map(statuses.map((s) => [s.id, s.status]));
     for (const attempt of [...this.attempts.values()]) {
-      if (!settled.has(attempt.delegationId)) continue;
+      if (!settled.has(attempt.delegationId) || attempt.settling) continue;
       if (!attempt.manual) await this.endAttempt(attempt, 'stale');
       this.forget(attempt);
     }
@@ -688,7 +781,27 @@ export class Coordinator {
       r.get<{ id: string }>(`SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`, [this.options.runId, taskId]),
     );
     if (!delegation) return;
-    await verifyAttempt(this.verifyContext(), this.options.runId, delegation.id);
+    const outcome = await verifyAttempt(this.verifyContext(), this.options.runId, delegation.id);
+    // The target branch kept moving under the integration: try again shortly.
+    if (outcome.integration?.kind === 'not-now') this.wakeAt(this.deps.clock.now() + 2000);
+  }
+
+  /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */
+  private async removeDiscardedWorktrees(): Promise<void> {
+    const runId = this.options.runId;
+    const { run, discarded } = await this.deps.store.read(async (r) => ({
+      run: await readRunIsolation(r, runId),
+      discarded: await r.all<{ delegation_id: string; path: string; branch: string }>(
+        `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
+        [runId],
+      ),
+    }));
+    if (!run?.repoRoot) return;
+    for (const worktree of discarded) {
+      await removeWorktree(run.repoRoot, worktree);
+      await this.guarded((tx) => tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [this.deps.clock.now(), runId, worktree.delegation_id]));
+      this.log(`${worktree.delegation_id}: discarded; its worktree and branch are removed`);
+    }
   }
 
   /**
@@ -866,6 +979,7 @@ export class Coordinator {
       workspace: this.deps.workspace,
       timeoutMs: this.deps.config.verifyTimeoutSeconds * 1000,
       guard: (tx) => this.assertEpoch(tx),
+      log: (line) => this.log(line),
     };
   }
 

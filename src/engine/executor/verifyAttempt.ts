@@ -11,6 +11,8 @@ import type { StorePort, StoreTx } from '../store/port';
 import { loadExeca } from '../util/execa';
 import type { Options } from 'execa';
 import { runPaths } from './runPaths';
+import { integrateAttempt, type IntegrationOutcome } from '../isolation/integrate';
+import { getAttemptWorktree } from '../isolation/worktrees';
 
 export interface VerifyContext {
   store: StorePort;
@@ -19,6 +21,7 @@ export interface VerifyContext {
   timeoutMs: number;
   /** Runs first in every transaction (a coordinator's epoch check). */
   guard?: (tx: StoreTx) => Promise<void>;
+  log?: (line: string) => void;
 }
 
 export interface VerificationOutcome {
@@ -27,6 +30,8 @@ export interface VerificationOutcome {
   ran: number;
   reused: number;
   failure?: { command: string[]; exitCode: number | null; timedOut: boolean; logPath: string };
+  /** An isolated attempt: what its integration did. */
+  integration?: IntegrationOutcome;
 }
 
 /**
@@ -48,7 +53,14 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
     return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd: runtime?.cwd ?? undefined };
   });
   if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest) return { passed: false, ran: 0, reused: 0 };
-  const commands = JSON.parse(facts.task.verify_json) as string[][];
+  // A person accepted this attempt's result at its verification gate: its commands are not run again.
+  const accepted = await ctx.store.read((r) =>
+    r.get(`SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved' AND json_extract(details_json, '$.accepted') = 1`, [
+      runId,
+      delegationId,
+    ]),
+  );
+  const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const { execa } = await loadExeca();
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
   mkdirSync(dirname(logPath), { recursive: true });
@@ -111,6 +123,10 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
       await transact(ctx, (tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
       return { passed: false, ran, reused, failure };
     }
+  }
+  if (await ctx.store.read((r) => getAttemptWorktree(r, runId, delegationId))) {
+    // An isolated attempt completes when its work is on the target branch.
+    return { passed: true, ran, reused, integration: await integrateAttempt(ctx, runId, delegationId) };
   }
   await transact(ctx, async (tx) => {
     const delegation = await getDelegation(tx, runId, delegationId);

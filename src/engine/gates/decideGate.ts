@@ -1,7 +1,8 @@
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../model/errors';
 import type { Gate } from '../model/types';
-import { blockDependents, getDelegation, readinessOf, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
+import { blockDependents, getDelegation, readinessOf, readRunSettings, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
+import { getAttemptWorktree, recordRunIsolation } from '../isolation/worktrees';
 import type { StoreTx } from '../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../store/rows';
 import { completeAttempt } from '../ingest/recordIngestion';
@@ -59,10 +60,33 @@ async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, no
   const taskId = gate.taskId!;
   const why = `${decision} at ${gate.id}${note ? `: ${note}` : ''}`;
   const delegation = gate.delegationId ? await getDelegation(tx, gate.runId, gate.delegationId) : undefined;
+  const isolated = delegation ? await getAttemptWorktree(tx, gate.runId, delegation.id) : undefined;
   if (accept && decision === 'approved' && delegation && gate.kind === 'verification_failed') {
+    if (isolated && (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING')) {
+      // Taken as it is, but its work still has to reach the target branch: integrate it (verification is not run again).
+      await tx.run(`UPDATE gates SET details_json = json_set(details_json, '$.accepted', json('true')) WHERE id = ?`, [gate.id]);
+      await setTaskStatus(tx, gate.runId, taskId, 'verifying', `accepted ${why}; integrating`, now);
+      return;
+    }
     // Take the result although its verification failed: the attempt and the task complete.
     if (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING') await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
     return;
+  }
+  if (gate.kind === 'integration_conflict' && delegation?.status === 'BLOCKED') {
+    if (decision === 'approved') {
+      // "I resolved it in the worktree": integrate again (what is uncommitted there is committed first).
+      await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);
+      return;
+    }
+    await transitionDelegation(tx, delegation, 'FAILED', { reason: `discarded: ${why}` }, now);
+    await tx.run(`UPDATE worktrees SET status = 'discarded' WHERE run_id = ? AND delegation_id = ?`, [gate.runId, delegation.id]);
+    await setTaskStatus(tx, gate.runId, taskId, 'failed', why, now);
+    await blockDependents(tx, gate.runId, taskId, now);
+    return;
+  }
+  if (gate.kind === 'isolation' && decision === 'approved') {
+    const settings = await readRunSettings(tx, gate.runId);
+    await recordRunIsolation(tx, { runId: gate.runId, mode: 'none', strategy: settings.integration ?? 'merge', note: `approved at ${gate.id}: run in the shared working tree` }, now);
   }
   if (delegation?.status === 'BLOCKED') {
     await transitionDelegation(tx, delegation, 'FAILED', { reason: decision === 'approved' ? `retry ${why}` : `result ${why}` }, now);

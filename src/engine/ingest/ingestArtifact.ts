@@ -53,7 +53,11 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
     const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
     issues = parsed.issues;
     if (parsed.result) {
-      issues.push(...checkArtifactPaths(ctx.workspace, parsed.result));
+      // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
+      const runtime = await ctx.store.read((r) =>
+        r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [delegation.runId, delegation.id]),
+      );
+      issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
       resultStatus = parsed.result.status;
       summary = parsed.result.summary;
     }

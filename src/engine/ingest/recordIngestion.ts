@@ -107,8 +107,10 @@ async function applyAcceptedResult(tx: StoreTx, delegation: Delegation, record: 
   }
   if (status === 'PASS') {
     const task = await tx.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.taskId]);
-    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0) {
-      // The worker is done; its claim on the work ends. The attempt completes once verification passes.
+    const isolated = await tx.get(`SELECT 1 AS x FROM worktrees WHERE run_id = ? AND delegation_id = ?`, [delegation.runId, delegation.id]);
+    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated) {
+      // The worker is done; its claim on the work ends. The attempt completes once verification
+      // passes and, for an isolated attempt, once its work is integrated (docs/isolation.md).
       await tx.run(`UPDATE delegations SET result_status = ?, artifact_path = ?, updated_at = ? WHERE run_id = ? AND id = ?`, [
         status,
         record.artifactPath,
@@ -121,7 +123,7 @@ async function applyAcceptedResult(tx: StoreTx, delegation: Delegation, record: 
         delegation.runId,
         delegation.id,
       ]);
-      await setTaskStatus(tx, delegation.runId, delegation.taskId, 'verifying', `${delegation.id} passed; verifying`, now);
+      await setTaskStatus(tx, delegation.runId, delegation.taskId, 'verifying', `${delegation.id} passed; ${isolated ? 'verifying and integrating' : 'verifying'}`, now);
       return;
     }
     await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now);

@@ -51,6 +51,8 @@ export interface PlanTask {
   files: string[];
   /** Each verify command is an argv array; it never passes through a shell. */
   verify: string[][];
+  /** Overrides the run's isolation for this task (docs/isolation.md). */
+  isolation?: 'worktree' | 'none';
   /** The free text after the block: the task's instructions. */
   instructions: string;
   /** Where the `baton-task` block sits in the markdown (the fence lines included). */
@@ -85,6 +87,7 @@ export interface Task {
   line: number;
   status: TaskStatus;
   statusReason?: string;
+  isolation?: 'worktree' | 'none';
 }
 
 export interface Delegation {

@@ -25,7 +25,8 @@ export const agentNameSchema = taskIdSchema;
 const nonEmptyStringSchema = z.string().trim().min(1);
 
 export const DEFAULT_AGENT = 'agent';
-export const PLAN_TASK_FIELDS = ['id', 'title', 'agent', 'worker', 'depends', 'risk', 'files', 'verify'] as const;
+export const PLAN_TASK_FIELDS = ['id', 'title', 'agent', 'worker', 'depends', 'risk', 'files', 'verify', 'isolation'] as const;
+export const TASK_ISOLATION_MODES = ['worktree', 'none'] as const;
 export type PlanTaskField = (typeof PLAN_TASK_FIELDS)[number];
 
 const ID_RULE = 'a letter or digit, then up to 63 letters, digits, "_", "." or "-"';
@@ -171,6 +172,7 @@ class TaskBlockReader {
     const risk = this.readList('risk', 'a risk tag or a list of risk tags', (text) => text.split(','));
     const files = this.readList('files', 'a glob or a list of globs', (text) => [text]);
     const verify = this.readVerify();
+    const isolation = this.readIsolation();
     if (!id) return {};
     const uniqueDepends: string[] = [];
     const dependsRanges: Range[] = [];
@@ -191,6 +193,7 @@ class TaskBlockReader {
       range: yb.blockRange(),
     };
     if (worker !== undefined) task.worker = worker;
+    if (isolation !== undefined) task.isolation = isolation;
     return { draft: { task, idRange: id.range, dependsRanges } };
   }
 
@@ -249,6 +252,17 @@ class TaskBlockReader {
       return undefined;
     }
     return text.trim();
+  }
+
+  private readIsolation(): PlanTask['isolation'] {
+    const entry = this.fields.get('isolation');
+    if (!entry || isNullNode(entry.value)) return undefined;
+    const text = scalarString(entry.value);
+    if (text === undefined || !(TASK_ISOLATION_MODES as readonly string[]).includes(text)) {
+      this.invalid('isolation', entry.value, `"isolation" is ${text === undefined ? describeNode(entry.value) : `"${text}"`}; it must be worktree or none.`, 'Write isolation: worktree (its own git worktree) or isolation: none (the shared working tree).');
+      return undefined;
+    }
+    return text as PlanTask['isolation'];
   }
 
   private readName(field: 'agent'): string | undefined {

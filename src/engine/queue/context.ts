@@ -8,10 +8,17 @@ export interface OperationContext {
 }
 
 /** Settings frozen into a run when it starts (a later config edit does not change a running run). */
-export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'>;
+export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> & Partial<Pick<BatonConfig, 'isolation' | 'integration'>>;
 
 export function runSettingsFrom(config: BatonConfig): RunSettings {
-  return { riskTags: config.riskTags, leaseSeconds: config.leaseSeconds, maxAttempts: config.maxAttempts, retryBackoffSeconds: config.retryBackoffSeconds };
+  return {
+    riskTags: config.riskTags,
+    leaseSeconds: config.leaseSeconds,
+    maxAttempts: config.maxAttempts,
+    retryBackoffSeconds: config.retryBackoffSeconds,
+    isolation: config.isolation,
+    integration: config.integration,
+  };
 }
 
 /** Wait before attempt `attempt` (2, 3, …): the base, doubling per further attempt, at most 10 minutes. */

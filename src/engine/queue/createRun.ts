@@ -34,8 +34,8 @@ export async function createRun(tx: StoreTx, input: CreateRunInput, ctx: Operati
   await appendEvent(tx, id, 'run:created', ctx.now, { planPath: input.planPath, planDigest: digest, tasks: input.tasks.length });
   for (const [ordinalInPlan, task] of input.tasks.entries()) {
     await tx.run(
-      `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at, isolation)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         id,
         task.id,
@@ -51,6 +51,7 @@ export async function createRun(tx: StoreTx, input: CreateRunInput, ctx: Operati
         task.range.start.line,
         task.depends.length === 0 ? 'ready' : 'pending',
         ctx.now,
+        task.isolation ?? null,
       ],
     );
     for (const dependency of task.depends) {

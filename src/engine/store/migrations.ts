@@ -189,6 +189,46 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO counters (name, value) VALUES ('coordinator_epoch', 0), ('stop', 0)`,
     ],
   },
+  {
+    version: 3,
+    name: 'git isolation: a worktree per attempt, integrations',
+    statements: [
+      `ALTER TABLE tasks ADD COLUMN isolation TEXT`,
+      // Decided once per run, at its first dispatch: the mode, and for worktree the repository, target branch and base.
+      `CREATE TABLE run_isolation (
+        run_id TEXT PRIMARY KEY,
+        mode TEXT NOT NULL,
+        strategy TEXT NOT NULL,
+        repo_root TEXT,
+        target_branch TEXT,
+        base_commit TEXT,
+        note TEXT,
+        decided_at INTEGER NOT NULL
+      )`,
+      // One row per isolated attempt: its worktree, and what became of its work (docs/isolation.md).
+      `CREATE TABLE worktrees (
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        base_commit TEXT NOT NULL,
+        status TEXT NOT NULL,
+        strategy TEXT NOT NULL,
+        source_head TEXT,
+        changed_files_json TEXT,
+        target_before TEXT,
+        target_after TEXT,
+        conflict_files_json TEXT,
+        created_at INTEGER NOT NULL,
+        committed_at INTEGER,
+        integrated_at INTEGER,
+        removed_at INTEGER,
+        PRIMARY KEY (run_id, delegation_id)
+      )`,
+      `CREATE INDEX worktrees_by_status ON worktrees (run_id, status)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

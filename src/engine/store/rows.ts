@@ -44,8 +44,9 @@ export interface TaskRow {
   line: number;
   status: string;
   status_reason: string | null;
+  isolation: string | null;
 }
-export const TASK_COLUMNS = 'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason';
+export const TASK_COLUMNS = 'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation';
 export function toTask(r: TaskRow): Task {
   return {
     runId: r.run_id,
@@ -61,6 +62,7 @@ export function toTask(r: TaskRow): Task {
     line: r.line,
     status: r.status as TaskStatus,
     ...(r.status_reason ? { statusReason: r.status_reason } : {}),
+    ...(r.isolation ? { isolation: r.isolation as NonNullable<Task['isolation']> } : {}),
   };
 }
 
