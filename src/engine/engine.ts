@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
@@ -10,8 +10,10 @@ import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
 import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
 import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopReportEntry, type StopRequest } from './executor/stopRequests';
 import { replanRun, type ReplanOutcome } from './queue/replanRun';
-import { listAttemptWorktrees, type AttemptWorktree } from './isolation/worktrees';
+import { listAttemptWorktrees, readRunIsolation, worktreesRoot, type AttemptWorktree, type RunIsolation } from './isolation/worktrees';
+import { cleanupWorktrees, inspectWorktrees, type CleanupReport, type WorktreeFinding } from './isolation/cleanup';
 import { runPaths } from './executor/runPaths';
+import { folderSize } from './util/folderSize';
 import { isProcessAlive } from './runtime/processes';
 import { resolveWorker } from './workers/workerLaunch';
 import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
@@ -106,6 +108,11 @@ export interface Diagnosis extends RunOverview {
   stops: Array<{ id: string; delegationId?: string; mode: string; status: string; requestedBy: string; requestedAt: number; report: StopReportEntry[] }>;
   /** Bytes under .baton/runs/<run> (logs, prompts, artifacts). */
   diskBytes: number;
+  /** Isolation of the run (docs/isolation.md): mode, target branch, base; its worktrees, what they use on disk, and findings. */
+  isolation?: RunIsolation;
+  worktrees: Array<AttemptWorktree & { bytes: number }>;
+  worktreeBytes: number;
+  worktreeFindings: WorktreeFinding[];
   /** The command that most likely helps next, and why. */
   next: { command: string; why: string };
 }
@@ -363,6 +370,11 @@ export class Engine {
       logPath: p.log_path ?? undefined,
     }));
     const diskBytes = folderSize(runPaths(this.workspace, diagnosedRun).root);
+    const isolation = await this.store.read((r) => readRunIsolation(r, diagnosedRun));
+    const worktrees = (await this.store.read((r) => listAttemptWorktrees(r, diagnosedRun))).map((w) => ({ ...w, bytes: w.removedAt === undefined ? folderSize(w.path) : 0 }));
+    const worktreeFindings = await inspectWorktrees(this.store, this.workspace, diagnosedRun).catch((err: unknown) => [
+      { path: worktreesRoot(this.workspace, diagnosedRun), finding: `could not inspect the worktrees: ${(err as Error).message}` },
+    ]);
     return {
       ...view,
       now,
@@ -371,6 +383,10 @@ export class Engine {
       receipts: extra.receipts.map((r) => ({ delegationId: r.delegation_id, command: JSON.parse(r.command_json) as string[], exitCode: r.exit_code, timedOut: r.timed_out === 1, durationMs: r.duration_ms, logPath: r.log_path })),
       stops: extra.stops.map((s) => ({ id: s.id, delegationId: s.delegation_id ?? undefined, mode: s.mode, status: s.status, requestedBy: s.requested_by, requestedAt: s.requested_at, report: JSON.parse(s.report_json) as StopReportEntry[] })),
       diskBytes,
+      ...(isolation ? { isolation } : {}),
+      worktrees,
+      worktreeBytes: folderSize(worktreesRoot(this.workspace, diagnosedRun)),
+      worktreeFindings,
       next: suggestNext(view, coordinator?.live ?? false, workers),
     };
   }
@@ -416,6 +432,12 @@ export class Engine {
     const reportOnly = isLeaseLive(lease, this.clock.now());
     const report = await reconcileRun(this.reconcileContext(), runId, { reportOnly });
     return { ...report, reportOnly, ...(reportOnly && lease ? { coordinator: lease.holder } : {}) };
+  }
+
+  /** Removes the worktrees and branches of the run's attempts that are over (docs/isolation.md, "Cleanup"). */
+  async cleanupWorktrees(runId?: string): Promise<CleanupReport & { runId: string }> {
+    const run = await this.getRun(runId);
+    return { runId: run.id, ...(await cleanupWorktrees(this.store, this.clock, this.workspace, run.id)) };
   }
 
   private reconcileContext(): ReconcileContext {
@@ -632,19 +654,6 @@ function defaultDecider(): string {
   } catch {
     return 'someone';
   }
-}
-
-function folderSize(path: string): number {
-  let bytes = 0;
-  try {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      const full = join(path, entry.name);
-      bytes += entry.isDirectory() ? folderSize(full) : statSync(full).size;
-    }
-  } catch {
-    // no folder yet
-  }
-  return bytes;
 }
 
 function suggestNext(view: RunOverview, coordinated: boolean, workers: Diagnosis['workers']): Diagnosis['next'] {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { BatonConfig } from '../config/config';
-import { openGate } from '../gates/openGate';
+import { openGate, waitsAtGateReason } from '../gates/openGate';
 import { ingestArtifact, workspacePath } from '../ingest/ingestArtifact';
 import { resultOnDisk } from '../ingest/resultOnDisk';
 import type { Clock, IdSource } from '../model/clock';
@@ -419,6 +419,17 @@ export class Coordinator {
 
   /** How the task runs: in the shared tree, in a worktree of its own, or not yet (an isolation gate opened). */
   private async isolationFor(task: ReturnType<typeof toTask>): Promise<RunIsolation | 'none' | 'gated'> {
+    if (task.isolation !== 'none') {
+      // One isolation question per run: while it is open, the other tasks that need the answer wait at it too.
+      const open = await this.deps.store.read((r) => r.get<{ id: string }>(`SELECT id FROM gates WHERE run_id = ? AND kind = 'isolation' AND status = 'open' LIMIT 1`, [this.options.runId]));
+      if (open && !(await this.deps.store.read((r) => readRunIsolation(r, this.options.runId)))) {
+        await this.guarded(async (tx) => {
+          await setTaskStatus(tx, this.options.runId, task.id, 'gated', waitsAtGateReason(open.id, 'isolation'), this.deps.clock.now());
+          await refreshRunStatus(tx, this.options.runId, this.deps.clock.now());
+        });
+        return 'gated';
+      }
+    }
     const plan = await planIsolation((work) => this.deps.store.read(work), this.deps.workspace, task, this.maxConcurrency);
     if (plan.mode === 'none') return 'none';
     if (plan.mode === 'decided') {

@@ -6,6 +6,7 @@ import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionD
 import { findWorkerProcesses, identityOf, isProcessAlive, terminateWorker, thisHost, type ProcessIdentity } from '../runtime/processes';
 import type { StoreTx } from '../store/port';
 import { runPaths } from './runPaths';
+import { inspectWorktrees } from '../isolation/cleanup';
 import type { VerifyContext } from './verifyAttempt';
 
 export interface ReconcileEntry {
@@ -206,6 +207,10 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
   for (const task of tasks) {
     if (handled.has(task.id)) continue;
     entries.push({ taskId: task.id, classification: task.status === 'verifying' ? 'verifying: the coordinator finishes it (passed commands are not run again)' : task.status });
+  }
+  // Worktrees are reported, never repaired here: removing work or redoing an integration is a person's call (baton cleanup).
+  for (const finding of await inspectWorktrees(ctx.store, ctx.workspace, runId)) {
+    entries.push({ taskId: finding.taskId ?? '-', ...(finding.delegationId ? { delegationId: finding.delegationId } : {}), classification: `worktree ${finding.path}: ${finding.finding}` });
   }
   return { runId, entries };
 }

@@ -3,6 +3,7 @@ import { BatonError } from '../model/errors';
 import type { Gate } from '../model/types';
 import { blockDependents, getDelegation, readinessOf, readRunSettings, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
 import { getAttemptWorktree, recordRunIsolation } from '../isolation/worktrees';
+import { waitsAtGateReason } from './openGate';
 import type { StoreTx } from '../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../store/rows';
 import { completeAttempt } from '../ingest/recordIngestion';
@@ -51,6 +52,7 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
     throw new BatonError('invalid-input', 'gate.accept-not-applicable', `Only a verification_failed gate can accept a result; ${gate.id} is ${gate.kind}.`);
   }
   if (gate.taskId) await applyDecision(tx, gate, input.decision, note, input.accept ?? false, now);
+  if (gate.kind === 'isolation') await releaseTasksWaitingAt(tx, gate, now);
   await refreshRunStatus(tx, gate.runId, now);
   const decided: Gate = { ...gate, status: input.decision, decidedAt: now, decidedBy: input.by, ...(note ? { note } : {}) };
   return { gate: decided, alreadyDecided: false };
@@ -103,4 +105,13 @@ async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, no
   const stillOpen = await tx.get(`SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`, [gate.runId, taskId]);
   const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [gate.runId, taskId]);
   if (!stillOpen && task?.status === 'gated') await setTaskStatus(tx, gate.runId, taskId, await readinessOf(tx, gate.runId, taskId), why, now);
+}
+
+/** Tasks that waited at another task's isolation gate go back to the queue once it is decided (either way). */
+async function releaseTasksWaitingAt(tx: StoreTx, gate: Gate, now: number): Promise<void> {
+  const waiting = await tx.all<{ id: string }>(`SELECT id FROM tasks WHERE run_id = ? AND status = 'gated' AND status_reason = ?`, [gate.runId, waitsAtGateReason(gate.id, gate.kind)]);
+  for (const { id } of waiting) {
+    const ownGate = await tx.get(`SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`, [gate.runId, id]);
+    if (!ownGate) await setTaskStatus(tx, gate.runId, id, await readinessOf(tx, gate.runId, id), `${gate.id} decided`, now);
+  }
 }

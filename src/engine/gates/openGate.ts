@@ -29,7 +29,7 @@ export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): 
     ...(input.taskId ? { taskId: input.taskId } : {}),
     ...(input.delegationId ? { delegationId: input.delegationId } : {}),
   });
-  if (input.taskId) await setTaskStatus(tx, input.runId, input.taskId, 'gated', `waits at ${id} (${input.kind})`, now);
+  if (input.taskId) await setTaskStatus(tx, input.runId, input.taskId, 'gated', waitsAtGateReason(id, input.kind), now);
   return {
     id,
     runId: input.runId,
@@ -41,4 +41,9 @@ export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): 
     ...(input.taskId ? { taskId: input.taskId } : {}),
     ...(input.delegationId ? { delegationId: input.delegationId } : {}),
   };
+}
+
+/** A gated task's reason; tasks that wait at another task's gate (one isolation question per run) carry it too. */
+export function waitsAtGateReason(gateId: string, kind: GateKind): string {
+  return `waits at ${gateId} (${kind})`;
 }

@@ -42,7 +42,8 @@ export class Git {
       maxConcurrentProcesses: 2,
       config: ['core.quotepath=off'],
       errors: (error, result) => {
-        if (error) return error;
+        // A process that could not run at all; simple-git's own GitError for a non-zero exit is replaced by ours.
+        if (error && !(error instanceof GitError)) return error;
         if (result.exitCode === 0) return undefined;
         return new GitCommandFailed(this.lastRun.args, result.exitCode, Buffer.concat(result.stdOut).toString('utf8'), Buffer.concat(result.stdErr).toString('utf8'));
       },

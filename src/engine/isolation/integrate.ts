@@ -4,6 +4,7 @@ import { completeAttempt } from '../ingest/recordIngestion';
 import type { Clock } from '../model/clock';
 import { getDelegation, refreshRunStatus, transitionDelegation } from '../queue/taskFlow';
 import type { StorePort, StoreTx } from '../store/port';
+import { faultPoint } from '../util/faultPoint';
 import { Mutex } from '../util/mutex';
 import { Git, GitCommandFailed } from './git';
 import { getAttemptWorktree, readRunIsolation, removeWorktree, type AttemptWorktree, type IntegrationStrategy } from './worktrees';
@@ -46,6 +47,7 @@ export async function integrateAttempt(ctx: IntegrationContext, runId: string, d
   integrationLocks.set(repoRoot, lock);
   return lock.run(async () => {
     const source = await commitAttemptWork(ctx, runId, worktree);
+    faultPoint('integration:after-commit');
     const git = new Git(repoRoot);
     for (let race = 0; ; race++) {
       const targetBefore = await git.revParse(`refs/heads/${run.targetBranch}`);
@@ -57,6 +59,7 @@ export async function integrateAttempt(ctx: IntegrationContext, runId: string, d
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
       if (advanced.kind === 'advanced') {
+        faultPoint('integration:after-advance');
         return recordIntegrated(ctx, runId, worktree, { ...source, targetBefore, targetAfter: result.commit, alreadyOnTarget: false });
       }
       if (advanced.kind === 'blocked') return recordConflict(ctx, runId, worktree, advanced.files, advanced.detail);
