@@ -13,6 +13,7 @@ import { reconcile } from './commands/reconcile';
 import { stop } from './commands/stop';
 import { replan } from './commands/replan';
 import { diagnose } from './commands/diagnose';
+import { cleanup } from './commands/cleanup';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
@@ -132,8 +133,21 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--worker <id>', 'run every task with this worker')
     .option('--task <id...>', 'dispatch only these tasks')
     .option('--new', 'start a new run even if the plan has an active one')
-    .action(async (plan: string, o: { maxConcurrency?: number; worker?: string; task?: string[]; new?: boolean }, cmd: Command) =>
-      setExitCode(await start(planContext(cmd.optsWithGlobals<GlobalOptions>(), plan), plan, { ...driveOptions(o), fresh: Boolean(o.new) })),
+    .addOption(new Option('--isolation <mode>', 'a new run: each task in its own git worktree, the shared tree, or auto (default: the config)').choices(['auto', 'worktree', 'none']))
+    .addOption(new Option('--integration <strategy>', 'a new run: how passed tasks join the target branch (default: the config)').choices(['merge', 'rebase', 'cherry-pick']))
+    .action(
+      async (
+        plan: string,
+        o: { maxConcurrency?: number; worker?: string; task?: string[]; new?: boolean; isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' },
+        cmd: Command,
+      ) =>
+        setExitCode(
+          await start(planContext(cmd.optsWithGlobals<GlobalOptions>(), plan), plan, {
+            ...driveOptions(o),
+            fresh: Boolean(o.new),
+            settings: { ...(o.isolation ? { isolation: o.isolation } : {}), ...(o.integration ? { integration: o.integration } : {}) },
+          }),
+        ),
     );
 
   program
@@ -170,6 +184,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .requiredOption('--plan <plan.md>', 'the new plan')
     .option('--map <old=new...>', 'old task → new task (old= drops it); tasks with the same id map to themselves')
     .action((o: { run?: string; plan: string; map?: string[] }, cmd: Command) => replan(planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan), o));
+
+  program
+    .command('cleanup')
+    .description("remove the worktrees and branches of a run's attempts that are over (integrated, failed, discarded); keeps those in flight or at an open gate")
+    .option('--run <id>', 'the run (default: the most recent)')
+    .action((o: { run?: string }, cmd: Command) => cleanup(ctx(cmd), o.run));
 
   program
     .command('diagnose')

@@ -87,3 +87,10 @@ export function oneLine(text: string, max = 80): string {
   const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
 }
+
+/** A size for people: 812 B, 4.0 KiB, 1.3 MiB. */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -11,6 +11,7 @@ import { reconcileRun, type ReconcileContext, type ReconcileReport } from './exe
 import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopReportEntry, type StopRequest } from './executor/stopRequests';
 import { replanRun, type ReplanOutcome } from './queue/replanRun';
 import { listAttemptWorktrees, readRunIsolation, worktreesRoot, type AttemptWorktree, type RunIsolation } from './isolation/worktrees';
+import { findGit, gitMissing } from './isolation/git';
 import { cleanupWorktrees, inspectWorktrees, type CleanupReport, type WorktreeFinding } from './isolation/cleanup';
 import { runPaths } from './executor/runPaths';
 import { folderSize } from './util/folderSize';
@@ -23,7 +24,8 @@ import type { Delegation, DelegationStatus, Gate, GateStatus, IngestionRecord, P
 import { parsePlan } from './plan/parsePlan';
 import type { Claim } from './queue/claimDelegation';
 import { claimTask } from './queue/claimTask';
-import { runSettingsFrom, type OperationContext } from './queue/context';
+import { runSettingsFrom, type OperationContext, type RunSettings } from './queue/context';
+import { readRunSettings } from './queue/taskFlow';
 import { createRun, planDigest } from './queue/createRun';
 import { expireStaleRuntimes, type ExpiredRuntime } from './runtime/expireStaleRuntimes';
 import { renewRuntimeLease } from './runtime/renewRuntimeLease';
@@ -298,15 +300,18 @@ export class Engine {
   }
 
   /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
-  async runForPlan(planPath: string, options: { fresh?: boolean } = {}): Promise<{ run: Run; created: boolean }> {
+  async runForPlan(planPath: string, options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {}): Promise<{ run: Run; created: boolean }> {
     const plan = this.validPlan(planPath);
+    const settings = { ...runSettingsFrom(this.config), ...options.settings };
+    // A run that must isolate its tasks cannot start without git (exit 7); `auto` falls back to the shared tree.
+    if (settings.isolation === 'worktree' && !(await findGit())) throw gitMissing();
     const { runId, created } = await this.store.transact(async (tx) => {
       const active = options.fresh ? undefined : await activeRunOf(tx, plan.path);
       if (active && active.plan_digest !== planDigest(plan.text)) {
         throw new BatonError('mismatch', 'run.plan-changed', `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`);
       }
       if (active) return { runId: active.id, created: false };
-      const run = await createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) }, this.context());
+      const run = await createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings }, this.context());
       return { runId: run.id, created: true };
     });
     return { run: await this.getRun(runId), created };
@@ -514,6 +519,17 @@ export class Engine {
   }
 
   /** A run's ingestion records, oldest first. */
+  /** How the run isolates its tasks (once decided at its first dispatch), its live worktrees and the disk they use. */
+  async isolationSummary(runId?: string): Promise<{ runId: string; setting: string; isolation?: RunIsolation; liveWorktrees: number; worktreeBytes: number }> {
+    const run = await this.getRun(runId);
+    const { settings, isolation, live } = await this.store.read(async (r) => ({
+      settings: await readRunSettings(r, run.id),
+      isolation: await readRunIsolation(r, run.id),
+      live: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM worktrees WHERE run_id = ? AND removed_at IS NULL`, [run.id]))?.n ?? 0,
+    }));
+    return { runId: run.id, setting: settings.isolation ?? 'none', ...(isolation ? { isolation } : {}), liveWorktrees: live, worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)) };
+  }
+
   /** The run's isolated attempts: worktree, branch, what became of their work. */
   async listWorktrees(runId?: string): Promise<AttemptWorktree[]> {
     const run = await this.getRun(runId);

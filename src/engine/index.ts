@@ -28,3 +28,7 @@ export type { CoordinatorOutcome, CoordinatorOptions } from './executor/coordina
 export type { ReconcileEntry, ReconcileReport } from './executor/reconcile';
 export type { StopMode, StopRequest, StopReportEntry } from './executor/stopRequests';
 export type { VerificationOutcome } from './executor/verifyAttempt';
+export { findGit } from './isolation/git';
+export type { AttemptWorktree, IntegrationStrategy, RunIsolation } from './isolation/worktrees';
+export type { CleanupReport, WorktreeFinding } from './isolation/cleanup';
+export type { IntegrationOutcome } from './isolation/integrate';

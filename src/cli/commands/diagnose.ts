@@ -1,5 +1,5 @@
 import { printJson, withEngine, type CommandContext } from '../context';
-import { duration, oneLine, paint, status, table, timestamp } from '../render';
+import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
 import { renderOverview } from './status';
 
 /** `baton diagnose`: everything about a run — tasks, attempts, workers, leases, gates, receipts, stops — and the next command. */
@@ -40,7 +40,29 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
         for (const e of s.report) lines.push(`    ${e.confirmed ? paint(o, 'green', '✓') : paint(o, 'red', '✗')} ${e.delegationId} ${e.note ?? `${e.processes.length} process(es)${e.confirmed ? ' confirmed gone' : `, alive: ${e.survivors.join(', ')}`}`}`);
       }
     }
-    lines.push(section('Disk'), `  .baton/runs/${d.run.id}: ${(d.diskBytes / 1024).toFixed(1)} KiB`);
+    if (d.isolation || d.worktrees.length > 0) {
+      const i = d.isolation;
+      lines.push(section('Isolation'));
+      lines.push(i?.mode === 'worktree' ? `  worktree per task; ${i.strategy} into ${i.targetBranch}; run base ${i.baseCommit}` : `  shared working tree (${i?.note ?? 'none'})`);
+      if (d.worktrees.length > 0) {
+        lines.push(
+          table(
+            o,
+            ['DELEGATION', 'STATUS', 'BRANCH', 'CHANGED', 'TARGET BEFORE → AFTER', 'ON DISK'],
+            d.worktrees.map((w) => [
+              w.delegationId,
+              status(o, w.status),
+              w.branch,
+              String(w.changedFiles.length),
+              w.targetBefore ? `${w.targetBefore.slice(0, 8)} → ${w.targetAfter?.slice(0, 8) ?? '?'}` : '-',
+              w.removedAt !== undefined ? 'removed' : bytes(w.bytes),
+            ]),
+          ),
+        );
+      }
+      for (const f of d.worktreeFindings) lines.push(`  ${paint(o, 'yellow', '!')} ${f.delegationId ?? f.path}: ${f.finding}`);
+    }
+    lines.push(section('Disk'), `  .baton/runs/${d.run.id}: ${bytes(d.diskBytes)}`, `  .baton/worktrees/${d.run.id}: ${bytes(d.worktreeBytes)}`);
     lines.push(section('Next'), `  ${d.next.why}`, ...(d.next.command ? [`  ${paint(o, 'cyan', d.next.command)}`] : []));
     o.out(lines.join('\n'));
   });

@@ -25,11 +25,15 @@ export function exitCodeFor(outcome: CoordinatorOutcome): number {
 }
 
 /** `baton start <plan>`: the plan's active run (or a new one), driven in the foreground. */
-export async function start(ctx: CommandContext, planPath: string, options: DriveOptions & { fresh?: boolean }): Promise<number> {
+export async function start(
+  ctx: CommandContext,
+  planPath: string,
+  options: DriveOptions & { fresh?: boolean; settings?: { isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' } },
+): Promise<number> {
   return withEngine(
     ctx,
     async (engine) => {
-      const { run, created } = await engine.runForPlan(resolve(planPath), { fresh: Boolean(options.fresh) });
+      const { run, created } = await engine.runForPlan(resolve(planPath), { fresh: Boolean(options.fresh), ...(options.settings ? { settings: options.settings } : {}) });
       if (!ctx.output.json) ctx.output.out(`${created ? 'Started' : 'Continuing'} run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
       return drive(ctx, engine, run, options);
     },

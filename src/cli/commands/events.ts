@@ -108,6 +108,12 @@ export function formatEvent(ctx: CommandContext, e: EngineEvent): string {
     case 'run:resumed':
       what = 'run resumed';
       break;
+    case 'integration:committed':
+      what = `${text('delegationId')} committed as ${text('sourceHead').slice(0, 8)} (${String(d.changedFiles)} file(s) changed)`;
+      break;
+    case 'integration:done':
+      what = `${text('delegationId')} ${d.alreadyOnTarget ? 'was already on the target' : `integrated by ${text('strategy')}`}: ${text('targetBefore').slice(0, 8)} → ${text('targetAfter').slice(0, 8)}`;
+      break;
     default:
       what = oneLine(JSON.stringify(d), 100);
   }

@@ -1,6 +1,6 @@
 import { Engine, type DelegationStatus, type RunOverview, type WorkerRuntime } from '../../engine/index';
 import { printJson, withEngine, type CommandContext } from '../context';
-import { duration, oneLine, paint, status, table, timestamp } from '../render';
+import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
 
 function noRuns(ctx: CommandContext): boolean {
   if (Engine.hasStore(ctx.workspace)) return false;
@@ -14,8 +14,10 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
   if (noRuns(ctx)) return;
   await withEngine(ctx, async (engine) => {
     const view = await engine.overview(runId);
-    if (ctx.output.json) return printJson(ctx, { ...view, now: engine.now() });
+    const isolation = await engine.isolationSummary(view.run.id);
+    if (ctx.output.json) return printJson(ctx, { ...view, isolation, now: engine.now() });
     ctx.output.out(renderOverview(ctx, view, engine.now()));
+    ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
   });
 }
 
@@ -95,4 +97,17 @@ export async function showQueue(ctx: CommandContext, runId: string | undefined, 
       ),
     );
   });
+}
+
+/** One line on how the run isolates its tasks and what its worktrees use on disk. */
+export function isolationLine(ctx: CommandContext, summary: Awaited<ReturnType<Engine['isolationSummary']>>): string {
+  const o = ctx.output;
+  const i = summary.isolation;
+  const how =
+    i?.mode === 'worktree'
+      ? `worktree per task, ${i.strategy} into ${i.targetBranch} (base ${i.baseCommit?.slice(0, 8)})`
+      : i
+        ? `shared working tree (${i.note ?? i.mode})`
+        : `${summary.setting} (decided at the first dispatch)`;
+  return `${paint(o, 'bold', 'Isolation')}  ${how}  ·  ${summary.liveWorktrees} worktree${summary.liveWorktrees === 1 ? '' : 's'} on disk, ${bytes(summary.worktreeBytes)}`;
 }

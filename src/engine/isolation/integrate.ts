@@ -60,7 +60,9 @@ export async function integrateAttempt(ctx: IntegrationContext, runId: string, d
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
       if (advanced.kind === 'advanced') {
         faultPoint('integration:after-advance');
-        return recordIntegrated(ctx, runId, worktree, { ...source, targetBefore, targetAfter: result.commit, alreadyOnTarget: false });
+        // What the integration changed on the target (a branch that merged the target in also carries others' files).
+        const changedFiles = await git.changedFiles(targetBefore, result.commit);
+        return recordIntegrated(ctx, runId, worktree, { ...source, changedFiles, targetBefore, targetAfter: result.commit, alreadyOnTarget: false });
       }
       if (advanced.kind === 'blocked') return recordConflict(ctx, runId, worktree, advanced.files, advanced.detail);
       if (race + 1 >= MAX_TARGET_RACES) return { kind: 'not-now', reason: `the target branch ${run.targetBranch} kept moving during the integration` };

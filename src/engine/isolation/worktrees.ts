@@ -163,6 +163,10 @@ export async function probeRepository(workspace: string): Promise<RepositoryProb
   const top = await git.attempt(['rev-parse', '--show-toplevel']);
   if (top.exitCode !== 0) return { ok: false, problem: 'not-a-repository', reason: `${workspace} is not in a git repository, so tasks cannot get worktrees of their own.` };
   const repoRoot = top.stdout.trim();
+  // A workspace in an ignored folder of some outer repository (a scratch copy under node_modules or .cache) is not part of it.
+  if ((await git.attempt(['check-ignore', '--quiet', '--no-index', workspace])).exitCode === 0) {
+    return { ok: false, problem: 'not-a-repository', reason: `${workspace} is in a folder the git repository at ${repoRoot} ignores, so tasks cannot get worktrees of their own.` };
+  }
   const head = await git.attempt(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   if (head.exitCode !== 0) return { ok: false, problem: 'no-commit', reason: `The repository at ${repoRoot} has no commit yet; worktrees start from a commit. Commit once first.` };
   const branch = await git.currentBranch();
