@@ -47,11 +47,11 @@ describe('isolation: parsing git output and globs', () => {
   });
 
   it('reads a task\'s isolation: field, and reports a wrong value at its place', () => {
-    const ok = parsePlan('```baton-task\nid: T1\nisolation: none\n```\n\n```baton-task\nid: T2\nisolation: worktree\n```\n', 'plan.md');
+    const ok = parsePlan('```baton-task\nid: T1\nisolation: none\n```\n\n```baton-task\nid: T2\nisolation: worktree\n```\n');
     assert.deepEqual(ok.tasks.map((t) => t.isolation), ['none', 'worktree']);
-    const bad = parsePlan('```baton-task\nid: T1\nisolation: sandbox\n```\n', 'plan.md');
+    const bad = parsePlan('```baton-task\nid: T1\nisolation: sandbox\n```\n');
     const issue = bad.issues.find((i) => i.field === 'isolation')!;
     assert.match(issue.message, /"isolation" is "sandbox"; it must be worktree or none/);
-    assert.equal(issue.range.start.line, 3);
+    assert.equal(issue.range?.start.line, 3);
   });
 });
