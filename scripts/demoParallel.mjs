@@ -2,7 +2,7 @@
 // npm run demo:parallel [-- <folder>]
 // Copies examples/parallel into a fresh git repository (default .cache/demo-parallel),
 // commits it, and runs `baton start plan.md` there: three tasks in three worktrees at once,
-// two merged into main, one stopped at the planned integration conflict (exit code 8).
+// two merged into main, one stopped at the planned integration conflict (exit code 6).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -25,7 +25,7 @@ console.log(`A fresh repository in ${target} (branch main).\n`);
 
 const run = spawnSync(process.execPath, [cli, 'start', 'plan.md'], { cwd: target, stdio: 'inherit' });
 console.log(`\nmain now:\n${git('log', '--oneline', '--graph', 'main')}`);
-if (run.status === 8) {
+if (run.status === 6 || run.status === 8) {
   const gates = JSON.parse(execFileSync(process.execPath, [cli, '--json', 'gates'], { cwd: target, encoding: 'utf8' })).gates ?? [];
   const conflict = gates.find((g) => g.kind === 'integration_conflict' && g.status === 'open');
   if (conflict) {

@@ -10,13 +10,14 @@ export interface DriveOptions {
   tasks?: string[];
 }
 
-/** Exit codes for how a run ended or paused (DESIGN §6). */
-export function exitCodeFor(outcome: CoordinatorOutcome): number {
+/** Exit codes for how a run ended or paused (DESIGN §6): a pause on an integration conflict is the more specific 6. */
+export function exitCodeFor(outcome: CoordinatorOutcome, openGateKinds: readonly string[] = []): number {
   switch (outcome.kind) {
     case 'finished':
       return outcome.status === 'completed' ? 0 : 5;
     case 'paused':
-      return outcome.openGates > 0 && !outcome.stopped ? 8 : 0;
+      if (outcome.openGates === 0 || outcome.stopped) return 0;
+      return openGateKinds.includes('integration_conflict') ? 6 : 8;
     case 'lease-lost':
       return 3;
     default:
@@ -89,7 +90,10 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
     display.dispose();
   }
   const final = await engine.overview(run.id);
-  const code = exitCodeFor(outcome);
+  const code = exitCodeFor(
+    outcome,
+    final.gates.filter((g) => g.status === 'open').map((g) => g.kind),
+  );
   if (o.json) {
     o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'outcome', runId: run.id, outcome, status: final.run.status, exitCode: code }));
     return code;

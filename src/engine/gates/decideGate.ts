@@ -97,7 +97,7 @@ async function applyDecision(tx: StoreTx, gate: Gate, decision: GateDecision, no
     await transitionDelegation(tx, delegation, decision === 'approved' ? 'CANCELLED' : 'FAILED', { reason: decision === 'approved' ? `handed out again ${why}` : why }, now);
   }
   if (decision === 'rejected') {
-    const to = gate.kind === 'risk_approval' ? 'cancelled' : 'failed';
+    const to = gate.kind === 'risk_approval' || gate.kind === 'isolation' ? 'cancelled' : 'failed';
     await setTaskStatus(tx, gate.runId, taskId, to, why, now);
     await blockDependents(tx, gate.runId, taskId, now);
     return;

@@ -14,7 +14,7 @@ describe('baton CLI: git isolation', function () {
     dir = undefined;
   });
 
-  it('the parallel demo, from a fresh copy: three tasks in three worktrees at once, two merged into main, one stopped at the planned conflict (exit 8)', async () => {
+  it('the parallel demo, from a fresh copy: three tasks in three worktrees at once, two merged into main, one stopped at the planned conflict (exit 6)', async () => {
     dir = makeWorkspace('baton-demo-parallel-');
     const target = join(dir, 'notes');
     const demo = spawnSync(process.execPath, [join(ROOT, 'scripts', 'demoParallel.mjs'), target], {
@@ -23,7 +23,7 @@ describe('baton CLI: git isolation', function () {
       env: { ...process.env, DEMO_AGENT_STEP_MS: '150', NO_COLOR: '1' },
       timeout: 60_000,
     });
-    assert.equal(demo.status, 8, `${demo.stdout}\n${demo.stderr}`);
+    assert.equal(demo.status, 6, `${demo.stdout}\n${demo.stderr}`);
     assert.doesNotMatch(demo.stdout + demo.stderr, STACK_FRAME);
     assert.match(demo.stdout, /T3 waits at G-1\. Resolve it/);
 
