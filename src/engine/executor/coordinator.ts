@@ -128,6 +128,11 @@ export class Coordinator {
   private shutdownStop: StopRequest | undefined;
   /** Settles once this coordinator's attempt to take the lease has an answer. */
   private acquiring: Promise<void> = Promise.resolve();
+  /** Verifying tasks this coordinator is finishing with no attempt of its own behind them (see tick). */
+  private readonly finishing = new Map<string, Promise<void>>();
+  /** Verifying tasks with no attempt left to verify: not tried again by this coordinator. */
+  private readonly cannotFinish = new Set<string>();
+  private readonly retryTimers = new Set<() => void>();
 
   private constructor(
     private readonly deps: CoordinatorDeps,
@@ -347,12 +352,12 @@ export class Coordinator {
     for (const d of heldElsewhere) wakeAt = Math.min(wakeAt ?? Infinity, d.lease_expires_at);
     this.wakeAt(wakeAt);
 
-    if (this.attempts.size > 0) return undefined;
-    if (state.verifying.length > 0) {
-      // Left verifying by a predecessor that stopped mid-way: finish it (passed receipts are reused).
-      for (const task of state.verifying) await this.finishVerification(task.id);
-      return undefined;
+    // Verifying with no attempt of ours behind it — left by a predecessor that stopped mid-way, or
+    // sent back to integrate after a conflict gate: finish it alongside the running attempts.
+    for (const task of state.verifying) {
+      if (!this.attemptOfTask(task.id) && !this.finishing.has(task.id) && !this.cannotFinish.has(task.id)) this.finishInBackground(task.id);
     }
+    if (this.attempts.size > 0 || this.finishing.size > 0) return undefined;
     if (waitingForBackoff || heldElsewhere.length > 0) return undefined;
     const status = await this.deps.store.read(async (r) => (await r.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [runId]))!.status as RunStatus);
     if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') return { kind: 'finished', status };
@@ -787,14 +792,40 @@ export class Coordinator {
     }
   }
 
-  private async finishVerification(taskId: string): Promise<void> {
+  /** Finishes a verifying task's verification (passed receipts are reused) and integration, without holding up the loop. */
+  private finishInBackground(taskId: string): void {
+    const done = this.finishVerification(taskId)
+      .then((outcome) => {
+        if (outcome === 'nothing') {
+          this.cannotFinish.add(taskId);
+          this.log(`${taskId} is verifying but has no attempt to verify; baton reconcile or replan can settle it`);
+        } else if (outcome === 'retry') {
+          // The target branch kept moving under the integration: try again shortly.
+          const cancel = this.deps.clock.setTimer(2000, () => {
+            this.retryTimers.delete(cancel);
+            this.wake();
+          });
+          this.retryTimers.add(cancel);
+        }
+      })
+      .catch((err: unknown) => {
+        if (!BatonError.is(err, 'coordinator.superseded')) this.log(`${taskId}: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        this.finishing.delete(taskId);
+        this.wake();
+      });
+    this.finishing.set(taskId, done);
+  }
+
+  private async finishVerification(taskId: string): Promise<'done' | 'retry' | 'nothing'> {
     const delegation = await this.deps.store.read((r) =>
       r.get<{ id: string }>(`SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`, [this.options.runId, taskId]),
     );
-    if (!delegation) return;
+    if (!delegation) return 'nothing';
     const outcome = await verifyAttempt(this.verifyContext(), this.options.runId, delegation.id);
-    // The target branch kept moving under the integration: try again shortly.
-    if (outcome.integration?.kind === 'not-now') this.wakeAt(this.deps.clock.now() + 2000);
+    if (outcome.integration?.kind === 'not-now') return 'retry';
+    return 'done';
   }
 
   /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */
@@ -959,6 +990,7 @@ export class Coordinator {
     this.cancelLeaseTimer?.();
     this.wakeAt(undefined);
     for (const attempt of this.attempts.values()) for (const cancel of attempt.timers.values()) cancel();
+    for (const cancel of this.retryTimers) cancel();
     this.unregister();
     if (this.leaseLost) return;
     await this.deps.store.transact((tx) => releaseCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch }, this.deps.clock.now())).catch(() => undefined);

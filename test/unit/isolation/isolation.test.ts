@@ -163,6 +163,26 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     return { run, outcome };
   }
 
+  it('integrates again as soon as a conflict gate is approved, while other tasks are still running', async () => {
+    repo(filesPlan([{ id: 'A' }, { id: 'B' }, { id: 'C' }]), editConfig());
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const edits = { A: { 'shared.txt': 'one\nTWO by A\nthree\n' }, B: { 'shared.txt': 'one\n2 by B\nthree\n' }, C: { 'c.txt': 'C\n' } };
+    await withWorkerEnv({ FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '800', FAKE_DELAY_MS_C: '4000' }, async () => {
+      const taken = await engine.coordinate({ runId: run.id });
+      assert.ok('coordinator' in taken);
+      const running = taken.coordinator.run();
+      const gate = await waitForValue(async () => (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'integration_conflict'));
+      const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
+      writeFileSync(join(wtB.path, 'shared.txt'), 'one\nTWO by A\nthree\n'); // resolved by taking A's line; left uncommitted
+      spawnSyncGit(wtB.path, ['merge', '--no-edit', '-s', 'ours', 'main']);
+      await engine.decideGate({ gateId: gate.id, decision: 'approved' });
+      await waitForValue(async () => ((await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!.status === 'integrated' ? true : undefined));
+      assert.equal((await engine.overview(run.id)).tasks.find((t) => t.id === 'C')!.status, 'running', 'C was still running when B was integrated');
+      assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+    });
+  });
+
   it('holds back a task whose files: overlap a running task, and dispatches it once that one is done', async () => {
     repo(filesPlan([{ id: 'A', files: ['src/**'] }, { id: 'B', files: ['src/b.ts'] }, { id: 'C', files: ['docs/c.md'] }]), editConfig({ isolation: 'none' }));
     const tracePath = join(fixture.workspace, '.baton', 'trace.txt');
@@ -344,4 +364,14 @@ async function waitForTask(engine: Engine, runId: string, taskId: string, status
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`${taskId} never became ${status}`);
+}
+
+async function waitForValue<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
