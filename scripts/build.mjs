@@ -1,4 +1,4 @@
-// Bundles the extension and the CLI. The sql.js wasm is copied next to the bundles and
+// Bundles the extension, the CLI and the dashboard webview. The sql.js wasm is copied next to the bundles and
 // loaded from disk with `wasmBinary`, so nothing is fetched at run time.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, chmodSync } from 'node:fs';
@@ -28,6 +28,18 @@ copyFileSync(require.resolve('sql.js/dist/sql-wasm.wasm'), 'dist/sql-wasm.wasm')
 const targets = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js' },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // The dashboard webview: a browser bundle of its own (docs/extension.md, "Dashboard").
+  {
+    bundle: true,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+    sourcemap: true,
+    minify: true,
+    logLevel: 'warning',
+    entryPoints: ['webview-ui/src/main.ts'],
+    outfile: 'dist/webview/dashboard.js',
+  },
 ];
 
 if (watch) {

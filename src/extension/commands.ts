@@ -226,7 +226,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     command('baton.runTask', runTask, log),
     command('baton.approveGate', (node: Node) => decide(node, 'approved'), log),
     command('baton.rejectGate', (node: Node) => decide(node, 'rejected'), log),
-    command('baton.stopRun', (node: Node) => stopRun(node), log),
+    command('baton.stopRun', (node: Node, mode?: unknown) => stopRun(node, mode === 'graceful' || mode === 'immediate' ? mode : undefined), log),
     command('baton.stopRunImmediately', (node: Node) => stopRun(node, 'immediate'), log),
     command('baton.stopDelegation', stopDelegation, log),
     command('baton.ingestArtifact', ingest, log),

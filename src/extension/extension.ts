@@ -5,6 +5,7 @@ import { ResultDiagnostics } from './diagnostics';
 import { GateNotifications } from './gateNotifications';
 import { BatonSession, describeError } from './session';
 import { BatonStatusBar } from './statusBar';
+import { DashboardPanel } from './dashboard';
 import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
 
 let session: BatonSession | undefined;
@@ -17,6 +18,8 @@ export interface BatonApi {
   readonly session: BatonSession | undefined;
   readonly views: { runs?: RunsTreeProvider; workers?: WorkersTreeProvider; gates?: GatesTreeProvider };
   readonly diagnostics: ResultDiagnostics | undefined;
+  /** The open dashboard panel, if any. */
+  readonly dashboard: () => DashboardPanel | undefined;
   whenReady(): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -34,9 +37,10 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     log.info('Baton needs a folder: open one to run a plan.');
-    return { session: undefined, views, diagnostics: undefined, whenReady: async () => undefined, shutdown: async () => undefined };
+    return { session: undefined, views, diagnostics: undefined, dashboard: () => undefined, whenReady: async () => undefined, shutdown: async () => undefined };
   }
   session = new BatonSession(folder, log, context.extensionPath);
+  const current = session;
   context.subscriptions.push(session);
   const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
   context.subscriptions.push(diagnostics);
@@ -52,9 +56,15 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       await vscode.workspace.fs.writeFile(uri, Buffer.from(EXAMPLE_PLAN));
       await vscode.window.showTextDocument(uri);
     }),
+    vscode.commands.registerCommand('baton.openDashboard', async (node?: { runId?: unknown }) => {
+      try {
+        await DashboardPanel.show(context.extensionUri, current, typeof node?.runId === 'string' ? node.runId : undefined);
+      } catch (err) {
+        void vscode.window.showErrorMessage(describeError(err));
+      }
+    }),
     vscode.commands.registerCommand('baton.openDocs', () => vscode.env.openExternal(vscode.Uri.joinPath(vscode.Uri.file(context.extensionPath), 'README.md'))),
   );
-  const current = session;
   context.subscriptions.push(
     current.onModelReady((model) => {
       void current.engine().then((engine) => {
@@ -107,6 +117,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     session: current,
     views,
     diagnostics,
+    dashboard: () => DashboardPanel.current,
     whenReady: async () => {
       await current.engine();
     },

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { DisposableStore } from './lifecycle';
 import type { RunsModel } from './runsModel';
 
-/** Running / waiting on gates / idle, at a glance; a click opens the Runs view. */
+/** Running / waiting on gates / idle, at a glance; a click opens the Runs view, the tooltip links the dashboard. */
 export class BatonStatusBar extends DisposableStore {
   private readonly item = this._register(vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50));
 
@@ -28,6 +28,11 @@ export class BatonStatusBar extends DisposableStore {
       this.item.text = '$(check) Baton: idle';
       this.item.backgroundColor = undefined;
     }
-    this.item.tooltip = `Baton — ${running} worker(s) running, ${gates} gate(s) waiting${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+    const tooltip = new vscode.MarkdownString(
+      `Baton — ${running} worker(s) running, ${gates} gate(s) waiting${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}\n\n[$(dashboard) Open Dashboard](command:baton.openDashboard) · [Show Runs](command:baton.runs.focus)`,
+      true,
+    );
+    tooltip.isTrusted = { enabledCommands: ['baton.openDashboard', 'baton.runs.focus'] };
+    this.item.tooltip = tooltip;
   }
 }

@@ -1,5 +1,206 @@
 /**
- * Webview ⇄ host messages (DESIGN §6) live here: one discriminated union per direction,
- * validated with zod on receipt on both sides. The dashboard issue fills this in.
+ * Webview ⇄ host messages of the dashboard (DESIGN §6, docs/extension.md "Dashboard
+ * protocol"): one discriminated union per direction, validated with zod on receipt on both
+ * sides. Everything in here is data: the webview renders every string as text.
+ *
+ * The conversation: the webview posts `ready`; the host answers with a full `snapshot`
+ * (again on every `ready`, e.g. after the panel was hidden and shown), then small `delta`s
+ * and batched `heartbeats`. A message that does not parse is rejected and logged, never
+ * acted on.
  */
+import * as z from 'zod';
+
 export const PROTOCOL_VERSION = 1;
+
+const id = z.string().min(1).max(200);
+const text = z.string().max(100_000);
+const time = z.number().finite().nonnegative();
+const count = z.number().int().nonnegative();
+
+export const taskViewSchema = z
+  .object({
+    id,
+    title: text,
+    status: id,
+    reason: text.optional(),
+    /** Attempts so far (0: none yet). */
+    attempt: count,
+    delegationId: id.optional(),
+    worker: id.optional(),
+    isolation: id.optional(),
+    startedAt: time.optional(),
+    finishedAt: time.optional(),
+    resultStatus: id.optional(),
+    /** The task's line in the plan (1-based). */
+    line: count,
+  })
+  .strict();
+export type TaskView = z.infer<typeof taskViewSchema>;
+
+export const runtimeViewSchema = z
+  .object({
+    id,
+    delegationId: id,
+    taskId: id,
+    status: id,
+    leaseMs: count,
+    leaseExpiresAt: time,
+    lastHeartbeatAt: time.optional(),
+    heartbeatCount: count,
+    progress: text.optional(),
+  })
+  .strict();
+export type RuntimeView = z.infer<typeof runtimeViewSchema>;
+
+export const gateViewSchema = z
+  .object({
+    id,
+    kind: id,
+    status: z.enum(['open', 'approved', 'rejected']),
+    taskId: id.optional(),
+    delegationId: id.optional(),
+    reason: text,
+    risk: z.array(id).max(100),
+    openedAt: time,
+    decidedAt: time.optional(),
+    decidedBy: text.optional(),
+    note: text.optional(),
+  })
+  .strict();
+export type GateView = z.infer<typeof gateViewSchema>;
+
+export const eventViewSchema = z.object({ seq: count, at: time, type: id, text }).strict();
+export type EventView = z.infer<typeof eventViewSchema>;
+
+export const issueViewSchema = z
+  .object({
+    ingestionId: id,
+    delegationId: id,
+    artifactPath: text,
+    code: id,
+    severity: z.enum(['error', 'warning']),
+    message: text,
+    recommendation: text,
+    /** 1-based position in the artifact, when the issue has one. */
+    line: count.optional(),
+    column: count.optional(),
+  })
+  .strict();
+export type IssueView = z.infer<typeof issueViewSchema>;
+
+export const runHeaderSchema = z
+  .object({
+    id,
+    planPath: text,
+    status: id,
+    createdAt: time,
+    maxConcurrency: count,
+    /** Attempts in flight now (slots in use of maxConcurrency). */
+    slotsInUse: count,
+    /** Driven by this window (Stop applies here), or by another process. */
+    coordinatedHere: z.boolean(),
+    counts: z.object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count }).strict(),
+  })
+  .strict();
+export type RunHeader = z.infer<typeof runHeaderSchema>;
+
+/** For the charts: when tasks finished, and each attempt's [start, end] (end absent while it runs). */
+export const seriesSchema = z.object({ finished: z.array(time).max(200_000), spans: z.array(z.tuple([time, time.nullable()])).max(200_000) }).strict();
+export type Series = z.infer<typeof seriesSchema>;
+
+export const beatSchema = z
+  .object({ runtimeId: id, heartbeatCount: count, lastHeartbeatAt: time.optional(), leaseExpiresAt: time, progress: text.optional() })
+  .strict();
+export type Beat = z.infer<typeof beatSchema>;
+
+export const snapshotSchema = z
+  .object({
+    type: z.literal('snapshot'),
+    protocolVersion: z.literal(PROTOCOL_VERSION),
+    now: time,
+    run: runHeaderSchema.nullable(),
+    tasks: z.array(taskViewSchema).max(200_000),
+    runtimes: z.array(runtimeViewSchema).max(10_000),
+    gates: z.array(gateViewSchema).max(100_000),
+    /** Newest first. */
+    events: z.array(eventViewSchema).max(10_000),
+    issues: z.array(issueViewSchema).max(100_000),
+    series: seriesSchema,
+  })
+  .strict();
+export type Snapshot = z.infer<typeof snapshotSchema>;
+
+export const deltaSchema = z
+  .object({
+    type: z.literal('delta'),
+    now: time,
+    run: runHeaderSchema.optional(),
+    /** Tasks, runtimes and gates that changed or appeared (by id). */
+    tasks: z.array(taskViewSchema).max(200_000).optional(),
+    runtimes: z.array(runtimeViewSchema).max(10_000).optional(),
+    removedRuntimes: z.array(id).max(10_000).optional(),
+    gates: z.array(gateViewSchema).max(100_000).optional(),
+    /** New events, newest first. */
+    events: z.array(eventViewSchema).max(10_000).optional(),
+    /** All ingestion issues of the run, when they changed. */
+    issues: z.array(issueViewSchema).max(100_000).optional(),
+    series: seriesSchema.optional(),
+  })
+  .strict();
+export type Delta = z.infer<typeof deltaSchema>;
+
+export const hostMessageSchema = z.discriminatedUnion('type', [
+  snapshotSchema,
+  deltaSchema,
+  z.object({ type: z.literal('heartbeats'), now: time, beats: z.array(beatSchema).max(10_000) }).strict(),
+  z
+    .object({
+      type: z.literal('taskDetails'),
+      taskId: id,
+      delegations: z
+        .array(z.object({ id, status: id, attempt: count, reason: text.optional(), resultStatus: id.optional(), startedAt: time.optional(), finishedAt: time.optional() }).strict())
+        .max(1000),
+      receipts: z.array(z.object({ delegationId: id, command: z.array(text).max(200), exitCode: z.number().int().nullable(), durationMs: count }).strict()).max(1000),
+      artifact: z.object({ path: text, text }).strict().optional(),
+      logTail: text,
+      issues: z.array(issueViewSchema).max(10_000),
+    })
+    .strict(),
+  z.object({ type: z.literal('notice'), level: z.enum(['info', 'error']), message: text }).strict(),
+]);
+export type HostMessage = z.infer<typeof hostMessageSchema>;
+export type TaskDetails = Extract<HostMessage, { type: 'taskDetails' }>;
+
+const note = z.string().max(2000);
+
+export const webviewMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('ready'), protocolVersion: z.literal(PROTOCOL_VERSION) }).strict(),
+  z.object({ type: z.literal('approveGate'), gateId: id, note: note.optional() }).strict(),
+  z.object({ type: z.literal('rejectGate'), gateId: id, note: note.trim().min(1) }).strict(),
+  z.object({ type: z.literal('stopRun'), mode: z.enum(['graceful', 'immediate']) }).strict(),
+  z.object({ type: z.literal('resumeRun') }).strict(),
+  z.object({ type: z.literal('openArtifact'), path: z.string().min(1).max(4096), line: count.min(1).optional(), column: count.min(1).optional() }).strict(),
+  z.object({ type: z.literal('requestTaskDetails'), taskId: id }).strict(),
+]);
+export type WebviewMessage = z.infer<typeof webviewMessageSchema>;
+
+export type Parsed<T> = { ok: true; message: T } | { ok: false; error: string };
+
+function parseWith<T>(schema: z.ZodType<T>, value: unknown): Parsed<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, message: result.data };
+  const first = result.error.issues[0];
+  const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
+  const kind = typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : typeof value;
+  return { ok: false, error: `rejected a ${kind} message: ${first?.message ?? 'invalid'}${where}` };
+}
+
+/** The webview's check of what the host sent. */
+export function parseHostMessage(value: unknown): Parsed<HostMessage> {
+  return parseWith(hostMessageSchema, value);
+}
+
+/** The host's check of what the webview sent. */
+export function parseWebviewMessage(value: unknown): Parsed<WebviewMessage> {
+  return parseWith(webviewMessageSchema, value);
+}

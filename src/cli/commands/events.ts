@@ -1,6 +1,6 @@
-import { Engine, type EngineEvent } from '../../engine/index';
+import { describeEvent, Engine, type EngineEvent } from '../../engine/index';
 import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
-import { oneLine, paint, timestamp } from '../render';
+import { paint, timestamp } from '../render';
 
 /**
  * Prints a run's event log. With --follow it keeps printing as events arrive from any
@@ -54,69 +54,7 @@ export async function events(ctx: CommandContext, options: { run?: string; follo
 
 export function formatEvent(ctx: CommandContext, e: EngineEvent): string {
   const o = ctx.output;
-  const d = e.data;
-  const text = (key: string): string => (typeof d[key] === 'string' ? oneLine(d[key] as string, 100) : '');
-  let what: string;
-  switch (e.type) {
-    case 'run:created':
-      what = `run created from ${text('planPath')} (${String(d.tasks)} tasks)`;
-      break;
-    case 'run:status':
-    case 'task:status':
-    case 'delegation:status':
-      what = `${text('delegationId') || text('taskId') || 'run'} ${text('from')} → ${text('to')}${d.reason ? `  (${text('reason')})` : ''}`;
-      break;
-    case 'delegation:created':
-      what = `${text('delegationId')} queued (task ${text('taskId')}, attempt ${String(d.attempt)})`;
-      break;
-    case 'delegation:claimed':
-      what = `${text('delegationId')} claimed by runtime ${text('runtimeId')} (epoch ${String(d.epoch)})`;
-      break;
-    case 'runtime:heartbeat':
-      what = `${text('runtimeId')} heartbeat ${String(d.heartbeatCount)}${d.progress ? `: ${text('progress')}` : ''}`;
-      break;
-    case 'runtime:stale':
-      what = `${text('runtimeId')} went stale (${text('delegationId')})`;
-      break;
-    case 'gate:opened':
-      what = `${text('gateId')} opened (${text('kind')}): ${text('reason')}`;
-      break;
-    case 'gate:decided':
-      what = `${text('gateId')} ${text('decision')} by ${text('by')}${d.note ? `: ${text('note')}` : ''}`;
-      break;
-    case 'gate:updated':
-      what = `${text('gateId')} updated: ${text('reason')}`;
-      break;
-    case 'ingestion:recorded':
-      what = `${text('ingestionId')} ${d.accepted ? `accepted ${text('resultStatus')}` : `rejected (${String(d.issues)} issues)`} for ${text('delegationId')}`;
-      break;
-    case 'verification:receipt':
-      what = `${text('delegationId')} \`${Array.isArray(d.command) ? (d.command as string[]).join(' ') : ''}\` ${d.timedOut ? 'timed out' : `exited ${String(d.exitCode)}`} (${String(d.durationMs)} ms)`;
-      break;
-    case 'coordinator:acquired':
-      what = `coordinated by ${text('holder')} (epoch ${String(d.epoch)})${d.tookOverFrom ? `, taking over from ${text('tookOverFrom')}` : ''}`;
-      break;
-    case 'coordinator:released':
-      what = `coordinator (epoch ${String(d.epoch)}) let go`;
-      break;
-    case 'stop:requested':
-      what = `${text('stopId')} ${text('mode')} stop of ${text('delegationId') || 'the run'} requested by ${text('by')}`;
-      break;
-    case 'stop:applied':
-      what = `${text('stopId')} applied to ${String(d.attempts)} attempt(s)${d.confirmed ? '' : '; some termination NOT confirmed'}`;
-      break;
-    case 'run:resumed':
-      what = 'run resumed';
-      break;
-    case 'integration:committed':
-      what = `${text('delegationId')} committed as ${text('sourceHead').slice(0, 8)} (${String(d.changedFiles)} file(s) changed)`;
-      break;
-    case 'integration:done':
-      what = `${text('delegationId')} ${d.alreadyOnTarget ? 'was already on the target' : `integrated by ${text('strategy')}`}: ${text('targetBefore').slice(0, 8)} → ${text('targetAfter').slice(0, 8)}`;
-      break;
-    default:
-      what = oneLine(JSON.stringify(d), 100);
-  }
+  const what = describeEvent(e);
   const seq = e.seq !== undefined ? String(e.seq).padStart(4) : '   ·';
   return `${paint(o, 'dim', `${seq} ${timestamp(e.at)}`)}  ${paint(o, 'cyan', e.type.padEnd(19))} ${what}`;
 }

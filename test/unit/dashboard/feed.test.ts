@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import type { Engine } from '../../../src/engine/index';
+import { DashboardFeed } from '../../../src/extension/dashboardFeed';
+import { parseHostMessage, type HostMessage } from '../../../src/protocol/messages';
+import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+
+/** The host side of the dashboard against a real engine and store: what it posts, and when. */
+describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
+  let fixture: EngineFixture;
+  let engine: Engine;
+  let feed: DashboardFeed;
+  let posted: HostMessage[];
+
+  beforeEach(async () => {
+    fixture = new EngineFixture();
+    fixture.write('plan.md', DEMO_PLAN);
+    engine = await fixture.open({ follow: true });
+    posted = [];
+    feed = new DashboardFeed(engine, { coordinatedHere: () => false, maxConcurrency: () => 4, coalesceMs: 20, beatMs: 20 }, (m) => {
+      // Everything the host posts must pass the webview's own check.
+      const parsed = parseHostMessage(m);
+      assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+      posted.push(m);
+    });
+  });
+  afterEach(async () => {
+    feed.dispose();
+    await fixture.dispose();
+  });
+
+  const settle = () => new Promise((r) => setTimeout(r, 120));
+  const last = <T extends HostMessage['type']>(type: T) => posted.filter((m) => m.type === type).at(-1) as Extract<HostMessage, { type: T }> | undefined;
+
+  it('with no run yet, the snapshot says so; when a run starts, the feed follows it with a new snapshot', async () => {
+    await feed.sendSnapshot();
+    assert.equal(last('snapshot')!.run, null);
+    await engine.runForPlan('plan.md');
+    await engine.refresh();
+    await settle();
+    const snap = last('snapshot')!;
+    assert.ok(snap.run, 'a second snapshot, of the new run');
+    assert.deepEqual(snap.tasks.map((t) => `${t.id}:${t.status}`), ['T1:ready', 'T2:gated', 'T3:pending', 'T4:pending', 'T5:ready']);
+    assert.deepEqual(snap.run.counts, { total: 5, done: 0, running: 0, waiting: 4, failed: 0, gated: 1 });
+    assert.equal(snap.gates[0]!.kind, 'risk_approval');
+    assert.deepEqual(snap.gates[0]!.risk, ['database']);
+    assert.equal(snap.events[0]!.seq > snap.events.at(-1)!.seq, true, 'events newest first');
+    assert.match(snap.events.at(-1)!.text, /run created from plan\.md/);
+  });
+
+  it('sends a small delta of what changed (the claimed task, its runtime, the new events) and batches heartbeats', async () => {
+    const { run } = await engine.runForPlan('plan.md');
+    await feed.sendSnapshot();
+    posted.length = 0;
+    const claim = await engine.claimTask({ runId: run.id, taskId: 'T1' });
+    await engine.refresh();
+    await settle();
+    const delta = last('delta')!;
+    assert.deepEqual(delta.tasks?.map((t) => `${t.id}:${t.status}:${t.attempt}`), ['T1:running:1'], 'only the task that changed');
+    assert.deepEqual(delta.runtimes?.map((r) => r.id), [claim.runtimeId]);
+    assert.ok(delta.events!.some((e) => e.type === 'delegation:claimed'));
+    assert.equal(delta.run?.counts.running, 1);
+    assert.equal(delta.gates, undefined, 'gates did not change');
+
+    posted.length = 0;
+    for (let i = 0; i < 3; i++) await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i + 1}` });
+    await engine.refresh();
+    await settle();
+    const beats = posted.filter((m) => m.type === 'heartbeats');
+    assert.ok(beats.length >= 1 && beats.length <= 3, `batched: ${beats.length} message(s) for 3 beats`);
+    const final = beats.at(-1)!.beats.find((b) => b.runtimeId === claim.runtimeId)!;
+    assert.equal(final.heartbeatCount, 3);
+    assert.equal(final.progress, 'step 3');
+    assert.equal(posted.filter((m) => m.type === 'delta' && m.runtimes?.length).length, 0, 'a heartbeat is not also a delta');
+  });
+
+  it('posts nothing while paused, and a fresh snapshot on the next ready', async () => {
+    const { run } = await engine.runForPlan('plan.md');
+    await feed.sendSnapshot();
+    feed.pause();
+    posted.length = 0;
+    await engine.claimTask({ runId: run.id, taskId: 'T5' });
+    await engine.refresh();
+    await settle();
+    assert.deepEqual(posted, []);
+    await feed.sendSnapshot();
+    assert.equal(last('snapshot')!.tasks.find((t) => t.id === 'T5')!.status, 'running');
+  });
+
+  it('ingestion issues: the latest ingestion of each delegation, with 1-based positions; task details with the artifact and attempts', async () => {
+    const { run } = await engine.runForPlan('plan.md');
+    await feed.sendSnapshot();
+    const claim = await engine.claimTask({ runId: run.id, taskId: 'T1' });
+    const artifact = fixture.writeResult('bad.md', { task: 'T9', status: 'DONE' });
+    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+    await engine.refresh();
+    await settle();
+    const issues = last('delta')?.issues ?? [];
+    assert.deepEqual(issues.map((i) => i.code).sort(), ['result.invalid-status', 'result.task-mismatch'].sort());
+    const status = issues.find((i) => i.code === 'result.invalid-status')!;
+    assert.equal(status.line, 7, 'the status line of the artifact');
+    assert.equal(status.artifactPath, 'results/bad.md');
+    const details = await feed.taskDetails('T1');
+    assert.deepEqual(details.delegations.map((d) => `${d.id}:${d.status}`), [`${claim.delegation.id}:BLOCKED`]);
+    assert.match(details.artifact!.text, /status: DONE/);
+    assert.equal(details.issues.length, 2);
+  });
+});

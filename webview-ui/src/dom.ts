@@ -1,0 +1,92 @@
+/**
+ * A small element builder. Text from the workspace (titles, progress, reasons, artifact
+ * content) only ever goes in through `textContent` — never as HTML — so nothing a worker
+ * writes can add markup or run script in the dashboard.
+ */
+export type Child = Node | string | null | undefined | false;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: { class?: string; title?: string; role?: string; tabIndex?: number; ariaLabel?: string; dataset?: Record<string, string>; attrs?: Record<string, string> } = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  if (props.class) el.className = props.class;
+  if (props.title) el.title = props.title;
+  if (props.role) el.setAttribute('role', props.role);
+  if (props.tabIndex !== undefined) el.tabIndex = props.tabIndex;
+  if (props.ariaLabel) el.setAttribute('aria-label', props.ariaLabel);
+  for (const [k, v] of Object.entries(props.dataset ?? {})) el.dataset[k] = v;
+  for (const [k, v] of Object.entries(props.attrs ?? {})) el.setAttribute(k, v);
+  append(el, children);
+  return el;
+}
+
+export function append(el: Element, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  }
+}
+
+/** Sets text only when it differs (no layout work for an unchanged tick). */
+export function setText(el: Element, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
+export function clear(el: Element): void {
+  while (el.firstChild) el.firstChild.remove();
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}, ...children: SVGElement[]): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const c of children) el.append(c);
+  return el;
+}
+
+/** 3s, 4m 05s, 2h 03m. */
+export function duration(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+}
+
+export function clock(at: number): string {
+  const d = new Date(at);
+  return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}:${String(d.getSeconds()).padStart(2, '0')}`;
+}
+
+/** The CSS class of a status chip: its colour family. */
+export function statusClass(status: string): string {
+  switch (status) {
+    case 'completed':
+    case 'COMPLETED':
+    case 'approved':
+    case 'active':
+      return 'ok';
+    case 'running':
+    case 'RUNNING':
+    case 'verifying':
+    case 'claimed':
+    case 'stopping':
+      return 'busy';
+    case 'failed':
+    case 'FAILED':
+    case 'STALE':
+    case 'stale':
+    case 'rejected':
+    case 'blocked':
+    case 'BLOCKED':
+      return 'bad';
+    case 'gated':
+    case 'open':
+    case 'paused':
+      return 'wait';
+    default:
+      return 'idle';
+  }
+}
