@@ -142,7 +142,8 @@ export class DashboardPanel extends DisposableStore {
     const inside = relative(realpathSync(root), real);
     if (inside.startsWith('..') || isAbsolute(inside)) throw new UserFacingError(`The dashboard opens files of this workspace only; ${path} is outside it.`);
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), Math.max(0, (column ?? 1) - 1));
-    await vscode.window.showTextDocument(vscode.Uri.file(real), { selection: new vscode.Range(position, position), preview: false });
+    // Beside the dashboard, so that it stays in view.
+    await vscode.window.showTextDocument(vscode.Uri.file(real), { selection: new vscode.Range(position, position), preview: false, viewColumn: vscode.ViewColumn.Beside });
   }
 }
 

@@ -173,7 +173,9 @@ export class DashboardFeed implements Disposable {
     const diagnosis = await this.engine.diagnose(runId);
     const delegations = diagnosis.delegations.filter((d) => d.taskId === taskId);
     const latest = delegations.at(-1);
-    const artifactPath = latest?.artifactPath ?? (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
+    // The artifact last handed in for the latest attempt (a re-ingested one replaces the first), else where it is expected.
+    const ingested = latest ? (await this.engine.listIngestions(runId)).filter((r) => r.delegationId === latest.id).at(-1)?.artifactPath : undefined;
+    const artifactPath = ingested ?? latest?.artifactPath ?? (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
     const artifactText = artifactPath ? readHead(join(this.engine.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
     const logPath = latest ? diagnosis.workers.find((w) => w.delegationId === latest.id)?.logPath : undefined;
     const ids = new Set(delegations.map((d) => d.id));
@@ -377,7 +379,8 @@ function seriesOf(view: RunOverview): Series {
   const spans: Array<[number, number | null]> = [];
   for (const d of view.delegations) {
     if (d.status === 'COMPLETED' && d.finishedAt !== undefined) finished.push(d.finishedAt);
-    if (d.startedAt !== undefined) spans.push([d.startedAt, d.finishedAt ?? null]);
+    // In flight while RUNNING; an attempt that stopped at a gate (BLOCKED) stopped working when it was last updated.
+    if (d.startedAt !== undefined) spans.push([d.startedAt, d.finishedAt ?? (d.status === 'RUNNING' ? null : d.updatedAt)]);
   }
   finished.sort((a, b) => a - b);
   return { finished, spans };

@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 import { evaluateTargets, renderMarkdown, resultsTable, targetSummary, type TargetCheck } from './report';
 import { runSchedBench, type SchedBenchResult } from './schedBench';
 import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenchResult } from './storeBench';
+import { dashboardSection, runDashboardBench, type DashboardBenchResult } from './dashboardBench';
+import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * `npm run bench`: measures durable commits per second of the Baton store and the
@@ -16,6 +18,8 @@ import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenc
  *   BATON_BENCH_HISTORY=minimal|full   BATON_BENCH_TMP=/some/dir
  *   BATON_BENCH_SCHED_TASKS=500   BATON_BENCH_SCHED_NODE_TASKS=100   (0 skips those rows)
  *   BATON_BENCH_SCHED_CONCURRENCY=1,4,8   BATON_BENCH_SCHED_REPS=3
+ *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
+ *   --only dashboard  runs only the dashboard rows and rewrites only their section of the file
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -38,6 +42,10 @@ export interface BenchConfig {
   schedNodeTasks: number;
   schedConcurrency: number[];
   schedReps: number;
+  /** Dashboard rows (Chromium): tasks in the first render (0 skips), live runtimes beating, page loads. */
+  dashboardTasks: number;
+  dashboardRuntimes: number;
+  dashboardReps: number;
   log?: (line: string) => void;
 }
 
@@ -50,10 +58,16 @@ export const QUICK_SCHED: SchedConfig = { schedTasks: 40, schedNodeTasks: 10, sc
 /** `runBench()` called from code without any scheduling size (the smoke test): a few seconds. */
 export const SMOKE_SCHED: SchedConfig = { schedTasks: 6, schedNodeTasks: 0, schedConcurrency: [1, 2], schedReps: 1 };
 
+export type DashboardConfig = Pick<BenchConfig, 'dashboardTasks' | 'dashboardRuntimes' | 'dashboardReps'>;
+export const FULL_DASHBOARD: DashboardConfig = { dashboardTasks: 10_000, dashboardRuntimes: 200, dashboardReps: 7 };
+export const QUICK_DASHBOARD: DashboardConfig = { dashboardTasks: 1_000, dashboardRuntimes: 50, dashboardReps: 2 };
+export const SMOKE_DASHBOARD: DashboardConfig = { dashboardTasks: 100, dashboardRuntimes: 10, dashboardReps: 1 };
+
 export interface BenchOutcome {
   result: StoreBenchResult;
   /** The scheduling rows (absent when both task counts are 0). */
   sched?: SchedBenchResult;
+  dashboard?: DashboardBenchResult;
   checks: TargetCheck[];
   markdown: string;
   written?: string;
@@ -66,7 +80,8 @@ export interface BenchOutcome {
  */
 export async function runBench(config: Partial<BenchConfig> = {}): Promise<BenchOutcome> {
   const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
-  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...config };
+  const givesDashboard = config.dashboardTasks !== undefined;
+  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...(givesDashboard ? {} : SMOKE_DASHBOARD), ...config };
   const options: StoreBenchOptions = {
     sizes: full.sizes,
     reps: full.reps,
@@ -90,24 +105,46 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
           ...(full.log ? { log: full.log } : {}),
         })
       : undefined;
+  const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = renderMarkdown(result, checks, sched);
-  const outcome = { result, ...(sched ? { sched } : {}), checks, markdown };
+  const markdown = `${renderMarkdown(result, checks, sched)}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}`;
+  const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), checks, markdown };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
   writeFileSync(full.out, markdown);
   return { ...outcome, written: full.out };
 }
 
+function runDashboard(config: BenchConfig): Promise<DashboardBenchResult> {
+  return runDashboardBench({ tasks: config.dashboardTasks, runtimes: config.dashboardRuntimes, reps: config.dashboardReps, ...(config.log ? { log: config.log } : {}) });
+}
+
+/**
+ * `--only dashboard`: the dashboard rows alone; their section of the file (between its
+ * markers) is replaced, the other sections — from their own run — are kept as they are.
+ */
+export async function runDashboardOnly(config: BenchConfig): Promise<{ result: DashboardBenchResult; section: string; written?: string }> {
+  const result = await runDashboard(config);
+  const section = dashboardSection(result);
+  if (config.out === false) return { result, section };
+  const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
+  const start = current.indexOf('## Dashboard webview (Chromium)');
+  const endMarker = '<!-- dashboard:end -->';
+  const end = current.indexOf(endMarker);
+  const next = start >= 0 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + endMarker.length + 1)}` : `${current}${current.endsWith('\n') ? '' : '\n'}\n${section}`;
+  writeFileSync(config.out, next);
+  return { result, section, written: config.out };
+}
+
 /** The full-size settings (`npm run bench` without flags or environment). */
 export function defaultConfig(): BenchConfig {
-  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED };
+  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD };
 }
 
 /** Flags and environment → config. */
 export function configFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Partial<BenchConfig> {
-  const config: Partial<BenchConfig> = { ...FULL_SCHED };
-  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED);
+  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD };
+  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED, QUICK_DASHBOARD);
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
     if (!raw) return undefined;
@@ -142,6 +179,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   }
   const schedReps = num('BATON_BENCH_SCHED_REPS', 1);
   if (schedReps !== undefined) config.schedReps = schedReps;
+  const dashboardTasks = num('BATON_BENCH_DASHBOARD_TASKS', 0);
+  if (dashboardTasks !== undefined) config.dashboardTasks = dashboardTasks;
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;
   const outAt = argv.indexOf('--out');
   if (outAt >= 0) {
@@ -155,6 +194,13 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
 
 async function main(): Promise<void> {
   const config = configFromCommandLine(process.argv.slice(2), process.env);
+  const only = process.argv.indexOf('--only');
+  if (only >= 0) {
+    if (process.argv[only + 1] !== 'dashboard') throw new Error('--only takes: dashboard');
+    const outcome = await runDashboardOnly({ ...defaultConfig(), ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
+    process.stdout.write(`${outcome.section}\n${outcome.written ? `Wrote the dashboard section of ${outcome.written}\n` : 'Nothing written.\n'}`);
+    return;
+  }
   const started = Date.now();
   const outcome = await runBench({ ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
   const seconds = (Date.now() - started) / 1000;

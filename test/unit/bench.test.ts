@@ -9,5 +9,8 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
     assert.match(outcome.markdown, /Raw append \+ fdatasync/);
     assert.match(outcome.markdown, /better-sqlite3/);
     assert.ok(outcome.checks.length > 0);
+    // The dashboard rows, in Chromium, at smoke size.
+    assert.match(outcome.markdown, /## Dashboard webview \(Chromium\)/);
+    assert.ok(outcome.dashboard && outcome.dashboard.firstRender.median > 0 && outcome.dashboard.tick.median > 0);
   });
 });

@@ -45,6 +45,7 @@ export function renderCharts(series: Series, from: number, to: number): HTMLElem
   const path = points.map(([at, n], i) => `${i === 0 ? 'M' : 'L'}${x(at)},${y(n)}`).join(' ');
 
   const total = series.finished.length;
+  const inFlight = series.spans.filter(([, end]) => end === null).length;
   return h(
     'div',
     { class: 'charts' },
@@ -54,7 +55,7 @@ export function renderCharts(series: Series, from: number, to: number): HTMLElem
       chart('Tasks finished over time', bars),
       h('figcaption', {}, `Throughput: ${total} finished`),
     ),
-    h('figure', { class: 'chart' }, chart('Attempts in flight over time', [svg('path', { d: path, class: 'line' })]), h('figcaption', {}, `Concurrency: peak ${peak}, now ${level}`)),
+    h('figure', { class: 'chart' }, chart('Attempts in flight over time', [svg('path', { d: path, class: 'line' })]), h('figcaption', {}, `Concurrency: peak ${peak}, now ${inFlight}`)),
   );
 }
 

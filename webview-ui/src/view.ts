@@ -28,7 +28,7 @@ export class DashboardView {
   private readonly charts = h('div', { class: 'charts-host' });
   private readonly issues = h('div', { class: 'issues' });
   private readonly timeline = h('ol', { class: 'timeline', ariaLabel: 'Events, newest first' });
-  private readonly notice = h('div', { class: 'notice', role: 'status' });
+  private readonly notice = h('div', { class: 'notice', role: 'status', attrs: { hidden: '' } });
   private last: DashboardState | undefined;
   private lastChartsAt = 0;
   /** Notes typed into gate fields survive redraws of the gate list. */
@@ -80,12 +80,14 @@ export class DashboardView {
     if (state.issues !== last?.issues) this.renderIssues(state.issues);
     if (state.events !== last?.events) this.renderTimeline(state);
     if (state.notice !== last?.notice) this.renderNotice(state);
-    if (state.series !== last?.series || now - this.lastChartsAt > 5000) {
-      this.lastChartsAt = now;
-      clear(this.charts);
-      if (state.run) this.charts.append(renderCharts(state.series, state.run.createdAt, now));
-    }
+    if (state.series !== last?.series || state.run !== last?.run) this.drawCharts(state, now);
     this.tick(state, performanceNow);
+  }
+
+  private drawCharts(state: DashboardState, now: number): void {
+    this.lastChartsAt = now;
+    clear(this.charts);
+    if (state.run) this.charts.append(renderCharts(state.series, state.run.createdAt, now));
   }
 
   /** The clocks: elapsed time, heartbeat ages, lease bars, running durations. */
@@ -95,6 +97,8 @@ export class DashboardView {
     setText(this.elapsed, `elapsed ${duration(now - state.run.createdAt)}`);
     this.workers.tick(now);
     this.queue.tick(now);
+    // The time axis of the charts moves on slowly: redrawn every 10 s, never on a heartbeat.
+    if (now - this.lastChartsAt > 10_000) this.drawCharts(state, now);
   }
 
   private renderHeader(state: DashboardState): void {
