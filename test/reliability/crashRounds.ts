@@ -7,7 +7,7 @@
  *   BATON_CRASH_ROUNDS=5000 npm run test:crash
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../src/engine/store/fileStore';
 import { bundleScript } from '../support/bundleScript';
@@ -15,6 +15,8 @@ import { makeTempDir } from '../support/tempDir';
 
 export interface CrashRoundsResult {
   rounds: number;
+  /** Rounds whose child died by SIGKILL (the parent's, or its own at the fault point). */
+  killed: number;
   acknowledged: number;
   failures: string[];
   recoveryNotices: number;
@@ -37,9 +39,9 @@ function writePlan(path: string, tasks: number): void {
  * Kills the child after it acknowledged `killAfterAcks` transitions, plus a random few
  * milliseconds, so the kill lands anywhere: mid-commit, mid-snapshot, between commits.
  */
-function runChildUntilKilled(script: string, workspace: string, plan: string, from: number, killAfterAcks: number, killDelayMs: number): Promise<Ack[]> {
+function runChildUntilKilled(script: string, workspace: string, plan: string, from: number, killAfterAcks: number, killDelayMs: number, env: Record<string, string> = {}): Promise<Ack[] & { killed?: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, workspace, plan, String(from)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, workspace, plan, String(from)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const acks: Ack[] = [];
     let buffered = '';
     let stderr = '';
@@ -58,7 +60,7 @@ function runChildUntilKilled(script: string, workspace: string, plan: string, fr
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('exit', (code, signal) => {
-      if (signal === 'SIGKILL' || code === 0) resolve(acks);
+      if (signal === 'SIGKILL' || code === 0) resolve(Object.assign(acks, { killed: signal === 'SIGKILL' }));
       else reject(new Error(`crash child exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
@@ -95,7 +97,13 @@ async function verify(storeDir: string, acks: readonly Ack[]): Promise<{ failure
  * Runs `rounds` kill-and-reopen rounds, split over independent lanes (one workspace and one
  * child at a time per lane) so that both cores of a small machine are busy.
  */
-export async function runCrashRounds(options: { rounds: number; lanes?: number; onRound?: (round: number, acks: number) => void }): Promise<CrashRoundsResult> {
+export async function runCrashRounds(options: {
+  rounds: number;
+  lanes?: number;
+  /** Instead of a kill at a random moment, the child kills itself at this fault point (e.g. `snapshot:renamed`). */
+  faultPoint?: string;
+  onRound?: (round: number, acks: number) => void;
+}): Promise<CrashRoundsResult> {
   const lanes = Math.max(1, Math.min(options.lanes ?? 2, options.rounds));
   const perLane = Array.from({ length: lanes }, (_, i) => Math.floor(options.rounds / lanes) + (i < options.rounds % lanes ? 1 : 0));
   let done = 0;
@@ -104,6 +112,7 @@ export async function runCrashRounds(options: { rounds: number; lanes?: number; 
     perLane.map((rounds) =>
       runLane({
         rounds,
+        ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
         onRound: (_round, _laneAcks, newAcks) => {
           acks += newAcks;
           options.onRound?.(++done, acks);
@@ -113,13 +122,14 @@ export async function runCrashRounds(options: { rounds: number; lanes?: number; 
   );
   return {
     rounds: options.rounds,
+    killed: results.reduce((n, r) => n + r.killed, 0),
     acknowledged: results.reduce((n, r) => n + r.acknowledged, 0),
     failures: results.flatMap((r) => r.failures),
     recoveryNotices: results.reduce((n, r) => n + r.recoveryNotices, 0),
   };
 }
 
-async function runLane(options: { rounds: number; onRound?: (round: number, acks: number, newAcks: number) => void }): Promise<CrashRoundsResult> {
+async function runLane(options: { rounds: number; faultPoint?: string; onRound?: (round: number, acks: number, newAcks: number) => void }): Promise<CrashRoundsResult> {
   const script = bundleScript('test/reliability/children/crashWriter.ts');
   const workspace = makeTempDir('baton-crash-');
   const plan = join(workspace, 'plan.md');
@@ -128,21 +138,30 @@ async function runLane(options: { rounds: number; onRound?: (round: number, acks
   const acknowledged: Ack[] = [];
   const failures: string[] = [];
   let recoveryNotices = 0;
+  let killed = 0;
   try {
     for (let round = 1; round <= options.rounds; round++) {
-      // One round in five kills during startup (opening, migrating, starting the run).
-      const killAfterAcks = round % 5 === 0 ? 0 : 1 + Math.floor(Math.random() * 12);
+      // One round in five kills during startup (opening, migrating, starting the run); with a fault point the child dies there by itself.
+      const killAfterAcks = options.faultPoint ? Number.POSITIVE_INFINITY : round % 5 === 0 ? 0 : 1 + Math.floor(Math.random() * 12);
       const killDelayMs = Math.floor(Math.random() * (killAfterAcks === 0 ? 30 : 4));
       const from = acknowledged.filter((a) => a.kind === 'claim').length + round;
-      const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs);
+      // At the fault point: its first pass in this process, or one of the next few (snapshots come every few cycles).
+      const faultEnv = options.faultPoint ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) } : {};
+      const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs, faultEnv);
       acknowledged.push(...acks);
-      const checked = await verify(join(workspace, '.baton', 'store'), acknowledged);
+      if (acks.killed) killed++;
+      const storeDir = join(workspace, '.baton', 'store');
+      const strayBefore = readdirSync(storeDir).filter((n) => n.endsWith('.tmp'));
+      const checked = await verify(storeDir, acknowledged);
+      // Open cleans a snapshot that was being written when the process died.
+      const strayAfter = readdirSync(storeDir).filter((n) => n.endsWith('.tmp'));
+      if (strayAfter.length > 0) checked.failures.push(`stray temp files after open: ${strayAfter.join(', ')} (before: ${strayBefore.join(', ')})`);
       recoveryNotices += checked.notices;
       failures.push(...checked.failures.map((f) => `round ${round}: ${f}`));
       options.onRound?.(round, acknowledged.length, acks.length);
       if (failures.length > 0) break;
     }
-    return { rounds: options.rounds, acknowledged: acknowledged.length, failures, recoveryNotices };
+    return { rounds: options.rounds, killed, acknowledged: acknowledged.length, failures, recoveryNotices };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }

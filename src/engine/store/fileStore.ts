@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
@@ -5,6 +6,7 @@ import { BatonError } from '../model/errors';
 import { systemClock, type Clock } from '../model/clock';
 import { Emitter, type Disposable } from '../util/emitter';
 import { fsyncDirectory, writeFileDurably } from '../util/fsync';
+import { faultPoint } from '../util/faultPoint';
 import { Mutex } from '../util/mutex';
 import { decodeJournalChunk, encodeJournalLine, JournalSegment, type JournalEntry, type JournalStatement } from './journal';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
@@ -41,6 +43,7 @@ interface Snapshot {
 const SEGMENT = /^journal-(\d{12})\.log$/;
 const SNAPSHOT = /^snapshot-(\d{12})\.sqlite$/;
 const SNAPSHOT_TMP = /^snapshot-\d{12}\.sqlite\.tmp$/;
+const SNAPSHOT_SUM = /^(snapshot-\d{12}\.sqlite)\.sha256$/;
 const PREPARED_CACHE_LIMIT = 256;
 export const DEFAULT_SNAPSHOT_MIN_BYTES = 8 * 1024 * 1024;
 /** At most this many journal lines between snapshots: bounds the replay on open. */
@@ -58,6 +61,7 @@ const pad = (n: number): string => String(n).padStart(12, '0');
  *                             when the newest will not open)
  *   journal-<start>.log       journal segments; a new one starts after each snapshot,
  *                             and a segment is dropped once the older kept snapshot covers it
+ *   snapshot-<seq>.sqlite.sha256  its checksum, written durably before the snapshot takes its name
  *   *.corrupt                 files that failed to open, moved aside and never deleted
  *
  * Invariant: every journal line with seq > the newest readable snapshot's seq is present
@@ -403,7 +407,10 @@ export class FileStore implements StorePort {
       const snapshot = snapshots[i]!;
       let db: Database | undefined;
       try {
-        db = new this.SQL.Database(readFileSync(snapshot.path));
+        const bytes = readFileSync(snapshot.path);
+        const sum = readChecksum(`${snapshot.path}.sha256`);
+        if (sum !== undefined && sum !== createHash('sha256').update(bytes).digest('hex')) throw new Error('its sha256 does not match the one written with it');
+        db = new this.SQL.Database(bytes);
         const check = db.exec('PRAGMA quick_check')[0]?.values[0]?.[0];
         if (check !== 'ok') throw new Error(`quick_check says ${String(check)}`);
         const meta = readMeta(db);
@@ -421,6 +428,7 @@ export class FileStore implements StorePort {
         if (BatonError.is(err)) throw err;
         const aside = `${snapshot.path}.corrupt`;
         renameSync(snapshot.path, aside);
+        if (existsSync(`${snapshot.path}.sha256`)) renameSync(`${snapshot.path}.sha256`, `${aside}.sha256`);
         fsyncDirectory(this.dir);
         this.recovery.notices.push(`Snapshot ${snapshot.path} would not open (${(err as Error).message}); moved it aside to ${aside} and recovered from ${i > 0 ? 'the previous snapshot' : 'the journal'}.`);
       }
@@ -465,9 +473,15 @@ export class FileStore implements StorePort {
     this.prepared.clear();
     configureConnection(this.db);
     const path = join(this.dir, `snapshot-${pad(seq)}.sqlite`);
-    writeFileDurably(`${path}.tmp`, bytes);
+    // Each step is a fault point: the crash matrix (docs/reliability.md, row 2) kills the process at each.
+    writeFileDurably(`${path}.tmp`, bytes, () => faultPoint('snapshot:temp-written'));
+    faultPoint('snapshot:temp-fsynced');
+    // Its checksum, durable before the snapshot takes its name: a flipped bit is found on open.
+    writeFileDurably(`${path}.sha256`, Buffer.from(`${createHash('sha256').update(bytes).digest('hex')}\n`));
     renameSync(`${path}.tmp`, path);
+    faultPoint('snapshot:renamed');
     fsyncDirectory(this.dir);
+    faultPoint('snapshot:folder-fsynced');
 
     // Later lines go to a new segment, so that old ones can be dropped whole.
     if (this.segment && this.segment.offset > 0) {
@@ -484,7 +498,10 @@ export class FileStore implements StorePort {
     const snapshots = this.listSnapshots();
     if (snapshots.length < 2) return;
     const olderKept = snapshots[snapshots.length - 2]!;
-    for (const old of snapshots.slice(0, -2)) unlinkSync(old.path);
+    for (const old of snapshots.slice(0, -2)) {
+      unlinkSync(old.path);
+      if (existsSync(`${old.path}.sha256`)) unlinkSync(`${old.path}.sha256`);
+    }
     const segments = this.listSegments();
     segments.forEach((segment, i) => {
       const next = segments[i + 1];
@@ -495,6 +512,12 @@ export class FileStore implements StorePort {
 
   private removeStrayTempFiles(): void {
     for (const name of readdirSync(this.dir)) {
+      // A checksum whose snapshot never took its name (the process stopped in between).
+      const sum = SNAPSHOT_SUM.exec(name);
+      if (sum && !existsSync(join(this.dir, sum[1]!))) {
+        unlinkSync(join(this.dir, name));
+        continue;
+      }
       if (!SNAPSHOT_TMP.test(name)) continue;
       unlinkSync(join(this.dir, name));
       this.recovery.notices.push(`Removed ${name}, a snapshot that was being written when a process stopped.`);
@@ -678,4 +701,13 @@ function findLastIndex<T>(items: readonly T[], predicate: (item: T) => boolean):
 
 export function storeExists(dir: string): boolean {
   return existsSync(dir) && readdirSync(dir).some((n) => SEGMENT.test(n) || SNAPSHOT.test(n));
+}
+
+/** The hex sha256 stored beside a snapshot, or undefined when there is none (a store from before checksums). */
+function readChecksum(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }

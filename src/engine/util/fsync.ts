@@ -11,12 +11,13 @@ export function fsyncDirectory(dir: string): void {
   }
 }
 
-/** Writes a whole file and forces it to disk before returning. */
-export function writeFileDurably(path: string, data: Uint8Array): void {
+/** Writes a whole file and forces it to disk before returning. `written`: called between the write and the fsync. */
+export function writeFileDurably(path: string, data: Uint8Array, written?: () => void): void {
   const fd = openSync(path, 'w');
   try {
-    let written = 0;
-    while (written < data.length) written += writeSync(fd, data, written, data.length - written);
+    let offset = 0;
+    while (offset < data.length) offset += writeSync(fd, data, offset, data.length - offset);
+    written?.();
     fsyncSync(fd);
   } finally {
     closeSync(fd);

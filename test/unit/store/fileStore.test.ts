@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -145,6 +146,27 @@ describe('FileStore durability and recovery', () => {
     assert.equal(namesAfter.length, namesBefore.length, 'every file is still there (some renamed .corrupt)');
   });
 
+  it('finds a flipped bit in a value of a snapshot that still opens (its checksum), moves it aside and recovers from the previous one', async () => {
+    const store = await FileStore.open(tmp.path);
+    await insertCounters(store, 0, 3);
+    await store.snapshot();
+    await insertCounters(store, 3, 6);
+    await store.snapshot();
+    await store.close();
+    const newest = join(tmp.path, files(tmp.path, /^snapshot-\d+\.sqlite$/).pop()!);
+    const bytes = readFileSync(newest);
+    // k4 → k5 inside the row: SQLite's own checks see a well-formed page.
+    const at = bytes.indexOf(Buffer.from('k4'));
+    assert.ok(at > 0);
+    bytes[at + 1] ^= 0x01;
+    writeFileSync(newest, bytes);
+    const reopened = await FileStore.open(tmp.path);
+    assert.deepEqual(await counterNames(reopened), expected(6), 'the true values, from the previous snapshot and the journal');
+    assert.ok(existsSync(`${newest}.corrupt`));
+    assert.match(reopened.recovery.notices.join('\n'), /sha256 does not match/);
+    await reopened.close();
+  });
+
   it('refuses a snapshot written by a newer schema and leaves the files untouched', async () => {
     const store = await FileStore.open(tmp.path);
     await insertCounters(store, 0, 2);
@@ -154,7 +176,10 @@ describe('FileStore durability and recovery', () => {
     const SQL = await loadSqlJs();
     const db = new SQL.Database(readFileSync(join(tmp.path, name)));
     db.run(`UPDATE store_meta SET value = '${SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`);
-    writeFileSync(join(tmp.path, name), db.export());
+    // As a newer Baton would write it: the snapshot and its checksum.
+    const bytes = db.export();
+    writeFileSync(join(tmp.path, name), bytes);
+    writeFileSync(join(tmp.path, `${name}.sha256`), `${createHash('sha256').update(bytes).digest('hex')}\n`);
     db.close();
     const before = snapshotOf(tmp.path);
     await assert.rejects(FileStore.open(tmp.path), (err) => BatonError.is(err, 'store.schema-too-new') && err.kind === 'not-qualified' && /newer Baton/.test(err.message));
