@@ -146,7 +146,7 @@ async function runLane(options: { rounds: number; faultPoint?: string; onRound?:
       const killDelayMs = Math.floor(Math.random() * (killAfterAcks === 0 ? 30 : 4));
       const from = acknowledged.filter((a) => a.kind === 'claim').length + round;
       // At the fault point: its first pass in this process, or one of the next few (snapshots come every few cycles).
-      const faultEnv = options.faultPoint ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) } : {};
+      const faultEnv: Record<string, string> = options.faultPoint ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) } : {};
       const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs, faultEnv);
       acknowledged.push(...acks);
       if (acks.killed) killed++;
