@@ -158,7 +158,7 @@ describe('FileStore durability and recovery', () => {
     // k4 → k5 inside the row: SQLite's own checks see a well-formed page.
     const at = bytes.indexOf(Buffer.from('k4'));
     assert.ok(at > 0);
-    bytes[at + 1] ^= 0x01;
+    bytes[at + 1] = bytes[at + 1]! ^ 0x01;
     writeFileSync(newest, bytes);
     const reopened = await FileStore.open(tmp.path);
     assert.deepEqual(await counterNames(reopened), expected(6), 'the true values, from the previous snapshot and the journal');
