@@ -1,0 +1,584 @@
+/**
+ * The fault matrix (docs/reliability.md): each row injects one fault into real processes
+ * and real files, many times, and checks one guarantee. `npm run test:reliability` runs
+ * every row at full size and rewrites docs/reliability.md; `npm test` runs every row with a
+ * few trials (test/unit/reliability.test.ts) so that none of them can rot.
+ *
+ *   npm run test:reliability                 # full trials, writes docs/reliability.md
+ *   npm run test:reliability -- --rows 2,3   # some rows, prints only
+ *   BATON_RELIABILITY_SCALE=0.1 npm run test:reliability   # a tenth of the trials
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import fc from 'fast-check';
+import { parseConfig } from '../../src/engine/config/config';
+import { Engine } from '../../src/engine/index';
+import { checkArtifactPaths } from '../../src/engine/ingest/artifactPaths';
+import { parseResultArtifact } from '../../src/engine/ingest/parseResult';
+import { parsePlan } from '../../src/engine/plan/parsePlan';
+import { FileStore } from '../../src/engine/store/fileStore';
+import { parseWebviewMessage } from '../../src/protocol/messages';
+import { bundleScript } from '../support/bundleScript';
+import { FakeClock } from '../support/fakeClock';
+import { makeTempDir } from '../support/tempDir';
+import { runClaimRace } from './claimRace';
+import { runCrashRounds } from './crashRounds';
+
+export interface RowOutcome {
+  trials: number;
+  failures: string[];
+  /** What else the run saw (kills that landed, recoveries, cases generated). */
+  note?: string;
+}
+
+export interface MatrixRow {
+  id: string;
+  fault: string;
+  guarantee: string;
+  injection: string;
+  /** Trials at full size (`npm run test:reliability`) and in `npm test`. */
+  full: number;
+  smoke: number;
+  run(trials: number): Promise<RowOutcome>;
+}
+
+const ROOT = resolve(__dirname, '../..');
+
+// ── row 1 and 2: SIGKILL at random points; at each step of a snapshot ─────────────────
+
+const SNAPSHOT_STEPS = ['snapshot:temp-written', 'snapshot:temp-fsynced', 'snapshot:renamed', 'snapshot:folder-fsynced'];
+
+async function crashRandom(trials: number): Promise<RowOutcome> {
+  const r = await runCrashRounds({ rounds: trials });
+  return { trials: r.rounds, failures: r.failures, note: `${r.acknowledged} acknowledged transitions checked, ${r.killed} kills, ${r.recoveryNotices} recoveries reported` };
+}
+
+async function crashSnapshotSteps(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const notes: string[] = [];
+  let total = 0;
+  for (const step of SNAPSHOT_STEPS) {
+    const rounds = Math.max(1, Math.round(trials / SNAPSHOT_STEPS.length));
+    const r = await runCrashRounds({ rounds, lanes: 1, faultPoint: step });
+    total += r.rounds;
+    failures.push(...r.failures.map((f) => `${step}: ${f}`));
+    if (r.killed === 0) failures.push(`${step}: no round reached the fault point (nothing was tested)`);
+    notes.push(`${step.replace('snapshot:', '')} ${r.killed}/${r.rounds} killed there`);
+  }
+  return { trials: total, failures, note: notes.join('; ') };
+}
+
+// ── row 3: torn or garbage journal tail, truncated or bit-flipped snapshot ────────────
+
+type Damage = 'torn-tail' | 'garbage-tail' | 'truncated-snapshot' | 'flipped-snapshot';
+const DAMAGES: Damage[] = ['torn-tail', 'garbage-tail', 'truncated-snapshot', 'flipped-snapshot'];
+
+async function insertRows(store: FileStore, from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i++) await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`r${i}`, i]));
+}
+
+async function damagedFiles(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const seen = new Map<Damage, number>();
+  for (let trial = 0; trial < trials; trial++) {
+    const damage = DAMAGES[trial % DAMAGES.length]!;
+    seen.set(damage, (seen.get(damage) ?? 0) + 1);
+    const dir = makeTempDir('baton-damage-');
+    try {
+      const store = await FileStore.open(dir);
+      await insertRows(store, 0, 5);
+      await store.snapshot();
+      await insertRows(store, 5, 10);
+      await store.snapshot();
+      await insertRows(store, 10, 15);
+      await store.close();
+      const names = readdirSync(dir);
+      const segment = join(dir, names.filter((n) => n.startsWith('journal-')).sort().pop()!);
+      const snapshot = join(dir, names.filter((n) => /^snapshot-\d+\.sqlite$/.test(n)).sort().pop()!);
+      let expectAtLeast = 15;
+      if (damage === 'torn-tail') {
+        // Cut inside the last line: that commit's line was never whole.
+        const text = readFileSync(segment, 'utf8');
+        const lastStart = text.lastIndexOf('\n', text.length - 2) + 1;
+        truncateSync(segment, lastStart + 1 + Math.floor(Math.random() * (text.length - lastStart - 2)));
+        expectAtLeast = 14;
+      } else if (damage === 'garbage-tail') {
+        writeFileSync(segment, Buffer.concat([readFileSync(segment), Buffer.from(Array.from({ length: 1 + Math.floor(Math.random() * 200) }, () => Math.floor(Math.random() * 256)))]));
+      } else if (damage === 'truncated-snapshot') {
+        truncateSync(snapshot, Math.floor(Math.random() * statSync(snapshot).size));
+      } else {
+        const bytes = readFileSync(snapshot);
+        const at = Math.floor(Math.random() * bytes.length);
+        bytes[at] = bytes[at]! ^ (1 << Math.floor(Math.random() * 8));
+        writeFileSync(snapshot, bytes);
+      }
+      const before = new Set(readdirSync(dir));
+      const reopened = await FileStore.open(dir);
+      try {
+        const rows = (await reopened.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r[0-9]*' ORDER BY value`))).map((r) => r.name);
+        const want = Array.from({ length: expectAtLeast }, (_, i) => `r${i}`);
+        if (rows.slice(0, expectAtLeast).join() !== want.join()) failures.push(`trial ${trial} (${damage}): rows ${rows.join(',')} (want at least r0..r${expectAtLeast - 1})`);
+        const integrity = await reopened.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
+        if (integrity?.integrity_check !== 'ok') failures.push(`trial ${trial} (${damage}): integrity ${JSON.stringify(integrity)}`);
+        if (damage !== 'garbage-tail' && reopened.recovery.notices.length === 0 && damage !== 'flipped-snapshot') failures.push(`trial ${trial} (${damage}): nobody was told`);
+        if (damage === 'flipped-snapshot' && reopened.recovery.notices.length === 0) {
+          // A flip in a byte SQLite never reads (free space) changes nothing: the checksum must still catch it.
+          failures.push(`trial ${trial} (${damage}): the flipped snapshot was not detected`);
+        }
+      } finally {
+        await reopened.close();
+      }
+      // Nothing preserved is deleted: every file is still there, or renamed *.corrupt.
+      const after = new Set(readdirSync(dir));
+      for (const name of before) {
+        if (name.endsWith('.tmp')) continue;
+        const aside = name.endsWith('.sha256') ? `${name.slice(0, -'.sha256'.length)}.corrupt.sha256` : `${name}.corrupt`;
+        if (!after.has(name) && !after.has(aside) && !/^journal-/.test(name)) failures.push(`trial ${trial} (${damage}): ${name} disappeared`);
+      }
+    } catch (err) {
+      failures.push(`trial ${trial} (${damage}): ${(err as Error).message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { trials, failures, note: [...seen].map(([d, n]) => `${d} ×${n}`).join(', ') };
+}
+
+// ── row 5: K processes racing for the coordinator lease ──────────────────────────────
+
+function runChild(script: string, args: string[], env: Record<string, string> = {}): Promise<string[]> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolvePromise(out.trim().split('\n').filter(Boolean)) : reject(new Error(`${script} exited ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`))));
+  });
+}
+
+async function newRun(workspace: string): Promise<string> {
+  writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
+  const engine = await Engine.open({ workspace });
+  try {
+    return (await engine.startRun(join(workspace, 'plan.md'))).id;
+  } finally {
+    await engine.close();
+  }
+}
+
+async function leaseRace(trials: number): Promise<RowOutcome> {
+  const script = bundleScript('test/reliability/children/leaseRacer.ts');
+  const racers = 4;
+  const roundsEach = Math.max(1, Math.ceil(trials / racers));
+  const workspace = makeTempDir('baton-lease-race-');
+  try {
+    const runId = await newRun(workspace);
+    const storeDir = join(workspace, '.baton', 'store');
+    const outputs = await Promise.all(Array.from({ length: racers }, () => runChild(script, [storeDir, runId, String(roundsEach)])));
+    const failures: string[] = [];
+    const holders = new Map<number, string>();
+    let held = 0;
+    for (const lines of outputs) {
+      for (const line of lines) {
+        const [what, a, b] = line.split(' ');
+        if (what === 'held') {
+          held++;
+          const epoch = Number(a);
+          if (holders.has(epoch)) failures.push(`epoch ${epoch} held by ${holders.get(epoch)} and ${b}`);
+          holders.set(epoch, b!);
+        }
+        if (what === 'stale' && a === 'ACCEPTED') failures.push(`a write under superseded epoch ${b} was accepted`);
+      }
+    }
+    // Every write made under an epoch is that epoch's holder's, and there is no stale write.
+    const store = await FileStore.open(storeDir);
+    try {
+      const rows = await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'epoch-%' OR name LIKE 'stale-%'`));
+      for (const { name } of rows) {
+        if (name.startsWith('stale-')) failures.push(`stored a stale write: ${name}`);
+        const [, epoch, pid] = name.split('-');
+        if (holders.get(Number(epoch)) !== pid) failures.push(`${name} was written by a process that did not hold epoch ${epoch}`);
+      }
+    } finally {
+      await store.close();
+    }
+    const refused = outputs.flat().filter((l) => l.startsWith('stale refused')).length;
+    return { trials: racers * roundsEach, failures, note: `${racers} processes × ${roundsEach} attempts: ${held} leases held (epochs unique), ${refused} stale-epoch writes refused` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+// ── row 7: two processes writing at once ─────────────────────────────────────────────
+
+async function twoWriters(trials: number): Promise<RowOutcome> {
+  const script = bundleScript('test/reliability/children/unionWriter.ts');
+  const failures: string[] = [];
+  const perRound = 100;
+  const rounds = Math.max(1, Math.round(trials / (2 * perRound)));
+  for (let round = 0; round < rounds; round++) {
+    const dir = makeTempDir('baton-union-');
+    try {
+      (await FileStore.open(dir)).close();
+      await Promise.all(['a', 'b'].map((prefix) => runChild(script, [dir, prefix, String(perRound)])));
+      const store = await FileStore.open(dir);
+      try {
+        const names = new Set((await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'a-%' OR name LIKE 'b-%'`))).map((r) => r.name));
+        for (const prefix of ['a', 'b']) for (let i = 0; i < perRound; i++) if (!names.has(`${prefix}-${i}`)) failures.push(`round ${round}: ${prefix}-${i} lost`);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { trials: rounds * 2 * perRound, failures, note: `${rounds} round(s) of two processes × ${perRound} commits, snapshots every 8 KiB of journal` };
+}
+
+// ── row 10: ingestion replayed ──────────────────────────────────────────────────────
+
+async function ingestionReplay(trials: number): Promise<RowOutcome> {
+  const workspace = makeTempDir('baton-replay-');
+  const failures: string[] = [];
+  try {
+    writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
+    mkdirSync(join(workspace, 'results'), { recursive: true });
+    const artifact = join(workspace, 'results', 'T1.md');
+    writeFileSync(artifact, '```baton-result\ncontract: baton-result-v1\ntask: T1\nagent: coder\nstatus: PASS\nsummary: done\nartifacts: []\n```\n');
+    const engines = await Promise.all([Engine.open({ workspace }), Engine.open({ workspace })]);
+    try {
+      const claim = await engines[0]!.claimTask({ planPath: join(workspace, 'plan.md'), taskId: 'T1' });
+      // Replayed from two processes' engines at once, and again and again.
+      const replays = Array.from({ length: trials }, (_, i) => engines[i % 2]!.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact }).catch((err: Error) => err));
+      const outcomes = await Promise.all(replays);
+      const errors = outcomes.filter((o) => o instanceof Error) as Error[];
+      if (errors.length > 0) failures.push(`${errors.length} replays failed: ${errors[0]!.message}`);
+      const engine = engines[0]!;
+      await engine.refresh();
+      const records = await engine.listIngestions(claim.runId);
+      if (records.length !== 1) failures.push(`${records.length} ingestion records (want 1)`);
+      const completions = (await engine.listEvents(claim.runId)).filter((e) => e.type === 'delegation:status' && e.data.to === 'COMPLETED');
+      if (completions.length !== 1) failures.push(`${completions.length} completions (want 1)`);
+    } finally {
+      for (const e of engines) await e.close();
+    }
+    return { trials, failures, note: 'the same artifact ingested for one attempt by two engines at once; one record, one completion' };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+// ── row 13: wall-clock jumps ─────────────────────────────────────────────────────────
+
+async function wallClockJumps(trials: number): Promise<RowOutcome> {
+  // A runtime the coordinator drives keeps its lease across wall-clock jumps; here the
+  // engine's own view: a jump back never expires a lease early, and the stored expiry is
+  // renewed from the new wall time (the coordinator restates it on the monotonic clock,
+  // see test/unit/executor/coordinator.test.ts for the driven case with a real worker).
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    const workspace = makeTempDir('baton-clock-');
+    try {
+      writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
+      const clock = new FakeClock();
+      const engine = await Engine.open({ workspace, clock });
+      try {
+        const claim = await engine.claimTask({ planPath: join(workspace, 'plan.md'), taskId: 'T1', leaseSeconds: 60 });
+        const back = -(1 + Math.floor(Math.random() * 10)) * 60_000;
+        clock.jumpWall(back);
+        const expired = await engine.expireStaleRuntimes();
+        if (expired.length > 0) failures.push(`trial ${trial}: a jump back of ${back / 60000} min expired the lease`);
+        clock.advance(30_000);
+        const beat = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });
+        if (beat.leaseExpiresAt !== clock.now() + 60_000) failures.push(`trial ${trial}: the renewed lease runs to ${beat.leaseExpiresAt}, not now + 60 s`);
+      } finally {
+        await engine.close();
+      }
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }
+  return { trials, failures, note: 'jumps back of 1–10 minutes; then a heartbeat renews from the new wall time' };
+}
+
+// ── hostile input ────────────────────────────────────────────────────────────────────
+
+async function fuzzParsers(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const yamlish = fc.array(fc.oneof(fc.constantFrom('id: T1', 'id:', 'depends: [T1, T2]', 'verify:', '  - npm test; rm -rf /', 'risk: database', 'files: ../../etc/passwd', 'isolation: worktree', '- [', '{', '"', ': :', 'agent: "two words"'), fc.string()), { maxLength: 8 });
+  const plan = fc.array(fc.tuple(fc.constantFrom('```baton-task', '```baton-task ', '```', '~~~baton-task'), yamlish, fc.string()), { maxLength: 4 }).map((blocks) => blocks.map(([fence, lines, text]) => `${fence}\n${lines.join('\n')}\n\`\`\`\n${text}`).join('\n'));
+  const result = fc.tuple(fc.constantFrom('```baton-result', '```sdd-result', '```'), yamlish).map(([fence, lines]) => `# r\n${fence}\ncontract: baton-result-v1\n${lines.join('\n')}\n\`\`\`\n`);
+  const config = fc.oneof(fc.json(), fc.string(), fc.constantFrom('{"workers": {"x": {"type": "process", "command": "sh", "args": ["-c", "{prompt}"]}}}', '{"maxConcurrency": -1}', '{"leaseSeconds": 1e308}'));
+  let cases = 0;
+  const check = (what: string, fn: () => unknown): void => {
+    cases++;
+    try {
+      fn();
+    } catch (err) {
+      failures.push(`${what} threw: ${(err as Error).message}`);
+    }
+  };
+  const each = Math.max(1, Math.round(trials / 4));
+  fc.assert(fc.property(plan, (p) => check('parsePlan', () => parsePlan(p))), { numRuns: each });
+  fc.assert(fc.property(result, (r) => check('parseResultArtifact', () => parseResultArtifact(r, { taskId: 'T1', agent: 'coder' }))), { numRuns: each });
+  fc.assert(fc.property(config, (c) => check('parseConfig', () => parseConfig(c))), { numRuns: each });
+  fc.assert(fc.property(fc.anything(), (m) => check('parseWebviewMessage', () => parseWebviewMessage(m))), { numRuns: each });
+  return { trials: cases, failures: failures.slice(0, 20), note: 'plans, result artifacts, configs and webview messages from fast-check: issues or a parsed value, never a throw' };
+}
+
+async function hostilePaths(trials: number): Promise<RowOutcome> {
+  const workspace = makeTempDir('baton-paths-');
+  const failures: string[] = [];
+  try {
+    mkdirSync(join(workspace, 'inside'), { recursive: true });
+    writeFileSync(join(workspace, 'inside', 'ok.txt'), 'ok');
+    symlinkSync('/etc', join(workspace, 'inside', 'escape'));
+    const bad = ['../outside.txt', '/etc/passwd', 'C:\\Windows\\win.ini', 'inside/\0nul.txt', `inside/${'x'.repeat(5000)}.txt`, 'inside/escape/passwd', 'inside/../../x', '~/.ssh/id_rsa'];
+    let cases = 0;
+    for (let i = 0; i < trials; i++) {
+      const path = bad[i % bad.length]!;
+      cases++;
+      const issues = checkArtifactPaths(workspace, { artifacts: [path], artifactRanges: [] } as never);
+      if (!issues.some((x) => x.severity === 'error')) failures.push(`artifact path ${JSON.stringify(path.slice(0, 60))} was accepted`);
+    }
+    const good = checkArtifactPaths(workspace, { artifacts: ['inside/ok.txt'], artifactRanges: [] } as never);
+    if (good.length > 0) failures.push(`a good path was refused: ${good[0]!.message}`);
+    return { trials: cases, failures, note: `${bad.length} kinds: .., absolute, drive letter, NUL, 5,000 characters, a symlink out of the workspace, ~` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+async function shellMetacharacters(trials: number): Promise<RowOutcome> {
+  const workspace = makeTempDir('baton-shell-');
+  const failures: string[] = [];
+  try {
+    const payloads = ['; touch pwned1', '$(touch pwned2)', '`touch pwned3`', '&& touch pwned4', '| touch pwned5', "'; touch pwned6; '", '\n touch pwned7'];
+    const tasks = Array.from({ length: Math.max(1, Math.min(trials, payloads.length)) }, (_, i) => i);
+    writeFileSync(
+      join(workspace, 'plan.md'),
+      tasks.map((i) => `\`\`\`baton-task\nid: T${i + 1}\ntitle: "x ${payloads[i % payloads.length]!.replace(/"/g, '\\"').replace(/\n/g, ' ')}"\nagent: coder\n\`\`\`\n${payloads[i % payloads.length]}\n`).join('\n'),
+    );
+    mkdirSync(join(workspace, '.baton'), { recursive: true });
+    // The worker echoes its arguments (task id, title placeholder through argv) and writes no result: each attempt fails, harmlessly.
+    writeFileSync(
+      join(workspace, '.baton', 'config.json'),
+      JSON.stringify({ defaultWorker: 'echo', maxAttempts: 1, workers: { echo: { type: 'process', command: '/bin/echo', args: ['{taskId}', '{prompt}', '; touch pwned0', '$(touch pwned8)'] } } }),
+    );
+    const engine = await Engine.open({ workspace });
+    try {
+      const { run } = await engine.runForPlan(join(workspace, 'plan.md'));
+      const taken = await engine.coordinate({ runId: run.id });
+      if (!('coordinator' in taken)) throw new Error('no coordinator');
+      await taken.coordinator.run();
+    } finally {
+      await engine.close();
+    }
+    const pwned = readdirSync(workspace).filter((n) => n.startsWith('pwned'));
+    if (pwned.length > 0) failures.push(`a shell ran: ${pwned.join(', ')}`);
+    // And the workers did run: their logs hold the metacharacters, printed as text.
+    const logsDir = join(workspace, '.baton', 'runs');
+    const logs = readdirSync(logsDir).flatMap((run) => readdirSync(join(logsDir, run, 'logs')).map((f) => readFileSync(join(logsDir, run, 'logs', f), 'utf8')));
+    if (!logs.some((log) => log.includes('; touch pwned0 $(touch pwned8)'))) failures.push('no worker printed its arguments: the row tested nothing');
+    return { trials: tasks.length, failures, note: 'task text and worker arguments with ; $( ) ` && | quotes and newlines reach /bin/echo as argv; no file appears' };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+export const ROWS: MatrixRow[] = [
+  {
+    id: '1',
+    fault: 'Coordinator process SIGKILLed at a random moment during transitions and snapshots',
+    guarantee: 'every acknowledged transition is present after reopen; `integrity_check` ok',
+    injection: 'a child drives claim → heartbeat → ingest and prints each acknowledged one; the parent SIGKILLs it after a random number of acks plus 0–4 ms (one round in five during startup), reopens and checks',
+    full: 500,
+    smoke: 6,
+    run: crashRandom,
+  },
+  {
+    id: '2',
+    fault: 'Crash at each step of a snapshot: temp written, temp fsynced, renamed, folder fsynced',
+    guarantee: 'the store opens to the old or the new state with every acknowledged transition; stray temp files are removed',
+    injection: 'fault points in FileStore.writeSnapshot (`BATON_FAULT_POINT`, `BATON_FAULT_SKIP`): the child SIGKILLs itself there',
+    full: 200,
+    smoke: 4,
+    run: crashSnapshotSteps,
+  },
+  {
+    id: '3',
+    fault: 'Torn or garbage journal tail; truncated or bit-flipped snapshot',
+    guarantee: 'detected; recovered from what is intact; nothing preserved is deleted (moved aside as *.corrupt); the user is told (recovery notices)',
+    injection: 'a store with two snapshots and journal after them; then one of: cut inside the last journal line, append random bytes, truncate the newest snapshot at a random length, flip a random bit in it',
+    full: 400,
+    smoke: 8,
+    run: damagedFiles,
+  },
+  {
+    id: '5',
+    fault: 'K processes racing for the coordinator lease, many rounds',
+    guarantee: 'never two holders in one epoch; a write under a superseded epoch is refused in its transaction',
+    injection: '4 processes each try to take the lease N times, write a row under their epoch, let go; finally each writes under its first (superseded) epoch',
+    full: 400,
+    smoke: 8,
+    run: leaseRace,
+  },
+  {
+    id: '5b',
+    fault: 'K processes claiming the same task of a fresh plan at the same moment',
+    guarantee: 'exactly one winner, one run and one delegation per round; the others get a conflict',
+    injection: '4 long-lived processes, released together each round',
+    full: 300,
+    smoke: 5,
+    run: async (trials) => {
+      const r = await runClaimRace({ rounds: trials, racers: 4 });
+      return { trials: r.rounds, failures: r.failures, note: '4 processes per round' };
+    },
+  },
+  {
+    id: '7',
+    fault: 'Two processes (windows) writing through the store at once',
+    guarantee: 'the union of all writes is present; none lost',
+    injection: 'two processes each commit 100 rows as fast as they can, snapshots every 8 KiB of journal',
+    full: 2000,
+    smoke: 200,
+    run: twoWriters,
+  },
+  {
+    id: '10',
+    fault: 'Ingestion replayed many times, concurrently from two processes\' engines',
+    guarantee: 'the effect happens exactly once: one ingestion record, one completion (applying and recording are one transaction, so a crash leaves neither)',
+    injection: 'the same artifact ingested N times for one attempt through two engines at once',
+    full: 200,
+    smoke: 10,
+    run: ingestionReplay,
+  },
+  {
+    id: '13',
+    fault: 'Wall-clock jumps back by minutes',
+    guarantee: 'no lease expires early; a renewal runs from the new wall time (the coordinator judges its own workers on the monotonic clock)',
+    injection: 'FakeClock.jumpWall(−1…−10 min) after a claim; expire, then heartbeat',
+    full: 100,
+    smoke: 5,
+    run: wallClockJumps,
+  },
+  {
+    id: 'H1',
+    fault: 'Hostile and broken input: plans, result artifacts, configs, webview messages (fuzz)',
+    guarantee: 'never a crash or a stack trace: issues, a parsed value, or a rejection',
+    injection: 'fast-check generators, shrunk on failure',
+    full: 20_000,
+    smoke: 400,
+    run: fuzzParsers,
+  },
+  {
+    id: 'H2',
+    fault: 'Hostile paths in artifacts: `..`, absolute, drive letter, NUL, very long, a symlink out of the workspace',
+    guarantee: 'refused with an issue',
+    injection: 'checkArtifactPaths on each kind',
+    full: 800,
+    smoke: 8,
+    run: hostilePaths,
+  },
+  {
+    id: 'H3',
+    fault: 'Shell metacharacters in task text and worker arguments',
+    guarantee: 'they reach workers only as argv elements, never through a shell',
+    injection: 'a run whose tasks and worker args carry `; touch pwned`, `$(…)`, backticks, `&&`, `|`, quotes, newlines; the worker is /bin/echo',
+    full: 7,
+    smoke: 3,
+    run: shellMetacharacters,
+  },
+];
+
+export interface MatrixResult extends RowOutcome {
+  row: MatrixRow;
+  durationMs: number;
+}
+
+export async function runMatrix(options: { scale: 'full' | 'smoke'; factor?: number; rows?: string[]; log?: (line: string) => void }): Promise<MatrixResult[]> {
+  const results: MatrixResult[] = [];
+  for (const row of ROWS) {
+    if (options.rows && !options.rows.includes(row.id)) continue;
+    const trials = Math.max(1, Math.round((options.scale === 'full' ? row.full : row.smoke) * (options.factor ?? 1)));
+    const started = Date.now();
+    options.log?.(`row ${row.id}: ${trials} trials…`);
+    let outcome: RowOutcome;
+    try {
+      outcome = await row.run(trials);
+    } catch (err) {
+      outcome = { trials: 0, failures: [`the row itself failed: ${(err as Error).stack ?? (err as Error).message}`] };
+    }
+    results.push({ ...outcome, row, durationMs: Date.now() - started });
+    options.log?.(`row ${row.id}: ${outcome.trials} trials, ${outcome.failures.length} failures (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+  return results;
+}
+
+export function renderReliability(results: MatrixResult[]): string {
+  const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
+  const rows = results
+    .map((r) => `| ${r.row.id} | ${r.row.fault} | ${r.row.guarantee} | ${r.row.injection} | ${r.trials.toLocaleString('en-US')} | **${r.failures.length}** | ${r.note ?? ''} |`)
+    .join('\n');
+  const failing = results.filter((r) => r.failures.length > 0);
+  return `# Reliability: the fault matrix
+
+<!-- Generated by \`npm run test:reliability\` (test/reliability/matrix.ts). Every run rewrites this file. -->
+
+What Baton acknowledged survives, every state it shows has something real behind it, and a
+stopped worker is gone. Each row below injects one fault into real processes and real files,
+many times, and checks one guarantee. \`npm test\` runs every row with a few trials
+(test/unit/reliability.test.ts), so that none of them can rot.
+
+- Run: ${date} UTC, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}
+- Reproduce: \`npm run test:reliability\` (all rows, full trials; rewrites this file),
+  \`npm run test:reliability -- --rows 2,3\` (some rows, prints only),
+  \`BATON_RELIABILITY_SCALE=0.1 npm run test:reliability\` (a tenth of the trials).
+
+| row | fault | guarantee | how it is injected | trials | failures | seen |
+|---|---|---|---|--:|--:|---|
+${rows}
+
+${failing.length === 0 ? 'Every row: 0 failures.' : `Failing rows:\n\n${failing.map((r) => `- ${r.row.id}: ${r.failures.slice(0, 5).join('; ')}`).join('\n')}`}
+
+## Covered elsewhere, not yet rows of this runner
+
+These faults are tested in \`npm test\` by the suites named, with a few trials each; they
+are not yet rows here with their own counts (issue 7 is open until they are):
+
+| fault | where it is tested now |
+|---|---|
+| 4. I/O errors (ENOSPC, EACCES, EIO, EBUSY/EPERM on rename) at the Nth file operation | not yet: needs a file-operation seam in FileStore |
+| 6. Lease holder paused past its lease (SIGSTOP / SIGCONT) | test/unit/executor/resume.test.ts (a stopped coordinator process is taken over; on waking it steps down) |
+| 8. Worker SIGKILLed mid-task → stale → retried → terminal | test/unit/executor/coordinator.test.ts, test/unit/executor/stop.test.ts |
+| 9. A slow worker returning after its attempt was declared stale | test/unit/executor/coordinator.test.ts (the stale worker is ended; a late heartbeat is refused) |
+| 11. Stop immediate on a process tree with grandchildren, a detached child and a setsid descendant | test/unit/executor/stop.test.ts, test/e2e/stop.test.ts |
+| 12. Crash during reconcile / resume, repeatedly | test/unit/executor/resume.test.ts |
+| 14. 100,000 delegations and 1,000,000 events | docs/benchmarks.md (100k delegations); 1M events not yet |
+| Webview: HTML/JS in artifacts and progress text | test/e2e/dashboard.test.ts; protocol fuzz in test/unit/dashboard/protocol.test.ts |
+| Workspace trust: nothing starts in an untrusted workspace | test/integration/trust.untrusted.test.ts |
+`;
+}
+
+async function main(): Promise<void> {
+  const rowsAt = process.argv.indexOf('--rows');
+  const rows = rowsAt >= 0 ? process.argv[rowsAt + 1]!.split(',') : undefined;
+  const factor = Number(process.env.BATON_RELIABILITY_SCALE ?? 1);
+  const started = Date.now();
+  const results = await runMatrix({ scale: 'full', factor, ...(rows ? { rows } : {}), log: (l) => process.stderr.write(`[reliability] ${l}\n`) });
+  const markdown = renderReliability(results);
+  process.stdout.write(`${results.map((r) => `${r.row.id.padEnd(3)} ${String(r.trials).padStart(6)} trials  ${r.failures.length} failures  ${r.note ?? ''}`).join('\n')}\n`);
+  if (!rows && factor === 1) {
+    writeFileSync(join(ROOT, 'docs', 'reliability.md'), markdown);
+    process.stdout.write(`Wrote docs/reliability.md (${Math.round((Date.now() - started) / 1000)} s)\n`);
+  }
+  const failures = results.reduce((n, r) => n + r.failures.length, 0);
+  for (const r of results) for (const f of r.failures.slice(0, 5)) process.stdout.write(`FAIL row ${r.row.id}: ${f}\n`);
+  process.exitCode = failures === 0 ? 0 : 1;
+}
+
+if (require.main === module) void main();
