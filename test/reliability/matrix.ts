@@ -25,6 +25,7 @@ import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runClaimRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
+import { crashDuringResume, lateResult, pausedHolder, processTrees, workerKilled } from './executionRows';
 
 export interface RowOutcome {
   trials: number;
@@ -144,6 +145,99 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
     }
   }
   return { trials, failures, note: [...seen].map(([d, n]) => `${d} ×${n}`).join(', ') };
+}
+
+// ── row 4: I/O errors at the Nth file operation ─────────────────────────────────────
+
+/** The file operations the store makes, and the error each fails with when injected. */
+const INJECTED: Record<string, string[]> = {
+  writeSync: ['ENOSPC', 'EIO'],
+  fdatasyncSync: ['EIO', 'ENOSPC'],
+  fsyncSync: ['EIO'],
+  openSync: ['EACCES', 'ENOSPC'],
+  renameSync: ['EBUSY', 'EPERM'],
+  unlinkSync: ['EBUSY', 'EPERM'],
+};
+
+/**
+ * Replaces the store's file operations (node:fs is looked up at call time by the compiled
+ * modules) with counting wrappers; the `failAt`-th call fails with an errno error. Returns
+ * the number of calls seen and a restore function.
+ */
+function injectFileErrors(failAt: number, pick: number): { calls: () => number; failed: () => string | undefined; restore: () => void } {
+  const fs = require('node:fs') as Record<string, (...args: unknown[]) => unknown>;
+  const originals = new Map<string, (...args: unknown[]) => unknown>();
+  let calls = 0;
+  let failed: string | undefined;
+  for (const [name, codes] of Object.entries(INJECTED)) {
+    const original = fs[name]!;
+    originals.set(name, original);
+    fs[name] = (...args: unknown[]) => {
+      calls++;
+      if (calls === failAt && !failed) {
+        const code = codes[pick % codes.length]!;
+        failed = `${name} → ${code}`;
+        throw Object.assign(new Error(`${code}: injected failure, ${name}`), { code, syscall: name });
+      }
+      return original(...args);
+    };
+  }
+  return { calls: () => calls, failed: () => failed, restore: () => originals.forEach((fn, name) => (fs[name] = fn)) };
+}
+
+async function ioErrors(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const kinds = new Map<string, number>();
+  let swept = 0;
+  for (let trial = 0; trial < trials; trial++) {
+    const dir = makeTempDir('baton-io-');
+    const acknowledged: number[] = [];
+    const refused: number[] = [];
+    try {
+      const store = await FileStore.open(dir, { snapshotAfterBytes: 600 });
+      // Sweep N over the file operations of 12 commits (with snapshots among them).
+      const injection = injectFileErrors(1 + (trial % 90), trial);
+      try {
+        for (let i = 0; i < 12; i++) {
+          try {
+            await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`io${i}`, i]));
+            acknowledged.push(i);
+          } catch (err) {
+            refused.push(i);
+            const message = (err as Error).message;
+            if (!/Baton journal|nothing was committed/.test(message)) failures.push(`trial ${trial}: commit ${i} failed without a clear error: ${message}`);
+          }
+        }
+      } finally {
+        injection.restore();
+      }
+      const failed = injection.failed();
+      if (failed) {
+        swept++;
+        kinds.set(failed, (kinds.get(failed) ?? 0) + 1);
+      }
+      // Usable afterwards: one more commit goes through.
+      await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, ['after', 1]));
+      await store.close();
+      const reopened = await FileStore.open(dir);
+      try {
+        const names = new Set((await reopened.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'io*' OR name = 'after'`))).map((r) => r.name));
+        for (const i of acknowledged) if (!names.has(`io${i}`)) failures.push(`trial ${trial} (${failed}): acknowledged commit ${i} is missing after reopen`);
+        for (const i of refused) if (names.has(`io${i}`)) failures.push(`trial ${trial} (${failed}): commit ${i} was refused but is there after reopen`);
+        if (!names.has('after')) failures.push(`trial ${trial} (${failed}): the commit after the error is missing`);
+        const integrity = await reopened.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
+        if (integrity?.integrity_check !== 'ok') failures.push(`trial ${trial}: integrity ${JSON.stringify(integrity)}`);
+      } finally {
+        await reopened.close();
+      }
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const top = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ');
+  return { trials, failures: failures.slice(0, 30), note: `${swept} trials hit an injected error (${top}); N swept over 1–90` };
 }
 
 // ── row 5: K processes racing for the coordinator lease ──────────────────────────────
@@ -419,6 +513,15 @@ export const ROWS: MatrixRow[] = [
     run: damagedFiles,
   },
   {
+    id: '4',
+    fault: 'I/O errors (ENOSPC, EACCES, EIO; EBUSY/EPERM on rename and unlink) at the Nth file operation, swept over N',
+    guarantee: 'no transition acknowledged that was not durable, none refused that is there after reopen; the error says so clearly; the store stays usable afterwards',
+    injection: "the store's node:fs calls (write, fdatasync, fsync, open, rename, unlink) wrapped in-process; the Nth one throws; 12 commits with snapshots every 600 bytes of journal, then one more, then reopen",
+    full: 450,
+    smoke: 20,
+    run: ioErrors,
+  },
+  {
     id: '5',
     fault: 'K processes racing for the coordinator lease, many rounds',
     guarantee: 'never two holders in one epoch; a write under a superseded epoch is refused in its transaction',
@@ -440,6 +543,15 @@ export const ROWS: MatrixRow[] = [
     },
   },
   {
+    id: '6',
+    fault: 'Lease holder paused past its lease (SIGSTOP, then SIGCONT)',
+    guarantee: 'a successor takes the run; on waking, the old coordinator notices before its next write and steps down; the result is ingested once',
+    injection: 'a coordinator in a child process is SIGSTOPped (at a moment it holds no store lock) past its 600 ms lease; a new one takes over; then SIGCONT',
+    full: 20,
+    smoke: 1,
+    run: pausedHolder,
+  },
+  {
     id: '7',
     fault: 'Two processes (windows) writing through the store at once',
     guarantee: 'the union of all writes is present; none lost',
@@ -449,6 +561,24 @@ export const ROWS: MatrixRow[] = [
     run: twoWriters,
   },
   {
+    id: '8',
+    fault: 'Worker SIGKILLed mid-task',
+    guarantee: 'the attempt fails with the reason, is retried as a new attempt, and the task is terminal at the attempt limit (dependents blocked); nothing is shown running afterwards',
+    injection: 'a hanging worker, SIGKILLed at each of its two attempts',
+    full: 40,
+    smoke: 2,
+    run: workerKilled,
+  },
+  {
+    id: '9',
+    fault: 'A slow worker returns after its attempt was declared stale and retried',
+    guarantee: 'its late result is refused; the stale attempt has exactly one terminal transition; the retry completes',
+    injection: 'a claim whose lease runs out (fake clock), a new attempt, then the first one hands in a PASS',
+    full: 100,
+    smoke: 3,
+    run: lateResult,
+  },
+  {
     id: '10',
     fault: 'Ingestion replayed many times, concurrently from two processes\' engines',
     guarantee: 'the effect happens exactly once: one ingestion record, one completion (applying and recording are one transaction, so a crash leaves neither)',
@@ -456,6 +586,24 @@ export const ROWS: MatrixRow[] = [
     full: 200,
     smoke: 10,
     run: ingestionReplay,
+  },
+  {
+    id: '11',
+    fault: 'Stop immediate on process trees (grandchildren, a detached child, a setsid descendant); the coordinator killed outright',
+    guarantee: 'nothing survives past the grace period (checked in /proc); after the coordinator is killed, reconcile finds and ends the survivors (pid + start time, never a reused pid)',
+    injection: 'two workers that each leave a child, a grandchild and a setsid process; even trials: baton stop immediate; odd trials: SIGKILL the coordinator process, let its lease run out, reconcile',
+    full: 20,
+    smoke: 2,
+    run: processTrees,
+  },
+  {
+    id: '12',
+    fault: 'Crash during reconcile / resume itself, repeatedly',
+    guarantee: 'it converges: every task completes exactly once, one accepted result each, no two attempts of a task at once',
+    injection: 'coordinators in child processes SIGKILLed 50–650 ms after they start (during takeover, reconcile or the run), again and again, then one that finishes',
+    full: 40,
+    smoke: 3,
+    run: crashDuringResume,
   },
   {
     id: '13',
@@ -552,12 +700,6 @@ are not yet rows here with their own counts (issue 7 is open until they are):
 
 | fault | where it is tested now |
 |---|---|
-| 4. I/O errors (ENOSPC, EACCES, EIO, EBUSY/EPERM on rename) at the Nth file operation | not yet: needs a file-operation seam in FileStore |
-| 6. Lease holder paused past its lease (SIGSTOP / SIGCONT) | test/unit/executor/resume.test.ts (a stopped coordinator process is taken over; on waking it steps down) |
-| 8. Worker SIGKILLed mid-task → stale → retried → terminal | test/unit/executor/coordinator.test.ts, test/unit/executor/stop.test.ts |
-| 9. A slow worker returning after its attempt was declared stale | test/unit/executor/coordinator.test.ts (the stale worker is ended; a late heartbeat is refused) |
-| 11. Stop immediate on a process tree with grandchildren, a detached child and a setsid descendant | test/unit/executor/stop.test.ts, test/e2e/stop.test.ts |
-| 12. Crash during reconcile / resume, repeatedly | test/unit/executor/resume.test.ts |
 | 14. 100,000 delegations and 1,000,000 events | docs/benchmarks.md (100k delegations); 1M events not yet |
 | Webview: HTML/JS in artifacts and progress text | test/e2e/dashboard.test.ts; protocol fuzz in test/unit/dashboard/protocol.test.ts |
 | Workspace trust: nothing starts in an untrusted workspace | test/integration/trust.untrusted.test.ts |

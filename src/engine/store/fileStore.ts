@@ -447,10 +447,21 @@ export class FileStore implements StorePort {
     this.journalBytesSinceSnapshot = 0;
   }
 
+  /**
+   * After a commit (already durable in the journal): a snapshot when enough journal piled up.
+   * A snapshot that fails (disk full, I/O error) does not fail the commit it follows — that
+   * commit is acknowledged and in the journal; the failure is noted, its temp file is cleaned
+   * on the next open, and the next commit tries again.
+   */
   private maybeSnapshot(): void {
     const threshold = this.options.snapshotAfterBytes ?? Math.max(DEFAULT_SNAPSHOT_MIN_BYTES, this.snapshotBytes);
     // The line cap bounds how long an open replays, whatever the size of the lines.
-    if (this.journalBytesSinceSnapshot >= threshold || this.appliedSeq - this.snapshotSeq >= SNAPSHOT_MAX_LINES) this.writeSnapshot();
+    if (this.journalBytesSinceSnapshot < threshold && this.appliedSeq - this.snapshotSeq < SNAPSHOT_MAX_LINES) return;
+    try {
+      this.writeSnapshot();
+    } catch (err) {
+      this.recovery.notices.push(`A snapshot at line ${this.appliedSeq} could not be written (${(err as Error).message}); the journal holds everything, the next commit tries again.`);
+    }
   }
 
   /** Journal bytes after line `seq` (segments are contiguous; a listing, on open only). */
