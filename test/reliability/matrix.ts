@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
@@ -165,7 +166,8 @@ const INJECTED: Record<string, string[]> = {
  * the number of calls seen and a restore function.
  */
 function injectFileErrors(failAt: number, pick: number): { calls: () => number; failed: () => string | undefined; restore: () => void } {
-  const fs = require('node:fs') as Record<string, (...args: unknown[]) => unknown>;
+  // The module object itself (an import would give a copy): the store's compiled modules call through it.
+  const fs = createRequire(__filename)('node:fs') as Record<string, (...args: unknown[]) => unknown>;
   const originals = new Map<string, (...args: unknown[]) => unknown>();
   let calls = 0;
   let failed: string | undefined;
