@@ -310,7 +310,7 @@ async function prepareBaton(workspace: string, size: number, options: StoreBench
  * transactions of ~SEED_ROWS_PER_TX rows through the store port. Values follow what
  * createRun / claimDelegation / recordIngestion write. Returns the number of rows.
  */
-async function seedHistory(storeDir: string, count: number, history: SeedHistory, storeOptions: FileStoreOptions): Promise<number> {
+export async function seedHistory(storeDir: string, count: number, history: SeedHistory, storeOptions: FileStoreOptions, extraEventsPerDelegation = 0): Promise<number> {
   const store = await FileStore.open(storeDir, storeOptions);
   let rows = 0;
   try {
@@ -390,6 +390,7 @@ async function seedHistory(storeDir: string, count: number, history: SeedHistory
           await event('ingestion:recorded', t + 900, { ingestionId: `I-${ingestion}`, delegationId: did, taskId, accepted: true, resultStatus: 'PASS', issues: 0 });
           await event('delegation:status', t + 900, { delegationId: did, taskId, from: 'RUNNING', to: 'COMPLETED', reason: 'result PASS' });
           await event('task:status', t + 900, { taskId, from: 'running', to: 'completed', reason: `${did} passed` });
+          for (let k = 0; k < extraEventsPerDelegation; k++) await event('worker:progress', t + 100 + k, { delegationId: did, taskId, progress: `step ${k + 1}` });
         }
       }
       await event('run:status', created + n * 1000, { from: 'running', to: 'completed' });
