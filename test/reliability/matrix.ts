@@ -523,7 +523,56 @@ async function hostilePaths(trials: number): Promise<RowOutcome> {
     }
     const good = checkArtifactPaths(workspace, { artifacts: ['inside/ok.txt'], artifactRanges: [] } as never);
     if (good.length > 0) failures.push(`a good path was refused: ${good[0]!.message}`);
-    return { trials: cases, failures, note: `${bad.length} kinds: .., absolute, drive letter, NUL, 5,000 characters, a symlink out of the workspace, ~` };
+    // The same kinds as files: globs of a plan (a symlink is a path on disk, not a glob: left out).
+    for (const path of bad.filter((p) => !p.includes('escape'))) {
+      cases++;
+      const parsed = parsePlan(`\`\`\`baton-task\nid: T1\nfiles: [${JSON.stringify(path)}]\n\`\`\`\nDo it.\n`);
+      if (!parsed.issues.some((x) => x.severity === 'error' && x.field === 'files')) failures.push(`files: glob ${JSON.stringify(path.slice(0, 60))} was accepted`);
+      if (parsed.tasks[0]?.files.length) failures.push(`files: glob ${JSON.stringify(path.slice(0, 60))} was kept`);
+    }
+    return { trials: cases, failures, note: `${bad.length} kinds in artifacts (.., absolute, drive letter, NUL, 5,000 characters, a symlink out of the workspace, ~) and the same as files: globs` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/** CLI arguments from fast-check: every run exits with a documented code, prints no stack trace, and writes nothing when it refuses. */
+async function fuzzCliArguments(trials: number): Promise<RowOutcome> {
+  const workspace = makeTempDir('baton-cli-fuzz-');
+  const failures: string[] = [];
+  const cli = join(ROOT, 'dist', 'cli.js');
+  try {
+    writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
+    const engine = await Engine.open({ workspace });
+    await engine.startRun(join(workspace, 'plan.md'));
+    await engine.close();
+    const words = fc.oneof(
+      fc.constantFrom('status', 'queue', 'claim', 'heartbeat', 'ingest', 'approve', 'reject', 'stop', 'events', 'gates', 'diagnose', 'replan', 'cleanup', 'validate', '--json', '--run', '--task', '--plan', '--mode', '--note', '--artifact', '--delegation', 'G-1', 'T1', 'plan.md', '-C', '--', '--max-concurrency', '-1', '0', '1e9'),
+      fc.string({ maxLength: 12 }),
+    );
+    const samples = fc.sample(fc.array(words, { minLength: 1, maxLength: 5 }), trials);
+    const documented = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    const storeFiles = (): string => readdirSync(join(workspace, '.baton', 'store')).map((n) => `${n}:${statSync(join(workspace, '.baton', 'store', n)).size}`).sort().join();
+    for (const args of samples) {
+      // Commands that would drive or wait are left out: the row is about parsing and refusing.
+      if (args.some((a) => a === 'start' || a === 'resume' || a === 'events' || a === 'heartbeat')) continue;
+      const before = storeFiles();
+      const r = await new Promise<{ code: number | null; err: string }>((done) => {
+        const child = spawn(process.execPath, [cli, ...args], { cwd: workspace, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } });
+        let err = '';
+        child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.on('exit', (code) => {
+          clearTimeout(timer);
+          done({ code, err });
+        });
+      });
+      const shown = JSON.stringify(args);
+      if (r.code === null || !documented.has(r.code)) failures.push(`${shown}: exit ${r.code}`);
+      if (/^\s+at .+\(.+:\d+:\d+\)/m.test(r.err)) failures.push(`${shown}: a stack trace`);
+      if (r.code !== 0 && storeFiles() !== before) failures.push(`${shown}: refused (exit ${r.code}) but the store changed`);
+    }
+    return { trials: samples.length, failures: failures.slice(0, 20), note: 'argument lists of 1–5 words (commands, options, ids, random strings) run as real CLI processes' };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -715,8 +764,17 @@ export const ROWS: MatrixRow[] = [
     run: fuzzParsers,
   },
   {
+    id: 'H4',
+    fault: 'Hostile and broken CLI arguments (fuzz)',
+    guarantee: 'a documented exit code (0–8), one readable line and no stack trace; a refused command writes nothing to the store',
+    injection: 'fast-check argument lists run through the built CLI as real processes, against a workspace with a run',
+    full: 200,
+    smoke: 6,
+    run: fuzzCliArguments,
+  },
+  {
     id: 'H2',
-    fault: 'Hostile paths in artifacts: `..`, absolute, drive letter, NUL, very long, a symlink out of the workspace',
+    fault: 'Hostile paths in artifacts and `files:` globs: `..`, absolute, drive letter, NUL, very long, a symlink out of the workspace',
     guarantee: 'refused with an issue',
     injection: 'checkArtifactPaths on each kind',
     full: 800,

@@ -170,7 +170,7 @@ class TaskBlockReader {
     const worker = this.readString('worker');
     const depends = this.readList('depends', 'a task id or a list of task ids', (text) => text.split(/[\s,]+/));
     const risk = this.readList('risk', 'a risk tag or a list of risk tags', (text) => text.split(','));
-    const files = this.readList('files', 'a glob or a list of globs', (text) => [text]);
+    const files = this.readList('files', 'a glob or a list of globs', (text) => [text]).filter((f) => this.checkFileGlob(f));
     const verify = this.readVerify();
     const isolation = this.readIsolation();
     if (!id) return {};
@@ -199,6 +199,29 @@ class TaskBlockReader {
 
   private add(code: string, field: string, message: string, recommendation: string, range: Range, severity: 'error' | 'warning' = 'error'): void {
     this.issues.push(issue(code, field, message, recommendation, range, severity));
+  }
+
+  /**
+   * A `files:` glob names files of this workspace: not absolute, not a drive, not `~`, no
+   * `..` segment, no control characters, at most 1,024 characters. Others are refused (and
+   * dropped) with an issue at the glob.
+   */
+  private checkFileGlob(entry: { value: string; range: Range }): boolean {
+    const glob = entry.value;
+    const why =
+      glob.length > 1024
+        ? `is ${glob.length} characters long (at most 1,024)`
+        : // eslint-disable-next-line no-control-regex
+          /[\u0000-\u001f\u007f]/.test(glob)
+          ? 'contains a control character'
+          : /^([\\/]|[A-Za-z]:|~)/.test(glob)
+            ? 'is absolute'
+            : glob.split(/[\\/]/).includes('..')
+              ? 'climbs out with ".."'
+              : undefined;
+    if (!why) return true;
+    this.add('plan.invalid-field', 'files', `The files glob "${glob.slice(0, 80)}" ${why}; files: names files of this workspace.`, 'Write a glob relative to the workspace, e.g. src/auth/**.', entry.range);
+    return false;
   }
 
   private invalid(field: string, node: unknown, message: string, recommendation: string): void {
