@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { storeDirOf } from '../../src/engine/engine';
 import { FileStore } from '../../src/engine/store/fileStore';
-import { ChildCoordinator, config, coordinateWhenFree, plan, readTrace, sleepReal, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
+import { ChildCoordinator, config, coordinateWhenFree, plan, pumpClock, readTrace, sleepReal, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
@@ -291,4 +291,53 @@ export async function crashDuringResume(trials: number): Promise<RowOutcome> {
     }
   });
   return { trials: kills, failures, note: `6 tasks (3 chains of 2), a coordinator SIGKILLed ${kills} times at a random moment (50–650 ms after it started), then one that finishes` };
+}
+
+/**
+ * Row 13, the driven case: a coordinator drives a real (hanging) worker on a fake clock; the
+ * wall clock jumps forward or back by minutes; the worker's lease must not expire early —
+ * the coordinator judges its own workers on the monotonic clock — and renewals go on.
+ */
+export async function drivenClockJump(trial: number): Promise<string[]> {
+  const failures: string[] = [];
+  await inWorkspace('baton-jump-', async (workspace) => {
+    writeFileSync(join(workspace, 'plan.md'), plan([{ id: 'W' }]));
+    mkdirSync(join(workspace, '.baton'), { recursive: true });
+    writeFileSync(join(workspace, '.baton', 'config.json'), config({ leaseSeconds: 30, taskTimeoutSeconds: 3600 }));
+    const tracePath = join(workspace, 'trace.txt');
+    const clock = new FakeClock();
+    const engine = await Engine.open({ workspace, clock, follow: true });
+    let stopPump: (() => void) | undefined;
+    try {
+      const { run } = await engine.runForPlan('plan.md');
+      await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ W: 'hang' }) }, async () => {
+        const taken = await engine.coordinate({ runId: run.id, leaseMs: 3_600_000 });
+        if (!('coordinator' in taken)) throw new Error('no lease');
+        const running = taken.coordinator.run();
+        const worker = await waitFor('W to start', () => readTrace(tracePath).find((l) => l.task === 'W'));
+        const minutes = (1 + Math.floor(Math.random() * 30)) * (trial % 2 === 0 ? 1 : -1);
+        clock.jumpWall(minutes * 60_000);
+        await engine.liftStops(run.id); // a store change wakes the coordinator for a pass
+        clock.advance(10_000); // the renewal comes due (monotonic)
+        await waitFor('the renewal', async () => ((await engine.overview(run.id)).runtimes[0]?.heartbeatCount ?? 0) >= 1);
+        const view = await engine.overview(run.id);
+        if (view.delegations[0]?.status !== 'RUNNING') failures.push(`trial ${trial} (${minutes} min): the attempt is ${view.delegations[0]?.status}`);
+        if (view.runtimes[0]?.status !== 'active') failures.push(`trial ${trial} (${minutes} min): the runtime is ${view.runtimes[0]?.status}`);
+        if ((view.runtimes[0]?.leaseExpiresAt ?? 0) <= clock.now()) failures.push(`trial ${trial} (${minutes} min): the lease ran out`);
+        try {
+          process.kill(worker.pid, 0);
+        } catch {
+          failures.push(`trial ${trial} (${minutes} min): the worker was ended`);
+        }
+        // Ending the worker waits on the injected clock (the grace period): time has to move.
+        stopPump = pumpClock(clock);
+        await taken.coordinator.shutdown();
+        await running;
+      });
+    } finally {
+      stopPump?.();
+      await engine.close();
+    }
+  });
+  return failures;
 }

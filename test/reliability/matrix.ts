@@ -27,7 +27,7 @@ import { makeTempDir } from '../support/tempDir';
 import { runClaimRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
-import { crashDuringResume, lateResult, pausedHolder, processTrees, workerKilled } from './executionRows';
+import { crashDuringResume, drivenClockJump, lateResult, pausedHolder, processTrees, workerKilled } from './executionRows';
 
 export interface RowOutcome {
   trials: number;
@@ -372,12 +372,16 @@ async function ingestionReplay(trials: number): Promise<RowOutcome> {
 // ── row 13: wall-clock jumps ─────────────────────────────────────────────────────────
 
 async function wallClockJumps(trials: number): Promise<RowOutcome> {
-  // A runtime the coordinator drives keeps its lease across wall-clock jumps; here the
-  // engine's own view: a jump back never expires a lease early, and the stored expiry is
-  // renewed from the new wall time (the coordinator restates it on the monotonic clock,
-  // see test/unit/executor/coordinator.test.ts for the driven case with a real worker).
   const failures: string[] = [];
+  let driven = 0;
   for (let trial = 0; trial < trials; trial++) {
+    // Even trials: a worker the coordinator drives (real process), wall clock forward or back.
+    if (trial % 2 === 0) {
+      failures.push(...(await drivenClockJump(trial / 2)));
+      driven++;
+      continue;
+    }
+    // Odd trials: an external claim (`baton claim`) and a jump back: it never expires early; the next heartbeat renews from the new wall time.
     const workspace = makeTempDir('baton-clock-');
     try {
       writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
@@ -399,7 +403,7 @@ async function wallClockJumps(trials: number): Promise<RowOutcome> {
       rmSync(workspace, { recursive: true, force: true });
     }
   }
-  return { trials, failures, note: 'jumps back of 1–10 minutes; then a heartbeat renews from the new wall time' };
+  return { trials, failures, note: `${driven} driven workers (real processes) with jumps of ±1–30 min; ${trials - driven} external claims with jumps back of 1–10 min` };
 }
 
 // ── row 14: a large store ────────────────────────────────────────────────────────────
@@ -738,11 +742,11 @@ export const ROWS: MatrixRow[] = [
   },
   {
     id: '13',
-    fault: 'Wall-clock jumps back by minutes',
-    guarantee: 'no lease expires early; a renewal runs from the new wall time (the coordinator judges its own workers on the monotonic clock)',
-    injection: 'FakeClock.jumpWall(−1…−10 min) after a claim; expire, then heartbeat',
-    full: 100,
-    smoke: 5,
+    fault: 'Wall-clock jumps forward and back by minutes',
+    guarantee: 'no lease expires early: the coordinator judges the workers it drives on the monotonic clock; a renewal runs from the new wall time',
+    injection: 'FakeClock.jumpWall(±1…30 min) while the coordinator drives a real worker; and jumps back after an external claim, then expire and heartbeat',
+    full: 60,
+    smoke: 4,
     run: wallClockJumps,
   },
   {
