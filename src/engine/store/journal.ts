@@ -30,7 +30,11 @@ export interface DecodedChunk {
   entries: Array<JournalEntry & { end: number }>;
   /** Bytes of `buffer` covered by good, complete lines. */
   goodBytes: number;
-  /** Why decoding stopped before the end of the buffer, if it did. */
+  /**
+   * Why decoding stopped before the end of the buffer, if it did. `linesAfter`: whole,
+   * checksum-valid lines after the damage — when there are none, the damage is a torn or
+   * garbage tail (nothing intact follows it); when there are, it is in the middle.
+   */
   stop?: { offset: number; reason: 'incomplete-line' | 'bad-checksum'; linesAfter: number };
 }
 
@@ -42,7 +46,7 @@ export function decodeJournalChunk(buffer: Buffer): DecodedChunk {
     if (newline < 0) return { entries, goodBytes: offset, stop: { offset, reason: 'incomplete-line', linesAfter: 0 } };
     const entry = decodeLine(buffer.subarray(offset, newline));
     if (!entry) {
-      return { entries, goodBytes: offset, stop: { offset, reason: 'bad-checksum', linesAfter: countLines(buffer, newline + 1) } };
+      return { entries, goodBytes: offset, stop: { offset, reason: 'bad-checksum', linesAfter: countValidLines(buffer, newline + 1) } };
     }
     entries.push({ ...entry, end: newline + 1 });
     offset = newline + 1;
@@ -50,9 +54,13 @@ export function decodeJournalChunk(buffer: Buffer): DecodedChunk {
   return { entries, goodBytes: offset };
 }
 
-function countLines(buffer: Buffer, from: number): number {
+function countValidLines(buffer: Buffer, from: number): number {
   let n = 0;
-  for (let i = buffer.indexOf(10, from); i >= 0; i = buffer.indexOf(10, i + 1)) n++;
+  let start = from;
+  for (let i = buffer.indexOf(10, from); i >= 0; i = buffer.indexOf(10, i + 1)) {
+    if (decodeLine(buffer.subarray(start, i))) n++;
+    start = i + 1;
+  }
   return n;
 }
 

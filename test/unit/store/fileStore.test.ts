@@ -75,6 +75,19 @@ describe('FileStore durability and recovery', () => {
     await reopened.close();
   });
 
+  it('cuts a garbage tail that spans several "lines" when none of them is a valid journal line', async () => {
+    const store = await FileStore.open(tmp.path);
+    await insertCounters(store, 0, 4);
+    await store.close();
+    appendFileSync(lastSegment(tmp.path), Buffer.from('\u0001garbage\nmore garbage\n0123456789abcdef {"q":1}\n\u00ff'));
+    const reopened = await FileStore.open(tmp.path);
+    assert.deepEqual(await counterNames(reopened), expected(4));
+    assert.match(reopened.recovery.notices.join('\n'), /Cut off a torn last journal line/);
+    await insertCounters(reopened, 4, 5);
+    await reopened.close();
+    assert.deepEqual(await counterNames(await FileStore.open(tmp.path)), expected(5));
+  });
+
   it('refuses a journal damaged before its last line, without changing any file', async () => {
     const store = await FileStore.open(tmp.path);
     await insertCounters(store, 0, 4);
