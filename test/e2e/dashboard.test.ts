@@ -24,6 +24,7 @@ import {
   treeRow,
   useBatonEditor,
   viewPane,
+  chainedSteps,
 } from './support/index';
 
 const STEP_MS = 2000;
@@ -45,18 +46,7 @@ async function dashboard(page: Page): Promise<Frame> {
 
 describe('Baton in the browser: the dashboard', function () {
   const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: String(STEP_MS) } });
-  let broken: string | undefined;
-  const step = (title: string, body: () => Promise<void>): void => {
-    it(title, async function () {
-      if (broken) this.skip();
-      try {
-        await body();
-      } catch (err) {
-        broken = title;
-        throw err;
-      }
-    });
-  };
+  const { step } = chainedSteps();
   const page = () => editor.current.page;
 
   step('opens from the Runs view title and shows the run: header, progress, queue, workers, gates', async () => {

@@ -40,6 +40,7 @@ import {
   treeRowNames,
   useBatonEditor,
   viewPane,
+  chainedSteps,
 } from './support/index';
 
 /** Each of the agent's four steps: T1 and T6 run for ~10 s, long enough to watch them beat. */
@@ -50,27 +51,7 @@ describe('Baton in the browser: the demo run', function () {
   const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: String(STEP_MS) } });
   let runId = '';
 
-  // The tests chain: once a step fails, the later ones are skipped (not failed) so the
-  // report names the first failure and the run stays short. A `check` (an assertion about
-  // the state a step left) needs the chain intact but does not break it when it fails.
-  let broken: string | undefined;
-  const step = (title: string, body: () => Promise<void>): void => {
-    it(title, async function () {
-      if (broken) this.skip();
-      try {
-        await body();
-      } catch (err) {
-        broken = title;
-        throw err;
-      }
-    });
-  };
-  const check = (title: string, body: () => Promise<void>): void => {
-    it(title, async function () {
-      if (broken) this.skip();
-      await body();
-    });
-  };
+  const { step, check } = chainedSteps();
 
   const page = () => editor.current.page;
   const runs = () => viewPane(page(), 'Runs');

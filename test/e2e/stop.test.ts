@@ -25,6 +25,7 @@ import {
   treeRowByLabel,
   useBatonEditor,
   viewPane,
+  chainedSteps,
 } from './support/index';
 
 interface WorkerProcesses {
@@ -36,18 +37,7 @@ interface WorkerProcesses {
 describe('Baton in the browser: stop a run immediately', function () {
   const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '60000' } });
   let runId = '';
-  let broken: string | undefined;
-  const step = (title: string, body: () => Promise<void>): void => {
-    it(title, async function () {
-      if (broken) this.skip();
-      try {
-        await body();
-      } catch (err) {
-        broken = title;
-        throw err;
-      }
-    });
-  };
+  const { step } = chainedSteps();
 
   const page = () => editor.current.page;
   const runs = () => viewPane(page(), 'Runs');

@@ -3,35 +3,17 @@
  * (docs/reliability.md, rows 6, 8, 9, 11, 12). Each returns trials and failures; the
  * matrix (matrix.ts) runs them.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { storeDirOf } from '../../src/engine/engine';
-import { FileStore } from '../../src/engine/store/fileStore';
-import { ChildCoordinator, config, coordinateWhenFree, plan, pumpClock, readTrace, sleepReal, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
+import { ChildCoordinator, config, coordinateWhenFree, plan, pumpClock, readTrace, sleepReal, stopOutsideCommit, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
+import { processesCarrying } from '../support/processes';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
 
 const RESULT_WRITER = resolve(__dirname, '../fixtures/workers/resultWriter.js');
-
-/** Live (non-zombie) processes whose environment carries `marker` (e.g. BATON_WORKSPACE=<dir>). */
-export function processesCarrying(marker: string): number[] {
-  const needle = Buffer.from(`\0${marker}\0`);
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state === 'Z' || state === 'X') continue;
-      if (Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(needle)) found.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 function killAll(marker: string): void {
   for (const pid of processesCarrying(marker)) {
@@ -93,26 +75,6 @@ export async function pausedHolder(trials: number): Promise<RowOutcome> {
     });
   }
   return { trials, failures, note: 'SIGSTOP at a moment it holds no store lock, resumed after a successor took the run' };
-}
-
-/** SIGSTOPs a process at a moment it holds no store lock (it could otherwise freeze every other writer). */
-async function stopOutsideCommit(child: ChildCoordinator, storeDir: string): Promise<void> {
-  const probe = await FileStore.open(storeDir, { lockTimeoutMs: 150 });
-  try {
-    for (let tries = 0; ; tries++) {
-      child.kill('SIGSTOP');
-      try {
-        await probe.transact(async () => undefined);
-        return;
-      } catch (err) {
-        if (tries > 20) throw err;
-        child.kill('SIGCONT');
-        await sleepReal(5);
-      }
-    }
-  } finally {
-    await probe.close();
-  }
 }
 
 /** Row 8: a worker SIGKILLed mid-task → its attempt fails → retried as a new attempt → terminal at the limit; nothing shows running after. */

@@ -310,27 +310,7 @@ export function batonLog(server: Pick<BatonCodeServer, 'userDataDir'>): string {
     .join('\n');
 }
 
-/**
- * Live processes (not zombies) whose environment holds `marker` (e.g.
- * `BATON_RUNTIME_ID=W-…`, which Baton gives each worker and its children), read from /proc.
- */
-export function processesCarrying(marker: string): number[] {
-  const needle = Buffer.from(`${marker}\0`);
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state === 'Z' || state === 'X') continue;
-      const environ = readFileSync(`/proc/${name}/environ`);
-      if (environ.includes(needle)) found.push(Number(name));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
+export { processesCarrying } from '../../support/processes';
 
 /** True while a process with this pid exists and is not a zombie. */
 export function isPidAlive(pid: number): boolean {

@@ -6,3 +6,4 @@ export * from './codeServer';
 export * from './editor';
 export * from './paths';
 export * from './workspace';
+export * from './steps';

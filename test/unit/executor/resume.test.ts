@@ -11,7 +11,7 @@ import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
 import { spawnWorker } from '../../../src/engine/workers/spawnWorker';
 import { workerLaunch } from '../../../src/engine/workers/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
-import { ATTEMPT_WORKER, ChildCoordinator, config, coordinateWhenFree, killQuietly, pidAlive, plan, readTrace, sleepReal, waitFor, withWorkerEnv, type TraceLine } from '../../fixtures/executor/harness';
+import { ATTEMPT_WORKER, ChildCoordinator, config, coordinateWhenFree, killQuietly, pidAlive, plan, readTrace, stopOutsideCommit, waitFor, withWorkerEnv, type TraceLine } from '../../fixtures/executor/harness';
 
 /** [start, end] of every attempt in the trace; an attempt that never ended lasts until `killedAt` (or now). */
 function intervals(trace: TraceLine[], killedAt: Map<string, number>): Map<string, Array<{ delegation: string; from: number; to: number }>> {
@@ -23,26 +23,6 @@ function intervals(trace: TraceLine[], killedAt: Map<string, number>): Map<strin
     byTask.set(start.task, list);
   }
   return byTask;
-}
-
-/** SIGSTOPs a process at a moment it holds no store lock (it could otherwise freeze every other writer). */
-async function stopOutsideCommit(child: ChildCoordinator, storeDir: string): Promise<void> {
-  const probe = await FileStore.open(storeDir, { lockTimeoutMs: 150 });
-  try {
-    for (let tries = 0; ; tries++) {
-      child.kill('SIGSTOP');
-      try {
-        await probe.transact(async () => undefined);
-        return;
-      } catch (err) {
-        if (tries > 20) throw err;
-        child.kill('SIGCONT');
-        await sleepReal(5);
-      }
-    }
-  } finally {
-    await probe.close();
-  }
 }
 
 async function acceptedIngestions(engine: Engine, runId: string): Promise<Map<string, number>> {
