@@ -4,6 +4,7 @@ import { evaluateTargets, renderMarkdown, resultsTable, targetSummary, type Targ
 import { runSchedBench, type SchedBenchResult } from './schedBench';
 import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenchResult } from './storeBench';
 import { dashboardSection, runDashboardBench, type DashboardBenchResult } from './dashboardBench';
+import { engineSection, runEngineBench, type EngineBenchResult } from './engineBench';
 import { existsSync, readFileSync } from 'node:fs';
 
 /**
@@ -19,7 +20,8 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_SCHED_TASKS=500   BATON_BENCH_SCHED_NODE_TASKS=100   (0 skips those rows)
  *   BATON_BENCH_SCHED_CONCURRENCY=1,4,8   BATON_BENCH_SCHED_REPS=3
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
- *   --only dashboard  runs only the dashboard rows and rewrites only their section of the file
+ *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
+ *   --only dashboard|engine  runs only those rows and rewrites only their section of the file
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -46,6 +48,12 @@ export interface BenchConfig {
   dashboardTasks: number;
   dashboardRuntimes: number;
   dashboardReps: number;
+  /** Engine rows: runtimes beating (0 skips), seconds of beating, delegations and journal lines of the store opened, open repetitions. */
+  engineRuntimes: number;
+  engineSeconds: number;
+  engineDelegations: number;
+  engineJournalLines: number;
+  engineOpenReps: number;
   log?: (line: string) => void;
 }
 
@@ -63,11 +71,17 @@ export const FULL_DASHBOARD: DashboardConfig = { dashboardTasks: 10_000, dashboa
 export const QUICK_DASHBOARD: DashboardConfig = { dashboardTasks: 1_000, dashboardRuntimes: 50, dashboardReps: 2 };
 export const SMOKE_DASHBOARD: DashboardConfig = { dashboardTasks: 100, dashboardRuntimes: 10, dashboardReps: 1 };
 
+export type EngineConfig = Pick<BenchConfig, 'engineRuntimes' | 'engineSeconds' | 'engineDelegations' | 'engineJournalLines' | 'engineOpenReps'>;
+export const FULL_ENGINE: EngineConfig = { engineRuntimes: 200, engineSeconds: 10, engineDelegations: 100_000, engineJournalLines: 10_000, engineOpenReps: 5 };
+export const QUICK_ENGINE: EngineConfig = { engineRuntimes: 50, engineSeconds: 3, engineDelegations: 5_000, engineJournalLines: 1_000, engineOpenReps: 2 };
+export const SMOKE_ENGINE: EngineConfig = { engineRuntimes: 5, engineSeconds: 1, engineDelegations: 200, engineJournalLines: 50, engineOpenReps: 1 };
+
 export interface BenchOutcome {
   result: StoreBenchResult;
   /** The scheduling rows (absent when both task counts are 0). */
   sched?: SchedBenchResult;
   dashboard?: DashboardBenchResult;
+  engine?: EngineBenchResult;
   checks: TargetCheck[];
   markdown: string;
   written?: string;
@@ -81,7 +95,8 @@ export interface BenchOutcome {
 export async function runBench(config: Partial<BenchConfig> = {}): Promise<BenchOutcome> {
   const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
   const givesDashboard = config.dashboardTasks !== undefined;
-  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...(givesDashboard ? {} : SMOKE_DASHBOARD), ...config };
+  const givesEngine = config.engineRuntimes !== undefined;
+  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...(givesDashboard ? {} : SMOKE_DASHBOARD), ...(givesEngine ? {} : SMOKE_ENGINE), ...config };
   const options: StoreBenchOptions = {
     sizes: full.sizes,
     reps: full.reps,
@@ -106,9 +121,10 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
         })
       : undefined;
   const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
+  const engine = full.engineRuntimes > 0 ? await runEngine(full) : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = `${renderMarkdown(result, checks, sched)}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}`;
-  const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), checks, markdown };
+  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}`;
+  const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), ...(engine ? { engine } : {}), checks, markdown };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
   writeFileSync(full.out, markdown);
@@ -119,32 +135,48 @@ function runDashboard(config: BenchConfig): Promise<DashboardBenchResult> {
   return runDashboardBench({ tasks: config.dashboardTasks, runtimes: config.dashboardRuntimes, reps: config.dashboardReps, ...(config.log ? { log: config.log } : {}) });
 }
 
+function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
+  return runEngineBench({
+    runtimes: config.engineRuntimes,
+    seconds: config.engineSeconds,
+    delegations: config.engineDelegations,
+    journalLines: config.engineJournalLines,
+    openReps: config.engineOpenReps,
+    ...(config.log ? { log: config.log } : {}),
+  });
+}
+
+/** The sections `--only` can rewrite alone: their heading and end marker in the file. */
+const SECTIONS = {
+  dashboard: { heading: '## Dashboard webview (Chromium)', end: '<!-- dashboard:end -->' },
+  engine: { heading: '## Engine rows: heartbeat latency across processes, store open, bundle size', end: '<!-- engine:end -->' },
+};
+
 /**
- * `--only dashboard`: the dashboard rows alone; their section of the file (between its
- * markers) is replaced, the other sections — from their own run — are kept as they are.
+ * `--only dashboard|engine`: those rows alone; their section of the file (between its
+ * heading and end marker) is replaced, the other sections — from their own run — are kept.
  */
-export async function runDashboardOnly(config: BenchConfig): Promise<{ result: DashboardBenchResult; section: string; written?: string }> {
-  const result = await runDashboard(config);
-  const section = dashboardSection(result);
-  if (config.out === false) return { result, section };
+export async function runSectionOnly(which: keyof typeof SECTIONS, config: BenchConfig): Promise<{ section: string; written?: string }> {
+  const section = which === 'dashboard' ? dashboardSection(await runDashboard(config)) : engineSection(await runEngine(config));
+  if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
-  const start = current.indexOf('## Dashboard webview (Chromium)');
-  const endMarker = '<!-- dashboard:end -->';
+  const { heading, end: endMarker } = SECTIONS[which];
+  const start = current.indexOf(heading);
   const end = current.indexOf(endMarker);
   const next = start >= 0 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + endMarker.length + 1)}` : `${current}${current.endsWith('\n') ? '' : '\n'}\n${section}`;
   writeFileSync(config.out, next);
-  return { result, section, written: config.out };
+  return { section, written: config.out };
 }
 
 /** The full-size settings (`npm run bench` without flags or environment). */
 export function defaultConfig(): BenchConfig {
-  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD };
+  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE };
 }
 
 /** Flags and environment → config. */
 export function configFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Partial<BenchConfig> {
-  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD };
-  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED, QUICK_DASHBOARD);
+  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE };
+  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED, QUICK_DASHBOARD, QUICK_ENGINE);
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
     if (!raw) return undefined;
@@ -181,6 +213,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (schedReps !== undefined) config.schedReps = schedReps;
   const dashboardTasks = num('BATON_BENCH_DASHBOARD_TASKS', 0);
   if (dashboardTasks !== undefined) config.dashboardTasks = dashboardTasks;
+  const engineRuntimes = num('BATON_BENCH_ENGINE_RUNTIMES', 0);
+  if (engineRuntimes !== undefined) config.engineRuntimes = engineRuntimes;
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;
   const outAt = argv.indexOf('--out');
   if (outAt >= 0) {
@@ -196,9 +230,10 @@ async function main(): Promise<void> {
   const config = configFromCommandLine(process.argv.slice(2), process.env);
   const only = process.argv.indexOf('--only');
   if (only >= 0) {
-    if (process.argv[only + 1] !== 'dashboard') throw new Error('--only takes: dashboard');
-    const outcome = await runDashboardOnly({ ...defaultConfig(), ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
-    process.stdout.write(`${outcome.section}\n${outcome.written ? `Wrote the dashboard section of ${outcome.written}\n` : 'Nothing written.\n'}`);
+    const which = process.argv[only + 1];
+    if (which !== 'dashboard' && which !== 'engine') throw new Error('--only takes: dashboard, engine');
+    const outcome = await runSectionOnly(which, { ...defaultConfig(), ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
+    process.stdout.write(`${outcome.section}\n${outcome.written ? `Wrote the ${which} section of ${outcome.written}\n` : 'Nothing written.\n'}`);
     return;
   }
   const started = Date.now();

@@ -12,5 +12,9 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
     // The dashboard rows, in Chromium, at smoke size.
     assert.match(outcome.markdown, /## Dashboard webview \(Chromium\)/);
     assert.ok(outcome.dashboard && outcome.dashboard.firstRender.median > 0 && outcome.dashboard.tick.median > 0);
+    // The engine rows at smoke size: every beat heard across processes, the store opened, the bundle measured.
+    assert.match(outcome.markdown, /## Engine rows/);
+    assert.ok(outcome.engine && outcome.engine.heartbeat.heard > 0 && outcome.engine.heartbeat.heard === outcome.engine.heartbeat.beats, JSON.stringify(outcome.engine?.heartbeat));
+    assert.ok(outcome.engine.open.openMs.median > 0 && outcome.engine.bundleBytes > 0);
   });
 });

@@ -1,0 +1,209 @@
+/**
+ * Engine rows of `npm run bench` (issue "Performance"): how late an observer process hears a
+ * heartbeat another process committed, how long a big store takes to open and recover, and
+ * the extension bundle's size.
+ *
+ *   node --import tsx test/bench/engineBench.ts [--runtimes 200] [--seconds 10] [--delegations 100000] [--lines 10000]
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Engine } from '../../src/engine/index';
+import { FileStore } from '../../src/engine/store/fileStore';
+import { bundleScript } from '../support/bundleScript';
+import { makeTempDir } from '../support/tempDir';
+import { seedHistory } from './storeBench';
+import { summarize, type Summary } from './stats';
+
+const ROOT = resolve(__dirname, '../..');
+
+export interface EngineBenchOptions {
+  runtimes: number;
+  seconds: number;
+  delegations: number;
+  journalLines: number;
+  openReps: number;
+  log?: (line: string) => void;
+}
+
+export interface EngineBenchResult {
+  options: EngineBenchOptions;
+  heartbeat: { beats: number; heard: number; commitMs: Summary & { p95: number }; aboveCommitMs: Summary & { p95: number } };
+  open: { openMs: Summary; readMs: Summary; rssMiB: number; bytes: number };
+  bundleBytes: number;
+}
+
+export const ENGINE_TARGETS = { heartbeatP95AboveCommitMs: 25, openMs: 1000, bundleBytes: 1024 * 1024 };
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function withP95(values: readonly number[]): Summary & { p95: number } {
+  return { ...summarize(values), p95: percentile(values, 95) };
+}
+
+/** Runs a bundled child to its end and returns its stdout lines. */
+function runChild(script: string, args: string[]): Promise<string[]> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolvePromise(out.trim().split('\n').filter(Boolean)) : reject(new Error(`${script}: exit ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`))));
+  });
+}
+
+/**
+ * `runtimes` claimed attempts beat at 1 Hz each (spread evenly) from this process; an
+ * observer process with its own engine following the store prints when each beat's event
+ * fires. Latency above the commit = heard − committed (same host, same wall clock).
+ */
+async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenchResult['heartbeat']> {
+  const workspace = makeTempDir('baton-bench-beat-');
+  try {
+    writeFileSync(join(workspace, 'plan.md'), Array.from({ length: options.runtimes }, (_, i) => `\`\`\`baton-task\nid: H${i + 1}\nagent: coder\n\`\`\`\nBeat.\n`).join('\n'));
+    const engine = await Engine.open({ workspace });
+    try {
+      const run = await engine.startRun(join(workspace, 'plan.md'));
+      const claims = [];
+      for (let i = 0; i < options.runtimes; i++) claims.push(await engine.claimTask({ runId: run.id, taskId: `H${i + 1}`, leaseSeconds: 600 }));
+      const observer = spawn(process.execPath, [bundleScript('test/bench/children/beatObserver.ts'), workspace], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const heard = new Map<string, number>();
+      let buffered = '';
+      let ready = false;
+      observer.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line === 'ready') ready = true;
+          const [runtimeId, count, at] = line.split(' ');
+          if (at) heard.set(`${runtimeId}/${count}`, Number(at));
+        }
+      });
+      while (!ready) await new Promise((r) => setTimeout(r, 20));
+      const committed = new Map<string, number>();
+      const commitMs: number[] = [];
+      const interval = 1000 / options.runtimes;
+      const start = performance.timeOrigin + performance.now();
+      let beats = 0;
+      for (let i = 0; (Date.now() - start) / 1000 < options.seconds; i++) {
+        const due = start + i * interval;
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const claim = claims[i % claims.length]!;
+        const t0 = Date.now();
+        const beat = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });
+        const t1 = Date.now();
+        commitMs.push(t1 - t0);
+        committed.set(`${beat.id}/${beat.heartbeatCount}`, t1);
+        beats++;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      observer.kill('SIGTERM');
+      const above: number[] = [];
+      for (const [key, at] of committed) {
+        const h = heard.get(key);
+        if (h !== undefined) above.push(Math.max(0, h - at));
+      }
+      return { beats, heard: above.length, commitMs: withP95(commitMs), aboveCommitMs: withP95(above) };
+    } finally {
+      await engine.close();
+    }
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/** A store of `delegations` with `journalLines` after its snapshot, opened by fresh processes; beside it, reading the same bytes. */
+async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchResult['open']> {
+  const workspace = makeTempDir('baton-bench-open-');
+  try {
+    const storeDir = join(workspace, '.baton', 'store');
+    const quiet = { closeSnapshotMinBytes: Number.POSITIVE_INFINITY };
+    await (await Engine.open({ workspace, store: quiet })).close();
+    await seedHistory(storeDir, options.delegations, 'minimal', quiet);
+    const store = await FileStore.open(storeDir, { ...quiet, snapshotAfterBytes: Number.POSITIVE_INFINITY });
+    await store.snapshot();
+    for (let i = 0; i < options.journalLines; i++) await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`line-${i}`, i]));
+    await store.close();
+    const bytes = readdirSync(storeDir).reduce((n, f) => n + statSync(join(storeDir, f)).size, 0);
+    const openMs: number[] = [];
+    const readMs: number[] = [];
+    let rssMiB = 0;
+    const script = bundleScript('test/bench/children/storeOpener.ts');
+    for (let rep = 0; rep < options.openReps; rep++) {
+      const [read] = await runChild(script, ['read', storeDir]);
+      readMs.push(Number(read!.split(' ')[0]));
+      const [line] = await runChild(script, ['open', storeDir]);
+      const [ms, rss] = line!.split(' ').map(Number);
+      openMs.push(ms!);
+      rssMiB = Math.max(rssMiB, rss!);
+      options.log?.(`open rep ${rep + 1}: ${ms!.toFixed(0)} ms (reading the bytes: ${readMs.at(-1)!.toFixed(0)} ms), RSS ${rss!.toFixed(0)} MiB`);
+    }
+    return { openMs: summarize(openMs), readMs: summarize(readMs), rssMiB, bytes };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+export async function runEngineBench(options: EngineBenchOptions): Promise<EngineBenchResult> {
+  const heartbeat = await heartbeatLatency(options);
+  options.log?.(`heartbeats: ${heartbeat.heard}/${heartbeat.beats} heard; p95 ${heartbeat.aboveCommitMs.p95} ms above the commit`);
+  const open = await openAndRecover(options);
+  return { options, heartbeat, open, bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size };
+}
+
+const fmt = (s: Summary): string => `${s.median.toFixed(1)} ms (${s.min.toFixed(1)}–${s.max.toFixed(1)})`;
+
+export function engineSection(r: EngineBenchResult): string {
+  const o = r.options;
+  const hb = r.heartbeat;
+  const holds = (ok: boolean): string => (ok ? '✓' : '✗');
+  return `## Engine rows: heartbeat latency across processes, store open, bundle size
+
+<!-- engine:start — generated by \`npm run bench\` (test/bench/engineBench.ts); \`npm run bench -- --only engine\` rewrites just this section. -->
+
+| what | figure | reference (same run) | target | holds |
+|---|---|---|---|---|
+| cross-process heartbeat latency: ${o.runtimes} runtimes beating at 1 Hz for ${o.seconds} s (${hb.beats.toLocaleString('en-US')} beats, ${hb.heard.toLocaleString('en-US')} heard) — commit → an observer process's engine event | p95 ${hb.aboveCommitMs.p95.toFixed(0)} ms above the commit (median ${hb.aboveCommitMs.median.toFixed(0)}, max ${hb.aboveCommitMs.max.toFixed(0)}) | the commit itself: median ${hb.commitMs.median.toFixed(1)} ms, p95 ${hb.commitMs.p95.toFixed(1)} ms | p95 ≤ ${ENGINE_TARGETS.heartbeatP95AboveCommitMs} ms above the commit | ${holds(hb.aboveCommitMs.p95 <= ENGINE_TARGETS.heartbeatP95AboveCommitMs)} |
+| store open + recovery: ${o.delegations.toLocaleString('en-US')} delegations, ${o.journalLines.toLocaleString('en-US')} journal lines after the snapshot (${(r.open.bytes / 2 ** 20).toFixed(0)} MiB on disk), a fresh process | ${fmt(r.open.openMs)}; RSS ${r.open.rssMiB.toFixed(0)} MiB | reading the same bytes from disk: ${fmt(r.open.readMs)} (${(r.open.openMs.median / Math.max(0.1, r.open.readMs.median)).toFixed(1)}×) | ≤ ${ENGINE_TARGETS.openMs} ms | ${holds(r.open.openMs.median <= ENGINE_TARGETS.openMs)} |
+| bundle size: \`dist/extension.js\` (minified, without the 0.6 MiB wasm) | ${(r.bundleBytes / 1024).toFixed(0)} KiB | — | ≤ 1 MiB | ${holds(r.bundleBytes <= ENGINE_TARGETS.bundleBytes)} |
+
+The observer is a separate process with its own engine following the store (\`Engine.open({ follow: true })\`):
+it hears another process's commit through a file-system watch on the store folder and reads the new journal
+lines; the figure is the wall time from the writer's \`heartbeat()\` returning to the observer's event firing.
+Open figures are medians of ${o.openReps} fresh processes.
+
+<!-- engine:end -->
+`;
+}
+
+async function main(): Promise<void> {
+  const arg = (name: string, fallback: number): number => {
+    const at = process.argv.indexOf(name);
+    return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  };
+  const result = await runEngineBench({
+    runtimes: arg('--runtimes', 200),
+    seconds: arg('--seconds', 10),
+    delegations: arg('--delegations', 100_000),
+    journalLines: arg('--lines', 10_000),
+    openReps: arg('--reps', 5),
+    log: (l) => process.stderr.write(`[bench] ${l}\n`),
+  });
+  process.stdout.write(engineSection(result));
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
+
