@@ -227,6 +227,8 @@ npm run bench                                   # full run; rewrites docs/benchm
 npm run bench -- --quick                        # smoke run with tiny sizes; prints, writes nothing
 BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
 BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
+npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
+npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
 \`\`\`
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
