@@ -14,6 +14,8 @@ export interface ModelChange {
 
 const MAX_RUNS = 10;
 const HIDDEN_COALESCE_MS = 3000;
+/** Heartbeats reach the Workers view this soon (batched): they need no store read. */
+const BEAT_MS = 40;
 
 /**
  * The view-model behind the Runs, Workers and Gates views (CONVENTIONS: model first, tree
@@ -31,6 +33,7 @@ export class RunsModel implements Disposable {
   private refreshing: Promise<void> | undefined;
   private subscription: Disposable | undefined;
   private paused = false;
+  private beatTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -102,9 +105,43 @@ export class RunsModel implements Disposable {
   }
 
   private onEngineEvent(e: EngineEvent): void {
+    if (e.type === 'runtime:heartbeat' && this.applyBeat(e)) return;
     if (e.type === 'run:created' || e.type === 'run:replanned') this.pending.all = true;
     this.pending.runs.add(e.runId);
     this.schedule();
+  }
+
+  /**
+   * A heartbeat carries everything the Workers view shows of it (count, time, lease, progress):
+   * it is applied to the cached overview without a store read, and announced after at most
+   * BEAT_MS (batched) — not after the coalescing of other changes. False when the runtime is
+   * not in the cache yet (then the usual read brings it).
+   */
+  private applyBeat(e: EngineEvent): boolean {
+    const view = this.overviews.get(e.runId);
+    const d = e.data as { runtimeId?: string; heartbeatCount?: number; leaseExpiresAt?: number; progress?: string };
+    const index = view?.runtimes.findIndex((r) => r.id === d.runtimeId) ?? -1;
+    if (!view || index < 0 || typeof d.heartbeatCount !== 'number' || typeof d.leaseExpiresAt !== 'number') return false;
+    const runtime = view.runtimes[index]!;
+    if (d.heartbeatCount <= runtime.heartbeatCount) return true; // an older beat, late
+    const runtimes = [...view.runtimes];
+    runtimes[index] = {
+      ...runtime,
+      heartbeatCount: d.heartbeatCount,
+      lastHeartbeatAt: e.at,
+      leaseExpiresAt: d.leaseExpiresAt,
+      ...(d.progress !== undefined ? { progress: d.progress } : {}),
+      status: runtime.status === 'claimed' || runtime.status === 'stale' ? 'active' : runtime.status,
+    };
+    this.overviews.set(e.runId, { ...view, runtimes });
+    this.beatTimer ??= setTimeout(
+      () => {
+        this.beatTimer = undefined;
+        this.changed.fire({ runs: new Set(), tasks: new Set(), runtimes: true, gates: false, structure: false });
+      },
+      this.paused ? HIDDEN_COALESCE_MS : BEAT_MS,
+    );
+    return true;
   }
 
   private schedule(): void {
@@ -156,6 +193,7 @@ export class RunsModel implements Disposable {
 
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.beatTimer) clearTimeout(this.beatTimer);
     this.subscription?.dispose();
     this.changed.dispose();
   }

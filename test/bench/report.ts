@@ -229,6 +229,7 @@ BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
 BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
 npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
 npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
+npm run bench -- --only visible                 # heartbeat → on screen in code-server (only this way); rewrites its section
 \`\`\`
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
