@@ -51,6 +51,7 @@ export class BatonSession extends DisposableStore {
   /** Opens the store once; every later call gets the same engine. */
   engine(): Promise<Engine> {
     this.opening ??= (async () => {
+      const started = performance.now();
       const cli = join(this.extensionPath, 'dist', 'cli.js');
       const engine = await Engine.open({ workspace: this.workspace, follow: true, ...(existsSync(cli) ? { cliPath: cli } : {}) });
       for (const notice of engine.recoveryNotices) this.log.warn(notice);
@@ -58,7 +59,7 @@ export class BatonSession extends DisposableStore {
       this.modelInstance = new RunsModel(engine);
       await this.modelInstance.refreshNow();
       this.modelReady.fire(this.modelInstance);
-      this.log.info(`Opened the Baton store of ${this.workspace}.`);
+      this.log.info(`Opened the Baton store of ${this.workspace} in ${(performance.now() - started).toFixed(0)} ms.`);
       return engine;
     })();
     this.opening.catch((err: unknown) => {

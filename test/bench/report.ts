@@ -230,6 +230,7 @@ BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling 
 npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
 npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
 npm run bench -- --only visible                 # heartbeat → on screen in code-server (only this way); rewrites its section
+npm run bench -- --only activation              # extension activation with a 10k store vs empty (only this way)
 \`\`\`
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`

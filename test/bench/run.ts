@@ -6,6 +6,7 @@ import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenc
 import { dashboardSection, runDashboardBench, type DashboardBenchResult } from './dashboardBench';
 import { engineSection, runEngineBench, type EngineBenchResult } from './engineBench';
 import { runVisibleBench, visibleSection } from './visibleBench';
+import { activationSection, runActivationBench } from './activationBench';
 import { existsSync, readFileSync } from 'node:fs';
 
 /**
@@ -22,8 +23,8 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_SCHED_CONCURRENCY=1,4,8   BATON_BENCH_SCHED_REPS=3
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
- *   --only dashboard|engine|visible  runs only those rows and rewrites only their section of the file
- *                    (visible — heartbeat → on screen in code-server — runs only this way)
+ *   --only dashboard|engine|visible|activation  runs only those rows and rewrites only their section of the file
+ *                    (visible and activation start code-server: they run only this way)
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -150,13 +151,14 @@ function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
 
 /** The sections `--only` can rewrite alone: their heading and end marker in the file. */
 const SECTIONS = {
+  activation: { heading: '## Extension activation (code-server 4.99.4 extension host)', end: '<!-- activation:end -->' },
   visible: { heading: '## Heartbeat → visible in the editor (code-server, Chromium)', end: '<!-- visible:end -->' },
   dashboard: { heading: '## Dashboard webview (Chromium)', end: '<!-- dashboard:end -->' },
   engine: { heading: '## Engine rows: heartbeat latency across processes, store open, bundle size', end: '<!-- engine:end -->' },
 };
 
 /**
- * `--only dashboard|engine|visible`: those rows alone (visible: code-server and Chromium, only this way); their section of the file (between its
+ * `--only dashboard|engine|visible|activation`: those rows alone (visible and activation start code-server: only this way); their section of the file (between its
  * heading and end marker) is replaced, the other sections — from their own run — are kept.
  */
 export async function runSectionOnly(which: keyof typeof SECTIONS, config: BenchConfig): Promise<{ section: string; written?: string }> {
@@ -165,7 +167,9 @@ export async function runSectionOnly(which: keyof typeof SECTIONS, config: Bench
       ? dashboardSection(await runDashboard(config))
       : which === 'visible'
         ? visibleSection(await runVisibleBench({ beats: 40, ...(config.log ? { log: config.log } : {}) }))
-        : engineSection(await runEngine(config));
+        : which === 'activation'
+          ? activationSection(await runActivationBench({ delegations: 10_000, reps: 5, ...(config.log ? { log: config.log } : {}) }))
+          : engineSection(await runEngine(config));
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
@@ -239,7 +243,7 @@ async function main(): Promise<void> {
   const only = process.argv.indexOf('--only');
   if (only >= 0) {
     const which = process.argv[only + 1];
-    if (which !== 'dashboard' && which !== 'engine' && which !== 'visible') throw new Error('--only takes: dashboard, engine, visible');
+    if (which !== 'dashboard' && which !== 'engine' && which !== 'visible' && which !== 'activation') throw new Error('--only takes: dashboard, engine, visible, activation');
     const outcome = await runSectionOnly(which, { ...defaultConfig(), ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
     process.stdout.write(`${outcome.section}\n${outcome.written ? `Wrote the ${which} section of ${outcome.written}\n` : 'Nothing written.\n'}`);
     return;
