@@ -130,7 +130,17 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), ...(engine ? { engine } : {}), checks, markdown };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
-  writeFileSync(full.out, markdown);
+  // The sections that only `--only` runs (they start code-server) are kept from the file as they are.
+  const current = existsSync(full.out) ? readFileSync(full.out, 'utf8') : '';
+  const kept = (['visible', 'activation'] as const)
+    .map((which) => {
+      const { heading, end } = SECTIONS[which];
+      const start = current.indexOf(heading);
+      const stop = current.indexOf(end);
+      return start >= 0 && stop > start ? current.slice(start, stop + end.length + 1) : '';
+    })
+    .filter(Boolean);
+  writeFileSync(full.out, [markdown, ...kept].join('\n'));
   return { ...outcome, written: full.out };
 }
 
