@@ -105,8 +105,9 @@ export function visibleSection(r: VisibleBenchResult): string {
 A worker process (here: the bench's own engine, as \`baton heartbeat\` would) commits a heartbeat with new
 progress text while VS Code (code-server ${'4.99.4'}) shows the Baton views and the dashboard in Chromium. The
 figure is the wall time from the commit returning to the text appearing on screen (a MutationObserver in the
-workbench page and in the dashboard's webview), including the extension's coalescing (250 ms for the views,
-150 ms for the dashboard's deltas; heartbeats are batched over 50 ms).
+workbench page and in the dashboard's webview), with the extension's batching: the view-model applies a
+heartbeat from its event and tells the views within 40 ms (other changes are coalesced over 250 ms and read
+from the store); the dashboard's host batches heartbeats over 50 ms.
 
 | what | figure | reference | target | holds |
 |---|---|---|---|---|
