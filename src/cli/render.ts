@@ -82,11 +82,7 @@ export function timestamp(ms: number): string {
 }
 
 /** One line of untrusted text (titles, progress): no control characters reach the terminal. */
-export function oneLine(text: string, max = 80): string {
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
-  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
-}
+export { oneLine } from '../engine/index';
 
 /** A size for people: 812 B, 4.0 KiB, 1.3 MiB. */
 export function bytes(n: number): string {

@@ -536,6 +536,37 @@ export class Engine {
     return this.store.read((r) => listAttemptWorktrees(r, run.id));
   }
 
+  /**
+   * One task's attempts with their verification receipts, worker log paths and ingestions,
+   * in one read (the dashboard's task details; `diagnose` is the whole run, processes and disk).
+   */
+  async taskRecord(
+    runId: string,
+    taskId: string,
+  ): Promise<{ delegations: Delegation[]; receipts: Diagnosis['receipts']; logPaths: Map<string, string>; ingestions: IngestionRecord[] }> {
+    return this.store.read(async (r) => {
+      const delegations = (await r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND task_id = ? ORDER BY created_at, id`, [runId, taskId])).map(toDelegation);
+      const receipts = await r.all<{ delegation_id: string; command_json: string; exit_code: number | null; timed_out: number; duration_ms: number; log_path: string }>(
+        `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? AND task_id = ? ORDER BY id`,
+        [runId, taskId],
+      );
+      const ids = delegations.map((d) => d.id);
+      const inIds = ids.map(() => '?').join(', ');
+      const logs = ids.length
+        ? await r.all<{ delegation_id: string; log_path: string }>(`SELECT delegation_id, log_path FROM runtimes WHERE run_id = ? AND log_path IS NOT NULL AND delegation_id IN (${inIds})`, [runId, ...ids])
+        : [];
+      const ingestions = ids.length
+        ? (await r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id IN (${inIds}) ORDER BY created_at, id`, [runId, ...ids])).map(toIngestion)
+        : [];
+      return {
+        delegations,
+        receipts: receipts.map((x) => ({ delegationId: x.delegation_id, command: JSON.parse(x.command_json) as string[], exitCode: x.exit_code, timedOut: x.timed_out === 1, durationMs: x.duration_ms, logPath: x.log_path })),
+        logPaths: new Map(logs.map((l) => [l.delegation_id, l.log_path])),
+        ingestions,
+      };
+    });
+  }
+
   async listIngestions(runId: string): Promise<IngestionRecord[]> {
     return (await this.store.read((r) => r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [runId]))).map(toIngestion);
   }

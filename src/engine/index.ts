@@ -32,4 +32,4 @@ export { findGit } from './isolation/git';
 export type { AttemptWorktree, IntegrationStrategy, RunIsolation } from './isolation/worktrees';
 export type { CleanupReport, WorktreeFinding } from './isolation/cleanup';
 export type { IntegrationOutcome } from './isolation/integrate';
-export { describeEvent } from './events/describeEvent';
+export { describeEvent, oneLine } from './events/describeEvent';

@@ -170,19 +170,17 @@ export class DashboardFeed implements Disposable {
   async taskDetails(taskId: string): Promise<TaskDetails> {
     const runId = this.runId;
     if (!runId) throw new Error('There is no run to show.');
-    const diagnosis = await this.engine.diagnose(runId);
-    const delegations = diagnosis.delegations.filter((d) => d.taskId === taskId);
-    const latest = delegations.at(-1);
+    const record = await this.engine.taskRecord(runId, taskId);
+    const latest = record.delegations.at(-1);
     // The artifact last handed in for the latest attempt (a re-ingested one replaces the first), else where it is expected.
-    const ingested = latest ? (await this.engine.listIngestions(runId)).filter((r) => r.delegationId === latest.id).at(-1)?.artifactPath : undefined;
+    const ingested = latest ? record.ingestions.filter((r) => r.delegationId === latest.id).at(-1)?.artifactPath : undefined;
     const artifactPath = ingested ?? latest?.artifactPath ?? (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
     const artifactText = artifactPath ? readHead(join(this.engine.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
-    const logPath = latest ? diagnosis.workers.find((w) => w.delegationId === latest.id)?.logPath : undefined;
-    const ids = new Set(delegations.map((d) => d.id));
+    const logPath = latest ? record.logPaths.get(latest.id) : undefined;
     return {
       type: 'taskDetails',
       taskId,
-      delegations: delegations.map((d) => ({
+      delegations: record.delegations.map((d) => ({
         id: d.id,
         status: d.status,
         attempt: d.attempt,
@@ -191,10 +189,10 @@ export class DashboardFeed implements Disposable {
         ...(d.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
         ...(d.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
       })),
-      receipts: diagnosis.receipts.filter((r) => ids.has(r.delegationId)).map((r) => ({ delegationId: r.delegationId, command: r.command, exitCode: r.exitCode, durationMs: r.durationMs })),
+      receipts: record.receipts.map((r) => ({ delegationId: r.delegationId, command: r.command, exitCode: r.exitCode, durationMs: r.durationMs })),
       ...(artifactPath && artifactText !== undefined ? { artifact: { path: artifactPath, text: artifactText } } : {}),
       logTail: logPath ? readTail(logPath, LOG_TAIL_BYTES) : '',
-      issues: (await this.issueViews(runId)).filter((i) => ids.has(i.delegationId)),
+      issues: issueViewsOf(record.ingestions),
     };
   }
 
@@ -313,27 +311,31 @@ export class DashboardFeed implements Disposable {
     });
   }
 
-  /** The issues of each delegation's latest ingestion. */
   private async issueViews(runId: string): Promise<IssueView[]> {
-    const latest = new Map<string, Awaited<ReturnType<Engine['listIngestions']>>[number]>();
-    for (const record of await this.engine.listIngestions(runId)) latest.set(record.delegationId, record);
-    const out: IssueView[] = [];
-    for (const record of latest.values()) {
-      for (const i of record.issues) {
-        out.push({
-          ingestionId: record.id,
-          delegationId: record.delegationId,
-          artifactPath: record.artifactPath,
-          code: i.code,
-          severity: i.severity,
-          message: i.message,
-          recommendation: i.recommendation,
-          ...(i.range ? { line: i.range.start.line, column: i.range.start.column } : {}),
-        });
-      }
-    }
-    return out;
+    return issueViewsOf(await this.engine.listIngestions(runId));
   }
+}
+
+/** The issues of each delegation's latest ingestion, with 1-based positions. */
+function issueViewsOf(ingestions: Awaited<ReturnType<Engine['listIngestions']>>): IssueView[] {
+  const latest = new Map<string, (typeof ingestions)[number]>();
+  for (const record of ingestions) latest.set(record.delegationId, record);
+  const out: IssueView[] = [];
+  for (const record of latest.values()) {
+    for (const i of record.issues) {
+      out.push({
+        ingestionId: record.id,
+        delegationId: record.delegationId,
+        artifactPath: record.artifactPath,
+        code: i.code,
+        severity: i.severity,
+        message: i.message,
+        recommendation: i.recommendation,
+        ...(i.range ? { line: i.range.start.line, column: i.range.start.column } : {}),
+      });
+    }
+  }
+  return out;
 }
 
 function runtimeViews(view: RunOverview): RuntimeView[] {

@@ -13,7 +13,8 @@ import { FileStore } from '../../src/engine/store/fileStore';
 import { bundleScript } from '../support/bundleScript';
 import { makeTempDir } from '../support/tempDir';
 import { seedHistory } from './storeBench';
-import { summarize, type Summary } from './stats';
+import { summarize, summarizeWithP95, type Summary } from './stats';
+import { runScript } from '../support/runScript';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -34,28 +35,6 @@ export interface EngineBenchResult {
 }
 
 export const ENGINE_TARGETS = { heartbeatP95AboveCommitMs: 25, openMs: 1000, bundleBytes: 1024 * 1024 };
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-function withP95(values: readonly number[]): Summary & { p95: number } {
-  return { ...summarize(values), p95: percentile(values, 95) };
-}
-
-/** Runs a bundled child to its end and returns its stdout lines. */
-function runChild(script: string, args: string[]): Promise<string[]> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolvePromise(out.trim().split('\n').filter(Boolean)) : reject(new Error(`${script}: exit ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`))));
-  });
-}
 
 /**
  * `runtimes` claimed attempts beat at 1 Hz each (spread evenly) from this process; an
@@ -111,7 +90,7 @@ async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenc
         const h = heard.get(key);
         if (h !== undefined) above.push(Math.max(0, h - at));
       }
-      return { beats, heard: above.length, commitMs: withP95(commitMs), aboveCommitMs: withP95(above) };
+      return { beats, heard: above.length, commitMs: summarizeWithP95(commitMs), aboveCommitMs: summarizeWithP95(above) };
     } finally {
       await engine.close();
     }
@@ -138,9 +117,9 @@ async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchR
     let rssMiB = 0;
     const script = bundleScript('test/bench/children/storeOpener.ts');
     for (let rep = 0; rep < options.openReps; rep++) {
-      const [read] = await runChild(script, ['read', storeDir]);
+      const [read] = await runScript(script, ['read', storeDir]);
       readMs.push(Number(read!.split(' ')[0]));
-      const [line] = await runChild(script, ['open', storeDir]);
+      const [line] = await runScript(script, ['open', storeDir]);
       const [ms, rss] = line!.split(' ').map(Number);
       openMs.push(ms!);
       rssMiB = Math.max(rssMiB, rss!);

@@ -33,3 +33,14 @@ export function formatSummary(summary: Summary): string {
 export function nowMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
+
+/** The value below which `p` percent of the samples lie (nearest rank). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** A summary with the 95th percentile, for latencies. */
+export function summarizeWithP95(values: readonly number[]): Summary & { p95: number } {
+  return { ...summarize(values), p95: percentile(values, 95) };
+}

@@ -24,6 +24,7 @@ import { parseWebviewMessage } from '../../src/protocol/messages';
 import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
+import { runScript } from '../support/runScript';
 import { runClaimRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -245,18 +246,6 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
 
 // ── row 5: K processes racing for the coordinator lease ──────────────────────────────
 
-function runChild(script: string, args: string[], env: Record<string, string> = {}): Promise<string[]> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolvePromise(out.trim().split('\n').filter(Boolean)) : reject(new Error(`${script} exited ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`))));
-  });
-}
-
 async function newRun(workspace: string): Promise<string> {
   writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
   const engine = await Engine.open({ workspace });
@@ -275,7 +264,7 @@ async function leaseRace(trials: number): Promise<RowOutcome> {
   try {
     const runId = await newRun(workspace);
     const storeDir = join(workspace, '.baton', 'store');
-    const outputs = await Promise.all(Array.from({ length: racers }, () => runChild(script, [storeDir, runId, String(roundsEach)])));
+    const outputs = await Promise.all(Array.from({ length: racers }, () => runScript(script, [storeDir, runId, String(roundsEach)])));
     const failures: string[] = [];
     const holders = new Map<number, string>();
     let held = 0;
@@ -321,7 +310,7 @@ async function twoWriters(trials: number): Promise<RowOutcome> {
     const dir = makeTempDir('baton-union-');
     try {
       (await FileStore.open(dir)).close();
-      await Promise.all(['a', 'b'].map((prefix) => runChild(script, [dir, prefix, String(perRound)])));
+      await Promise.all(['a', 'b'].map((prefix) => runScript(script, [dir, prefix, String(perRound)])));
       const store = await FileStore.open(dir);
       try {
         const names = new Set((await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'a-%' OR name LIKE 'b-%'`))).map((r) => r.name));
@@ -422,7 +411,7 @@ async function measureCycles(workspace: string, round: number): Promise<Measured
   const cycles = 30;
   const plan = join(workspace, `cycles-${round}.md`);
   writeFileSync(plan, Array.from({ length: cycles }, (_, i) => `\`\`\`baton-task\nid: C${i + 1}\nagent: coder\n\`\`\`\nCycle ${i + 1}.\n`).join('\n'));
-  const [line] = await runChild(bundleScript('test/reliability/children/bigStoreOpen.ts'), [workspace, plan, String(cycles)]);
+  const [line] = await runScript(bundleScript('test/reliability/children/bigStoreOpen.ts'), [workspace, plan, String(cycles)]);
   const m = JSON.parse(line!) as { openMs: number; cycleMs: number[]; rssMiB: number };
   // The first few cycles warm the JIT up: the median of the rest.
   const rest = m.cycleMs.slice(5).sort((a, b) => a - b);

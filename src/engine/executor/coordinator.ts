@@ -302,7 +302,6 @@ export class Coordinator {
       return expireStaleRuntimes(tx, now);
     });
     await this.endAttemptsDecidedElsewhere();
-    await this.removeDiscardedWorktrees();
 
     const now = this.deps.clock.now();
     const state = await this.deps.store.read(async (r) => ({
@@ -321,6 +320,11 @@ export class Coordinator {
         ),
       ),
       verifying: await r.all<{ id: string }>(`SELECT id FROM tasks WHERE run_id = ? AND status = 'verifying'`, [runId]),
+      // Worktrees of attempts discarded at a gate, still on disk (almost always none).
+      discarded: await r.all<{ delegation_id: string; path: string; branch: string }>(
+        `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
+        [runId],
+      ),
       openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [runId]))?.n ?? 0,
       // Attempts with a live lease: ours, and those held by an external worker (`baton claim`).
       leased: await r.all<{ id: string; task_id: string; lease_expires_at: number }>(
@@ -330,6 +334,7 @@ export class Coordinator {
       ),
     }));
     if (!state.run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+    if (state.discarded.length > 0) await this.removeDiscardedWorktrees(state.discarded);
 
     let wakeAt: number | undefined;
     let waitingForBackoff = false;
@@ -829,15 +834,9 @@ export class Coordinator {
   }
 
   /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */
-  private async removeDiscardedWorktrees(): Promise<void> {
+  private async removeDiscardedWorktrees(discarded: ReadonlyArray<{ delegation_id: string; path: string; branch: string }>): Promise<void> {
     const runId = this.options.runId;
-    const { run, discarded } = await this.deps.store.read(async (r) => ({
-      run: await readRunIsolation(r, runId),
-      discarded: await r.all<{ delegation_id: string; path: string; branch: string }>(
-        `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
-        [runId],
-      ),
-    }));
+    const run = await this.deps.store.read((r) => readRunIsolation(r, runId));
     if (!run?.repoRoot) return;
     for (const worktree of discarded) {
       await removeWorktree(run.repoRoot, worktree);

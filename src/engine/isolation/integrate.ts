@@ -83,8 +83,7 @@ async function commitAttemptWork(ctx: IntegrationContext, runId: string, worktre
   await git.run(['add', '--all']);
   const staged = await git.attempt(['diff', '--cached', '--quiet']);
   if (staged.exitCode === 1) {
-    const identity = (await git.attempt(['config', 'user.email'])).exitCode === 0 ? [] : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
-    await git.run([...identity, 'commit', '--no-verify', '--quiet', '-m', `Baton: ${worktree.taskId} (${worktree.delegationId})`, '-m', `Run ${runId}, task ${worktree.taskId}, delegation ${worktree.delegationId}.`]);
+    await git.run([...(await commitIdentity(git)), 'commit', '--no-verify', '--quiet', '-m', `Baton: ${worktree.taskId} (${worktree.delegationId})`, '-m', `Run ${runId}, task ${worktree.taskId}, delegation ${worktree.delegationId}.`]);
   }
   const sourceHead = await git.headCommit();
   const changedFiles = await git.changedFiles(worktree.baseCommit, sourceHead);
@@ -142,6 +141,7 @@ async function combine(repo: Git, worktree: AttemptWorktree, strategy: Integrati
   return { kind: 'combined', commit };
 }
 
+/** Your git identity for Baton's commits; Baton's own when none is configured. */
 async function commitIdentity(git: Git): Promise<string[]> {
   return (await git.attempt(['config', 'user.email'])).exitCode === 0 ? [] : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
 }

@@ -229,12 +229,9 @@ export function workspaceInWorktree(worktreePath: string, repoRoot: string, work
  * (a crash between creating and recording) is removed first.
  */
 export async function createWorktree(repoRoot: string, location: { path: string; branch: string }, baseCommit: string): Promise<void> {
-  const git = new Git(repoRoot);
-  if (existsSync(location.path)) await git.attempt(['worktree', 'remove', '--force', location.path]);
-  await git.attempt(['worktree', 'prune']);
-  if ((await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${location.branch}`])).exitCode === 0) await git.run(['branch', '-D', location.branch]);
+  await removeWorktree(repoRoot, location);
   mkdirSync(join(location.path, '..'), { recursive: true });
-  await git.run(['worktree', 'add', '--quiet', '-b', location.branch, location.path, baseCommit]);
+  await new Git(repoRoot).run(['worktree', 'add', '--quiet', '-b', location.branch, location.path, baseCommit]);
 }
 
 /** The commit a new attempt starts from: the target branch's head now. */
