@@ -135,6 +135,7 @@ export class Engine {
   private lastEventId = 0;
   private readonly beats = new Map<string, number>();
   private announcing: Promise<void> = Promise.resolve();
+  private announceQueued = false;
   private readonly subscription: Disposable;
 
   private constructor(
@@ -147,7 +148,15 @@ export class Engine {
     private readonly cliPath?: string,
   ) {
     this.subscription = store.watch(() => {
-      this.announcing = this.announcing.then(() => this.announce()).catch(() => undefined);
+      // One announcement waiting is enough: it reads everything since the last one.
+      if (this.announceQueued) return;
+      this.announceQueued = true;
+      this.announcing = this.announcing
+        .then(() => {
+          this.announceQueued = false;
+          return this.announce();
+        })
+        .catch(() => undefined);
     });
   }
 

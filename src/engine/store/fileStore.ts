@@ -11,7 +11,7 @@ import { Mutex } from '../util/mutex';
 import { decodeJournalChunk, encodeJournalLine, JournalSegment, type JournalEntry, type JournalStatement } from './journal';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
 import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
-import { acquireProcessLock, createProcessLock, type ProcessLock } from './processLock';
+import { acquireProcessLock, createProcessLock, type LockWait, type ProcessLock } from './processLock';
 import { loadSqlJs } from './sqljs';
 
 export interface FileStoreOptions {
@@ -48,6 +48,8 @@ const PREPARED_CACHE_LIMIT = 256;
 export const DEFAULT_SNAPSHOT_MIN_BYTES = 8 * 1024 * 1024;
 /** At most this many journal lines between snapshots: bounds the replay on open. */
 export const SNAPSHOT_MAX_LINES = 10_000;
+/** A group of commits lets go of the process lock after this long, once its lines are durable. */
+const MAX_GROUP_MS = 50;
 
 const pad = (n: number): string => String(n).padStart(12, '0');
 
@@ -91,6 +93,23 @@ export class FileStore implements StorePort {
   private refreshQueued = false;
   private closed = false;
 
+  // Group commit: commits are written under the process lock and acknowledged once a
+  // flush that started after their write completes. While flushes are in flight the next
+  // transactions already run, and one fdatasync covers every line written before it.
+  // Invariant: a line that is written but not yet durable ⇒ this process holds the lock
+  // (nobody else appends, snapshots or prunes), and every read or commit that saw it waits
+  // for it to be durable before returning.
+  /** This process holds the process lock across commits (a group); see `holdLock`. */
+  private lockHeld = false;
+  private lockHeldSince = 0;
+  /** The newest journal line known durable, and where it ends in the current segment. */
+  private durableSeq = 0;
+  private durableOffset = 0;
+  private flushing: Promise<void> | undefined;
+  private readonly durabilityWaiters: Array<{ seq: number; resolve: () => void; reject: (err: Error) => void }> = [];
+  /** Set when a flush failed, until the store has cut the undurable lines and reloaded. */
+  private flushFailure: BatonError | undefined;
+
   private constructor(
     readonly dir: string,
     private readonly SQL: SqlJsStatic,
@@ -124,18 +143,22 @@ export class FileStore implements StorePort {
 
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     const before = this.appliedSeq;
-    const result = await this.mutex.run(() => this.withProcessLock(() => this.commit(work)));
+    const { result, seen } = await this.mutex.run(() => this.commit(work));
+    await this.whenDurable(seen);
     if (this.appliedSeq !== before) this.changed.fire();
     return result;
   }
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     const before = this.appliedSeq;
-    const result = await this.mutex.run(async () => {
+    const { result, seen } = await this.mutex.run(async () => {
       this.assertOpen();
-      await this.catchUpLockFree();
-      return work(this.reader());
+      // Holding the lock for a group of commits, nobody else can have written anything.
+      if (!this.lockHeld) await this.catchUpLockFree();
+      return { result: await work(this.reader()), seen: this.appliedSeq };
     });
+    // What it read may include commits still being flushed: it returns once they are durable.
+    await this.whenDurable(seen);
     if (this.appliedSeq !== before) this.changed.fire();
     return result;
   }
@@ -160,13 +183,15 @@ export class FileStore implements StorePort {
       if (this.closed) return;
       const minBytes = this.options.closeSnapshotMinBytes ?? 1024 * 1024;
       try {
-        if (this.journalBytesSinceSnapshot >= minBytes) {
+        await this.drainFlushes();
+        if (this.journalBytesSinceSnapshot >= minBytes && !this.flushFailure) {
           await this.withProcessLock(async () => {
             this.catchUp(true);
             this.writeSnapshot();
           });
         }
       } finally {
+        this.releaseHeldLock();
         this.closed = true;
         this.closeSegment();
         this.clearPrepared();
@@ -178,19 +203,26 @@ export class FileStore implements StorePort {
 
   /** Writes a snapshot now (tests and benchmarks; the store does it by itself). */
   async snapshot(): Promise<void> {
-    await this.mutex.run(() =>
-      this.withProcessLock(async () => {
+    await this.mutex.run(async () => {
+      await this.drainFlushes();
+      if (this.flushFailure) throw this.flushFailure;
+      await this.withProcessLock(async () => {
         this.catchUp(true);
         this.writeSnapshot();
-      }),
-    );
+      });
+    });
   }
 
   // ── commit ──────────────────────────────────────────────────────────────
 
-  private async commit<T>(work: (tx: StoreTx) => Promise<T>, schemaAfter = this.schemaVersion): Promise<T> {
+  /**
+   * Runs `work` as one transaction and writes its journal line; the caller awaits
+   * `whenDurable(seen)` before acknowledging it. Runs inside the mutex.
+   */
+  private async commit<T>(work: (tx: StoreTx) => Promise<T>, schemaAfter = this.schemaVersion): Promise<{ result: T; seen: number }> {
     this.assertOpen();
-    this.catchUp(true);
+    if (this.flushFailure) await this.recoverFromFailedFlush();
+    await this.holdLock();
     const statements: JournalStatement[] = [];
     let live = true;
     const reader = this.reader();
@@ -205,58 +237,205 @@ export class FileStore implements StorePort {
         return this.db.getRowsModified();
       },
     };
-    this.db.run('BEGIN');
+    this.statement('BEGIN').run();
     let result: T;
     try {
       result = await work(tx);
       live = false;
-      if (statements.length > 0) {
-        const seq = this.appliedSeq + 1;
-        this.appendToJournal({ seq, schema: schemaAfter, statements });
-        this.setJournalSeq(seq);
-      }
+      // A flush failed while `work` ran: the state it saw is about to be rolled back.
+      if (this.flushFailure) throw this.flushFailure;
+      if (statements.length > 0) this.appendToJournal({ seq: this.appliedSeq + 1, schema: schemaAfter, statements });
     } catch (err) {
       live = false;
-      this.db.run('ROLLBACK');
+      this.statement('ROLLBACK').run();
+      this.releaseLockIfAllDurable();
       throw err;
     }
-    this.db.run('COMMIT');
+    this.statement('COMMIT').run();
     if (statements.length > 0) {
       this.appliedSeq += 1;
       this.schemaVersion = schemaAfter;
-      this.maybeSnapshot();
+      await this.maybeSnapshot();
     }
-    return result;
+    this.releaseLockIfAllDurable();
+    return { result, seen: this.appliedSeq };
   }
 
-  /** Caller holds the lock and has caught up, so the segment being tailed is the last one. */
+  /**
+   * Caller holds the lock and has caught up, so the segment being tailed is the last one.
+   * The line goes out with the next flush; `journal_seq` in store_meta is set only when a
+   * snapshot is taken (it is the seq the snapshot holds), not on every commit.
+   */
   private appendToJournal(entry: JournalEntry): void {
     if (!this.segment) {
       this.segment = JournalSegment.create(entry.seq, this.segmentPath(entry.seq));
       fsyncDirectory(this.dir);
+      this.durableOffset = 0;
     }
     const line = encodeJournalLine(entry);
-    try {
-      this.segment.append(line);
-    } catch (err) {
-      throw new BatonError('io', 'store.commit-failed', `Could not write the Baton journal (${(err as Error).message}); nothing was committed.`);
-    }
+    this.segment.add(line);
     this.journalBytesSinceSnapshot += line.length;
+  }
+
+  // ── group commit: holding the lock, flushing, acknowledging ─────────────
+
+  /**
+   * Takes the process lock for this commit, or keeps the one held since earlier commits
+   * whose lines are still being flushed (nobody else can have written since, so there is
+   * nothing to catch up with). A group that has held the lock for MAX_GROUP_MS lets go
+   * once its lines are durable, so that other processes' commits get their turn.
+   */
+  private async holdLock(): Promise<void> {
+    if (this.lockHeld && this.clock.monotonic() - this.lockHeldSince > MAX_GROUP_MS) {
+      await this.drainFlushes();
+      if (this.flushFailure) await this.recoverFromFailedFlush();
+      this.releaseHeldLock();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    if (this.lockHeld) return;
+    await acquireProcessLock(this.lock, this.lockWait(), this.dir);
+    this.lockHeld = true;
+    this.lockHeldSince = this.clock.monotonic();
+    try {
+      this.catchUp(true);
+    } catch (err) {
+      this.releaseHeldLock();
+      throw err;
+    }
+    this.durableSeq = this.appliedSeq;
+    this.durableOffset = this.segment?.offset ?? 0;
+  }
+
+  private releaseHeldLock(): void {
+    if (!this.lockHeld) return;
+    this.lockHeld = false;
+    this.lock.release();
+  }
+
+  /** Inside the mutex: nothing written is waiting for a flush, so the lock can go. */
+  private releaseLockIfAllDurable(): void {
+    if (this.durableSeq >= this.appliedSeq && !this.flushing && !this.flushFailure) this.releaseHeldLock();
+  }
+
+  /**
+   * Resolves once journal line `seq` (and so every line before it) is on disk. When no
+   * other transaction is waiting and no flush is in flight, there is nothing to overlap the
+   * flush with: it is done right here, without the round trip through libuv's thread pool.
+   */
+  private whenDurable(seq: number): Promise<void> {
+    if (seq <= this.durableSeq) return Promise.resolve();
+    if (!this.flushFailure && !this.flushing && this.mutex.idle && this.segment) {
+      const segment = this.segment;
+      const target = { seq: this.appliedSeq, offset: segment.end };
+      try {
+        segment.flushNow();
+      } catch (err) {
+        this.flushFailed(err);
+        return this.whenDurable(seq);
+      }
+      this.flushed(target);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      this.durabilityWaiters.push({ seq, resolve, reject });
+      if (this.flushFailure) void this.mutex.run(() => this.recoverFromFailedFlush());
+      else this.startFlush();
+    });
+  }
+
+  /** One flush at a time on the thread pool; it covers every line written before it starts. */
+  private startFlush(): void {
+    if (this.flushing || this.flushFailure || !this.segment) return;
+    const target = { seq: this.appliedSeq, offset: this.segment.end };
+    this.flushing = this.segment.flush().then(
+      () => {
+        this.flushing = undefined;
+        this.flushed(target);
+      },
+      (err: unknown) => {
+        this.flushing = undefined;
+        this.flushFailed(err);
+      },
+    );
+  }
+
+  private flushed(target: { seq: number; offset: number }): void {
+    if (target.seq > this.durableSeq) {
+      this.durableSeq = target.seq;
+      this.durableOffset = target.offset;
+    }
+    const waiting = this.durabilityWaiters.splice(0);
+    for (const waiter of waiting) {
+      if (waiter.seq <= this.durableSeq) waiter.resolve();
+      else this.durabilityWaiters.push(waiter);
+    }
+    if (this.durabilityWaiters.length > 0) this.startFlush();
+    else if (this.durableSeq >= this.appliedSeq && this.lockHeld) void this.mutex.run(async () => this.releaseLockIfAllDurable());
+  }
+
+  private flushFailed(err: unknown): void {
+    this.flushFailure ??= new BatonError(
+      'io',
+      'store.commit-failed',
+      `Could not write the Baton journal (${(err as Error).message}); nothing was committed of the transactions waiting for it.`,
+    );
+    void this.mutex.run(() => this.recoverFromFailedFlush());
+  }
+
+  /** Inside the mutex: waits until every line written so far is durable (or a flush failed). */
+  private async drainFlushes(): Promise<void> {
+    while (!this.flushFailure && (this.flushing || this.durableSeq < this.appliedSeq)) {
+      if (!this.flushing) this.startFlush();
+      await this.flushing;
+    }
+  }
+
+  /**
+   * Inside the mutex, still holding the lock: a flush failed, so the lines after the last
+   * durable one may or may not be on disk. They are cut off, their commits (and every
+   * commit or read that saw them) fail, and the in-memory database is rebuilt from disk.
+   */
+  private async recoverFromFailedFlush(): Promise<void> {
+    const failure = this.flushFailure;
+    if (!failure) return;
+    for (const waiter of this.durabilityWaiters.splice(0)) waiter.reject(failure);
+    try {
+      if (this.segment) {
+        this.segment.discardUnwritten();
+        this.segment.truncate(this.durableOffset);
+      }
+      this.loadNewestSnapshot();
+      this.catchUp(true);
+      this.durableSeq = this.appliedSeq;
+      this.durableOffset = this.segment?.offset ?? 0;
+      this.flushFailure = undefined;
+      this.recovery.notices.push(`${failure.message} The journal was cut back to line ${this.appliedSeq} and the store reloaded.`);
+    } finally {
+      if (!this.flushFailure) this.releaseHeldLock();
+    }
+    this.changed.fire();
+  }
+
+  private lockWait(): LockWait {
+    return {
+      timeoutMs: this.options.lockTimeoutMs ?? 10_000,
+      monotonic: () => this.clock.monotonic(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    };
   }
 
   private async migrate(): Promise<void> {
     for (const migration of MIGRATIONS) {
       if (migration.version <= this.schemaVersion) continue;
-      await this.mutex.run(() =>
-        this.withProcessLock(() =>
-          this.commit(async (tx) => {
-            // Another process may have migrated while we waited for the lock.
-            if (this.schemaVersion >= migration.version) return;
-            for (const sql of migration.statements) await tx.run(sql);
-            await tx.run(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [String(migration.version)]);
-          }, migration.version),
-        ),
+      const { seen } = await this.mutex.run(() =>
+        this.commit(async (tx) => {
+          // Another process may have migrated while we waited for the lock.
+          if (this.schemaVersion >= migration.version) return;
+          for (const sql of migration.statements) await tx.run(sql);
+          await tx.run(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [String(migration.version)]);
+        }, migration.version),
       );
+      await this.whenDurable(seen);
     }
   }
 
@@ -281,6 +460,14 @@ export class FileStore implements StorePort {
       if (unlinked) {
         // Pruned by another process's snapshot: find our place again.
         this.closeSegment();
+        continue;
+      }
+      if (size < segment.offset) {
+        // Cut back under us: another process's flush failed after we applied lines it had
+        // written. Those commits were never acknowledged; rebuild from what is on disk.
+        if (!underLock) return false;
+        this.loadNewestSnapshot();
+        this.recovery.notices.push(`${segment.path} was cut back by a process whose flush failed; reloaded the store from disk.`);
         continue;
       }
       const chunk = segment.readNew(size);
@@ -379,19 +566,21 @@ export class FileStore implements StorePort {
       throw this.unrecoverable(`${path} jumps from line ${this.appliedSeq} to ${entry.seq}`);
     }
     this.refuseNewerSchema(entry.schema);
-    this.db.run('BEGIN');
+    this.statement('BEGIN').run();
     try {
       for (const [sql, params] of entry.statements) this.statement(sql).run(params);
-      this.setJournalSeq(entry.seq);
     } catch (err) {
-      this.db.run('ROLLBACK');
+      this.statement('ROLLBACK').run();
       throw new BatonError('io', 'store.journal-corrupt', `Journal line ${entry.seq} in ${path} does not apply (${(err as Error).message}).`);
     }
-    this.db.run('COMMIT');
+    this.statement('COMMIT').run();
+    // Lines read back from the journal are another process's (ours are never read back): durable to us.
+    if (this.durableSeq === this.appliedSeq) this.durableSeq = entry.seq;
     this.appliedSeq = entry.seq;
     this.schemaVersion = Math.max(this.schemaVersion, entry.schema);
   }
 
+  /** Stamps the database with the journal line it holds; done right before each snapshot, where it is read back. */
   private setJournalSeq(seq: number): void {
     this.statement(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('journal_seq', ?)`).run([String(seq)]);
   }
@@ -422,6 +611,7 @@ export class FileStore implements StorePort {
         configureConnection(db);
         this.db = db;
         this.appliedSeq = snapshot.seq;
+        this.durableSeq = snapshot.seq;
         this.schemaVersion = meta.schemaVersion;
         this.closeSegment();
         this.noteSnapshotAt(snapshot.seq);
@@ -444,6 +634,7 @@ export class FileStore implements StorePort {
     this.db = new this.SQL.Database();
     configureConnection(this.db);
     this.appliedSeq = 0;
+    this.durableSeq = 0;
     this.schemaVersion = 0;
     this.closeSegment();
     this.snapshotSeq = 0;
@@ -457,10 +648,13 @@ export class FileStore implements StorePort {
    * commit is acknowledged and in the journal; the failure is noted, its temp file is cleaned
    * on the next open, and the next commit tries again.
    */
-  private maybeSnapshot(): void {
+  private async maybeSnapshot(): Promise<void> {
     const threshold = this.options.snapshotAfterBytes ?? Math.max(DEFAULT_SNAPSHOT_MIN_BYTES, this.snapshotBytes);
     // The line cap bounds how long an open replays, whatever the size of the lines.
     if (this.journalBytesSinceSnapshot < threshold && this.appliedSeq - this.snapshotSeq < SNAPSHOT_MAX_LINES) return;
+    // The segment is about to be closed and a new one started: its lines must be on disk first.
+    await this.drainFlushes();
+    if (this.flushFailure) return;
     try {
       this.writeSnapshot();
     } catch (err) {
@@ -483,7 +677,8 @@ export class FileStore implements StorePort {
   private writeSnapshot(): void {
     const seq = this.appliedSeq;
     const snapshots = this.listSnapshots();
-    if (snapshots[snapshots.length - 1]?.seq === seq) return;
+    if (seq === 0 || snapshots[snapshots.length - 1]?.seq === seq) return;
+    this.setJournalSeq(seq);
     const bytes = this.db.export(); // sql.js reopens the database: prepared statements and pragmas are gone
     this.prepared.clear();
     configureConnection(this.db);
@@ -503,6 +698,7 @@ export class FileStore implements StorePort {
       this.closeSegment();
       this.segment = JournalSegment.create(seq + 1, this.segmentPath(seq + 1));
       fsyncDirectory(this.dir);
+      this.durableOffset = 0;
     }
     this.noteSnapshotAt(seq, bytes.length);
     this.pruneAfterSnapshot();
@@ -617,16 +813,10 @@ export class FileStore implements StorePort {
     return found.sort((a, b) => a[0] - b[0]);
   }
 
+  /** Runs `section` under the process lock; inside a group that already holds it, as it is. */
   private async withProcessLock<T>(section: () => Promise<T>): Promise<T> {
-    await acquireProcessLock(
-      this.lock,
-      {
-        timeoutMs: this.options.lockTimeoutMs ?? 10_000,
-        monotonic: () => this.clock.monotonic(),
-        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      },
-      this.dir,
-    );
+    if (this.lockHeld) return section();
+    await acquireProcessLock(this.lock, this.lockWait(), this.dir);
     try {
       return await section();
     } finally {
@@ -694,6 +884,9 @@ function configureConnection(db: Database): void {
   db.run('PRAGMA journal_mode = MEMORY');
   db.run('PRAGMA synchronous = OFF');
   db.run('PRAGMA temp_store = MEMORY');
+  // One connection owns the in-memory file: without this, every statement outside BEGIN
+  // would take and drop SQLite's file lock and look for a hot journal in sql.js's file system.
+  db.run('PRAGMA locking_mode = EXCLUSIVE');
 }
 
 /** Replay must bind exactly what the live commit bound, so only values JSON keeps intact are allowed. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import type { SqlValue } from './port';
 
 /** One SQL statement of a committed transaction, with its parameters. */
@@ -82,8 +82,10 @@ function decodeLine(line: Buffer): JournalEntry | undefined {
  * happen only under the process lock, at the end of the file.
  */
 export class JournalSegment {
-  /** Bytes of complete lines this process has consumed (applied or skipped). */
+  /** Bytes of complete lines this process has consumed (applied, skipped or written). */
   offset = 0;
+  /** Lines added by commits of this process, not yet written: see `add`. */
+  private unwritten: Buffer[] = [];
 
   private constructor(
     readonly start: number,
@@ -130,25 +132,56 @@ export class JournalSegment {
   }
 
   /**
-   * Appends one line at the end and returns only after it is on disk. When it fails, the
-   * file is cut back to where it was, so a failed commit leaves no line behind.
+   * Adds one line at the end. It reaches the file with the next `flushNow` or `flush` (one
+   * write for every line added since), and is durable once that flush completes. The caller
+   * holds the lock and has caught up, so `offset` is the end of the file.
    */
-  append(line: Buffer): void {
-    const before = fstatSync(this.fd).size;
+  add(line: Buffer): void {
+    this.unwritten.push(line);
+  }
+
+  /** Writes and forces to disk every line added so far, here and now. */
+  flushNow(): void {
+    this.writeUnwritten();
+    fdatasyncSync(this.fd);
+  }
+
+  /** Writes every line added so far, then forces them to disk on libuv's thread pool (the event loop keeps running). */
+  flush(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.writeUnwritten();
+      fdatasync(this.fd, (err) => (err ? reject(err) : resolve()));
+    });
+  }
+
+  /** Where the file ends once every added line is written. */
+  get end(): number {
+    return this.offset + this.unwritten.reduce((n, line) => n + line.length, 0);
+  }
+
+  /** When the write fails, the file is cut back to where it was: no partial line stays behind. */
+  private writeUnwritten(): void {
+    if (this.unwritten.length === 0) return;
+    const lines = this.unwritten.length === 1 ? this.unwritten[0]! : Buffer.concat(this.unwritten);
+    this.unwritten = [];
+    const before = this.offset;
     try {
       let written = 0;
-      while (written < line.length) written += writeSync(this.fd, line, written, line.length - written, before + written);
-      fdatasyncSync(this.fd);
+      while (written < lines.length) written += writeSync(this.fd, lines, written, lines.length - written, before + written);
     } catch (err) {
       try {
         ftruncateSync(this.fd, before);
-        fdatasyncSync(this.fd);
       } catch {
         // The next locked catch-up cuts a torn tail anyway.
       }
       throw err;
     }
-    this.offset = before + line.length;
+    this.offset = before + lines.length;
+  }
+
+  /** Lines added but not written (dropped when a flush failed). */
+  discardUnwritten(): void {
+    this.unwritten = [];
   }
 
   truncate(length: number): void {
