@@ -11,7 +11,7 @@ import { claimDelegation } from '../queue/claimDelegation';
 import { enqueueDelegation } from '../queue/enqueueDelegation';
 import { getDelegation, refreshRunStatus, setTaskStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
 import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
-import { isProcessAlive, selfIdentity, terminateWorker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
+import { findProcessesOfWorkers, isProcessAlive, selfIdentity, terminateWorker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { Disposable } from '../util/emitter';
@@ -89,6 +89,8 @@ type RenewalOutcome = 'renewed' | 'lost' | 'retry';
 const DEFAULT_COORDINATOR_LEASE_MS = 30_000;
 /** After a renewal failed for a passing reason (the store was busy), try again this soon. */
 const RENEWAL_RETRY_MS = 1000;
+/** Exited workers are looked over for processes they left behind together, at most this often (reading /proc costs ~1 ms). */
+const LEFTOVER_SWEEP_MS = 250;
 
 /**
  * The coordinators alive in this process, by workspace and run. The store lease cannot tell
@@ -133,6 +135,10 @@ export class Coordinator {
   /** Verifying tasks with no attempt left to verify: not tried again by this coordinator. */
   private readonly cannotFinish = new Set<string>();
   private readonly retryTimers = new Set<() => void>();
+  /** Workers that exited, for the next leftover sweep (see endLeftovers). */
+  private readonly exitedWorkers: Attempt[] = [];
+  private cancelSweepTimer: (() => void) | undefined;
+  private sweeping: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly deps: CoordinatorDeps,
@@ -218,6 +224,7 @@ export class Coordinator {
       throw err;
     } finally {
       this.subscription?.dispose();
+      await this.flushLeftoverSweep();
       if (!this.leaseLost && !this.shuttingDown) await this.release();
     }
   }
@@ -241,6 +248,7 @@ export class Coordinator {
       // A pass that was starting a worker meanwhile ends it itself (see startAttempt); wait for it before letting go.
       await this.tickInProgress;
     }
+    await this.flushLeftoverSweep();
     await this.release();
     return report;
   }
@@ -731,22 +739,48 @@ export class Coordinator {
       await this.failAttempt(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(() => undefined);
     } finally {
       this.forget(attempt);
-      await this.endLeftovers(attempt);
+      this.endLeftovers(attempt);
     }
   }
 
   /**
    * A worker that exited may have left processes behind (a detached or setsid child):
-   * they carry its marker, and they go with it.
+   * they carry its marker, and they go with it. Looking means reading /proc, so exited
+   * workers are swept together, at most every LEFTOVER_SWEEP_MS, and once more before the
+   * coordinator returns or shuts down (see flushLeftoverSweep).
    */
-  private async endLeftovers(attempt: Attempt): Promise<void> {
+  private endLeftovers(attempt: Attempt): void {
     if (!attempt.identity) return;
-    const report = await terminateWorker(attempt.identity, { marker: `BATON_RUNTIME_ID=${attempt.runtimeId}`, graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
-      () => undefined,
-    );
-    if (report && report.processes.length > 0) {
-      this.log(`${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`);
-    }
+    this.exitedWorkers.push(attempt);
+    this.cancelSweepTimer ??= this.deps.clock.setTimer(LEFTOVER_SWEEP_MS, () => {
+      this.cancelSweepTimer = undefined;
+      void this.sweepLeftovers();
+    });
+  }
+
+  private sweepLeftovers(): Promise<void> {
+    this.sweeping = this.sweeping.then(async () => {
+      const batch = this.exitedWorkers.splice(0);
+      if (batch.length === 0) return;
+      const found = findProcessesOfWorkers(batch.map((a) => ({ root: a.identity, marker: workerMarker(a) })));
+      for (const [i, attempt] of batch.entries()) {
+        if (found[i]!.length === 0 || !attempt.identity) continue;
+        const report = await terminateWorker(attempt.identity, { marker: workerMarker(attempt), graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
+          () => undefined,
+        );
+        if (report && report.processes.length > 0) {
+          this.log(`${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`);
+        }
+      }
+    });
+    return this.sweeping;
+  }
+
+  /** Sweeps now for whatever exited workers left behind: nothing of theirs outlives the coordinator's return. */
+  private async flushLeftoverSweep(): Promise<void> {
+    this.cancelSweepTimer?.();
+    this.cancelSweepTimer = undefined;
+    await this.sweepLeftovers().catch(() => undefined);
   }
 
   private async failAttempt(delegationId: string, reason: string): Promise<void> {
@@ -771,7 +805,7 @@ export class Coordinator {
     attempt.timers.clear();
     if (!attempt.identity) return undefined;
     const report = await terminateWorker(attempt.identity, {
-      marker: `BATON_RUNTIME_ID=${attempt.runtimeId}`,
+      marker: workerMarker(attempt),
       graceMs: this.deps.config.stopGraceSeconds * 1000,
       clock: this.deps.clock,
     });
@@ -1057,4 +1091,9 @@ async function renewDrivenLease(tx: StoreTx, runtimeId: string, withinLease: boo
   }
   await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`, [now, now, runtimeId]);
   return { renewed: true };
+}
+
+/** What every process of a worker carries in its environment, however it detached. */
+function workerMarker(attempt: Pick<Attempt, 'runtimeId'>): string {
+  return `BATON_RUNTIME_ID=${attempt.runtimeId}`;
 }

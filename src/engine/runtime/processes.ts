@@ -96,13 +96,19 @@ function allProcesses(): ProcStat[] {
   return found;
 }
 
-function carriesMarker(pid: number, marker: string): boolean {
-  try {
-    // NUL-separated KEY=VALUE entries; a leading NUL makes the first entry match like the others.
-    return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]).includes(`\0${marker}\0`);
-  } catch {
-    return false; // another user's process, or gone
+/** The environments read during one look at /proc, each read once however many markers are looked for. */
+type Environs = Map<number, Buffer | undefined>;
+
+function carriesMarker(pid: number, marker: string, environs: Environs): boolean {
+  if (!environs.has(pid)) {
+    try {
+      // NUL-separated KEY=VALUE entries; a leading NUL makes the first entry match like the others.
+      environs.set(pid, Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]));
+    } catch {
+      environs.set(pid, undefined); // another user's process, or gone
+    }
   }
+  return environs.get(pid)?.includes(`\0${marker}\0`) ?? false;
 }
 
 /**
@@ -129,9 +135,25 @@ function isVerifiablyAlive(identity: ProcessIdentity): boolean {
  * is never part of the answer.
  */
 export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: string): ProcessIdentity[] {
-  if (root && root.host !== thisHost()) return [];
-  if (!HAS_PROC) return root && isProcessAlive(root) ? [root] : [];
-  const all = allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
+  return findProcessesOfWorkers([{ root, marker }])[0]!;
+}
+
+/**
+ * The processes of several workers (see findWorkerProcesses), from one look at /proc: what
+ * a sweep after many workers exited costs about as much as one.
+ */
+export function findProcessesOfWorkers(workers: ReadonlyArray<{ root: ProcessIdentity | undefined; marker?: string }>): ProcessIdentity[][] {
+  if (!HAS_PROC) return workers.map(({ root }) => (root && root.host === thisHost() && isProcessAlive(root) ? [root] : []));
+  let all: ProcStat[] | undefined;
+  const environs: Environs = new Map();
+  return workers.map(({ root, marker }) => {
+    if (root && root.host !== thisHost()) return [];
+    all ??= allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
+    return membersOf(all, root, marker, environs);
+  });
+}
+
+function membersOf(all: readonly ProcStat[], root: ProcessIdentity | undefined, marker: string | undefined, environs: Environs): ProcessIdentity[] {
   const rootStat = root?.startTime ? all.find((p) => p.pid === root.pid && p.startTime === root.startTime) : undefined;
   const members = new Map<number, ProcStat>();
   if (rootStat) {
@@ -142,7 +164,7 @@ export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: 
     // A process that started before the worker cannot descend from it: read the
     // environment of the younger ones only (most of a machine's processes are older).
     const since = root?.startTime ? Number(root.startTime) : 0;
-    for (const p of all) if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker)) members.set(p.pid, p);
+    for (const p of all) if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, environs)) members.set(p.pid, p);
   }
   // Descendants by parent, to a fixed point (a child may have moved to its own group).
   for (let grew = true; grew; ) {

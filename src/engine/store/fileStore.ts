@@ -462,9 +462,10 @@ export class FileStore implements StorePort {
         this.closeSegment();
         continue;
       }
-      if (size < segment.offset) {
-        // Cut back under us: another process's flush failed after we applied lines it had
-        // written. Those commits were never acknowledged; rebuild from what is on disk.
+      if (size < segment.offset || !segment.stillHoldsLastLine()) {
+        // Cut back under us (and maybe written on since): another process's flush failed after
+        // we applied lines it had written. Those commits were never acknowledged; rebuild from
+        // what is on disk.
         if (!underLock) return false;
         this.loadNewestSnapshot();
         this.recovery.notices.push(`${segment.path} was cut back by a process whose flush failed; reloaded the store from disk.`);
@@ -474,9 +475,12 @@ export class FileStore implements StorePort {
       if (chunk.length > 0) {
         const decoded = decodeJournalChunk(chunk);
         const chunkStart = segment.offset;
+        let lineStart = 0;
         for (const entry of decoded.entries) {
           if (entry.seq > this.appliedSeq) this.applyJournalEntry(entry, segment.path);
           segment.offset = chunkStart + entry.end;
+          segment.noteLastLine(chunk.subarray(0, entry.end), lineStart);
+          lineStart = entry.end;
         }
         this.journalBytesSinceSnapshot += decoded.goodBytes;
         if (decoded.stop) {

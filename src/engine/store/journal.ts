@@ -86,6 +86,9 @@ export class JournalSegment {
   offset = 0;
   /** Lines added by commits of this process, not yet written: see `add`. */
   private unwritten: Buffer[] = [];
+  /** Where the last line this process consumed starts, and its checksum: see `stillHoldsLastLine`. */
+  private lastLine: { start: number; checksum: Buffer } | undefined;
+  private unwrittenLast: Buffer | undefined;
 
   private constructor(
     readonly start: number,
@@ -110,6 +113,23 @@ export class JournalSegment {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       return new JournalSegment(start, path, openSync(path, 'r+'));
     }
+  }
+
+  /** Remembers the line `[start, end)` of `bytes` (read from `offset`) as the last one consumed. */
+  noteLastLine(bytes: Buffer, start: number): void {
+    this.lastLine = { start: this.offset - bytes.length + start, checksum: Buffer.from(bytes.subarray(start, start + 16)) };
+  }
+
+  /**
+   * Whether the file still holds, where it was, the last line this process consumed. A
+   * writer whose flush failed cuts its unacknowledged lines off and writes on; a process that
+   * had applied them must notice even when the file has grown back past where it stopped.
+   */
+  stillHoldsLastLine(): boolean {
+    if (!this.lastLine) return true;
+    const now = Buffer.alloc(16);
+    const n = readSync(this.fd, now, 0, 16, this.lastLine.start);
+    return n === 16 && now.equals(this.lastLine.checksum);
   }
 
   /** Size on disk, and whether the file was deleted (pruned) since it was opened. */
@@ -162,6 +182,7 @@ export class JournalSegment {
   /** When the write fails, the file is cut back to where it was: no partial line stays behind. */
   private writeUnwritten(): void {
     if (this.unwritten.length === 0) return;
+    this.unwrittenLast = this.unwritten[this.unwritten.length - 1];
     const lines = this.unwritten.length === 1 ? this.unwritten[0]! : Buffer.concat(this.unwritten);
     this.unwritten = [];
     const before = this.offset;
@@ -177,6 +198,8 @@ export class JournalSegment {
       throw err;
     }
     this.offset = before + lines.length;
+    const last = this.unwrittenLast;
+    if (last) this.lastLine = { start: this.offset - last.length, checksum: Buffer.from(last.subarray(0, 16)) };
   }
 
   /** Lines added but not written (dropped when a flush failed). */

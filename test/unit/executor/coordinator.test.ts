@@ -143,6 +143,25 @@ describe('coordinator: dispatch to real worker processes', () => {
     assert.equal(ingested[0]!.data.accepted, true);
   });
 
+  it('ends what finished workers left running (a background and a setsid child) by the time the run returns, however many exited together', async () => {
+    // Each worker writes its result, leaves two sleepers behind and exits at once.
+    const result = `printf '\\x60\\x60\\x60baton-result\\ncontract: baton-result-v1\\ntask: %s\\nagent: coder\\nstatus: PASS\\nsummary: done\\nartifacts: []\\n\\x60\\x60\\x60\\n' "$1" > "$BATON_ARTIFACT_PATH"`;
+    const script = `${result}; sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; setsid sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; exit 0`;
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({ defaultWorker: 'sh', workers: { sh: { type: 'process', command: 'bash', args: ['-c', script, 'worker', '{taskId}'] } }, retryBackoffSeconds: 0 }),
+    );
+    fixture.write('plan.md', plan([{ id: 'L1' }, { id: 'L2' }, { id: 'L3' }, { id: 'L4' }]));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    assert.deepEqual(await drive(engine, run.id, { maxConcurrency: 4 }), { kind: 'finished', status: 'completed' });
+    const left = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(Number);
+    pids.push(...left);
+    assert.equal(left.length, 8, 'two sleepers per worker');
+    // No waiting: the coordinator swept them before returning.
+    assert.deepEqual(left.filter((pid) => pidAlive(pid)), []);
+  });
+
   it('drives the claude-code adapter: print mode, prompt on stdin, answer on stdout; a bad flag fails the attempt', async () => {
     const claude = join(fixture.workspace, 'bin', 'claude');
     fixture.write('bin/.keep', '');
