@@ -1,17 +1,19 @@
 import { DEFAULT_SNAPSHOT_MIN_BYTES, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
 import { formatRate, formatSummary, summarize, type Summary } from './stats';
 import type { SchedBenchResult, SchedWorkerKind } from './schedBench';
-import { evaluateSchedTargets, schedDetails, schedMachineLine, schedReadingNotes, schedResultRows, schedWhatIsMeasured } from './schedReport';
+import { evaluateSchedTargets, schedArgued, schedDetails, schedMachineLine, schedReadingNotes, schedResultRows, schedWhatIsMeasured } from './schedReport';
 import { SEED_ROWS_PER_TX, SEED_RUN_TASKS, type SizeResult, type StoreBenchResult } from './storeBench';
 
 /** "Commit cost flat in store size": the rate at the largest size within this factor of the smallest. */
 export const FLAT_FACTOR = 1.25;
 /** Baton's commit rate as a share of the disk's raw append + fdatasync rate. */
 export const APPEND_SHARE = 0.5;
+/** Proposed for one caller, where APPEND_SHARE is out of reach (see arguedTargets). */
+export const ONE_CALLER_APPEND_SHARE = 0.2;
 
 export interface TargetCheck {
-  /** flat, append: the store rows (size = delegations in store); sched: the scheduling rows (size = tasks). */
-  kind: 'flat' | 'append' | 'sched';
+  /** flat, append, append-concurrent: the store rows (size = delegations in store); sched: the scheduling rows (size = tasks). */
+  kind: 'flat' | 'append' | 'append-concurrent' | 'sched';
   size: number;
   /** sched: the concurrency and worker of the configuration. */
   concurrency?: number;
@@ -56,6 +58,22 @@ export function evaluateStoreTargets(result: StoreBenchResult): TargetCheck[] {
       paired: pairedRatios(s.baton.commitsPerSecond.samples, s.rawAppend.samples),
       description: `Baton commits/s ≥ ${APPEND_SHARE} × raw append rate at ${count(s.size)} delegations`,
     });
+    const concurrent = s.batonConcurrent;
+    if (concurrent) {
+      const rate = concurrent.commitsPerSecond.median;
+      checks.push({
+        kind: 'append-concurrent',
+        size: s.size,
+        figure: rate,
+        reference: raw,
+        referenceLabel: `raw append+fdatasync: ${formatRate(raw)} lines/s`,
+        ratio: rate / raw,
+        threshold: APPEND_SHARE,
+        holds: rate >= APPEND_SHARE * raw,
+        paired: pairedRatios(concurrent.commitsPerSecond.samples, s.rawAppend.samples),
+        description: `Baton commits/s with ${concurrent.callers} callers at once ≥ ${APPEND_SHARE} × raw append rate at ${count(s.size)} delegations`,
+      });
+    }
     if (smallest && s !== smallest) {
       const base = smallest.baton.commitsPerSecond.median;
       checks.push({
@@ -96,7 +114,7 @@ export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(
   const bySize = [...result.sizes].sort((a, b) => a.size - b.size);
   for (const s of bySize) {
     const baton = s.baton.commitsPerSecond;
-    const own = checks.filter((c) => c.kind !== 'sched' && c.size === s.size);
+    const own = checks.filter((c) => (c.kind === 'append' || c.kind === 'flat') && c.size === s.size);
     const first = own[0];
     const batonLabel = '**1. Baton store** — commits/s';
     const size = `${count(s.size)} delegations`;
@@ -105,6 +123,13 @@ export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(
       const target = c.kind === 'flat' ? `≥ 1/${FLAT_FACTOR} (${c.threshold.toFixed(2)}×): flat in store size` : `≥ ${c.threshold.toFixed(2)}× raw append`;
       lines.push(
         `| ${i === 0 ? batonLabel : '″'} | ${size} | ${i === 0 ? formatSummary(baton) : '″'} | ${c.referenceLabel} | ${ratio(c.ratio)} | ${target} | ${mark(c.holds)} |`,
+      );
+    }
+    const concurrent = s.batonConcurrent;
+    const concurrentCheck = checks.find((c) => c.kind === 'append-concurrent' && c.size === s.size);
+    if (concurrent && concurrentCheck) {
+      lines.push(
+        `| **1b. Baton store, ${concurrent.callers} callers at once** — commits/s | ${size} | ${formatSummary(concurrent.commitsPerSecond)} | ${concurrentCheck.referenceLabel} | ${ratio(concurrentCheck.ratio)} | ≥ ${concurrentCheck.threshold.toFixed(2)}× raw append | ${mark(concurrentCheck.holds)} |`,
       );
     }
     lines.push(`| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${size} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`);
@@ -186,6 +211,49 @@ export function readingNotes(result: StoreBenchResult): string {
   return notes.join('\n');
 }
 
+/**
+ * The targets that do not hold, each argued from this run's figures, with the target
+ * proposed in its place and whether that holds. Empty when every target holds.
+ */
+export function arguedTargets(result: StoreBenchResult, checks: readonly TargetCheck[], schedResult?: SchedBenchResult): string {
+  const parts: string[] = [];
+  const sizes = [...result.sizes].sort((a, b) => a.size - b.size);
+  const oneCaller = checks.filter((c) => c.kind === 'append' && !c.holds);
+  if (oneCaller.length > 0) {
+    const s = sizes.find((x) => x.size === oneCaller[0]!.size)!;
+    const raw = 1000 / s.rawAppend.median;
+    const inFlush = s.baton.flushMsPerCommit.median;
+    const other = s.baton.otherMsPerCommit.median;
+    const proposed = sizes.map((x) => `${mark(x.baton.commitsPerSecond.median >= ONE_CALLER_APPEND_SHARE * x.rawAppend.median)} ${ratio(x.baton.commitsPerSecond.median / x.rawAppend.median)} at ${count(x.size)}`);
+    const concurrent = s.batonConcurrent;
+    parts.push(
+      `**One caller, ≥ ${APPEND_SHARE}× the raw append rate (row 1).** One caller waits for each commit to be on disk before it makes the next, so a commit costs its flush plus its own work, one after the other. ` +
+        `Here a bare append + fdatasync takes ${raw.toFixed(2)} ms, so ${APPEND_SHARE}× allows ${(raw / APPEND_SHARE).toFixed(2)} ms per commit in all (at ${count(s.size)} delegations). ` +
+        `Baton's flush alone takes ${inFlush.toFixed(2)} ms, and its own work — the SQL statements of a real claim, heartbeat or ingest in sql.js, the journal line, reading and checking the artifact — ${other.toFixed(2)} ms, measured outside fdatasync and so the same on any disk. ` +
+        `${other >= raw / APPEND_SHARE ? 'The own work alone is over the budget: even an infinitely fast disk would not reach the target with one caller.' : `The two together are over the budget; the flush is the disk's and the own work is ${((100 * other) / (other + inFlush)).toFixed(0)}% of the commit.`} ` +
+        `It is a limit of one caller, not of the store: with ${concurrent ? concurrent.callers : 'several'} callers (row 1b) a flush covers every line written before it` +
+        `${concurrent ? ` (${concurrent.commitsPerFlush.toFixed(1)} commits per fdatasync here)` : ''} and runs on the thread pool while the next transactions do their work. ` +
+        `Proposed for one caller: ≥ ${ONE_CALLER_APPEND_SHARE}× the raw append rate — ${proposed.join(', ')} — and own work per commit flat in the size of the store (the "flat" rows).`,
+    );
+  }
+  const concurrentFailing = checks.filter((c) => c.kind === 'append-concurrent' && !c.holds);
+  if (concurrentFailing.length > 0) {
+    const s = sizes.find((x) => x.size === concurrentFailing[0]!.size)!;
+    const raw = 1000 / s.rawAppend.median;
+    parts.push(
+      `**Several callers, ≥ ${APPEND_SHARE}× the raw append rate (row 1b): ✗ at ${concurrentFailing.map((c) => `${count(c.size)} (${ratio(c.ratio)})`).join(', ')}.** ` +
+        `With flushes shared and overlapped, a commit costs the JavaScript thread its own work only: ${(1000 / s.batonConcurrent!.commitsPerSecond.median).toFixed(2)} ms per commit here against the ${(raw / APPEND_SHARE).toFixed(2)} ms the target allows. ` +
+        `Most of it is SQLite itself in WebAssembly (see \`node --import tsx test/bench/storeProfile.ts 1000 2000 8\`); what is left to take is fewer statements per engine call.`,
+    );
+  }
+  const sched = schedArgued(schedResult, checks);
+  if (sched) parts.push(sched);
+  return parts.length === 0 ? '' : `## Targets that do not hold, argued
+
+${parts.join('\n\n')}
+`;
+}
+
 export function renderMarkdown(result: StoreBenchResult, checks = evaluateTargets(result), sched?: SchedBenchResult): string {
   const m = result.machine;
   const o = result.options;
@@ -229,9 +297,14 @@ BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
 BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
 npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
 npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
-npm run bench -- --only visible                 # heartbeat → on screen in code-server (only this way); rewrites its section
-npm run bench -- --only activation              # extension activation with a 10k store vs empty (only this way)
+npm run bench -- --only visible                 # heartbeat → on screen in code-server; rewrites its section
+npm run bench -- --only activation              # extension activation with a 10k store vs empty; rewrites its section
+BATON_BENCH_EDITOR=0 npm run bench              # everything but the two rows that start code-server (their sections are kept)
+node --import tsx test/bench/storeProfile.ts 1000 2000 8   # where a store commit's time goes (CPU profile of rows 1 / 1b)
 \`\`\`
+
+The full run installs code-server 4.99.4 into \`.cache/\` on first use (as \`npm test\` does) and drives Debian's
+Chromium through playwright-core for the dashboard and editor rows; it takes about half an hour on 2 cores.
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
 (timed claim → heartbeat → ingest cycles per repetition, default 200), \`BATON_BENCH_HISTORY=full\`
@@ -239,8 +312,8 @@ Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`
 folders go), \`--out <file>\` / \`--no-write\`. Scheduling rows: \`BATON_BENCH_SCHED_TASKS\` (tasks with the
 bash worker, default 500; 0 skips them), \`BATON_BENCH_SCHED_NODE_TASKS\` (tasks with the Node worker,
 default 100; 0 skips them), \`BATON_BENCH_SCHED_CONCURRENCY\` (default 1,4,8), \`BATON_BENCH_SCHED_REPS\`
-(default 3). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
-at smoke size).
+(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
+at smoke size, and never the editor rows).
 
 ## Results
 
@@ -250,6 +323,7 @@ Targets (${holdsAll ? 'all hold' : 'not all hold'}):
 
 ${targetSummary(checks)}
 
+${arguedTargets(result, checks, sched)}
 ## Reading the results
 
 ${readingNotes(result)}
@@ -286,6 +360,11 @@ ${schedDetails(sched)}
    \`engine.claimTask({runId, taskId, leaseSeconds})\` → \`engine.heartbeat({runtimeId, token, progress})\`
    → \`engine.ingest({delegationId, runId, artifactPath})\`, each call one durable commit (the
    ingest also reads and validates the artifact, as it always does). commits/s = 3 × cycles ÷ seconds.
+1b. **Baton store, several callers at once.** The same cycles in the same workspace, shared among
+   ${sizes[0]?.batonConcurrent?.callers ?? 'several'} callers that run together against one engine, each doing claim → heartbeat → ingest in
+   turn — what a coordinator driving that many workers asks of the store. A commit still resolves only once
+   its journal line is on disk; lines written while a flush runs share the next one (group commit, see
+   docs/architecture.md). Run right after row 1 in each round.
 2. **Raw append + fdatasync** — the disk's limit for Baton's way of committing: a loop appending lines
    of the average size of the journal lines Baton wrote in the timed cycles (measured from the
    \`journal-*.log\` files) to a file opened with \`'a'\`, calling \`fs.fdatasyncSync\` after each; lines/s,

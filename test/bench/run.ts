@@ -24,7 +24,7 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
  *   --only dashboard|engine|visible|activation  runs only those rows and rewrites only their section of the file
- *                    (visible and activation start code-server: they run only this way)
+ *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from the file
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -57,6 +57,8 @@ export interface BenchConfig {
   engineDelegations: number;
   engineJournalLines: number;
   engineOpenReps: number;
+  /** The rows in a real editor (code-server, installed on first use): heartbeat → visible, activation. */
+  editorRows: boolean;
   log?: (line: string) => void;
 }
 
@@ -99,7 +101,14 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
   const givesDashboard = config.dashboardTasks !== undefined;
   const givesEngine = config.engineRuntimes !== undefined;
-  const full: BenchConfig = { ...defaultConfig(), ...(givesSched ? {} : SMOKE_SCHED), ...(givesDashboard ? {} : SMOKE_DASHBOARD), ...(givesEngine ? {} : SMOKE_ENGINE), ...config };
+  const full: BenchConfig = {
+    ...defaultConfig(),
+    ...(givesSched ? {} : SMOKE_SCHED),
+    ...(givesDashboard ? {} : SMOKE_DASHBOARD),
+    ...(givesEngine ? {} : SMOKE_ENGINE),
+    editorRows: false,
+    ...config,
+  };
   const options: StoreBenchOptions = {
     sizes: full.sizes,
     reps: full.reps,
@@ -125,14 +134,15 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
       : undefined;
   const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
   const engine = full.engineRuntimes > 0 ? await runEngine(full) : undefined;
+  const editor = full.editorRows ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) } : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}`;
+  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}`;
   const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), ...(engine ? { engine } : {}), checks, markdown };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
-  // The sections that only `--only` runs (they start code-server) are kept from the file as they are.
+  // Without the editor rows (BATON_BENCH_EDITOR=0), their sections are kept from the file as they are.
   const current = existsSync(full.out) ? readFileSync(full.out, 'utf8') : '';
-  const kept = (['visible', 'activation'] as const)
+  const kept = (editor ? [] : (['visible', 'activation'] as const))
     .map((which) => {
       const { heading, end } = SECTIONS[which];
       const start = current.indexOf(heading);
@@ -142,6 +152,12 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
     .filter(Boolean);
   writeFileSync(full.out, [markdown, ...kept].join('\n'));
   return { ...outcome, written: full.out };
+}
+
+/** The rows that start code-server: heartbeat → on screen, and activation with a 10k store. */
+async function editorSection(which: 'visible' | 'activation', config: BenchConfig): Promise<string> {
+  const log = config.log ? { log: config.log } : {};
+  return which === 'visible' ? visibleSection(await runVisibleBench({ beats: 40, ...log })) : activationSection(await runActivationBench({ delegations: 10_000, reps: 5, ...log }));
 }
 
 function runDashboard(config: BenchConfig): Promise<DashboardBenchResult> {
@@ -173,13 +189,7 @@ const SECTIONS = {
  */
 export async function runSectionOnly(which: keyof typeof SECTIONS, config: BenchConfig): Promise<{ section: string; written?: string }> {
   const section =
-    which === 'dashboard'
-      ? dashboardSection(await runDashboard(config))
-      : which === 'visible'
-        ? visibleSection(await runVisibleBench({ beats: 40, ...(config.log ? { log: config.log } : {}) }))
-        : which === 'activation'
-          ? activationSection(await runActivationBench({ delegations: 10_000, reps: 5, ...(config.log ? { log: config.log } : {}) }))
-          : engineSection(await runEngine(config));
+    which === 'dashboard' ? dashboardSection(await runDashboard(config)) : which === 'engine' ? engineSection(await runEngine(config)) : await editorSection(which, config);
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
@@ -192,13 +202,13 @@ export async function runSectionOnly(which: keyof typeof SECTIONS, config: Bench
 
 /** The full-size settings (`npm run bench` without flags or environment). */
 export function defaultConfig(): BenchConfig {
-  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE };
+  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE, editorRows: true };
 }
 
 /** Flags and environment → config. */
 export function configFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Partial<BenchConfig> {
-  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE };
-  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false }, QUICK_SCHED, QUICK_DASHBOARD, QUICK_ENGINE);
+  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE, editorRows: env.BATON_BENCH_EDITOR !== '0' };
+  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false, editorRows: false }, QUICK_SCHED, QUICK_DASHBOARD, QUICK_ENGINE);
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
     if (!raw) return undefined;

@@ -2,12 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import fs from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import { Engine, storeDirOf, type Task } from '../../src/engine';
 import type { SqlValue, StorePort, StoreReader, StoreTx } from '../../src/engine/store/port';
 import { buildPrompt } from '../../src/engine/workers/prompt';
 import { nowMs, summarize, type Summary } from './stats';
+import { timeFlushes } from './storeBench';
 
 /**
  * Scheduling overhead of Baton's coordinator (DESIGN §4): N trivial tasks, each a real
@@ -374,12 +373,13 @@ function meterStore(engine: Engine): { stop(): void; perTask(tasks: number): Sto
       use.transactMs += nowMs() - t0;
     }
   };
-  const flushes = timeFlushes((ms) => (use.flushMs += ms));
+  const flushes = timeFlushes();
   return {
     stop(): void {
       store.read = original.read;
       store.transact = original.transact;
       flushes.stop();
+      use.flushMs = flushes.ms;
     },
     perTask(tasks: number): StoreUse {
       return {
@@ -391,31 +391,6 @@ function meterStore(engine: Engine): { stop(): void; perTask(tasks: number): Sto
         rows: use.rows / tasks,
         statements: [...statements].map(([sql, e]) => ({ sql, calls: e.calls / tasks, rows: e.rows / tasks, ms: e.ms / tasks })),
       };
-    },
-  };
-}
-
-/** Reports the duration of every fdatasync/fsync made through the node:fs module object until stopped. */
-function timeFlushes(record: (ms: number) => void): { stop(): void } {
-  const mutable = fs as unknown as Record<'fdatasyncSync' | 'fsyncSync', (fd: number) => void>;
-  const originals = { fdatasyncSync: mutable.fdatasyncSync, fsyncSync: mutable.fsyncSync };
-  for (const name of ['fdatasyncSync', 'fsyncSync'] as const) {
-    const original = originals[name];
-    mutable[name] = (fd: number): void => {
-      const t0 = nowMs();
-      try {
-        original(fd);
-      } finally {
-        record(nowMs() - t0);
-      }
-    };
-  }
-  syncBuiltinESMExports();
-  return {
-    stop(): void {
-      mutable.fdatasyncSync = originals.fdatasyncSync;
-      mutable.fsyncSync = originals.fsyncSync;
-      syncBuiltinESMExports();
     },
   };
 }

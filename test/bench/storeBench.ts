@@ -38,6 +38,11 @@ export interface StoreBenchOptions {
    * full: also the runtimes, ingestions and event-log rows a completed delegation leaves behind.
    */
   history: SeedHistory;
+  /**
+   * Row 1b: callers running cycles at once against the same engine, as a coordinator driving
+   * that many workers does (default CONCURRENT_CALLERS; 0 skips the row).
+   */
+  concurrentCallers?: number;
   /** Parent of the temporary folder every row works in (default: os.tmpdir()). */
   tmpRoot?: string;
   log?: (line: string) => void;
@@ -71,6 +76,8 @@ export interface BatonResult {
 export interface SizeResult {
   size: number;
   baton: BatonResult;
+  /** Row 1b: the same cycles by `callers` callers at once; commits/s, and journal lines per fdatasync (commits sharing a flush). */
+  batonConcurrent?: { callers: number; commitsPerSecond: Summary; commitsPerFlush: number };
   /** Reference A: lines/s of append + fdatasync, same line size as Baton's journal. */
   rawAppend: Summary & { lineBytes: number; linesPerRep: number };
   /** Reference B: better-sqlite3 WAL synchronous=FULL, commits/s. */
@@ -102,6 +109,8 @@ const AGENT = 'coder';
 const PLAN_FILE = 'bench.plan.md';
 const RESULTS_DIR = 'bench-results';
 export const SEED_RUN_TASKS = 1000;
+/** Row 1b's callers: a coordinator at the scheduling rows' highest concurrency. */
+export const CONCURRENT_CALLERS = 8;
 export const SEED_ROWS_PER_TX = 2000;
 const DAY_MS = 86_400_000;
 
@@ -127,7 +136,7 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
       );
       const sqlite = prepareBetterSqlite(folder(`sqlite-${size}`), size);
       const sqlJs = await prepareSqlJsExport(folder(`sqljs-${size}`), size);
-      prepared.push({ size, baton, appendDir: folder(`append-${size}`), sqlite, sqlJs, samples: { baton: [], append: [], sqlite: [], sqlJs: [] } });
+      prepared.push({ size, baton, appendDir: folder(`append-${size}`), sqlite, sqlJs, samples: { baton: [], batonConcurrent: [], append: [], sqlite: [], sqlJs: [] } });
       log(`size ${size}: ready in ${((nowMs() - setupStart) / 1000).toFixed(1)} s`);
     }
 
@@ -139,13 +148,15 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
         const cycles = options.cyclesAt(p.size);
         const b = await p.baton.rep(cycles, options.warmupCycles);
         p.samples.baton.push(b);
+        const callers = callersOf(options);
+        if (callers > 0) p.samples.batonConcurrent.push(await p.baton.rep(cycles, options.warmupCycles, callers));
         const lineBytes = Math.max(1, Math.round(b.journalBytes / Math.max(1, b.lines)));
         p.samples.append.push(benchRawAppend(p.appendDir, lineBytes, 3 * cycles));
         p.samples.sqlite.push(p.sqlite.rep(cycles, options.warmupCycles));
         p.samples.sqlJs.push(p.sqlJs.rep(options.sqlJsCyclesAt(p.size)));
         const last = <T>(xs: T[]): T => xs[xs.length - 1]!;
         log(
-          `rep ${rep + 1}/${options.reps} size ${p.size}: Baton ${b.rate.toFixed(0)} commits/s (open ${b.openMs.toFixed(0)} ms), ` +
+          `rep ${rep + 1}/${options.reps} size ${p.size}: Baton ${b.rate.toFixed(0)} commits/s (open ${b.openMs.toFixed(0)} ms)${p.samples.batonConcurrent.length > 0 ? `, ${callersOf(options)} callers ${last(p.samples.batonConcurrent).rate.toFixed(0)} commits/s` : ''}, ` +
             `append ${last(p.samples.append).toFixed(0)} lines/s, better-sqlite3 ${last(p.samples.sqlite).toFixed(0)}/s, sql.js export ${last(p.samples.sqlJs).toFixed(1)}/s`,
         );
       }
@@ -173,6 +184,15 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
           snapshotMs: p.baton.snapshotMs,
           storeRows: p.baton.storeRows,
         },
+        ...(p.samples.batonConcurrent.length > 0
+          ? {
+              batonConcurrent: {
+                callers: callersOf(options),
+                commitsPerSecond: summarize(p.samples.batonConcurrent.map((b) => b.rate)),
+                commitsPerFlush: p.samples.batonConcurrent.reduce((n, b) => n + b.lines, 0) / Math.max(1, p.samples.batonConcurrent.reduce((n, b) => n + b.flushes, 0)),
+              },
+            }
+          : {}),
         rawAppend: { ...summarize(p.samples.append), lineBytes: Math.round(avgLineBytes), linesPerRep: 3 * cycles },
         sqlite: { ...summarize(p.samples.sqlite), commitsPerRep: 3 * cycles },
         sqlJsExport: { ...summarize(p.samples.sqlJs), commitsPerRep: 3 * options.sqlJsCyclesAt(p.size), fileBytes: p.sqlJs.fileBytes() },
@@ -198,7 +218,7 @@ interface PreparedSize {
   appendDir: string;
   sqlite: PreparedReference;
   sqlJs: PreparedReference & { fileBytes(): number; close(): void };
-  samples: { baton: BatonRep[]; append: number[]; sqlite: number[]; sqlJs: number[] };
+  samples: { baton: BatonRep[]; batonConcurrent: BatonRep[]; append: number[]; sqlite: number[]; sqlJs: number[] };
 }
 
 interface BatonRep {
@@ -234,7 +254,8 @@ interface PreparedReference {
  * timed cycle; snapshotted and closed, as a real store is between sessions.
  */
 export async function prepareBaton(workspace: string, size: number, options: StoreBenchOptions): Promise<PreparedBaton> {
-  const tasksNeeded = options.reps * (options.cyclesAt(size) + options.warmupCycles);
+  const repsPerRound = callersOf(options) > 0 ? 2 : 1;
+  const tasksNeeded = repsPerRound * options.reps * (options.cyclesAt(size) + options.warmupCycles);
   const taskIds = Array.from({ length: tasksNeeded }, (_, i) => `B${i + 1}`);
   writeFileSync(join(workspace, PLAN_FILE), planText(taskIds, 'Benchmark task'));
   mkdirSync(join(workspace, RESULTS_DIR));
@@ -459,7 +480,7 @@ function newestSnapshotBytes(storeDir: string): number {
  * carries the wrapper to ES-module importers too). Reads 0 calls if the store ever flushes
  * another way; the report then shows no split.
  */
-function timeFlushes(): { calls: number; ms: number; stop(): void } {
+export function timeFlushes(): { calls: number; ms: number; stop(): void } {
   type Flush = (fd: number, callback?: (err: NodeJS.ErrnoException | null) => void) => void;
   const mutable = fs as unknown as Record<'fdatasyncSync' | 'fsyncSync' | 'fdatasync', Flush>;
   const originals = { fdatasyncSync: mutable.fdatasyncSync, fsyncSync: mutable.fsyncSync, fdatasync: mutable.fdatasync };
@@ -718,4 +739,8 @@ export function describeMachine(dir: string): MachineInfo {
     disk,
     date: new Date().toISOString(),
   };
+}
+
+function callersOf(options: StoreBenchOptions): number {
+  return options.concurrentCallers ?? CONCURRENT_CALLERS;
 }

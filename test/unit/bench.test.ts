@@ -8,6 +8,8 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
     assert.match(outcome.markdown, /Baton store/);
     assert.match(outcome.markdown, /Raw append \+ fdatasync/);
     assert.match(outcome.markdown, /better-sqlite3/);
+    assert.match(outcome.markdown, /1b\. Baton store, 8 callers at once/);
+    assert.ok(outcome.result.sizes.every((s) => s.batonConcurrent && s.batonConcurrent.commitsPerSecond.median > 0 && s.batonConcurrent.commitsPerFlush >= 1));
     assert.ok(outcome.checks.length > 0);
     // The dashboard rows, in Chromium, at smoke size.
     assert.match(outcome.markdown, /## Dashboard webview \(Chromium\)/);
