@@ -53,18 +53,21 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
     const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
     issues = parsed.issues;
     if (parsed.result) {
-      // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
-      const runtime = await ctx.store.read((r) =>
-        r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [delegation.runId, delegation.id]),
-      );
-      issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+      if (parsed.result.artifacts.length > 0) {
+        // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
+        const runtime = await ctx.store.read((r) =>
+          r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [delegation.runId, delegation.id]),
+        );
+        issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+      }
       resultStatus = parsed.result.status;
       summary = parsed.result.summary;
     }
   }
-  const outcome = await ctx.store.transact(async (tx) => {
+  // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same transaction.
+  const { outcome, after, verifying } = await ctx.store.transact(async (tx) => {
     await ctx.guard?.(tx);
-    return recordIngestion(
+    const recorded = await recordIngestion(
       tx,
       {
         runId: delegation.runId,
@@ -77,10 +80,16 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
       },
       ctx.clock.now(),
     );
+    const row = await tx.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.taskId]);
+    return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
   });
-  const verification = outcome.record.accepted ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
-  const after = await ctx.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]));
-  return { ...outcome, delegation: toDelegation(after!), ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
+  // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts afresh.
+  const verification = outcome.record.accepted && verifying ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
+  const final = verification
+    ? await ctx.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]))
+    : after;
+  return { ...outcome, delegation: toDelegation(final!), ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
 }
 
 /** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
