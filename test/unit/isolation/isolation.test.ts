@@ -195,8 +195,9 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       assert.ok('coordinator' in taken);
       const running = taken.coordinator.run();
       await waitForTask(engine, run.id, 'A', 'running');
-      const b = (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!;
-      reasons.push(b.statusReason ?? '');
+      // The pass that started A goes on to B right after (A's start and B's reason are two commits).
+      reasons.push(await waitForValue(async () => (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!.statusReason || undefined));
+      assert.equal((await engine.overview(run.id)).tasks.find((t) => t.id === 'A')!.status, 'running', 'B was held back while A was running');
       assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
     });
     seen.dispose();
