@@ -156,6 +156,8 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
 const INJECTED: Record<string, string[]> = {
   writeSync: ['ENOSPC', 'EIO'],
   fdatasyncSync: ['EIO', 'ENOSPC'],
+  // The group-commit flush on the thread pool (callback API): the wrapper throws before it is queued.
+  fdatasync: ['EIO', 'ENOSPC'],
   fsyncSync: ['EIO'],
   openSync: ['EACCES', 'ENOSPC'],
   renameSync: ['EBUSY', 'EPERM'],
@@ -202,7 +204,8 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
       // Sweep N over the file operations of 12 commits (with snapshots among them).
       const injection = injectFileErrors(1 + (trial % 90), trial);
       try {
-        for (let i = 0; i < 12; i++) {
+        // One at a time (flushed in place) and three at once (a group sharing a flush on the thread pool).
+        const commit = async (i: number): Promise<void> => {
           try {
             await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`io${i}`, i]));
             acknowledged.push(i);
@@ -211,7 +214,9 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
             const message = (err as Error).message;
             if (!/Baton journal|nothing was committed/.test(message)) failures.push(`trial ${trial}: commit ${i} failed without a clear error: ${message}`);
           }
-        }
+        };
+        for (let i = 0; i < 6; i++) await commit(i);
+        for (let i = 6; i < 12; i += 3) await Promise.all([commit(i), commit(i + 1), commit(i + 2)]);
       } finally {
         injection.restore();
       }
