@@ -160,6 +160,11 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
   if (current === 'superseded') return current;
+  // The common case, a run going on with no stop: one probe settles it.
+  if (!run.stop_mode && current === 'running') {
+    const active = await tx.get<{ active: number }>(`SELECT EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying', 'ready')) AS active`, [runId]);
+    if (active?.active) return current;
+  }
   // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
   const probe = (statuses: TaskStatus[]): string => `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
   const has = (await tx.get<{ inFlight: number; active: number; gated: number; unfinished: number; open: number; failed: number }>(

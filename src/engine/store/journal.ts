@@ -18,8 +18,22 @@ export interface JournalEntry {
  * detected without trusting JSON.parse.
  */
 export function encodeJournalLine(entry: JournalEntry): Buffer {
-  const json = JSON.stringify({ q: entry.seq, v: entry.schema, s: entry.statements });
+  // The same JSON as JSON.stringify({ q, v, s }); a statement's SQL text is encoded once per process.
+  const statements = entry.statements.map(([sql, params]) => `[${sqlJson(sql)},${JSON.stringify(params)}]`).join(',');
+  const json = `{"q":${entry.seq},"v":${entry.schema},"s":[${statements}]}`;
   return Buffer.from(`${checksum(json)} ${json}\n`, 'utf8');
+}
+
+const encodedSql = new Map<string, string>();
+
+function sqlJson(sql: string): string {
+  let json = encodedSql.get(sql);
+  if (json === undefined) {
+    json = JSON.stringify(sql);
+    // Statements come from a fixed set in the code; a bound keeps a pathological caller from growing it forever.
+    if (encodedSql.size < 1024) encodedSql.set(sql, json);
+  }
+  return json;
 }
 
 function checksum(json: string | Buffer): string {
