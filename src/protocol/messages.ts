@@ -191,7 +191,9 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown): Parsed<T> {
   if (result.success) return { ok: true, message: result.data };
   const first = result.error.issues[0];
   const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
-  const kind = typeof value === 'object' && value !== null && 'type' in value ? String((value as { type: unknown }).type).slice(0, 40) : typeof value;
+  // `type` may be anything a hostile sender put there, even an object whose toString is not a function.
+  const type = typeof value === 'object' && value !== null && 'type' in value ? (value as { type: unknown }).type : undefined;
+  const kind = typeof type === 'string' ? type.slice(0, 40) : type === undefined ? typeof value : `${typeof type}-typed`;
   return { ok: false, error: `rejected a ${kind} message: ${first?.message ?? 'invalid'}${where}` };
 }
 

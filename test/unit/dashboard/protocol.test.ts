@@ -47,6 +47,15 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
     assert.equal(parseHostMessage({ type: 'notice', level: 'html', message: '<b>x</b>' }).ok, false);
   });
 
+  it('rejects, without throwing, a message whose type is an object that cannot be turned into text (found by the fuzz below)', () => {
+    for (const type of [{ toString: {} }, Object.create(null), [1, 2], Symbol('x')]) {
+      const host = parseHostMessage({ type, protocolVersion: 1 });
+      assert.equal(host.ok, false);
+      assert.match((host as { error: string }).error, /^rejected a (object|symbol)-typed message: /);
+      assert.equal(parseWebviewMessage({ type }).ok, false);
+    }
+  });
+
   it('fuzz: malformed host messages are all rejected and leave the state untouched (the same object)', () => {
     const connected = reduce(initialState(), snapshot(), 0);
     const validTypes = HOST_EXAMPLES.map((m) => m.type);
