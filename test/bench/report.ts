@@ -286,7 +286,7 @@ the same concurrency (rows 5–6), and how long a ready task waits for its proce
 - Store sizes: ${sizes.map((s) => count(s.size)).join(', ')} delegations; ${o.reps} repetitions; Baton cycles per repetition: ${cycles} (after ${o.warmupCycles} untimed warm-up cycles); seeded history: ${o.history}.
 - The rows run interleaved: each repetition round measures every row at every size (sizes in rotating order), so drift in the disk's fsync latency — large on shared virtual disks — hits every row alike instead of favouring whichever ran last.
 ${schedMachineLine(sched)}
-- Whole run: ${minutes(wholeMs)} (store rows ${minutes(result.durationMs)}${sched ? `, scheduling rows ${minutes(sched.durationMs)}` : ''}).
+- Store and scheduling rows: ${minutes(wholeMs)} (store rows ${minutes(result.durationMs)}${sched ? `, scheduling rows ${minutes(sched.durationMs)}` : ''}).
 
 ## How to reproduce
 
