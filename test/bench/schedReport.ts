@@ -211,7 +211,7 @@ export function schedArgued(sched: SchedBenchResult | undefined, checks: readonl
     return (
       `- ✗ ${workerLabel(c)}, ${sizeLabel(c)}: a task takes ${fixed(pool, 1)} ms in the bare pool; Baton adds ${fixed(extra, 1)} ms → ${ratio((pool + extra) / pool)}. ` +
       `Per task that is ${fixed(commits, 1)} durable commits (the claim before the spawn, the worker's pid, the result: ${fixed(flush, 2)} ms inside fdatasync), ${fixed(statements, 2)} ms of SQL statements, ` +
-      `the prompt file, reading and checking the result, and forking from a process that holds the store. ` +
+      `the prompt file, and reading and checking the result. ` +
       `Proposed in its place: ≤ ${SCHED_FACTOR_TRIVIAL}× for a process this short — ${mark((pool + extra) / pool <= SCHED_FACTOR_TRIVIAL)}.`
     );
   });
