@@ -12,7 +12,7 @@ import { claimDelegation } from '../queue/claimDelegation';
 import { enqueueDelegation } from '../queue/enqueueDelegation';
 import { getDelegation, refreshRunStatus, setTaskStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
 import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
-import { findProcessesOfWorkers, isProcessAlive, selfIdentity, terminateWorker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
+import { findProcessesOfWorkers, isProcessAlive, selfIdentity, terminateWorker, workerMarker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { Disposable } from '../util/emitter';
@@ -764,10 +764,10 @@ export class Coordinator {
     this.sweeping = this.sweeping.then(async () => {
       const batch = this.exitedWorkers.splice(0);
       if (batch.length === 0) return;
-      const found = findProcessesOfWorkers(batch.map((a) => ({ root: a.identity, marker: workerMarker(a) })));
+      const found = findProcessesOfWorkers(batch.map((a) => ({ root: a.identity, marker: workerMarker(a.runtimeId) })));
       for (const [i, attempt] of batch.entries()) {
         if (found[i]!.length === 0 || !attempt.identity) continue;
-        const report = await terminateWorker(attempt.identity, { marker: workerMarker(attempt), graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
+        const report = await terminateWorker(attempt.identity, { marker: workerMarker(attempt.runtimeId), graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
           () => undefined,
         );
         if (report && report.processes.length > 0) {
@@ -807,7 +807,7 @@ export class Coordinator {
     attempt.timers.clear();
     if (!attempt.identity) return undefined;
     const report = await terminateWorker(attempt.identity, {
-      marker: workerMarker(attempt),
+      marker: workerMarker(attempt.runtimeId),
       graceMs: this.deps.config.stopGraceSeconds * 1000,
       clock: this.deps.clock,
     });
@@ -1093,9 +1093,4 @@ async function renewDrivenLease(tx: StoreTx, runtimeId: string, withinLease: boo
   }
   await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`, [now, now, runtimeId]);
   return { renewed: true };
-}
-
-/** What every process of a worker carries in its environment, however it detached. */
-function workerMarker(attempt: Pick<Attempt, 'runtimeId'>): string {
-  return `BATON_RUNTIME_ID=${attempt.runtimeId}`;
 }

@@ -3,7 +3,7 @@ import { ingestArtifact } from '../ingest/ingestArtifact';
 import { resultOnDisk } from '../ingest/resultOnDisk';
 import type { IdSource } from '../model/clock';
 import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
-import { findWorkerProcesses, identityOf, isProcessAlive, terminateWorker, thisHost, type ProcessIdentity } from '../runtime/processes';
+import { findWorkerProcesses, identityOf, isProcessAlive, terminateWorker, thisHost, workerMarker, type ProcessIdentity } from '../runtime/processes';
 import type { StoreTx } from '../store/port';
 import { runPaths } from './runPaths';
 import { inspectWorktrees } from '../isolation/cleanup';
@@ -167,7 +167,7 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
           continue;
         }
       }
-      const report = await terminateWorker(identity!, { marker: `BATON_RUNTIME_ID=${attempt.runtime_id}`, graceMs: ctx.stopGraceMs ?? 5000, clock: ctx.clock });
+      const report = await terminateWorker(identity!, { marker: workerMarker(attempt.runtime_id!), graceMs: ctx.stopGraceMs ?? 5000, clock: ctx.clock });
       const why = options.adopt ? 'its lease ran out before a new coordinator could adopt it' : 'its coordinator went away';
       await markStale(ctx, runId, attempt.delegation_id, `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`);
       entries.push({
@@ -218,7 +218,7 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
 /** The process that carries a runtime's marker and whose parent does not: the worker its coordinator started. */
 function markedRoot(runtimeId: string): ProcessIdentity | undefined {
   if (process.platform !== 'linux') return undefined; // the marker is read from /proc
-  const marked = findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, `BATON_RUNTIME_ID=${runtimeId}`);
+  const marked = findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, workerMarker(runtimeId));
   if (marked.length === 0) return undefined;
   const pids = new Set(marked.map((p) => p.pid));
   const root = marked.find((p) => !pids.has(parentOf(p.pid))) ?? marked[0]!;

@@ -1,7 +1,7 @@
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../model/errors';
 import { blockDependents, getDelegation, nextCounter, refreshRunStatus, setTaskStatus, transitionDelegation } from '../queue/taskFlow';
-import { isProcessAlive, terminateWorker, type ProcessIdentity } from '../runtime/processes';
+import { isProcessAlive, terminateWorker, workerMarker, type ProcessIdentity } from '../runtime/processes';
 import type { StorePort, StoreTx } from '../store/port';
 import type { Clock } from '../model/clock';
 
@@ -190,7 +190,7 @@ export async function endRecordedWorker(ctx: { store: StorePort; clock: Clock },
   if (worker.identity && isProcessAlive(worker.identity) === undefined) {
     return { ...entry, confirmed: false, note: `runs on another host (${worker.identity.host}); not stopped from here` };
   }
-  const termination = await terminateWorker(worker.identity, { marker: `BATON_RUNTIME_ID=${worker.runtimeId}`, graceMs, clock: ctx.clock });
+  const termination = await terminateWorker(worker.identity, { marker: workerMarker(worker.runtimeId), graceMs, clock: ctx.clock });
   return { ...entry, processes: termination.processes.map((p) => p.pid), confirmed: termination.confirmed, survivors: termination.survivors.map((p) => p.pid) };
 }
 

@@ -5,7 +5,7 @@ import { verifyAttempt, type VerificationOutcome, type VerifyContext } from '../
 import { BatonError } from '../model/errors';
 import { issue, type Issue } from '../model/issue';
 import type { Delegation } from '../model/types';
-import { DELEGATION_COLUMNS, toDelegation, type DelegationRow } from '../store/rows';
+import { getDelegation } from '../queue/taskFlow';
 import { checkArtifactPaths } from './artifactPaths';
 import { parseResultArtifact } from './parseResult';
 import { recordIngestion, type IngestionOutcome } from './recordIngestion';
@@ -80,16 +80,14 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
       },
       ctx.clock.now(),
     );
-    const row = await tx.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]);
+    const row = await getDelegation(tx, delegation.runId, delegation.id);
     const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.taskId]);
     return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
   });
   // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts afresh.
   const verification = outcome.record.accepted && verifying ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
-  const final = verification
-    ? await ctx.store.read((r) => r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.id]))
-    : after;
-  return { ...outcome, delegation: toDelegation(final!), ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
+  const final = verification ? await ctx.store.read((r) => getDelegation(r, delegation.runId, delegation.id)) : after;
+  return { ...outcome, delegation: final!, ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
 }
 
 /** Workspace-relative with POSIX separators when inside the workspace, else absolute. */

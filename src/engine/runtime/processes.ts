@@ -45,6 +45,11 @@ function readProcStat(pid: number): ProcStat | undefined {
   };
 }
 
+/** What every process of a worker carries in its environment, however it detached (set by the coordinator at spawn). */
+export function workerMarker(runtimeId: string): string {
+  return `BATON_RUNTIME_ID=${runtimeId}`;
+}
+
 export function thisHost(): string {
   return hostname();
 }

@@ -338,6 +338,7 @@ export class FileStore implements StorePort {
     }
     return new Promise((resolve, reject) => {
       this.durabilityWaiters.push({ seq, resolve, reject });
+      // After a failed flush the recovery rejects this waiter (again, if the last recovery itself failed).
       if (this.flushFailure) void this.mutex.run(() => this.recoverFromFailedFlush());
       else this.startFlush();
     });
@@ -475,13 +476,12 @@ export class FileStore implements StorePort {
       if (chunk.length > 0) {
         const decoded = decodeJournalChunk(chunk);
         const chunkStart = segment.offset;
-        let lineStart = 0;
         for (const entry of decoded.entries) {
           if (entry.seq > this.appliedSeq) this.applyJournalEntry(entry, segment.path);
           segment.offset = chunkStart + entry.end;
-          segment.noteLastLine(chunk.subarray(0, entry.end), lineStart);
-          lineStart = entry.end;
         }
+        const last = decoded.entries[decoded.entries.length - 1];
+        if (last) segment.noteLastLine(chunkStart + last.start, chunk.subarray(last.start, last.end));
         this.journalBytesSinceSnapshot += decoded.goodBytes;
         if (decoded.stop) {
           if (!underLock) return false;

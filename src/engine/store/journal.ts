@@ -41,7 +41,8 @@ function checksum(json: string | Buffer): string {
 }
 
 export interface DecodedChunk {
-  entries: Array<JournalEntry & { end: number }>;
+  /** Each with where its line starts and ends in the buffer. */
+  entries: Array<JournalEntry & { start: number; end: number }>;
   /** Bytes of `buffer` covered by good, complete lines. */
   goodBytes: number;
   /**
@@ -62,7 +63,7 @@ export function decodeJournalChunk(buffer: Buffer): DecodedChunk {
     if (!entry) {
       return { entries, goodBytes: offset, stop: { offset, reason: 'bad-checksum', linesAfter: countValidLines(buffer, newline + 1) } };
     }
-    entries.push({ ...entry, end: newline + 1 });
+    entries.push({ ...entry, start: offset, end: newline + 1 });
     offset = newline + 1;
   }
   return { entries, goodBytes: offset };
@@ -102,7 +103,6 @@ export class JournalSegment {
   private unwritten: Buffer[] = [];
   /** Where the last line this process consumed starts, and its checksum: see `stillHoldsLastLine`. */
   private lastLine: { start: number; checksum: Buffer } | undefined;
-  private unwrittenLast: Buffer | undefined;
 
   private constructor(
     readonly start: number,
@@ -129,9 +129,9 @@ export class JournalSegment {
     }
   }
 
-  /** Remembers the line `[start, end)` of `bytes` (read from `offset`) as the last one consumed. */
-  noteLastLine(bytes: Buffer, start: number): void {
-    this.lastLine = { start: this.offset - bytes.length + start, checksum: Buffer.from(bytes.subarray(start, start + 16)) };
+  /** Remembers `line`, which starts at byte `start` of the file, as the last one consumed. */
+  noteLastLine(start: number, line: Buffer): void {
+    this.lastLine = { start, checksum: Buffer.from(line.subarray(0, 16)) };
   }
 
   /**
@@ -196,8 +196,8 @@ export class JournalSegment {
   /** When the write fails, the file is cut back to where it was: no partial line stays behind. */
   private writeUnwritten(): void {
     if (this.unwritten.length === 0) return;
-    this.unwrittenLast = this.unwritten[this.unwritten.length - 1];
-    const lines = this.unwritten.length === 1 ? this.unwritten[0]! : Buffer.concat(this.unwritten);
+    const last = this.unwritten[this.unwritten.length - 1]!;
+    const lines = this.unwritten.length === 1 ? last : Buffer.concat(this.unwritten);
     this.unwritten = [];
     const before = this.offset;
     try {
@@ -212,8 +212,7 @@ export class JournalSegment {
       throw err;
     }
     this.offset = before + lines.length;
-    const last = this.unwrittenLast;
-    if (last) this.lastLine = { start: this.offset - last.length, checksum: Buffer.from(last.subarray(0, 16)) };
+    this.noteLastLine(this.offset - last.length, last);
   }
 
   /** Lines added but not written (dropped when a flush failed). */

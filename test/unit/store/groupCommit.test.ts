@@ -254,7 +254,8 @@ describe('FileStore group commit', () => {
     assert.deepEqual(notDurable, [], 'every row the read returned was durable when it returned');
   });
 
-  it('makes a store whose applied journal lines were cut back by another process reload, without throwing', async () => {
+  /** A commits x-0, x-1, x-2 and B applies them; returns the segment and its size after x-0 (where a cut-back goes). */
+  async function threeLinesAppliedByB(): Promise<{ a: FileStore; b: FileStore; path: string; sizeAfterFirst: number }> {
     const a = await open();
     const b = await open();
     await insert(a, 'x-0', 0);
@@ -263,6 +264,11 @@ describe('FileStore group commit', () => {
     await insert(a, 'x-1', 1);
     await insert(a, 'x-2', 2);
     assert.deepEqual(await namesLike(b, 'x'), ['x-0', 'x-1', 'x-2'], 'B applied all three lines');
+    return { a, b, path, sizeAfterFirst };
+  }
+
+  it('makes a store whose applied journal lines were cut back by another process reload, without throwing', async () => {
+    const { a, b, path, sizeAfterFirst } = await threeLinesAppliedByB();
     const sequenceBefore = b.sequence;
 
     // As A's recovery from a failed flush would do: the last two lines are cut off (A is idle).
@@ -297,14 +303,7 @@ describe('FileStore group commit', () => {
     ['lines of the same length', (i: number) => `z-${i}`],
   ] as const) {
     it(`makes a store reload when lines it applied were cut back and the journal grew back past them (${variant})`, async () => {
-      const a = await open();
-      const b = await open();
-      await insert(a, 'x-0', 0);
-      const path = lastSegment(tmp.path);
-      const sizeAfterFirst = statSync(path).size;
-      await insert(a, 'x-1', 1);
-      await insert(a, 'x-2', 2);
-      assert.deepEqual(await namesLike(b, 'x'), ['x-0', 'x-1', 'x-2']);
+      const { a, b, path, sizeAfterFirst } = await threeLinesAppliedByB();
       truncateSync(path, sizeAfterFirst);
       // A finds the cut on its next commit, reloads, and writes new lines with the cut seqs.
       for (let i = 1; i <= 3; i++) await insert(a, name(i), i);
