@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { hasErrors, readPlan, type Delegation, type Engine, type IngestOutcome } from '../engine/index';
 import type { ResultDiagnostics } from './diagnostics';
-import { describeError, UserFacingError, type BatonSession } from './session';
+import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
 type Node = RunsNode | GateNode | WorkerNode | undefined;
@@ -15,10 +15,32 @@ function command(id: string, run: (...args: never[]) => Promise<unknown>, log: v
     } catch (err) {
       const message = describeError(err);
       log.warn(`${id}: ${message}`);
-      void vscode.window.showErrorMessage(message);
+      if (err instanceof TrustRequiredError) void offerTrust(message, () => vscode.commands.executeCommand(id, ...args), log);
+      else void vscode.window.showErrorMessage(message);
       return undefined;
     }
   });
+}
+
+const MANAGE_TRUST = 'Manage Workspace Trust';
+/** How long a refused command waits for the trust it asked for before it is forgotten. */
+const TRUST_RETRY_WINDOW_MS = 10 * 60_000;
+
+/**
+ * The refusal in Restricted Mode carries the way out: VS Code's trust editor. The command
+ * the person asked for runs once the workspace is trusted, so trusting is the last click.
+ */
+async function offerTrust(message: string, retry: () => Thenable<unknown>, log: vscode.LogOutputChannel): Promise<void> {
+  const pick = await vscode.window.showWarningMessage(message, MANAGE_TRUST);
+  if (pick !== MANAGE_TRUST) return;
+  const granted = vscode.workspace.onDidGrantWorkspaceTrust(() => {
+    granted.dispose();
+    clearTimeout(expiry);
+    log.info('The workspace is trusted now; running the command that waited for it.');
+    void Promise.resolve(retry()).then(undefined, (err: unknown) => log.warn(describeError(err)));
+  });
+  const expiry = setTimeout(() => granted.dispose(), TRUST_RETRY_WINDOW_MS);
+  await vscode.commands.executeCommand('workbench.trust.manage');
 }
 
 export function registerCommands(session: BatonSession, diagnostics: ResultDiagnostics): vscode.Disposable[] {

@@ -14,6 +14,17 @@ export class UserFacingError extends Error {
 }
 
 /**
+ * Raised when a command would start a process in a workspace in Restricted Mode. The
+ * command wrapper offers VS Code's own trust editor and runs the command again once the
+ * workspace is trusted (docs/extension.md, "Workspace trust").
+ */
+export class TrustRequiredError extends UserFacingError {
+  constructor(action: string) {
+    super(`This workspace is in Restricted Mode: Baton starts no worker or verify command here, so it cannot ${action}. Trust the workspace to run tasks.`);
+  }
+}
+
+/**
  * The extension's hold on one workspace folder: the engine (opened on first need, off the
  * activation path), the view-model, and the runs this window coordinates. Spawning
  * anything requires a trusted workspace.
@@ -70,9 +81,7 @@ export class BatonSession extends DisposableStore {
   }
 
   requireTrust(action: string): void {
-    if (!vscode.workspace.isTrusted) {
-      throw new UserFacingError(`Baton starts no worker process in an untrusted workspace, so it cannot ${action}. Trust this workspace to run tasks.`);
-    }
+    if (!vscode.workspace.isTrusted) throw new TrustRequiredError(action);
   }
 
   /**
