@@ -57,7 +57,7 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       engine = await fixture.open({ follow: true });
       const { run } = await engine.runForPlan('plan.md');
       const outcome = await withWorkerEnv(
-        { FAKE_TRACE: tracePath, FAKE_DELAY_MS: '300', FAKE_EDITS: JSON.stringify({ A: { 'a.txt': 'from A\n' }, B: { 'b.txt': 'from B\n' } }) },
+        { FAKE_TRACE: tracePath, FAKE_TOGETHER: '2', FAKE_EDITS: JSON.stringify({ A: { 'a.txt': 'from A\n' }, B: { 'b.txt': 'from B\n' } }) },
         () => drive(engine, run.id),
       );
       assert.deepEqual(outcome, { kind: 'finished', status: 'completed' });
