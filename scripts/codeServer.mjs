@@ -31,16 +31,26 @@ export function ensureCodeServer(log = (line) => process.stderr.write(`${line}\n
   const staging = join(tmp, 'rg-staging');
   mkdirSync(staging, { recursive: true });
   execFileSync('cp', [rg, join(staging, 'rg')]);
-  execFileSync('tar', ['-czf', join(ripgrepCache, 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz'), '-C', staging, 'rg']);
+  execFileSync('tar', [
+    '-czf',
+    join(ripgrepCache, 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz'),
+    '-C',
+    staging,
+    'rg',
+  ]);
   writeFileSync(
     join(INSTALL_DIR, 'package.json'),
     `${JSON.stringify({ name: 'baton-code-server', private: true, allowScripts: { 'code-server': true, argon2: true } }, null, 2)}\n`,
   );
-  execFileSync('npm', ['install', `code-server@${CODE_SERVER_VERSION}`, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: INSTALL_DIR,
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, TMPDIR: tmp, npm_config_yes: 'true', npm_config_unsafe_perm: 'true' },
-  });
+  execFileSync(
+    'npm',
+    ['install', `code-server@${CODE_SERVER_VERSION}`, '--no-audit', '--no-fund', '--loglevel=error'],
+    {
+      cwd: INSTALL_DIR,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, TMPDIR: tmp, npm_config_yes: 'true', npm_config_unsafe_perm: 'true' },
+    },
+  );
   if (!existsSync(CODE_SERVER_BIN)) throw new Error(`code-server did not install into ${INSTALL_DIR}.`);
   writeFileSync(MARKER, `${new Date().toISOString()}\n`);
   return CODE_SERVER_BIN;
@@ -61,7 +71,16 @@ function which(command) {
  * code to window.codeAutomationExit instead, see test/support/codeServerLauncher.ts).
  * `env` adds variables for code-server and so for its extension host.
  */
-export function startCodeServer({ folder, extensionsDir, userDataDir, port = 0, trust = false, extraArgs = [], env: extraEnv = {}, onLine } = {}) {
+export function startCodeServer({
+  folder,
+  extensionsDir,
+  userDataDir,
+  port = 0,
+  trust = false,
+  extraArgs = [],
+  env: extraEnv = {},
+  onLine,
+} = {}) {
   const bin = ensureCodeServer();
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(userDataDir, { recursive: true });

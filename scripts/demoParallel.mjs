@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const target = resolve(process.argv[2] ?? join(root, '.cache', 'demo-parallel'));
 const cli = join(root, 'dist', 'cli.js');
-if (!existsSync(cli)) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+if (!existsSync(cli))
+  execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
 
 rmSync(target, { recursive: true, force: true });
 cpSync(join(root, 'examples', 'parallel'), target, { recursive: true });
@@ -26,7 +27,8 @@ console.log(`A fresh repository in ${target} (branch main).\n`);
 const run = spawnSync(process.execPath, [cli, 'start', 'plan.md'], { cwd: target, stdio: 'inherit' });
 console.log(`\nmain now:\n${git('log', '--oneline', '--graph', 'main')}`);
 if (run.status === 6 || run.status === 8) {
-  const gates = JSON.parse(execFileSync(process.execPath, [cli, '--json', 'gates'], { cwd: target, encoding: 'utf8' })).gates ?? [];
+  const gates =
+    JSON.parse(execFileSync(process.execPath, [cli, '--json', 'gates'], { cwd: target, encoding: 'utf8' })).gates ?? [];
   const conflict = gates.find((g) => g.kind === 'integration_conflict' && g.status === 'open');
   if (conflict) {
     console.log(

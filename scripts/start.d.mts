@@ -9,4 +9,8 @@ export interface StartedDemo {
   url: string;
 }
 
-export function startDemo(options?: { port?: number; home?: string; env?: Record<string, string | undefined> }): Promise<StartedDemo>;
+export function startDemo(options?: {
+  port?: number;
+  home?: string;
+  env?: Record<string, string | undefined>;
+}): Promise<StartedDemo>;

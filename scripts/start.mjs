@@ -27,14 +27,18 @@ export async function startDemo({ port = 0, home = join(CACHE, 'start'), env = {
   const installed = join(extensionsDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
   rmSync(installed, { recursive: true, force: true });
   mkdirSync(installed, { recursive: true });
-  for (const part of ['package.json', 'README.md', 'dist', 'media', 'schemas']) cpSync(join(ROOT, part), join(installed, part), { recursive: true });
+  for (const part of ['package.json', 'README.md', 'dist', 'media', 'schemas'])
+    cpSync(join(ROOT, part), join(installed, part), { recursive: true });
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
   writeFileSync(
     join(userDataDir, 'User', 'settings.json'),
     JSON.stringify({ 'workbench.startupEditor': 'none', 'telemetry.telemetryLevel': 'off' }, null, 2),
   );
   const workspace = join(mkdtempSync(join(tmpdir(), 'baton-demo-')), 'demo');
-  cpSync(join(ROOT, 'examples', 'demo'), workspace, { recursive: true, filter: (src) => !/[/\\]\.baton[/\\](store|runs)/.test(src) });
+  cpSync(join(ROOT, 'examples', 'demo'), workspace, {
+    recursive: true,
+    filter: (src) => !/[/\\]\.baton[/\\](store|runs)/.test(src),
+  });
   const server = await startCodeServer({ folder: workspace, extensionsDir, userDataDir, port, trust: false, env });
   return { server, workspace, url: `${server.url}/?folder=${encodeURIComponent(workspace)}` };
 }

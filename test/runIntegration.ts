@@ -46,7 +46,10 @@ function parseOptions(argv: readonly string[]): Options {
     else if (arg?.startsWith('--grep=')) options.grep = arg.slice('--grep='.length);
     else if (arg === '--verbose') options.verbose = true;
     else if (arg === '--keep') options.keep = true;
-    else throw new Error(`Unknown option ${arg}. Usage: node --import tsx test/runIntegration.ts [--grep <pattern>] [--verbose] [--keep]`);
+    else
+      throw new Error(
+        `Unknown option ${arg}. Usage: node --import tsx test/runIntegration.ts [--grep <pattern>] [--verbose] [--keep]`,
+      );
   }
   return options;
 }
@@ -128,7 +131,10 @@ interface WindowResult {
   outcome: 'done' | 'interrupted' | 'timed out';
 }
 
-/** Ctrl-C and SIGTERM: let runTests forward SIGINT to the editor, which closes; a second one, or no answer in 20 s, exits. */
+/**
+ * Ctrl-C and SIGTERM: let runTests forward SIGINT to the editor, which closes; a second one, or no answer in 20 s,
+ * exits.
+ */
 class Interrupts {
   interrupted = false;
   private readonly cleanups = new Set<() => void>();
@@ -157,7 +163,13 @@ class Interrupts {
   }
 }
 
-async function runWindow(trust: Trust, host: Host, options: Options, interrupts: Interrupts, output: () => string): Promise<WindowResult> {
+async function runWindow(
+  trust: Trust,
+  host: Host,
+  options: Options,
+  interrupts: Interrupts,
+  output: () => string,
+): Promise<WindowResult> {
   const timeoutMs = Number(process.env.BATON_INTEGRATION_TIMEOUT_MS || 300_000);
   const workspace = copyWorkspace();
   const scratch = mkdtempSync(join(tmpdir(), 'baton-integration-'));
@@ -177,11 +189,15 @@ async function runWindow(trust: Trust, host: Host, options: Options, interrupts:
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    process.stderr.write(`\nThe integration tests did not finish within ${Math.round(timeoutMs / 1000)} s (BATON_INTEGRATION_TIMEOUT_MS): stopping the editor.\n`);
+    process.stderr.write(
+      `\nThe integration tests did not finish within ${Math.round(timeoutMs / 1000)} s (BATON_INTEGRATION_TIMEOUT_MS): stopping the editor.\n`,
+    );
     process.emit('SIGINT');
   }, timeoutMs);
 
-  process.stdout.write(`\nIntegration tests (${trust} workspace) in the extension host of ${host.name}, workspace ${workspace}\n`);
+  process.stdout.write(
+    `\nIntegration tests (${trust} workspace) in the extension host of ${host.name}, workspace ${workspace}\n`,
+  );
   const from = output().length;
   let exitCode: number;
   try {
@@ -189,7 +205,12 @@ async function runWindow(trust: Trust, host: Host, options: Options, interrupts:
       vscodeExecutablePath: host.desktop ? (trust === 'untrusted' ? DESKTOP_WITH_TRUST : host.desktop) : LAUNCHER,
       extensionDevelopmentPath: ROOT,
       extensionTestsPath: join(OUT, 'index.js'),
-      launchArgs: [workspace, `--user-data-dir=${userDataDir}`, `--extensions-dir=${extensionsDir}`, '--disable-extensions'],
+      launchArgs: [
+        workspace,
+        `--user-data-dir=${userDataDir}`,
+        `--extensions-dir=${extensionsDir}`,
+        '--disable-extensions',
+      ],
       extensionTestsEnv: {
         BATON_TEST_WORKSPACE: workspace,
         BATON_TEST_TRUST: trust,
@@ -240,8 +261,12 @@ async function main(): Promise<number> {
       total.failing += counts.failing;
       total.pending += counts.pending;
     }
-    const what = counts ? `${counts.passing} passing, ${counts.failing} failing, ${counts.pending} pending` : "no test summary";
-    process.stdout.write(`Integration, ${trust} workspace: ${what}, exit code ${exitCode}${outcome === 'done' ? '' : `, ${outcome}`}\n`);
+    const what = counts
+      ? `${counts.passing} passing, ${counts.failing} failing, ${counts.pending} pending`
+      : 'no test summary';
+    process.stdout.write(
+      `Integration, ${trust} workspace: ${what}, exit code ${exitCode}${outcome === 'done' ? '' : `, ${outcome}`}\n`,
+    );
     ok &&= outcome === 'done' && counts !== undefined && exitCode === 0 && counts.failing === 0;
   }
   if (total.passing === 0) ok = false;

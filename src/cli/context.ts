@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { BatonError} from '../engine/index';
+import type { BatonError } from '../engine/index';
 import { BATON_DIR, Engine, type EngineOptions } from '../engine/index';
 import { createOutput, type Output } from './render';
 
@@ -26,7 +26,10 @@ export function resolveWorkspace(options: GlobalOptions, from = process.cwd()): 
 
 /** For a command about a plan, the workspace is the one the plan lives in (searched upwards from it). */
 export function planContext(options: GlobalOptions, planPath: string): CommandContext {
-  return { workspace: resolveWorkspace(options, dirname(resolve(planPath))), output: createOutput(Boolean(options.json)) };
+  return {
+    workspace: resolveWorkspace(options, dirname(resolve(planPath))),
+    output: createOutput(Boolean(options.json)),
+  };
 }
 
 export interface CommandContext {
@@ -39,7 +42,11 @@ export function commandContext(options: GlobalOptions): CommandContext {
 }
 
 /** Opens the engine for one command and always closes it (the close may snapshot). */
-export async function withEngine<T>(ctx: CommandContext, work: (engine: Engine) => Promise<T>, options: Partial<EngineOptions> = {}): Promise<T> {
+export async function withEngine<T>(
+  ctx: CommandContext,
+  work: (engine: Engine) => Promise<T>,
+  options: Partial<EngineOptions> = {},
+): Promise<T> {
   // Workers this process starts can heartbeat through the same CLI (BATON_CLI).
   const engine = await Engine.open({ workspace: ctx.workspace, cliPath: process.argv[1] ?? __filename, ...options });
   try {

@@ -41,12 +41,18 @@ function nonNegativeInteger(value: string): number {
 }
 
 function driveOptions(o: { maxConcurrency?: number; worker?: string; task?: string[] }) {
-  return { ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}), ...(o.worker ? { worker: o.worker } : {}), ...(o.task ? { tasks: o.task } : {}) };
+  return {
+    ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}),
+    ...(o.worker ? { worker: o.worker } : {}),
+    ...(o.task ? { tasks: o.task } : {}),
+  };
 }
 
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('baton')
-    .description('Run a markdown plan of tasks through coding agents: a durable delegation queue with leases, heartbeats, gates and result contracts.')
+    .description(
+      'Run a markdown plan of tasks through coding agents: a durable delegation queue with leases, heartbeats, gates and result contracts.',
+    )
     .version('0.1.0')
     .option('--json', 'print one JSON document (NDJSON for events --follow)')
     .option('-C, --workspace <dir>', 'the workspace folder (default: nearest folder with .baton, else the current one)')
@@ -86,8 +92,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--agent <name>', "the agent taking it (default: the task's agent)")
     .option('--lease-seconds <n>', 'lease length (default: leaseSeconds from the config)', positiveInteger)
     .option('--holder <text>', 'who holds the runtime, shown in status (default: this host)')
-    .action((o: { task: string; plan?: string; run?: string; agent?: string; leaseSeconds?: number; holder?: string }, cmd: Command) =>
-      claim(o.plan ? planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan) : ctx(cmd), o),
+    .action(
+      (
+        o: { task: string; plan?: string; run?: string; agent?: string; leaseSeconds?: number; holder?: string },
+        cmd: Command,
+      ) => claim(o.plan ? planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan) : ctx(cmd), o),
     );
 
   program
@@ -104,7 +113,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .requiredOption('--delegation <id>', 'the delegation, e.g. D-T1-coder-001')
     .requiredOption('--artifact <path>', 'the markdown result artifact')
     .option('--run <id>', 'the run (default: the most recent run with that delegation)')
-    .action(async (o: { delegation: string; artifact: string; run?: string }, cmd: Command) => setExitCode(await ingest(ctx(cmd), o)));
+    .action(async (o: { delegation: string; artifact: string; run?: string }, cmd: Command) =>
+      setExitCode(await ingest(ctx(cmd), o)),
+    );
 
   program
     .command('gates')
@@ -118,7 +129,9 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('approve a gate')
     .option('--note <text>', 'why')
     .option('--accept', 'verification_failed gates: take the result as it is instead of retrying the task')
-    .action((gateId: string, o: { note?: string; accept?: boolean }, cmd: Command) => decide(ctx(cmd), gateId, 'approved', o.note, Boolean(o.accept)));
+    .action((gateId: string, o: { note?: string; accept?: boolean }, cmd: Command) =>
+      decide(ctx(cmd), gateId, 'approved', o.note, Boolean(o.accept)),
+    );
 
   program
     .command('reject <gateId>')
@@ -128,24 +141,46 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .command('start <plan>')
-    .description("run a plan: its active run (or a new one) is driven in the foreground until it ends or waits on a person")
+    .description(
+      'run a plan: its active run (or a new one) is driven in the foreground until it ends or waits on a person',
+    )
     .option('--max-concurrency <n>', 'workers at once (default: maxConcurrency from the config)', positiveInteger)
     .option('--worker <id>', 'run every task with this worker')
     .option('--task <id...>', 'dispatch only these tasks')
     .option('--new', 'start a new run even if the plan has an active one')
-    .addOption(new Option('--isolation <mode>', 'a new run: each task in its own git worktree, the shared tree, or auto (default: the config)').choices(['auto', 'worktree', 'none']))
-    .addOption(new Option('--integration <strategy>', 'a new run: how passed tasks join the target branch (default: the config)').choices(['merge', 'rebase', 'cherry-pick']))
+    .addOption(
+      new Option(
+        '--isolation <mode>',
+        'a new run: each task in its own git worktree, the shared tree, or auto (default: the config)',
+      ).choices(['auto', 'worktree', 'none']),
+    )
+    .addOption(
+      new Option(
+        '--integration <strategy>',
+        'a new run: how passed tasks join the target branch (default: the config)',
+      ).choices(['merge', 'rebase', 'cherry-pick']),
+    )
     .action(
       async (
         plan: string,
-        o: { maxConcurrency?: number; worker?: string; task?: string[]; new?: boolean; isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' },
+        o: {
+          maxConcurrency?: number;
+          worker?: string;
+          task?: string[];
+          new?: boolean;
+          isolation?: 'auto' | 'worktree' | 'none';
+          integration?: 'merge' | 'rebase' | 'cherry-pick';
+        },
         cmd: Command,
       ) =>
         setExitCode(
           await start(planContext(cmd.optsWithGlobals<GlobalOptions>(), plan), plan, {
             ...driveOptions(o),
             fresh: Boolean(o.new),
-            settings: { ...(o.isolation ? { isolation: o.isolation } : {}), ...(o.integration ? { integration: o.integration } : {}) },
+            settings: {
+              ...(o.isolation ? { isolation: o.isolation } : {}),
+              ...(o.integration ? { integration: o.integration } : {}),
+            },
           }),
         ),
     );
@@ -163,37 +198,55 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .command('stop')
-    .description('stop a run (or one delegation): graceful lets in-flight work finish; immediate ends every worker process and proves it')
+    .description(
+      'stop a run (or one delegation): graceful lets in-flight work finish; immediate ends every worker process and proves it',
+    )
     .option('--run <id>', 'the run (default: the most recent)')
     .addOption(new Option('--mode <mode>', 'how to stop').choices(['graceful', 'immediate']).default('graceful'))
     .option('--delegation <id>', 'stop only this attempt (immediately); its task is cancelled')
     .action(async (o: { run?: string; mode: 'graceful' | 'immediate'; delegation?: string }, cmd: Command) =>
-      setExitCode(await stop(ctx(cmd), { mode: o.delegation ? 'immediate' : o.mode, ...(o.run ? { run: o.run } : {}), ...(o.delegation ? { delegation: o.delegation } : {}) })),
+      setExitCode(
+        await stop(ctx(cmd), {
+          mode: o.delegation ? 'immediate' : o.mode,
+          ...(o.run ? { run: o.run } : {}),
+          ...(o.delegation ? { delegation: o.delegation } : {}),
+        }),
+      ),
     );
 
   program
     .command('reconcile')
-    .description('classify every task of a run from the evidence (store, processes, artifacts) and repair only proven gaps')
+    .description(
+      'classify every task of a run from the evidence (store, processes, artifacts) and repair only proven gaps',
+    )
     .option('--run <id>', 'the run (default: the most recent)')
     .action((o: { run?: string }, cmd: Command) => reconcile(ctx(cmd), o.run));
 
   program
     .command('replan')
-    .description('map a run onto a new plan: completed tasks carry over, the old run is superseded (refused while its workers are alive)')
+    .description(
+      'map a run onto a new plan: completed tasks carry over, the old run is superseded (refused while its workers are alive)',
+    )
     .option('--run <id>', 'the run to replace (default: the most recent)')
     .requiredOption('--plan <plan.md>', 'the new plan')
     .option('--map <old=new...>', 'old task → new task (old= drops it); tasks with the same id map to themselves')
-    .action((o: { run?: string; plan: string; map?: string[] }, cmd: Command) => replan(planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan), o));
+    .action((o: { run?: string; plan: string; map?: string[] }, cmd: Command) =>
+      replan(planContext(cmd.optsWithGlobals<GlobalOptions>(), o.plan), o),
+    );
 
   program
     .command('cleanup')
-    .description("remove the worktrees and branches of a run's attempts that are over (integrated, failed, discarded); keeps those in flight or at an open gate")
+    .description(
+      "remove the worktrees and branches of a run's attempts that are over (integrated, failed, discarded); keeps those in flight or at an open gate",
+    )
     .option('--run <id>', 'the run (default: the most recent)')
     .action((o: { run?: string }, cmd: Command) => cleanup(ctx(cmd), o.run));
 
   program
     .command('diagnose')
-    .description('everything about a run: tasks, attempts, worker processes, leases, gates, receipts, stops, disk, and what to do next')
+    .description(
+      'everything about a run: tasks, attempts, worker processes, leases, gates, receipts, stops, disk, and what to do next',
+    )
     .option('--run <id>', 'the run (default: the most recent)')
     .action((o: { run?: string }, cmd: Command) => diagnose(ctx(cmd), o.run));
 
@@ -234,14 +287,20 @@ export async function runCli(argv: string[]): Promise<number> {
 
 function reportError(err: unknown, json: boolean): number {
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+      return 0;
     const message = err.message.replace(/^error: /, '');
-    if (json) process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'cli.usage', message } })}\n`);
+    if (json)
+      process.stdout.write(
+        `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'cli.usage', message } })}\n`,
+      );
     return 2;
   }
   if (BatonError.is(err)) {
     if (json) {
-      process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: err.code, message: err.message, ...(err.issues.length ? { issues: err.issues } : {}) } }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: err.code, message: err.message, ...(err.issues.length ? { issues: err.issues } : {}) } }, null, 2)}\n`,
+      );
     } else {
       process.stderr.write(`baton: ${err.message}\n`);
       for (const i of err.issues) process.stderr.write(`  ${formatIssue(i)}\n`);
@@ -250,7 +309,10 @@ function reportError(err: unknown, json: boolean): number {
   }
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (json) process.stdout.write(`${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'unexpected', message } })}\n`);
+  if (json)
+    process.stdout.write(
+      `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: 'unexpected', message } })}\n`,
+    );
   else process.stderr.write(`baton: unexpected error${code ? ` (${code})` : ''}: ${message}\n`);
   if (process.env.BATON_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
   return 1;

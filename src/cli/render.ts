@@ -63,7 +63,9 @@ export function table(output: Output, headers: string[], rows: string[][]): stri
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visibleLength(r[i] ?? ''))));
   const line = (cells: string[]): string =>
     cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(cell)))))
+      .map((cell, i) =>
+        i === cells.length - 1 ? cell : cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleLength(cell))),
+      )
       .join('  ')
       .trimEnd();
   return [paint(output, 'bold', line(headers)), ...rows.map(line)].join('\n');
@@ -78,7 +80,10 @@ export function duration(ms: number): string {
 }
 
 export function timestamp(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** One line of untrusted text (titles, progress): no control characters reach the terminal. */

@@ -8,9 +8,23 @@ import type { VerifyContext } from './executor/verifyAttempt';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
 import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
-import { applyStopHere, liftStops, readStop, requestStop, type StopMode, type StopReportEntry, type StopRequest } from './executor/stopRequests';
+import {
+  applyStopHere,
+  liftStops,
+  readStop,
+  requestStop,
+  type StopMode,
+  type StopReportEntry,
+  type StopRequest,
+} from './executor/stopRequests';
 import { replanRun, type ReplanOutcome } from './queue/replanRun';
-import { listAttemptWorktrees, readRunIsolation, worktreesRoot, type AttemptWorktree, type RunIsolation } from './isolation/worktrees';
+import {
+  listAttemptWorktrees,
+  readRunIsolation,
+  worktreesRoot,
+  type AttemptWorktree,
+  type RunIsolation,
+} from './isolation/worktrees';
 import { findGit, gitMissing } from './isolation/git';
 import { cleanupWorktrees, inspectWorktrees, type CleanupReport, type WorktreeFinding } from './isolation/cleanup';
 import { runPaths } from './executor/runPaths';
@@ -20,7 +34,18 @@ import { resolveWorker } from './workers/workerLaunch';
 import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
 import { BatonError } from './model/errors';
 import { hasErrors, type Issue } from './model/issue';
-import type { Delegation, DelegationStatus, Gate, GateStatus, IngestionRecord, ParsedPlan, Run, RunEvent, Task, WorkerRuntime } from './model/types';
+import type {
+  Delegation,
+  DelegationStatus,
+  Gate,
+  GateStatus,
+  IngestionRecord,
+  ParsedPlan,
+  Run,
+  RunEvent,
+  Task,
+  WorkerRuntime,
+} from './model/types';
 import { parsePlan } from './plan/parsePlan';
 import type { Claim } from './queue/claimDelegation';
 import { claimTask } from './queue/claimTask';
@@ -104,13 +129,45 @@ export interface RunOverview {
 
 export interface Diagnosis extends RunOverview {
   now: number;
-  coordinator?: { holder: string; epoch: number; expiresAt: number; released: boolean; alive: boolean | null; live: boolean };
-  workers: Array<{ runtimeId: string; delegationId: string; worker?: string; pid?: number; alive: boolean | null; logPath?: string }>;
-  receipts: Array<{ delegationId: string; command: string[]; exitCode: number | null; timedOut: boolean; durationMs: number; logPath: string }>;
-  stops: Array<{ id: string; delegationId?: string; mode: string; status: string; requestedBy: string; requestedAt: number; report: StopReportEntry[] }>;
+  coordinator?: {
+    holder: string;
+    epoch: number;
+    expiresAt: number;
+    released: boolean;
+    alive: boolean | null;
+    live: boolean;
+  };
+  workers: Array<{
+    runtimeId: string;
+    delegationId: string;
+    worker?: string;
+    pid?: number;
+    alive: boolean | null;
+    logPath?: string;
+  }>;
+  receipts: Array<{
+    delegationId: string;
+    command: string[];
+    exitCode: number | null;
+    timedOut: boolean;
+    durationMs: number;
+    logPath: string;
+  }>;
+  stops: Array<{
+    id: string;
+    delegationId?: string;
+    mode: string;
+    status: string;
+    requestedBy: string;
+    requestedAt: number;
+    report: StopReportEntry[];
+  }>;
   /** Bytes under .baton/runs/<run> (logs, prompts, artifacts). */
   diskBytes: number;
-  /** Isolation of the run (docs/isolation.md): mode, target branch, base; its worktrees, what they use on disk, and findings. */
+  /**
+   * Isolation of the run (docs/isolation.md): mode, target branch, base; its worktrees, what they use on disk, and
+   * findings.
+   */
   isolation?: RunIsolation;
   worktrees: Array<AttemptWorktree & { bytes: number }>;
   worktreeBytes: number;
@@ -165,11 +222,28 @@ export class Engine {
     const workspace = resolve(options.workspace);
     const { config, issues } = loadConfig(workspace);
     if (hasErrors(issues)) {
-      throw new BatonError('invalid-input', 'config.invalid', `${configPathOf(workspace)} is invalid.`, issues.map((i) => ({ ...i, file: configPathOf(workspace) })));
+      throw new BatonError(
+        'invalid-input',
+        'config.invalid',
+        `${configPathOf(workspace)} is invalid.`,
+        issues.map((i) => ({ ...i, file: configPathOf(workspace) })),
+      );
     }
     const clock = options.clock ?? systemClock;
-    const store = await FileStore.open(storeDirOf(workspace), { clock, ...options.store, follow: options.follow ?? false });
-    const engine = new Engine(workspace, config, issues, store, clock, options.ids ?? systemIds(clock), options.cliPath);
+    const store = await FileStore.open(storeDirOf(workspace), {
+      clock,
+      ...options.store,
+      follow: options.follow ?? false,
+    });
+    const engine = new Engine(
+      workspace,
+      config,
+      issues,
+      store,
+      clock,
+      options.ids ?? systemIds(clock),
+      options.cliPath,
+    );
     await engine.primeAnnouncements();
     return engine;
   }
@@ -204,7 +278,13 @@ export class Engine {
   /** Starts a new run from a plan file; a plan with errors is refused with its issues. */
   async startRun(planPath: string): Promise<Run> {
     const plan = this.validPlan(planPath);
-    return this.store.transact((tx) => createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) }, this.context()));
+    return this.store.transact((tx) =>
+      createRun(
+        tx,
+        { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) },
+        this.context(),
+      ),
+    );
   }
 
   /**
@@ -212,8 +292,16 @@ export class Engine {
    * started, in the same transaction, so two claimers never start two runs. A plan that
    * changed since its active run started is refused (replan instead).
    */
-  async claimTask(input: { planPath?: string; runId?: string; taskId: string; agent?: string; leaseSeconds?: number; holder?: string }): Promise<ClaimOutcome> {
-    if (!input.planPath && !input.runId) throw new BatonError('invalid-input', 'claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
+  async claimTask(input: {
+    planPath?: string;
+    runId?: string;
+    taskId: string;
+    agent?: string;
+    leaseSeconds?: number;
+    holder?: string;
+  }): Promise<ClaimOutcome> {
+    if (!input.planPath && !input.runId)
+      throw new BatonError('invalid-input', 'claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     return this.store.transact(async (tx) => {
@@ -221,9 +309,17 @@ export class Engine {
       let runId = input.runId;
       let runCreated = false;
       if (runId) {
-        const run = await tx.get<{ plan_path: string; status: string }>(`SELECT plan_path, status FROM runs WHERE id = ?`, [runId]);
+        const run = await tx.get<{ plan_path: string; status: string }>(
+          `SELECT plan_path, status FROM runs WHERE id = ?`,
+          [runId],
+        );
         if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
-        if (plan && run.plan_path !== plan.path) throw new BatonError('mismatch', 'run.plan-mismatch', `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`);
+        if (plan && run.plan_path !== plan.path)
+          throw new BatonError(
+            'mismatch',
+            'run.plan-mismatch',
+            `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`,
+          );
       } else {
         const active = await activeRunOf(tx, plan!.path);
         if (active && active.plan_digest !== planDigest(plan!.text)) {
@@ -235,14 +331,31 @@ export class Engine {
         }
         if (active) runId = active.id;
         else {
-          runId = (await createRun(tx, { planPath: plan!.path, planText: plan!.text, tasks: plan!.parsed.tasks, settings: runSettingsFrom(this.config) }, ctx)).id;
+          runId = (
+            await createRun(
+              tx,
+              {
+                planPath: plan!.path,
+                planText: plan!.text,
+                tasks: plan!.parsed.tasks,
+                settings: runSettingsFrom(this.config),
+              },
+              ctx,
+            )
+          ).id;
           runCreated = true;
         }
       }
       await expireStaleRuntimes(tx, ctx.now);
       const claim = await claimTask(
         tx,
-        { runId, taskId: input.taskId, leaseMs, holder: input.holder ?? `${hostname()}`, ...(input.agent ? { agent: input.agent } : {}) },
+        {
+          runId,
+          taskId: input.taskId,
+          leaseMs,
+          holder: input.holder ?? `${hostname()}`,
+          ...(input.agent ? { agent: input.agent } : {}),
+        },
         ctx,
       );
       return { ...claim, runId, runCreated };
@@ -272,14 +385,31 @@ export class Engine {
 
   /** What ingestion and verification need from the engine. */
   private verifyContext(): VerifyContext {
-    return { store: this.store, clock: this.clock, workspace: this.workspace, timeoutMs: this.config.verifyTimeoutSeconds * 1000 };
+    return {
+      store: this.store,
+      clock: this.clock,
+      workspace: this.workspace,
+      timeoutMs: this.config.verifyTimeoutSeconds * 1000,
+    };
   }
 
-  async decideGate(input: { gateId: string; decision: GateDecision; note?: string; by?: string; accept?: boolean }): Promise<DecideGateOutcome> {
+  async decideGate(input: {
+    gateId: string;
+    decision: GateDecision;
+    note?: string;
+    by?: string;
+    accept?: boolean;
+  }): Promise<DecideGateOutcome> {
     return this.store.transact((tx) =>
       decideGate(
         tx,
-        { gateId: input.gateId, decision: input.decision, by: input.by ?? defaultDecider(), ...(input.note ? { note: input.note } : {}), ...(input.accept ? { accept: true } : {}) },
+        {
+          gateId: input.gateId,
+          decision: input.decision,
+          by: input.by ?? defaultDecider(),
+          ...(input.note ? { note: input.note } : {}),
+          ...(input.accept ? { accept: true } : {}),
+        },
         this.clock.now(),
       ),
     );
@@ -291,7 +421,9 @@ export class Engine {
    * Becomes the coordinator of a run (reconciling what a predecessor left), or reports who
    * is. The caller runs `coordinator.run()` and, on exit, `shutdown()` if it was interrupted.
    */
-  async coordinate(options: CoordinatorOptions & { log?: (line: string) => void }): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
+  async coordinate(
+    options: CoordinatorOptions & { log?: (line: string) => void },
+  ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
     await this.refuseUnknownWorkers(options.runId, options.worker);
     return Coordinator.take(
       {
@@ -309,7 +441,10 @@ export class Engine {
   }
 
   /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
-  async runForPlan(planPath: string, options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {}): Promise<{ run: Run; created: boolean }> {
+  async runForPlan(
+    planPath: string,
+    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {},
+  ): Promise<{ run: Run; created: boolean }> {
     const plan = this.validPlan(planPath);
     const settings = { ...runSettingsFrom(this.config), ...options.settings };
     // A run that must isolate its tasks cannot start without git (exit 7); `auto` falls back to the shared tree.
@@ -317,10 +452,18 @@ export class Engine {
     const { runId, created } = await this.store.transact(async (tx) => {
       const active = options.fresh ? undefined : await activeRunOf(tx, plan.path);
       if (active && active.plan_digest !== planDigest(plan.text)) {
-        throw new BatonError('mismatch', 'run.plan-changed', `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`);
+        throw new BatonError(
+          'mismatch',
+          'run.plan-changed',
+          `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`,
+        );
       }
       if (active) return { runId: active.id, created: false };
-      const run = await createRun(tx, { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings }, this.context());
+      const run = await createRun(
+        tx,
+        { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings },
+        this.context(),
+      );
       return { runId: run.id, created: true };
     });
     return { run: await this.getRun(runId), created };
@@ -330,16 +473,31 @@ export class Engine {
    * Maps a run onto a new plan (docs/cli.md, replan): refused while the old run has a live
    * coordinator or work in flight; completed tasks carry over; the old run is superseded.
    */
-  async replan(input: { runId: string; planPath: string; mapping?: Record<string, string | null> }): Promise<ReplanOutcome> {
+  async replan(input: {
+    runId: string;
+    planPath: string;
+    mapping?: Record<string, string | null>;
+  }): Promise<ReplanOutcome> {
     const plan = this.validPlan(input.planPath);
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
     if (isLeaseLive(lease, this.clock.now())) {
-      throw new BatonError('conflict', 'replan.coordinator-alive', `Run ${input.runId} is driven by ${lease!.holder}; stop it first (baton stop --run ${input.runId}).`);
+      throw new BatonError(
+        'conflict',
+        'replan.coordinator-alive',
+        `Run ${input.runId} is driven by ${lease!.holder}; stop it first (baton stop --run ${input.runId}).`,
+      );
     }
     return this.store.transact((tx) =>
       replanRun(
         tx,
-        { oldRunId: input.runId, planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config), mapping: input.mapping ?? {} },
+        {
+          oldRunId: input.runId,
+          planPath: plan.path,
+          planText: plan.text,
+          tasks: plan.parsed.tasks,
+          settings: runSettingsFrom(this.config),
+          mapping: input.mapping ?? {},
+        },
         this.context(),
       ),
     );
@@ -352,15 +510,38 @@ export class Engine {
     const now = this.clock.now();
     const extra = await this.store.read(async (r) => ({
       lease: await readCoordinatorLease(r, diagnosedRun),
-      stops: await r.all<{ id: string; delegation_id: string | null; mode: string; status: string; requested_by: string; requested_at: number; report_json: string }>(
+      stops: await r.all<{
+        id: string;
+        delegation_id: string | null;
+        mode: string;
+        status: string;
+        requested_by: string;
+        requested_at: number;
+        report_json: string;
+      }>(
         `SELECT id, delegation_id, mode, status, requested_by, requested_at, report_json FROM stop_requests WHERE run_id = ? ORDER BY ordinal`,
         [diagnosedRun],
       ),
-      receipts: await r.all<{ delegation_id: string; command_json: string; exit_code: number | null; timed_out: number; duration_ms: number; log_path: string }>(
+      receipts: await r.all<{
+        delegation_id: string;
+        command_json: string;
+        exit_code: number | null;
+        timed_out: number;
+        duration_ms: number;
+        log_path: string;
+      }>(
         `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? ORDER BY id`,
         [diagnosedRun],
       ),
-      processes: await r.all<{ id: string; delegation_id: string; pid: number | null; pid_start: string | null; host: string | null; worker: string | null; log_path: string | null }>(
+      processes: await r.all<{
+        id: string;
+        delegation_id: string;
+        pid: number | null;
+        pid_start: string | null;
+        host: string | null;
+        worker: string | null;
+        log_path: string | null;
+      }>(
         `SELECT id, delegation_id, pid, pid_start, host, worker, log_path FROM runtimes WHERE run_id = ? ORDER BY claimed_at`,
         [diagnosedRun],
       ),
@@ -380,22 +561,46 @@ export class Engine {
       delegationId: p.delegation_id,
       worker: p.worker ?? undefined,
       pid: p.pid ?? undefined,
-      alive: p.pid !== null && p.host ? (isProcessAlive({ pid: p.pid, startTime: p.pid_start, host: p.host }) ?? null) : false,
+      alive:
+        p.pid !== null && p.host
+          ? (isProcessAlive({ pid: p.pid, startTime: p.pid_start, host: p.host }) ?? null)
+          : false,
       logPath: p.log_path ?? undefined,
     }));
     const diskBytes = folderSize(runPaths(this.workspace, diagnosedRun).root);
     const isolation = await this.store.read((r) => readRunIsolation(r, diagnosedRun));
-    const worktrees = (await this.store.read((r) => listAttemptWorktrees(r, diagnosedRun))).map((w) => ({ ...w, bytes: w.removedAt === undefined ? folderSize(w.path) : 0 }));
+    const worktrees = (await this.store.read((r) => listAttemptWorktrees(r, diagnosedRun))).map((w) => ({
+      ...w,
+      bytes: w.removedAt === undefined ? folderSize(w.path) : 0,
+    }));
     const worktreeFindings = await inspectWorktrees(this.store, this.workspace, diagnosedRun).catch((err: unknown) => [
-      { path: worktreesRoot(this.workspace, diagnosedRun), finding: `could not inspect the worktrees: ${(err as Error).message}` },
+      {
+        path: worktreesRoot(this.workspace, diagnosedRun),
+        finding: `could not inspect the worktrees: ${(err as Error).message}`,
+      },
     ]);
     return {
       ...view,
       now,
       ...(coordinator ? { coordinator } : {}),
       workers,
-      receipts: extra.receipts.map((r) => ({ delegationId: r.delegation_id, command: JSON.parse(r.command_json) as string[], exitCode: r.exit_code, timedOut: r.timed_out === 1, durationMs: r.duration_ms, logPath: r.log_path })),
-      stops: extra.stops.map((s) => ({ id: s.id, delegationId: s.delegation_id ?? undefined, mode: s.mode, status: s.status, requestedBy: s.requested_by, requestedAt: s.requested_at, report: JSON.parse(s.report_json) as StopReportEntry[] })),
+      receipts: extra.receipts.map((r) => ({
+        delegationId: r.delegation_id,
+        command: JSON.parse(r.command_json) as string[],
+        exitCode: r.exit_code,
+        timedOut: r.timed_out === 1,
+        durationMs: r.duration_ms,
+        logPath: r.log_path,
+      })),
+      stops: extra.stops.map((s) => ({
+        id: s.id,
+        delegationId: s.delegation_id ?? undefined,
+        mode: s.mode,
+        status: s.status,
+        requestedBy: s.requested_by,
+        requestedAt: s.requested_at,
+        report: JSON.parse(s.report_json) as StopReportEntry[],
+      })),
       diskBytes,
       ...(isolation ? { isolation } : {}),
       worktrees,
@@ -416,10 +621,25 @@ export class Engine {
    * their attempts. Either way the returned request, once applied, reports per attempt
    * whether the end of its processes was confirmed.
    */
-  async requestStop(input: { runId: string; delegationId?: string; mode: StopMode; by?: string; waitMs?: number }): Promise<{ request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' }> {
+  async requestStop(input: {
+    runId: string;
+    delegationId?: string;
+    mode: StopMode;
+    by?: string;
+    waitMs?: number;
+  }): Promise<{ request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' }> {
     const by = input.by ?? defaultDecider();
     const { request, repeated } = await this.store.transact((tx) =>
-      requestStop(tx, { runId: input.runId, mode: input.mode, by, ...(input.delegationId ? { delegationId: input.delegationId } : {}) }, this.clock.now()),
+      requestStop(
+        tx,
+        {
+          runId: input.runId,
+          mode: input.mode,
+          by,
+          ...(input.delegationId ? { delegationId: input.delegationId } : {}),
+        },
+        this.clock.now(),
+      ),
     );
     if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
@@ -455,12 +675,19 @@ export class Engine {
   }
 
   private reconcileContext(): ReconcileContext {
-    return { ...this.verifyContext(), ids: this.ids, leaseMs: this.config.leaseSeconds * 1000, stopGraceMs: this.config.stopGraceSeconds * 1000 };
+    return {
+      ...this.verifyContext(),
+      ids: this.ids,
+      leaseMs: this.config.leaseSeconds * 1000,
+      stopGraceMs: this.config.stopGraceSeconds * 1000,
+    };
   }
 
   /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
   private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
-    const tasks = await this.store.read((r) => r.all<{ id: string; worker: string | null }>(`SELECT id, worker FROM tasks WHERE run_id = ?`, [runId]));
+    const tasks = await this.store.read((r) =>
+      r.all<{ id: string; worker: string | null }>(`SELECT id, worker FROM tasks WHERE run_id = ?`, [runId]),
+    );
     const unknown = new Set<string>();
     for (const task of tasks) {
       const id = override ?? task.worker ?? this.config.defaultWorker;
@@ -478,15 +705,24 @@ export class Engine {
   // ── queries ─────────────────────────────────────────────────────────────
 
   async listRuns(): Promise<Run[]> {
-    return this.store.read(async (r) => (await r.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC`)).map(toRun));
+    return this.store.read(async (r) =>
+      (await r.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC`)).map(toRun),
+    );
   }
 
   /** The run with this id, or the most recent run when no id is given. */
   async getRun(runId?: string): Promise<Run> {
     const row = await this.store.read((r) =>
-      runId ? r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, [runId]) : r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC LIMIT 1`),
+      runId
+        ? r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, [runId])
+        : r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC LIMIT 1`),
     );
-    if (!row) throw new BatonError('invalid-input', 'run.unknown', runId ? `There is no run ${runId}.` : 'There is no run yet; claim a task or start a plan first.');
+    if (!row)
+      throw new BatonError(
+        'invalid-input',
+        'run.unknown',
+        runId ? `There is no run ${runId}.` : 'There is no run yet; claim a task or start a plan first.',
+      );
     return toRun(row);
   }
 
@@ -495,10 +731,21 @@ export class Engine {
     const now = this.clock.now();
     return this.store.read(async (r) => ({
       run,
-      tasks: (await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(toTask),
-      delegations: (await r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`, [run.id])).map(toDelegation),
-      runtimes: (await r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.run_id = ? ORDER BY r.claimed_at`, [run.id])).map((row) => toRuntime(row, now)),
-      gates: (await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(toGate),
+      tasks: (
+        await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])
+      ).map(toTask),
+      delegations: (
+        await r.all<DelegationRow>(
+          `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`,
+          [run.id],
+        )
+      ).map(toDelegation),
+      runtimes: (await r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.run_id = ? ORDER BY r.claimed_at`, [run.id])).map(
+        (row) => toRuntime(row, now),
+      ),
+      gates: (
+        await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])
+      ).map(toGate),
     }));
   }
 
@@ -506,8 +753,14 @@ export class Engine {
     const run = await this.getRun(runId);
     const rows = await this.store.read((r) =>
       status
-        ? r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND status = ? ORDER BY created_at, id`, [run.id, status])
-        : r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`, [run.id]),
+        ? r.all<DelegationRow>(
+            `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND status = ? ORDER BY created_at, id`,
+            [run.id, status],
+          )
+        : r.all<DelegationRow>(
+            `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`,
+            [run.id],
+          ),
     );
     return { run, delegations: rows.map(toDelegation) };
   }
@@ -529,14 +782,31 @@ export class Engine {
 
   /** A run's ingestion records, oldest first. */
   /** How the run isolates its tasks (once decided at its first dispatch), its live worktrees and the disk they use. */
-  async isolationSummary(runId?: string): Promise<{ runId: string; setting: string; isolation?: RunIsolation; liveWorktrees: number; worktreeBytes: number }> {
+  async isolationSummary(runId?: string): Promise<{
+    runId: string;
+    setting: string;
+    isolation?: RunIsolation;
+    liveWorktrees: number;
+    worktreeBytes: number;
+  }> {
     const run = await this.getRun(runId);
     const { settings, isolation, live } = await this.store.read(async (r) => ({
       settings: await readRunSettings(r, run.id),
       isolation: await readRunIsolation(r, run.id),
-      live: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM worktrees WHERE run_id = ? AND removed_at IS NULL`, [run.id]))?.n ?? 0,
+      live:
+        (
+          await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM worktrees WHERE run_id = ? AND removed_at IS NULL`, [
+            run.id,
+          ])
+        )?.n ?? 0,
     }));
-    return { runId: run.id, setting: settings.isolation ?? 'none', ...(isolation ? { isolation } : {}), liveWorktrees: live, worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)) };
+    return {
+      runId: run.id,
+      setting: settings.isolation ?? 'none',
+      ...(isolation ? { isolation } : {}),
+      liveWorktrees: live,
+      worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)),
+    };
   }
 
   /** The run's isolated attempts: worktree, branch, what became of their work. */
@@ -552,24 +822,56 @@ export class Engine {
   async taskRecord(
     runId: string,
     taskId: string,
-  ): Promise<{ delegations: Delegation[]; receipts: Diagnosis['receipts']; logPaths: Map<string, string>; ingestions: IngestionRecord[] }> {
+  ): Promise<{
+    delegations: Delegation[];
+    receipts: Diagnosis['receipts'];
+    logPaths: Map<string, string>;
+    ingestions: IngestionRecord[];
+  }> {
     return this.store.read(async (r) => {
-      const delegations = (await r.all<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND task_id = ? ORDER BY created_at, id`, [runId, taskId])).map(toDelegation);
-      const receipts = await r.all<{ delegation_id: string; command_json: string; exit_code: number | null; timed_out: number; duration_ms: number; log_path: string }>(
+      const delegations = (
+        await r.all<DelegationRow>(
+          `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND task_id = ? ORDER BY created_at, id`,
+          [runId, taskId],
+        )
+      ).map(toDelegation);
+      const receipts = await r.all<{
+        delegation_id: string;
+        command_json: string;
+        exit_code: number | null;
+        timed_out: number;
+        duration_ms: number;
+        log_path: string;
+      }>(
         `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? AND task_id = ? ORDER BY id`,
         [runId, taskId],
       );
       const ids = delegations.map((d) => d.id);
       const inIds = ids.map(() => '?').join(', ');
       const logs = ids.length
-        ? await r.all<{ delegation_id: string; log_path: string }>(`SELECT delegation_id, log_path FROM runtimes WHERE run_id = ? AND log_path IS NOT NULL AND delegation_id IN (${inIds})`, [runId, ...ids])
+        ? await r.all<{ delegation_id: string; log_path: string }>(
+            `SELECT delegation_id, log_path FROM runtimes WHERE run_id = ? AND log_path IS NOT NULL AND delegation_id IN (${inIds})`,
+            [runId, ...ids],
+          )
         : [];
       const ingestions = ids.length
-        ? (await r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id IN (${inIds}) ORDER BY created_at, id`, [runId, ...ids])).map(toIngestion)
+        ? (
+            await r.all<IngestionRow>(
+              `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id IN (${inIds}) ORDER BY created_at, id`,
+              [runId, ...ids],
+            )
+          ).map(toIngestion)
         : [];
       return {
         delegations,
-        receipts: receipts.map((x) => ({ delegationId: x.delegation_id, command: JSON.parse(x.command_json) as string[], exitCode: x.exit_code, timedOut: x.timed_out === 1, durationMs: x.duration_ms, logPath: x.log_path })),
+        receipts: receipts.map((x) => ({
+          delegationId: x.delegation_id,
+          command: JSON.parse(x.command_json) as string[],
+          exitCode: x.exit_code,
+          timedOut: x.timed_out === 1,
+          durationMs: x.duration_ms,
+          logPath: x.log_path,
+        })),
         logPaths: new Map(logs.map((l) => [l.delegation_id, l.log_path])),
         ingestions,
       };
@@ -577,12 +879,21 @@ export class Engine {
   }
 
   async listIngestions(runId: string): Promise<IngestionRecord[]> {
-    return (await this.store.read((r) => r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [runId]))).map(toIngestion);
+    return (
+      await this.store.read((r) =>
+        r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [
+          runId,
+        ]),
+      )
+    ).map(toIngestion);
   }
 
   async listEvents(runId: string, afterSeq = 0, limit = 10_000): Promise<Array<RunEvent & { id: number }>> {
     const rows = await this.store.read((r) =>
-      r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`, [runId, afterSeq, limit]),
+      r.all<EventRow>(
+        `SELECT id, run_id, seq, type, at, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+        [runId, afterSeq, limit],
+      ),
     );
     return rows.map((row) => ({ ...toEvent(row), id: row.id }));
   }
@@ -605,13 +916,25 @@ export class Engine {
   private async findDelegation(delegationId: string, runId?: string): Promise<Delegation> {
     const row = await this.store.read((r) =>
       runId
-        ? r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [runId, delegationId])
+        ? r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [
+            runId,
+            delegationId,
+          ])
         : r.get<DelegationRow>(
-            `SELECT ${DELEGATION_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM delegations d JOIN runs ON runs.id = d.run_id WHERE d.id = ? ORDER BY runs.ordinal DESC LIMIT 1`,
+            `SELECT ${DELEGATION_COLUMNS.split(', ')
+              .map((c) => `d.${c}`)
+              .join(
+                ', ',
+              )} FROM delegations d JOIN runs ON runs.id = d.run_id WHERE d.id = ? ORDER BY runs.ordinal DESC LIMIT 1`,
             [delegationId],
           ),
     );
-    if (!row) throw new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${delegationId}${runId ? ` in run ${runId}` : ''}.`);
+    if (!row)
+      throw new BatonError(
+        'invalid-input',
+        'delegation.unknown',
+        `There is no delegation ${delegationId}${runId ? ` in run ${runId}` : ''}.`,
+      );
     return toDelegation(row);
   }
 
@@ -631,7 +954,10 @@ export class Engine {
     // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
     const now = this.clock.now();
     const { events, runtimes } = await this.store.read(async (r) => ({
-      events: await r.all<EventRow>(`SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`, [this.lastEventId]),
+      events: await r.all<EventRow>(
+        `SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`,
+        [this.lastEventId],
+      ),
       runtimes: await liveRuntimes(r),
     }));
     for (const row of events) {
@@ -670,7 +996,11 @@ export function readPlan(workspace: string, planPath: string): LoadedPlan {
   try {
     text = readFileSync(absolute, 'utf8');
   } catch (err) {
-    throw new BatonError('invalid-input', 'plan.unreadable', `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    throw new BatonError(
+      'invalid-input',
+      'plan.unreadable',
+      `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
   }
   return { path: workspacePath(workspace, absolute), text, parsed: parsePlan(text) };
 }
@@ -716,11 +1046,27 @@ function suggestNext(view: RunOverview, coordinated: boolean, workers: Diagnosis
   const id = view.run.id;
   const open = view.gates.filter((g) => g.status === 'open');
   if (view.run.status === 'completed') return { command: '', why: 'The run is complete.' };
-  if (view.run.status === 'superseded') return { command: 'baton status', why: 'This run was replanned; the newest run continues it.' };
-  if (coordinated) return { command: `baton events --run ${id} --follow`, why: 'A coordinator is driving this run; follow it.' };
-  const orphaned = view.delegations.filter((d) => d.status === 'RUNNING' && !workers.some((w) => w.delegationId === d.id && w.alive));
-  if (orphaned.length > 0) return { command: `baton reconcile --run ${id}`, why: `${orphaned.map((d) => d.id).join(', ')} ${orphaned.length === 1 ? 'is' : 'are'} RUNNING with no live worker.` };
-  if (open.length > 0) return { command: `baton approve ${open[0]!.id}   (or baton reject ${open[0]!.id} --note …)`, why: `${open.length} gate${open.length === 1 ? '' : 's'} wait${open.length === 1 ? 's' : ''} for a decision: ${open[0]!.reason}` };
-  if (view.run.status === 'failed' || view.run.status === 'blocked') return { command: `baton replan --run ${id} --plan <fixed plan>`, why: 'Tasks failed and their dependents are blocked.' };
+  if (view.run.status === 'superseded')
+    return { command: 'baton status', why: 'This run was replanned; the newest run continues it.' };
+  if (coordinated)
+    return { command: `baton events --run ${id} --follow`, why: 'A coordinator is driving this run; follow it.' };
+  const orphaned = view.delegations.filter(
+    (d) => d.status === 'RUNNING' && !workers.some((w) => w.delegationId === d.id && w.alive),
+  );
+  if (orphaned.length > 0)
+    return {
+      command: `baton reconcile --run ${id}`,
+      why: `${orphaned.map((d) => d.id).join(', ')} ${orphaned.length === 1 ? 'is' : 'are'} RUNNING with no live worker.`,
+    };
+  if (open.length > 0)
+    return {
+      command: `baton approve ${open[0]!.id}   (or baton reject ${open[0]!.id} --note …)`,
+      why: `${open.length} gate${open.length === 1 ? '' : 's'} wait${open.length === 1 ? 's' : ''} for a decision: ${open[0]!.reason}`,
+    };
+  if (view.run.status === 'failed' || view.run.status === 'blocked')
+    return {
+      command: `baton replan --run ${id} --plan <fixed plan>`,
+      why: 'Tasks failed and their dependents are blocked.',
+    };
   return { command: `baton resume --run ${id}`, why: 'Nothing drives this run; resume continues it.' };
 }

@@ -31,11 +31,19 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
       const first = plan.tasks[0];
       if (first) {
         const top = new vscode.Range(first.range.start.line - 1, 0, first.range.start.line - 1, 0);
-        lenses.push(new vscode.CodeLens(top, { title: '▶ Start run', command: 'baton.startRun', arguments: [document.uri] }));
+        lenses.push(
+          new vscode.CodeLens(top, { title: '▶ Start run', command: 'baton.startRun', arguments: [document.uri] }),
+        );
       }
       for (const task of plan.tasks) {
         const line = new vscode.Range(task.range.start.line - 1, 0, task.range.start.line - 1, 0);
-        lenses.push(new vscode.CodeLens(line, { title: `▶ Run task ${task.id}`, command: 'baton.runTask', arguments: [{ planUri: document.uri.toString(), taskId: task.id }] }));
+        lenses.push(
+          new vscode.CodeLens(line, {
+            title: `▶ Run task ${task.id}`,
+            command: 'baton.runTask',
+            arguments: [{ planUri: document.uri.toString(), taskId: task.id }],
+          }),
+        );
       }
     }
     const engine = this.engine();
@@ -46,7 +54,11 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
     return lenses;
   }
 
-  private async ingestLens(engine: Engine, document: vscode.TextDocument, text: string): Promise<vscode.CodeLens | undefined> {
+  private async ingestLens(
+    engine: Engine,
+    document: vscode.TextDocument,
+    text: string,
+  ): Promise<vscode.CodeLens | undefined> {
     const runs = (await engine.listRuns()).filter((r) => r.status !== 'superseded').slice(0, 5);
     const named = basename(document.uri.fsPath).replace(/\.md$/, '');
     const task = /^\s*task:\s*(\S+)/m.exec(text)?.[1];
@@ -54,15 +66,25 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
       const view = await engine.overview(run.id);
       const delegation =
         view.delegations.find((d) => d.id === named) ??
-        [...view.delegations].reverse().find((d) => d.taskId === task && (d.status === 'RUNNING' || d.status === 'BLOCKED'));
+        [...view.delegations]
+          .reverse()
+          .find((d) => d.taskId === task && (d.status === 'RUNNING' || d.status === 'BLOCKED'));
       if (!delegation) continue;
       const fenceLine = document.positionAt(text.search(RESULT_FENCE)).line;
       const ingested = (await engine.listIngestions(run.id)).some((i) => i.delegationId === delegation.id);
       const open = delegation.status === 'RUNNING' || delegation.status === 'BLOCKED';
-      const title = !open ? `${delegation.id}: ${delegation.status}` : `${ingested ? '↻ Re-ingest' : '⤓ Ingest'} for ${delegation.id}`;
+      const title = !open
+        ? `${delegation.id}: ${delegation.status}`
+        : `${ingested ? '↻ Re-ingest' : '⤓ Ingest'} for ${delegation.id}`;
       return new vscode.CodeLens(
         new vscode.Range(fenceLine, 0, fenceLine, 0),
-        open ? { title, command: 'baton.ingestArtifact', arguments: [{ delegationId: delegation.id, runId: run.id, uri: document.uri.toString() }] } : { title, command: '' },
+        open
+          ? {
+              title,
+              command: 'baton.ingestArtifact',
+              arguments: [{ delegationId: delegation.id, runId: run.id, uri: document.uri.toString() }],
+            }
+          : { title, command: '' },
       );
     }
     return undefined;

@@ -8,14 +8,19 @@ import type { GateNode, RunsNode, WorkerNode } from './views';
 type Node = RunsNode | GateNode | WorkerNode | undefined;
 
 /** Every command guards its own preconditions and reports a clear message, never a stack trace. */
-function command(id: string, run: (...args: never[]) => Promise<unknown>, log: vscode.LogOutputChannel): vscode.Disposable {
+function command(
+  id: string,
+  run: (...args: never[]) => Promise<unknown>,
+  log: vscode.LogOutputChannel,
+): vscode.Disposable {
   return vscode.commands.registerCommand(id, async (...args: never[]) => {
     try {
       return await run(...args);
     } catch (err) {
       const message = describeError(err);
       log.warn(`${id}: ${message}`);
-      if (err instanceof TrustRequiredError) void offerTrust(message, () => vscode.commands.executeCommand(id, ...args), log);
+      if (err instanceof TrustRequiredError)
+        void offerTrust(message, () => vscode.commands.executeCommand(id, ...args), log);
       else void vscode.window.showErrorMessage(message);
       return undefined;
     }
@@ -30,7 +35,11 @@ const TRUST_RETRY_WINDOW_MS = 10 * 60_000;
  * The refusal in Restricted Mode carries the way out: VS Code's trust editor. The command
  * the person asked for runs once the workspace is trusted, so trusting is the last click.
  */
-async function offerTrust(message: string, retry: () => Thenable<unknown>, log: vscode.LogOutputChannel): Promise<void> {
+async function offerTrust(
+  message: string,
+  retry: () => Thenable<unknown>,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
   const pick = await vscode.window.showWarningMessage(message, MANAGE_TRUST);
   if (pick !== MANAGE_TRUST) return;
   const granted = vscode.workspace.onDidGrantWorkspaceTrust(() => {
@@ -65,11 +74,18 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const active = vscode.window.activeTextEditor?.document;
     if (active?.languageId === 'markdown' && active.getText().includes('```baton-task')) return active.uri;
     const candidates: vscode.Uri[] = [];
-    for (const file of await vscode.workspace.findFiles(new vscode.RelativePattern(session.folder, '**/*.md'), '{**/node_modules/**,**/.baton/**}', 200)) {
+    for (const file of await vscode.workspace.findFiles(
+      new vscode.RelativePattern(session.folder, '**/*.md'),
+      '{**/node_modules/**,**/.baton/**}',
+      200,
+    )) {
       const text = Buffer.from(await vscode.workspace.fs.readFile(file)).toString('utf8');
       if (text.includes('```baton-task')) candidates.push(file);
     }
-    if (candidates.length === 0) throw new UserFacingError('No plan found: a plan is a markdown file with ```baton-task blocks. Run "Baton: Create Example Plan" to get one.');
+    if (candidates.length === 0)
+      throw new UserFacingError(
+        'No plan found: a plan is a markdown file with ```baton-task blocks. Run "Baton: Create Example Plan" to get one.',
+      );
     if (candidates.length === 1) return candidates[0]!;
     const pick = await vscode.window.showQuickPick(
       candidates.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
@@ -105,7 +121,9 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const { run, created } = await (await engine()).runForPlan(planUri.fsPath);
     const driving = await session.drive(run.id);
     void vscode.window.showInformationMessage(
-      driving ? `Baton ${created ? 'started' : 'continues'} run ${run.id} of ${run.planPath}.` : `Run ${run.id} is already driven by another window or process; this window shows it.`,
+      driving
+        ? `Baton ${created ? 'started' : 'continues'} run ${run.id} of ${run.planPath}.`
+        : `Run ${run.id} is already driven by another window or process; this window shows it.`,
     );
     void vscode.commands.executeCommand('baton.runs.focus');
   }
@@ -123,7 +141,10 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       taskId = arg.taskId;
     } else throw new UserFacingError('Choose a task in the Runs view or in its plan.');
     const driving = await session.drive(runId, { tasks: [taskId] });
-    if (!driving) void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process; it dispatches ${taskId} when it is ready.`);
+    if (!driving)
+      void vscode.window.showInformationMessage(
+        `Run ${runId} is driven by another window or process; it dispatches ${taskId} when it is ready.`,
+      );
   }
 
   async function decide(node: Node, decision: 'approved' | 'rejected'): Promise<void> {
@@ -134,7 +155,8 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     let accept = false;
     let note: string | undefined;
     const givenAccept = (node as { accept?: unknown } | undefined)?.accept;
-    if (decision === 'approved' && gate.kind === 'verification_failed' && typeof givenAccept === 'boolean') accept = givenAccept;
+    if (decision === 'approved' && gate.kind === 'verification_failed' && typeof givenAccept === 'boolean')
+      accept = givenAccept;
     else if (decision === 'approved' && gate.kind === 'verification_failed') {
       const pick = await vscode.window.showQuickPick(
         [
@@ -149,10 +171,20 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const given = (node as { note?: unknown } | undefined)?.note;
     if (typeof given === 'string' && given.trim()) note = given.trim();
     else if (decision === 'rejected') {
-      note = await vscode.window.showInputBox({ title: `Reject ${gate.id}`, prompt: gate.reason, placeHolder: 'Why? (kept with the decision)', validateInput: (v) => (v.trim() ? undefined : 'Say why, for the record.') });
+      note = await vscode.window.showInputBox({
+        title: `Reject ${gate.id}`,
+        prompt: gate.reason,
+        placeHolder: 'Why? (kept with the decision)',
+        validateInput: (v) => (v.trim() ? undefined : 'Say why, for the record.'),
+      });
       if (note === undefined) return;
     }
-    const outcome = await e.decideGate({ gateId: gate.id, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) });
+    const outcome = await e.decideGate({
+      gateId: gate.id,
+      decision,
+      ...(note ? { note } : {}),
+      ...(accept ? { accept } : {}),
+    });
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
     await session.model?.refreshNow();
     if (decision === 'approved') await continueIfReleased(gate.runId);
@@ -168,7 +200,10 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
   async function pickGate(e: Engine): Promise<string> {
     const open = await e.listGates({ status: 'open' });
     if (open.length === 0) throw new UserFacingError('No gate is waiting for a decision.');
-    const pick = await vscode.window.showQuickPick(open.map((g) => ({ label: g.id, description: g.kind, detail: g.reason })), { title: 'Baton: which gate?' });
+    const pick = await vscode.window.showQuickPick(
+      open.map((g) => ({ label: g.id, description: g.kind, detail: g.reason })),
+      { title: 'Baton: which gate?' },
+    );
     if (!pick) throw new UserFacingError('No gate chosen.');
     return pick.label;
   }
@@ -197,12 +232,18 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
 
   async function stopDelegation(node: Node): Promise<void> {
     const delegation = await delegationOf(node);
-    const { request } = await (await engine()).requestStop({ runId: delegation.runId, delegationId: delegation.id, mode: 'immediate', by: 'VS Code' });
-    void vscode.window.showInformationMessage(`Stopped ${delegation.id}${request.report.every((r) => r.confirmed) ? '; its processes are gone' : '; termination NOT confirmed'}.`);
+    const { request } = await (
+      await engine()
+    ).requestStop({ runId: delegation.runId, delegationId: delegation.id, mode: 'immediate', by: 'VS Code' });
+    void vscode.window.showInformationMessage(
+      `Stopped ${delegation.id}${request.report.every((r) => r.confirmed) ? '; its processes are gone' : '; termination NOT confirmed'}.`,
+    );
     await session.model?.refreshNow();
   }
 
-  async function ingest(arg?: vscode.Uri | { delegationId: string; runId: string; uri: string }): Promise<IngestOutcome | undefined> {
+  async function ingest(
+    arg?: vscode.Uri | { delegationId: string; runId: string; uri: string },
+  ): Promise<IngestOutcome | undefined> {
     session.requireTrust('ingest a result (verification runs commands)');
     const e = await engine();
     let uri: vscode.Uri;
@@ -213,14 +254,23 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       delegationId = arg.delegationId;
       runId = arg.runId;
     } else {
-      uri = arg ?? vscode.window.activeTextEditor?.document.uri ?? (() => {
-        throw new UserFacingError('Open the result artifact first.');
-      })();
+      uri =
+        arg ??
+        vscode.window.activeTextEditor?.document.uri ??
+        (() => {
+          throw new UserFacingError('Open the result artifact first.');
+        })();
       const open = (await e.listRuns()).slice(0, 5);
       const candidates: Delegation[] = [];
-      for (const run of open) candidates.push(...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'));
+      for (const run of open)
+        candidates.push(
+          ...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'),
+        );
       if (candidates.length === 0) throw new UserFacingError('No delegation is waiting for a result.');
-      const pick = await vscode.window.showQuickPick(candidates.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })), { title: 'Ingest for which delegation?' });
+      const pick = await vscode.window.showQuickPick(
+        candidates.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })),
+        { title: 'Ingest for which delegation?' },
+      );
       if (!pick) return undefined;
       delegationId = pick.d.id;
       runId = pick.d.runId;
@@ -230,8 +280,14 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const outcome = await e.ingest({ delegationId, artifactPath: uri.fsPath, ...(runId ? { runId } : {}) });
     diagnostics.show(uri, outcome);
     const r = outcome.record;
-    if (r.accepted) void vscode.window.showInformationMessage(`${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`);
-    else void vscode.window.showWarningMessage(`${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`);
+    if (r.accepted)
+      void vscode.window.showInformationMessage(
+        `${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`,
+      );
+    else
+      void vscode.window.showWarningMessage(
+        `${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`,
+      );
     await session.model?.refreshNow();
     if (r.accepted) await continueIfReleased(outcome.delegation.runId);
     return outcome;
@@ -248,7 +304,11 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     command('baton.runTask', runTask, log),
     command('baton.approveGate', (node: Node) => decide(node, 'approved'), log),
     command('baton.rejectGate', (node: Node) => decide(node, 'rejected'), log),
-    command('baton.stopRun', (node: Node, mode?: unknown) => stopRun(node, mode === 'graceful' || mode === 'immediate' ? mode : undefined), log),
+    command(
+      'baton.stopRun',
+      (node: Node, mode?: unknown) => stopRun(node, mode === 'graceful' || mode === 'immediate' ? mode : undefined),
+      log,
+    ),
     command('baton.stopRunImmediately', (node: Node) => stopRun(node, 'immediate'), log),
     command('baton.stopDelegation', stopDelegation, log),
     command('baton.ingestArtifact', ingest, log),
@@ -257,7 +317,8 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       async (node: Node) => {
         const runId = await pickRun(node, 'Resume Run');
         await (await engine()).liftStops(runId);
-        if (!(await session.drive(runId))) void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process.`);
+        if (!(await session.drive(runId)))
+          void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process.`);
       },
       log,
     ),
@@ -265,9 +326,16 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       'baton.reconcileRun',
       async (node: Node) => {
         const report = await (await engine()).reconcile(await pickRun(node, 'Reconcile Run'));
-        for (const entry of report.entries) log.info(`reconcile ${entry.taskId}${entry.delegationId ? ` ${entry.delegationId}` : ''}: ${entry.classification}${entry.repair ? ` → ${entry.repair}` : ''}`);
+        for (const entry of report.entries)
+          log.info(
+            `reconcile ${entry.taskId}${entry.delegationId ? ` ${entry.delegationId}` : ''}: ${entry.classification}${entry.repair ? ` → ${entry.repair}` : ''}`,
+          );
         const repairs = report.entries.filter((x) => x.repair).length;
-        void vscode.window.showInformationMessage(report.reportOnly ? `Run ${report.runId} is driven by ${report.coordinator}; nothing changed (see the Baton log).` : `Reconciled ${report.runId}: ${repairs} repair${repairs === 1 ? '' : 's'} (see the Baton log).`);
+        void vscode.window.showInformationMessage(
+          report.reportOnly
+            ? `Run ${report.runId} is driven by ${report.coordinator}; nothing changed (see the Baton log).`
+            : `Reconciled ${report.runId}: ${repairs} repair${repairs === 1 ? '' : 's'} (see the Baton log).`,
+        );
         await session.model?.refreshNow();
       },
       log,
@@ -276,17 +344,36 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       'baton.replanRun',
       async (node: Node) => {
         const runId = await pickRun(node, 'Replan Run');
-        const picked = await vscode.window.showOpenDialog({ title: `Replan ${runId}: the new plan`, defaultUri: session.folder.uri, filters: { Markdown: ['md'] }, canSelectMany: false });
+        const picked = await vscode.window.showOpenDialog({
+          title: `Replan ${runId}: the new plan`,
+          defaultUri: session.folder.uri,
+          filters: { Markdown: ['md'] },
+          canSelectMany: false,
+        });
         if (!picked?.[0]) return;
         const outcome = await (await engine()).replan({ runId, planPath: picked[0].fsPath });
-        void vscode.window.showInformationMessage(`Run ${runId} is superseded by ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over.`, 'Resume').then((pick) => {
-          if (pick) void vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: `run:${outcome.run.id}`, runId: outcome.run.id });
-        });
+        void vscode.window
+          .showInformationMessage(
+            `Run ${runId} is superseded by ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over.`,
+            'Resume',
+          )
+          .then((pick) => {
+            if (pick)
+              void vscode.commands.executeCommand('baton.resumeRun', {
+                kind: 'run',
+                id: `run:${outcome.run.id}`,
+                runId: outcome.run.id,
+              });
+          });
         await session.model?.refreshNow();
       },
       log,
     ),
-    command('baton.openArtifact', async (node: Node) => openPath((await delegationOf(node)).artifactPath, 'artifact'), log),
+    command(
+      'baton.openArtifact',
+      async (node: Node) => openPath((await delegationOf(node)).artifactPath, 'artifact'),
+      log,
+    ),
     command(
       'baton.openLog',
       async (node: Node) => {
@@ -301,7 +388,10 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
         const e = await engine();
         const runId = await pickRun(node, 'Show Events');
         log.info(`── events of ${runId} ──`);
-        for (const ev of await e.listEvents(runId)) log.info(`${String(ev.seq).padStart(4)} ${new Date(ev.at).toISOString()} ${ev.type} ${JSON.stringify(ev.data)}`);
+        for (const ev of await e.listEvents(runId))
+          log.info(
+            `${String(ev.seq).padStart(4)} ${new Date(ev.at).toISOString()} ${ev.type} ${JSON.stringify(ev.data)}`,
+          );
         log.show(true);
       },
       log,

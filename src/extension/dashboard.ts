@@ -29,10 +29,18 @@ export class DashboardPanel extends DisposableStore {
       return existing;
     }
     existing?.panel.dispose();
-    const panel = vscode.window.createWebviewPanel(DashboardPanel.viewType, 'Baton Dashboard', vscode.ViewColumn.Active, {
-      enableScripts: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
-    });
+    const panel = vscode.window.createWebviewPanel(
+      DashboardPanel.viewType,
+      'Baton Dashboard',
+      vscode.ViewColumn.Active,
+      {
+        enableScripts: true,
+        localResourceRoots: [
+          vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+          vscode.Uri.joinPath(extensionUri, 'media'),
+        ],
+      },
+    );
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'baton.svg');
     DashboardPanel.current = new DashboardPanel(panel, extensionUri, session, engine, runId);
     return DashboardPanel.current;
@@ -52,7 +60,9 @@ export class DashboardPanel extends DisposableStore {
         {
           ...(runId ? { runId } : {}),
           coordinatedHere: (id) => session.drivenRuns.includes(id),
-          maxConcurrency: () => vscode.workspace.getConfiguration('baton', session.folder).get<number | null>('maxConcurrency') ?? engine.config.maxConcurrency,
+          maxConcurrency: () =>
+            vscode.workspace.getConfiguration('baton', session.folder).get<number | null>('maxConcurrency') ??
+            engine.config.maxConcurrency,
         },
         (message) => this.post(message),
       ),
@@ -109,14 +119,28 @@ export class DashboardPanel extends DisposableStore {
         this.post(await this.feed.taskDetails(message.taskId));
         return;
       case 'approveGate':
-        await vscode.commands.executeCommand('baton.approveGate', { kind: 'gate', id: `gate:${message.gateId}`, gateId: message.gateId, ...(message.note ? { note: message.note } : {}) });
+        await vscode.commands.executeCommand('baton.approveGate', {
+          kind: 'gate',
+          id: `gate:${message.gateId}`,
+          gateId: message.gateId,
+          ...(message.note ? { note: message.note } : {}),
+        });
         break;
       case 'rejectGate':
-        await vscode.commands.executeCommand('baton.rejectGate', { kind: 'gate', id: `gate:${message.gateId}`, gateId: message.gateId, note: message.note });
+        await vscode.commands.executeCommand('baton.rejectGate', {
+          kind: 'gate',
+          id: `gate:${message.gateId}`,
+          gateId: message.gateId,
+          note: message.note,
+        });
         break;
       case 'stopRun':
         if (!runNode) throw new UserFacingError('There is no run to stop.');
-        await vscode.commands.executeCommand(message.mode === 'immediate' ? 'baton.stopRunImmediately' : 'baton.stopRun', runNode, message.mode);
+        await vscode.commands.executeCommand(
+          message.mode === 'immediate' ? 'baton.stopRunImmediately' : 'baton.stopRun',
+          runNode,
+          message.mode,
+        );
         break;
       case 'resumeRun':
         if (!runNode) throw new UserFacingError('There is no run to resume.');
@@ -140,10 +164,15 @@ export class DashboardPanel extends DisposableStore {
       throw new UserFacingError(`${path} does not exist (any more).`);
     }
     const inside = relative(realpathSync(root), real);
-    if (inside.startsWith('..') || isAbsolute(inside)) throw new UserFacingError(`The dashboard opens files of this workspace only; ${path} is outside it.`);
+    if (inside.startsWith('..') || isAbsolute(inside))
+      throw new UserFacingError(`The dashboard opens files of this workspace only; ${path} is outside it.`);
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), Math.max(0, (column ?? 1) - 1));
     // Beside the dashboard, so that it stays in view.
-    await vscode.window.showTextDocument(vscode.Uri.file(real), { selection: new vscode.Range(position, position), preview: false, viewColumn: vscode.ViewColumn.Beside });
+    await vscode.window.showTextDocument(vscode.Uri.file(real), {
+      selection: new vscode.Range(position, position),
+      preview: false,
+      viewColumn: vscode.ViewColumn.Beside,
+    });
   }
 }
 
@@ -152,7 +181,13 @@ export function dashboardHtml(webview: vscode.Webview, extensionUri: vscode.Uri)
   const nonce = randomBytes(16).toString('base64');
   const script = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'dist', 'webview', 'dashboard.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(extensionUri, 'media', 'dashboard.css'));
-  const csp = [`default-src 'none'`, `style-src ${webview.cspSource}`, `img-src ${webview.cspSource} data:`, `font-src ${webview.cspSource}`, `script-src 'nonce-${nonce}'`].join('; ');
+  const csp = [
+    `default-src 'none'`,
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -42,7 +42,15 @@ const LOG_TAIL_BYTES = 8 * 1024;
  */
 export class DashboardFeed implements Disposable {
   private runId: string | undefined;
-  private readonly sent = { tasks: new Map<string, string>(), runtimes: new Map<string, string>(), gates: new Map<string, string>(), header: '', issues: '', series: '', lastSeq: 0 };
+  private readonly sent = {
+    tasks: new Map<string, string>(),
+    runtimes: new Map<string, string>(),
+    gates: new Map<string, string>(),
+    header: '',
+    issues: '',
+    series: '',
+    lastSeq: 0,
+  };
   private live = false;
   private dirty = false;
   private issuesDirty = false;
@@ -89,7 +97,18 @@ export class DashboardFeed implements Disposable {
     if (!this.options.runId) this.runId = runs[0]?.id;
     this.resetSent();
     if (!this.runId || !runs.some((r) => r.id === this.runId)) {
-      return { type: 'snapshot', protocolVersion: PROTOCOL_VERSION, now: this.engine.now(), run: null, tasks: [], runtimes: [], gates: [], events: [], issues: [], series: { finished: [], spans: [] } };
+      return {
+        type: 'snapshot',
+        protocolVersion: PROTOCOL_VERSION,
+        now: this.engine.now(),
+        run: null,
+        tasks: [],
+        runtimes: [],
+        gates: [],
+        events: [],
+        issues: [],
+        series: { finished: [], spans: [] },
+      };
     }
     const runId = this.runId;
     const view = await this.engine.overview(runId);
@@ -172,9 +191,15 @@ export class DashboardFeed implements Disposable {
     if (!runId) throw new Error('There is no run to show.');
     const record = await this.engine.taskRecord(runId, taskId);
     const latest = record.delegations.at(-1);
-    // The artifact last handed in for the latest attempt (a re-ingested one replaces the first), else where it is expected.
-    const ingested = latest ? record.ingestions.filter((r) => r.delegationId === latest.id).at(-1)?.artifactPath : undefined;
-    const artifactPath = ingested ?? latest?.artifactPath ?? (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
+    // The artifact last handed in for the latest attempt (a re-ingested one replaces the first), else where it is
+    // expected.
+    const ingested = latest
+      ? record.ingestions.filter((r) => r.delegationId === latest.id).at(-1)?.artifactPath
+      : undefined;
+    const artifactPath =
+      ingested ??
+      latest?.artifactPath ??
+      (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
     const artifactText = artifactPath ? readHead(join(this.engine.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
     const logPath = latest ? record.logPaths.get(latest.id) : undefined;
     return {
@@ -189,7 +214,12 @@ export class DashboardFeed implements Disposable {
         ...(d.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
         ...(d.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
       })),
-      receipts: record.receipts.map((r) => ({ delegationId: r.delegationId, command: r.command, exitCode: r.exitCode, durationMs: r.durationMs })),
+      receipts: record.receipts.map((r) => ({
+        delegationId: r.delegationId,
+        command: r.command,
+        exitCode: r.exitCode,
+        durationMs: r.durationMs,
+      })),
       ...(artifactPath && artifactText !== undefined ? { artifact: { path: artifactPath, text: artifactText } } : {}),
       logTail: logPath ? readTail(logPath, LOG_TAIL_BYTES) : '',
       issues: issueViewsOf(record.ingestions),
@@ -213,7 +243,13 @@ export class DashboardFeed implements Disposable {
     if (e.runId !== this.runId || !this.live) return;
     if (e.type === 'runtime:heartbeat') {
       const d = e.data as { runtimeId: string; heartbeatCount: number; leaseExpiresAt: number; progress?: string };
-      this.beats.set(d.runtimeId, { runtimeId: d.runtimeId, heartbeatCount: d.heartbeatCount, lastHeartbeatAt: e.at, leaseExpiresAt: d.leaseExpiresAt, ...(d.progress !== undefined ? { progress: d.progress } : {}) });
+      this.beats.set(d.runtimeId, {
+        runtimeId: d.runtimeId,
+        heartbeatCount: d.heartbeatCount,
+        lastHeartbeatAt: e.at,
+        leaseExpiresAt: d.leaseExpiresAt,
+        ...(d.progress !== undefined ? { progress: d.progress } : {}),
+      });
       this.beatTimer ??= setTimeout(() => this.flushBeats(), this.options.beatMs ?? 50);
       return;
     }
@@ -230,7 +266,11 @@ export class DashboardFeed implements Disposable {
     for (const b of beats) {
       // Keep the delta baseline in step, so the next delta does not repeat what the beat said.
       const sent = this.sent.runtimes.get(b.runtimeId);
-      if (sent) this.sent.runtimes.set(b.runtimeId, JSON.stringify({ ...(JSON.parse(sent) as RuntimeView), ...withoutId(b), status: 'active' }));
+      if (sent)
+        this.sent.runtimes.set(
+          b.runtimeId,
+          JSON.stringify({ ...(JSON.parse(sent) as RuntimeView), ...withoutId(b), status: 'active' }),
+        );
     }
     this.post({ type: 'heartbeats', now: this.engine.now(), beats });
   }
@@ -356,7 +396,9 @@ function runtimeViews(view: RunOverview): RuntimeView[] {
 }
 
 function gateView(g: RunOverview['gates'][number]): GateView {
-  const risk = Array.isArray((g.details as { risk?: unknown }).risk) ? ((g.details as { risk: unknown[] }).risk.filter((x) => typeof x === 'string') as string[]) : [];
+  const risk = Array.isArray((g.details as { risk?: unknown }).risk)
+    ? ((g.details as { risk: unknown[] }).risk.filter((x) => typeof x === 'string') as string[])
+    : [];
   return {
     id: g.id,
     kind: g.kind,
@@ -382,7 +424,8 @@ function seriesOf(view: RunOverview): Series {
   for (const d of view.delegations) {
     if (d.status === 'COMPLETED' && d.finishedAt !== undefined) finished.push(d.finishedAt);
     // In flight while RUNNING; an attempt that stopped at a gate (BLOCKED) stopped working when it was last updated.
-    if (d.startedAt !== undefined) spans.push([d.startedAt, d.finishedAt ?? (d.status === 'RUNNING' ? null : d.updatedAt)]);
+    if (d.startedAt !== undefined)
+      spans.push([d.startedAt, d.finishedAt ?? (d.status === 'RUNNING' ? null : d.updatedAt)]);
   }
   finished.sort((a, b) => a - b);
   return { finished, spans };

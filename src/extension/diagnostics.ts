@@ -8,7 +8,12 @@ const SOURCE = 'baton';
 /** Engine issues are 1-based line/column; VS Code positions are 0-based. */
 export function toRange(issue: Issue, document?: vscode.TextDocument): vscode.Range {
   if (!issue.range) return new vscode.Range(0, 0, 0, document ? document.lineAt(0).text.length : 0);
-  return new vscode.Range(issue.range.start.line - 1, issue.range.start.column - 1, issue.range.end.line - 1, issue.range.end.column - 1);
+  return new vscode.Range(
+    issue.range.start.line - 1,
+    issue.range.start.column - 1,
+    issue.range.end.line - 1,
+    issue.range.end.column - 1,
+  );
 }
 
 export function toDiagnostic(issue: Issue, document?: vscode.TextDocument): vscode.Diagnostic {
@@ -39,7 +44,11 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
 
   constructor(private readonly workspace: string) {
     super();
-    this._register(vscode.languages.registerCodeActionsProvider({ language: 'markdown' }, this, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }));
+    this._register(
+      vscode.languages.registerCodeActionsProvider({ language: 'markdown' }, this, {
+        providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
+      }),
+    );
     this._register(vscode.workspace.onDidOpenTextDocument((d) => this.checkPlan(d)));
     this._register(vscode.workspace.onDidChangeTextDocument((e) => this.checkPlan(e.document)));
     this._register(vscode.workspace.onDidCloseTextDocument((d) => this.isPlan(d) && this.collection.delete(d.uri)));
@@ -62,8 +71,14 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
   /** Shows an ingestion's issues on its artifact (or clears them when it was accepted cleanly). */
   show(uri: vscode.Uri, outcome: Pick<IngestOutcome, 'record' | 'delegation'>): void {
     const issues = outcome.record.issues;
-    this.collection.set(uri, issues.map((i) => toDiagnostic(i)));
-    this.fixes.set(uri.toString(), { expectedTask: outcome.delegation.taskId, expectedAgent: outcome.delegation.agent });
+    this.collection.set(
+      uri,
+      issues.map((i) => toDiagnostic(i)),
+    );
+    this.fixes.set(uri.toString(), {
+      expectedTask: outcome.delegation.taskId,
+      expectedAgent: outcome.delegation.agent,
+    });
   }
 
   /** Rejected ingestions made in the background (by a coordinator, any window) appear too. */
@@ -73,13 +88,19 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
       for (const ingestion of await engine.listIngestions(runId)) {
         const delegation = view.delegations.find((d) => d.id === ingestion.delegationId);
         if (!delegation) continue;
-        const path = isAbsolute(ingestion.artifactPath) ? ingestion.artifactPath : join(this.workspace, ingestion.artifactPath);
+        const path = isAbsolute(ingestion.artifactPath)
+          ? ingestion.artifactPath
+          : join(this.workspace, ingestion.artifactPath);
         this.show(vscode.Uri.file(path), { record: ingestion, delegation });
       }
     }
   }
 
-  provideCodeActions(document: vscode.TextDocument, _range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
+  provideCodeActions(
+    document: vscode.TextDocument,
+    _range: vscode.Range,
+    context: vscode.CodeActionContext,
+  ): vscode.CodeAction[] {
     const actions: vscode.CodeAction[] = [];
     const fix = this.fixes.get(document.uri.toString()) ?? {};
     for (const diagnostic of context.diagnostics) {

@@ -38,7 +38,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     log.info('Baton needs a folder: open one to run a plan.');
-    return { session: undefined, views, diagnostics: undefined, dashboard: () => undefined, whenReady: async () => undefined, shutdown: async () => undefined };
+    return {
+      session: undefined,
+      views,
+      diagnostics: undefined,
+      dashboard: () => undefined,
+      whenReady: async () => undefined,
+      shutdown: async () => undefined,
+    };
   }
   session = new BatonSession(folder, log, context.extensionPath);
   const current = session;
@@ -59,12 +66,18 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     }),
     vscode.commands.registerCommand('baton.openDashboard', async (node?: { runId?: unknown }) => {
       try {
-        await DashboardPanel.show(context.extensionUri, current, typeof node?.runId === 'string' ? node.runId : undefined);
+        await DashboardPanel.show(
+          context.extensionUri,
+          current,
+          typeof node?.runId === 'string' ? node.runId : undefined,
+        );
       } catch (err) {
         void vscode.window.showErrorMessage(describeError(err));
       }
     }),
-    vscode.commands.registerCommand('baton.openDocs', () => vscode.env.openExternal(vscode.Uri.joinPath(vscode.Uri.file(context.extensionPath), 'README.md'))),
+    vscode.commands.registerCommand('baton.openDocs', () =>
+      vscode.env.openExternal(vscode.Uri.joinPath(vscode.Uri.file(context.extensionPath), 'README.md')),
+    ),
   );
   context.subscriptions.push(
     current.onModelReady((model) => {
@@ -82,7 +95,10 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       const gatesView = vscode.window.createTreeView('baton.gates', { treeDataProvider: gates });
       const updateChrome = (): void => {
         const open = gates.count;
-        gatesView.badge = open > 0 ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` } : undefined;
+        gatesView.badge =
+          open > 0
+            ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` }
+            : undefined;
         statusBar.update(model, current.drivenRuns);
         void vscode.commands.executeCommand('setContext', 'baton.hasRuns', model.allRuns.length > 0);
       };
@@ -103,7 +119,12 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         model.onDidChange(() => {
           updateChrome();
           lenses.refresh();
-          void current.engine().then((engine) => diagnostics.showLatestIngestions(engine, model.allRuns.slice(0, 3).map((r) => r.id)));
+          void current.engine().then((engine) =>
+            diagnostics.showLatestIngestions(
+              engine,
+              model.allRuns.slice(0, 3).map((r) => r.id),
+            ),
+          );
         }),
         current.onDidChangeDriving(updateChrome),
       );
@@ -112,9 +133,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     }),
   );
   // Off the activation path: open the store once VS Code is done activating.
-  setTimeout(() => void current.engine().catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err))), 0);
+  setTimeout(
+    () => void current.engine().catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err))),
+    0,
+  );
   // The activation path's own cost (docs/benchmarks.md, activation row): the store opens after it.
-  log.info(`Baton activated for ${folder.uri.fsPath} (workspace trusted: ${vscode.workspace.isTrusted}) in ${(performance.now() - activationStarted).toFixed(1)} ms.`);
+  log.info(
+    `Baton activated for ${folder.uri.fsPath} (workspace trusted: ${vscode.workspace.isTrusted}) in ${(performance.now() - activationStarted).toFixed(1)} ms.`,
+  );
   return {
     session: current,
     views,

@@ -40,7 +40,10 @@ export class GateNotifications extends DisposableStore {
         if (pick === 'Approve') await vscode.commands.executeCommand('baton.approveGate', node);
         else if (pick === 'Reject') await vscode.commands.executeCommand('baton.rejectGate', node);
         else if (pick === 'Show') await vscode.commands.executeCommand('baton.gates.focus');
-        else if (pick === "Don't Notify") await vscode.workspace.getConfiguration('baton').update('notifyOnGate', false, vscode.ConfigurationTarget.Global);
+        else if (pick === "Don't Notify")
+          await vscode.workspace
+            .getConfiguration('baton')
+            .update('notifyOnGate', false, vscode.ConfigurationTarget.Global);
       }
     } finally {
       this.showing = false;

@@ -121,7 +121,8 @@ export class RunsModel implements Disposable {
     const view = this.overviews.get(e.runId);
     const d = e.data as { runtimeId?: string; heartbeatCount?: number; leaseExpiresAt?: number; progress?: string };
     const index = view?.runtimes.findIndex((r) => r.id === d.runtimeId) ?? -1;
-    if (!view || index < 0 || typeof d.heartbeatCount !== 'number' || typeof d.leaseExpiresAt !== 'number') return false;
+    if (!view || index < 0 || typeof d.heartbeatCount !== 'number' || typeof d.leaseExpiresAt !== 'number')
+      return false;
     const runtime = view.runtimes[index]!;
     if (d.heartbeatCount <= runtime.heartbeatCount) return true; // an older beat, late
     const runtimes = [...view.runtimes];
@@ -171,7 +172,8 @@ export class RunsModel implements Disposable {
     const change: ModelChange = { runs: new Set(), tasks: new Set(), runtimes: false, gates: false, structure: false };
     if (work.all) {
       const runs = (await this.engine.listRuns()).slice(0, MAX_RUNS);
-      if (runs.map((r) => `${r.id}:${r.status}`).join() !== this.runs.map((r) => `${r.id}:${r.status}`).join()) change.structure = true;
+      if (runs.map((r) => `${r.id}:${r.status}`).join() !== this.runs.map((r) => `${r.id}:${r.status}`).join())
+        change.structure = true;
       this.runs = runs;
       for (const id of [...this.overviews.keys()]) if (!runs.some((r) => r.id === id)) this.overviews.delete(id);
       for (const run of runs) work.runs.add(run.id);
@@ -188,7 +190,8 @@ export class RunsModel implements Disposable {
       this.runs = this.runs.map((r) => (r.id === runId ? next.run : r));
       diff(previous, next, change);
     }
-    if (change.structure || change.runs.size > 0 || change.tasks.size > 0 || change.runtimes || change.gates) this.changed.fire(change);
+    if (change.structure || change.runs.size > 0 || change.tasks.size > 0 || change.runtimes || change.gates)
+      this.changed.fire(change);
   }
 
   dispose(): void {
@@ -201,14 +204,28 @@ export class RunsModel implements Disposable {
 
 function diff(previous: RunOverview | undefined, next: RunOverview, change: ModelChange): void {
   const runId = next.run.id;
-  if (!previous || previous.run.status !== next.run.status || previous.tasks.length !== next.tasks.length) change.runs.add(runId);
+  if (!previous || previous.run.status !== next.run.status || previous.tasks.length !== next.tasks.length)
+    change.runs.add(runId);
   for (const task of next.tasks) {
     const before = previous?.tasks.find((t) => t.id === task.id);
-    const attemptsBefore = previous?.delegations.filter((d) => d.taskId === task.id).map((d) => `${d.id}:${d.status}:${d.resultStatus ?? ''}`).join();
-    const attemptsNow = next.delegations.filter((d) => d.taskId === task.id).map((d) => `${d.id}:${d.status}:${d.resultStatus ?? ''}`).join();
-    if (!before || before.status !== task.status || before.statusReason !== task.statusReason || attemptsBefore !== attemptsNow) change.tasks.add(`${runId}/${task.id}`);
+    const attemptsBefore = previous?.delegations
+      .filter((d) => d.taskId === task.id)
+      .map((d) => `${d.id}:${d.status}:${d.resultStatus ?? ''}`)
+      .join();
+    const attemptsNow = next.delegations
+      .filter((d) => d.taskId === task.id)
+      .map((d) => `${d.id}:${d.status}:${d.resultStatus ?? ''}`)
+      .join();
+    if (
+      !before ||
+      before.status !== task.status ||
+      before.statusReason !== task.statusReason ||
+      attemptsBefore !== attemptsNow
+    )
+      change.tasks.add(`${runId}/${task.id}`);
   }
-  const beats = (v?: RunOverview): string => (v?.runtimes ?? []).map((r) => `${r.id}:${r.status}:${r.heartbeatCount}:${r.progress ?? ''}`).join();
+  const beats = (v?: RunOverview): string =>
+    (v?.runtimes ?? []).map((r) => `${r.id}:${r.status}:${r.heartbeatCount}:${r.progress ?? ''}`).join();
   if (beats(previous) !== beats(next)) change.runtimes = true;
   const gates = (v?: RunOverview): string => (v?.gates ?? []).map((g) => `${g.id}:${g.status}`).join();
   if (gates(previous) !== gates(next)) change.gates = true;

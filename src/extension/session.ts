@@ -20,7 +20,9 @@ export class UserFacingError extends Error {
  */
 export class TrustRequiredError extends UserFacingError {
   constructor(action: string) {
-    super(`This workspace is in Restricted Mode: Baton starts no worker or verify command here, so it cannot ${action}. Trust the workspace to run tasks.`);
+    super(
+      `This workspace is in Restricted Mode: Baton starts no worker or verify command here, so it cannot ${action}. Trust the workspace to run tasks.`,
+    );
   }
 }
 
@@ -64,7 +66,11 @@ export class BatonSession extends DisposableStore {
     this.opening ??= (async () => {
       const started = performance.now();
       const cli = join(this.extensionPath, 'dist', 'cli.js');
-      const engine = await Engine.open({ workspace: this.workspace, follow: true, ...(existsSync(cli) ? { cliPath: cli } : {}) });
+      const engine = await Engine.open({
+        workspace: this.workspace,
+        follow: true,
+        ...(existsSync(cli) ? { cliPath: cli } : {}),
+      });
       for (const notice of engine.recoveryNotices) this.log.warn(notice);
       this.opened = engine;
       this.modelInstance = new RunsModel(engine);
@@ -103,7 +109,8 @@ export class BatonSession extends DisposableStore {
       this.log.info(`${runId} is driven by ${taken.heldBy.holder} (${taken.why}); observing.`);
       return false;
     }
-    for (const entry of taken.reconcile.entries.filter((e) => e.repair)) this.log.info(`[${runId}] reconcile ${entry.taskId}: ${entry.classification} → ${entry.repair}`);
+    for (const entry of taken.reconcile.entries.filter((e) => e.repair))
+      this.log.info(`[${runId}] reconcile ${entry.taskId}: ${entry.classification} → ${entry.repair}`);
     this.driving.set(runId, taken.coordinator);
     this.drivingChanged.fire();
     void taken.coordinator
@@ -123,7 +130,10 @@ export class BatonSession extends DisposableStore {
     if (outcome.kind === 'finished') {
       const message = `Baton run ${runId} ${outcome.status}.`;
       if (outcome.status === 'completed') void vscode.window.showInformationMessage(message);
-      else void vscode.window.showWarningMessage(message, 'Show Runs').then((pick) => pick && vscode.commands.executeCommand('baton.runs.focus'));
+      else
+        void vscode.window
+          .showWarningMessage(message, 'Show Runs')
+          .then((pick) => pick && vscode.commands.executeCommand('baton.runs.focus'));
     } else if (outcome.kind === 'lease-lost') {
       void vscode.window.showWarningMessage(`Another process took over run ${runId}: ${outcome.detail}`);
     }

@@ -4,7 +4,9 @@ import type { RunsModel } from './runsModel';
 
 /** Running / waiting on gates / idle, at a glance; a click opens the Runs view, the tooltip links the dashboard. */
 export class BatonStatusBar extends DisposableStore {
-  private readonly item = this._register(vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50));
+  private readonly item = this._register(
+    vscode.window.createStatusBarItem('baton.status', vscode.StatusBarAlignment.Left, 50),
+  );
 
   constructor() {
     super();

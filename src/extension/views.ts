@@ -96,14 +96,20 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   getChildren(element?: RunsNode): RunsNode[] {
-    if (!element) return this.model.allRuns.map((run) => this.node({ kind: 'run', id: `run:${run.id}`, runId: run.id }));
+    if (!element)
+      return this.model.allRuns.map((run) => this.node({ kind: 'run', id: `run:${run.id}`, runId: run.id }));
     const view = this.model.overview(element.runId);
     if (!view) return [];
-    if (element.kind === 'run') return view.tasks.map((t) => this.node({ kind: 'task', id: `task:${t.runId}/${t.id}`, runId: t.runId, taskId: t.id }));
+    if (element.kind === 'run')
+      return view.tasks.map((t) =>
+        this.node({ kind: 'task', id: `task:${t.runId}/${t.id}`, runId: t.runId, taskId: t.id }),
+      );
     if (element.kind === 'task') {
       return view.delegations
         .filter((d) => d.taskId === element.taskId)
-        .map((d) => this.node({ kind: 'delegation', id: `delegation:${d.runId}/${d.id}`, runId: d.runId, delegationId: d.id }));
+        .map((d) =>
+          this.node({ kind: 'delegation', id: `delegation:${d.runId}/${d.id}`, runId: d.runId, delegationId: d.id }),
+        );
     }
     return [];
   }
@@ -133,12 +139,24 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
       const task = view?.tasks.find((t) => t.id === element.taskId);
       const attempts = view?.delegations.filter((d) => d.taskId === element.taskId) ?? [];
       const last = attempts[attempts.length - 1];
-      const item = new vscode.TreeItem(`${element.taskId}  ${task?.title ?? ''}`, attempts.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const item = new vscode.TreeItem(
+        `${element.taskId}  ${task?.title ?? ''}`,
+        attempts.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      );
       item.id = element.id;
       const duration = last?.startedAt ? formatAge((last.finishedAt ?? this.model.now()) - last.startedAt) : undefined;
-      item.description = [task?.status, attempts.length ? `attempt ${attempts.length}` : undefined, last?.resultStatus, duration].filter(Boolean).join(' · ');
+      item.description = [
+        task?.status,
+        attempts.length ? `attempt ${attempts.length}` : undefined,
+        last?.resultStatus,
+        duration,
+      ]
+        .filter(Boolean)
+        .join(' · ');
       item.iconPath = icon(TASK_ICONS[task?.status ?? 'pending']);
-      item.tooltip = new vscode.MarkdownString(`**${element.taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`);
+      item.tooltip = new vscode.MarkdownString(
+        `**${element.taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
+      );
       item.contextValue = `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}`;
       return item;
     }
@@ -154,7 +172,9 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     // A string tooltip would be the row's accessible name: name the delegation and its state.
     item.accessibilityInformation = { label: `${element.delegationId} ${item.description ?? ''}`.trim() };
     item.contextValue = `baton.delegation status=${d?.status}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`;
-    item.command = d?.artifactPath ? { command: 'baton.openArtifact', title: 'Open Artifact', arguments: [element] } : undefined;
+    item.command = d?.artifactPath
+      ? { command: 'baton.openArtifact', title: 'Open Artifact', arguments: [element] }
+      : undefined;
     return item;
   }
 
@@ -193,13 +213,24 @@ export class WorkersTreeProvider implements vscode.TreeDataProvider<WorkerNode>,
   getTreeItem(element: WorkerNode): vscode.TreeItem {
     const r = this.live.find((x) => x.id === element.runtimeId);
     const now = this.model.now();
-    const item = new vscode.TreeItem(`${r?.taskId ?? '?'}  ${r?.delegationId ?? element.runtimeId}`, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      `${r?.taskId ?? '?'}  ${r?.delegationId ?? element.runtimeId}`,
+      vscode.TreeItemCollapsibleState.None,
+    );
     item.id = element.id;
     if (!r) return item;
     const beat = r.lastHeartbeatAt ? `beat ${formatAge(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-    const lease = r.leaseExpiresAt > now ? `lease ${formatAge(r.leaseExpiresAt - now)}` : `lease expired ${formatAge(now - r.leaseExpiresAt)} ago`;
-    item.description = [r.status === 'stale' ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · ');
-    item.iconPath = r.status === 'stale' ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('errorForeground')) : new vscode.ThemeIcon('pulse', new vscode.ThemeColor('charts.green'));
+    const lease =
+      r.leaseExpiresAt > now
+        ? `lease ${formatAge(r.leaseExpiresAt - now)}`
+        : `lease expired ${formatAge(now - r.leaseExpiresAt)} ago`;
+    item.description = [r.status === 'stale' ? 'STALE' : undefined, beat, lease, r.progress]
+      .filter(Boolean)
+      .join(' · ');
+    item.iconPath =
+      r.status === 'stale'
+        ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('errorForeground'))
+        : new vscode.ThemeIcon('pulse', new vscode.ThemeColor('charts.green'));
     item.tooltip = new vscode.MarkdownString(
       `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${r.status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
     );
@@ -236,12 +267,20 @@ export class GatesTreeProvider implements vscode.TreeDataProvider<GateNode>, vsc
 
   getTreeItem(element: GateNode): vscode.TreeItem {
     const g = this.gates.find((x) => x.id === element.gateId);
-    const item = new vscode.TreeItem(`${element.gateId}  ${g?.kind.replace('_', ' ') ?? ''}${g?.taskId ? ` · ${g.taskId}` : ''}`, vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      `${element.gateId}  ${g?.kind.replace('_', ' ') ?? ''}${g?.taskId ? ` · ${g.taskId}` : ''}`,
+      vscode.TreeItemCollapsibleState.None,
+    );
     item.id = element.id;
     item.description = g?.reason;
     const risk = Array.isArray(g?.details.risk) ? (g!.details.risk as string[]) : [];
-    item.tooltip = new vscode.MarkdownString(`**${element.gateId}** — ${g?.kind}\n\n${g?.reason ?? ''}${risk.length ? `\n\nRisk: ${risk.map((r) => `\`${r}\``).join(', ')}` : ''}`);
-    item.iconPath = new vscode.ThemeIcon(g?.kind === 'risk_approval' ? 'shield' : g?.kind === 'manual_handoff' ? 'person' : 'warning', new vscode.ThemeColor('charts.yellow'));
+    item.tooltip = new vscode.MarkdownString(
+      `**${element.gateId}** — ${g?.kind}\n\n${g?.reason ?? ''}${risk.length ? `\n\nRisk: ${risk.map((r) => `\`${r}\``).join(', ')}` : ''}`,
+    );
+    item.iconPath = new vscode.ThemeIcon(
+      g?.kind === 'risk_approval' ? 'shield' : g?.kind === 'manual_handoff' ? 'person' : 'warning',
+      new vscode.ThemeColor('charts.yellow'),
+    );
     item.contextValue = `baton.gate kind=${g?.kind}`;
     return item;
   }

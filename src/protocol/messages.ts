@@ -99,17 +99,27 @@ export const runHeaderSchema = z
     slotsInUse: count,
     /** Driven by this window (Stop applies here), or by another process. */
     coordinatedHere: z.boolean(),
-    counts: z.object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count }).strict(),
+    counts: z
+      .object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count })
+      .strict(),
   })
   .strict();
 export type RunHeader = z.infer<typeof runHeaderSchema>;
 
 /** For the charts: when tasks finished, and each attempt's [start, end] (end absent while it runs). */
-export const seriesSchema = z.object({ finished: z.array(time).max(200_000), spans: z.array(z.tuple([time, time.nullable()])).max(200_000) }).strict();
+export const seriesSchema = z
+  .object({ finished: z.array(time).max(200_000), spans: z.array(z.tuple([time, time.nullable()])).max(200_000) })
+  .strict();
 export type Series = z.infer<typeof seriesSchema>;
 
 export const beatSchema = z
-  .object({ runtimeId: id, heartbeatCount: count, lastHeartbeatAt: time.optional(), leaseExpiresAt: time, progress: text.optional() })
+  .object({
+    runtimeId: id,
+    heartbeatCount: count,
+    lastHeartbeatAt: time.optional(),
+    leaseExpiresAt: time,
+    progress: text.optional(),
+  })
   .strict();
 export type Beat = z.infer<typeof beatSchema>;
 
@@ -158,9 +168,32 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
       type: z.literal('taskDetails'),
       taskId: id,
       delegations: z
-        .array(z.object({ id, status: id, attempt: count, reason: text.optional(), resultStatus: id.optional(), startedAt: time.optional(), finishedAt: time.optional() }).strict())
+        .array(
+          z
+            .object({
+              id,
+              status: id,
+              attempt: count,
+              reason: text.optional(),
+              resultStatus: id.optional(),
+              startedAt: time.optional(),
+              finishedAt: time.optional(),
+            })
+            .strict(),
+        )
         .max(1000),
-      receipts: z.array(z.object({ delegationId: id, command: z.array(text).max(200), exitCode: z.number().int().nullable(), durationMs: count }).strict()).max(1000),
+      receipts: z
+        .array(
+          z
+            .object({
+              delegationId: id,
+              command: z.array(text).max(200),
+              exitCode: z.number().int().nullable(),
+              durationMs: count,
+            })
+            .strict(),
+        )
+        .max(1000),
       artifact: z.object({ path: text, text }).strict().optional(),
       logTail: text,
       issues: z.array(issueViewSchema).max(10_000),
@@ -179,7 +212,14 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('rejectGate'), gateId: id, note: note.trim().min(1) }).strict(),
   z.object({ type: z.literal('stopRun'), mode: z.enum(['graceful', 'immediate']) }).strict(),
   z.object({ type: z.literal('resumeRun') }).strict(),
-  z.object({ type: z.literal('openArtifact'), path: z.string().min(1).max(4096), line: count.min(1).optional(), column: count.min(1).optional() }).strict(),
+  z
+    .object({
+      type: z.literal('openArtifact'),
+      path: z.string().min(1).max(4096),
+      line: count.min(1).optional(),
+      column: count.min(1).optional(),
+    })
+    .strict(),
   z.object({ type: z.literal('requestTaskDetails'), taskId: id }).strict(),
 ]);
 export type WebviewMessage = z.infer<typeof webviewMessageSchema>;
@@ -192,8 +232,10 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown): Parsed<T> {
   const first = result.error.issues[0];
   const where = first?.path.length ? ` at ${first.path.join('.')}` : '';
   // `type` may be anything a hostile sender put there, even an object whose toString is not a function.
-  const type = typeof value === 'object' && value !== null && 'type' in value ? (value as { type: unknown }).type : undefined;
-  const kind = typeof type === 'string' ? type.slice(0, 40) : type === undefined ? typeof value : `${typeof type}-typed`;
+  const type =
+    typeof value === 'object' && value !== null && 'type' in value ? (value as { type: unknown }).type : undefined;
+  const kind =
+    typeof type === 'string' ? type.slice(0, 40) : type === undefined ? typeof value : `${typeof type}-typed`;
   return { ok: false, error: `rejected a ${kind} message: ${first?.message ?? 'invalid'}${where}` };
 }
 

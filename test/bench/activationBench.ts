@@ -10,7 +10,13 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/index';
-import { batonLog, EXTENSION_HOST_LAUNCHED, eventually, startBatonCodeServer, waitForLogLine } from '../e2e/support/index';
+import {
+  batonLog,
+  EXTENSION_HOST_LAUNCHED,
+  eventually,
+  startBatonCodeServer,
+  waitForLogLine,
+} from '../e2e/support/index';
 import { launchChromium, openWorkbench } from '../e2e/support/browser';
 import { makeTempDir } from '../support/tempDir';
 import { summarize, type Summary } from './stats';
@@ -47,7 +53,12 @@ async function activateOnce(workspace: string): Promise<{ activateMs: number; st
   try {
     await openWorkbench(browser, server.workbenchUrl());
     await waitForLogLine(server, EXTENSION_HOST_LAUNCHED);
-    const log = await eventually('Baton activated, and its store open', async () => batonLog(server), (text) => /Baton activated .* in [\d.]+ ms/.test(text) && /Opened the Baton store .* in [\d.]+ ms/.test(text), { timeoutMs: 60_000 });
+    const log = await eventually(
+      'Baton activated, and its store open',
+      async () => batonLog(server),
+      (text) => /Baton activated .* in [\d.]+ ms/.test(text) && /Opened the Baton store .* in [\d.]+ ms/.test(text),
+      { timeoutMs: 60_000 },
+    );
     const activateMs = Number(/Baton activated .* in ([\d.]+) ms/.exec(log)![1]);
     const opened = /Opened the Baton store .* in ([\d.]+) ms/.exec(log);
     return { activateMs, ...(opened ? { storeOpenedMs: Number(opened[1]) } : {}) };
@@ -57,7 +68,11 @@ async function activateOnce(workspace: string): Promise<{ activateMs: number; st
   }
 }
 
-export async function runActivationBench(options: { delegations: number; reps: number; log?: (line: string) => void }): Promise<ActivationBenchResult> {
+export async function runActivationBench(options: {
+  delegations: number;
+  reps: number;
+  log?: (line: string) => void;
+}): Promise<ActivationBenchResult> {
   const empty = await workspaceWithStore(0);
   const full = await workspaceWithStore(options.delegations);
   try {
@@ -70,9 +85,17 @@ export async function runActivationBench(options: { delegations: number; reps: n
       a.push(e.activateMs);
       b.push(f.activateMs);
       if (f.storeOpenedMs !== undefined) opened.push(f.storeOpenedMs);
-      options.log?.(`rep ${rep + 1}: activate() ${e.activateMs} ms empty, ${f.activateMs} ms with ${options.delegations} delegations; its store then opened in ${f.storeOpenedMs ?? '?'} ms`);
+      options.log?.(
+        `rep ${rep + 1}: activate() ${e.activateMs} ms empty, ${f.activateMs} ms with ${options.delegations} delegations; its store then opened in ${f.storeOpenedMs ?? '?'} ms`,
+      );
     }
-    return { delegations: options.delegations, reps: options.reps, empty: summarize(a), withStore: summarize(b), storeOpenedMs: summarize(opened) };
+    return {
+      delegations: options.delegations,
+      reps: options.reps,
+      empty: summarize(a),
+      withStore: summarize(b),
+      storeOpenedMs: summarize(opened),
+    };
   } finally {
     rmSync(empty, { recursive: true, force: true });
     rmSync(full, { recursive: true, force: true });
@@ -106,7 +129,11 @@ async function main(): Promise<void> {
     const at = process.argv.indexOf(name);
     return at >= 0 ? Number(process.argv[at + 1]) : fallback;
   };
-  const result = await runActivationBench({ delegations: arg('--delegations', 10_000), reps: arg('--reps', 3), log: (l) => process.stderr.write(`[bench] ${l}\n`) });
+  const result = await runActivationBench({
+    delegations: arg('--delegations', 10_000),
+    reps: arg('--reps', 3),
+    log: (l) => process.stderr.write(`[bench] ${l}\n`),
+  });
   process.stdout.write(activationSection(result));
 }
 

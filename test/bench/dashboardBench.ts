@@ -57,9 +57,18 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       id: `T${i + 1}`,
       title: `Task number ${i + 1}: change module ${i % 97} and its tests`,
       status,
-      ...(status === 'pending' || status === 'ready' ? {} : { reason: `attempt 1: D-T${i + 1}-coder-001`, attempt: 1, delegationId: `D-T${i + 1}-coder-001`, startedAt: started }),
+      ...(status === 'pending' || status === 'ready'
+        ? {}
+        : {
+            reason: `attempt 1: D-T${i + 1}-coder-001`,
+            attempt: 1,
+            delegationId: `D-T${i + 1}-coder-001`,
+            startedAt: started,
+          }),
       attempt: status === 'pending' || status === 'ready' ? 0 : 1,
-      ...(status === 'completed' || status === 'failed' ? { finishedAt: started + 60_000, resultStatus: status === 'completed' ? 'PASS' : 'FAIL' } : {}),
+      ...(status === 'completed' || status === 'failed'
+        ? { finishedAt: started + 60_000, resultStatus: status === 'completed' ? 'PASS' : 'FAIL' }
+        : {}),
       worker: 'claude-code',
       isolation: 'worktree',
       line: i * 6 + 1,
@@ -77,7 +86,14 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       maxConcurrency: runtimes,
       slotsInUse: runtimes,
       coordinatedHere: true,
-      counts: { total: tasks, done: Math.floor(tasks * 0.375), running: runtimes, waiting: Math.floor(tasks * 0.25), failed: Math.floor(tasks / 8), gated: Math.floor(tasks / 8) },
+      counts: {
+        total: tasks,
+        done: Math.floor(tasks * 0.375),
+        running: runtimes,
+        waiting: Math.floor(tasks * 0.25),
+        failed: Math.floor(tasks / 8),
+        gated: Math.floor(tasks / 8),
+      },
     },
     tasks: taskViews,
     runtimes: Array.from({ length: runtimes }, (_, i) => ({
@@ -91,8 +107,21 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       heartbeatCount: 10,
       progress: `editing file ${i}`,
     })),
-    gates: Array.from({ length: 10 }, (_, i) => ({ id: `G-${i + 1}`, kind: 'risk_approval', status: 'open' as const, taskId: `T${i * 7 + 3}`, reason: `Task T${i * 7 + 3} is tagged database; approve it before it runs.`, risk: ['database'], openedAt: start })),
-    events: Array.from({ length: 1000 }, (_, i) => ({ seq: 5000 - i, at: now - i * 1000, type: 'task:status', text: `T${i + 1} ready → running  (attempt 1: D-T${i + 1}-coder-001)` })),
+    gates: Array.from({ length: 10 }, (_, i) => ({
+      id: `G-${i + 1}`,
+      kind: 'risk_approval',
+      status: 'open' as const,
+      taskId: `T${i * 7 + 3}`,
+      reason: `Task T${i * 7 + 3} is tagged database; approve it before it runs.`,
+      risk: ['database'],
+      openedAt: start,
+    })),
+    events: Array.from({ length: 1000 }, (_, i) => ({
+      seq: 5000 - i,
+      at: now - i * 1000,
+      type: 'task:status',
+      text: `T${i + 1} ready → running  (attempt 1: D-T${i + 1}-coder-001)`,
+    })),
     issues: Array.from({ length: 50 }, (_, i) => ({
       ingestionId: `I-${i + 1}`,
       delegationId: `D-T${i + 1}-coder-001`,
@@ -104,11 +133,19 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       line: 9,
       column: 9,
     })),
-    series: { finished: taskViews.filter((t) => t.finishedAt).map((t) => t.finishedAt!), spans: taskViews.filter((t) => t.startedAt).map((t) => [t.startedAt!, t.finishedAt ?? null] as [number, number | null]) },
+    series: {
+      finished: taskViews.filter((t) => t.finishedAt).map((t) => t.finishedAt!),
+      spans: taskViews
+        .filter((t) => t.startedAt)
+        .map((t) => [t.startedAt!, t.finishedAt ?? null] as [number, number | null]),
+    },
   };
 }
 
-/** The page: the stylesheet, a stand-in for VS Code's API, timers around the webview's handler and frames, then the bundle. */
+/**
+ * The page: the stylesheet, a stand-in for VS Code's API, timers around the webview's handler and frames, then the
+ * bundle.
+ */
 function writePage(dir: string): string {
   copyFileSync(join(ROOT, 'dist', 'webview', 'dashboard.js'), join(dir, 'dashboard.js'));
   copyFileSync(join(ROOT, 'media', 'dashboard.css'), join(dir, 'dashboard.css'));
@@ -143,9 +180,15 @@ window.__post = (m) => new Promise((done) => {
   return pathToFileURL(path).href;
 }
 
-/** Posts a message as the host would and returns the main-thread cost of handling and drawing it, and the wall time (see __post in the page). */
+/**
+ * Posts a message as the host would and returns the main-thread cost of handling and drawing it, and the wall time (see
+ * __post in the page).
+ */
 async function post(page: Page, message: HostMessage): Promise<{ cost: number; wall: number }> {
-  return page.evaluate((m) => (window as unknown as { __post(m: unknown): Promise<{ cost: number; wall: number }> }).__post(m), message);
+  return page.evaluate(
+    (m) => (window as unknown as { __post(m: unknown): Promise<{ cost: number; wall: number }> }).__post(m),
+    message,
+  );
 }
 
 export async function runDashboardBench(options: DashboardBenchOptions): Promise<DashboardBenchResult> {
@@ -174,7 +217,13 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
         const message: HostMessage = {
           type: 'heartbeats',
           now,
-          beats: snapshot.runtimes.map((r) => ({ runtimeId: r.id, heartbeatCount: r.heartbeatCount + beat + 1, lastHeartbeatAt: now, leaseExpiresAt: now + 120_000, progress: `step ${beat} of ${r.id}` })),
+          beats: snapshot.runtimes.map((r) => ({
+            runtimeId: r.id,
+            heartbeatCount: r.heartbeatCount + beat + 1,
+            lastHeartbeatAt: now,
+            leaseExpiresAt: now + 120_000,
+            progress: `step ${beat} of ${r.id}`,
+          })),
         };
         ticks.push((await post(page, message)).cost);
       }
@@ -187,7 +236,9 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
       });
       clockTicks.push(...clock);
       await page.close();
-      options.log?.(`dashboard rep ${rep + 1}/${options.reps}: first render ${render.cost.toFixed(1)} ms, tick ${ticks.at(-1)!.toFixed(2)} ms`);
+      options.log?.(
+        `dashboard rep ${rep + 1}/${options.reps}: first render ${render.cost.toFixed(1)} ms, tick ${ticks.at(-1)!.toFixed(2)} ms`,
+      );
     }
     return {
       options: { tasks: options.tasks, runtimes: options.runtimes, reps: options.reps },
@@ -205,7 +256,8 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
   }
 }
 
-const ms = (s: Summary): string => `${s.median.toFixed(s.median < 10 ? 2 : 1)} ms (${s.min.toFixed(s.min < 10 ? 2 : 1)}–${s.max.toFixed(s.max < 10 ? 2 : 1)})`;
+const ms = (s: Summary): string =>
+  `${s.median.toFixed(s.median < 10 ? 2 : 1)} ms (${s.min.toFixed(s.min < 10 ? 2 : 1)}–${s.max.toFixed(s.max < 10 ? 2 : 1)})`;
 
 /** The dashboard section of docs/benchmarks.md. */
 export function dashboardSection(r: DashboardBenchResult): string {
@@ -238,7 +290,12 @@ async function main(): Promise<void> {
     const at = process.argv.indexOf(name);
     return at >= 0 ? Number(process.argv[at + 1]) : fallback;
   };
-  const result = await runDashboardBench({ tasks: arg('--tasks', 10_000), runtimes: arg('--runtimes', 200), reps: arg('--reps', 7), log: (l) => process.stderr.write(`[bench] ${l}\n`) });
+  const result = await runDashboardBench({
+    tasks: arg('--tasks', 10_000),
+    runtimes: arg('--runtimes', 200),
+    reps: arg('--reps', 7),
+    log: (l) => process.stderr.write(`[bench] ${l}\n`),
+  });
   process.stdout.write(dashboardSection(result));
 }
 

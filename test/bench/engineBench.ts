@@ -29,7 +29,12 @@ export interface EngineBenchOptions {
 
 export interface EngineBenchResult {
   options: EngineBenchOptions;
-  heartbeat: { beats: number; heard: number; commitMs: Summary & { p95: number }; aboveCommitMs: Summary & { p95: number } };
+  heartbeat: {
+    beats: number;
+    heard: number;
+    commitMs: Summary & { p95: number };
+    aboveCommitMs: Summary & { p95: number };
+  };
   /** linesAfterSnapshot: journal lines the open replays, counted on disk. */
   open: { openMs: Summary; readMs: Summary; rssMiB: number; bytes: number; linesAfterSnapshot: number };
   bundleBytes: number;
@@ -45,13 +50,22 @@ export const ENGINE_TARGETS = { heartbeatP95AboveCommitMs: 25, openMs: 1000, bun
 async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenchResult['heartbeat']> {
   const workspace = makeTempDir('baton-bench-beat-');
   try {
-    writeFileSync(join(workspace, 'plan.md'), Array.from({ length: options.runtimes }, (_, i) => `\`\`\`baton-task\nid: H${i + 1}\nagent: coder\n\`\`\`\nBeat.\n`).join('\n'));
+    writeFileSync(
+      join(workspace, 'plan.md'),
+      Array.from(
+        { length: options.runtimes },
+        (_, i) => `\`\`\`baton-task\nid: H${i + 1}\nagent: coder\n\`\`\`\nBeat.\n`,
+      ).join('\n'),
+    );
     const engine = await Engine.open({ workspace });
     try {
       const run = await engine.startRun(join(workspace, 'plan.md'));
       const claims = [];
-      for (let i = 0; i < options.runtimes; i++) claims.push(await engine.claimTask({ runId: run.id, taskId: `H${i + 1}`, leaseSeconds: 600 }));
-      const observer = spawn(process.execPath, [bundleScript('test/bench/children/beatObserver.ts'), workspace], { stdio: ['ignore', 'pipe', 'pipe'] });
+      for (let i = 0; i < options.runtimes; i++)
+        claims.push(await engine.claimTask({ runId: run.id, taskId: `H${i + 1}`, leaseSeconds: 600 }));
+      const observer = spawn(process.execPath, [bundleScript('test/bench/children/beatObserver.ts'), workspace], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const heard = new Map<string, number>();
       let buffered = '';
       let ready = false;
@@ -91,7 +105,12 @@ async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenc
         const h = heard.get(key);
         if (h !== undefined) above.push(Math.max(0, h - at));
       }
-      return { beats, heard: above.length, commitMs: summarizeWithP95(commitMs), aboveCommitMs: summarizeWithP95(above) };
+      return {
+        beats,
+        heard: above.length,
+        commitMs: summarizeWithP95(commitMs),
+        aboveCommitMs: summarizeWithP95(above),
+      };
     } finally {
       await engine.close();
     }
@@ -100,7 +119,10 @@ async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenc
   }
 }
 
-/** A store of `delegations` with `journalLines` after its snapshot, opened by fresh processes; beside it, reading the same bytes. */
+/**
+ * A store of `delegations` with `journalLines` after its snapshot, opened by fresh processes; beside it, reading the
+ * same bytes.
+ */
 async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchResult['open']> {
   const workspace = makeTempDir('baton-bench-open-');
   try {
@@ -113,7 +135,8 @@ async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchR
     await store.snapshot();
     // The store snapshots by itself at SNAPSHOT_MAX_LINES lines: one fewer is the most an open ever replays.
     const lines = Math.min(options.journalLines, SNAPSHOT_MAX_LINES - 1);
-    for (let i = 0; i < lines; i++) await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`line-${i}`, i]));
+    for (let i = 0; i < lines; i++)
+      await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`line-${i}`, i]));
     await store.close();
     const linesAfterSnapshot = journalLinesAfterNewestSnapshot(storeDir);
     const bytes = readdirSync(storeDir).reduce((n, f) => n + statSync(join(storeDir, f)).size, 0);
@@ -128,7 +151,9 @@ async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchR
       const [ms, rss] = line!.split(' ').map(Number);
       openMs.push(ms!);
       rssMiB = Math.max(rssMiB, rss!);
-      options.log?.(`open rep ${rep + 1}: ${ms!.toFixed(0)} ms (reading the bytes: ${readMs.at(-1)!.toFixed(0)} ms), RSS ${rss!.toFixed(0)} MiB`);
+      options.log?.(
+        `open rep ${rep + 1}: ${ms!.toFixed(0)} ms (reading the bytes: ${readMs.at(-1)!.toFixed(0)} ms), RSS ${rss!.toFixed(0)} MiB`,
+      );
     }
     return { openMs: summarize(openMs), readMs: summarize(readMs), rssMiB, bytes, linesAfterSnapshot };
   } finally {
@@ -138,7 +163,9 @@ async function openAndRecover(options: EngineBenchOptions): Promise<EngineBenchR
 
 export async function runEngineBench(options: EngineBenchOptions): Promise<EngineBenchResult> {
   const heartbeat = await heartbeatLatency(options);
-  options.log?.(`heartbeats: ${heartbeat.heard}/${heartbeat.beats} heard; p95 ${heartbeat.aboveCommitMs.p95} ms above the commit`);
+  options.log?.(
+    `heartbeats: ${heartbeat.heard}/${heartbeat.beats} heard; p95 ${heartbeat.aboveCommitMs.p95} ms above the commit`,
+  );
   const open = await openAndRecover(options);
   return { options, heartbeat, open, bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size };
 }
@@ -194,7 +221,13 @@ if (require.main === module) {
 /** Journal lines after the newest snapshot: the lines of the segments that start after it. */
 function journalLinesAfterNewestSnapshot(storeDir: string): number {
   const names = readdirSync(storeDir);
-  const snapshotSeq = Math.max(0, ...names.map((n) => /^snapshot-(\d+)\.sqlite$/.exec(n)).filter((m) => m !== null).map((m) => Number(m[1])));
+  const snapshotSeq = Math.max(
+    0,
+    ...names
+      .map((n) => /^snapshot-(\d+)\.sqlite$/.exec(n))
+      .filter((m) => m !== null)
+      .map((m) => Number(m[1])),
+  );
   let lines = 0;
   for (const name of names) {
     const start = /^journal-(\d+)\.log$/.exec(name);

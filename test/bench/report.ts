@@ -1,7 +1,15 @@
 import { DEFAULT_SNAPSHOT_MIN_BYTES, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
 import { formatRate, formatSummary, summarize, type Summary } from './stats';
 import type { SchedBenchResult, SchedWorkerKind } from './schedBench';
-import { evaluateSchedTargets, schedArgued, schedDetails, schedMachineLine, schedReadingNotes, schedResultRows, schedWhatIsMeasured } from './schedReport';
+import {
+  evaluateSchedTargets,
+  schedArgued,
+  schedDetails,
+  schedMachineLine,
+  schedReadingNotes,
+  schedResultRows,
+  schedWhatIsMeasured,
+} from './schedReport';
 import { SEED_ROWS_PER_TX, SEED_RUN_TASKS, type SizeResult, type StoreBenchResult } from './storeBench';
 
 /** "Commit cost flat in store size": the rate at the largest size within this factor of the smallest. */
@@ -12,7 +20,10 @@ export const APPEND_SHARE = 0.5;
 export const ONE_CALLER_APPEND_SHARE = 0.2;
 
 export interface TargetCheck {
-  /** flat, append, append-concurrent: the store rows (size = delegations in store); sched: the scheduling rows (size = tasks). */
+  /**
+   * flat, append, append-concurrent: the store rows (size = delegations in store); sched: the scheduling rows (size =
+   * tasks).
+   */
   kind: 'flat' | 'append' | 'append-concurrent' | 'sched';
   size: number;
   /** sched: the concurrency and worker of the configuration. */
@@ -30,7 +41,9 @@ export interface TargetCheck {
   atMost?: boolean;
   holds: boolean;
   description: string;
-  /** The same ratio taken per repetition round (figure and reference measured minutes apart at most), median (min–max). */
+  /**
+   * The same ratio taken per repetition round (figure and reference measured minutes apart at most), median (min–max).
+   */
   paired: Summary;
 }
 
@@ -102,11 +115,16 @@ function pairedRatios(figures: readonly number[], references: readonly number[])
 const mark = (holds: boolean): string => (holds ? '✓' : '✗');
 const count = (n: number): string => n.toLocaleString('en-US');
 const ratio = (r: number): string => (Number.isFinite(r) ? `${r.toFixed(2)}×` : '—');
-const spread = (v: Summary): string => (v.samples.length > 0 ? `${v.median.toFixed(2)} (${v.min.toFixed(2)}–${v.max.toFixed(2)})` : '—');
+const spread = (v: Summary): string =>
+  v.samples.length > 0 ? `${v.median.toFixed(2)} (${v.min.toFixed(2)}–${v.max.toFixed(2)})` : '—';
 const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 
 /** The results table: one line per measured row and size, targets next to the Baton rows. */
-export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(result), sched?: SchedBenchResult): string {
+export function resultsTable(
+  result: StoreBenchResult,
+  checks = evaluateTargets(result),
+  sched?: SchedBenchResult,
+): string {
   const lines = [
     '| Row | Size | Figure: median (min–max) | Reference | Ratio (figure ÷ reference) | Target | Holds |',
     '|---|--:|--:|---|--:|---|:-:|',
@@ -120,7 +138,10 @@ export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(
     const size = `${count(s.size)} delegations`;
     if (!first) lines.push(`| ${batonLabel} | ${size} | ${formatSummary(baton)} | — | — | — | |`);
     for (const [i, c] of own.entries()) {
-      const target = c.kind === 'flat' ? `≥ 1/${FLAT_FACTOR} (${c.threshold.toFixed(2)}×): flat in store size` : `≥ ${c.threshold.toFixed(2)}× raw append`;
+      const target =
+        c.kind === 'flat'
+          ? `≥ 1/${FLAT_FACTOR} (${c.threshold.toFixed(2)}×): flat in store size`
+          : `≥ ${c.threshold.toFixed(2)}× raw append`;
       lines.push(
         `| ${i === 0 ? batonLabel : '″'} | ${size} | ${i === 0 ? formatSummary(baton) : '″'} | ${c.referenceLabel} | ${ratio(c.ratio)} | ${target} | ${mark(c.holds)} |`,
       );
@@ -132,7 +153,9 @@ export function resultsTable(result: StoreBenchResult, checks = evaluateTargets(
         `| **1b. Baton store, ${concurrent.callers} callers at once** — commits/s | ${size} | ${formatSummary(concurrent.commitsPerSecond)} | ${concurrentCheck.referenceLabel} | ${ratio(concurrentCheck.ratio)} | ≥ ${concurrentCheck.threshold.toFixed(2)}× raw append | ${mark(concurrentCheck.holds)} |`,
       );
     }
-    lines.push(`| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${size} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`);
+    lines.push(
+      `| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${size} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`,
+    );
     lines.push(
       `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${size} | ${formatSummary(s.sqlite)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlite.median / baton.median)} | — | |`,
     );
@@ -156,10 +179,17 @@ export function targetSummary(checks: readonly TargetCheck[]): string {
 }
 
 /** Amortized cost of the automatic snapshots, from the measured snapshot time and journal line size. */
-export function snapshotAmortization(s: SizeResult): { commitsBetween: number; msPerCommit: number; effectiveRate: number } {
+export function snapshotAmortization(s: SizeResult): {
+  commitsBetween: number;
+  msPerCommit: number;
+  effectiveRate: number;
+} {
   // FileStore snapshots when the journal since the last one reaches max(8 MiB, snapshot size), or 10,000 lines.
   const threshold = Math.max(DEFAULT_SNAPSHOT_MIN_BYTES, s.baton.snapshotBytes);
-  const commitsBetween = Math.min(SNAPSHOT_MAX_LINES, s.baton.avgLineBytes > 0 ? threshold / s.baton.avgLineBytes : Number.POSITIVE_INFINITY);
+  const commitsBetween = Math.min(
+    SNAPSHOT_MAX_LINES,
+    s.baton.avgLineBytes > 0 ? threshold / s.baton.avgLineBytes : Number.POSITIVE_INFINITY,
+  );
   const msPerCommit = s.baton.snapshotMs / commitsBetween;
   const rate = s.baton.commitsPerSecond.median;
   return { commitsBetween, msPerCommit, effectiveRate: 1 / (1 / rate + msPerCommit / 1000) };
@@ -190,8 +220,12 @@ export function readingNotes(result: StoreBenchResult): string {
     const inFlush = s.baton.flushMsPerCommit.median;
     const other = s.baton.otherMsPerCommit.median;
     const raw = 1000 / s.rawAppend.median;
-    const split = s.baton.flushesPerCommit > 0 ? `${inFlush.toFixed(2)} ms of it inside fdatasync and ${other.toFixed(2)} ms outside (medians)` : 'the fdatasync calls could not be timed';
-    const bound = other >= inFlush ? 'its own work costs more than the flush' : 'the flush costs more than its own work';
+    const split =
+      s.baton.flushesPerCommit > 0
+        ? `${inFlush.toFixed(2)} ms of it inside fdatasync and ${other.toFixed(2)} ms outside (medians)`
+        : 'the fdatasync calls could not be timed';
+    const bound =
+      other >= inFlush ? 'its own work costs more than the flush' : 'the flush costs more than its own work';
     notes.push(
       `- ${count(s.size)} delegations: a Baton commit takes ${wall.toFixed(2)} ms (from the median rate), ${split}: ${bound}. ` +
         `A bare append + fdatasync of the same line takes ${raw.toFixed(2)} ms. With a free flush Baton could not pass ~${formatRate(1000 / other)} commits/s; ` +
@@ -202,7 +236,8 @@ export function readingNotes(result: StoreBenchResult): string {
   const first = sorted[0];
   const last = sorted[sorted.length - 1];
   if (first && last) {
-    const range = (f: (s: SizeResult) => number): string => (first === last ? formatRate(f(first)) : `${formatRate(f(first))} → ${formatRate(f(last))}`);
+    const range = (f: (s: SizeResult) => number): string =>
+      first === last ? formatRate(f(first)) : `${formatRate(f(first))} → ${formatRate(f(last))}`;
     notes.push(
       `- better-sqlite3 (WAL, synchronous=FULL) makes ${range((s) => s.sqlite.median)} commits/s, ${range((s) => s.sqlite.median / s.baton.commitsPerSecond.median)}× Baton's rate; ` +
         `the whole-export way makes ${range((s) => s.sqlJsExport.median)} commits/s as the database grows to ${(last.sqlJsExport.fileBytes / 1e6).toFixed(1)} MB — the cost the journal exists to avoid.`,
@@ -215,7 +250,11 @@ export function readingNotes(result: StoreBenchResult): string {
  * The targets that do not hold, each argued from this run's figures, with the target
  * proposed in its place and whether that holds. Empty when every target holds.
  */
-export function arguedTargets(result: StoreBenchResult, checks: readonly TargetCheck[], schedResult?: SchedBenchResult): string {
+export function arguedTargets(
+  result: StoreBenchResult,
+  checks: readonly TargetCheck[],
+  schedResult?: SchedBenchResult,
+): string {
   const parts: string[] = [];
   const sizes = [...result.sizes].sort((a, b) => a.size - b.size);
   const oneCaller = checks.filter((c) => c.kind === 'append' && !c.holds);
@@ -224,7 +263,10 @@ export function arguedTargets(result: StoreBenchResult, checks: readonly TargetC
     const raw = 1000 / s.rawAppend.median;
     const inFlush = s.baton.flushMsPerCommit.median;
     const other = s.baton.otherMsPerCommit.median;
-    const proposed = sizes.map((x) => `${mark(x.baton.commitsPerSecond.median >= ONE_CALLER_APPEND_SHARE * x.rawAppend.median)} ${ratio(x.baton.commitsPerSecond.median / x.rawAppend.median)} at ${count(x.size)}`);
+    const proposed = sizes.map(
+      (x) =>
+        `${mark(x.baton.commitsPerSecond.median >= ONE_CALLER_APPEND_SHARE * x.rawAppend.median)} ${ratio(x.baton.commitsPerSecond.median / x.rawAppend.median)} at ${count(x.size)}`,
+    );
     const concurrent = s.batonConcurrent;
     parts.push(
       `**One caller, ≥ ${APPEND_SHARE}× the raw append rate (row 1).** One caller waits for each commit to be on disk before it makes the next, so a commit costs its flush plus its own work, one after the other. ` +
@@ -248,13 +290,19 @@ export function arguedTargets(result: StoreBenchResult, checks: readonly TargetC
   }
   const sched = schedArgued(schedResult, checks);
   if (sched) parts.push(sched);
-  return parts.length === 0 ? '' : `## Targets that do not hold, argued
+  return parts.length === 0
+    ? ''
+    : `## Targets that do not hold, argued
 
 ${parts.join('\n\n')}
 `;
 }
 
-export function renderMarkdown(result: StoreBenchResult, checks = evaluateTargets(result), sched?: SchedBenchResult): string {
+export function renderMarkdown(
+  result: StoreBenchResult,
+  checks = evaluateTargets(result),
+  sched?: SchedBenchResult,
+): string {
   const m = result.machine;
   const o = result.options;
   const sizes = [...result.sizes].sort((a, b) => a.size - b.size);
@@ -262,7 +310,8 @@ export function renderMarkdown(result: StoreBenchResult, checks = evaluateTarget
   const sqlJsCommits = sizes.map((s) => `${s.sqlJsExport.commitsPerRep} at ${count(s.size)}`).join(', ');
   const holdsAll = checks.every((c) => c.holds);
   const wholeMs = result.durationMs + (sched?.durationMs ?? 0);
-  const minutes = (ms: number): string => (ms >= 120_000 ? `${(ms / 60000).toFixed(1)} min` : `${(ms / 1000).toFixed(0)} s`);
+  const minutes = (ms: number): string =>
+    ms >= 120_000 ? `${(ms / 60000).toFixed(1)} min` : `${(ms / 1000).toFixed(0)} s`;
   return `# Benchmarks: durable commits of the Baton store, and scheduling overhead
 
 <!-- Generated by \`npm run bench\` (test/bench/run.ts, test/bench/report.ts). Every run rewrites this file: edit the generator, not the file. -->

@@ -24,7 +24,8 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
  *   --only dashboard|engine|visible|activation  runs only those rows and rewrites only their section of the file
- *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from the file
+ *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
+ * the file
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -42,7 +43,10 @@ export interface BenchConfig {
   tmpRoot?: string;
   /** Markdown file to write, or false. */
   out: string | false;
-  /** Scheduling rows: tasks per run with the bash worker and with the Node worker (0 skips), concurrency levels, repetitions. */
+  /**
+   * Scheduling rows: tasks per run with the bash worker and with the Node worker (0 skips), concurrency levels,
+   * repetitions.
+   */
   schedTasks: number;
   schedNodeTasks: number;
   schedConcurrency: number[];
@@ -51,7 +55,10 @@ export interface BenchConfig {
   dashboardTasks: number;
   dashboardRuntimes: number;
   dashboardReps: number;
-  /** Engine rows: runtimes beating (0 skips), seconds of beating, delegations and journal lines of the store opened, open repetitions. */
+  /**
+   * Engine rows: runtimes beating (0 skips), seconds of beating, delegations and journal lines of the store opened,
+   * open repetitions.
+   */
   engineRuntimes: number;
   engineSeconds: number;
   engineDelegations: number;
@@ -64,8 +71,16 @@ export interface BenchConfig {
 
 export type SchedConfig = Pick<BenchConfig, 'schedTasks' | 'schedNodeTasks' | 'schedConcurrency' | 'schedReps'>;
 
-/** `npm run bench`: 500 tasks with the bash worker and 100 with the Node worker, at 1, 4 and 8, 3 rounds (~3 min on 2 cores). */
-export const FULL_SCHED: SchedConfig = { schedTasks: 500, schedNodeTasks: 100, schedConcurrency: [1, 4, 8], schedReps: 3 };
+/**
+ * `npm run bench`: 500 tasks with the bash worker and 100 with the Node worker, at 1, 4 and 8, 3 rounds (~3 min on 2
+ * cores).
+ */
+export const FULL_SCHED: SchedConfig = {
+  schedTasks: 500,
+  schedNodeTasks: 100,
+  schedConcurrency: [1, 4, 8],
+  schedReps: 3,
+};
 /** `--quick`. */
 export const QUICK_SCHED: SchedConfig = { schedTasks: 40, schedNodeTasks: 10, schedConcurrency: [1, 4], schedReps: 1 };
 /** `runBench()` called from code without any scheduling size (the smoke test): a few seconds. */
@@ -76,10 +91,31 @@ export const FULL_DASHBOARD: DashboardConfig = { dashboardTasks: 10_000, dashboa
 export const QUICK_DASHBOARD: DashboardConfig = { dashboardTasks: 1_000, dashboardRuntimes: 50, dashboardReps: 2 };
 export const SMOKE_DASHBOARD: DashboardConfig = { dashboardTasks: 100, dashboardRuntimes: 10, dashboardReps: 1 };
 
-export type EngineConfig = Pick<BenchConfig, 'engineRuntimes' | 'engineSeconds' | 'engineDelegations' | 'engineJournalLines' | 'engineOpenReps'>;
-export const FULL_ENGINE: EngineConfig = { engineRuntimes: 200, engineSeconds: 10, engineDelegations: 100_000, engineJournalLines: 10_000, engineOpenReps: 5 };
-export const QUICK_ENGINE: EngineConfig = { engineRuntimes: 50, engineSeconds: 3, engineDelegations: 5_000, engineJournalLines: 1_000, engineOpenReps: 2 };
-export const SMOKE_ENGINE: EngineConfig = { engineRuntimes: 5, engineSeconds: 1, engineDelegations: 200, engineJournalLines: 50, engineOpenReps: 1 };
+export type EngineConfig = Pick<
+  BenchConfig,
+  'engineRuntimes' | 'engineSeconds' | 'engineDelegations' | 'engineJournalLines' | 'engineOpenReps'
+>;
+export const FULL_ENGINE: EngineConfig = {
+  engineRuntimes: 200,
+  engineSeconds: 10,
+  engineDelegations: 100_000,
+  engineJournalLines: 10_000,
+  engineOpenReps: 5,
+};
+export const QUICK_ENGINE: EngineConfig = {
+  engineRuntimes: 50,
+  engineSeconds: 3,
+  engineDelegations: 5_000,
+  engineJournalLines: 1_000,
+  engineOpenReps: 2,
+};
+export const SMOKE_ENGINE: EngineConfig = {
+  engineRuntimes: 5,
+  engineSeconds: 1,
+  engineDelegations: 200,
+  engineJournalLines: 50,
+  engineOpenReps: 1,
+};
 
 export interface BenchOutcome {
   result: StoreBenchResult;
@@ -134,10 +170,19 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
       : undefined;
   const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
   const engine = full.engineRuntimes > 0 ? await runEngine(full) : undefined;
-  const editor = full.editorRows ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) } : undefined;
+  const editor = full.editorRows
+    ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) }
+    : undefined;
   const checks = evaluateTargets(result, sched);
   const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}`;
-  const outcome = { result, ...(sched ? { sched } : {}), ...(dashboard ? { dashboard } : {}), ...(engine ? { engine } : {}), checks, markdown };
+  const outcome = {
+    result,
+    ...(sched ? { sched } : {}),
+    ...(dashboard ? { dashboard } : {}),
+    ...(engine ? { engine } : {}),
+    checks,
+    markdown,
+  };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
   // Without the editor rows (BATON_BENCH_EDITOR=0), their sections are kept from the file as they are.
@@ -157,11 +202,18 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
 /** The rows that start code-server: heartbeat → on screen, and activation with a 10k store. */
 async function editorSection(which: 'visible' | 'activation', config: BenchConfig): Promise<string> {
   const log = config.log ? { log: config.log } : {};
-  return which === 'visible' ? visibleSection(await runVisibleBench({ beats: 40, ...log })) : activationSection(await runActivationBench({ delegations: 10_000, reps: 5, ...log }));
+  return which === 'visible'
+    ? visibleSection(await runVisibleBench({ beats: 40, ...log }))
+    : activationSection(await runActivationBench({ delegations: 10_000, reps: 5, ...log }));
 }
 
 function runDashboard(config: BenchConfig): Promise<DashboardBenchResult> {
-  return runDashboardBench({ tasks: config.dashboardTasks, runtimes: config.dashboardRuntimes, reps: config.dashboardReps, ...(config.log ? { log: config.log } : {}) });
+  return runDashboardBench({
+    tasks: config.dashboardTasks,
+    runtimes: config.dashboardRuntimes,
+    reps: config.dashboardReps,
+    ...(config.log ? { log: config.log } : {}),
+  });
 }
 
 function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
@@ -177,43 +229,84 @@ function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
 
 /** The sections `--only` can rewrite alone: their heading and end marker in the file. */
 const SECTIONS = {
-  activation: { heading: '## Extension activation (code-server 4.99.4 extension host)', end: '<!-- activation:end -->' },
+  activation: {
+    heading: '## Extension activation (code-server 4.99.4 extension host)',
+    end: '<!-- activation:end -->',
+  },
   visible: { heading: '## Heartbeat → visible in the editor (code-server, Chromium)', end: '<!-- visible:end -->' },
   dashboard: { heading: '## Dashboard webview (Chromium)', end: '<!-- dashboard:end -->' },
-  engine: { heading: '## Engine rows: heartbeat latency across processes, store open, bundle size', end: '<!-- engine:end -->' },
+  engine: {
+    heading: '## Engine rows: heartbeat latency across processes, store open, bundle size',
+    end: '<!-- engine:end -->',
+  },
 };
 
 /**
- * `--only dashboard|engine|visible|activation`: those rows alone (visible and activation start code-server: only this way); their section of the file (between its
+ * `--only dashboard|engine|visible|activation`: those rows alone (visible and activation start code-server: only this
+ * way); their section of the file (between its
  * heading and end marker) is replaced, the other sections — from their own run — are kept.
  */
-export async function runSectionOnly(which: keyof typeof SECTIONS, config: BenchConfig): Promise<{ section: string; written?: string }> {
+export async function runSectionOnly(
+  which: keyof typeof SECTIONS,
+  config: BenchConfig,
+): Promise<{ section: string; written?: string }> {
   const section =
-    which === 'dashboard' ? dashboardSection(await runDashboard(config)) : which === 'engine' ? engineSection(await runEngine(config)) : await editorSection(which, config);
+    which === 'dashboard'
+      ? dashboardSection(await runDashboard(config))
+      : which === 'engine'
+        ? engineSection(await runEngine(config))
+        : await editorSection(which, config);
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
   const start = current.indexOf(heading);
   const end = current.indexOf(endMarker);
-  const next = start >= 0 && end > start ? `${current.slice(0, start)}${section}${current.slice(end + endMarker.length + 1)}` : `${current}${current.endsWith('\n') ? '' : '\n'}\n${section}`;
+  const next =
+    start >= 0 && end > start
+      ? `${current.slice(0, start)}${section}${current.slice(end + endMarker.length + 1)}`
+      : `${current}${current.endsWith('\n') ? '' : '\n'}\n${section}`;
   writeFileSync(config.out, next);
   return { section, written: config.out };
 }
 
 /** The full-size settings (`npm run bench` without flags or environment). */
 export function defaultConfig(): BenchConfig {
-  return { sizes: DEFAULT_SIZES, reps: 15, cycles: 200, warmupCycles: 10, history: 'minimal', out: DEFAULT_OUT, ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE, editorRows: true };
+  return {
+    sizes: DEFAULT_SIZES,
+    reps: 15,
+    cycles: 200,
+    warmupCycles: 10,
+    history: 'minimal',
+    out: DEFAULT_OUT,
+    ...FULL_SCHED,
+    ...FULL_DASHBOARD,
+    ...FULL_ENGINE,
+    editorRows: true,
+  };
 }
 
 /** Flags and environment → config. */
 export function configFromCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): Partial<BenchConfig> {
-  const config: Partial<BenchConfig> = { ...FULL_SCHED, ...FULL_DASHBOARD, ...FULL_ENGINE, editorRows: env.BATON_BENCH_EDITOR !== '0' };
-  if (argv.includes('--quick')) Object.assign(config, { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false, editorRows: false }, QUICK_SCHED, QUICK_DASHBOARD, QUICK_ENGINE);
+  const config: Partial<BenchConfig> = {
+    ...FULL_SCHED,
+    ...FULL_DASHBOARD,
+    ...FULL_ENGINE,
+    editorRows: env.BATON_BENCH_EDITOR !== '0',
+  };
+  if (argv.includes('--quick'))
+    Object.assign(
+      config,
+      { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false, editorRows: false },
+      QUICK_SCHED,
+      QUICK_DASHBOARD,
+      QUICK_ENGINE,
+    );
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
     if (!raw) return undefined;
     const values = raw.split(',').map((s) => Number(s.trim().replace(/_/g, '')));
-    if (values.some((v) => !Number.isSafeInteger(v) || v < 0)) throw new Error(`${name} must be a comma-separated list of whole numbers, not "${raw}"`);
+    if (values.some((v) => !Number.isSafeInteger(v) || v < 0))
+      throw new Error(`${name} must be a comma-separated list of whole numbers, not "${raw}"`);
     return values;
   };
   const num = (name: string, min: number): number | undefined => {
@@ -229,7 +322,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (cycles !== undefined) config.cycles = cycles;
   const history = env.BATON_BENCH_HISTORY;
   if (history) {
-    if (history !== 'minimal' && history !== 'full') throw new Error(`BATON_BENCH_HISTORY must be minimal or full, not "${history}"`);
+    if (history !== 'minimal' && history !== 'full')
+      throw new Error(`BATON_BENCH_HISTORY must be minimal or full, not "${history}"`);
     config.history = history;
   }
   const schedTasks = num('BATON_BENCH_SCHED_TASKS', 0);
@@ -238,7 +332,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (schedNodeTasks !== undefined) config.schedNodeTasks = schedNodeTasks;
   const schedConcurrency = list('BATON_BENCH_SCHED_CONCURRENCY');
   if (schedConcurrency) {
-    if (schedConcurrency.length === 0 || schedConcurrency.some((c) => c < 1)) throw new Error('BATON_BENCH_SCHED_CONCURRENCY must list whole numbers of at least 1');
+    if (schedConcurrency.length === 0 || schedConcurrency.some((c) => c < 1))
+      throw new Error('BATON_BENCH_SCHED_CONCURRENCY must list whole numbers of at least 1');
     config.schedConcurrency = schedConcurrency;
   }
   const schedReps = num('BATON_BENCH_SCHED_REPS', 1);
@@ -263,17 +358,28 @@ async function main(): Promise<void> {
   const only = process.argv.indexOf('--only');
   if (only >= 0) {
     const which = process.argv[only + 1];
-    if (which !== 'dashboard' && which !== 'engine' && which !== 'visible' && which !== 'activation') throw new Error('--only takes: dashboard, engine, visible, activation');
-    const outcome = await runSectionOnly(which, { ...defaultConfig(), ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
-    process.stdout.write(`${outcome.section}\n${outcome.written ? `Wrote the ${which} section of ${outcome.written}\n` : 'Nothing written.\n'}`);
+    if (which !== 'dashboard' && which !== 'engine' && which !== 'visible' && which !== 'activation')
+      throw new Error('--only takes: dashboard, engine, visible, activation');
+    const outcome = await runSectionOnly(which, {
+      ...defaultConfig(),
+      ...config,
+      log: (line) => process.stderr.write(`[bench] ${line}\n`),
+    });
+    process.stdout.write(
+      `${outcome.section}\n${outcome.written ? `Wrote the ${which} section of ${outcome.written}\n` : 'Nothing written.\n'}`,
+    );
     return;
   }
   const started = Date.now();
   const outcome = await runBench({ ...config, log: (line) => process.stderr.write(`[bench] ${line}\n`) });
   const seconds = (Date.now() - started) / 1000;
   const took = seconds >= 120 ? `${(seconds / 60).toFixed(1)} min` : `${seconds.toFixed(0)} s`;
-  process.stdout.write(`\n${resultsTable(outcome.result, outcome.checks, outcome.sched)}\n\nTargets:\n${targetSummary(outcome.checks)}\n\n`);
-  process.stdout.write(`${outcome.checks.filter((c) => c.holds).length} of ${outcome.checks.length} targets hold; benchmark took ${took}.\n`);
+  process.stdout.write(
+    `\n${resultsTable(outcome.result, outcome.checks, outcome.sched)}\n\nTargets:\n${targetSummary(outcome.checks)}\n\n`,
+  );
+  process.stdout.write(
+    `${outcome.checks.filter((c) => c.holds).length} of ${outcome.checks.length} targets hold; benchmark took ${took}.\n`,
+  );
   process.stdout.write(outcome.written ? `Wrote ${outcome.written}\n` : 'Nothing written (--quick / --no-write).\n');
 }
 

@@ -16,7 +16,10 @@ import { timeFlushes } from './storeBench';
  * the same concurrency: the spawn limit. Nothing here asserts: it measures.
  */
 
-/** The trivial workers: a bash script that starts no other process (~2 ms), and a Node script (~60 ms, mostly Node's own start). */
+/**
+ * The trivial workers: a bash script that starts no other process (~2 ms), and a Node script (~60 ms, mostly Node's own
+ * start).
+ */
 export type SchedWorkerKind = 'shell' | 'node';
 export const SCHED_WORKERS: Record<SchedWorkerKind, { command: string; script: string; label: string }> = {
   shell: { command: 'bash', script: resolve(__dirname, 'fixtures/schedWorker.sh'), label: 'bash worker' },
@@ -45,7 +48,10 @@ export interface SchedBenchOptions {
 /** One task's timeline, wall-clock ms (Date.now() scale, in this process and in the worker). */
 export interface TaskTiming {
   taskId: string;
-  /** When the task became ready: its `task:status` → ready event, or the coordinator's start for a task ready from the run's start (pool: the pool's start). */
+  /**
+   * When the task became ready: its `task:status` → ready event, or the coordinator's start for a task ready from the
+   * run's start (pool: the pool's start).
+   */
   readyAt: number;
   /** Baton: the `delegation:claimed` event. Pool: just before the spawn call. */
   dispatchedAt: number;
@@ -61,7 +67,10 @@ export interface TaskTiming {
 export interface LatencyFigures {
   /** Task ready → process start. With every task ready at once this is mostly waiting for a slot. */
   readyToStart: { median: number; p95: number };
-  /** Dispatch latency: the later of "task ready" and "a slot came free" (the end of the worker whose slot it takes) → process start. */
+  /**
+   * Dispatch latency: the later of "task ready" and "a slot came free" (the end of the worker whose slot it takes) →
+   * process start.
+   */
   eligibleToStart: { median: number; p95: number };
   /** Eligible → claimed (Baton) / spawn call (pool): noticing the exit, ingesting, deciding. */
   eligibleToDispatch: { median: number; p95: number };
@@ -88,7 +97,10 @@ export interface SchedRep {
 export interface StoreUse {
   /** `read` calls. */
   reads: number;
-  /** `transact` calls (read-only ones write no journal line), and ms inside them (lock, catch-up, statements, journal append, fdatasync). */
+  /**
+   * `transact` calls (read-only ones write no journal line), and ms inside them (lock, catch-up, statements, journal
+   * append, fdatasync).
+   */
   transactions: number;
   transactMs: number;
   /** ms inside fdatasync/fsync calls. */
@@ -122,8 +134,12 @@ export async function runSchedBench(options: SchedBenchOptions): Promise<SchedBe
   const started = Date.now();
   const root = mkdtempSync(join(options.tmpRoot ?? tmpdir(), 'baton-sched-'));
   const configs: SchedConfigResult[] = [];
-  for (const [worker, tasks] of [['shell', options.tasks], ['node', options.nodeTasks]] as const) {
-    if (tasks > 0) for (const c of options.concurrency) configs.push({ worker, tasks, concurrency: c, baton: [], pool: [] });
+  for (const [worker, tasks] of [
+    ['shell', options.tasks],
+    ['node', options.nodeTasks],
+  ] as const) {
+    if (tasks > 0)
+      for (const c of options.concurrency) configs.push({ worker, tasks, concurrency: c, baton: [], pool: [] });
   }
   if (configs.some((c) => c.worker === 'shell')) checkBash();
   const loadAverages: number[] = [];
@@ -137,7 +153,8 @@ export async function runSchedBench(options: SchedBenchOptions): Promise<SchedBe
         const order: Array<'baton' | 'pool'> = (rep + j) % 2 === 0 ? ['baton', 'pool'] : ['pool', 'baton'];
         for (const which of order.filter((side) => !options.sides || options.sides.includes(side))) {
           loadAverages.push(loadavg()[0]!);
-          const sample = which === 'baton' ? await batonRep(root, worker, tasks, c) : await poolRep(root, worker, tasks, c);
+          const sample =
+            which === 'baton' ? await batonRep(root, worker, tasks, c) : await poolRep(root, worker, tasks, c);
           config[which].push(sample);
           log(
             `sched rep ${rep + 1}/${options.reps} ${worker} ×${tasks} c=${c} ${which === 'baton' ? 'Baton' : 'pool '}: ${(sample.wallMs / 1000).toFixed(2)} s, ` +
@@ -160,7 +177,15 @@ export function schedPlanText(taskIds: readonly string[]): string {
   return [
     '# Scheduling benchmark',
     '',
-    ...taskIds.flatMap((id) => ['```baton-task', `id: ${id}`, `title: Trivial task ${id}`, `agent: ${AGENT}`, '```', `Do ${id}.`, '']),
+    ...taskIds.flatMap((id) => [
+      '```baton-task',
+      `id: ${id}`,
+      `title: Trivial task ${id}`,
+      `agent: ${AGENT}`,
+      '```',
+      `Do ${id}.`,
+      '',
+    ]),
   ].join('\n');
 }
 
@@ -177,7 +202,8 @@ export function schedConfigText(worker: SchedWorkerKind): string {
   );
 }
 
-const taskIdsFor = (n: number): string[] => Array.from({ length: n }, (_, i) => `T${String(i + 1).padStart(String(n).length, '0')}`);
+const taskIdsFor = (n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `T${String(i + 1).padStart(String(n).length, '0')}`);
 
 async function batonRep(root: string, worker: SchedWorkerKind, tasks: number, concurrency: number): Promise<SchedRep> {
   const workspace = mkdtempSync(join(root, `baton-${worker}-c${concurrency}-`));
@@ -209,7 +235,8 @@ async function batonRep(root: string, worker: SchedWorkerKind, tasks: number, co
     const cpu = process.cpuUsage(cpuBefore);
     const childMs = childCpuMs() - childBefore;
     const commits = journalSeq(storeDir) - seqBefore;
-    if (outcome.kind !== 'finished' || outcome.status !== 'completed') throw new Error(`the bench run did not complete: ${JSON.stringify(outcome)}`);
+    if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+      throw new Error(`the bench run did not complete: ${JSON.stringify(outcome)}`);
 
     const events = await engine.listEvents(run.id, 0, 1_000_000);
     const acquired = events.find((e) => e.type === 'coordinator:acquired')?.at ?? t0;
@@ -218,7 +245,8 @@ async function batonRep(root: string, worker: SchedWorkerKind, tasks: number, co
     for (const e of events) {
       const data = e.data as { taskId?: string; to?: string; delegationId?: string };
       if (e.type === 'task:status' && data.to === 'ready' && data.taskId) ready.set(data.taskId, e.at);
-      if (e.type === 'delegation:claimed' && data.taskId && data.delegationId && !claimed.has(data.taskId)) claimed.set(data.taskId, { at: e.at, delegationId: data.delegationId });
+      if (e.type === 'delegation:claimed' && data.taskId && data.delegationId && !claimed.has(data.taskId))
+        claimed.set(data.taskId, { at: e.at, delegationId: data.delegationId });
     }
     const artifacts = join(workspace, '.baton', 'runs', run.id, 'artifacts');
     const timings = ids.map((id): TaskTiming => {
@@ -265,9 +293,16 @@ async function poolRep(root: string, worker: SchedWorkerKind, tasks: number, con
         const delegationId = `D-${taskId}-${AGENT}-001`;
         const artifactPath = join(artifacts, `${delegationId}.md`);
         // The same prompt Baton writes, on stdin.
-        const prompt = buildPrompt({ task: poolTask(taskId), delegationId, agent: AGENT, artifactPath: `artifacts/${delegationId}.md`, dependencies: [] });
+        const prompt = buildPrompt({
+          task: poolTask(taskId),
+          delegationId,
+          agent: AGENT,
+          artifactPath: `artifacts/${delegationId}.md`,
+          dependencies: [],
+        });
         dispatched.set(taskId, Date.now());
-        // spawnWorker's primitive and options: execa, argv, own group and session, stdout and stderr to a log file descriptor.
+        // spawnWorker's primitive and options: execa, argv, own group and session, stdout and stderr to a log file
+        // descriptor.
         const log = openSync(join(logs, `${delegationId}.log`), 'a');
         let subprocess;
         try {
@@ -293,15 +328,26 @@ async function poolRep(root: string, worker: SchedWorkerKind, tasks: number, con
           closeSync(log);
         }
         const result = await subprocess;
-        if (result.exitCode !== 0) throw new Error(`pool worker ${taskId} exited with ${result.exitCode ?? result.signal}`);
+        if (result.exitCode !== 0)
+          throw new Error(`pool worker ${taskId} exited with ${result.exitCode ?? result.signal}`);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, slot));
     const wallMs = Date.now() - t0;
     const cpu = process.cpuUsage(cpuBefore);
     const childMs = childCpuMs() - childBefore;
-    const timings = ids.map((id): TaskTiming => ({ taskId: id, readyAt: t0, dispatchedAt: dispatched.get(id)!, ...readTimes(join(artifacts, `D-${id}-${AGENT}-001.md`)) }));
-    return { wallMs, latency: latencyFigures(timings, concurrency, t0), parentCpuMsPerTask: (cpu.user + cpu.system) / 1000 / tasks, childCpuMsPerTask: childMs / tasks };
+    const timings = ids.map((id): TaskTiming => ({
+      taskId: id,
+      readyAt: t0,
+      dispatchedAt: dispatched.get(id)!,
+      ...readTimes(join(artifacts, `D-${id}-${AGENT}-001.md`)),
+    }));
+    return {
+      wallMs,
+      latency: latencyFigures(timings, concurrency, t0),
+      parentCpuMsPerTask: (cpu.user + cpu.system) / 1000 / tasks,
+      childCpuMsPerTask: childMs / tasks,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -315,11 +361,26 @@ function checkBash(): void {
   } catch {
     // no bash
   }
-  if (!/^\d+[.,]\d+$/.test(value)) throw new Error('the scheduling rows need bash 5 ($EPOCHREALTIME) on PATH; skip them with BATON_BENCH_SCHED_TASKS=0');
+  if (!/^\d+[.,]\d+$/.test(value))
+    throw new Error(
+      'the scheduling rows need bash 5 ($EPOCHREALTIME) on PATH; skip them with BATON_BENCH_SCHED_TASKS=0',
+    );
 }
 
 function poolTask(id: string): Task {
-  return { runId: 'R-pool', id, title: `Trivial task ${id}`, agent: AGENT, depends: [], risk: [], files: [], verify: [], instructions: `Do ${id}.`, line: 1, status: 'ready' };
+  return {
+    runId: 'R-pool',
+    id,
+    title: `Trivial task ${id}`,
+    agent: AGENT,
+    depends: [],
+    risk: [],
+    files: [],
+    verify: [],
+    instructions: `Do ${id}.`,
+    line: 1,
+    status: 'ready',
+  };
 }
 
 // ── measuring ──────────────────────────────────────────────────────────────
@@ -367,7 +428,9 @@ function meterStore(engine: Engine): { stop(): void; perTask(tasks: number): Sto
   store.transact = async <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
     const t0 = nowMs();
     try {
-      return await original.transact.call(store, (tx: StoreTx) => work(Object.assign(wrap(tx), { run: tx.run.bind(tx) }))) as T;
+      return (await original.transact.call(store, (tx: StoreTx) =>
+        work(Object.assign(wrap(tx), { run: tx.run.bind(tx) })),
+      )) as T;
     } finally {
       use.transactions++;
       use.transactMs += nowMs() - t0;
@@ -389,7 +452,12 @@ function meterStore(engine: Engine): { stop(): void; perTask(tasks: number): Sto
         transactMs: use.transactMs / tasks,
         flushMs: use.flushMs / tasks,
         rows: use.rows / tasks,
-        statements: [...statements].map(([sql, e]) => ({ sql, calls: e.calls / tasks, rows: e.rows / tasks, ms: e.ms / tasks })),
+        statements: [...statements].map(([sql, e]) => ({
+          sql,
+          calls: e.calls / tasks,
+          rows: e.rows / tasks,
+          ms: e.ms / tasks,
+        })),
       };
     },
   };
@@ -414,7 +482,10 @@ export function latencyFigures(timings: readonly TaskTiming[], concurrency: numb
   const byStart = [...timings].sort((a, b) => a.processStart - b.processStart);
   const ends = timings.map((t) => t.done).sort((a, b) => a - b);
   const eligible = byStart.map((t, k) => Math.max(t.readyAt, k >= concurrency ? ends[k - concurrency]! : origin));
-  const figures = (values: number[]): { median: number; p95: number } => ({ median: percentile(values, 50), p95: percentile(values, 95) });
+  const figures = (values: number[]): { median: number; p95: number } => ({
+    median: percentile(values, 50),
+    p95: percentile(values, 95),
+  });
   return {
     readyToStart: figures(byStart.map((t) => t.processStart - t.readyAt)),
     eligibleToStart: figures(byStart.map((t, k) => t.processStart - eligible[k]!)),
@@ -450,7 +521,9 @@ function journalSeq(storeDir: string): number {
     .sort((a, b) => Number(b[1]) - Number(a[1]));
   const newest = segments[0];
   if (!newest) return 0;
-  const lines = readFileSync(join(storeDir, newest[0]), 'utf8').split('\n').filter((l) => l.length > 0);
+  const lines = readFileSync(join(storeDir, newest[0]), 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
   const last = lines[lines.length - 1];
   if (!last) return Number(newest[1]) - 1;
   return (JSON.parse(last.slice(last.indexOf(' ') + 1)) as { q: number }).q;

@@ -5,7 +5,8 @@ import { runSchedBench, type SchedWorkerKind } from './schedBench';
 /**
  * Where the coordinator's time goes in the scheduling benchmark. Two modes:
  *
- *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx test/bench/schedProfile.ts run [shell|node] [tasks] [concurrency] [baton|pool]
+ *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx test/bench/schedProfile.ts run [shell|node] [tasks]
+ * [concurrency] [baton|pool]
  *       runs one configuration of one side once (default: Baton), under the profiler of this process
  *   node --import tsx test/bench/schedProfile.ts summarize /tmp/prof/<file>.cpuprofile [top]
  *       self time by source file and by function, and inclusive time of the coordinator's steps
@@ -32,25 +33,41 @@ const REPO = resolve(__dirname, '../..');
 function where(url: string): string {
   if (!url) return '(native / VM)';
   const path = url.startsWith('file://') ? url.slice('file://'.length) : url;
-  if (path.includes('/node_modules/')) return `node_modules/${path.split('/node_modules/').pop()!.split('/').slice(0, path.includes('/node_modules/@') ? 2 : 1).join('/')}`;
+  if (path.includes('/node_modules/'))
+    return `node_modules/${path
+      .split('/node_modules/')
+      .pop()!
+      .split('/')
+      .slice(0, path.includes('/node_modules/@') ? 2 : 1)
+      .join('/')}`;
   if (path.startsWith('node:')) return path;
   return path.startsWith('/') ? relative(REPO, path) : path;
 }
 
-const FILE_CALLS = /^(open|close|read|write|writeBuffer|writeString|writeFileUtf8|readFileUtf8|fstat|stat|lstat|existsSync|mkdir|readdir|copyFile|rename|unlink|fsync|access|realpath)$/;
+const FILE_CALLS =
+  /^(open|close|read|write|writeBuffer|writeString|writeFileUtf8|readFileUtf8|fstat|stat|lstat|existsSync|mkdir|readdir|copyFile|rename|unlink|fsync|access|realpath)$/;
 
 function categorize(fn: string, file: string): string {
   if (fn === 'fdatasync' || fn === 'fsync') return 'fdatasync / fsync (journal)';
-  if (file === 'node:internal/child_process' || file === 'node:child_process') return 'spawning processes (fork + exec in ChildProcess.spawn)';
+  if (file === 'node:internal/child_process' || file === 'node:child_process')
+    return 'spawning processes (fork + exec in ChildProcess.spawn)';
   if (file.startsWith('node_modules/execa')) return 'execa (options, stdio plumbing)';
-  if (file.startsWith('wasm://') || file.startsWith('node_modules/sql.js')) return 'sql.js (SQLite in WebAssembly and its JS glue)';
-  if (fn === 'rowOf' || fn === 'decode' || fn === 'decodeUTF8') return 'turning result rows into objects (rowOf, UTF-8 decoding)';
-  if (file.startsWith('node_modules/yaml') || file.endsWith('yamlBlock.ts') || file.endsWith('parseResult.ts')) return 'parsing plans and result artifacts (yaml)';
+  if (file.startsWith('wasm://') || file.startsWith('node_modules/sql.js'))
+    return 'sql.js (SQLite in WebAssembly and its JS glue)';
+  if (fn === 'rowOf' || fn === 'decode' || fn === 'decodeUTF8')
+    return 'turning result rows into objects (rowOf, UTF-8 decoding)';
+  if (file.startsWith('node_modules/yaml') || file.endsWith('yamlBlock.ts') || file.endsWith('parseResult.ts'))
+    return 'parsing plans and result artifacts (yaml)';
   if (FILE_CALLS.test(fn)) return 'other file-system calls (prompt, artifact, log, journal)';
   if (fn === '(garbage collector)') return 'garbage collection';
   if (file.startsWith('src/engine/store/')) return 'store (journal, lock, catch-up) JS';
   if (file.startsWith('src/engine/')) return 'engine JS (coordinator, queue, ingest)';
-  if (file.startsWith('node:internal/modules') || file.startsWith('node_modules/tsx') || file.startsWith('node_modules/esbuild')) return 'loading code (tsx, modules)';
+  if (
+    file.startsWith('node:internal/modules') ||
+    file.startsWith('node_modules/tsx') ||
+    file.startsWith('node_modules/esbuild')
+  )
+    return 'loading code (tsx, modules)';
   return 'other';
 }
 
@@ -62,7 +79,9 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string {
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
   const totalUs = profile.endTime - profile.startTime;
-  const idleUs = [...selfUs].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((s, [, us]) => s + us, 0);
+  const idleUs = [...selfUs]
+    .filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)')
+    .reduce((s, [, us]) => s + us, 0);
 
   const byFile = new Map<string, number>();
   const byFunction = new Map<string, number>();
@@ -119,10 +138,15 @@ async function main(argv: string[]): Promise<void> {
   if (mode === 'summarize') {
     const [file, top] = rest;
     if (!file) throw new Error('summarize needs a .cpuprofile file');
-    process.stdout.write(`${summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(top ?? 25))}\n`);
+    process.stdout.write(
+      `${summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(top ?? 25))}\n`,
+    );
     return;
   }
-  if (mode !== 'run') throw new Error('usage: schedProfile.ts run [shell|node] [tasks] [concurrency] [baton|pool] | summarize <file.cpuprofile> [top]');
+  if (mode !== 'run')
+    throw new Error(
+      'usage: schedProfile.ts run [shell|node] [tasks] [concurrency] [baton|pool] | summarize <file.cpuprofile> [top]',
+    );
   const worker = (rest[0] ?? 'shell') as SchedWorkerKind;
   const tasks = Number(rest[1] ?? 500);
   const concurrency = Number(rest[2] ?? 1);

@@ -19,7 +19,9 @@ const mark = (holds: boolean): string => (holds ? '✓' : '✗');
 
 function configs(sched: SchedBenchResult): SchedConfigResult[] {
   const workerOrder = (w: string): number => (w === 'shell' ? 0 : 1);
-  return [...sched.configs].filter((c) => c.baton.length > 0 && c.pool.length > 0).sort((a, b) => workerOrder(a.worker) - workerOrder(b.worker) || a.concurrency - b.concurrency);
+  return [...sched.configs]
+    .filter((c) => c.baton.length > 0 && c.pool.length > 0)
+    .sort((a, b) => workerOrder(a.worker) - workerOrder(b.worker) || a.concurrency - b.concurrency);
 }
 
 const sizeLabel = (c: SchedConfigResult): string => `${count(c.tasks)} tasks, concurrency ${c.concurrency}`;
@@ -61,7 +63,9 @@ export function schedResultRows(sched: SchedBenchResult | undefined, checks: rea
   if (!sched) return [];
   const lines: string[] = [];
   for (const c of configs(sched)) {
-    const check = checks.find((k) => k.kind === 'sched' && k.concurrency === c.concurrency && k.worker === c.worker && k.size === c.tasks);
+    const check = checks.find(
+      (k) => k.kind === 'sched' && k.concurrency === c.concurrency && k.worker === c.worker && k.size === c.tasks,
+    );
     const baton = acrossReps(c.baton, (r) => r.wallMs);
     const pool = acrossReps(c.pool, (r) => r.wallMs);
     lines.push(
@@ -93,7 +97,8 @@ export function schedLatencyTable(sched: SchedBenchResult): string {
   return lines.join('\n');
 }
 
-const med = (reps: readonly SchedRep[], pick: (r: SchedRep) => number | undefined): number => median(reps.map(pick).filter((v): v is number => v !== undefined && Number.isFinite(v)));
+const med = (reps: readonly SchedRep[], pick: (r: SchedRep) => number | undefined): number =>
+  median(reps.map(pick).filter((v): v is number => v !== undefined && Number.isFinite(v)));
 
 export function schedCostTable(sched: SchedBenchResult): string {
   const lines = [
@@ -107,9 +112,34 @@ export function schedCostTable(sched: SchedBenchResult): string {
     const cpuP = med(c.pool, (r) => r.parentCpuMsPerTask);
     const busyB = med(c.baton, (r) => (r.parentCpuMsPerTask * c.tasks) / r.wallMs);
     const busyP = med(c.pool, (r) => (r.parentCpuMsPerTask * c.tasks) / r.wallMs);
-    const store = (pick: (s: NonNullable<SchedRep['store']>) => number): number => med(c.baton, (r) => (r.store ? pick(r.store) : undefined));
+    const store = (pick: (s: NonNullable<SchedRep['store']>) => number): number =>
+      med(c.baton, (r) => (r.store ? pick(r.store) : undefined));
     lines.push(
-      `| ${workerLabel(c)} | ${count(c.tasks)} | ${c.concurrency} | ${fixed(wallB, 1)} / ${fixed(wallP, 1)} | ${fixed(med(c.baton, (r) => r.wallMs / c.tasks) - wallP, 1)} | ${fixed(cpuB, 1)} / ${fixed(cpuP, 1)} | ${fixed(100 * busyB, 0)}% / ${fixed(100 * busyP, 0)}% | ${fixed(med(c.baton, (r) => r.commitsPerTask), 2)} | ${fixed(store((s) => s.transactions), 1)} | ${fixed(store((s) => s.transactMs), 2)} | ${fixed(store((s) => s.flushMs), 2)} | ${fixed(store((s) => s.reads), 1)} | ${fixed(store((s) => s.statementMs), 2)} | ${fixed(store((s) => s.rows), 0)} | ${fixed(med(c.baton, (r) => r.childCpuMsPerTask), 1)} |`,
+      `| ${workerLabel(c)} | ${count(c.tasks)} | ${c.concurrency} | ${fixed(wallB, 1)} / ${fixed(wallP, 1)} | ${fixed(med(c.baton, (r) => r.wallMs / c.tasks) - wallP, 1)} | ${fixed(cpuB, 1)} / ${fixed(cpuP, 1)} | ${fixed(100 * busyB, 0)}% / ${fixed(100 * busyP, 0)}% | ${fixed(
+        med(c.baton, (r) => r.commitsPerTask),
+        2,
+      )} | ${fixed(
+        store((s) => s.transactions),
+        1,
+      )} | ${fixed(
+        store((s) => s.transactMs),
+        2,
+      )} | ${fixed(
+        store((s) => s.flushMs),
+        2,
+      )} | ${fixed(
+        store((s) => s.reads),
+        1,
+      )} | ${fixed(
+        store((s) => s.statementMs),
+        2,
+      )} | ${fixed(
+        store((s) => s.rows),
+        0,
+      )} | ${fixed(
+        med(c.baton, (r) => r.childCpuMsPerTask),
+        1,
+      )} |`,
     );
   }
   return lines.join('\n');
@@ -131,9 +161,13 @@ function statementsOf(c: SchedConfigResult): Map<string, { calls: number; rows: 
   return merged;
 }
 
-const shortSql = (sql: string, max = 150): string => (sql.length > max ? `${sql.slice(0, max - 3)}…` : sql).replace(/\|/g, '\\|');
+const shortSql = (sql: string, max = 150): string =>
+  (sql.length > max ? `${sql.slice(0, max - 3)}…` : sql).replace(/\|/g, '\\|');
 
-/** The statements the coordinator spends most on, for the first configuration (the bash worker at the lowest concurrency). */
+/**
+ * The statements the coordinator spends most on, for the first configuration (the bash worker at the lowest
+ * concurrency).
+ */
 export function schedStatementTable(sched: SchedBenchResult, top = 6): string {
   const c = configs(sched)[0];
   if (!c) return '';
@@ -156,11 +190,16 @@ export function schedReadingNotes(sched: SchedBenchResult | undefined, checks: r
   if (!sched) return '';
   const notes: string[] = [];
   for (const c of configs(sched)) {
-    const check = checks.find((k) => k.kind === 'sched' && k.concurrency === c.concurrency && k.worker === c.worker && k.size === c.tasks);
+    const check = checks.find(
+      (k) => k.kind === 'sched' && k.concurrency === c.concurrency && k.worker === c.worker && k.size === c.tasks,
+    );
     const extra = (med(c.baton, (r) => r.wallMs) - med(c.pool, (r) => r.wallMs)) / c.tasks;
     const cpuB = med(c.baton, (r) => r.parentCpuMsPerTask);
     const busyB = med(c.baton, (r) => (r.parentCpuMsPerTask * c.tasks) / r.wallMs);
-    const bound = busyB >= 0.85 ? ` — ${fixed(100 * busyB, 0)}% of the run's wall time, so the coordinating thread, not the workers, sets the pace` : '';
+    const bound =
+      busyB >= 0.85
+        ? ` — ${fixed(100 * busyB, 0)}% of the run's wall time, so the coordinating thread, not the workers, sets the pace`
+        : '';
     notes.push(
       `- ${workerLabel(c)}, ${sizeLabel(c)}: Baton takes ${ratio(check?.ratio ?? Number.NaN)} the bare pool's time, ${extra >= 0 ? `${fixed(extra, 1)} ms more` : `${fixed(-extra, 1)} ms less (noise)`} per task; ` +
         `the coordinating process spends ${fixed(cpuB, 1)} ms of CPU per task${bound}.`,
@@ -173,15 +212,26 @@ export function schedReadingNotes(sched: SchedBenchResult | undefined, checks: r
     const transact = med(first.baton, (r) => r.store?.transactMs);
     const statements = med(first.baton, (r) => r.store?.statementMs);
     notes.push(
-      `- Per task (${workerLabel(first)}, ${sizeLabel(first)}), the store costs ${fixed(transact, 2)} ms in \`transact\` (${fixed(med(first.baton, (r) => r.commitsPerTask), 1)} durable commits, ${fixed(flush, 2)} ms of it in fdatasync) ` +
+      `- Per task (${workerLabel(first)}, ${sizeLabel(first)}), the store costs ${fixed(transact, 2)} ms in \`transact\` (${fixed(
+        med(first.baton, (r) => r.commitsPerTask),
+        1,
+      )} durable commits, ${fixed(flush, 2)} ms of it in fdatasync) ` +
         `and ${fixed(statements, 2)} ms in SQL statements, which return ${fixed(rows, 0)} rows per task.`,
     );
-    // A statement that returns on the order of the run's size for every task makes the run cost grow with the square of its size.
-    const growing = [...statementsOf(first)].filter(([, e]) => e.rows >= first.tasks / 4).sort((a, b) => b[1].rows - a[1].rows);
+    // A statement that returns on the order of the run's size for every task makes the run cost grow with the square of
+    // its size.
+    const growing = [...statementsOf(first)]
+      .filter(([, e]) => e.rows >= first.tasks / 4)
+      .sort((a, b) => b[1].rows - a[1].rows);
     if (growing.length > 0) {
       notes.push(
         `- ${growing.length === 1 ? 'One statement returns' : `${growing.length} statements return`} rows in proportion to the run's size on every scheduling pass, so the coordinator's work per task grows with the number of tasks and a run's total with its square: ` +
-          growing.map(([sql, e]) => `\`${shortSql(sql, 90)}\` (${fixed(e.calls, 1)} calls and ${fixed(e.rows, 0)} rows per task, ${fixed(e.ms, 2)} ms)`).join('; ') +
+          growing
+            .map(
+              ([sql, e]) =>
+                `\`${shortSql(sql, 90)}\` (${fixed(e.calls, 1)} calls and ${fixed(e.rows, 0)} rows per task, ${fixed(e.ms, 2)} ms)`,
+            )
+            .join('; ') +
           '.',
       );
     }
@@ -195,14 +245,28 @@ export function schedReadingNotes(sched: SchedBenchResult | undefined, checks: r
  */
 export function schedArgued(sched: SchedBenchResult | undefined, checks: readonly TargetCheck[]): string {
   if (!sched) return '';
-  const failing = configs(sched).filter((c) => checks.some((k) => k.kind === 'sched' && k.worker === c.worker && k.concurrency === c.concurrency && k.size === c.tasks && !k.holds));
+  const failing = configs(sched).filter((c) =>
+    checks.some(
+      (k) =>
+        k.kind === 'sched' &&
+        k.worker === c.worker &&
+        k.concurrency === c.concurrency &&
+        k.size === c.tasks &&
+        !k.holds,
+    ),
+  );
   if (failing.length === 0) return '';
   const perTask = (c: SchedConfigResult) => {
     const pool = med(c.pool, (r) => r.wallMs) / c.tasks;
     const extra = med(c.baton, (r) => r.wallMs) / c.tasks - pool;
     return { pool, extra };
   };
-  const held = configs(sched).filter((c) => checks.some((k) => k.kind === 'sched' && k.worker === c.worker && k.concurrency === c.concurrency && k.size === c.tasks && k.holds));
+  const held = configs(sched).filter((c) =>
+    checks.some(
+      (k) =>
+        k.kind === 'sched' && k.worker === c.worker && k.concurrency === c.concurrency && k.size === c.tasks && k.holds,
+    ),
+  );
   const lines = failing.map((c) => {
     const { pool, extra } = perTask(c);
     const flush = med(c.baton, (r) => r.store?.flushMs);
@@ -215,7 +279,10 @@ export function schedArgued(sched: SchedBenchResult | undefined, checks: readonl
       `Proposed in its place: ≤ ${SCHED_FACTOR_TRIVIAL}× for a process this short — ${mark((pool + extra) / pool <= SCHED_FACTOR_TRIVIAL)}.`
     );
   });
-  const heldLines = held.map((c) => `${workerLabel(c)} at concurrency ${c.concurrency}: ${fixed(perTask(c).extra, 1)} ms added to ${fixed(perTask(c).pool, 1)} ms`);
+  const heldLines = held.map(
+    (c) =>
+      `${workerLabel(c)} at concurrency ${c.concurrency}: ${fixed(perTask(c).extra, 1)} ms added to ${fixed(perTask(c).pool, 1)} ms`,
+  );
   return [
     `**Scheduling overhead with ${failing.length === configs(sched).length ? 'every worker' : 'the bash worker'} (≤ ${SCHED_FACTOR}× the bare pool).** Baton's cost per task is fixed — it does not grow with what the worker does — ` +
       `and ${SCHED_FACTOR}× of a process that lives a few milliseconds leaves ~${fixed(0.25 * perTask(failing[0]!).pool, 1)} ms for it. ` +
@@ -233,7 +300,12 @@ export function schedArgued(sched: SchedBenchResult | undefined, checks: readonl
 export function schedMachineLine(sched: SchedBenchResult | undefined): string {
   if (!sched) return '- Scheduling rows: not run.';
   const o = sched.options;
-  const sizes = [o.tasks > 0 ? `${count(o.tasks)} tasks with the bash worker` : '', o.nodeTasks > 0 ? `${count(o.nodeTasks)} with the Node worker` : ''].filter(Boolean).join(', ');
+  const sizes = [
+    o.tasks > 0 ? `${count(o.tasks)} tasks with the bash worker` : '',
+    o.nodeTasks > 0 ? `${count(o.nodeTasks)} with the Node worker` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   return (
     `- Scheduling rows: ${sizes}; concurrency ${o.concurrency.join(', ')}; ${o.reps} repetition${o.reps === 1 ? '' : 's'} of each configuration, interleaved ` +
     `(every round runs every configuration, concurrencies in rotating order, Baton and the pool alternating which goes first). Took ${fixed(sched.durationMs / 60_000, 1)} min. ` +

@@ -2,7 +2,21 @@ import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasyncSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
@@ -55,7 +69,10 @@ export interface BatonResult {
   commitsPerSecond: Summary;
   /** Wall time per commit spent inside fdatasync/fsync calls the store made. */
   flushMsPerCommit: Summary;
-  /** Wall time per commit outside them: the store's own work (sql.js, journal encoding, file-system calls, lock), whatever the disk does. */
+  /**
+   * Wall time per commit outside them: the store's own work (sql.js, journal encoding, file-system calls, lock),
+   * whatever the disk does.
+   */
   otherMsPerCommit: Summary;
   /** fdatasync/fsync calls per timed commit (1 when each commit is one flushed journal line). */
   flushesPerCommit: number;
@@ -76,7 +93,10 @@ export interface BatonResult {
 export interface SizeResult {
   size: number;
   baton: BatonResult;
-  /** Row 1b: the same cycles by `callers` callers at once; commits/s, and journal lines per fdatasync (commits sharing a flush). */
+  /**
+   * Row 1b: the same cycles by `callers` callers at once; commits/s, and journal lines per fdatasync (commits sharing a
+   * flush).
+   */
   batonConcurrent?: { callers: number; commitsPerSecond: Summary; commitsPerFlush: number };
   /** Reference A: lines/s of append + fdatasync, same line size as Baton's journal. */
   rawAppend: Summary & { lineBytes: number; linesPerRep: number };
@@ -97,7 +117,10 @@ export interface MachineInfo {
 }
 
 export interface StoreBenchResult {
-  options: Omit<StoreBenchOptions, 'log' | 'cyclesAt' | 'sqlJsCyclesAt'> & { cycles: Record<number, number>; sqlJsCycles: Record<number, number> };
+  options: Omit<StoreBenchOptions, 'log' | 'cyclesAt' | 'sqlJsCyclesAt'> & {
+    cycles: Record<number, number>;
+    sqlJsCycles: Record<number, number>;
+  };
   machine: MachineInfo;
   /** True when every row's temporary folder was on the same device. */
   sameDevice: boolean;
@@ -136,7 +159,14 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
       );
       const sqlite = prepareBetterSqlite(folder(`sqlite-${size}`), size);
       const sqlJs = await prepareSqlJsExport(folder(`sqljs-${size}`), size);
-      prepared.push({ size, baton, appendDir: folder(`append-${size}`), sqlite, sqlJs, samples: { baton: [], batonConcurrent: [], append: [], sqlite: [], sqlJs: [] } });
+      prepared.push({
+        size,
+        baton,
+        appendDir: folder(`append-${size}`),
+        sqlite,
+        sqlJs,
+        samples: { baton: [], batonConcurrent: [], append: [], sqlite: [], sqlJs: [] },
+      });
       log(`size ${size}: ready in ${((nowMs() - setupStart) / 1000).toFixed(1)} s`);
     }
 
@@ -189,18 +219,31 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
               batonConcurrent: {
                 callers: callersOf(options),
                 commitsPerSecond: summarize(p.samples.batonConcurrent.map((b) => b.rate)),
-                commitsPerFlush: p.samples.batonConcurrent.reduce((n, b) => n + b.lines, 0) / Math.max(1, p.samples.batonConcurrent.reduce((n, b) => n + b.flushes, 0)),
+                commitsPerFlush:
+                  p.samples.batonConcurrent.reduce((n, b) => n + b.lines, 0) /
+                  Math.max(
+                    1,
+                    p.samples.batonConcurrent.reduce((n, b) => n + b.flushes, 0),
+                  ),
               },
             }
           : {}),
         rawAppend: { ...summarize(p.samples.append), lineBytes: Math.round(avgLineBytes), linesPerRep: 3 * cycles },
         sqlite: { ...summarize(p.samples.sqlite), commitsPerRep: 3 * cycles },
-        sqlJsExport: { ...summarize(p.samples.sqlJs), commitsPerRep: 3 * options.sqlJsCyclesAt(p.size), fileBytes: p.sqlJs.fileBytes() },
+        sqlJsExport: {
+          ...summarize(p.samples.sqlJs),
+          commitsPerRep: 3 * options.sqlJsCyclesAt(p.size),
+          fileBytes: p.sqlJs.fileBytes(),
+        },
       };
     });
     const { log: _log, cyclesAt: _c, sqlJsCyclesAt: _s, ...plain } = options;
     return {
-      options: { ...plain, cycles: Object.fromEntries(options.sizes.map((s) => [s, options.cyclesAt(s)])), sqlJsCycles: Object.fromEntries(options.sizes.map((s) => [s, options.sqlJsCyclesAt(s)])) },
+      options: {
+        ...plain,
+        cycles: Object.fromEntries(options.sizes.map((s) => [s, options.cyclesAt(s)])),
+        sqlJsCycles: Object.fromEntries(options.sizes.map((s) => [s, options.sqlJsCyclesAt(s)])),
+      },
       machine,
       sameDevice: devices.size === 1,
       sizes,
@@ -237,7 +280,10 @@ interface PreparedBaton {
   snapshotBytes: number;
   snapshotMs: number;
   storeRows: number;
-  /** `chains` callers at once, each running its share of the cycles one after another (a coordinator at that concurrency). */
+  /**
+   * `chains` callers at once, each running its share of the cycles one after another (a coordinator at that
+   * concurrency).
+   */
   rep(cycles: number, warmupCycles: number, chains?: number): Promise<BatonRep>;
 }
 
@@ -253,7 +299,11 @@ interface PreparedReference {
  * store port) and one run, started through the engine, with enough ready tasks for every
  * timed cycle; snapshotted and closed, as a real store is between sessions.
  */
-export async function prepareBaton(workspace: string, size: number, options: StoreBenchOptions): Promise<PreparedBaton> {
+export async function prepareBaton(
+  workspace: string,
+  size: number,
+  options: StoreBenchOptions,
+): Promise<PreparedBaton> {
   const repsPerRound = callersOf(options) > 0 ? 2 : 1;
   const tasksNeeded = repsPerRound * options.reps * (options.cyclesAt(size) + options.warmupCycles);
   const taskIds = Array.from({ length: tasksNeeded }, (_, i) => `B${i + 1}`);
@@ -278,7 +328,8 @@ export async function prepareBaton(workspace: string, size: number, options: Sto
 
   // No snapshot of its own on the line below: the one timed here must have something to write.
   const store = await FileStore.open(storeDir, { snapshotAfterBytes: Number.POSITIVE_INFINITY });
-  // One journal line first: when the store happened to snapshot on its own at the last commit, snapshot() has nothing to do.
+  // One journal line first: when the store happened to snapshot on its own at the last commit, snapshot() has nothing
+  // to do.
   await store.transact((tx) => tx.run(`UPDATE counters SET value = value WHERE name = 'run'`));
   const snapStart = nowMs();
   await store.snapshot();
@@ -297,9 +348,15 @@ export async function prepareBaton(workspace: string, size: number, options: Sto
         if (!taskId) throw new Error('benchmark setup is wrong: the bench run has no ready task left');
         const claim = await engine.claimTask({ runId: run.id, taskId, leaseSeconds: 600 });
         await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'halfway there' });
-        const outcome = await engine.ingest({ delegationId: claim.delegation.id, runId: run.id, artifactPath: `${RESULTS_DIR}/${taskId}.md` });
+        const outcome = await engine.ingest({
+          delegationId: claim.delegation.id,
+          runId: run.id,
+          artifactPath: `${RESULTS_DIR}/${taskId}.md`,
+        });
         if (!outcome.record.accepted || outcome.delegation.status !== 'COMPLETED') {
-          throw new Error(`benchmark setup is wrong: the result for ${taskId} was not accepted (${JSON.stringify(outcome.record.issues)})`);
+          throw new Error(
+            `benchmark setup is wrong: the result for ${taskId} was not accepted (${JSON.stringify(outcome.record.issues)})`,
+          );
         }
       };
       const chain = async (n: number): Promise<void> => {
@@ -340,7 +397,13 @@ export async function prepareBaton(workspace: string, size: number, options: Sto
  * transactions of ~SEED_ROWS_PER_TX rows through the store port. Values follow what
  * createRun / claimDelegation / recordIngestion write. Returns the number of rows.
  */
-export async function seedHistory(storeDir: string, count: number, history: SeedHistory, storeOptions: FileStoreOptions, extraEventsPerDelegation = 0): Promise<number> {
+export async function seedHistory(
+  storeDir: string,
+  count: number,
+  history: SeedHistory,
+  storeOptions: FileStoreOptions,
+  extraEventsPerDelegation = 0,
+): Promise<number> {
   const store = await FileStore.open(storeDir, storeOptions);
   let rows = 0;
   try {
@@ -378,13 +441,33 @@ export async function seedHistory(storeDir: string, count: number, history: Seed
       runOrdinal++;
       let seq = 0;
       const event = async (type: string, at: number, data: Record<string, unknown>): Promise<void> => {
-        if (history === 'full') await add(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES (?, ?, ?, ?, ?)`, [runId, ++seq, type, at, JSON.stringify(data)]);
+        if (history === 'full')
+          await add(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES (?, ?, ?, ?, ?)`, [
+            runId,
+            ++seq,
+            type,
+            at,
+            JSON.stringify(data),
+          ]);
       };
       await add(
         `INSERT INTO runs (id, ordinal, plan_path, plan_digest, plan_text, status, config_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'completed', ?, ?, ?)`,
-        [runId, runOrdinal, `plans/seed-${runIndex + 1}.plan.md`, `sha256:${sha256(text)}`, text, settings, created, created + n * 1000],
+        [
+          runId,
+          runOrdinal,
+          `plans/seed-${runIndex + 1}.plan.md`,
+          `sha256:${sha256(text)}`,
+          text,
+          settings,
+          created,
+          created + n * 1000,
+        ],
       );
-      await event('run:created', created, { planPath: `plans/seed-${runIndex + 1}.plan.md`, planDigest: `sha256:${sha256(text)}`, tasks: n });
+      await event('run:created', created, {
+        planPath: `plans/seed-${runIndex + 1}.plan.md`,
+        planDigest: `sha256:${sha256(text)}`,
+        tasks: n,
+      });
       for (const [i, taskId] of taskIds.entries()) {
         const depends = i % 10 === 0 ? [] : [taskIds[i - 1]!];
         const did = delegationId(taskId, AGENT, 1);
@@ -394,9 +477,26 @@ export async function seedHistory(storeDir: string, count: number, history: Seed
         await add(
           `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, updated_at)
            VALUES (?, ?, ?, ?, ?, NULL, ?, '[]', ?, '[]', ?, ?, 'completed', ?, ?)`,
-          [runId, taskId, i, `Seeded task ${taskId}`, AGENT, JSON.stringify(depends), JSON.stringify([`src/area${i % 17}/**`]), taskInstructions(taskId), 1 + i * 8, `${did} passed`, t + 900],
+          [
+            runId,
+            taskId,
+            i,
+            `Seeded task ${taskId}`,
+            AGENT,
+            JSON.stringify(depends),
+            JSON.stringify([`src/area${i % 17}/**`]),
+            taskInstructions(taskId),
+            1 + i * 8,
+            `${did} passed`,
+            t + 900,
+          ],
         );
-        for (const dependency of depends) await add(`INSERT INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [runId, taskId, dependency]);
+        for (const dependency of depends)
+          await add(`INSERT INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [
+            runId,
+            taskId,
+            dependency,
+          ]);
         await add(
           `INSERT INTO delegations (run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at)
            VALUES (?, ?, ?, ?, 1, 'COMPLETED', 'result PASS', ?, 'PASS', ?, ?, ?, ?, ?)`,
@@ -415,12 +515,33 @@ export async function seedHistory(storeDir: string, count: number, history: Seed
             [`I-${ingestion}`, runId, did, artifact, `sha256:${sha256(artifact)}`, t + 900],
           );
           await event('delegation:created', t, { delegationId: did, taskId, agent: AGENT, attempt: 1 });
-          await event('delegation:claimed', t + 10, { delegationId: did, taskId, runtimeId, epoch, leaseExpiresAt: t + 600_010, holder: 'bench-host' });
+          await event('delegation:claimed', t + 10, {
+            delegationId: did,
+            taskId,
+            runtimeId,
+            epoch,
+            leaseExpiresAt: t + 600_010,
+            holder: 'bench-host',
+          });
           await event('task:status', t + 10, { taskId, from: 'ready', to: 'running', reason: `attempt 1: ${did}` });
-          await event('ingestion:recorded', t + 900, { ingestionId: `I-${ingestion}`, delegationId: did, taskId, accepted: true, resultStatus: 'PASS', issues: 0 });
-          await event('delegation:status', t + 900, { delegationId: did, taskId, from: 'RUNNING', to: 'COMPLETED', reason: 'result PASS' });
+          await event('ingestion:recorded', t + 900, {
+            ingestionId: `I-${ingestion}`,
+            delegationId: did,
+            taskId,
+            accepted: true,
+            resultStatus: 'PASS',
+            issues: 0,
+          });
+          await event('delegation:status', t + 900, {
+            delegationId: did,
+            taskId,
+            from: 'RUNNING',
+            to: 'COMPLETED',
+            reason: 'result PASS',
+          });
           await event('task:status', t + 900, { taskId, from: 'running', to: 'completed', reason: `${did} passed` });
-          for (let k = 0; k < extraEventsPerDelegation; k++) await event('worker:progress', t + 100 + k, { delegationId: did, taskId, progress: `step ${k + 1}` });
+          for (let k = 0; k < extraEventsPerDelegation; k++)
+            await event('worker:progress', t + 100 + k, { delegationId: did, taskId, progress: `step ${k + 1}` });
         }
       }
       await event('run:status', created + n * 1000, { from: 'running', to: 'completed' });
@@ -438,7 +559,15 @@ export async function seedHistory(storeDir: string, count: number, history: Seed
 function planText(taskIds: readonly string[], title: string): string {
   const parts = ['# Benchmark plan', '', 'Independent tasks: no dependencies, no risk tags.', ''];
   for (const taskId of taskIds) {
-    parts.push('```baton-task', `id: ${taskId}`, `title: ${title} ${taskId}`, `agent: ${AGENT}`, '```', taskInstructions(taskId), '');
+    parts.push(
+      '```baton-task',
+      `id: ${taskId}`,
+      `title: ${title} ${taskId}`,
+      `agent: ${AGENT}`,
+      '```',
+      taskInstructions(taskId),
+      '',
+    );
   }
   return parts.join('\n');
 }
@@ -486,7 +615,11 @@ function newestSnapshotBytes(storeDir: string): number {
 export function timeFlushes(): { calls: number; ms: number; stop(): void } {
   type Flush = (fd: number, callback?: (err: NodeJS.ErrnoException | null) => void) => void;
   const mutable = fs as unknown as Record<'fdatasyncSync' | 'fsyncSync' | 'fdatasync', Flush>;
-  const originals = { fdatasyncSync: mutable.fdatasyncSync, fsyncSync: mutable.fsyncSync, fdatasync: mutable.fdatasync };
+  const originals = {
+    fdatasyncSync: mutable.fdatasyncSync,
+    fsyncSync: mutable.fsyncSync,
+    fdatasync: mutable.fdatasync,
+  };
   const tally = {
     calls: 0,
     ms: 0,
@@ -524,7 +657,8 @@ export function timeFlushes(): { calls: number; ms: number; stop(): void } {
 /** Size of every journal segment now, to count what is appended after. */
 function journalMarks(storeDir: string): Map<string, number> {
   const marks = new Map<string, number>();
-  for (const name of readdirSync(storeDir)) if (/^journal-\d{12}\.log$/.test(name)) marks.set(name, statSync(join(storeDir, name)).size);
+  for (const name of readdirSync(storeDir))
+    if (/^journal-\d{12}\.log$/.test(name)) marks.set(name, statSync(join(storeDir, name)).size);
   return marks;
 }
 
@@ -596,7 +730,20 @@ function refSeedRows(i: number): { delegation: SqlValue[]; runtime: SqlValue[] }
   const runtimeId = `W-seed${String(i).padStart(7, '0')}`;
   const t = Date.now() - 30 * DAY_MS + i * 1000;
   return {
-    delegation: [runId, did, taskId, 'COMPLETED', 'result PASS', runtimeId, 'PASS', `.baton/runs/${runId}/artifacts/${taskId}.md`, t, t + 900, t + 10, t + 900],
+    delegation: [
+      runId,
+      did,
+      taskId,
+      'COMPLETED',
+      'result PASS',
+      runtimeId,
+      'PASS',
+      `.baton/runs/${runId}/artifacts/${taskId}.md`,
+      t,
+      t + 900,
+      t + 10,
+      t + 900,
+    ],
     runtime: [runtimeId, runId, did, sha256(runtimeId), i + 1, t + 600_010, t + 10, t + 900, 'result PASS'],
   };
 }
@@ -671,7 +818,10 @@ export function prepareBetterSqlite(dir: string, size: number): PreparedReferenc
 }
 
 /** Reference C: a sql.js database with `size` completed delegations, exported whole and fsynced on every commit. */
-export async function prepareSqlJsExport(dir: string, size: number): Promise<PreparedReference & { fileBytes(): number; close(): void }> {
+export async function prepareSqlJsExport(
+  dir: string,
+  size: number,
+): Promise<PreparedReference & { fileBytes(): number; close(): void }> {
   const SQL = await loadSqlJs();
   const db = new SQL.Database();
   const path = join(dir, 'whole.sqlite');

@@ -21,7 +21,14 @@ async function main(argv: string[]): Promise<void> {
   const out = argv[3];
   const dir = mkdtempSync(join(tmpdir(), 'baton-store-profile-'));
   try {
-    const baton = await prepareBaton(dir, size, { sizes: [size], reps: 2, cyclesAt: () => cycles, warmupCycles: 20, sqlJsCyclesAt: () => 0, history: 'minimal' });
+    const baton = await prepareBaton(dir, size, {
+      sizes: [size],
+      reps: 2,
+      cyclesAt: () => cycles,
+      warmupCycles: 20,
+      sqlJsCyclesAt: () => 0,
+      history: 'minimal',
+    });
     await baton.rep(Math.min(cycles, 200), 20, chains); // warm up: JIT, prepared statements, page cache
     const session = new Session();
     session.connect();

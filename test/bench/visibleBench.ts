@@ -9,7 +9,14 @@
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { Engine } from '../../src/engine/index';
-import { DEMO_WORKSPACE, eventually, openBatonEditor, openViewContainer, runCommand, viewPane } from '../e2e/support/index';
+import {
+  DEMO_WORKSPACE,
+  eventually,
+  openBatonEditor,
+  openViewContainer,
+  runCommand,
+  viewPane,
+} from '../e2e/support/index';
 import { summarizeWithP95, type Summary } from './stats';
 
 export interface VisibleBenchResult {
@@ -39,7 +46,10 @@ const WATCH = `(() => {
   new MutationObserver(check).observe(document.body, { subtree: true, childList: true, characterData: true });
 })()`;
 
-export async function runVisibleBench(options: { beats: number; log?: (line: string) => void }): Promise<VisibleBenchResult> {
+export async function runVisibleBench(options: {
+  beats: number;
+  log?: (line: string) => void;
+}): Promise<VisibleBenchResult> {
   const started = Date.now();
   const editor = await openBatonEditor({ source: DEMO_WORKSPACE });
   try {
@@ -47,7 +57,11 @@ export async function runVisibleBench(options: { beats: number; log?: (line: str
     // A worker outside the editor (as `baton claim` would): this process's own engine.
     const engine = await Engine.open({ workspace: editor.workspace });
     try {
-      const claim = await engine.claimTask({ planPath: join(editor.workspace, 'plan.md'), taskId: 'T1', leaseSeconds: 600 });
+      const claim = await engine.claimTask({
+        planPath: join(editor.workspace, 'plan.md'),
+        taskId: 'T1',
+        leaseSeconds: 600,
+      });
       await openViewContainer(page, 'Baton');
       const workers = await viewPane(page, 'Workers');
       await workers.getByText('D-T1-coder-001').first().waitFor({ timeout: 30_000 });
@@ -55,7 +69,14 @@ export async function runVisibleBench(options: { beats: number; log?: (line: str
       const frame = (await eventually(
         'the dashboard webview',
         async () => {
-          for (const f of page.frames()) if ((await f.locator('.worker-row').count().catch(() => 0)) > 0) return f;
+          for (const f of page.frames())
+            if (
+              (await f
+                .locator('.worker-row')
+                .count()
+                .catch(() => 0)) > 0
+            )
+              return f;
           return undefined;
         },
         (f) => f !== undefined,
@@ -73,19 +94,32 @@ export async function runVisibleBench(options: { beats: number; log?: (line: str
         const seen = await eventually(
           `"${token}" on screen`,
           async () => ({
-            view: await page.evaluate((t) => (window as unknown as { __batonSeen: Record<string, number> }).__batonSeen[t], token),
-            dash: await frame.evaluate((t) => (window as unknown as { __batonSeen: Record<string, number> }).__batonSeen[t], token),
+            view: await page.evaluate(
+              (t) => (window as unknown as { __batonSeen: Record<string, number> }).__batonSeen[t],
+              token,
+            ),
+            dash: await frame.evaluate(
+              (t) => (window as unknown as { __batonSeen: Record<string, number> }).__batonSeen[t],
+              token,
+            ),
           }),
           (s) => s.view !== undefined && s.dash !== undefined,
           { timeoutMs: 10_000, intervalMs: 20 },
         );
         viewLatency.push(Math.max(0, seen.view! - committed));
         dashLatency.push(Math.max(0, seen.dash! - committed));
-        options.log?.(`beat ${i + 1}: Workers view ${seen.view! - committed} ms, dashboard ${seen.dash! - committed} ms`);
+        options.log?.(
+          `beat ${i + 1}: Workers view ${seen.view! - committed} ms, dashboard ${seen.dash! - committed} ms`,
+        );
         // Heartbeats of one worker come seconds apart in life; half a second apart here.
         await new Promise((r) => setTimeout(r, 500));
       }
-      return { beats: options.beats, workersView: withP95(viewLatency), dashboard: withP95(dashLatency), durationMs: Date.now() - started };
+      return {
+        beats: options.beats,
+        workersView: withP95(viewLatency),
+        dashboard: withP95(dashLatency),
+        durationMs: Date.now() - started,
+      };
     } finally {
       await engine.close();
     }
@@ -119,7 +153,10 @@ ${row('heartbeat → dashboard', r.dashboard)}
 
 async function main(): Promise<void> {
   const at = process.argv.indexOf('--beats');
-  const result = await runVisibleBench({ beats: at >= 0 ? Number(process.argv[at + 1]) : 40, log: (l) => process.stderr.write(`[bench] ${l}\n`) });
+  const result = await runVisibleBench({
+    beats: at >= 0 ? Number(process.argv[at + 1]) : 40,
+    log: (l) => process.stderr.write(`[bench] ${l}\n`),
+  });
   process.stdout.write(visibleSection(result));
 }
 

@@ -35,7 +35,13 @@ async function dashboard(page: Page): Promise<Frame> {
     'the dashboard webview',
     async () => {
       for (const frame of page.frames()) {
-        if ((await frame.locator('#root .run-header').count().catch(() => 0)) > 0) return frame;
+        if (
+          (await frame
+            .locator('#root .run-header')
+            .count()
+            .catch(() => 0)) > 0
+        )
+          return frame;
       }
       return undefined;
     },
@@ -59,7 +65,10 @@ describe('Baton in the browser: the dashboard', function () {
     await frame.locator('.run-header h1', { hasText: 'plan.md' }).waitFor({ timeout: 15_000 });
     await frame.locator('.run-header .chip', { hasText: /^running$/ }).waitFor();
     await frame.locator('.queue-row[data-task="T1"] .chip', { hasText: 'running' }).waitFor({ timeout: 15_000 });
-    assert.deepEqual(await frame.locator('.queue-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.task)), ['T1', 'T2', 'T3', 'T4', 'T5', 'T6']);
+    assert.deepEqual(
+      await frame.locator('.queue-row').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.task)),
+      ['T1', 'T2', 'T3', 'T4', 'T5', 'T6'],
+    );
     await frame.locator('.queue-row[data-task="T3"] .chip', { hasText: 'gated' }).waitFor();
     await frame.locator('.worker-row', { hasText: 'D-T1-coder-001' }).waitFor({ timeout: 15_000 });
     await frame.locator('.gate.open[data-gate="G-1"]', { hasText: 'Task T3 is tagged database' }).waitFor();
@@ -73,12 +82,31 @@ describe('Baton in the browser: the dashboard', function () {
     const frame = await dashboard(page());
     const row = frame.locator('.worker-row', { hasText: 'D-T1-coder-001' });
     const age = row.locator('.w-age');
-    const first = await eventually('a beat age on T1', () => age.innerText(), (t) => /^beat \d+s ago$/.test(t), { timeoutMs: 15_000 });
-    const next = await eventually('the beat age of T1 to change', () => age.innerText(), (t) => /^beat \d+s ago$/.test(t) && t !== first, { timeoutMs: 10_000 });
+    const first = await eventually(
+      'a beat age on T1',
+      () => age.innerText(),
+      (t) => /^beat \d+s ago$/.test(t),
+      { timeoutMs: 15_000 },
+    );
+    const next = await eventually(
+      'the beat age of T1 to change',
+      () => age.innerText(),
+      (t) => /^beat \d+s ago$/.test(t) && t !== first,
+      { timeoutMs: 10_000 },
+    );
     assert.notEqual(next, first);
     // A new beat brings new progress text and restarts the pulse.
-    await eventually('a pulse on T1', () => row.locator('.pulse.beat').count(), (n) => n === 1, { timeoutMs: 10_000 });
-    await eventually('progress text on T1', () => row.locator('.w-progress').innerText(), (t) => /reading the task|looking at the code|making the change|checking the result/.test(t));
+    await eventually(
+      'a pulse on T1',
+      () => row.locator('.pulse.beat').count(),
+      (n) => n === 1,
+      { timeoutMs: 10_000 },
+    );
+    await eventually(
+      'progress text on T1',
+      () => row.locator('.w-progress').innerText(),
+      (t) => /reading the task|looking at the code|making the change|checking the result/.test(t),
+    );
     const lease = await row.locator('.lease-fill').evaluate((el) => (el as HTMLElement).style.transform);
     assert.match(lease, /^scaleX\(0\.\d+|1\.000\)$/, 'the lease shows as a draining bar');
   });
@@ -91,9 +119,13 @@ describe('Baton in the browser: the dashboard', function () {
     await gate.waitFor({ state: 'detached', timeout: 15_000 });
     // Decided gates keep who/when/note.
     await frame.locator('.decided summary').click();
-    await frame.locator('.decided .gate', { hasText: /G-1 risk_approval \(T3\) by .+ — backup taken/ }).waitFor({ timeout: 10_000 });
+    await frame
+      .locator('.decided .gate', { hasText: /G-1 risk_approval \(T3\) by .+ — backup taken/ })
+      .waitFor({ timeout: 10_000 });
     // T3 depended on T1 only: once T1 is done, it runs.
-    await frame.locator('.queue-row[data-task="T3"] .chip', { hasText: /^(running|verifying|completed)$/ }).waitFor({ timeout: 60_000 });
+    await frame
+      .locator('.queue-row[data-task="T3"] .chip', { hasText: /^(running|verifying|completed)$/ })
+      .waitFor({ timeout: 60_000 });
     await clearNotifications(page());
     await moveMouseAway(page());
     await screenshot(page(), 'dashboard-2-gate-approved');
@@ -112,9 +144,21 @@ describe('Baton in the browser: the dashboard', function () {
     await page().locator('.tab.active', { hasText: 'D-T2-coder-001.md' }).waitFor({ timeout: 15_000 });
     // Beside the dashboard, which stays in view.
     await page().locator('.tab', { hasText: 'Baton Dashboard' }).waitFor();
-    assert.equal(await page().locator('.editor-group-container').count(), 2, 'the artifact opened in a second editor group');
-    await eventually('the cursor on the status: line', () => cursorLine(page()), (n) => n === line, { timeoutMs: 10_000 });
-    const text = readFileSync(join(editor.current.workspace, '.baton', 'runs', runId, 'artifacts', 'D-T2-coder-001.md'), 'utf8');
+    assert.equal(
+      await page().locator('.editor-group-container').count(),
+      2,
+      'the artifact opened in a second editor group',
+    );
+    await eventually(
+      'the cursor on the status: line',
+      () => cursorLine(page()),
+      (n) => n === line,
+      { timeoutMs: 10_000 },
+    );
+    const text = readFileSync(
+      join(editor.current.workspace, '.baton', 'runs', runId, 'artifacts', 'D-T2-coder-001.md'),
+      'utf8',
+    );
     assert.match(text.split('\n')[line - 1]!, /^status: DONE/, 'that line is the status line');
   });
 
@@ -137,7 +181,11 @@ describe('Baton in the browser: the dashboard', function () {
     ].join('\n');
     writeFileSync(join(workspace, 'hostile.md'), hostile);
     try {
-      execFileSync(process.execPath, [join(ROOT, 'dist', 'cli.js'), 'ingest', '--delegation', 'D-T2-coder-001', '--artifact', 'hostile.md'], { cwd: workspace, stdio: 'pipe' });
+      execFileSync(
+        process.execPath,
+        [join(ROOT, 'dist', 'cli.js'), 'ingest', '--delegation', 'D-T2-coder-001', '--artifact', 'hostile.md'],
+        { cwd: workspace, stdio: 'pipe' },
+      );
     } catch {
       // rejected (exit 4): the task is not T2 — which is what puts the markup into an issue message
     }
@@ -149,18 +197,35 @@ describe('Baton in the browser: the dashboard', function () {
     await frame.locator('.queue-row[data-task="T2"]').click();
     const pre = frame.locator('pre.artifact');
     await pre.waitFor({ timeout: 15_000 });
-    await eventually('the hostile artifact in the details', () => pre.innerText(), (t) => t.includes('<script>window.__batonPwned = 2'));
-    assert.match(await mismatch.innerText(), /<img src=x onerror="window.__batonPwned=3">/, 'the markup is shown, as text');
+    await eventually(
+      'the hostile artifact in the details',
+      () => pre.innerText(),
+      (t) => t.includes('<script>window.__batonPwned = 2'),
+    );
+    assert.match(
+      await mismatch.innerText(),
+      /<img src=x onerror="window.__batonPwned=3">/,
+      'the markup is shown, as text',
+    );
     const dom = await frame.evaluate(() => ({
       images: document.querySelectorAll('img').length,
-      scripts: [...document.querySelectorAll('script')].map((s) => s.getAttribute('src') ?? (s.textContent ?? '').slice(0, 200)),
+      scripts: [...document.querySelectorAll('script')].map(
+        (s) => s.getAttribute('src') ?? (s.textContent ?? '').slice(0, 200),
+      ),
       pwned: (window as unknown as { __batonPwned?: number }).__batonPwned ?? null,
       title: document.title,
     }));
     assert.deepEqual(dom.images, 0, 'no <img> element was created');
-    // The dashboard's script, and the one VS Code injects into every webview (acquireVsCodeApi) — none from the artifact.
-    assert.ok(dom.scripts.some((src) => /dashboard\.js$/.test(src)), JSON.stringify(dom.scripts));
-    assert.ok(dom.scripts.every((src) => !src.includes('batonPwned')), `no script from the artifact: ${JSON.stringify(dom.scripts)}`);
+    // The dashboard's script, and the one VS Code injects into every webview (acquireVsCodeApi) — none from the
+    // artifact.
+    assert.ok(
+      dom.scripts.some((src) => /dashboard\.js$/.test(src)),
+      JSON.stringify(dom.scripts),
+    );
+    assert.ok(
+      dom.scripts.every((src) => !src.includes('batonPwned')),
+      `no script from the artifact: ${JSON.stringify(dom.scripts)}`,
+    );
     assert.ok(dom.scripts.length <= 2, JSON.stringify(dom.scripts));
     assert.equal(dom.pwned, null, 'nothing ran');
     assert.equal(dom.title, 'Baton Dashboard');
@@ -170,7 +235,12 @@ describe('Baton in the browser: the dashboard', function () {
   step('the filter and selection survive hiding and showing the dashboard (saved webview state)', async () => {
     let frame = await dashboard(page());
     await frame.locator('select.filter').selectOption('completed');
-    await eventually('only completed tasks listed', async () => frame.locator('.queue-row .chip').allInnerTexts(), (chips) => chips.length > 0 && chips.every((c) => c === 'completed'), { timeoutMs: 60_000 });
+    await eventually(
+      'only completed tasks listed',
+      async () => frame.locator('.queue-row .chip').allInnerTexts(),
+      (chips) => chips.length > 0 && chips.every((c) => c === 'completed'),
+      { timeoutMs: 60_000 },
+    );
     const selected = await frame.locator('.queue-row').first().getAttribute('data-task');
     await frame.locator('.queue-row').first().click();
     // Hide: another editor in the same group takes the tab; the webview's document is discarded.
@@ -178,7 +248,12 @@ describe('Baton in the browser: the dashboard', function () {
     await page().locator('.tab.active', { hasText: 'plan.md' }).waitFor();
     await page().locator('.tab', { hasText: 'Baton Dashboard' }).click();
     frame = await dashboard(page());
-    await eventually('the filter restored', () => frame.locator('select.filter').inputValue(), (v) => v === 'completed', { timeoutMs: 15_000 });
+    await eventually(
+      'the filter restored',
+      () => frame.locator('select.filter').inputValue(),
+      (v) => v === 'completed',
+      { timeoutMs: 15_000 },
+    );
     await frame.locator(`.queue-row.selected[data-task="${selected}"]`).waitFor({ timeout: 15_000 });
     await frame.locator('.details h2', { hasText: selected! }).waitFor();
     await frame.locator('select.filter').selectOption('all');
@@ -205,9 +280,16 @@ describe('Baton in the browser: the dashboard', function () {
           frame.evaluate(() => {
             const style = getComputedStyle(document.body);
             const chip = document.querySelector('.queue-row .chip');
-            return { background: style.backgroundColor, foreground: style.color, chip: chip ? getComputedStyle(chip).color : '', kind: document.body.className };
+            return {
+              background: style.backgroundColor,
+              foreground: style.color,
+              chip: chip ? getComputedStyle(chip).color : '',
+              kind: document.body.className,
+            };
           }),
-        (c) => !backgrounds.has(c.background) && c.kind.includes(name === 'high-contrast' ? 'vscode-high-contrast' : `vscode-${name}`),
+        (c) =>
+          !backgrounds.has(c.background) &&
+          c.kind.includes(name === 'high-contrast' ? 'vscode-high-contrast' : `vscode-${name}`),
         { timeoutMs: 20_000 },
       );
       backgrounds.add(colours.background);

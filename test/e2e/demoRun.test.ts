@@ -59,7 +59,10 @@ describe('Baton in the browser: the demo run', function () {
   const gates = () => viewPane(page(), 'Gates');
   const artifactPath = () => join(editor.current.workspace, '.baton', 'runs', runId, 'artifacts', `${ARTIFACT}.md`);
   /** 1-based number of the first line of the artifact that matches. */
-  const artifactLine = (pattern: RegExp): number => readFileSync(artifactPath(), 'utf8').split('\n').findIndex((line) => pattern.test(line)) + 1;
+  const artifactLine = (pattern: RegExp): number =>
+    readFileSync(artifactPath(), 'utf8')
+      .split('\n')
+      .findIndex((line) => pattern.test(line)) + 1;
 
   step('opens the Baton view container; the Runs view shows its welcome before any run', async () => {
     await openViewContainer(page(), 'Baton');
@@ -76,7 +79,8 @@ describe('Baton in the browser: the demo run', function () {
     await quickOpen(page(), 'plan.md');
     await codeLens(page(), '▶ Start run').waitFor({ timeout: 15_000 });
     // (Lenses below the fold are rendered but hidden.)
-    for (const id of ['T1', 'T2', 'T3', 'T4', 'T5', 'T6']) await codeLens(page(), `▶ Run task ${id}`).waitFor({ state: 'attached', timeout: 5_000 });
+    for (const id of ['T1', 'T2', 'T3', 'T4', 'T5', 'T6'])
+      await codeLens(page(), `▶ Run task ${id}`).waitFor({ state: 'attached', timeout: 5_000 });
     await moveMouseAway(page());
     await screenshot(page(), 'e2e-1-welcome');
   });
@@ -87,11 +91,20 @@ describe('Baton in the browser: the demo run', function () {
     // With several plans in the workspace a quick pick asks which one; the demo has one.
     const picked = await eventually(
       'the run to appear in the Runs view (or the plan quick pick)',
-      async () => ((await treeRow(pane, /^plan\.md /).count()) > 0 ? 'run' : (await page().locator('.quick-input-widget').isVisible()) ? 'pick' : ''),
+      async () =>
+        (await treeRow(pane, /^plan\.md /).count()) > 0
+          ? 'run'
+          : (await page().locator('.quick-input-widget').isVisible())
+            ? 'pick'
+            : '',
       Boolean,
     );
     if (picked === 'pick') {
-      await page().locator('.quick-input-widget').getByRole('option', { name: /plan\.md/ }).first().click();
+      await page()
+        .locator('.quick-input-widget')
+        .getByRole('option', { name: /plan\.md/ })
+        .first()
+        .click();
     }
     const run = treeRow(pane, /^plan\.md running · \d+\/6 · R-/);
     await run.waitFor({ timeout: 30_000 });
@@ -102,7 +115,10 @@ describe('Baton in the browser: the demo run', function () {
     await treeRow(pane, /^T6 Describe notes in the README running · attempt 1\b/).waitFor({ timeout: 30_000 });
     await treeRow(pane, /^T3 Store notes in SQLite gated/).waitFor();
     await treeRow(pane, /^T2 Add the notes commands pending/).waitFor();
-    await page().locator('.part.statusbar').getByText(/Baton: 2 running/).waitFor({ timeout: 15_000 });
+    await page()
+      .locator('.part.statusbar')
+      .getByText(/Baton: 2 running/)
+      .waitFor({ timeout: 15_000 });
     await moveMouseAway(page());
     await screenshot(page(), 'e2e-2-runs-running');
   });
@@ -112,9 +128,19 @@ describe('Baton in the browser: the demo run', function () {
     const row = treeRow(pane, /^T1 D-T1-coder-001 /);
     await row.waitFor({ timeout: 30_000 });
     const beat = /^beat (\d+)s ago · lease (\d+)s · (.+)$/;
-    const first = await eventually('a heartbeat with progress text on T1', () => rowDescription(row), (d) => beat.test(d), { timeoutMs: 15_000 });
+    const first = await eventually(
+      'a heartbeat with progress text on T1',
+      () => rowDescription(row),
+      (d) => beat.test(d),
+      { timeoutMs: 15_000 },
+    );
     // The age ticks every second; a new beat sets it back to 0 and may change the progress text.
-    const changed = await eventually('the heartbeat age of T1 to change', () => rowDescription(row), (d) => beat.test(d) && d !== first && beat.exec(d)![1] !== beat.exec(first)![1], { timeoutMs: 10_000 });
+    const changed = await eventually(
+      'the heartbeat age of T1 to change',
+      () => rowDescription(row),
+      (d) => beat.test(d) && d !== first && beat.exec(d)![1] !== beat.exec(first)![1],
+      { timeoutMs: 10_000 },
+    );
     assert.match(beat.exec(first)![3]!, /reading the task|looking at the code|making the change|checking the result/);
     assert.match(changed, beat);
     // Both workers show, each with its heartbeat.
@@ -127,9 +153,13 @@ describe('Baton in the browser: the demo run', function () {
     const pane = await runs();
     const row = treeRow(pane, /^T1 Add the notes store running\b/);
     const seconds = async (): Promise<number> => Number(/ · (\d+)s$/.exec(await rowText(row))?.[1] ?? Number.NaN);
-    const before = await eventually('T1 running with a duration', seconds, (s) => Number.isFinite(s), { timeoutMs: 5_000 });
+    const before = await eventually('T1 running with a duration', seconds, (s) => Number.isFinite(s), {
+      timeoutMs: 5_000,
+    });
     // The Workers view's ages tick every second; the running task's duration should too.
-    await eventually(`the duration of running T1 to count up from ${before}s`, seconds, (s) => s > before, { timeoutMs: 4_000 });
+    await eventually(`the duration of running T1 to count up from ${before}s`, seconds, (s) => s > before, {
+      timeoutMs: 4_000,
+    });
   });
 
   step('approves the risk gate G-1 with its inline ✓ in the Gates view, and T3 dispatches', async () => {
@@ -137,8 +167,15 @@ describe('Baton in the browser: the demo run', function () {
     const gate = treeRow(pane, /^G-1 risk approval · T3 Task T3 is tagged database/);
     await gate.waitFor({ timeout: 30_000 });
     // The open gates are counted on the Baton icon of the activity bar (the Gates view's badge).
-    const badge = page().locator('.part.activitybar li.action-item', { has: page().locator('a.action-label[aria-label^="Baton"]') }).locator('.badge-content');
-    await eventually('a gate count on the Baton icon', async () => Number(await badge.textContent()), (n) => n >= 1, { timeoutMs: 10_000 });
+    const badge = page()
+      .locator('.part.activitybar li.action-item', { has: page().locator('a.action-label[aria-label^="Baton"]') })
+      .locator('.badge-content');
+    await eventually(
+      'a gate count on the Baton icon',
+      async () => Number(await badge.textContent()),
+      (n) => n >= 1,
+      { timeoutMs: 10_000 },
+    );
     await clearNotifications(page());
     await moveMouseAway(page());
     await gate.hover();
@@ -148,7 +185,9 @@ describe('Baton in the browser: the demo run', function () {
     await gate.waitFor({ state: 'detached', timeout: 15_000 });
     // T3 depended only on T1: it runs once T1 is done (or has already, on a fast machine).
     const runsPane = await runs();
-    await treeRow(runsPane, /^T3 Store notes in SQLite (running|verifying|completed) · attempt 1\b/).waitFor({ timeout: 60_000 });
+    await treeRow(runsPane, /^T3 Store notes in SQLite (running|verifying|completed) · attempt 1\b/).waitFor({
+      timeout: 60_000,
+    });
     await moveMouseAway(page());
     await screenshot(page(), 'e2e-4-gate-approved');
   });
@@ -180,52 +219,75 @@ describe('Baton in the browser: the demo run', function () {
     );
   });
 
-  step('opens the invalid artifact of T2 from the Runs view with diagnostics on its task: and status: lines', async () => {
-    // T2 starts after T1; the agent's result names task T3 with status DONE: ingestion rejects it.
-    await treeRow(await gates(), /^G-3 ingestion failed · T2 /).waitFor({ timeout: 60_000 });
-    const pane = await runs();
-    const task = treeRow(pane, /^T2 Add the notes commands gated · attempt 1\b/);
-    await task.waitFor({ timeout: 15_000 });
-    await expandRow(task);
-    const delegation = treeRowByLabel(pane, ARTIFACT);
-    await delegation.waitFor({ timeout: 15_000 });
-    assert.match(await rowText(delegation), new RegExp(`^${ARTIFACT} BLOCKED · result rejected by I-\\d+$`));
-    await clickInlineAction(delegation, 'Open Artifact');
-    await page().locator('.part.editor .tab.active', { hasText: `${ARTIFACT}.md` }).waitFor({ timeout: 15_000 });
-    // Its CodeLens offers to ingest it again. (Wait for it before moving the focus: VS Code
-    // drops a pending CodeLens request when the focus moves to a panel that is opening.)
-    await codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`).waitFor({ timeout: 15_000 });
-    const taskLine = artifactLine(/^task:/);
-    const statusLine = artifactLine(/^status:/);
-    assert.ok(taskLine > 0 && statusLine > 0, 'the artifact has task: and status: lines');
+  step(
+    'opens the invalid artifact of T2 from the Runs view with diagnostics on its task: and status: lines',
+    async () => {
+      // T2 starts after T1; the agent's result names task T3 with status DONE: ingestion rejects it.
+      await treeRow(await gates(), /^G-3 ingestion failed · T2 /).waitFor({ timeout: 60_000 });
+      const pane = await runs();
+      const task = treeRow(pane, /^T2 Add the notes commands gated · attempt 1\b/);
+      await task.waitFor({ timeout: 15_000 });
+      await expandRow(task);
+      const delegation = treeRowByLabel(pane, ARTIFACT);
+      await delegation.waitFor({ timeout: 15_000 });
+      assert.match(await rowText(delegation), new RegExp(`^${ARTIFACT} BLOCKED · result rejected by I-\\d+$`));
+      await clickInlineAction(delegation, 'Open Artifact');
+      await page()
+        .locator('.part.editor .tab.active', { hasText: `${ARTIFACT}.md` })
+        .waitFor({ timeout: 15_000 });
+      // Its CodeLens offers to ingest it again. (Wait for it before moving the focus: VS Code
+      // drops a pending CodeLens request when the focus moves to a panel that is opening.)
+      await codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`).waitFor({ timeout: 15_000 });
+      const taskLine = artifactLine(/^task:/);
+      const statusLine = artifactLine(/^status:/);
+      assert.ok(taskLine > 0 && statusLine > 0, 'the artifact has task: and status: lines');
 
-    // The Problems panel lists both issues at their lines.
-    await runCommand(page(), 'View: Focus Problems');
-    const listed = await eventually('both ingestion issues in the Problems panel', () => problems(page()), (list) => list.length === 2, { timeoutMs: 15_000 });
-    const mismatch = listed.find((p) => p.includes('The result is for task "T3", but this delegation is for task "T2"'));
-    const status = listed.find((p) => p.includes('The status "DONE" is not one of PASS, FAIL, BLOCKED'));
-    assert.ok(mismatch, `a task-mismatch problem in ${JSON.stringify(listed)}`);
-    assert.ok(status, `an invalid-status problem in ${JSON.stringify(listed)}`);
-    assert.match(mismatch, new RegExp(`^Error: .* at line ${taskLine} and character \\d+\\. generated by baton$`));
-    assert.match(status, new RegExp(`^Error: .* at line ${statusLine} and character \\d+\\. generated by baton$`));
-    // Each row shows the diagnostic's source and stable code, and its position.
-    const rows = (await page().locator('.part.panel [role=treeitem]').allInnerTexts()).map((text) => text.replace(/\s+/g, ' '));
-    assert.ok(rows.some((r) => /\bbaton\W+result\.task-mismatch\b/.test(r) && r.includes(`[Ln ${taskLine}, Col`)), `task-mismatch row at line ${taskLine}: ${JSON.stringify(rows)}`);
-    assert.ok(rows.some((r) => /\bbaton\W+result\.invalid-status\b/.test(r) && r.includes(`[Ln ${statusLine}, Col`)), `invalid-status row at line ${statusLine}: ${JSON.stringify(rows)}`);
+      // The Problems panel lists both issues at their lines.
+      await runCommand(page(), 'View: Focus Problems');
+      const listed = await eventually(
+        'both ingestion issues in the Problems panel',
+        () => problems(page()),
+        (list) => list.length === 2,
+        { timeoutMs: 15_000 },
+      );
+      const mismatch = listed.find((p) =>
+        p.includes('The result is for task "T3", but this delegation is for task "T2"'),
+      );
+      const status = listed.find((p) => p.includes('The status "DONE" is not one of PASS, FAIL, BLOCKED'));
+      assert.ok(mismatch, `a task-mismatch problem in ${JSON.stringify(listed)}`);
+      assert.ok(status, `an invalid-status problem in ${JSON.stringify(listed)}`);
+      assert.match(mismatch, new RegExp(`^Error: .* at line ${taskLine} and character \\d+\\. generated by baton$`));
+      assert.match(status, new RegExp(`^Error: .* at line ${statusLine} and character \\d+\\. generated by baton$`));
+      // Each row shows the diagnostic's source and stable code, and its position.
+      const rows = (await page().locator('.part.panel [role=treeitem]').allInnerTexts()).map((text) =>
+        text.replace(/\s+/g, ' '),
+      );
+      assert.ok(
+        rows.some((r) => /\bbaton\W+result\.task-mismatch\b/.test(r) && r.includes(`[Ln ${taskLine}, Col`)),
+        `task-mismatch row at line ${taskLine}: ${JSON.stringify(rows)}`,
+      );
+      assert.ok(
+        rows.some((r) => /\bbaton\W+result\.invalid-status\b/.test(r) && r.includes(`[Ln ${statusLine}, Col`)),
+        `invalid-status row at line ${statusLine}: ${JSON.stringify(rows)}`,
+      );
 
-    // The squiggle on the task: line carries the message and offers the quick fix.
-    await clearNotifications(page());
-    const box = await squiggleOnLine(page(), editorLine(page(), /^task:\s+T3$/));
-    const hover = await hoverText(page(), { x: box.x + box.width / 2, y: box.y + box.height / 2 }, /Quick Fix/);
-    assert.match(hover, /The result is for task "T3", but this delegation is for task "T2"/);
-    assert.match(hover, /result\.task-mismatch/);
-    await screenshot(page(), 'e2e-5-artifact-hover');
-  });
+      // The squiggle on the task: line carries the message and offers the quick fix.
+      await clearNotifications(page());
+      const box = await squiggleOnLine(page(), editorLine(page(), /^task:\s+T3$/));
+      const hover = await hoverText(page(), { x: box.x + box.width / 2, y: box.y + box.height / 2 }, /Quick Fix/);
+      assert.match(hover, /The result is for task "T3", but this delegation is for task "T2"/);
+      assert.match(hover, /result\.task-mismatch/);
+      await screenshot(page(), 'e2e-5-artifact-hover');
+    },
+  );
 
   check('names delegation rows for screen readers by their id and status', async () => {
     const row = treeRowByLabel(await runs(), ARTIFACT);
     const name = (await row.getAttribute('aria-label')) ?? '';
-    assert.ok(name.includes(ARTIFACT) && name.includes('BLOCKED'), `aria-label of the ${ARTIFACT} row is "${name}": it should name the delegation and its status like its label and description do`);
+    assert.ok(
+      name.includes(ARTIFACT) && name.includes('BLOCKED'),
+      `aria-label of the ${ARTIFACT} row is "${name}": it should name the delegation and its status like its label and description do`,
+    );
   });
 
   check('puts the Re-ingest CodeLens on the ```baton-result fence', async () => {
@@ -236,14 +298,22 @@ describe('Baton in the browser: the demo run', function () {
     assert.ok(fence && lensBox);
     // A CodeLens shows in a zone right above its line: nothing but that zone between them.
     const gap = fence.y - (lensBox.y + lensBox.height);
-    assert.ok(gap >= -1 && gap < fence.height, `the CodeLens should sit right above the fence line (gap ${gap.toFixed(0)} px; one line is ${fence.height} px)`);
+    assert.ok(
+      gap >= -1 && gap < fence.height,
+      `the CodeLens should sit right above the fence line (gap ${gap.toFixed(0)} px; one line is ${fence.height} px)`,
+    );
   });
 
   step('fixes both issues with Ctrl+. quick fixes; re-ingesting clears the diagnostics', async () => {
     const listed = () => page().locator('.part.panel [role=treeitem]');
     // The task: line. Selecting a problem moves the editor's cursor to it.
     await listed().filter({ hasText: 'The result is for task "T3"' }).click();
-    await eventually('the cursor on the task: line', () => cursorLine(page()), (line) => line === artifactLine(/^task:/), { timeoutMs: 10_000 });
+    await eventually(
+      'the cursor on the task: line',
+      () => cursorLine(page()),
+      (line) => line === artifactLine(/^task:/),
+      { timeoutMs: 10_000 },
+    );
     await focusEditor(page());
     await page().keyboard.press('Control+.');
     await page().locator('.action-widget').getByRole('option', { name: 'Set task: T2' }).waitFor({ timeout: 15_000 });
@@ -251,25 +321,51 @@ describe('Baton in the browser: the demo run', function () {
     await page().keyboard.press('Escape');
     const taskFixes = await codeActions(page(), 'Set task: T2');
     assert.ok(taskFixes.includes('Set task: T2'), `quick fixes: ${taskFixes.join(', ')}`);
-    await eventually('task: T2 in the editor', () => editorText(page()), (text) => /^task:\s+T2$/m.test(text), { timeoutMs: 10_000 });
+    await eventually(
+      'task: T2 in the editor',
+      () => editorText(page()),
+      (text) => /^task:\s+T2$/m.test(text),
+      { timeoutMs: 10_000 },
+    );
 
     // The status: line: three statuses of the contract are offered.
     await listed().filter({ hasText: 'The status "DONE"' }).click();
-    await eventually('the cursor on the status: line', () => cursorLine(page()), (line) => line === artifactLine(/^status:/), { timeoutMs: 10_000 });
+    await eventually(
+      'the cursor on the status: line',
+      () => cursorLine(page()),
+      (line) => line === artifactLine(/^status:/),
+      { timeoutMs: 10_000 },
+    );
     const statusFixes = await codeActions(page(), 'Set status: PASS');
-    for (const fix of ['Set status: PASS', 'Set status: FAIL', 'Set status: BLOCKED']) assert.ok(statusFixes.includes(fix), `${fix} in ${statusFixes.join(', ')}`);
-    await eventually('status: PASS in the editor', () => editorText(page()), (text) => /^status:\s+PASS$/m.test(text), { timeoutMs: 10_000 });
+    for (const fix of ['Set status: PASS', 'Set status: FAIL', 'Set status: BLOCKED'])
+      assert.ok(statusFixes.includes(fix), `${fix} in ${statusFixes.join(', ')}`);
+    await eventually(
+      'status: PASS in the editor',
+      () => editorText(page()),
+      (text) => /^status:\s+PASS$/m.test(text),
+      { timeoutMs: 10_000 },
+    );
 
     // Re-ingest from the CodeLens (it saves the document first): accepted, no issue left.
     await codeLens(page(), `↻ Re-ingest for ${ARTIFACT}`).click();
-    await eventually('the ingestion issues to go from the Problems panel', () => problems(page()), (list) => list.length === 0, { timeoutMs: 30_000 });
+    await eventually(
+      'the ingestion issues to go from the Problems panel',
+      () => problems(page()),
+      (list) => list.length === 0,
+      { timeoutMs: 30_000 },
+    );
     await activeEditor(page()).locator('.squiggly-error').first().waitFor({ state: 'detached', timeout: 10_000 });
     await codeLens(page(), `${ARTIFACT}: COMPLETED`).waitFor({ timeout: 15_000 });
     const saved = readFileSync(artifactPath(), 'utf8');
     assert.match(saved, /^task: T2$/m);
     assert.match(saved, /^status: PASS$/m);
     const pane = await runs();
-    await eventually(`${ARTIFACT} COMPLETED in the Runs view`, () => rowText(treeRowByLabel(pane, ARTIFACT)), (text) => text.startsWith(`${ARTIFACT} COMPLETED · PASS`), { timeoutMs: 15_000 });
+    await eventually(
+      `${ARTIFACT} COMPLETED in the Runs view`,
+      () => rowText(treeRowByLabel(pane, ARTIFACT)),
+      (text) => text.startsWith(`${ARTIFACT} COMPLETED · PASS`),
+      { timeoutMs: 15_000 },
+    );
     await treeRow(pane, /^T2 Add the notes commands completed · attempt 1 · PASS\b/).waitFor({ timeout: 15_000 });
     await treeRow(await gates(), /^G-3 /).waitFor({ state: 'detached', timeout: 15_000 });
     await moveMouseAway(page());
@@ -279,7 +375,9 @@ describe('Baton in the browser: the demo run', function () {
   check('goes on with the run once the corrected result is accepted: T4 (after T2 and T3) dispatches', async () => {
     const pane = await runs();
     await treeRow(pane, /^T3 Store notes in SQLite completed\b/).waitFor({ timeout: 60_000 });
-    await treeRow(pane, /^T4 Help text and an end-to-end check (running|verifying|completed) · attempt 1\b/).waitFor({ timeout: 30_000 });
+    await treeRow(pane, /^T4 Help text and an end-to-end check (running|verifying|completed) · attempt 1\b/).waitFor({
+      timeout: 30_000,
+    });
   });
 
   after(function () {
@@ -291,7 +389,8 @@ describe('Baton in the browser: the demo run', function () {
       ['e2e-4-gate-approve', 'gate-approve'],
       ['e2e-5-quick-fix', 'artifact-diagnostic'],
     ] as const) {
-      if (existsSync(join(ROOT, 'test-results', `${from}.png`))) copyFileSync(join(ROOT, 'test-results', `${from}.png`), join(ROOT, 'docs', 'images', `${to}.png`));
+      if (existsSync(join(ROOT, 'test-results', `${from}.png`)))
+        copyFileSync(join(ROOT, 'test-results', `${from}.png`), join(ROOT, 'docs', 'images', `${to}.png`));
     }
   });
 });

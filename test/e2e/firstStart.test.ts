@@ -43,7 +43,12 @@ async function stopRun(workspace: string, runId: string): Promise<void> {
   } finally {
     await engine.close();
   }
-  await eventually('the demo workers to be gone', async () => processesCarrying(`BATON_RUN_ID=${runId}`).length, (n) => n === 0, { timeoutMs: 20_000 });
+  await eventually(
+    'the demo workers to be gone',
+    async () => processesCarrying(`BATON_RUN_ID=${runId}`).length,
+    (n) => n === 0,
+    { timeoutMs: 20_000 },
+  );
 }
 
 describe('Baton in the browser: the first start', function () {
@@ -63,7 +68,10 @@ describe('Baton in the browser: the first start', function () {
     afterEach(async function () {
       if (this.currentTest?.state === 'failed' && page && demo) {
         await screenshot(page, `failed-${this.currentTest.fullTitle()}`).catch(() => undefined);
-        saveBatonLog({ userDataDir: join(home, 'user-data') } as Parameters<typeof saveBatonLog>[0], `failed-${this.currentTest.fullTitle()}`);
+        saveBatonLog(
+          { userDataDir: join(home, 'user-data') } as Parameters<typeof saveBatonLog>[0],
+          `failed-${this.currentTest.fullTitle()}`,
+        );
       }
     });
     after(async function () {
@@ -102,9 +110,14 @@ describe('Baton in the browser: the first start', function () {
     it('refuses Start Run with a notification that offers the trust editor, and starts nothing', async () => {
       const runs = await viewPane(page(), 'Runs');
       await runs.getByRole('button', { name: 'Start Run', exact: true }).click();
-      const toast = notificationToasts(page()).filter({ hasText: /Restricted Mode/ }).first();
+      const toast = notificationToasts(page())
+        .filter({ hasText: /Restricted Mode/ })
+        .first();
       await toast.waitFor({ timeout: 15_000 });
-      assert.match((await notificationMessages(page())).join('\n'), /cannot start a run\. Trust the workspace to run tasks\./);
+      assert.match(
+        (await notificationMessages(page())).join('\n'),
+        /cannot start a run\. Trust the workspace to run tasks\./,
+      );
       await toast.getByRole('button', { name: 'Manage Workspace Trust', exact: true }).waitFor();
       await screenshot(page(), 'e2e-restricted-refusal');
       const engine = await Engine.open({ workspace: editor.current.workspace });
@@ -116,10 +129,15 @@ describe('Baton in the browser: the first start', function () {
     });
 
     it('trusting the workspace from that notification starts the run that was asked for', async () => {
-      const toast = notificationToasts(page()).filter({ hasText: /Restricted Mode/ }).first();
+      const toast = notificationToasts(page())
+        .filter({ hasText: /Restricted Mode/ })
+        .first();
       await toast.getByRole('button', { name: 'Manage Workspace Trust', exact: true }).click();
       // VS Code's Workspace Trust editor: its "Trust" button trusts the folder.
-      const trust = page().locator('.workspace-trust-editor').getByRole('button', { name: /^Trust( Folder)?$/ }).first();
+      const trust = page()
+        .locator('.workspace-trust-editor')
+        .getByRole('button', { name: /^Trust( Folder)?$/ })
+        .first();
       await trust.waitFor({ timeout: 15_000 });
       await trust.click();
       const runs = await viewPane(page(), 'Runs');

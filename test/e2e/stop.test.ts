@@ -47,7 +47,11 @@ describe('Baton in the browser: stop a run immediately', function () {
   async function workerProcesses(): Promise<WorkerProcesses[]> {
     const engine = await Engine.open({ workspace: editor.current.workspace });
     try {
-      return (await engine.diagnose(runId)).workers.map((w) => ({ runtimeId: w.runtimeId, delegationId: w.delegationId, ...(w.pid ? { pid: w.pid } : {}) }));
+      return (await engine.diagnose(runId)).workers.map((w) => ({
+        runtimeId: w.runtimeId,
+        delegationId: w.delegationId,
+        ...(w.pid ? { pid: w.pid } : {}),
+      }));
     } finally {
       await engine.close();
     }
@@ -56,18 +60,28 @@ describe('Baton in the browser: stop a run immediately', function () {
   /** Waits until T1 and T6 (no dependencies) run attempt `attempt` and their workers beat. */
   async function waitForTwoWorkers(attempt: number): Promise<WorkerProcesses[]> {
     const pane = await runs();
-    await treeRow(pane, new RegExp(`^T1 Add the notes store running · attempt ${attempt}\\b`)).waitFor({ timeout: 30_000 });
-    await treeRow(pane, new RegExp(`^T6 Describe notes in the README running · attempt ${attempt}\\b`)).waitFor({ timeout: 30_000 });
+    await treeRow(pane, new RegExp(`^T1 Add the notes store running · attempt ${attempt}\\b`)).waitFor({
+      timeout: 30_000,
+    });
+    await treeRow(pane, new RegExp(`^T6 Describe notes in the README running · attempt ${attempt}\\b`)).waitFor({
+      timeout: 30_000,
+    });
     const live = await workers();
     // The agent beats once right after it starts (then once a minute): it surely runs.
     for (const task of ['T1', 'T6']) {
-      await treeRow(live, new RegExp(`^${task} D-${task}-coder-00${attempt} beat \\d+s ago · lease \\d+s · reading the task`)).waitFor({ timeout: 30_000 });
+      await treeRow(
+        live,
+        new RegExp(`^${task} D-${task}-coder-00${attempt} beat \\d+s ago · lease \\d+s · reading the task`),
+      ).waitFor({ timeout: 30_000 });
     }
     const running = (await workerProcesses()).filter((w) => w.delegationId.endsWith(`-00${attempt}`));
     assert.equal(running.length, 2, `two runtimes in the store: ${JSON.stringify(running)}`);
     for (const w of running) {
       assert.ok(w.pid && isPidAlive(w.pid), `the worker of ${w.delegationId} runs (pid ${w.pid})`);
-      assert.ok(processesCarrying(`BATON_RUNTIME_ID=${w.runtimeId}`).length >= 1, `processes carry BATON_RUNTIME_ID=${w.runtimeId}`);
+      assert.ok(
+        processesCarrying(`BATON_RUNTIME_ID=${w.runtimeId}`).length >= 1,
+        `processes carry BATON_RUNTIME_ID=${w.runtimeId}`,
+      );
     }
     return running;
   }
@@ -79,11 +93,20 @@ describe('Baton in the browser: stop a run immediately', function () {
       const task = /^D-(T\d+)-/.exec(w.delegationId)![1]!;
       await expandRow(treeRow(pane, new RegExp(`^${task} `)));
       const row = treeRowByLabel(pane, w.delegationId);
-      await eventually(`${w.delegationId} CANCELLED in the Runs view`, () => rowText(row), (text) => text.startsWith(`${w.delegationId} CANCELLED`), { timeoutMs: 30_000 });
+      await eventually(
+        `${w.delegationId} CANCELLED in the Runs view`,
+        () => rowText(row),
+        (text) => text.startsWith(`${w.delegationId} CANCELLED`),
+        { timeoutMs: 30_000 },
+      );
     }
     // No polling from here on: Baton marks an attempt CANCELLED once its processes are gone.
     for (const w of stopped) {
-      assert.deepEqual(processesCarrying(`BATON_RUNTIME_ID=${w.runtimeId}`), [], `no process left with BATON_RUNTIME_ID=${w.runtimeId} (${w.delegationId})`);
+      assert.deepEqual(
+        processesCarrying(`BATON_RUNTIME_ID=${w.runtimeId}`),
+        [],
+        `no process left with BATON_RUNTIME_ID=${w.runtimeId} (${w.delegationId})`,
+      );
       assert.ok(!w.pid || !isPidAlive(w.pid), `the worker process ${w.pid} of ${w.delegationId} is gone`);
     }
     await (await workers()).getByText('No worker is running.').waitFor({ timeout: 15_000 });
@@ -96,7 +119,8 @@ describe('Baton in the browser: stop a run immediately', function () {
     const pane = await runs();
     const picked = await eventually(
       'the run to appear in the Runs view (or the plan quick pick)',
-      async () => ((await treeRow(pane, /^plan\.md /).count()) > 0 ? 'run' : (await quickInput(page()).isVisible()) ? 'pick' : ''),
+      async () =>
+        (await treeRow(pane, /^plan\.md /).count()) > 0 ? 'run' : (await quickInput(page()).isVisible()) ? 'pick' : '',
       Boolean,
     );
     if (picked === 'pick') await pickQuickItem(page(), 'plan.md');

@@ -1,7 +1,14 @@
 import * as assert from 'node:assert/strict';
 import { existsSync, realpathSync } from 'node:fs';
 import * as vscode from 'vscode';
-import { activateBaton, batonExtension, expectedWorkspace, waitFor, workspaceFolder, workspacePath } from './support/editor';
+import {
+  activateBaton,
+  batonExtension,
+  expectedWorkspace,
+  waitFor,
+  workspaceFolder,
+  workspacePath,
+} from './support/editor';
 
 interface Contributions {
   commands?: Array<{ command: string }>;
@@ -17,18 +24,27 @@ describe('Activation', () => {
     if (expected) assert.equal(folder, expected);
     assert.ok(existsSync(workspacePath('.baton', 'config.json')), 'the fixture has .baton/config.json');
     assert.ok(existsSync(workspacePath('tasks.plan.md')), 'the fixture has tasks.plan.md');
-    assert.ok(!folder.includes('/test/integration/fixtures/'), `tests must not run in the repository's fixture (${folder})`);
+    assert.ok(
+      !folder.includes('/test/integration/fixtures/'),
+      `tests must not run in the repository's fixture (${folder})`,
+    );
   });
 
   it('activates by itself on a workspace with .baton/config.json', async () => {
     const extension = batonExtension();
-    await waitFor('Baton to activate (activation event workspaceContains:.baton/config.json)', () => extension.isActive, { timeoutMs: 15_000 });
+    await waitFor(
+      'Baton to activate (activation event workspaceContains:.baton/config.json)',
+      () => extension.isActive,
+      { timeoutMs: 15_000 },
+    );
     assert.equal((await activateBaton()).isActive, true);
   });
 
   it('registers every command it contributes', async () => {
     await activateBaton();
-    const contributed = ((batonExtension().packageJSON as { contributes?: Contributions }).contributes?.commands ?? []).map((c) => c.command);
+    const contributed = (
+      (batonExtension().packageJSON as { contributes?: Contributions }).contributes?.commands ?? []
+    ).map((c) => c.command);
     assert.ok(contributed.includes('baton.showLog'));
     const registered = new Set(await vscode.commands.getCommands(true));
     assert.deepEqual(
@@ -46,7 +62,10 @@ describe('Activation', () => {
   it('shows the Baton container and its Runs view', async () => {
     await activateBaton();
     const views = (batonExtension().packageJSON as { contributes?: Contributions }).contributes?.views?.baton ?? [];
-    assert.ok(views.some((view) => view.id === 'baton.runs'), 'package.json contributes baton.runs');
+    assert.ok(
+      views.some((view) => view.id === 'baton.runs'),
+      'package.json contributes baton.runs',
+    );
     await vscode.commands.executeCommand('workbench.view.extension.baton');
     // The workbench registers `<view id>.focus` for every contributed view.
     for (const view of views) await vscode.commands.executeCommand(`${view.id}.focus`);

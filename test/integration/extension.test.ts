@@ -46,7 +46,10 @@ describe('Baton in the editor', function () {
   it('shows plan issues as diagnostics at their exact range while the plan is edited', async () => {
     const path = workspacePath('scratch', 'broken.plan.md');
     mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, '# Broken\n\n```baton-task\nid: A\ndepends: [Z]\n```\nDo A.\n\n```baton-task\nid: A\n```\nAgain.\n');
+    writeFileSync(
+      path,
+      '# Broken\n\n```baton-task\nid: A\ndepends: [Z]\n```\nDo A.\n\n```baton-task\nid: A\n```\nAgain.\n',
+    );
     const document = await vscode.workspace.openTextDocument(path);
     await vscode.window.showTextDocument(document);
     const diagnostics = await waitFor('plan diagnostics', () => {
@@ -60,14 +63,24 @@ describe('Baton in the editor', function () {
     const editor = vscode.window.activeTextEditor!;
     await editor.edit((edit) => edit.replace(new vscode.Range(9, 4, 9, 5), 'B'));
     await editor.edit((edit) => edit.replace(new vscode.Range(4, 10, 4, 11), 'B'));
-    await waitFor('the diagnostics to clear', () => vscode.languages.getDiagnostics(document.uri).filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0);
+    await waitFor(
+      'the diagnostics to clear',
+      () =>
+        vscode.languages
+          .getDiagnostics(document.uri)
+          .filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0,
+    );
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   });
 
   it('offers CodeLens on a plan: start the run and run each task', async () => {
     // The document must be open, and VS Code 1.99 wants a resolve count ("Illegal argument" otherwise).
     const document = await vscode.workspace.openTextDocument(planUri());
-    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', document.uri, 10);
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+      'vscode.executeCodeLensProvider',
+      document.uri,
+      10,
+    );
     const titles = lenses.map((l) => l.command?.title);
     assert.ok(titles.includes('▶ Start run'), titles.join(', '));
     for (const id of ['T1', 'T2', 'T3']) assert.ok(titles.includes(`▶ Run task ${id}`), titles.join(', '));
@@ -141,39 +154,73 @@ describe('Baton in the editor', function () {
       return found.length > 0 ? found : undefined;
     });
     const document = await vscode.workspace.openTextDocument(artifact);
-    const taskLine = document.getText().split('\n').findIndex((l) => l.startsWith('task:'));
+    const taskLine = document
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.startsWith('task:'));
     const mismatch = diagnostics.find((d) => d.code === 'result.task-mismatch');
     assert.ok(mismatch, diagnostics.map((d) => d.code).join(', '));
     assert.equal(mismatch.range.start.line, taskLine);
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', artifact, mismatch.range, vscode.CodeActionKind.QuickFix.value);
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+      'vscode.executeCodeActionProvider',
+      artifact,
+      mismatch.range,
+      vscode.CodeActionKind.QuickFix.value,
+    );
     const fix = actions.find((a) => a.title === 'Set task: T1');
     assert.ok(fix?.edit, actions.map((a) => a.title).join(', '));
     await vscode.workspace.applyEdit(fix.edit);
     for (const d of vscode.languages.getDiagnostics(artifact).filter((x) => x.code === 'result.invalid-status')) {
-      const statusFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', artifact, d.range, vscode.CodeActionKind.QuickFix.value);
+      const statusFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+        'vscode.executeCodeActionProvider',
+        artifact,
+        d.range,
+        vscode.CodeActionKind.QuickFix.value,
+      );
       await vscode.workspace.applyEdit(statusFixes.find((a) => a.title === 'Set status: PASS')!.edit!);
     }
     await document.save();
-    await vscode.commands.executeCommand('baton.ingestArtifact', { delegationId: blocked.d.id, runId: blocked.view.run.id, uri: artifact.toString() });
-    await waitFor('the diagnostics to clear', () => vscode.languages.getDiagnostics(artifact).filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0);
+    await vscode.commands.executeCommand('baton.ingestArtifact', {
+      delegationId: blocked.d.id,
+      runId: blocked.view.run.id,
+      uri: artifact.toString(),
+    });
+    await waitFor(
+      'the diagnostics to clear',
+      () =>
+        vscode.languages
+          .getDiagnostics(artifact)
+          .filter((d) => d.source === 'baton' && d.severity === vscode.DiagnosticSeverity.Error).length === 0,
+    );
     const after = await overview(blocked.view.run.id);
     assert.equal(after.delegations.find((x) => x.id === blocked.d.id)?.status, 'COMPLETED');
   });
 
   it('stop immediate ends every worker process and cancels the attempts', async () => {
-    await waitFor('the previous run to settle', async () => (await overview()).run.status !== 'running', { timeoutMs: 30_000 });
+    await waitFor('the previous run to settle', async () => (await overview()).run.status !== 'running', {
+      timeoutMs: 30_000,
+    });
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'hang' });
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    writeFileSync(workspacePath('stop.plan.md'), '```baton-task\nid: S1\n```\nHang.\n\n```baton-task\nid: S2\n```\nHang too.\n');
+    writeFileSync(
+      workspacePath('stop.plan.md'),
+      '```baton-task\nid: S1\n```\nHang.\n\n```baton-task\nid: S2\n```\nHang too.\n',
+    );
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ S1: 'hang', S2: 'hang' });
     await vscode.commands.executeCommand('baton.startRun', vscode.Uri.file(workspacePath('stop.plan.md')));
     const running = await waitFor('both workers to run', async () => {
       const view = await overview();
-      return view.run.planPath === 'stop.plan.md' && view.runtimes.filter((r) => r.status !== 'terminal').length === 2 ? view : undefined;
+      return view.run.planPath === 'stop.plan.md' && view.runtimes.filter((r) => r.status !== 'terminal').length === 2
+        ? view
+        : undefined;
     });
     const runtimeIds = running.runtimes.map((r) => r.id);
     await waitFor('their processes', () => processesOf(runtimeIds).length >= 2);
-    await vscode.commands.executeCommand('baton.stopRunImmediately', { kind: 'run', id: `run:${running.run.id}`, runId: running.run.id });
+    await vscode.commands.executeCommand('baton.stopRunImmediately', {
+      kind: 'run',
+      id: `run:${running.run.id}`,
+      runId: running.run.id,
+    });
     const stopped = await waitFor('the attempts to be cancelled', async () => {
       const view = await overview(running.run.id);
       return view.delegations.every((d) => d.status === 'CANCELLED') ? view : undefined;
@@ -184,7 +231,11 @@ describe('Baton in the editor', function () {
 
   it('shutting down (what deactivation does) ends the workers this window started', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ S1: 'hang', S2: 'hang' });
-    await vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: 'run:x', runId: (await overview()).run.id });
+    await vscode.commands.executeCommand('baton.resumeRun', {
+      kind: 'run',
+      id: 'run:x',
+      runId: (await overview()).run.id,
+    });
     const running = await waitFor('the workers to run again', async () => {
       const view = await overview();
       const live = view.runtimes.filter((r) => r.status !== 'terminal');
@@ -194,11 +245,18 @@ describe('Baton in the editor', function () {
     await api.shutdown();
     assert.deepEqual(processesOf(running), []);
     const view = await overview();
-    assert.ok(view.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'CANCELLED'));
+    assert.ok(
+      view.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'CANCELLED'),
+    );
   });
 
   it('reports a command whose precondition fails as a message, not an exception', async () => {
-    const result = await vscode.commands.executeCommand('baton.approveGate', { kind: 'gate', id: 'gate:G-999', runId: 'R-none', gateId: 'G-999' });
+    const result = await vscode.commands.executeCommand('baton.approveGate', {
+      kind: 'gate',
+      id: 'gate:G-999',
+      runId: 'R-none',
+      gateId: 'G-999',
+    });
     assert.equal(result, undefined);
     assert.equal(workspaceFolder().name.length > 0, true);
   });

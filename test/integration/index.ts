@@ -16,7 +16,9 @@ import * as vscode from 'vscode';
 import { mapStackTraces } from './support/stackTraces';
 
 const reportFile = process.env.BATON_TEST_REPORT_FILE;
-const print = reportFile ? (line: string): void => appendFileSync(reportFile, `${line}\n`) : (line: string): void => console.log(line);
+const print = reportFile
+  ? (line: string): void => appendFileSync(reportFile, `${line}\n`)
+  : (line: string): void => console.log(line);
 
 export async function run(): Promise<void> {
   try {
@@ -32,7 +34,8 @@ async function runMocha(): Promise<void> {
   // Stack traces point into test/integration/*.ts (the bundles carry inline source maps).
   mapStackTraces(__dirname, join(__dirname, '..', '..'));
   // Every built-in reporter prints through Base.consoleLog (printf-style arguments).
-  (Mocha.reporters.Base as unknown as { consoleLog: (...args: unknown[]) => void }).consoleLog = (...args: unknown[]) => print(format(...args));
+  (Mocha.reporters.Base as unknown as { consoleLog: (...args: unknown[]) => void }).consoleLog = (...args: unknown[]) =>
+    print(format(...args));
 
   const mocha = new Mocha({
     ui: 'bdd',
@@ -50,10 +53,13 @@ async function runMocha(): Promise<void> {
     .filter((file) => file.endsWith('.test.js') && file.endsWith('.untrusted.test.js') === untrusted)
     .sort();
   for (const file of files) mocha.addFile(join(__dirname, file));
-  if (files.length === 0) throw new Error(`No *.test.js next to ${__filename}: bundle test/integration first (test/runIntegration.ts).`);
+  if (files.length === 0)
+    throw new Error(`No *.test.js next to ${__filename}: bundle test/integration first (test/runIntegration.ts).`);
 
   const host = process.env.BATON_TEST_HOST ?? 'desktop VS Code';
-  print(`Baton integration tests: ${files.length} file(s) in the extension host of ${host}, VS Code ${vscode.version}, workspace trusted: ${vscode.workspace.isTrusted}`);
+  print(
+    `Baton integration tests: ${files.length} file(s) in the extension host of ${host}, VS Code ${vscode.version}, workspace trusted: ${vscode.workspace.isTrusted}`,
+  );
   const { failures, tests } = await new Promise<{ failures: number; tests: number }>((resolve, reject) => {
     try {
       const runner = mocha.run((failures) => resolve({ failures, tests: runner.stats?.tests ?? 0 }));

@@ -37,7 +37,11 @@ describe('Untrusted workspace', () => {
     }
     const engine = await api.session!.engine();
     const runs = await engine.listRuns();
-    for (const run of runs) assert.deepEqual((await engine.overview(run.id)).delegations, [], 'no attempt was dispatched');
-    await assert.rejects(Promise.resolve().then(() => api.session!.requireTrust('run tasks')), /Restricted Mode: Baton starts no worker or verify command here, so it cannot run tasks/);
+    for (const run of runs)
+      assert.deepEqual((await engine.overview(run.id)).delegations, [], 'no attempt was dispatched');
+    await assert.rejects(
+      Promise.resolve().then(() => api.session!.requireTrust('run tasks')),
+      /Restricted Mode: Baton starts no worker or verify command here, so it cannot run tasks/,
+    );
   });
 });

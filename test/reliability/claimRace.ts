@@ -54,7 +54,10 @@ class Racer {
   }
 }
 
-export async function runClaimRace(options: { rounds: number; racers: number }): Promise<{ rounds: number; failures: string[] }> {
+export async function runClaimRace(options: {
+  rounds: number;
+  racers: number;
+}): Promise<{ rounds: number; failures: string[] }> {
   const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
   const racers = Array.from({ length: options.racers }, () => new Racer(script));
@@ -63,9 +66,14 @@ export async function runClaimRace(options: { rounds: number; racers: number }):
       const workspace = makeTempDir('baton-race-');
       try {
         const plan = join(workspace, 'plan.md');
-        writeFileSync(plan, '```baton-task\nid: T1\nagent: coder\n```\nThe contested task.\n\n```baton-task\nid: T2\n```\nAnother.\n');
+        writeFileSync(
+          plan,
+          '```baton-task\nid: T1\nagent: coder\n```\nThe contested task.\n\n```baton-task\nid: T2\n```\nAnother.\n',
+        );
         await Promise.all(racers.map((r) => r.ask(`open ${workspace}`)));
-        const outcomes = (await Promise.all(racers.map((r) => r.ask(`go ${plan} T1`)))).map((line) => JSON.parse(line) as RaceOutcome);
+        const outcomes = (await Promise.all(racers.map((r) => r.ask(`go ${plan} T1`)))).map(
+          (line) => JSON.parse(line) as RaceOutcome,
+        );
         const winners = outcomes.filter((o) => o.won);
         if (winners.length !== 1) failures.push(`round ${round}: ${winners.length} winners`);
         for (const loser of outcomes.filter((o) => !o.won)) {
@@ -77,7 +85,8 @@ export async function runClaimRace(options: { rounds: number; racers: number }):
           delegations: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM delegations'))!.n,
         }));
         await store.close();
-        if (counts.runs !== 1 || counts.delegations !== 1) failures.push(`round ${round}: ${counts.runs} runs and ${counts.delegations} delegations`);
+        if (counts.runs !== 1 || counts.delegations !== 1)
+          failures.push(`round ${round}: ${counts.runs} runs and ${counts.delegations} delegations`);
       } finally {
         rmSync(workspace, { recursive: true, force: true });
       }

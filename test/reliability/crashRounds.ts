@@ -39,9 +39,20 @@ function writePlan(path: string, tasks: number): void {
  * Kills the child after it acknowledged `killAfterAcks` transitions, plus a random few
  * milliseconds, so the kill lands anywhere: mid-commit, mid-snapshot, between commits.
  */
-function runChildUntilKilled(script: string, workspace: string, plan: string, from: number, killAfterAcks: number, killDelayMs: number, env: Record<string, string> = {}): Promise<Ack[] & { killed?: boolean }> {
+function runChildUntilKilled(
+  script: string,
+  workspace: string,
+  plan: string,
+  from: number,
+  killAfterAcks: number,
+  killDelayMs: number,
+  env: Record<string, string> = {},
+): Promise<Ack[] & { killed?: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, workspace, plan, String(from)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [script, workspace, plan, String(from)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     const acks: Ack[] = [];
     let buffered = '';
     let stderr = '';
@@ -53,8 +64,10 @@ function runChildUntilKilled(script: string, workspace: string, plan: string, fr
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         const [tag, kind, runId, id, count] = line.split(' ');
-        if (tag === 'ack') acks.push({ kind: kind as Ack['kind'], runId: runId!, id: id!, ...(count ? { count: Number(count) } : {}) });
-        if ((line === 'ready' && killAfterAcks === 0) || (tag === 'ack' && acks.length === killAfterAcks)) setTimeout(() => child.kill('SIGKILL'), killDelayMs);
+        if (tag === 'ack')
+          acks.push({ kind: kind as Ack['kind'], runId: runId!, id: id!, ...(count ? { count: Number(count) } : {}) });
+        if ((line === 'ready' && killAfterAcks === 0) || (tag === 'ack' && acks.length === killAfterAcks))
+          setTimeout(() => child.kill('SIGKILL'), killDelayMs);
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -73,19 +86,29 @@ async function verify(storeDir: string, acks: readonly Ack[]): Promise<{ failure
     const integrity = await store.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
     if (integrity?.integrity_check !== 'ok') failures.push(`integrity_check: ${JSON.stringify(integrity)}`);
     const delegations = new Map(
-      (await store.read((r) => r.all<{ run_id: string; id: string; status: string }>(`SELECT run_id, id, status FROM delegations`))).map((d) => [`${d.run_id}/${d.id}`, d.status]),
+      (
+        await store.read((r) =>
+          r.all<{ run_id: string; id: string; status: string }>(`SELECT run_id, id, status FROM delegations`),
+        )
+      ).map((d) => [`${d.run_id}/${d.id}`, d.status]),
     );
     const beats = new Map(
-      (await store.read((r) => r.all<{ run_id: string; id: string; heartbeat_count: number }>(`SELECT run_id, id, heartbeat_count FROM runtimes`))).map((r) => [
-        `${r.run_id}/${r.id}`,
-        r.heartbeat_count,
-      ]),
+      (
+        await store.read((r) =>
+          r.all<{ run_id: string; id: string; heartbeat_count: number }>(
+            `SELECT run_id, id, heartbeat_count FROM runtimes`,
+          ),
+        )
+      ).map((r) => [`${r.run_id}/${r.id}`, r.heartbeat_count]),
     );
     for (const ack of acks) {
       const key = `${ack.runId}/${ack.id}`;
-      if (ack.kind === 'claim' && !['RUNNING', 'COMPLETED', 'STALE'].includes(delegations.get(key) ?? '')) failures.push(`acknowledged claim ${key} is ${delegations.get(key) ?? 'missing'}`);
-      if (ack.kind === 'beat' && (beats.get(key) ?? 0) < ack.count!) failures.push(`acknowledged heartbeat ${ack.count} of ${key} is missing (has ${beats.get(key) ?? 0})`);
-      if (ack.kind === 'ingest' && delegations.get(key) !== 'COMPLETED') failures.push(`acknowledged ingestion of ${key} left it ${delegations.get(key) ?? 'missing'}`);
+      if (ack.kind === 'claim' && !['RUNNING', 'COMPLETED', 'STALE'].includes(delegations.get(key) ?? ''))
+        failures.push(`acknowledged claim ${key} is ${delegations.get(key) ?? 'missing'}`);
+      if (ack.kind === 'beat' && (beats.get(key) ?? 0) < ack.count!)
+        failures.push(`acknowledged heartbeat ${ack.count} of ${key} is missing (has ${beats.get(key) ?? 0})`);
+      if (ack.kind === 'ingest' && delegations.get(key) !== 'COMPLETED')
+        failures.push(`acknowledged ingestion of ${key} left it ${delegations.get(key) ?? 'missing'}`);
     }
     return { failures, notices: store.recovery.notices.length };
   } finally {
@@ -105,7 +128,10 @@ export async function runCrashRounds(options: {
   onRound?: (round: number, acks: number) => void;
 }): Promise<CrashRoundsResult> {
   const lanes = Math.max(1, Math.min(options.lanes ?? 2, options.rounds));
-  const perLane = Array.from({ length: lanes }, (_, i) => Math.floor(options.rounds / lanes) + (i < options.rounds % lanes ? 1 : 0));
+  const perLane = Array.from(
+    { length: lanes },
+    (_, i) => Math.floor(options.rounds / lanes) + (i < options.rounds % lanes ? 1 : 0),
+  );
   let done = 0;
   let acks = 0;
   const results = await Promise.all(
@@ -129,7 +155,11 @@ export async function runCrashRounds(options: {
   };
 }
 
-async function runLane(options: { rounds: number; faultPoint?: string; onRound?: (round: number, acks: number, newAcks: number) => void }): Promise<CrashRoundsResult> {
+async function runLane(options: {
+  rounds: number;
+  faultPoint?: string;
+  onRound?: (round: number, acks: number, newAcks: number) => void;
+}): Promise<CrashRoundsResult> {
   const script = bundleScript('test/reliability/children/crashWriter.ts');
   const workspace = makeTempDir('baton-crash-');
   const plan = join(workspace, 'plan.md');
@@ -141,12 +171,19 @@ async function runLane(options: { rounds: number; faultPoint?: string; onRound?:
   let killed = 0;
   try {
     for (let round = 1; round <= options.rounds; round++) {
-      // One round in five kills during startup (opening, migrating, starting the run); with a fault point the child dies there by itself.
-      const killAfterAcks = options.faultPoint ? Number.POSITIVE_INFINITY : round % 5 === 0 ? 0 : 1 + Math.floor(Math.random() * 12);
+      // One round in five kills during startup (opening, migrating, starting the run); with a fault point the child
+      // dies there by itself.
+      const killAfterAcks = options.faultPoint
+        ? Number.POSITIVE_INFINITY
+        : round % 5 === 0
+          ? 0
+          : 1 + Math.floor(Math.random() * 12);
       const killDelayMs = Math.floor(Math.random() * (killAfterAcks === 0 ? 30 : 4));
       const from = acknowledged.filter((a) => a.kind === 'claim').length + round;
       // At the fault point: its first pass in this process, or one of the next few (snapshots come every few cycles).
-      const faultEnv: Record<string, string> = options.faultPoint ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) } : {};
+      const faultEnv: Record<string, string> = options.faultPoint
+        ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) }
+        : {};
       const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs, faultEnv);
       acknowledged.push(...acks);
       if (acks.killed) killed++;
@@ -155,7 +192,10 @@ async function runLane(options: { rounds: number; faultPoint?: string; onRound?:
       const checked = await verify(storeDir, acknowledged);
       // Open cleans a snapshot that was being written when the process died.
       const strayAfter = readdirSync(storeDir).filter((n) => n.endsWith('.tmp'));
-      if (strayAfter.length > 0) checked.failures.push(`stray temp files after open: ${strayAfter.join(', ')} (before: ${strayBefore.join(', ')})`);
+      if (strayAfter.length > 0)
+        checked.failures.push(
+          `stray temp files after open: ${strayAfter.join(', ')} (before: ${strayBefore.join(', ')})`,
+        );
       recoveryNotices += checked.notices;
       failures.push(...checked.failures.map((f) => `round ${round}: ${f}`));
       options.onRound?.(round, acknowledged.length, acks.length);
@@ -173,7 +213,8 @@ if (require.main === module) {
   runCrashRounds({
     rounds,
     onRound: (round, acks) => {
-      if (round % 50 === 0) process.stdout.write(`round ${round}/${rounds}: ${acks} acknowledged transitions checked\n`);
+      if (round % 50 === 0)
+        process.stdout.write(`round ${round}/${rounds}: ${acks} acknowledged transitions checked\n`);
     },
   }).then((result) => {
     process.stdout.write(

@@ -7,7 +7,18 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { storeDirOf } from '../../src/engine/engine';
-import { ChildCoordinator, config, coordinateWhenFree, plan, pumpClock, readTrace, sleepReal, stopOutsideCommit, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
+import {
+  ChildCoordinator,
+  config,
+  coordinateWhenFree,
+  plan,
+  pumpClock,
+  readTrace,
+  sleepReal,
+  stopOutsideCommit,
+  waitFor,
+  withWorkerEnv,
+} from '../fixtures/executor/harness';
 import { processesCarrying } from '../support/processes';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
@@ -35,7 +46,10 @@ async function inWorkspace<T>(prefix: string, work: (workspace: string) => Promi
   }
 }
 
-/** Row 6: a coordinator paused (SIGSTOP) past its lease; a successor takes over; on SIGCONT the old one steps down before writing. */
+/**
+ * Row 6: a coordinator paused (SIGSTOP) past its lease; a successor takes over; on SIGCONT the old one steps down
+ * before writing.
+ */
 export async function pausedHolder(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   for (let trial = 0; trial < trials; trial++) {
@@ -60,10 +74,16 @@ export async function pausedHolder(trials: number): Promise<RowOutcome> {
           });
           const exit = await Promise.race([first.exited, sleepReal(10_000).then(() => undefined)]);
           const said = first.find('outcome');
-          if (outcome.kind !== 'finished' || outcome.status !== 'completed') failures.push(`trial ${trial}: the successor ended ${JSON.stringify(outcome)}`);
+          if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+            failures.push(`trial ${trial}: the successor ended ${JSON.stringify(outcome)}`);
           if (!exit) failures.push(`trial ${trial}: the paused coordinator did not end after waking`);
-          else if (said && said.kind !== 'lease-lost') failures.push(`trial ${trial}: the woken coordinator ended ${JSON.stringify(said)} instead of stepping down`);
-          const accepted = (await engine.listEvents(run.id)).filter((e) => e.type === 'ingestion:recorded' && e.data.accepted).length;
+          else if (said && said.kind !== 'lease-lost')
+            failures.push(
+              `trial ${trial}: the woken coordinator ended ${JSON.stringify(said)} instead of stepping down`,
+            );
+          const accepted = (await engine.listEvents(run.id)).filter(
+            (e) => e.type === 'ingestion:recorded' && e.data.accepted,
+          ).length;
           if (accepted !== 1) failures.push(`trial ${trial}: ${accepted} accepted ingestions of A (want 1)`);
         } finally {
           first.kill('SIGCONT');
@@ -74,10 +94,17 @@ export async function pausedHolder(trials: number): Promise<RowOutcome> {
       }
     });
   }
-  return { trials, failures, note: 'SIGSTOP at a moment it holds no store lock, resumed after a successor took the run' };
+  return {
+    trials,
+    failures,
+    note: 'SIGSTOP at a moment it holds no store lock, resumed after a successor took the run',
+  };
 }
 
-/** Row 8: a worker SIGKILLed mid-task → its attempt fails → retried as a new attempt → terminal at the limit; nothing shows running after. */
+/**
+ * Row 8: a worker SIGKILLed mid-task → its attempt fails → retried as a new attempt → terminal at the limit; nothing
+ * shows running after.
+ */
 export async function workerKilled(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   let kills = 0;
@@ -91,34 +118,50 @@ export async function workerKilled(trials: number): Promise<RowOutcome> {
       const engine = await Engine.open({ workspace, follow: true });
       try {
         const { run } = await engine.runForPlan('plan.md');
-        const outcome = await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ K: 'hang' }) }, async () => {
-          const taken = await engine.coordinate({ runId: run.id });
-          if (!('coordinator' in taken)) throw new Error('no lease');
-          const running = taken.coordinator.run();
-          for (const attempt of ['D-K-coder-001', 'D-K-coder-002']) {
-            const started = await waitFor(`${attempt} to start`, () => readTrace(tracePath).find((l) => l.delegation === attempt));
-            process.kill(started.pid, 'SIGKILL');
-            kills++;
-          }
-          return running;
-        });
+        const outcome = await withWorkerEnv(
+          { FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ K: 'hang' }) },
+          async () => {
+            const taken = await engine.coordinate({ runId: run.id });
+            if (!('coordinator' in taken)) throw new Error('no lease');
+            const running = taken.coordinator.run();
+            for (const attempt of ['D-K-coder-001', 'D-K-coder-002']) {
+              const started = await waitFor(`${attempt} to start`, () =>
+                readTrace(tracePath).find((l) => l.delegation === attempt),
+              );
+              process.kill(started.pid, 'SIGKILL');
+              kills++;
+            }
+            return running;
+          },
+        );
         const view = await engine.overview(run.id);
         const summary = view.delegations.map((d) => `${d.id}:${d.status}`).join(',');
-        if (outcome.kind !== 'finished' || outcome.status !== 'failed') failures.push(`round ${round}: the run ended ${JSON.stringify(outcome)}`);
-        if (summary !== 'D-K-coder-001:FAILED,D-K-coder-002:FAILED') failures.push(`round ${round}: attempts ${summary}`);
-        if (view.tasks.find((t) => t.id === 'L')?.status !== 'blocked') failures.push(`round ${round}: L is ${view.tasks.find((t) => t.id === 'L')?.status}, not blocked`);
+        if (outcome.kind !== 'finished' || outcome.status !== 'failed')
+          failures.push(`round ${round}: the run ended ${JSON.stringify(outcome)}`);
+        if (summary !== 'D-K-coder-001:FAILED,D-K-coder-002:FAILED')
+          failures.push(`round ${round}: attempts ${summary}`);
+        if (view.tasks.find((t) => t.id === 'L')?.status !== 'blocked')
+          failures.push(`round ${round}: L is ${view.tasks.find((t) => t.id === 'L')?.status}, not blocked`);
         const live = view.runtimes.filter((r) => r.status !== 'terminal');
         if (live.length > 0) failures.push(`round ${round}: ${live.length} runtime(s) still shown live`);
-        if (!/killed by SIGKILL/.test(view.delegations[0]?.reason ?? '')) failures.push(`round ${round}: the reason does not say what happened: ${view.delegations[0]?.reason}`);
+        if (!/killed by SIGKILL/.test(view.delegations[0]?.reason ?? ''))
+          failures.push(`round ${round}: the reason does not say what happened: ${view.delegations[0]?.reason}`);
       } finally {
         await engine.close();
       }
     });
   }
-  return { trials: kills, failures, note: `${rounds} run(s), each worker SIGKILLed at both of its attempts (maxAttempts 2)` };
+  return {
+    trials: kills,
+    failures,
+    note: `${rounds} run(s), each worker SIGKILLed at both of its attempts (maxAttempts 2)`,
+  };
 }
 
-/** Row 9: a slow worker returns after its attempt was declared stale and retried: its late result is refused, with no second terminal transition. */
+/**
+ * Row 9: a slow worker returns after its attempt was declared stale and retried: its late result is refused, with no
+ * second terminal transition.
+ */
 export async function lateResult(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   for (let trial = 0; trial < trials; trial++) {
@@ -132,28 +175,48 @@ export async function lateResult(trials: number): Promise<RowOutcome> {
         await engine.expireStaleRuntimes();
         const second = await engine.claimTask({ runId: first.runId, taskId: 'S', leaseSeconds: 30 });
         const artifact = join(workspace, 'late.md');
-        writeFileSync(artifact, '```baton-result\ncontract: baton-result-v1\ntask: S\nagent: coder\nstatus: PASS\nsummary: late\nartifacts: []\n```\n');
-        const late = await engine.ingest({ runId: first.runId, delegationId: first.delegation.id, artifactPath: artifact }).then(
-          () => 'accepted',
-          (err: Error) => err.message,
+        writeFileSync(
+          artifact,
+          '```baton-result\ncontract: baton-result-v1\ntask: S\nagent: coder\nstatus: PASS\nsummary: late\nartifacts: []\n```\n',
         );
+        const late = await engine
+          .ingest({ runId: first.runId, delegationId: first.delegation.id, artifactPath: artifact })
+          .then(
+            () => 'accepted',
+            (err: Error) => err.message,
+          );
         if (late === 'accepted') failures.push(`trial ${trial}: the late result of a STALE attempt was accepted`);
-        const onTime = await engine.ingest({ runId: first.runId, delegationId: second.delegation.id, artifactPath: artifact });
+        const onTime = await engine.ingest({
+          runId: first.runId,
+          delegationId: second.delegation.id,
+          artifactPath: artifact,
+        });
         const view = await engine.overview(first.runId);
         const summary = view.delegations.map((d) => `${d.id}:${d.status}`).join(',');
-        if (summary !== `${first.delegation.id}:STALE,${second.delegation.id}:COMPLETED`) failures.push(`trial ${trial}: ${summary}`);
-        const terminal = (await engine.listEvents(first.runId)).filter((e) => e.type === 'delegation:status' && e.data.delegationId === first.delegation.id).length;
+        if (summary !== `${first.delegation.id}:STALE,${second.delegation.id}:COMPLETED`)
+          failures.push(`trial ${trial}: ${summary}`);
+        const terminal = (await engine.listEvents(first.runId)).filter(
+          (e) => e.type === 'delegation:status' && e.data.delegationId === first.delegation.id,
+        ).length;
         if (terminal !== 1) failures.push(`trial ${trial}: ${terminal} status changes of the stale attempt (want 1)`);
-        if (onTime.delegation.status !== 'COMPLETED') failures.push(`trial ${trial}: the retry is ${onTime.delegation.status}`);
+        if (onTime.delegation.status !== 'COMPLETED')
+          failures.push(`trial ${trial}: the retry is ${onTime.delegation.status}`);
       } finally {
         await engine.close();
       }
     });
   }
-  return { trials, failures, note: 'claim, lease runs out (fake clock), retry claimed, then the first attempt hands in its result' };
+  return {
+    trials,
+    failures,
+    note: 'claim, lease runs out (fake clock), retry claimed, then the first attempt hands in its result',
+  };
 }
 
-/** Row 11: immediate stop of workers with grandchildren, a detached child and a setsid descendant; then a coordinator killed outright, and reconcile. */
+/**
+ * Row 11: immediate stop of workers with grandchildren, a detached child and a setsid descendant; then a coordinator
+ * killed outright, and reconcile.
+ */
 export async function processTrees(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   let ended = 0;
@@ -164,7 +227,19 @@ export async function processTrees(trials: number): Promise<RowOutcome> {
       mkdirSync(join(workspace, '.baton'), { recursive: true });
       writeFileSync(
         join(workspace, '.baton', 'config.json'),
-        JSON.stringify({ defaultWorker: 'tree', stopGraceSeconds: 1, leaseSeconds: 5, workers: { tree: { type: 'process', command: process.execPath, args: [RESULT_WRITER, '{taskId}'], promptOnStdin: true } } }),
+        JSON.stringify({
+          defaultWorker: 'tree',
+          stopGraceSeconds: 1,
+          leaseSeconds: 5,
+          workers: {
+            tree: {
+              type: 'process',
+              command: process.execPath,
+              args: [RESULT_WRITER, '{taskId}'],
+              promptOnStdin: true,
+            },
+          },
+        }),
       );
       const engine = await Engine.open({ workspace, follow: true });
       try {
@@ -177,14 +252,24 @@ export async function processTrees(trials: number): Promise<RowOutcome> {
             if (!('coordinator' in taken)) throw new Error('no lease');
             const running = taken.coordinator.run();
             await waitFor('two workers with their children', () => processesCarrying(marker).length >= 8, 20_000);
-            const { request } = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'matrix', waitMs: 15_000 });
-            if (!request.report.every((r) => r.confirmed)) failures.push(`trial ${trial}: termination not confirmed: ${JSON.stringify(request.report)}`);
+            const { request } = await engine.requestStop({
+              runId: run.id,
+              mode: 'immediate',
+              by: 'matrix',
+              waitMs: 15_000,
+            });
+            if (!request.report.every((r) => r.confirmed))
+              failures.push(`trial ${trial}: termination not confirmed: ${JSON.stringify(request.report)}`);
             await running;
           });
         } else {
           // The coordinator's process is killed outright (an extension host crash); reconcile ends what it left.
           const child = new ChildCoordinator(workspace, run.id, { leaseMs: 500 }, env);
-          await waitFor('two workers with their children', () => processesCarrying(marker).filter((pid) => pid !== child.pid).length >= 8, 20_000);
+          await waitFor(
+            'two workers with their children',
+            () => processesCarrying(marker).filter((pid) => pid !== child.pid).length >= 8,
+            20_000,
+          );
           child.kill('SIGKILL');
           await child.exited;
           await sleepReal(700); // its lease runs out
@@ -192,16 +277,22 @@ export async function processTrees(trials: number): Promise<RowOutcome> {
           await engine.reconcile(run.id);
         }
         const survivors = processesCarrying(marker);
-        if (survivors.length > 0) failures.push(`trial ${trial}: ${survivors.length} process(es) survived: ${survivors.join(', ')}`);
+        if (survivors.length > 0)
+          failures.push(`trial ${trial}: ${survivors.length} process(es) survived: ${survivors.join(', ')}`);
         else ended++;
         const view = await engine.overview(run.id);
-        if (view.runtimes.some((r) => r.status === 'active' || r.status === 'claimed')) failures.push(`trial ${trial}: a runtime is still shown live`);
+        if (view.runtimes.some((r) => r.status === 'active' || r.status === 'claimed'))
+          failures.push(`trial ${trial}: a runtime is still shown live`);
       } finally {
         await engine.close();
       }
     });
   }
-  return { trials, failures, note: `each worker leaves a child, a grandchild and a setsid descendant; ${ended} trial(s) checked in /proc: nothing left; even trials stop immediate, odd ones SIGKILL the coordinator and reconcile` };
+  return {
+    trials,
+    failures,
+    note: `each worker leaves a child, a grandchild and a setsid descendant; ${ended} trial(s) checked in /proc: nothing left; even trials stop immediate, odd ones SIGKILL the coordinator and reconcile`,
+  };
 }
 
 /** Row 12: the coordinator killed again and again during resume; the run converges and nothing runs twice. */
@@ -209,7 +300,10 @@ export async function crashDuringResume(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   let kills = 0;
   await inWorkspace('baton-resume-crash-', async (workspace) => {
-    const tasks = ['A', 'B', 'C', 'D', 'E', 'F'].map((id, i) => ({ id, ...(i >= 3 ? { depends: [['A', 'B', 'C'][i - 3]!] } : {}) }));
+    const tasks = ['A', 'B', 'C', 'D', 'E', 'F'].map((id, i) => ({
+      id,
+      ...(i >= 3 ? { depends: [['A', 'B', 'C'][i - 3]!] } : {}),
+    }));
     writeFileSync(join(workspace, 'plan.md'), plan(tasks));
     mkdirSync(join(workspace, '.baton'), { recursive: true });
     writeFileSync(join(workspace, '.baton', 'config.json'), config({ leaseSeconds: 5, maxAttempts: 20 }));
@@ -228,14 +322,19 @@ export async function crashDuringResume(trials: number): Promise<RowOutcome> {
         kills++;
         await sleepReal(450); // its lease runs out
       }
-      const outcome = await withWorkerEnv(env, async () => (await coordinateWhenFree(engine, run.id, { maxConcurrency: 2 })).coordinator.run());
-      if (outcome.kind !== 'finished' || outcome.status !== 'completed') failures.push(`the run ended ${JSON.stringify(outcome)}`);
+      const outcome = await withWorkerEnv(env, async () =>
+        (await coordinateWhenFree(engine, run.id, { maxConcurrency: 2 })).coordinator.run(),
+      );
+      if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+        failures.push(`the run ended ${JSON.stringify(outcome)}`);
       const view = await engine.overview(run.id);
       for (const task of tasks) {
         const completed = view.delegations.filter((d) => d.taskId === task.id && d.status === 'COMPLETED').length;
         if (completed !== 1) failures.push(`${task.id} completed ${completed} times`);
       }
-      const accepted = (await engine.listEvents(run.id)).filter((e) => e.type === 'ingestion:recorded' && e.data.accepted);
+      const accepted = (await engine.listEvents(run.id)).filter(
+        (e) => e.type === 'ingestion:recorded' && e.data.accepted,
+      );
       const perTask = new Map<string, number>();
       for (const e of accepted) perTask.set(String(e.data.taskId), (perTask.get(String(e.data.taskId)) ?? 0) + 1);
       for (const [task, n] of perTask) if (n !== 1) failures.push(`${task}: ${n} accepted results`);
@@ -244,15 +343,25 @@ export async function crashDuringResume(trials: number): Promise<RowOutcome> {
       for (const task of tasks) {
         const spans = trace
           .filter((l) => l.kind === 'start' && l.task === task.id)
-          .map((s) => ({ from: s.at, to: trace.find((l) => l.kind === 'end' && l.delegation === s.delegation)?.at ?? Number.POSITIVE_INFINITY, d: s.delegation }))
+          .map((s) => ({
+            from: s.at,
+            to: trace.find((l) => l.kind === 'end' && l.delegation === s.delegation)?.at ?? Number.POSITIVE_INFINITY,
+            d: s.delegation,
+          }))
           .sort((a, b) => a.from - b.from);
-        for (let i = 1; i < spans.length; i++) if (spans[i]!.from < spans[i - 1]!.to && spans[i - 1]!.to !== Number.POSITIVE_INFINITY) failures.push(`${task.id}: ${spans[i]!.d} started while ${spans[i - 1]!.d} ran`);
+        for (let i = 1; i < spans.length; i++)
+          if (spans[i]!.from < spans[i - 1]!.to && spans[i - 1]!.to !== Number.POSITIVE_INFINITY)
+            failures.push(`${task.id}: ${spans[i]!.d} started while ${spans[i - 1]!.d} ran`);
       }
     } finally {
       await engine.close();
     }
   });
-  return { trials: kills, failures, note: `6 tasks (3 chains of 2), a coordinator SIGKILLed ${kills} times at a random moment (50–650 ms after it started), then one that finishes` };
+  return {
+    trials: kills,
+    failures,
+    note: `6 tasks (3 chains of 2), a coordinator SIGKILLed ${kills} times at a random moment (50–650 ms after it started), then one that finishes`,
+  };
 }
 
 /**
@@ -281,11 +390,17 @@ export async function drivenClockJump(trial: number): Promise<string[]> {
         clock.jumpWall(minutes * 60_000);
         await engine.liftStops(run.id); // a store change wakes the coordinator for a pass
         clock.advance(10_000); // the renewal comes due (monotonic)
-        await waitFor('the renewal', async () => ((await engine.overview(run.id)).runtimes[0]?.heartbeatCount ?? 0) >= 1);
+        await waitFor(
+          'the renewal',
+          async () => ((await engine.overview(run.id)).runtimes[0]?.heartbeatCount ?? 0) >= 1,
+        );
         const view = await engine.overview(run.id);
-        if (view.delegations[0]?.status !== 'RUNNING') failures.push(`trial ${trial} (${minutes} min): the attempt is ${view.delegations[0]?.status}`);
-        if (view.runtimes[0]?.status !== 'active') failures.push(`trial ${trial} (${minutes} min): the runtime is ${view.runtimes[0]?.status}`);
-        if ((view.runtimes[0]?.leaseExpiresAt ?? 0) <= clock.now()) failures.push(`trial ${trial} (${minutes} min): the lease ran out`);
+        if (view.delegations[0]?.status !== 'RUNNING')
+          failures.push(`trial ${trial} (${minutes} min): the attempt is ${view.delegations[0]?.status}`);
+        if (view.runtimes[0]?.status !== 'active')
+          failures.push(`trial ${trial} (${minutes} min): the runtime is ${view.runtimes[0]?.status}`);
+        if ((view.runtimes[0]?.leaseExpiresAt ?? 0) <= clock.now())
+          failures.push(`trial ${trial} (${minutes} min): the lease ran out`);
         try {
           process.kill(worker.pid, 0);
         } catch {

@@ -9,7 +9,16 @@
  *   BATON_RELIABILITY_SCALE=0.1 npm run test:reliability   # a tenth of the trials
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -28,7 +37,14 @@ import { runScript } from '../support/runScript';
 import { runClaimRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
-import { crashDuringResume, drivenClockJump, lateResult, pausedHolder, processTrees, workerKilled } from './executionRows';
+import {
+  crashDuringResume,
+  drivenClockJump,
+  lateResult,
+  pausedHolder,
+  processTrees,
+  workerKilled,
+} from './executionRows';
 
 export interface RowOutcome {
   trials: number;
@@ -52,11 +68,20 @@ const ROOT = resolve(__dirname, '../..');
 
 // ── row 1 and 2: SIGKILL at random points; at each step of a snapshot ─────────────────
 
-const SNAPSHOT_STEPS = ['snapshot:temp-written', 'snapshot:temp-fsynced', 'snapshot:renamed', 'snapshot:folder-fsynced'];
+const SNAPSHOT_STEPS = [
+  'snapshot:temp-written',
+  'snapshot:temp-fsynced',
+  'snapshot:renamed',
+  'snapshot:folder-fsynced',
+];
 
 async function crashRandom(trials: number): Promise<RowOutcome> {
   const r = await runCrashRounds({ rounds: trials });
-  return { trials: r.rounds, failures: r.failures, note: `${r.acknowledged} acknowledged transitions checked, ${r.killed} kills, ${r.recoveryNotices} recoveries reported` };
+  return {
+    trials: r.rounds,
+    failures: r.failures,
+    note: `${r.acknowledged} acknowledged transitions checked, ${r.killed} kills, ${r.recoveryNotices} recoveries reported`,
+  };
 }
 
 async function crashSnapshotSteps(trials: number): Promise<RowOutcome> {
@@ -80,7 +105,8 @@ type Damage = 'torn-tail' | 'garbage-tail' | 'truncated-snapshot' | 'flipped-sna
 const DAMAGES: Damage[] = ['torn-tail', 'garbage-tail', 'truncated-snapshot', 'flipped-snapshot'];
 
 async function insertRows(store: FileStore, from: number, to: number): Promise<void> {
-  for (let i = from; i < to; i++) await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`r${i}`, i]));
+  for (let i = from; i < to; i++)
+    await store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`r${i}`, i]));
 }
 
 async function damagedFiles(trials: number): Promise<RowOutcome> {
@@ -99,8 +125,20 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
       await insertRows(store, 10, 15);
       await store.close();
       const names = readdirSync(dir);
-      const segment = join(dir, names.filter((n) => n.startsWith('journal-')).sort().pop()!);
-      const snapshot = join(dir, names.filter((n) => /^snapshot-\d+\.sqlite$/.test(n)).sort().pop()!);
+      const segment = join(
+        dir,
+        names
+          .filter((n) => n.startsWith('journal-'))
+          .sort()
+          .pop()!,
+      );
+      const snapshot = join(
+        dir,
+        names
+          .filter((n) => /^snapshot-\d+\.sqlite$/.test(n))
+          .sort()
+          .pop()!,
+      );
       let expectAtLeast = 15;
       if (damage === 'torn-tail') {
         // Cut inside the last line: that commit's line was never whole.
@@ -109,7 +147,15 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
         truncateSync(segment, lastStart + 1 + Math.floor(Math.random() * (text.length - lastStart - 2)));
         expectAtLeast = 14;
       } else if (damage === 'garbage-tail') {
-        writeFileSync(segment, Buffer.concat([readFileSync(segment), Buffer.from(Array.from({ length: 1 + Math.floor(Math.random() * 200) }, () => Math.floor(Math.random() * 256)))]));
+        writeFileSync(
+          segment,
+          Buffer.concat([
+            readFileSync(segment),
+            Buffer.from(
+              Array.from({ length: 1 + Math.floor(Math.random() * 200) }, () => Math.floor(Math.random() * 256)),
+            ),
+          ]),
+        );
       } else if (damage === 'truncated-snapshot') {
         truncateSync(snapshot, Math.floor(Math.random() * statSync(snapshot).size));
       } else {
@@ -121,12 +167,19 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
       const before = new Set(readdirSync(dir));
       const reopened = await FileStore.open(dir);
       try {
-        const rows = (await reopened.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r[0-9]*' ORDER BY value`))).map((r) => r.name);
+        const rows = (
+          await reopened.read((r) =>
+            r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r[0-9]*' ORDER BY value`),
+          )
+        ).map((r) => r.name);
         const want = Array.from({ length: expectAtLeast }, (_, i) => `r${i}`);
-        if (rows.slice(0, expectAtLeast).join() !== want.join()) failures.push(`trial ${trial} (${damage}): rows ${rows.join(',')} (want at least r0..r${expectAtLeast - 1})`);
+        if (rows.slice(0, expectAtLeast).join() !== want.join())
+          failures.push(`trial ${trial} (${damage}): rows ${rows.join(',')} (want at least r0..r${expectAtLeast - 1})`);
         const integrity = await reopened.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
-        if (integrity?.integrity_check !== 'ok') failures.push(`trial ${trial} (${damage}): integrity ${JSON.stringify(integrity)}`);
-        if (damage !== 'garbage-tail' && reopened.recovery.notices.length === 0 && damage !== 'flipped-snapshot') failures.push(`trial ${trial} (${damage}): nobody was told`);
+        if (integrity?.integrity_check !== 'ok')
+          failures.push(`trial ${trial} (${damage}): integrity ${JSON.stringify(integrity)}`);
+        if (damage !== 'garbage-tail' && reopened.recovery.notices.length === 0 && damage !== 'flipped-snapshot')
+          failures.push(`trial ${trial} (${damage}): nobody was told`);
         if (damage === 'flipped-snapshot' && reopened.recovery.notices.length === 0) {
           // A flip in a byte SQLite never reads (free space) changes nothing: the checksum must still catch it.
           failures.push(`trial ${trial} (${damage}): the flipped snapshot was not detected`);
@@ -138,8 +191,11 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
       const after = new Set(readdirSync(dir));
       for (const name of before) {
         if (name.endsWith('.tmp')) continue;
-        const aside = name.endsWith('.sha256') ? `${name.slice(0, -'.sha256'.length)}.corrupt.sha256` : `${name}.corrupt`;
-        if (!after.has(name) && !after.has(aside) && !/^journal-/.test(name)) failures.push(`trial ${trial} (${damage}): ${name} disappeared`);
+        const aside = name.endsWith('.sha256')
+          ? `${name.slice(0, -'.sha256'.length)}.corrupt.sha256`
+          : `${name}.corrupt`;
+        if (!after.has(name) && !after.has(aside) && !/^journal-/.test(name))
+          failures.push(`trial ${trial} (${damage}): ${name} disappeared`);
       }
     } catch (err) {
       failures.push(`trial ${trial} (${damage}): ${(err as Error).message}`);
@@ -169,7 +225,10 @@ const INJECTED: Record<string, string[]> = {
  * modules) with counting wrappers; the `failAt`-th call fails with an errno error. Returns
  * the number of calls seen and a restore function.
  */
-function injectFileErrors(failAt: number, pick: number): { calls: () => number; failed: () => string | undefined; restore: () => void } {
+function injectFileErrors(
+  failAt: number,
+  pick: number,
+): { calls: () => number; failed: () => string | undefined; restore: () => void } {
   // The module object itself (an import would give a copy): the store's compiled modules call through it.
   const fs = createRequire(__filename)('node:fs') as Record<string, (...args: unknown[]) => unknown>;
   const originals = new Map<string, (...args: unknown[]) => unknown>();
@@ -212,7 +271,8 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
           } catch (err) {
             refused.push(i);
             const message = (err as Error).message;
-            if (!/Baton journal|nothing was committed/.test(message)) failures.push(`trial ${trial}: commit ${i} failed without a clear error: ${message}`);
+            if (!/Baton journal|nothing was committed/.test(message))
+              failures.push(`trial ${trial}: commit ${i} failed without a clear error: ${message}`);
           }
         };
         for (let i = 0; i < 6; i++) await commit(i);
@@ -230,12 +290,23 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
       await store.close();
       const reopened = await FileStore.open(dir);
       try {
-        const names = new Set((await reopened.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'io*' OR name = 'after'`))).map((r) => r.name));
-        for (const i of acknowledged) if (!names.has(`io${i}`)) failures.push(`trial ${trial} (${failed}): acknowledged commit ${i} is missing after reopen`);
-        for (const i of refused) if (names.has(`io${i}`)) failures.push(`trial ${trial} (${failed}): commit ${i} was refused but is there after reopen`);
+        const names = new Set(
+          (
+            await reopened.read((r) =>
+              r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'io*' OR name = 'after'`),
+            )
+          ).map((r) => r.name),
+        );
+        for (const i of acknowledged)
+          if (!names.has(`io${i}`))
+            failures.push(`trial ${trial} (${failed}): acknowledged commit ${i} is missing after reopen`);
+        for (const i of refused)
+          if (names.has(`io${i}`))
+            failures.push(`trial ${trial} (${failed}): commit ${i} was refused but is there after reopen`);
         if (!names.has('after')) failures.push(`trial ${trial} (${failed}): the commit after the error is missing`);
         const integrity = await reopened.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
-        if (integrity?.integrity_check !== 'ok') failures.push(`trial ${trial}: integrity ${JSON.stringify(integrity)}`);
+        if (integrity?.integrity_check !== 'ok')
+          failures.push(`trial ${trial}: integrity ${JSON.stringify(integrity)}`);
       } finally {
         await reopened.close();
       }
@@ -245,8 +316,15 @@ async function ioErrors(trials: number): Promise<RowOutcome> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  const top = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join(', ');
-  return { trials, failures: failures.slice(0, 30), note: `${swept} trials hit an injected error (${top}); N swept over 1–90` };
+  const top = [...kinds]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(', ');
+  return {
+    trials,
+    failures: failures.slice(0, 30),
+    note: `${swept} trials hit an injected error (${top}); N swept over 1–90`,
+  };
 }
 
 // ── row 5: K processes racing for the coordinator lease ──────────────────────────────
@@ -269,7 +347,9 @@ async function leaseRace(trials: number): Promise<RowOutcome> {
   try {
     const runId = await newRun(workspace);
     const storeDir = join(workspace, '.baton', 'store');
-    const outputs = await Promise.all(Array.from({ length: racers }, () => runScript(script, [storeDir, runId, String(roundsEach)])));
+    const outputs = await Promise.all(
+      Array.from({ length: racers }, () => runScript(script, [storeDir, runId, String(roundsEach)])),
+    );
     const failures: string[] = [];
     const holders = new Map<number, string>();
     let held = 0;
@@ -288,17 +368,24 @@ async function leaseRace(trials: number): Promise<RowOutcome> {
     // Every write made under an epoch is that epoch's holder's, and there is no stale write.
     const store = await FileStore.open(storeDir);
     try {
-      const rows = await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'epoch-%' OR name LIKE 'stale-%'`));
+      const rows = await store.read((r) =>
+        r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'epoch-%' OR name LIKE 'stale-%'`),
+      );
       for (const { name } of rows) {
         if (name.startsWith('stale-')) failures.push(`stored a stale write: ${name}`);
         const [, epoch, pid] = name.split('-');
-        if (holders.get(Number(epoch)) !== pid) failures.push(`${name} was written by a process that did not hold epoch ${epoch}`);
+        if (holders.get(Number(epoch)) !== pid)
+          failures.push(`${name} was written by a process that did not hold epoch ${epoch}`);
       }
     } finally {
       await store.close();
     }
     const refused = outputs.flat().filter((l) => l.startsWith('stale refused')).length;
-    return { trials: racers * roundsEach, failures, note: `${racers} processes × ${roundsEach} attempts: ${held} leases held (epochs unique), ${refused} stale-epoch writes refused` };
+    return {
+      trials: racers * roundsEach,
+      failures,
+      note: `${racers} processes × ${roundsEach} attempts: ${held} leases held (epochs unique), ${refused} stale-epoch writes refused`,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -318,8 +405,16 @@ async function twoWriters(trials: number): Promise<RowOutcome> {
       await Promise.all(['a', 'b'].map((prefix) => runScript(script, [dir, prefix, String(perRound)])));
       const store = await FileStore.open(dir);
       try {
-        const names = new Set((await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'a-%' OR name LIKE 'b-%'`))).map((r) => r.name));
-        for (const prefix of ['a', 'b']) for (let i = 0; i < perRound; i++) if (!names.has(`${prefix}-${i}`)) failures.push(`round ${round}: ${prefix}-${i} lost`);
+        const names = new Set(
+          (
+            await store.read((r) =>
+              r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'a-%' OR name LIKE 'b-%'`),
+            )
+          ).map((r) => r.name),
+        );
+        for (const prefix of ['a', 'b'])
+          for (let i = 0; i < perRound; i++)
+            if (!names.has(`${prefix}-${i}`)) failures.push(`round ${round}: ${prefix}-${i} lost`);
       } finally {
         await store.close();
       }
@@ -327,7 +422,11 @@ async function twoWriters(trials: number): Promise<RowOutcome> {
       rmSync(dir, { recursive: true, force: true });
     }
   }
-  return { trials: rounds * 2 * perRound, failures, note: `${rounds} round(s) of two processes × ${perRound} commits, snapshots every 8 KiB of journal` };
+  return {
+    trials: rounds * 2 * perRound,
+    failures,
+    note: `${rounds} round(s) of two processes × ${perRound} commits, snapshots every 8 KiB of journal`,
+  };
 }
 
 // ── row 10: ingestion replayed ──────────────────────────────────────────────────────
@@ -339,12 +438,19 @@ async function ingestionReplay(trials: number): Promise<RowOutcome> {
     writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
     mkdirSync(join(workspace, 'results'), { recursive: true });
     const artifact = join(workspace, 'results', 'T1.md');
-    writeFileSync(artifact, '```baton-result\ncontract: baton-result-v1\ntask: T1\nagent: coder\nstatus: PASS\nsummary: done\nartifacts: []\n```\n');
+    writeFileSync(
+      artifact,
+      '```baton-result\ncontract: baton-result-v1\ntask: T1\nagent: coder\nstatus: PASS\nsummary: done\nartifacts: []\n```\n',
+    );
     const engines = await Promise.all([Engine.open({ workspace }), Engine.open({ workspace })]);
     try {
       const claim = await engines[0]!.claimTask({ planPath: join(workspace, 'plan.md'), taskId: 'T1' });
       // Replayed from two processes' engines at once, and again and again.
-      const replays = Array.from({ length: trials }, (_, i) => engines[i % 2]!.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact }).catch((err: Error) => err));
+      const replays = Array.from({ length: trials }, (_, i) =>
+        engines[i % 2]!.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact }).catch(
+          (err: Error) => err,
+        ),
+      );
       const outcomes = await Promise.all(replays);
       const errors = outcomes.filter((o) => o instanceof Error) as Error[];
       if (errors.length > 0) failures.push(`${errors.length} replays failed: ${errors[0]!.message}`);
@@ -352,12 +458,18 @@ async function ingestionReplay(trials: number): Promise<RowOutcome> {
       await engine.refresh();
       const records = await engine.listIngestions(claim.runId);
       if (records.length !== 1) failures.push(`${records.length} ingestion records (want 1)`);
-      const completions = (await engine.listEvents(claim.runId)).filter((e) => e.type === 'delegation:status' && e.data.to === 'COMPLETED');
+      const completions = (await engine.listEvents(claim.runId)).filter(
+        (e) => e.type === 'delegation:status' && e.data.to === 'COMPLETED',
+      );
       if (completions.length !== 1) failures.push(`${completions.length} completions (want 1)`);
     } finally {
       for (const e of engines) await e.close();
     }
-    return { trials, failures, note: 'the same artifact ingested for one attempt by two engines at once; one record, one completion' };
+    return {
+      trials,
+      failures,
+      note: 'the same artifact ingested for one attempt by two engines at once; one record, one completion',
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -375,7 +487,8 @@ async function wallClockJumps(trials: number): Promise<RowOutcome> {
       driven++;
       continue;
     }
-    // Odd trials: an external claim (`baton claim`) and a jump back: it never expires early; the next heartbeat renews from the new wall time.
+    // Odd trials: an external claim (`baton claim`) and a jump back: it never expires early; the next heartbeat renews
+    // from the new wall time.
     const workspace = makeTempDir('baton-clock-');
     try {
       writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
@@ -389,7 +502,8 @@ async function wallClockJumps(trials: number): Promise<RowOutcome> {
         if (expired.length > 0) failures.push(`trial ${trial}: a jump back of ${back / 60000} min expired the lease`);
         clock.advance(30_000);
         const beat = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });
-        if (beat.leaseExpiresAt !== clock.now() + 60_000) failures.push(`trial ${trial}: the renewed lease runs to ${beat.leaseExpiresAt}, not now + 60 s`);
+        if (beat.leaseExpiresAt !== clock.now() + 60_000)
+          failures.push(`trial ${trial}: the renewed lease runs to ${beat.leaseExpiresAt}, not now + 60 s`);
       } finally {
         await engine.close();
       }
@@ -397,12 +511,19 @@ async function wallClockJumps(trials: number): Promise<RowOutcome> {
       rmSync(workspace, { recursive: true, force: true });
     }
   }
-  return { trials, failures, note: `${driven} driven workers (real processes) with jumps of ±1–30 min; ${trials - driven} external claims with jumps back of 1–10 min` };
+  return {
+    trials,
+    failures,
+    note: `${driven} driven workers (real processes) with jumps of ±1–30 min; ${trials - driven} external claims with jumps back of 1–10 min`,
+  };
 }
 
 // ── row 14: a large store ────────────────────────────────────────────────────────────
 
-/** Budgets (docs/benchmarks.md): store open + recovery ≤ 1 s; a claim → heartbeat → ingest cycle within 1.5× of the same on an empty store. */
+/**
+ * Budgets (docs/benchmarks.md): store open + recovery ≤ 1 s; a claim → heartbeat → ingest cycle within 1.5× of the same
+ * on an empty store.
+ */
 export const BIG_STORE_BUDGET = { openMs: 1000, cycleRatio: 1.5 };
 
 interface Measured {
@@ -415,8 +536,18 @@ interface Measured {
 async function measureCycles(workspace: string, round: number): Promise<Measured> {
   const cycles = 30;
   const plan = join(workspace, `cycles-${round}.md`);
-  writeFileSync(plan, Array.from({ length: cycles }, (_, i) => `\`\`\`baton-task\nid: C${i + 1}\nagent: coder\n\`\`\`\nCycle ${i + 1}.\n`).join('\n'));
-  const [line] = await runScript(bundleScript('test/reliability/children/bigStoreOpen.ts'), [workspace, plan, String(cycles)]);
+  writeFileSync(
+    plan,
+    Array.from(
+      { length: cycles },
+      (_, i) => `\`\`\`baton-task\nid: C${i + 1}\nagent: coder\n\`\`\`\nCycle ${i + 1}.\n`,
+    ).join('\n'),
+  );
+  const [line] = await runScript(bundleScript('test/reliability/children/bigStoreOpen.ts'), [
+    workspace,
+    plan,
+    String(cycles),
+  ]);
   const m = JSON.parse(line!) as { openMs: number; cycleMs: number[]; rssMiB: number };
   // The first few cycles warm the JIT up: the median of the rest.
   const rest = m.cycleMs.slice(5).sort((a, b) => a - b);
@@ -437,19 +568,28 @@ async function bigStore(trials: number, delegations = 100_000): Promise<RowOutco
       await seedHistory(storeDir, delegations, 'full', noCloseSnapshot, 4);
       const seedS = (Date.now() - seedStart) / 1000;
       // No snapshot of its own on the line below: the one timed here must have something to write.
-      const store = await FileStore.open(storeDir, { ...noCloseSnapshot, snapshotAfterBytes: Number.POSITIVE_INFINITY });
+      const store = await FileStore.open(storeDir, {
+        ...noCloseSnapshot,
+        snapshotAfterBytes: Number.POSITIVE_INFINITY,
+      });
       const counts = await store.read(async (r) => ({
         events: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM events'))!.n,
         delegations: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM delegations'))!.n,
       }));
-      // One journal line first: when the store snapshotted on its own at the last seeding commit, snapshot() has nothing to do.
+      // One journal line first: when the store snapshotted on its own at the last seeding commit, snapshot() has
+      // nothing to do.
       await store.transact((tx) => tx.run(`UPDATE counters SET value = value WHERE name = 'run'`));
       const snapStart = Date.now();
       await store.snapshot();
       const snapshotMs = Date.now() - snapStart;
       await store.close();
-      const snapshotBytes = readdirSync(storeDir).filter((n) => /^snapshot-\d+\.sqlite$/.test(n)).map((n) => statSync(join(storeDir, n)).size).sort((a, b) => b - a)[0] ?? 0;
-      // The same 30 cycles on an empty store in the same run are the reference (these machines are noisy: a ratio, medians of 3).
+      const snapshotBytes =
+        readdirSync(storeDir)
+          .filter((n) => /^snapshot-\d+\.sqlite$/.test(n))
+          .map((n) => statSync(join(storeDir, n)).size)
+          .sort((a, b) => b - a)[0] ?? 0;
+      // The same 30 cycles on an empty store in the same run are the reference (these machines are noisy: a ratio,
+      // medians of 3).
       const reference = makeTempDir('baton-big-ref-');
       try {
         await (await Engine.open({ workspace: reference })).close();
@@ -464,15 +604,21 @@ async function bigStore(trials: number, delegations = 100_000): Promise<RowOutco
         const cycle = med(big.map((m) => m.cycleMs));
         const refCycle = med(small.map((m) => m.cycleMs));
         const rss = Math.max(...big.map((m) => m.rssMiB));
-        if (counts.delegations < delegations) failures.push(`seeded ${counts.delegations} delegations, wanted ${delegations}`);
-        // Timing budgets hold the full run (`npm run test:reliability`) to account; `npm test` runs this row at smoke size
+        if (counts.delegations < delegations)
+          failures.push(`seeded ${counts.delegations} delegations, wanted ${delegations}`);
+        // Timing budgets hold the full run (`npm run test:reliability`) to account; `npm test` runs this row at smoke
+        // size
         // on a busy machine, where a timing is noise, not a finding: there the figures are only reported.
         const timed = (failure: string): void => {
           if (smokeScale) notes.push(`(smoke size, not judged: ${failure})`);
           else failures.push(failure);
         };
-        if (openMs > BIG_STORE_BUDGET.openMs) timed(`open took ${openMs.toFixed(0)} ms (budget ${BIG_STORE_BUDGET.openMs} ms)`);
-        if (cycle > refCycle * BIG_STORE_BUDGET.cycleRatio) timed(`a cycle took ${cycle.toFixed(1)} ms, ${(cycle / refCycle).toFixed(2)}× the empty store's ${refCycle.toFixed(1)} ms (budget ${BIG_STORE_BUDGET.cycleRatio}×)`);
+        if (openMs > BIG_STORE_BUDGET.openMs)
+          timed(`open took ${openMs.toFixed(0)} ms (budget ${BIG_STORE_BUDGET.openMs} ms)`);
+        if (cycle > refCycle * BIG_STORE_BUDGET.cycleRatio)
+          timed(
+            `a cycle took ${cycle.toFixed(1)} ms, ${(cycle / refCycle).toFixed(2)}× the empty store's ${refCycle.toFixed(1)} ms (budget ${BIG_STORE_BUDGET.cycleRatio}×)`,
+          );
         notes.push(
           `${counts.delegations.toLocaleString('en-US')} delegations, ${counts.events.toLocaleString('en-US')} events (seeded in ${seedS.toFixed(0)} s); snapshot ${(snapshotBytes / 2 ** 20).toFixed(0)} MiB written in ${snapshotMs} ms; open ${openMs.toFixed(0)} ms; a claim → heartbeat → ingest cycle ${cycle.toFixed(1)} ms vs ${refCycle.toFixed(1)} ms on an empty store (${(cycle / refCycle).toFixed(2)}×); RSS ${rss.toFixed(0)} MiB`,
         );
@@ -492,10 +638,44 @@ async function bigStore(trials: number, delegations = 100_000): Promise<RowOutco
 
 async function fuzzParsers(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
-  const yamlish = fc.array(fc.oneof(fc.constantFrom('id: T1', 'id:', 'depends: [T1, T2]', 'verify:', '  - npm test; rm -rf /', 'risk: database', 'files: ../../etc/passwd', 'isolation: worktree', '- [', '{', '"', ': :', 'agent: "two words"'), fc.string()), { maxLength: 8 });
-  const plan = fc.array(fc.tuple(fc.constantFrom('```baton-task', '```baton-task ', '```', '~~~baton-task'), yamlish, fc.string()), { maxLength: 4 }).map((blocks) => blocks.map(([fence, lines, text]) => `${fence}\n${lines.join('\n')}\n\`\`\`\n${text}`).join('\n'));
-  const result = fc.tuple(fc.constantFrom('```baton-result', '```sdd-result', '```'), yamlish).map(([fence, lines]) => `# r\n${fence}\ncontract: baton-result-v1\n${lines.join('\n')}\n\`\`\`\n`);
-  const config = fc.oneof(fc.json(), fc.string(), fc.constantFrom('{"workers": {"x": {"type": "process", "command": "sh", "args": ["-c", "{prompt}"]}}}', '{"maxConcurrency": -1}', '{"leaseSeconds": 1e308}'));
+  const yamlish = fc.array(
+    fc.oneof(
+      fc.constantFrom(
+        'id: T1',
+        'id:',
+        'depends: [T1, T2]',
+        'verify:',
+        '  - npm test; rm -rf /',
+        'risk: database',
+        'files: ../../etc/passwd',
+        'isolation: worktree',
+        '- [',
+        '{',
+        '"',
+        ': :',
+        'agent: "two words"',
+      ),
+      fc.string(),
+    ),
+    { maxLength: 8 },
+  );
+  const plan = fc
+    .array(fc.tuple(fc.constantFrom('```baton-task', '```baton-task ', '```', '~~~baton-task'), yamlish, fc.string()), {
+      maxLength: 4,
+    })
+    .map((blocks) => blocks.map(([fence, lines, text]) => `${fence}\n${lines.join('\n')}\n\`\`\`\n${text}`).join('\n'));
+  const result = fc
+    .tuple(fc.constantFrom('```baton-result', '```sdd-result', '```'), yamlish)
+    .map(([fence, lines]) => `# r\n${fence}\ncontract: baton-result-v1\n${lines.join('\n')}\n\`\`\`\n`);
+  const config = fc.oneof(
+    fc.json(),
+    fc.string(),
+    fc.constantFrom(
+      '{"workers": {"x": {"type": "process", "command": "sh", "args": ["-c", "{prompt}"]}}}',
+      '{"maxConcurrency": -1}',
+      '{"leaseSeconds": 1e308}',
+    ),
+  );
   let cases = 0;
   const check = (what: string, fn: () => unknown): void => {
     cases++;
@@ -506,11 +686,29 @@ async function fuzzParsers(trials: number): Promise<RowOutcome> {
     }
   };
   const each = Math.max(1, Math.round(trials / 4));
-  fc.assert(fc.property(plan, (p) => check('parsePlan', () => parsePlan(p))), { numRuns: each });
-  fc.assert(fc.property(result, (r) => check('parseResultArtifact', () => parseResultArtifact(r, { taskId: 'T1', agent: 'coder' }))), { numRuns: each });
-  fc.assert(fc.property(config, (c) => check('parseConfig', () => parseConfig(c))), { numRuns: each });
-  fc.assert(fc.property(fc.anything(), (m) => check('parseWebviewMessage', () => parseWebviewMessage(m))), { numRuns: each });
-  return { trials: cases, failures: failures.slice(0, 20), note: 'plans, result artifacts, configs and webview messages from fast-check: issues or a parsed value, never a throw' };
+  fc.assert(
+    fc.property(plan, (p) => check('parsePlan', () => parsePlan(p))),
+    { numRuns: each },
+  );
+  fc.assert(
+    fc.property(result, (r) =>
+      check('parseResultArtifact', () => parseResultArtifact(r, { taskId: 'T1', agent: 'coder' })),
+    ),
+    { numRuns: each },
+  );
+  fc.assert(
+    fc.property(config, (c) => check('parseConfig', () => parseConfig(c))),
+    { numRuns: each },
+  );
+  fc.assert(
+    fc.property(fc.anything(), (m) => check('parseWebviewMessage', () => parseWebviewMessage(m))),
+    { numRuns: each },
+  );
+  return {
+    trials: cases,
+    failures: failures.slice(0, 20),
+    note: 'plans, result artifacts, configs and webview messages from fast-check: issues or a parsed value, never a throw',
+  };
 }
 
 async function hostilePaths(trials: number): Promise<RowOutcome> {
@@ -520,13 +718,23 @@ async function hostilePaths(trials: number): Promise<RowOutcome> {
     mkdirSync(join(workspace, 'inside'), { recursive: true });
     writeFileSync(join(workspace, 'inside', 'ok.txt'), 'ok');
     symlinkSync('/etc', join(workspace, 'inside', 'escape'));
-    const bad = ['../outside.txt', '/etc/passwd', 'C:\\Windows\\win.ini', 'inside/\0nul.txt', `inside/${'x'.repeat(5000)}.txt`, 'inside/escape/passwd', 'inside/../../x', '~/.ssh/id_rsa'];
+    const bad = [
+      '../outside.txt',
+      '/etc/passwd',
+      'C:\\Windows\\win.ini',
+      'inside/\0nul.txt',
+      `inside/${'x'.repeat(5000)}.txt`,
+      'inside/escape/passwd',
+      'inside/../../x',
+      '~/.ssh/id_rsa',
+    ];
     let cases = 0;
     for (let i = 0; i < trials; i++) {
       const path = bad[i % bad.length]!;
       cases++;
       const issues = checkArtifactPaths(workspace, { artifacts: [path], artifactRanges: [] } as never);
-      if (!issues.some((x) => x.severity === 'error')) failures.push(`artifact path ${JSON.stringify(path.slice(0, 60))} was accepted`);
+      if (!issues.some((x) => x.severity === 'error'))
+        failures.push(`artifact path ${JSON.stringify(path.slice(0, 60))} was accepted`);
     }
     const good = checkArtifactPaths(workspace, { artifacts: ['inside/ok.txt'], artifactRanges: [] } as never);
     if (good.length > 0) failures.push(`a good path was refused: ${good[0]!.message}`);
@@ -534,16 +742,24 @@ async function hostilePaths(trials: number): Promise<RowOutcome> {
     for (const path of bad.filter((p) => !p.includes('escape'))) {
       cases++;
       const parsed = parsePlan(`\`\`\`baton-task\nid: T1\nfiles: [${JSON.stringify(path)}]\n\`\`\`\nDo it.\n`);
-      if (!parsed.issues.some((x) => x.severity === 'error' && x.field === 'files')) failures.push(`files: glob ${JSON.stringify(path.slice(0, 60))} was accepted`);
+      if (!parsed.issues.some((x) => x.severity === 'error' && x.field === 'files'))
+        failures.push(`files: glob ${JSON.stringify(path.slice(0, 60))} was accepted`);
       if (parsed.tasks[0]?.files.length) failures.push(`files: glob ${JSON.stringify(path.slice(0, 60))} was kept`);
     }
-    return { trials: cases, failures, note: `${bad.length} kinds in artifacts (.., absolute, drive letter, NUL, 5,000 characters, a symlink out of the workspace, ~) and the same as files: globs` };
+    return {
+      trials: cases,
+      failures,
+      note: `${bad.length} kinds in artifacts (.., absolute, drive letter, NUL, 5,000 characters, a symlink out of the workspace, ~) and the same as files: globs`,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
 }
 
-/** CLI arguments from fast-check: every run exits with a documented code, prints no stack trace, and writes nothing when it refuses. */
+/**
+ * CLI arguments from fast-check: every run exits with a documented code, prints no stack trace, and writes nothing when
+ * it refuses.
+ */
 async function fuzzCliArguments(trials: number): Promise<RowOutcome> {
   const workspace = makeTempDir('baton-cli-fuzz-');
   const failures: string[] = [];
@@ -554,18 +770,58 @@ async function fuzzCliArguments(trials: number): Promise<RowOutcome> {
     await engine.startRun(join(workspace, 'plan.md'));
     await engine.close();
     const words = fc.oneof(
-      fc.constantFrom('status', 'queue', 'claim', 'heartbeat', 'ingest', 'approve', 'reject', 'stop', 'events', 'gates', 'diagnose', 'replan', 'cleanup', 'validate', '--json', '--run', '--task', '--plan', '--mode', '--note', '--artifact', '--delegation', 'G-1', 'T1', 'plan.md', '-C', '--', '--max-concurrency', '-1', '0', '1e9'),
+      fc.constantFrom(
+        'status',
+        'queue',
+        'claim',
+        'heartbeat',
+        'ingest',
+        'approve',
+        'reject',
+        'stop',
+        'events',
+        'gates',
+        'diagnose',
+        'replan',
+        'cleanup',
+        'validate',
+        '--json',
+        '--run',
+        '--task',
+        '--plan',
+        '--mode',
+        '--note',
+        '--artifact',
+        '--delegation',
+        'G-1',
+        'T1',
+        'plan.md',
+        '-C',
+        '--',
+        '--max-concurrency',
+        '-1',
+        '0',
+        '1e9',
+      ),
       fc.string({ maxLength: 12 }),
     );
     const samples = fc.sample(fc.array(words, { minLength: 1, maxLength: 5 }), trials);
     const documented = new Set([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    const storeFiles = (): string => readdirSync(join(workspace, '.baton', 'store')).map((n) => `${n}:${statSync(join(workspace, '.baton', 'store', n)).size}`).sort().join();
+    const storeFiles = (): string =>
+      readdirSync(join(workspace, '.baton', 'store'))
+        .map((n) => `${n}:${statSync(join(workspace, '.baton', 'store', n)).size}`)
+        .sort()
+        .join();
     for (const args of samples) {
       // Commands that would drive or wait are left out: the row is about parsing and refusing.
       if (args.some((a) => a === 'start' || a === 'resume' || a === 'events' || a === 'heartbeat')) continue;
       const before = storeFiles();
       const r = await new Promise<{ code: number | null; err: string }>((done) => {
-        const child = spawn(process.execPath, [cli, ...args], { cwd: workspace, stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } });
+        const child = spawn(process.execPath, [cli, ...args], {
+          cwd: workspace,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+        });
         let err = '';
         child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
         const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -577,9 +833,14 @@ async function fuzzCliArguments(trials: number): Promise<RowOutcome> {
       const shown = JSON.stringify(args);
       if (r.code === null || !documented.has(r.code)) failures.push(`${shown}: exit ${r.code}`);
       if (/^\s+at .+\(.+:\d+:\d+\)/m.test(r.err)) failures.push(`${shown}: a stack trace`);
-      if (r.code !== 0 && storeFiles() !== before) failures.push(`${shown}: refused (exit ${r.code}) but the store changed`);
+      if (r.code !== 0 && storeFiles() !== before)
+        failures.push(`${shown}: refused (exit ${r.code}) but the store changed`);
     }
-    return { trials: samples.length, failures: failures.slice(0, 20), note: 'argument lists of 1–5 words (commands, options, ids, random strings) run as real CLI processes' };
+    return {
+      trials: samples.length,
+      failures: failures.slice(0, 20),
+      note: 'argument lists of 1–5 words (commands, options, ids, random strings) run as real CLI processes',
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -589,17 +850,41 @@ async function shellMetacharacters(trials: number): Promise<RowOutcome> {
   const workspace = makeTempDir('baton-shell-');
   const failures: string[] = [];
   try {
-    const payloads = ['; touch pwned1', '$(touch pwned2)', '`touch pwned3`', '&& touch pwned4', '| touch pwned5', "'; touch pwned6; '", '\n touch pwned7'];
+    const payloads = [
+      '; touch pwned1',
+      '$(touch pwned2)',
+      '`touch pwned3`',
+      '&& touch pwned4',
+      '| touch pwned5',
+      "'; touch pwned6; '",
+      '\n touch pwned7',
+    ];
     const tasks = Array.from({ length: Math.max(1, Math.min(trials, payloads.length)) }, (_, i) => i);
     writeFileSync(
       join(workspace, 'plan.md'),
-      tasks.map((i) => `\`\`\`baton-task\nid: T${i + 1}\ntitle: "x ${payloads[i % payloads.length]!.replace(/"/g, '\\"').replace(/\n/g, ' ')}"\nagent: coder\n\`\`\`\n${payloads[i % payloads.length]}\n`).join('\n'),
+      tasks
+        .map(
+          (i) =>
+            `\`\`\`baton-task\nid: T${i + 1}\ntitle: "x ${payloads[i % payloads.length]!.replace(/"/g, '\\"').replace(/\n/g, ' ')}"\nagent: coder\n\`\`\`\n${payloads[i % payloads.length]}\n`,
+        )
+        .join('\n'),
     );
     mkdirSync(join(workspace, '.baton'), { recursive: true });
-    // The worker echoes its arguments (task id, title placeholder through argv) and writes no result: each attempt fails, harmlessly.
+    // The worker echoes its arguments (task id, title placeholder through argv) and writes no result: each attempt
+    // fails, harmlessly.
     writeFileSync(
       join(workspace, '.baton', 'config.json'),
-      JSON.stringify({ defaultWorker: 'echo', maxAttempts: 1, workers: { echo: { type: 'process', command: '/bin/echo', args: ['{taskId}', '{prompt}', '; touch pwned0', '$(touch pwned8)'] } } }),
+      JSON.stringify({
+        defaultWorker: 'echo',
+        maxAttempts: 1,
+        workers: {
+          echo: {
+            type: 'process',
+            command: '/bin/echo',
+            args: ['{taskId}', '{prompt}', '; touch pwned0', '$(touch pwned8)'],
+          },
+        },
+      }),
     );
     const engine = await Engine.open({ workspace });
     try {
@@ -614,9 +899,16 @@ async function shellMetacharacters(trials: number): Promise<RowOutcome> {
     if (pwned.length > 0) failures.push(`a shell ran: ${pwned.join(', ')}`);
     // And the workers did run: their logs hold the metacharacters, printed as text.
     const logsDir = join(workspace, '.baton', 'runs');
-    const logs = readdirSync(logsDir).flatMap((run) => readdirSync(join(logsDir, run, 'logs')).map((f) => readFileSync(join(logsDir, run, 'logs', f), 'utf8')));
-    if (!logs.some((log) => log.includes('; touch pwned0 $(touch pwned8)'))) failures.push('no worker printed its arguments: the row tested nothing');
-    return { trials: tasks.length, failures, note: 'task text and worker arguments with ; $( ) ` && | quotes and newlines reach /bin/echo as argv; no file appears' };
+    const logs = readdirSync(logsDir).flatMap((run) =>
+      readdirSync(join(logsDir, run, 'logs')).map((f) => readFileSync(join(logsDir, run, 'logs', f), 'utf8')),
+    );
+    if (!logs.some((log) => log.includes('; touch pwned0 $(touch pwned8)')))
+      failures.push('no worker printed its arguments: the row tested nothing');
+    return {
+      trials: tasks.length,
+      failures,
+      note: 'task text and worker arguments with ; $( ) ` && | quotes and newlines reach /bin/echo as argv; no file appears',
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -627,7 +919,8 @@ export const ROWS: MatrixRow[] = [
     id: '1',
     fault: 'Coordinator process SIGKILLed at a random moment during transitions and snapshots',
     guarantee: 'every acknowledged transition is present after reopen; `integrity_check` ok',
-    injection: 'a child drives claim → heartbeat → ingest and prints each acknowledged one; the parent SIGKILLs it after a random number of acks plus 0–4 ms (one round in five during startup), reopens and checks',
+    injection:
+      'a child drives claim → heartbeat → ingest and prints each acknowledged one; the parent SIGKILLs it after a random number of acks plus 0–4 ms (one round in five during startup), reopens and checks',
     full: 500,
     smoke: 6,
     run: crashRandom,
@@ -635,8 +928,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '2',
     fault: 'Crash at each step of a snapshot: temp written, temp fsynced, renamed, folder fsynced',
-    guarantee: 'the store opens to the old or the new state with every acknowledged transition; stray temp files are removed',
-    injection: 'fault points in FileStore.writeSnapshot (`BATON_FAULT_POINT`, `BATON_FAULT_SKIP`): the child SIGKILLs itself there',
+    guarantee:
+      'the store opens to the old or the new state with every acknowledged transition; stray temp files are removed',
+    injection:
+      'fault points in FileStore.writeSnapshot (`BATON_FAULT_POINT`, `BATON_FAULT_SKIP`): the child SIGKILLs itself there',
     full: 200,
     smoke: 4,
     run: crashSnapshotSteps,
@@ -644,8 +939,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '3',
     fault: 'Torn or garbage journal tail; truncated or bit-flipped snapshot',
-    guarantee: 'detected; recovered from what is intact; nothing preserved is deleted (moved aside as *.corrupt); the user is told (recovery notices)',
-    injection: 'a store with two snapshots and journal after them; then one of: cut inside the last journal line, append random bytes, truncate the newest snapshot at a random length, flip a random bit in it',
+    guarantee:
+      'detected; recovered from what is intact; nothing preserved is deleted (moved aside as *.corrupt); the user is told (recovery notices)',
+    injection:
+      'a store with two snapshots and journal after them; then one of: cut inside the last journal line, append random bytes, truncate the newest snapshot at a random length, flip a random bit in it',
     full: 400,
     smoke: 8,
     run: damagedFiles,
@@ -653,8 +950,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '4',
     fault: 'I/O errors (ENOSPC, EACCES, EIO; EBUSY/EPERM on rename and unlink) at the Nth file operation, swept over N',
-    guarantee: 'no transition acknowledged that was not durable, none refused that is there after reopen; the error says so clearly; the store stays usable afterwards',
-    injection: "the store's node:fs calls (write, fdatasync, fsync, open, rename, unlink) wrapped in-process; the Nth one throws; 12 commits with snapshots every 600 bytes of journal, then one more, then reopen",
+    guarantee:
+      'no transition acknowledged that was not durable, none refused that is there after reopen; the error says so clearly; the store stays usable afterwards',
+    injection:
+      "the store's node:fs calls (write, fdatasync, fsync, open, rename, unlink) wrapped in-process; the Nth one throws; 12 commits with snapshots every 600 bytes of journal, then one more, then reopen",
     full: 450,
     smoke: 20,
     run: ioErrors,
@@ -663,7 +962,8 @@ export const ROWS: MatrixRow[] = [
     id: '5',
     fault: 'K processes racing for the coordinator lease, many rounds',
     guarantee: 'never two holders in one epoch; a write under a superseded epoch is refused in its transaction',
-    injection: '4 processes each try to take the lease N times, write a row under their epoch, let go; finally each writes under its first (superseded) epoch',
+    injection:
+      '4 processes each try to take the lease N times, write a row under their epoch, let go; finally each writes under its first (superseded) epoch',
     full: 400,
     smoke: 8,
     run: leaseRace,
@@ -683,8 +983,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '6',
     fault: 'Lease holder paused past its lease (SIGSTOP, then SIGCONT)',
-    guarantee: 'a successor takes the run; on waking, the old coordinator notices before its next write and steps down; the result is ingested once',
-    injection: 'a coordinator in a child process is SIGSTOPped (at a moment it holds no store lock) past its 600 ms lease; a new one takes over; then SIGCONT',
+    guarantee:
+      'a successor takes the run; on waking, the old coordinator notices before its next write and steps down; the result is ingested once',
+    injection:
+      'a coordinator in a child process is SIGSTOPped (at a moment it holds no store lock) past its 600 ms lease; a new one takes over; then SIGCONT',
     full: 20,
     smoke: 1,
     run: pausedHolder,
@@ -701,7 +1003,8 @@ export const ROWS: MatrixRow[] = [
   {
     id: '8',
     fault: 'Worker SIGKILLed mid-task',
-    guarantee: 'the attempt fails with the reason, is retried as a new attempt, and the task is terminal at the attempt limit (dependents blocked); nothing is shown running afterwards',
+    guarantee:
+      'the attempt fails with the reason, is retried as a new attempt, and the task is terminal at the attempt limit (dependents blocked); nothing is shown running afterwards',
     injection: 'a hanging worker, SIGKILLed at each of its two attempts',
     full: 40,
     smoke: 2,
@@ -718,8 +1021,9 @@ export const ROWS: MatrixRow[] = [
   },
   {
     id: '10',
-    fault: 'Ingestion replayed many times, concurrently from two processes\' engines',
-    guarantee: 'the effect happens exactly once: one ingestion record, one completion (applying and recording are one transaction, so a crash leaves neither)',
+    fault: "Ingestion replayed many times, concurrently from two processes' engines",
+    guarantee:
+      'the effect happens exactly once: one ingestion record, one completion (applying and recording are one transaction, so a crash leaves neither)',
     injection: 'the same artifact ingested N times for one attempt through two engines at once',
     full: 200,
     smoke: 10,
@@ -727,9 +1031,12 @@ export const ROWS: MatrixRow[] = [
   },
   {
     id: '11',
-    fault: 'Stop immediate on process trees (grandchildren, a detached child, a setsid descendant); the coordinator killed outright',
-    guarantee: 'nothing survives past the grace period (checked in /proc); after the coordinator is killed, reconcile finds and ends the survivors (pid + start time, never a reused pid)',
-    injection: 'two workers that each leave a child, a grandchild and a setsid process; even trials: baton stop immediate; odd trials: SIGKILL the coordinator process, let its lease run out, reconcile',
+    fault:
+      'Stop immediate on process trees (grandchildren, a detached child, a setsid descendant); the coordinator killed outright',
+    guarantee:
+      'nothing survives past the grace period (checked in /proc); after the coordinator is killed, reconcile finds and ends the survivors (pid + start time, never a reused pid)',
+    injection:
+      'two workers that each leave a child, a grandchild and a setsid process; even trials: baton stop immediate; odd trials: SIGKILL the coordinator process, let its lease run out, reconcile',
     full: 20,
     smoke: 2,
     run: processTrees,
@@ -737,8 +1044,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '12',
     fault: 'Crash during reconcile / resume itself, repeatedly',
-    guarantee: 'it converges: every task completes exactly once, one accepted result each, no two attempts of a task at once',
-    injection: 'coordinators in child processes SIGKILLed 50–650 ms after they start (during takeover, reconcile or the run), again and again, then one that finishes',
+    guarantee:
+      'it converges: every task completes exactly once, one accepted result each, no two attempts of a task at once',
+    injection:
+      'coordinators in child processes SIGKILLed 50–650 ms after they start (during takeover, reconcile or the run), again and again, then one that finishes',
     full: 40,
     smoke: 3,
     run: crashDuringResume,
@@ -746,8 +1055,10 @@ export const ROWS: MatrixRow[] = [
   {
     id: '13',
     fault: 'Wall-clock jumps forward and back by minutes',
-    guarantee: 'no lease expires early: the coordinator judges the workers it drives on the monotonic clock; a renewal runs from the new wall time',
-    injection: 'FakeClock.jumpWall(±1…30 min) while the coordinator drives a real worker; and jumps back after an external claim, then expire and heartbeat',
+    guarantee:
+      'no lease expires early: the coordinator judges the workers it drives on the monotonic clock; a renewal runs from the new wall time',
+    injection:
+      'FakeClock.jumpWall(±1…30 min) while the coordinator drives a real worker; and jumps back after an external claim, then expire and heartbeat',
     full: 60,
     smoke: 4,
     run: wallClockJumps,
@@ -756,10 +1067,19 @@ export const ROWS: MatrixRow[] = [
     id: '14',
     fault: 'A large store: 100,000 delegations and 1,000,000 events',
     guarantee: `opens in ≤ ${BIG_STORE_BUDGET.openMs} ms, snapshots, and commits a claim → heartbeat → ingest cycle within ${BIG_STORE_BUDGET.cycleRatio}× of the same on an empty store (medians); memory stated`,
-    injection: 'seeded through the store port (full history: runtimes, ingestions, 10 events per delegation), snapshotted; then 3 rounds of a fresh process that opens it and commits 30 cycles, beside the same on an empty store',
+    injection:
+      'seeded through the store port (full history: runtimes, ingestions, 10 events per delegation), snapshotted; then 3 rounds of a fresh process that opens it and commits 30 cycles, beside the same on an empty store',
     full: 1,
     smoke: 1,
-    run: (trials) => bigStore(trials, process.env.BATON_RELIABILITY_BIG ? Number(process.env.BATON_RELIABILITY_BIG) : trials > 0 && smokeScale ? 2_000 : 100_000),
+    run: (trials) =>
+      bigStore(
+        trials,
+        process.env.BATON_RELIABILITY_BIG
+          ? Number(process.env.BATON_RELIABILITY_BIG)
+          : trials > 0 && smokeScale
+            ? 2_000
+            : 100_000,
+      ),
   },
   {
     id: 'H1',
@@ -773,7 +1093,8 @@ export const ROWS: MatrixRow[] = [
   {
     id: 'H4',
     fault: 'Hostile and broken CLI arguments (fuzz)',
-    guarantee: 'a documented exit code (0–8), one readable line and no stack trace; a refused command writes nothing to the store',
+    guarantee:
+      'a documented exit code (0–8), one readable line and no stack trace; a refused command writes nothing to the store',
     injection: 'fast-check argument lists run through the built CLI as real processes, against a workspace with a run',
     full: 200,
     smoke: 6,
@@ -781,7 +1102,8 @@ export const ROWS: MatrixRow[] = [
   },
   {
     id: 'H2',
-    fault: 'Hostile paths in artifacts and `files:` globs: `..`, absolute, drive letter, NUL, very long, a symlink out of the workspace',
+    fault:
+      'Hostile paths in artifacts and `files:` globs: `..`, absolute, drive letter, NUL, very long, a symlink out of the workspace',
     guarantee: 'refused with an issue',
     injection: 'checkArtifactPaths on each kind',
     full: 800,
@@ -792,7 +1114,8 @@ export const ROWS: MatrixRow[] = [
     id: 'H3',
     fault: 'Shell metacharacters in task text and worker arguments',
     guarantee: 'they reach workers only as argv elements, never through a shell',
-    injection: 'a run whose tasks and worker args carry `; touch pwned`, `$(…)`, backticks, `&&`, `|`, quotes, newlines; the worker is /bin/echo',
+    injection:
+      'a run whose tasks and worker args carry `; touch pwned`, `$(…)`, backticks, `&&`, `|`, quotes, newlines; the worker is /bin/echo',
     full: 7,
     smoke: 3,
     run: shellMetacharacters,
@@ -807,7 +1130,12 @@ export interface MatrixResult extends RowOutcome {
 /** Row 14 seeds 2,000 delegations instead of 100,000 at smoke scale. */
 let smokeScale = false;
 
-export async function runMatrix(options: { scale: 'full' | 'smoke'; factor?: number; rows?: string[]; log?: (line: string) => void }): Promise<MatrixResult[]> {
+export async function runMatrix(options: {
+  scale: 'full' | 'smoke';
+  factor?: number;
+  rows?: string[];
+  log?: (line: string) => void;
+}): Promise<MatrixResult[]> {
   smokeScale = options.scale === 'smoke';
   const results: MatrixResult[] = [];
   for (const row of ROWS) {
@@ -822,7 +1150,9 @@ export async function runMatrix(options: { scale: 'full' | 'smoke'; factor?: num
       outcome = { trials: 0, failures: [`the row itself failed: ${(err as Error).stack ?? (err as Error).message}`] };
     }
     results.push({ ...outcome, row, durationMs: Date.now() - started });
-    options.log?.(`row ${row.id}: ${outcome.trials} trials, ${outcome.failures.length} failures (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    options.log?.(
+      `row ${row.id}: ${outcome.trials} trials, ${outcome.failures.length} failures (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
   }
   return results;
 }
@@ -830,7 +1160,10 @@ export async function runMatrix(options: { scale: 'full' | 'smoke'; factor?: num
 export function renderReliability(results: MatrixResult[]): string {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
   const rows = results
-    .map((r) => `| ${r.row.id} | ${r.row.fault} | ${r.row.guarantee} | ${r.row.injection} | ${r.trials.toLocaleString('en-US')} | **${r.failures.length}** | ${r.note ?? ''} |`)
+    .map(
+      (r) =>
+        `| ${r.row.id} | ${r.row.fault} | ${r.row.guarantee} | ${r.row.injection} | ${r.trials.toLocaleString('en-US')} | **${r.failures.length}** | ${r.note ?? ''} |`,
+    )
     .join('\n');
   const failing = results.filter((r) => r.failures.length > 0);
   return `# Reliability: the fault matrix
@@ -870,9 +1203,16 @@ async function main(): Promise<void> {
   const rows = rowsAt >= 0 ? process.argv[rowsAt + 1]!.split(',') : undefined;
   const factor = Number(process.env.BATON_RELIABILITY_SCALE ?? 1);
   const started = Date.now();
-  const results = await runMatrix({ scale: 'full', factor, ...(rows ? { rows } : {}), log: (l) => process.stderr.write(`[reliability] ${l}\n`) });
+  const results = await runMatrix({
+    scale: 'full',
+    factor,
+    ...(rows ? { rows } : {}),
+    log: (l) => process.stderr.write(`[reliability] ${l}\n`),
+  });
   const markdown = renderReliability(results);
-  process.stdout.write(`${results.map((r) => `${r.row.id.padEnd(3)} ${String(r.trials).padStart(6)} trials  ${r.failures.length} failures  ${r.note ?? ''}`).join('\n')}\n`);
+  process.stdout.write(
+    `${results.map((r) => `${r.row.id.padEnd(3)} ${String(r.trials).padStart(6)} trials  ${r.failures.length} failures  ${r.note ?? ''}`).join('\n')}\n`,
+  );
   if (!rows && factor === 1) {
     writeFileSync(join(ROOT, 'docs', 'reliability.md'), markdown);
     process.stdout.write(`Wrote docs/reliability.md (${Math.round((Date.now() - started) / 1000)} s)\n`);

@@ -17,7 +17,16 @@ export function bundleScript(entry: string): string {
   const outDir = join(ROOT, 'out', 'test-children');
   mkdirSync(outDir, { recursive: true });
   const outfile = join(outDir, `${absolute.replace(/[^A-Za-z0-9]+/g, '_')}.js`);
-  buildSync({ entryPoints: [absolute], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', mainFields: ['module', 'main'], logLevel: 'error' });
+  buildSync({
+    entryPoints: [absolute],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    mainFields: ['module', 'main'],
+    logLevel: 'error',
+  });
   cache.set(absolute, outfile);
   return outfile;
 }

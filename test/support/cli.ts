@@ -1,6 +1,16 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -11,7 +21,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../..');
 /** The CLI under test: dist/cli.js, or another bundle named by $BATON_CLI_UNDER_TEST (never built here). */
-export const CLI = process.env.BATON_CLI_UNDER_TEST ? resolve(process.env.BATON_CLI_UNDER_TEST) : join(ROOT, 'dist', 'cli.js');
+export const CLI = process.env.BATON_CLI_UNDER_TEST
+  ? resolve(process.env.BATON_CLI_UNDER_TEST)
+  : join(ROOT, 'dist', 'cli.js');
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -64,14 +76,22 @@ export interface CliOptions {
 /** Runs `node dist/cli.js …args` and resolves when it exits. */
 export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd,
+      env: cleanEnv(options.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`baton ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `baton ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, options.timeoutMs ?? 15_000);
     child.on('error', (err) => {
       clearTimeout(timer);
@@ -88,7 +108,9 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
           try {
             return JSON.parse(stdout) as T;
           } catch {
-            throw new Error(`baton ${args.join(' ')}: stdout is not one JSON document (exit ${code}):\n${stdout}\nstderr: ${stderr}`);
+            throw new Error(
+              `baton ${args.join(' ')}: stdout is not one JSON document (exit ${code}):\n${stdout}\nstderr: ${stderr}`,
+            );
           }
         },
       });
@@ -98,7 +120,11 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
 
 /** Starts `node dist/cli.js …args` and leaves it running (for `events --follow`). */
 export function spawnCli(args: string[], options: CliOptions): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    env: cleanEnv(options.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** A human-readable account of a result for assertion messages. */
@@ -201,7 +227,12 @@ export const STACK_FRAME = /^\s+at .+/m;
 export const ANSI_ESCAPE = /\u001b\[/;
 
 /** Waits until `predicate` holds, polling; rejects with `what` after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5000, intervalMs = 25): Promise<void> {
+export async function waitFor(
+  predicate: () => boolean,
+  what: string,
+  timeoutMs = 5000,
+  intervalMs = 25,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

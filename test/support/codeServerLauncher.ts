@@ -27,7 +27,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../e2e/support/browser';
-import { EXTENSION_HOST_EXITED, startBatonCodeServer, testPayload, type BatonCodeServer } from '../e2e/support/codeServer';
+import {
+  EXTENSION_HOST_EXITED,
+  startBatonCodeServer,
+  testPayload,
+  type BatonCodeServer,
+} from '../e2e/support/codeServer';
 
 interface LaunchArgs {
   folder: string | undefined;
@@ -176,8 +181,14 @@ async function main(): Promise<number> {
     browser = await launchChromium();
     const page = await browser.newPage();
     page.on('pageerror', (err) => verbose && say(`browser: page error: ${err.message}`));
-    if (verbose) page.on('console', (message) => say(`browser ${message.type()}: ${message.text().replace(/^%c\s*\w+\s+color: #\w+\s*/, '')}`));
-    const url = server.workbenchUrl(args.folder, testPayload(server.authority, args.extensionDevelopmentPaths, args.extensionTestsPath));
+    if (verbose)
+      page.on('console', (message) =>
+        say(`browser ${message.type()}: ${message.text().replace(/^%c\s*\w+\s+color: #\w+\s*/, '')}`),
+      );
+    const url = server.workbenchUrl(
+      args.folder,
+      testPayload(server.authority, args.extensionDevelopmentPaths, args.extensionTestsPath),
+    );
     // The workbench reports the test run's exit code to window.codeAutomationExit (as for
     // @vscode/test-web). The extension host process itself exits with 0 even when run()
     // rejects, so code-server's "Extension Host Process exited with code: N" only says it
@@ -191,7 +202,7 @@ async function main(): Promise<number> {
 
     const deadline = started + timeoutMs;
     let exited: { code: number; at: number } | undefined;
-    for (let seen = 0; ; ) {
+    for (let seen = 0; ;) {
       relay.pump();
       for (; seen < server.lines.length && !exited; seen++) {
         const exit = EXTENSION_HOST_EXITED.exec(server.lines[seen] ?? '');
@@ -204,18 +215,28 @@ async function main(): Promise<number> {
         await sleep(200);
         relay.pump();
         const code = reported ?? exited?.code ?? 1;
-        if (reported === undefined) say(`the workbench did not report an exit code; the extension host exited with ${exited?.code}.`);
+        if (reported === undefined)
+          say(`the workbench did not report an exit code; the extension host exited with ${exited?.code}.`);
         // Failed tests explain themselves in the report; anything else needs code-server's log.
-        if (code !== 0 && !/^\s*\d+ passing/m.test(relay.tail)) say(`the extension tests ended with exit code ${code} and no test summary. code-server's log ends with:\n${server.logTail(30)}`);
+        if (code !== 0 && !/^\s*\d+ passing/m.test(relay.tail))
+          say(
+            `the extension tests ended with exit code ${code} and no test summary. code-server's log ends with:\n${server.logTail(30)}`,
+          );
         return code;
       }
       if (server.process.exitCode !== null || server.process.signalCode !== null) {
-        say(`code-server exited (${server.process.exitCode ?? server.process.signalCode}) before the tests finished. Its log ends with:\n${server.logTail(40)}`);
+        say(
+          `code-server exited (${server.process.exitCode ?? server.process.signalCode}) before the tests finished. Its log ends with:\n${server.logTail(40)}`,
+        );
         return 1;
       }
       if (Date.now() > deadline) {
-        const current = existsSync(`${reportFile}.current`) ? `; the test in progress: "${readFileSync(`${reportFile}.current`, 'utf8')}"` : '';
-        say(`the extension tests did not finish within ${Math.round(timeoutMs / 1000)} s (BATON_LAUNCHER_TIMEOUT_MS)${current}. code-server's log ends with:\n${server.logTail(40)}`);
+        const current = existsSync(`${reportFile}.current`)
+          ? `; the test in progress: "${readFileSync(`${reportFile}.current`, 'utf8')}"`
+          : '';
+        say(
+          `the extension tests did not finish within ${Math.round(timeoutMs / 1000)} s (BATON_LAUNCHER_TIMEOUT_MS)${current}. code-server's log ends with:\n${server.logTail(40)}`,
+        );
         return 1;
       }
       await sleep(100);

@@ -22,7 +22,12 @@ export class EngineFixture {
   }
 
   async open(options: { follow?: boolean } = {}): Promise<Engine> {
-    const engine = await Engine.open({ workspace: this.workspace, ...(this.clock ? { clock: this.clock } : {}), ids: this.ids, ...options });
+    const engine = await Engine.open({
+      workspace: this.workspace,
+      ...(this.clock ? { clock: this.clock } : {}),
+      ids: this.ids,
+      ...options,
+    });
     this.engines.push(engine);
     return engine;
   }
@@ -35,7 +40,10 @@ export class EngineFixture {
   }
 
   /** A result artifact in the baton-result-v1 contract. */
-  writeResult(name: string, fields: { task: string; agent?: string; status?: string; artifacts?: string[]; summary?: string }): string {
+  writeResult(
+    name: string,
+    fields: { task: string; agent?: string; status?: string; artifacts?: string[]; summary?: string },
+  ): string {
     const artifacts = fields.artifacts ?? [];
     return this.write(
       `results/${name}`,

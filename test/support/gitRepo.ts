@@ -4,7 +4,12 @@ import { dirname, join } from 'node:path';
 
 /** git in a folder, for tests (argv, no shell); returns trimmed stdout. */
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, LC_ALL: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).trim();
 }
 
 /** Makes `folder` a git repository on branch main with `files` in its first commit. */

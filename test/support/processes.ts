@@ -13,7 +13,8 @@ export function processesCarrying(marker: string): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
       if (state === 'Z' || state === 'X') continue;
-      if (Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(needle)) found.push(Number(name));
+      if (Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]).includes(needle))
+        found.push(Number(name));
     } catch {
       // gone meanwhile, or not ours to read
     }

@@ -12,19 +12,49 @@ async function restrictedImports(file: string, code: string): Promise<string[]> 
 
 describe('layers (DESIGN §1), enforced by lint', () => {
   it('the engine may not import vscode', async () => {
-    assert.equal((await restrictedImports('src/engine/queue/x.ts', `import * as vscode from 'vscode';\nexport const v = vscode;\n`)).length, 1);
+    assert.equal(
+      (
+        await restrictedImports(
+          'src/engine/queue/x.ts',
+          `import * as vscode from 'vscode';\nexport const v = vscode;\n`,
+        )
+      ).length,
+      1,
+    );
   });
 
   it('the engine may not import its adapters', async () => {
-    assert.equal((await restrictedImports('src/engine/x.ts', `import { runCli } from '../cli/main';\nexport const r = runCli;\n`)).length, 1);
+    assert.equal(
+      (await restrictedImports('src/engine/x.ts', `import { runCli } from '../cli/main';\nexport const r = runCli;\n`))
+        .length,
+      1,
+    );
   });
 
   it('the webview may import neither vscode nor the engine', async () => {
-    assert.equal((await restrictedImports('webview-ui/x.ts', `import * as vscode from 'vscode';\nexport const v = vscode;\n`)).length, 1);
-    assert.equal((await restrictedImports('webview-ui/x.ts', `import { Engine } from '../src/engine/index';\nexport const e = Engine;\n`)).length, 1);
+    assert.equal(
+      (await restrictedImports('webview-ui/x.ts', `import * as vscode from 'vscode';\nexport const v = vscode;\n`))
+        .length,
+      1,
+    );
+    assert.equal(
+      (
+        await restrictedImports(
+          'webview-ui/x.ts',
+          `import { Engine } from '../src/engine/index';\nexport const e = Engine;\n`,
+        )
+      ).length,
+      1,
+    );
   });
 
   it('the extension and the CLI may import both', async () => {
-    assert.deepEqual(await restrictedImports('src/extension/x.ts', `import * as vscode from 'vscode';\nimport { Engine } from '../engine/index';\nexport const x = [vscode, Engine];\n`), []);
+    assert.deepEqual(
+      await restrictedImports(
+        'src/extension/x.ts',
+        `import * as vscode from 'vscode';\nimport { Engine } from '../engine/index';\nexport const x = [vscode, Engine];\n`,
+      ),
+      [],
+    );
   });
 });

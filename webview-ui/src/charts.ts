@@ -20,7 +20,13 @@ export function renderCharts(series: Series, from: number, to: number): HTMLElem
   const maxFinished = Math.max(1, ...finished);
   const bars = finished.map((n, i) => {
     const height = (n / maxFinished) * (HEIGHT - 4);
-    return svg('rect', { x: ((i * WIDTH) / BUCKETS + 0.5).toFixed(1), y: (HEIGHT - height).toFixed(1), width: (WIDTH / BUCKETS - 1).toFixed(1), height: height.toFixed(1), class: 'bar' });
+    return svg('rect', {
+      x: ((i * WIDTH) / BUCKETS + 0.5).toFixed(1),
+      y: (HEIGHT - height).toFixed(1),
+      width: (WIDTH / BUCKETS - 1).toFixed(1),
+      height: height.toFixed(1),
+      class: 'bar',
+    });
   });
 
   // Concurrency: +1 at each start, -1 at each end; sampled as a step line.
@@ -55,11 +61,21 @@ export function renderCharts(series: Series, from: number, to: number): HTMLElem
       chart('Tasks finished over time', bars),
       h('figcaption', {}, `Throughput: ${total} finished`),
     ),
-    h('figure', { class: 'chart' }, chart('Attempts in flight over time', [svg('path', { d: path, class: 'line' })]), h('figcaption', {}, `Concurrency: peak ${peak}, now ${inFlight}`)),
+    h(
+      'figure',
+      { class: 'chart' },
+      chart('Attempts in flight over time', [svg('path', { d: path, class: 'line' })]),
+      h('figcaption', {}, `Concurrency: peak ${peak}, now ${inFlight}`),
+    ),
   );
 }
 
 function chart(label: string, children: SVGElement[]): SVGSVGElement {
-  const el = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label }, svg('line', { x1: 0, y1: HEIGHT - 0.5, x2: WIDTH, y2: HEIGHT - 0.5, class: 'axis' }), ...children);
+  const el = svg(
+    'svg',
+    { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label },
+    svg('line', { x1: 0, y1: HEIGHT - 0.5, x2: WIDTH, y2: HEIGHT - 0.5, class: 'axis' }),
+    ...children,
+  );
   return el;
 }

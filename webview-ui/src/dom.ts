@@ -7,7 +7,15 @@ export type Child = Node | string | null | undefined | false;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
-  props: { class?: string; title?: string; role?: string; tabIndex?: number; ariaLabel?: string; dataset?: Record<string, string>; attrs?: Record<string, string> } = {},
+  props: {
+    class?: string;
+    title?: string;
+    role?: string;
+    tabIndex?: number;
+    ariaLabel?: string;
+    dataset?: Record<string, string>;
+    attrs?: Record<string, string>;
+  } = {},
   ...children: Child[]
 ): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
@@ -39,7 +47,11 @@ export function clear(el: Element): void {
 }
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number> = {}, ...children: SVGElement[]): SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number> = {},
+  ...children: SVGElement[]
+): SVGElementTagNameMap[K] {
   const el = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
   for (const c of children) el.append(c);

@@ -20,7 +20,11 @@ export class QueueList {
 
   constructor(private readonly onSelect: (taskId: string, open: boolean) => void) {
     this.spacer = h('div', { class: 'queue-spacer' });
-    this.element = h('div', { class: 'queue-list', role: 'listbox', tabIndex: 0, ariaLabel: 'Tasks of the run' }, this.spacer);
+    this.element = h(
+      'div',
+      { class: 'queue-list', role: 'listbox', tabIndex: 0, ariaLabel: 'Tasks of the run' },
+      this.spacer,
+    );
     this.element.addEventListener('scroll', () => this.schedule());
     this.element.addEventListener('keydown', (e) => this.onKey(e));
     this.element.addEventListener('click', (e) => {
@@ -87,7 +91,11 @@ export class QueueList {
       h('span', { class: `chip ${statusClass(task.status)}` }, task.status),
       h('span', { class: 'q-id' }, task.id),
       h('span', { class: 'q-title', title: task.reason ? `${task.title}\n${task.reason}` : task.title }, task.title),
-      h('span', { class: 'q-attempt', title: task.delegationId ?? 'no attempt yet' }, task.attempt > 0 ? `#${task.attempt}` : '–'),
+      h(
+        'span',
+        { class: 'q-attempt', title: task.delegationId ?? 'no attempt yet' },
+        task.attempt > 0 ? `#${task.attempt}` : '–',
+      ),
       h('span', { class: 'q-duration' }, taskDuration(task, this.now)),
       h('span', { class: 'q-worker' }, task.worker ?? ''),
       h('span', { class: 'q-isolation' }, task.isolation ?? ''),
@@ -99,7 +107,10 @@ export class QueueList {
 
   private onKey(e: KeyboardEvent): void {
     if (this.tasks.length === 0) return;
-    const at = Math.max(0, this.tasks.findIndex((t) => t.id === this.selected));
+    const at = Math.max(
+      0,
+      this.tasks.findIndex((t) => t.id === this.selected),
+    );
     const page = Math.max(1, Math.floor(this.element.clientHeight / ROW_HEIGHT) - 1);
     let next: number | undefined;
     if (e.key === 'ArrowDown') next = Math.min(this.tasks.length - 1, this.selected ? at + 1 : 0);
@@ -117,7 +128,8 @@ export class QueueList {
     e.preventDefault();
     const top = next * ROW_HEIGHT;
     if (top < this.element.scrollTop) this.element.scrollTop = top;
-    else if (top + ROW_HEIGHT > this.element.scrollTop + this.element.clientHeight) this.element.scrollTop = top + ROW_HEIGHT - this.element.clientHeight;
+    else if (top + ROW_HEIGHT > this.element.scrollTop + this.element.clientHeight)
+      this.element.scrollTop = top + ROW_HEIGHT - this.element.clientHeight;
     this.onSelect(this.tasks[next]!.id, false);
   }
 }

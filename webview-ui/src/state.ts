@@ -3,7 +3,19 @@
  * no DOM, no vscode — the unit tests drive it in plain Node. A part that did not change
  * keeps its identity (the same array), so the view redraws only what a message touched.
  */
-import { parseHostMessage, type Beat, type EventView, type GateView, type HostMessage, type IssueView, type RunHeader, type RuntimeView, type Series, type TaskDetails, type TaskView } from '../../src/protocol/messages';
+import {
+  parseHostMessage,
+  type Beat,
+  type EventView,
+  type GateView,
+  type HostMessage,
+  type IssueView,
+  type RunHeader,
+  type RuntimeView,
+  type Series,
+  type TaskDetails,
+  type TaskView,
+} from '../../src/protocol/messages';
 
 /** What the person chose in the UI: survives hide/show through the webview's saved state. */
 export interface UiState {
@@ -33,7 +45,18 @@ export interface DashboardState {
 
 export const MAX_EVENTS = 2000;
 
-export const STATUS_FILTERS = ['all', 'running', 'ready', 'pending', 'gated', 'verifying', 'completed', 'failed', 'blocked', 'cancelled'] as const;
+export const STATUS_FILTERS = [
+  'all',
+  'running',
+  'ready',
+  'pending',
+  'gated',
+  'verifying',
+  'completed',
+  'failed',
+  'blocked',
+  'cancelled',
+] as const;
 
 export function initialState(ui: Partial<UiState> = {}): DashboardState {
   return {
@@ -47,7 +70,11 @@ export function initialState(ui: Partial<UiState> = {}): DashboardState {
     events: [],
     issues: [],
     series: { finished: [], spans: [] },
-    ui: { filter: typeof ui.filter === 'string' && (STATUS_FILTERS as readonly string[]).includes(ui.filter) ? ui.filter : 'all', ...(typeof ui.selectedTask === 'string' ? { selectedTask: ui.selectedTask } : {}) },
+    ui: {
+      filter:
+        typeof ui.filter === 'string' && (STATUS_FILTERS as readonly string[]).includes(ui.filter) ? ui.filter : 'all',
+      ...(typeof ui.selectedTask === 'string' ? { selectedTask: ui.selectedTask } : {}),
+    },
   };
 }
 
@@ -55,17 +82,27 @@ export function initialState(ui: Partial<UiState> = {}): DashboardState {
  * What arrives from the host, unchecked: validated first (src/protocol), and only a valid
  * message changes the state. A rejected one leaves the very same state object and says why.
  */
-export function receive(state: DashboardState, raw: unknown, at: number): { state: DashboardState; error?: string; message?: HostMessage } {
+export function receive(
+  state: DashboardState,
+  raw: unknown,
+  at: number,
+): { state: DashboardState; error?: string; message?: HostMessage } {
   const parsed = parseHostMessage(raw);
   if (!parsed.ok) return { state, error: parsed.error };
-  return { state: parsed.message.type === 'heartbeats' ? state : reduce(state, parsed.message, at), message: parsed.message };
+  return {
+    state: parsed.message.type === 'heartbeats' ? state : reduce(state, parsed.message, at),
+    message: parsed.message,
+  };
 }
 
 /** Applies one (already validated) host message. `at` is performance.now() when it arrived. */
 export function reduce(state: DashboardState, message: HostMessage, at: number): DashboardState {
   switch (message.type) {
     case 'snapshot': {
-      const selected = state.ui.selectedTask && message.tasks.some((t) => t.id === state.ui.selectedTask) ? state.ui.selectedTask : undefined;
+      const selected =
+        state.ui.selectedTask && message.tasks.some((t) => t.id === state.ui.selectedTask)
+          ? state.ui.selectedTask
+          : undefined;
       return {
         ...state,
         connected: true,
@@ -84,7 +121,10 @@ export function reduce(state: DashboardState, message: HostMessage, at: number):
     }
     case 'delta': {
       if (!state.connected) return state; // a delta means nothing before its snapshot
-      const runtimes = message.runtimes || message.removedRuntimes ? upsert(state.runtimes, message.runtimes ?? [], (r) => r.id, new Set(message.removedRuntimes ?? [])) : state.runtimes;
+      const runtimes =
+        message.runtimes || message.removedRuntimes
+          ? upsert(state.runtimes, message.runtimes ?? [], (r) => r.id, new Set(message.removedRuntimes ?? []))
+          : state.runtimes;
       return {
         ...state,
         now: message.now,
@@ -129,12 +169,14 @@ export function applyBeats(state: DashboardState, beats: readonly Beat[], now: n
   return changed ? { ...state, runtimes, now, receivedAt: at } : state;
 }
 
-export type UiAction = { type: 'filter'; filter: string } | { type: 'select'; taskId?: string } | { type: 'dismissNotice' };
+export type UiAction =
+  { type: 'filter'; filter: string } | { type: 'select'; taskId?: string } | { type: 'dismissNotice' };
 
 export function reduceUi(state: DashboardState, action: UiAction): DashboardState {
   switch (action.type) {
     case 'filter':
-      if (!(STATUS_FILTERS as readonly string[]).includes(action.filter) || action.filter === state.ui.filter) return state;
+      if (!(STATUS_FILTERS as readonly string[]).includes(action.filter) || action.filter === state.ui.filter)
+        return state;
       return { ...state, ui: { ...state.ui, filter: action.filter } };
     case 'select': {
       if (action.taskId === state.ui.selectedTask) return state;
@@ -157,7 +199,12 @@ export function hostNow(state: DashboardState, performanceNow: number): number {
 }
 
 /** Replaces items by key, appends new ones, drops removed ones; the order of the rest is kept. */
-function upsert<T>(items: readonly T[], changes: readonly T[], key: (item: T) => string, removed: ReadonlySet<string> = new Set()): readonly T[] {
+function upsert<T>(
+  items: readonly T[],
+  changes: readonly T[],
+  key: (item: T) => string,
+  removed: ReadonlySet<string> = new Set(),
+): readonly T[] {
   const byKey = new Map(changes.map((c) => [key(c), c]));
   const out: T[] = [];
   for (const item of items) {

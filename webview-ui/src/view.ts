@@ -42,7 +42,8 @@ export class DashboardView {
       actions.dispatch({ type: 'select', taskId });
       if (open) actions.post({ type: 'requestTaskDetails', taskId });
     });
-    for (const status of STATUS_FILTERS) this.filter.append(h('option', { attrs: { value: status } }, status === 'all' ? 'all tasks' : status));
+    for (const status of STATUS_FILTERS)
+      this.filter.append(h('option', { attrs: { value: status } }, status === 'all' ? 'all tasks' : status));
     this.filter.addEventListener('change', () => actions.dispatch({ type: 'filter', filter: this.filter.value }));
     clear(root);
     root.append(
@@ -54,10 +55,21 @@ export class DashboardView {
         h(
           'div',
           { class: 'col-main' },
-          section('Queue', h('div', { class: 'queue' }, h('div', { class: 'queue-tools' }, this.filter), this.queue.element)),
+          section(
+            'Queue',
+            h('div', { class: 'queue' }, h('div', { class: 'queue-tools' }, this.filter), this.queue.element),
+          ),
           this.details,
         ),
-        h('div', { class: 'col-side' }, section('Workers', this.workers.element), section('Gates', this.gates), section('Throughput and concurrency', this.charts), section('Ingestion issues', this.issues), section('Timeline', this.timeline)),
+        h(
+          'div',
+          { class: 'col-side' },
+          section('Workers', this.workers.element),
+          section('Gates', this.gates),
+          section('Throughput and concurrency', this.charts),
+          section('Ingestion issues', this.issues),
+          section('Timeline', this.timeline),
+        ),
       ),
     );
   }
@@ -73,7 +85,8 @@ export class DashboardView {
     }
     if (state.run !== last?.run || !last?.connected) this.renderHeader(state);
     if (state.ui.filter !== last?.ui.filter) this.filter.value = state.ui.filter;
-    if (state.tasks !== last?.tasks || state.ui !== last?.ui) this.queue.update(visibleTasks(state), state.ui.selectedTask, now);
+    if (state.tasks !== last?.tasks || state.ui !== last?.ui)
+      this.queue.update(visibleTasks(state), state.ui.selectedTask, now);
     if (state.details !== last?.details || state.ui.selectedTask !== last?.ui.selectedTask) this.renderDetails(state);
     this.workers.update(state.runtimes, now);
     if (state.gates !== last?.gates) this.renderGates(state.gates);
@@ -105,7 +118,9 @@ export class DashboardView {
     clear(this.header);
     const run = state.run;
     if (!run) {
-      this.header.append(h('div', { class: 'waiting' }, 'No run yet. Start one from a plan (▶ Start Run in the Runs view).'));
+      this.header.append(
+        h('div', { class: 'waiting' }, 'No run yet. Start one from a plan (▶ Start Run in the Runs view).'),
+      );
       return;
     }
     const c = run.counts;
@@ -125,12 +140,38 @@ export class DashboardView {
     }
     this.progress.setAttribute('aria-label', parts.map(([label, n]) => `${n} ${label}`).join(', '));
     const stopping = run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
-    const stopGraceful = button('Stop', 'Let running tasks finish, start nothing new', () => this.actions.post({ type: 'stopRun', mode: 'graceful' }), !stopping);
-    const stopNow = button('Stop now', 'End every worker now and prove it', () => this.actions.post({ type: 'stopRun', mode: 'immediate' }), !stopping, 'danger');
-    const resume = button('Resume', 'Continue the run from this window', () => this.actions.post({ type: 'resumeRun' }), run.coordinatedHere || run.status === 'completed' || run.status === 'superseded');
+    const stopGraceful = button(
+      'Stop',
+      'Let running tasks finish, start nothing new',
+      () => this.actions.post({ type: 'stopRun', mode: 'graceful' }),
+      !stopping,
+    );
+    const stopNow = button(
+      'Stop now',
+      'End every worker now and prove it',
+      () => this.actions.post({ type: 'stopRun', mode: 'immediate' }),
+      !stopping,
+      'danger',
+    );
+    const resume = button(
+      'Resume',
+      'Continue the run from this window',
+      () => this.actions.post({ type: 'resumeRun' }),
+      run.coordinatedHere || run.status === 'completed' || run.status === 'superseded',
+    );
     const plan = run.planPath.split(/[\\/]/).pop() ?? run.planPath;
     this.header.append(
-      h('div', { class: 'title-row' }, h('h1', { title: run.planPath }, plan), h('span', { class: `chip ${statusClass(run.status)}` }, run.status), h('span', { class: 'run-id' }, run.id), h('span', { class: 'spacer' }), stopGraceful, stopNow, resume),
+      h(
+        'div',
+        { class: 'title-row' },
+        h('h1', { title: run.planPath }, plan),
+        h('span', { class: `chip ${statusClass(run.status)}` }, run.status),
+        h('span', { class: 'run-id' }, run.id),
+        h('span', { class: 'spacer' }),
+        stopGraceful,
+        stopNow,
+        resume,
+      ),
       this.progress,
       h(
         'div',
@@ -165,15 +206,46 @@ export class DashboardView {
       h('h3', {}, 'Attempts'),
       d.delegations.length === 0
         ? h('p', { class: 'dim' }, 'None yet.')
-        : h('ul', { class: 'attempts' }, ...d.delegations.map((a) => h('li', {}, h('span', { class: `chip ${statusClass(a.status)}` }, a.status), ` ${a.id}`, a.resultStatus ? ` · ${a.resultStatus}` : '', a.reason ? ` · ${a.reason}` : ''))),
+        : h(
+            'ul',
+            { class: 'attempts' },
+            ...d.delegations.map((a) =>
+              h(
+                'li',
+                {},
+                h('span', { class: `chip ${statusClass(a.status)}` }, a.status),
+                ` ${a.id}`,
+                a.resultStatus ? ` · ${a.resultStatus}` : '',
+                a.reason ? ` · ${a.reason}` : '',
+              ),
+            ),
+          ),
     );
     if (d.receipts.length > 0) {
-      this.details.append(h('h3', {}, 'Verification receipts'), h('ul', { class: 'receipts' }, ...d.receipts.map((r) => h('li', {}, `${r.exitCode === 0 ? '✓' : '✗'} ${r.command.join(' ')} · exit ${r.exitCode ?? '–'} · ${r.durationMs} ms`))));
+      this.details.append(
+        h('h3', {}, 'Verification receipts'),
+        h(
+          'ul',
+          { class: 'receipts' },
+          ...d.receipts.map((r) =>
+            h(
+              'li',
+              {},
+              `${r.exitCode === 0 ? '✓' : '✗'} ${r.command.join(' ')} · exit ${r.exitCode ?? '–'} · ${r.durationMs} ms`,
+            ),
+          ),
+        ),
+      );
     }
     if (d.issues.length > 0) this.details.append(h('h3', {}, 'Issues'), this.issueList(d.issues));
     if (d.artifact) {
       this.details.append(
-        h('h3', {}, 'Result artifact ', link(d.artifact.path, () => this.actions.post({ type: 'openArtifact', path: d.artifact!.path }))),
+        h(
+          'h3',
+          {},
+          'Result artifact ',
+          link(d.artifact.path, () => this.actions.post({ type: 'openArtifact', path: d.artifact!.path })),
+        ),
         h('pre', { class: 'artifact' }, d.artifact.text),
       );
     }
@@ -183,22 +255,48 @@ export class DashboardView {
   private renderGates(gates: readonly GateView[]): void {
     clear(this.gates);
     const open = gates.filter((g) => g.status === 'open');
-    const decided = gates.filter((g) => g.status !== 'open').slice(-20).reverse();
+    const decided = gates
+      .filter((g) => g.status !== 'open')
+      .slice(-20)
+      .reverse();
     if (open.length === 0) this.gates.append(h('p', { class: 'dim' }, 'No decision is waiting.'));
     for (const gate of open) {
-      const note = h('input', { class: 'note', ariaLabel: `Note for ${gate.id}`, attrs: { type: 'text', placeholder: 'Note (needed to reject)', maxlength: '2000' } });
+      const note = h('input', {
+        class: 'note',
+        ariaLabel: `Note for ${gate.id}`,
+        attrs: { type: 'text', placeholder: 'Note (needed to reject)', maxlength: '2000' },
+      });
       note.value = this.notes.get(gate.id) ?? '';
-      const reject = button('Reject', 'Reject with the note', () => this.actions.post({ type: 'rejectGate', gateId: gate.id, note: note.value.trim() }), note.value.trim() === '', 'danger');
+      const reject = button(
+        'Reject',
+        'Reject with the note',
+        () => this.actions.post({ type: 'rejectGate', gateId: gate.id, note: note.value.trim() }),
+        note.value.trim() === '',
+        'danger',
+      );
       note.addEventListener('input', () => {
         this.notes.set(gate.id, note.value);
         reject.disabled = note.value.trim() === '';
       });
-      const approve = button('Approve', `Approve ${gate.id}`, () => this.actions.post({ type: 'approveGate', gateId: gate.id, ...(note.value.trim() ? { note: note.value.trim() } : {}) }));
+      const approve = button('Approve', `Approve ${gate.id}`, () =>
+        this.actions.post({
+          type: 'approveGate',
+          gateId: gate.id,
+          ...(note.value.trim() ? { note: note.value.trim() } : {}),
+        }),
+      );
       this.gates.append(
         h(
           'div',
           { class: 'gate open', dataset: { gate: gate.id } },
-          h('div', { class: 'g-head' }, h('span', { class: 'chip wait' }, gate.kind), h('strong', {}, gate.id), gate.taskId ? h('span', {}, gate.taskId) : null, ...gate.risk.map((tag) => h('span', { class: 'tag' }, tag))),
+          h(
+            'div',
+            { class: 'g-head' },
+            h('span', { class: 'chip wait' }, gate.kind),
+            h('strong', {}, gate.id),
+            gate.taskId ? h('span', {}, gate.taskId) : null,
+            ...gate.risk.map((tag) => h('span', { class: 'tag' }, tag)),
+          ),
           h('p', { class: 'g-reason' }, gate.reason),
           h('div', { class: 'g-actions' }, note, approve, reject),
         ),
@@ -211,7 +309,12 @@ export class DashboardView {
           { class: 'decided' },
           h('summary', {}, `${decided.length} decided`),
           ...decided.map((g) =>
-            h('div', { class: 'gate' }, h('span', { class: `chip ${statusClass(g.status)}` }, g.status), ` ${g.id} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''} by ${g.decidedBy ?? '?'}${g.decidedAt ? ` at ${clock(g.decidedAt)}` : ''}${g.note ? ` — ${g.note}` : ''}`),
+            h(
+              'div',
+              { class: 'gate' },
+              h('span', { class: `chip ${statusClass(g.status)}` }, g.status),
+              ` ${g.id} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''} by ${g.decidedBy ?? '?'}${g.decidedAt ? ` at ${clock(g.decidedAt)}` : ''}${g.note ? ` — ${g.note}` : ''}`,
+            ),
           ),
         ),
       );
@@ -225,9 +328,17 @@ export class DashboardView {
       return;
     }
     const byArtifact = new Map<string, IssueView[]>();
-    for (const issue of issues) byArtifact.set(issue.artifactPath, [...(byArtifact.get(issue.artifactPath) ?? []), issue]);
+    for (const issue of issues)
+      byArtifact.set(issue.artifactPath, [...(byArtifact.get(issue.artifactPath) ?? []), issue]);
     for (const [path, list] of byArtifact) {
-      this.issues.append(h('div', { class: 'artifact-issues' }, h('div', { class: 'a-path' }, `${list[0]!.delegationId} · ${path}`), this.issueList(list)));
+      this.issues.append(
+        h(
+          'div',
+          { class: 'artifact-issues' },
+          h('div', { class: 'a-path' }, `${list[0]!.delegationId} · ${path}`),
+          this.issueList(list),
+        ),
+      );
     }
   }
 
@@ -237,10 +348,21 @@ export class DashboardView {
       { class: 'issue-list' },
       ...issues.map((issue) => {
         const where = issue.line ? `${issue.line}:${issue.column ?? 1}` : '';
-        const open = (): void => this.actions.post({ type: 'openArtifact', path: issue.artifactPath, ...(issue.line ? { line: issue.line } : {}), ...(issue.column ? { column: issue.column } : {}) });
+        const open = (): void =>
+          this.actions.post({
+            type: 'openArtifact',
+            path: issue.artifactPath,
+            ...(issue.line ? { line: issue.line } : {}),
+            ...(issue.column ? { column: issue.column } : {}),
+          });
         const item = h(
           'button',
-          { class: `issue ${issue.severity}`, title: `Open ${issue.artifactPath}${where ? ` at ${where}` : ''}`, dataset: { code: issue.code, ...(issue.line ? { line: String(issue.line) } : {}) }, attrs: { type: 'button' } },
+          {
+            class: `issue ${issue.severity}`,
+            title: `Open ${issue.artifactPath}${where ? ` at ${where}` : ''}`,
+            dataset: { code: issue.code, ...(issue.line ? { line: String(issue.line) } : {}) },
+            attrs: { type: 'button' },
+          },
           h('span', { class: 'i-sev' }, issue.severity === 'error' ? '✗' : '!'),
           h('span', { class: 'i-where' }, where),
           h('span', { class: 'i-msg' }, issue.message),
@@ -256,8 +378,25 @@ export class DashboardView {
   private renderTimeline(state: DashboardState): void {
     clear(this.timeline);
     const shown = state.events.slice(0, MAX_TIMELINE_ROWS);
-    for (const e of shown) this.timeline.append(h('li', { class: `ev ev-${e.type.split(':')[0]}` }, h('span', { class: 'ev-seq' }, String(e.seq)), h('span', { class: 'ev-at' }, clock(e.at)), h('span', { class: 'ev-type' }, e.type), h('span', { class: 'ev-text' }, e.text)));
-    if (state.events.length > shown.length) this.timeline.append(h('li', { class: 'dim' }, `${state.events.length - shown.length} older events: baton events --run ${state.run?.id ?? ''}`));
+    for (const e of shown)
+      this.timeline.append(
+        h(
+          'li',
+          { class: `ev ev-${e.type.split(':')[0]}` },
+          h('span', { class: 'ev-seq' }, String(e.seq)),
+          h('span', { class: 'ev-at' }, clock(e.at)),
+          h('span', { class: 'ev-type' }, e.type),
+          h('span', { class: 'ev-text' }, e.text),
+        ),
+      );
+    if (state.events.length > shown.length)
+      this.timeline.append(
+        h(
+          'li',
+          { class: 'dim' },
+          `${state.events.length - shown.length} older events: baton events --run ${state.run?.id ?? ''}`,
+        ),
+      );
   }
 
   private renderNotice(state: DashboardState): void {
@@ -265,7 +404,10 @@ export class DashboardView {
     this.notice.hidden = !state.notice;
     if (!state.notice) return;
     this.notice.className = `notice ${state.notice.level}`;
-    this.notice.append(h('span', {}, state.notice.message), button('Dismiss', 'Dismiss', () => this.actions.dispatch({ type: 'dismissNotice' })));
+    this.notice.append(
+      h('span', {}, state.notice.message),
+      button('Dismiss', 'Dismiss', () => this.actions.dispatch({ type: 'dismissNotice' })),
+    );
   }
 }
 

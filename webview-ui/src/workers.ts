@@ -69,13 +69,19 @@ export class WorkersPanel {
       setText(row.status, stale ? 'stale' : r.status);
       const chip = `chip ${statusClass(stale ? 'stale' : r.status)}`;
       if (row.status.className !== chip) row.status.className = chip;
-      setText(row.age, r.lastHeartbeatAt !== undefined ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet');
+      setText(
+        row.age,
+        r.lastHeartbeatAt !== undefined ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet',
+      );
       const left = Math.max(0, r.leaseExpiresAt - now);
       const fraction = r.leaseMs > 0 ? Math.min(1, left / r.leaseMs) : 0;
       // A transform, not a width: the bar drains on the compositor, without a layout.
       const scale = `scaleX(${fraction.toFixed(3)})`;
       if (row.lease.style.transform !== scale) row.lease.style.transform = scale;
-      setText(row.leaseText, stale ? `lease ran out ${duration(now - r.leaseExpiresAt)} ago` : `lease ${duration(left)} left`);
+      setText(
+        row.leaseText,
+        stale ? `lease ran out ${duration(now - r.leaseExpiresAt)} ago` : `lease ${duration(left)} left`,
+      );
     }
   }
 
@@ -89,7 +95,15 @@ export class WorkersPanel {
     const element = h(
       'div',
       { class: 'worker-row', role: 'listitem', dataset: { runtime: runtime.id } },
-      h('div', { class: 'w-head' }, pulse, h('span', { class: 'w-task' }, runtime.taskId), h('span', { class: 'w-delegation' }, runtime.delegationId), status, age),
+      h(
+        'div',
+        { class: 'w-head' },
+        pulse,
+        h('span', { class: 'w-task' }, runtime.taskId),
+        h('span', { class: 'w-delegation' }, runtime.delegationId),
+        status,
+        age,
+      ),
       h('div', { class: 'lease', title: 'lease remaining' }, lease),
       h('div', { class: 'w-foot' }, leaseText, progress),
     );

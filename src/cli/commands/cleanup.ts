@@ -14,7 +14,13 @@ export async function cleanup(ctx: CommandContext, runId: string | undefined): P
       return;
     }
     const rows = [
-      ...report.removed.map((r) => [paint(o, 'green', 'removed'), r.delegationId ?? '-', shown(r.path), bytes(r.bytes), r.finding]),
+      ...report.removed.map((r) => [
+        paint(o, 'green', 'removed'),
+        r.delegationId ?? '-',
+        shown(r.path),
+        bytes(r.bytes),
+        r.finding,
+      ]),
       ...report.kept.map((k) => [paint(o, 'yellow', 'kept'), k.delegationId ?? '-', shown(k.path), '-', k.finding]),
     ];
     o.out(table(o, ['', 'DELEGATION', 'WORKTREE', 'SIZE', 'WHY'], rows));

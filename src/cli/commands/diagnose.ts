@@ -2,7 +2,10 @@ import { printJson, withEngine, type CommandContext } from '../context';
 import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
 import { renderOverview } from './status';
 
-/** `baton diagnose`: everything about a run — tasks, attempts, workers, leases, gates, receipts, stops — and the next command. */
+/**
+ * `baton diagnose`: everything about a run — tasks, attempts, workers, leases, gates, receipts, stops — and the next
+ * command.
+ */
 export async function diagnose(ctx: CommandContext, runId: string | undefined): Promise<void> {
   await withEngine(ctx, async (engine) => {
     const d = await engine.diagnose(runId);
@@ -14,8 +17,16 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
     if (!d.coordinator) lines.push('  never coordinated (tasks were claimed by hand)');
     else {
       const c = d.coordinator;
-      const state = c.released ? 'released' : c.live ? 'live' : c.alive ? 'expired, holder still running' : 'expired, holder gone';
-      lines.push(`  ${c.holder}  epoch ${c.epoch}  ${state}  lease ${c.expiresAt > d.now ? `${duration(c.expiresAt - d.now)} left` : `ended ${duration(d.now - c.expiresAt)} ago`}`);
+      const state = c.released
+        ? 'released'
+        : c.live
+          ? 'live'
+          : c.alive
+            ? 'expired, holder still running'
+            : 'expired, holder gone';
+      lines.push(
+        `  ${c.holder}  epoch ${c.epoch}  ${state}  lease ${c.expiresAt > d.now ? `${duration(c.expiresAt - d.now)} left` : `ended ${duration(d.now - c.expiresAt)} ago`}`,
+      );
     }
     lines.push(section('Attempts'));
     lines.push(
@@ -25,25 +36,45 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
         d.delegations.map((del) => {
           const w = d.workers.find((x) => x.delegationId === del.id);
           const proc = !w?.pid ? '-' : w.alive === null ? 'other host' : w.alive ? paint(o, 'green', 'alive') : 'gone';
-          return [del.id, status(o, del.status), w?.worker ?? '-', w?.pid ? String(w.pid) : '-', proc, del.resultStatus ?? '-', oneLine(del.reason ?? '', 60)];
+          return [
+            del.id,
+            status(o, del.status),
+            w?.worker ?? '-',
+            w?.pid ? String(w.pid) : '-',
+            proc,
+            del.resultStatus ?? '-',
+            oneLine(del.reason ?? '', 60),
+          ];
         }),
       ),
     );
     if (d.receipts.length > 0) {
       lines.push(section('Verification receipts'));
-      for (const r of d.receipts) lines.push(`  ${r.exitCode === 0 ? paint(o, 'green', '✓') : paint(o, 'red', '✗')} ${r.delegationId}  ${r.command.join(' ')}  ${r.timedOut ? 'timed out' : `exit ${r.exitCode}`}  ${r.durationMs} ms  ${r.logPath}`);
+      for (const r of d.receipts)
+        lines.push(
+          `  ${r.exitCode === 0 ? paint(o, 'green', '✓') : paint(o, 'red', '✗')} ${r.delegationId}  ${r.command.join(' ')}  ${r.timedOut ? 'timed out' : `exit ${r.exitCode}`}  ${r.durationMs} ms  ${r.logPath}`,
+        );
     }
     if (d.stops.length > 0) {
       lines.push(section('Stops'));
       for (const s of d.stops) {
-        lines.push(`  ${s.id} ${s.mode} ${s.delegationId ?? 'run'} by ${s.requestedBy} at ${timestamp(s.requestedAt)}: ${s.status}`);
-        for (const e of s.report) lines.push(`    ${e.confirmed ? paint(o, 'green', '✓') : paint(o, 'red', '✗')} ${e.delegationId} ${e.note ?? `${e.processes.length} process(es)${e.confirmed ? ' confirmed gone' : `, alive: ${e.survivors.join(', ')}`}`}`);
+        lines.push(
+          `  ${s.id} ${s.mode} ${s.delegationId ?? 'run'} by ${s.requestedBy} at ${timestamp(s.requestedAt)}: ${s.status}`,
+        );
+        for (const e of s.report)
+          lines.push(
+            `    ${e.confirmed ? paint(o, 'green', '✓') : paint(o, 'red', '✗')} ${e.delegationId} ${e.note ?? `${e.processes.length} process(es)${e.confirmed ? ' confirmed gone' : `, alive: ${e.survivors.join(', ')}`}`}`,
+          );
       }
     }
     if (d.isolation || d.worktrees.length > 0) {
       const i = d.isolation;
       lines.push(section('Isolation'));
-      lines.push(i?.mode === 'worktree' ? `  worktree per task; ${i.strategy} into ${i.targetBranch}; run base ${i.baseCommit}` : `  shared working tree (${i?.note ?? 'none'})`);
+      lines.push(
+        i?.mode === 'worktree'
+          ? `  worktree per task; ${i.strategy} into ${i.targetBranch}; run base ${i.baseCommit}`
+          : `  shared working tree (${i?.note ?? 'none'})`,
+      );
       if (d.worktrees.length > 0) {
         lines.push(
           table(
@@ -60,10 +91,19 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
           ),
         );
       }
-      for (const f of d.worktreeFindings) lines.push(`  ${paint(o, 'yellow', '!')} ${f.delegationId ?? f.path}: ${f.finding}`);
+      for (const f of d.worktreeFindings)
+        lines.push(`  ${paint(o, 'yellow', '!')} ${f.delegationId ?? f.path}: ${f.finding}`);
     }
-    lines.push(section('Disk'), `  .baton/runs/${d.run.id}: ${bytes(d.diskBytes)}`, `  .baton/worktrees/${d.run.id}: ${bytes(d.worktreeBytes)}`);
-    lines.push(section('Next'), `  ${d.next.why}`, ...(d.next.command ? [`  ${paint(o, 'cyan', d.next.command)}`] : []));
+    lines.push(
+      section('Disk'),
+      `  .baton/runs/${d.run.id}: ${bytes(d.diskBytes)}`,
+      `  .baton/worktrees/${d.run.id}: ${bytes(d.worktreeBytes)}`,
+    );
+    lines.push(
+      section('Next'),
+      `  ${d.next.why}`,
+      ...(d.next.command ? [`  ${paint(o, 'cyan', d.next.command)}`] : []),
+    );
     o.out(lines.join('\n'));
   });
 }

@@ -29,13 +29,22 @@ export function exitCodeFor(outcome: CoordinatorOutcome, openGateKinds: readonly
 export async function start(
   ctx: CommandContext,
   planPath: string,
-  options: DriveOptions & { fresh?: boolean; settings?: { isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' } },
+  options: DriveOptions & {
+    fresh?: boolean;
+    settings?: { isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' };
+  },
 ): Promise<number> {
   return withEngine(
     ctx,
     async (engine) => {
-      const { run, created } = await engine.runForPlan(resolve(planPath), { fresh: Boolean(options.fresh), ...(options.settings ? { settings: options.settings } : {}) });
-      if (!ctx.output.json) ctx.output.out(`${created ? 'Started' : 'Continuing'} run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
+      const { run, created } = await engine.runForPlan(resolve(planPath), {
+        fresh: Boolean(options.fresh),
+        ...(options.settings ? { settings: options.settings } : {}),
+      });
+      if (!ctx.output.json)
+        ctx.output.out(
+          `${created ? 'Started' : 'Continuing'} run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`,
+        );
       return drive(ctx, engine, run, options);
     },
     { follow: true },
@@ -66,13 +75,19 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
   });
   if ('heldBy' in taken) {
     if (o.json) printJson(ctx, { runId: run.id, observing: true, coordinator: taken.heldBy.holder, why: taken.why });
-    else o.out(`Run ${run.id} is driven by ${taken.heldBy.holder} (${taken.why}). This process observes; approve, stop and ingest from anywhere.`);
+    else
+      o.out(
+        `Run ${run.id} is driven by ${taken.heldBy.holder} (${taken.why}). This process observes; approve, stop and ingest from anywhere.`,
+      );
     return observe(ctx, engine, run.id);
   }
   const { coordinator, reconcile } = taken;
   for (const entry of reconcile.entries.filter((e) => e.repair)) {
     if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'reconcile', ...entry }));
-    else o.out(`${paint(o, 'yellow', 'reconcile')} ${entry.taskId}${entry.delegationId ? ` (${entry.delegationId})` : ''}: ${entry.classification} → ${entry.repair}`);
+    else
+      o.out(
+        `${paint(o, 'yellow', 'reconcile')} ${entry.taskId}${entry.delegationId ? ` (${entry.delegationId})` : ''}: ${entry.classification} → ${entry.repair}`,
+      );
   }
   const display = new ProgressDisplay(ctx, engine, run.id);
   const interrupt = (): void => {
@@ -95,7 +110,16 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
     final.gates.filter((g) => g.status === 'open').map((g) => g.kind),
   );
   if (o.json) {
-    o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'outcome', runId: run.id, outcome, status: final.run.status, exitCode: code }));
+    o.out(
+      JSON.stringify({
+        protocolVersion: PROTOCOL_VERSION,
+        type: 'outcome',
+        runId: run.id,
+        outcome,
+        status: final.run.status,
+        exitCode: code,
+      }),
+    );
     return code;
   }
   const done = final.tasks.filter((t) => t.status === 'completed').length;
@@ -104,8 +128,11 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
   if (outcome.kind === 'paused' && outcome.stopped) {
     o.out(paint(o, 'dim', `Stopped. Continue with: baton resume --run ${run.id}`));
   } else if (outcome.kind === 'paused' && open.length > 0) {
-    for (const g of open) o.out(`  ${paint(o, 'yellow', g.id)} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''}: ${oneLine(g.reason, 110)}`);
-    o.out(paint(o, 'dim', `Decide with baton approve <gate> / baton reject <gate>, then baton resume --run ${run.id}.`));
+    for (const g of open)
+      o.out(`  ${paint(o, 'yellow', g.id)} ${g.kind}${g.taskId ? ` (${g.taskId})` : ''}: ${oneLine(g.reason, 110)}`);
+    o.out(
+      paint(o, 'dim', `Decide with baton approve <gate> / baton reject <gate>, then baton resume --run ${run.id}.`),
+    );
   } else if (outcome.kind === 'lease-lost') {
     o.out(`This process lost the coordinator lease: ${outcome.detail}`);
   } else if (outcome.kind === 'idle') {
@@ -185,11 +212,17 @@ class ProgressDisplay {
       const done = view.tasks.filter((t) => t.status === 'completed').length;
       const width = 30;
       const filled = total ? Math.round((done / total) * width) : 0;
-      const lines = [`${paint(o, 'green', '█'.repeat(filled))}${paint(o, 'dim', '░'.repeat(width - filled))} ${done}/${total} completed  ${status(o, view.run.status)}`];
-      for (const r of view.runtimes.filter((rt) => rt.status === 'claimed' || rt.status === 'active' || rt.status === 'stale')) {
+      const lines = [
+        `${paint(o, 'green', '█'.repeat(filled))}${paint(o, 'dim', '░'.repeat(width - filled))} ${done}/${total} completed  ${status(o, view.run.status)}`,
+      ];
+      for (const r of view.runtimes.filter(
+        (rt) => rt.status === 'claimed' || rt.status === 'active' || rt.status === 'stale',
+      )) {
         const d = view.delegations.find((x) => x.id === r.delegationId);
         const beat = r.lastHeartbeatAt ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-        lines.push(`  ${paint(o, 'cyan', '▶')} ${d?.taskId ?? '?'} ${r.delegationId}  ${beat}  ${status(o, r.status)}  ${oneLine(r.progress ?? '', 50)}`);
+        lines.push(
+          `  ${paint(o, 'cyan', '▶')} ${d?.taskId ?? '?'} ${r.delegationId}  ${beat}  ${status(o, r.status)}  ${oneLine(r.progress ?? '', 50)}`,
+        );
       }
       this.clear();
       process.stdout.write(`${lines.join('\n')}\n`);

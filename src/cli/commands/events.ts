@@ -6,7 +6,10 @@ import { paint, timestamp } from '../render';
  * Prints a run's event log. With --follow it keeps printing as events arrive from any
  * process (NDJSON with --json), until interrupted.
  */
-export async function events(ctx: CommandContext, options: { run?: string; follow?: boolean; after?: number }): Promise<void> {
+export async function events(
+  ctx: CommandContext,
+  options: { run?: string; follow?: boolean; after?: number },
+): Promise<void> {
   if (!Engine.hasStore(ctx.workspace) && !options.follow) {
     if (ctx.output.json) printJson(ctx, { events: [] });
     else ctx.output.out('No events: there is no Baton run here yet.');

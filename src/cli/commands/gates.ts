@@ -10,7 +10,10 @@ export async function listGates(ctx: CommandContext, options: { run?: string; al
     return;
   }
   await withEngine(ctx, async (engine) => {
-    const gates = await engine.listGates({ ...(options.run ? { runId: options.run } : {}), ...(options.all ? {} : { status: 'open' as const }) });
+    const gates = await engine.listGates({
+      ...(options.run ? { runId: options.run } : {}),
+      ...(options.all ? {} : { status: 'open' as const }),
+    });
     if (ctx.output.json) return printJson(ctx, { gates });
     if (gates.length === 0) return ctx.output.out(options.all ? 'No gates.' : 'No open gates.');
     ctx.output.out(
@@ -31,12 +34,24 @@ export async function listGates(ctx: CommandContext, options: { run?: string; al
   });
 }
 
-export async function decide(ctx: CommandContext, gateId: string, decision: GateDecision, note: string | undefined, accept = false): Promise<void> {
+export async function decide(
+  ctx: CommandContext,
+  gateId: string,
+  decision: GateDecision,
+  note: string | undefined,
+  accept = false,
+): Promise<void> {
   requireStore(ctx, () => new BatonError('invalid-input', 'gate.unknown', `There is no gate ${gateId}.`));
   await withEngine(ctx, async (engine) => {
-    const { gate, alreadyDecided } = await engine.decideGate({ gateId, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) });
+    const { gate, alreadyDecided } = await engine.decideGate({
+      gateId,
+      decision,
+      ...(note ? { note } : {}),
+      ...(accept ? { accept } : {}),
+    });
     if (ctx.output.json) return printJson(ctx, { gate, alreadyDecided });
-    const verb = decision === 'approved' ? paint(ctx.output, 'green', 'approved') : paint(ctx.output, 'red', 'rejected');
+    const verb =
+      decision === 'approved' ? paint(ctx.output, 'green', 'approved') : paint(ctx.output, 'red', 'rejected');
     ctx.output.out(
       alreadyDecided
         ? `Gate ${gate.id} was already ${verb} by ${gate.decidedBy ?? 'someone'}; nothing changed.`

@@ -3,15 +3,28 @@ import { printJson, withEngine, type CommandContext } from '../context';
 import { timestamp } from '../render';
 
 /** Renews a runtime's lease. The runtime and token default to $BATON_RUNTIME_ID / $BATON_RUNTIME_TOKEN. */
-export async function heartbeat(ctx: CommandContext, options: { runtime?: string; token?: string; progress?: string }): Promise<void> {
+export async function heartbeat(
+  ctx: CommandContext,
+  options: { runtime?: string; token?: string; progress?: string },
+): Promise<void> {
   const runtimeId = options.runtime ?? process.env.BATON_RUNTIME_ID;
   const token = options.token ?? process.env.BATON_RUNTIME_TOKEN;
   if (!runtimeId || !token) {
-    throw new BatonError('invalid-input', 'heartbeat.missing-identity', 'Give --runtime and --token (or set BATON_RUNTIME_ID and BATON_RUNTIME_TOKEN).');
+    throw new BatonError(
+      'invalid-input',
+      'heartbeat.missing-identity',
+      'Give --runtime and --token (or set BATON_RUNTIME_ID and BATON_RUNTIME_TOKEN).',
+    );
   }
   await withEngine(ctx, async (engine) => {
-    const runtime = await engine.heartbeat({ runtimeId, token, ...(options.progress !== undefined ? { progress: options.progress } : {}) });
+    const runtime = await engine.heartbeat({
+      runtimeId,
+      token,
+      ...(options.progress !== undefined ? { progress: options.progress } : {}),
+    });
     if (ctx.output.json) return printJson(ctx, { runtime });
-    ctx.output.out(`Lease of ${runtime.id} (${runtime.delegationId}) renewed until ${timestamp(runtime.leaseExpiresAt)}; heartbeat ${runtime.heartbeatCount}.`);
+    ctx.output.out(
+      `Lease of ${runtime.id} (${runtime.delegationId}) renewed until ${timestamp(runtime.leaseExpiresAt)}; heartbeat ${runtime.heartbeatCount}.`,
+    );
   });
 }

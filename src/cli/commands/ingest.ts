@@ -4,8 +4,14 @@ import { printJson, requireStore, withEngine, type CommandContext } from '../con
 import { paint, status } from '../render';
 
 /** Hands a result artifact in for a delegation. Exit 4 when the result is rejected. */
-export async function ingest(ctx: CommandContext, options: { delegation: string; artifact: string; run?: string }): Promise<number> {
-  requireStore(ctx, () => new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${options.delegation}.`));
+export async function ingest(
+  ctx: CommandContext,
+  options: { delegation: string; artifact: string; run?: string },
+): Promise<number> {
+  requireStore(
+    ctx,
+    () => new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${options.delegation}.`),
+  );
   return withEngine(ctx, async (engine) => {
     const outcome = await engine.ingest({
       delegationId: options.delegation,
@@ -15,11 +21,16 @@ export async function ingest(ctx: CommandContext, options: { delegation: string;
     const { record, delegation } = outcome;
     const exitCode = record.accepted ? 0 : 4;
     if (ctx.output.json) {
-      printJson(ctx, { record, duplicate: outcome.duplicate, delegation: { id: delegation.id, status: delegation.status, taskId: delegation.taskId } });
+      printJson(ctx, {
+        record,
+        duplicate: outcome.duplicate,
+        delegation: { id: delegation.id, status: delegation.status, taskId: delegation.taskId },
+      });
       return exitCode;
     }
     const o = ctx.output;
-    for (const i of record.issues) o.out(paint(o, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, record.artifactPath)));
+    for (const i of record.issues)
+      o.out(paint(o, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, record.artifactPath)));
     const again = outcome.duplicate ? ' (already ingested: same content, nothing changed)' : '';
     o.out(
       record.accepted

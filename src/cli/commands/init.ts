@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { BATON_DIR, configPathOf, DEFAULT_CONFIG } from '../../engine/index';
 import { printJson, type CommandContext } from '../context';
 
-const GITIGNORE = '# Baton state is local to this machine; config.json is meant to be shared.\n*\n!.gitignore\n!config.json\n';
+const GITIGNORE =
+  '# Baton state is local to this machine; config.json is meant to be shared.\n*\n!.gitignore\n!config.json\n';
 
 /** Creates .baton/ with a default config. Never overwrites an existing config. */
 export function init(ctx: CommandContext): void {

@@ -8,12 +8,18 @@ export async function reconcile(ctx: CommandContext, runId: string | undefined):
     const report = await engine.reconcile(run.id);
     if (ctx.output.json) return printJson(ctx, { ...report });
     const o = ctx.output;
-    if (report.reportOnly) o.out(paint(o, 'yellow', `Run ${run.id} is driven by ${report.coordinator}; reporting only, nothing changed.`));
+    if (report.reportOnly)
+      o.out(paint(o, 'yellow', `Run ${run.id} is driven by ${report.coordinator}; reporting only, nothing changed.`));
     o.out(
       table(
         o,
         ['TASK', 'DELEGATION', 'EVIDENCE', 'REPAIR'],
-        report.entries.map((e) => [e.taskId, e.delegationId ?? '-', e.classification, e.repair ? paint(o, 'green', e.repair) : '-']),
+        report.entries.map((e) => [
+          e.taskId,
+          e.delegationId ?? '-',
+          e.classification,
+          e.repair ? paint(o, 'green', e.repair) : '-',
+        ]),
       ),
     );
   });

@@ -33,7 +33,14 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
       ['TASK', 'STATUS', 'ATTEMPT', 'AGENT', 'TITLE', 'WHY'],
       view.tasks.map((t) => {
         const attempts = view.delegations.filter((d) => d.taskId === t.id);
-        return [t.id, status(o, t.status), attempts.length ? String(attempts.length) : '-', t.agent, oneLine(t.title, 40), oneLine(t.statusReason ?? '', 60)];
+        return [
+          t.id,
+          status(o, t.status),
+          attempts.length ? String(attempts.length) : '-',
+          t.agent,
+          oneLine(t.title, 40),
+          oneLine(t.statusReason ?? '', 60),
+        ];
       }),
     ),
   ];
@@ -43,8 +50,17 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
   }
   const open = view.gates.filter((g) => g.status === 'open');
   if (open.length > 0) {
-    lines.push('', table(o, ['GATE', 'KIND', 'TASK', 'REASON'], open.map((g) => [paint(o, 'yellow', g.id), g.kind, g.taskId ?? '-', oneLine(g.reason, 90)])));
-    lines.push(paint(o, 'dim', `Decide with: baton approve ${open[0]!.id} [--note …]  or  baton reject ${open[0]!.id} --note …`));
+    lines.push(
+      '',
+      table(
+        o,
+        ['GATE', 'KIND', 'TASK', 'REASON'],
+        open.map((g) => [paint(o, 'yellow', g.id), g.kind, g.taskId ?? '-', oneLine(g.reason, 90)]),
+      ),
+    );
+    lines.push(
+      paint(o, 'dim', `Decide with: baton approve ${open[0]!.id} [--note …]  or  baton reject ${open[0]!.id} --note …`),
+    );
   }
   return lines.join('\n');
 }
@@ -58,14 +74,20 @@ export function runtimeTable(ctx: CommandContext, runtimes: WorkerRuntime[], now
       r.delegationId,
       status(ctx.output, r.status),
       r.lastHeartbeatAt ? `${duration(now - r.lastHeartbeatAt)} ago` : 'never',
-      r.leaseExpiresAt > now ? `${duration(r.leaseExpiresAt - now)} left` : paint(ctx.output, 'magenta', `expired ${duration(now - r.leaseExpiresAt)} ago`),
+      r.leaseExpiresAt > now
+        ? `${duration(r.leaseExpiresAt - now)} left`
+        : paint(ctx.output, 'magenta', `expired ${duration(now - r.leaseExpiresAt)} ago`),
       oneLine(r.progress ?? '', 50),
     ]),
   );
 }
 
 /** The delegation queue of a run, optionally filtered by status. */
-export async function showQueue(ctx: CommandContext, runId: string | undefined, filter: DelegationStatus | undefined): Promise<void> {
+export async function showQueue(
+  ctx: CommandContext,
+  runId: string | undefined,
+  filter: DelegationStatus | undefined,
+): Promise<void> {
   if (noRuns(ctx)) return;
   await withEngine(ctx, async (engine) => {
     const { run, delegations } = await engine.listDelegations(runId, filter);

@@ -11,7 +11,11 @@ export function validate(ctx: CommandContext, file: string): number {
   try {
     text = readFileSync(absolute, 'utf8');
   } catch (err) {
-    throw new BatonError('invalid-input', 'validate.unreadable', `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    throw new BatonError(
+      'invalid-input',
+      'validate.unreadable',
+      `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
   }
   const display = relative(process.cwd(), absolute) || file;
   const isConfig = absolute.endsWith('.json');
@@ -26,17 +30,27 @@ export function validate(ctx: CommandContext, file: string): number {
     issues = parsed.issues;
     summary = {
       kind: 'plan',
-      tasks: parsed.tasks.map((t) => ({ id: t.id, title: t.title, agent: t.agent, depends: t.depends, risk: t.risk, line: t.range.start.line })),
+      tasks: parsed.tasks.map((t) => ({
+        id: t.id,
+        title: t.title,
+        agent: t.agent,
+        depends: t.depends,
+        risk: t.risk,
+        line: t.range.start.line,
+      })),
     };
   }
   const valid = !hasErrors(issues);
   if (ctx.output.json) {
     printJson(ctx, { file: display, valid, ...summary, issues });
   } else {
-    for (const i of issues) ctx.output.out(paint(ctx.output, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, display)));
+    for (const i of issues)
+      ctx.output.out(paint(ctx.output, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, display)));
     const errors = issues.filter((i) => i.severity === 'error').length;
     const warnings = issues.length - errors;
-    const what = isConfig ? 'config' : `plan with ${(summary.tasks as unknown[]).length} task${(summary.tasks as unknown[]).length === 1 ? '' : 's'}`;
+    const what = isConfig
+      ? 'config'
+      : `plan with ${(summary.tasks as unknown[]).length} task${(summary.tasks as unknown[]).length === 1 ? '' : 's'}`;
     ctx.output.out(
       valid
         ? `${paint(ctx.output, 'green', '✓')} ${display}: valid ${what}${warnings ? `, ${warnings} warning${warnings === 1 ? '' : 's'}` : ''}`

@@ -1,4 +1,10 @@
-import { findNodeAtLocation, parseTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
+import {
+  findNodeAtLocation,
+  parseTree,
+  printParseErrorCode,
+  type Node as JsonNode,
+  type ParseError,
+} from 'jsonc-parser';
 import * as z from 'zod';
 import { issue, type Issue, type Range } from '../model/issue';
 import { LineIndex } from '../util/lineIndex';
@@ -16,7 +22,11 @@ const workerArgs = z
     args.forEach((arg, index) => {
       for (const match of arg.matchAll(PLACEHOLDER)) {
         if (!(WORKER_PLACEHOLDERS as readonly string[]).includes(match[1]!)) {
-          ctx.addIssue({ code: 'custom', path: [index], message: `Unknown placeholder {${match[1]}}; use ${WORKER_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [index],
+            message: `Unknown placeholder {${match[1]}}; use ${WORKER_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}`,
+          });
         }
       }
     });
@@ -26,8 +36,13 @@ const processWorkerSchema = z
   .object({
     type: z.literal('process'),
     command: z.string().min(1).describe('The program to run (a path or a name on PATH). Never run through a shell.'),
-    args: workerArgs.describe('Arguments, each one argv element; may contain {prompt}, {promptFile}, {artifactPath}, {taskId}, {workspace}.'),
-    promptOnStdin: z.boolean().optional().describe('Write the prompt to stdin. Default: true unless an argument uses {prompt} or {promptFile}.'),
+    args: workerArgs.describe(
+      'Arguments, each one argv element; may contain {prompt}, {promptFile}, {artifactPath}, {taskId}, {workspace}.',
+    ),
+    promptOnStdin: z
+      .boolean()
+      .optional()
+      .describe('Write the prompt to stdin. Default: true unless an argument uses {prompt} or {promptFile}.'),
     env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables.'),
   })
   .strict();
@@ -44,7 +59,11 @@ const claudeCodeWorkerSchema = z
 
 const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
 
-export const workerSchema = z.discriminatedUnion('type', [processWorkerSchema, claudeCodeWorkerSchema, manualWorkerSchema]);
+export const workerSchema = z.discriminatedUnion('type', [
+  processWorkerSchema,
+  claudeCodeWorkerSchema,
+  manualWorkerSchema,
+]);
 export type WorkerDefinition = z.output<typeof workerSchema>;
 
 /** Always available, whatever the config says (a config entry with the same id replaces one). */
@@ -78,20 +97,53 @@ export const configSchema = z.object({
     .default(2)
     .describe('Attempts per task before a failed or stale attempt fails the task.'),
   maxConcurrency: z.number().int().min(1).max(256).default(4).describe('How many workers a run drives at once.'),
-  taskTimeoutSeconds: z.number().int().min(1).max(7 * 86_400).default(3600).describe('An attempt still running after this long is stopped and fails.'),
-  verifyTimeoutSeconds: z.number().int().min(1).max(86_400).default(600).describe('Each verify command is stopped after this long and counts as failed.'),
-  retryBackoffSeconds: z.number().min(0).max(3600).default(10).describe('Wait before a retry; doubles with each further attempt (at most 10 minutes).'),
-  stopGraceSeconds: z.number().min(0).max(300).default(5).describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  taskTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(3600)
+    .describe('An attempt still running after this long is stopped and fails.'),
+  verifyTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(600)
+    .describe('Each verify command is stopped after this long and counts as failed.'),
+  retryBackoffSeconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .default(10)
+    .describe('Wait before a retry; doubles with each further attempt (at most 10 minutes).'),
+  stopGraceSeconds: z
+    .number()
+    .min(0)
+    .max(300)
+    .default(5)
+    .describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
   isolation: z
     .enum(['auto', 'worktree', 'none'])
     .default('auto')
-    .describe('worktree: each task works in its own git worktree and is integrated after it passed; none: the shared working tree; auto: worktree when the workspace is a git repository and maxConcurrency > 1 (docs/isolation.md).'),
+    .describe(
+      'worktree: each task works in its own git worktree and is integrated after it passed; none: the shared working tree; auto: worktree when the workspace is a git repository and maxConcurrency > 1 (docs/isolation.md).',
+    ),
   integration: z
     .enum(['merge', 'rebase', 'cherry-pick'])
     .default('merge')
-    .describe('How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.'),
-  defaultWorker: z.string().min(1).default('claude-code').describe('The worker for tasks whose plan block names none: a key of workers, or claude-code / manual.'),
-  workers: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema).default({}).describe('Worker definitions by id (docs/workers.md).'),
+    .describe(
+      'How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.',
+    ),
+  defaultWorker: z
+    .string()
+    .min(1)
+    .default('claude-code')
+    .describe('The worker for tasks whose plan block names none: a key of workers, or claude-code / manual.'),
+  workers: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema)
+    .default({})
+    .describe('Worker definitions by id (docs/workers.md).'),
 });
 
 export type BatonConfig = z.output<typeof configSchema>;
@@ -111,20 +163,45 @@ export function parseConfig(text: string): ParsedConfig {
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const issues: Issue[] = errors.map((e) =>
-    issue('config.json-syntax', '', `JSON syntax error: ${printParseErrorCode(e.error)}.`, 'Fix the JSON syntax.', lines.range(e.offset, e.offset + e.length)),
+    issue(
+      'config.json-syntax',
+      '',
+      `JSON syntax error: ${printParseErrorCode(e.error)}.`,
+      'Fix the JSON syntax.',
+      lines.range(e.offset, e.offset + e.length),
+    ),
   );
   if (issues.length > 0 || !root) {
-    if (!root && issues.length === 0) issues.push(issue('config.json-syntax', '', 'The config file is empty.', 'Write a JSON object, e.g. {}.'));
+    if (!root && issues.length === 0)
+      issues.push(issue('config.json-syntax', '', 'The config file is empty.', 'Write a JSON object, e.g. {}.'));
     return { config: DEFAULT_CONFIG, issues };
   }
   if (root.type !== 'object') {
-    return { config: DEFAULT_CONFIG, issues: [issue('config.not-an-object', '', 'The config must be a JSON object.', 'Wrap the settings in { }.', nodeRange(lines, root))] };
+    return {
+      config: DEFAULT_CONFIG,
+      issues: [
+        issue(
+          'config.not-an-object',
+          '',
+          'The config must be a JSON object.',
+          'Wrap the settings in { }.',
+          nodeRange(lines, root),
+        ),
+      ],
+    };
   }
   for (const property of root.children ?? []) {
     const key = property.children?.[0];
     if (key && typeof key.value === 'string' && !KNOWN_KEYS.has(key.value)) {
       issues.push(
-        issue('config.unknown-field', key.value, `Unknown setting "${key.value}" is ignored.`, `Known settings: ${[...KNOWN_KEYS].join(', ')}.`, nodeRange(lines, key), 'warning'),
+        issue(
+          'config.unknown-field',
+          key.value,
+          `Unknown setting "${key.value}" is ignored.`,
+          `Known settings: ${[...KNOWN_KEYS].join(', ')}.`,
+          nodeRange(lines, key),
+          'warning',
+        ),
       );
     }
   }
@@ -156,7 +233,12 @@ function describeField(key: string): string {
 function nodeValue(node: JsonNode): unknown {
   switch (node.type) {
     case 'object':
-      return Object.fromEntries((node.children ?? []).map((p) => [p.children?.[0]?.value as string, p.children?.[1] ? nodeValue(p.children[1]) : undefined]));
+      return Object.fromEntries(
+        (node.children ?? []).map((p) => [
+          p.children?.[0]?.value as string,
+          p.children?.[1] ? nodeValue(p.children[1]) : undefined,
+        ]),
+      );
     case 'array':
       return (node.children ?? []).map(nodeValue);
     default:

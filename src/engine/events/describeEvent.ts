@@ -71,7 +71,9 @@ export function describeEvent(e: Pick<RunEvent, 'type' | 'data'>, maxField = 100
   return what;
 }
 
-/** One line: control characters (newlines, escapes a worker may have printed) become spaces; at most `max` characters. */
+/**
+ * One line: control characters (newlines, escapes a worker may have printed) become spaces; at most `max` characters.
+ */
 export function oneLine(value: string, max = 80): string {
   // eslint-disable-next-line no-control-regex
   const clean = value.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();

@@ -10,9 +10,23 @@ import { BatonError } from '../model/errors';
 import type { RunStatus } from '../model/types';
 import { claimDelegation } from '../queue/claimDelegation';
 import { enqueueDelegation } from '../queue/enqueueDelegation';
-import { getDelegation, refreshRunStatus, setTaskStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
+import {
+  getDelegation,
+  refreshRunStatus,
+  setTaskStatus,
+  settleUnsuccessfulAttempt,
+  transitionDelegation,
+} from '../queue/taskFlow';
 import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
-import { findProcessesOfWorkers, isProcessAlive, selfIdentity, terminateWorker, workerMarker, type ProcessIdentity, type TerminationReport } from '../runtime/processes';
+import {
+  findProcessesOfWorkers,
+  isProcessAlive,
+  selfIdentity,
+  terminateWorker,
+  workerMarker,
+  type ProcessIdentity,
+  type TerminationReport,
+} from '../runtime/processes';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { Disposable } from '../util/emitter';
@@ -29,10 +43,28 @@ import {
 } from './coordinatorLease';
 import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from './reconcile';
 import { runPaths } from './runPaths';
-import { cancelStoppedAttempt, endRecordedWorker, markStopApplied, pendingStops, requestStop, type StopReportEntry, type StopRequest } from './stopRequests';
+import {
+  cancelStoppedAttempt,
+  endRecordedWorker,
+  markStopApplied,
+  pendingStops,
+  requestStop,
+  type StopReportEntry,
+  type StopRequest,
+} from './stopRequests';
 import { verifyAttempt, type VerifyContext } from './verifyAttempt';
 import { firstOverlap } from '../queue/fileOverlap';
-import { createWorktree, planIsolation, removeWorktree, readRunIsolation, recordRunIsolation, targetHead, workspaceInWorktree, worktreeLocation, type RunIsolation } from '../isolation/worktrees';
+import {
+  createWorktree,
+  planIsolation,
+  removeWorktree,
+  readRunIsolation,
+  recordRunIsolation,
+  targetHead,
+  workspaceInWorktree,
+  worktreeLocation,
+  type RunIsolation,
+} from '../isolation/worktrees';
 
 export interface CoordinatorDeps {
   store: StorePort;
@@ -77,9 +109,15 @@ interface Attempt {
   /** Lease length, and until when (monotonic) the last renewal holds it: a wall-clock jump does not end it early. */
   leaseMs: number;
   leaseUntilMono: number;
-  /** Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result, and the ender records the outcome. */
+  /**
+   * Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result, and the ender records the
+   * outcome.
+   */
   ending?: 'stopped' | 'timeout' | 'stale';
-  /** Its worker exited and this coordinator is taking its result (ingest, verify, integrate): not someone else's decision. */
+  /**
+   * Its worker exited and this coordinator is taking its result (ingest, verify, integrate): not someone else's
+   * decision.
+   */
   settling?: boolean;
   timers: Map<'renew' | 'timeout' | 'poll', () => void>;
   done: Promise<void>;
@@ -90,7 +128,10 @@ type RenewalOutcome = 'renewed' | 'lost' | 'retry';
 const DEFAULT_COORDINATOR_LEASE_MS = 30_000;
 /** After a renewal failed for a passing reason (the store was busy), try again this soon. */
 const RENEWAL_RETRY_MS = 1000;
-/** Exited workers are looked over for processes they left behind together, at most this often (reading /proc costs ~1 ms). */
+/**
+ * Exited workers are looked over for processes they left behind together, at most this often (reading /proc costs ~1
+ * ms).
+ */
 const LEFTOVER_SWEEP_MS = 250;
 
 /**
@@ -155,7 +196,10 @@ export class Coordinator {
    * Takes the run's coordinator lease, or reports who holds it (the caller then observes).
    * A new holder first reconciles the run: it adopts or ends the workers of its predecessor.
    */
-  static async take(deps: CoordinatorDeps, options: CoordinatorOptions): Promise<{ coordinator: Coordinator; reconcile: ReconcileReport } | { heldBy: CoordinatorLease; why: string }> {
+  static async take(
+    deps: CoordinatorDeps,
+    options: CoordinatorOptions,
+  ): Promise<{ coordinator: Coordinator; reconcile: ReconcileReport } | { heldBy: CoordinatorLease; why: string }> {
     const coordinator = new Coordinator(deps, options);
     const sibling = activeHere.get(coordinator.registryKey);
     if (sibling) {
@@ -163,7 +207,10 @@ export class Coordinator {
       if (activeHere.get(coordinator.registryKey) === sibling && sibling.holdsLease()) {
         const lease = await deps.store.read((r) => readCoordinatorLease(r, options.runId));
         if (lease && lease.releasedAt === undefined && lease.epoch === sibling.epoch) {
-          return { heldBy: lease, why: `this process (${coordinator.holder}) already coordinates run ${options.runId}` };
+          return {
+            heldBy: lease,
+            why: `this process (${coordinator.holder}) already coordinates run ${options.runId}`,
+          };
         }
       }
       sibling.unregister(); // it no longer holds the run
@@ -175,7 +222,16 @@ export class Coordinator {
     coordinator.acquiring = new Promise((resolveAcquiring) => (acquired = resolveAcquiring));
     try {
       const outcome = await deps.store.transact((tx) =>
-        acquireCoordinatorLease(tx, { runId: options.runId, holder: coordinator.holder, identity: coordinator.identity, leaseMs: coordinator.leaseMs }, deps.clock.now()),
+        acquireCoordinatorLease(
+          tx,
+          {
+            runId: options.runId,
+            holder: coordinator.holder,
+            identity: coordinator.identity,
+            leaseMs: coordinator.leaseMs,
+          },
+          deps.clock.now(),
+        ),
       );
       if (!outcome.acquired) {
         coordinator.unregister();
@@ -190,7 +246,9 @@ export class Coordinator {
     }
     coordinator.scheduleLeaseRenewal(Math.floor(coordinator.leaseMs / 3));
     try {
-      const reconcile = await reconcileRun(coordinator.reconcileContext(), options.runId, { adopt: (a) => coordinator.adopt(a) });
+      const reconcile = await reconcileRun(coordinator.reconcileContext(), options.runId, {
+        adopt: (a) => coordinator.adopt(a),
+      });
       return { coordinator, reconcile };
     } catch (err) {
       // Could not take over cleanly: give the run back; workers it adopted are left for the next coordinator.
@@ -241,9 +299,10 @@ export class Coordinator {
     this.wake();
     let report: StopReportEntry[] = [];
     if (!this.leaseLost && !this.released) {
-      const request = await this.guarded(async (tx) => (await requestStop(tx, { runId: this.options.runId, mode: 'immediate', by }, this.deps.clock.now())).request).catch(
-        () => undefined,
-      );
+      const request = await this.guarded(
+        async (tx) =>
+          (await requestStop(tx, { runId: this.options.runId, mode: 'immediate', by }, this.deps.clock.now())).request,
+      ).catch(() => undefined);
       this.shutdownStop = request;
       if (request) report = await this.applyStop(request).catch(() => []);
       // A pass that was starting a worker meanwhile ends it itself (see startAttempt); wait for it before letting go.
@@ -305,8 +364,12 @@ export class Coordinator {
       // (Only when needed: any write statement is a journaled commit, and a commit wakes this loop again.)
       for (const attempt of this.attempts.values()) {
         if (attempt.manual || attempt.ending || mono >= attempt.leaseUntilMono) continue;
-        const lapsed = await tx.get(`SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`, [attempt.runtimeId, now]);
-        if (lapsed) await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ?`, [now, attempt.runtimeId]);
+        const lapsed = await tx.get(
+          `SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`,
+          [attempt.runtimeId, now],
+        );
+        if (lapsed)
+          await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ?`, [now, attempt.runtimeId]);
       }
       return expireStaleRuntimes(tx, now);
     });
@@ -314,7 +377,10 @@ export class Coordinator {
 
     const now = this.deps.clock.now();
     const state = await this.deps.store.read(async (r) => ({
-      run: await r.get<{ status: string; stop_mode: string | null }>(`SELECT status, stop_mode FROM runs WHERE id = ?`, [runId]),
+      run: await r.get<{ status: string; stop_mode: string | null }>(
+        `SELECT status, stop_mode FROM runs WHERE id = ?`,
+        [runId],
+      ),
       // Only as many ready tasks as could start now, plus the next one waiting on a retry
       // backoff: a pass reads a handful of rows however large the run is.
       ready: (
@@ -334,7 +400,9 @@ export class Coordinator {
         `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
         [runId],
       ),
-      openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [runId]))?.n ?? 0,
+      openGates:
+        (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [runId]))
+          ?.n ?? 0,
       // Attempts with a live lease: ours, and those held by an external worker (`baton claim`).
       leased: await r.all<{ id: string; task_id: string; lease_expires_at: number }>(
         `SELECT d.id, d.task_id, rt.lease_expires_at FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
@@ -357,7 +425,12 @@ export class Coordinator {
           wakeAt = Math.min(wakeAt ?? Infinity, task.not_before);
           continue;
         }
-        const row = await this.deps.store.read((r) => r.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? AND id = ? AND status = 'ready'`, [runId, task.id]));
+        const row = await this.deps.store.read((r) =>
+          r.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? AND id = ? AND status = 'ready'`, [
+            runId,
+            task.id,
+          ]),
+        );
         if (row) await this.startAttempt(toTask(row));
       }
     }
@@ -369,15 +442,26 @@ export class Coordinator {
     // Verifying with no attempt of ours behind it — left by a predecessor that stopped mid-way, or
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
     for (const task of state.verifying) {
-      if (!this.attemptOfTask(task.id) && !this.finishing.has(task.id) && !this.cannotFinish.has(task.id)) this.finishInBackground(task.id);
+      if (!this.attemptOfTask(task.id) && !this.finishing.has(task.id) && !this.cannotFinish.has(task.id))
+        this.finishInBackground(task.id);
     }
     if (this.attempts.size > 0 || this.finishing.size > 0) return undefined;
     if (waitingForBackoff || heldElsewhere.length > 0) return undefined;
-    const status = await this.deps.store.read(async (r) => (await r.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [runId]))!.status as RunStatus);
-    if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') return { kind: 'finished', status };
-    if (status === 'paused' || status === 'stopping') return { kind: 'paused', status, openGates: state.openGates, stopped: Boolean(state.run.stop_mode) };
+    const status = await this.deps.store.read(
+      async (r) =>
+        (await r.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [runId]))!.status as RunStatus,
+    );
+    if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded')
+      return { kind: 'finished', status };
+    if (status === 'paused' || status === 'stopping')
+      return { kind: 'paused', status, openGates: state.openGates, stopped: Boolean(state.run.stop_mode) };
     const dispatchable = state.ready.length;
-    if (dispatchable === 0) return { kind: 'idle', status, reason: this.options.tasks ? 'the selected tasks are done or waiting' : 'nothing is ready to run' };
+    if (dispatchable === 0)
+      return {
+        kind: 'idle',
+        status,
+        reason: this.options.tasks ? 'the selected tasks are done or waiting' : 'nothing is ready to run',
+      };
     return undefined;
   }
 
@@ -419,17 +503,19 @@ export class Coordinator {
   private async heldBackByOverlap(task: ReturnType<typeof toTask>): Promise<boolean> {
     if (task.files.length === 0) return false;
     const inFlight = await this.deps.store.read((r) =>
-      r.all<{ id: string; files_json: string }>(`SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?`, [
-        this.options.runId,
-        task.id,
-      ]),
+      r.all<{ id: string; files_json: string }>(
+        `SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?`,
+        [this.options.runId, task.id],
+      ),
     );
     for (const other of inFlight) {
       const pair = firstOverlap(task.files, JSON.parse(other.files_json) as string[]);
       if (!pair) continue;
       const reason = `waits for ${other.id}: its files overlap (${pair[0]} / ${pair[1]})`;
       if (task.statusReason !== reason) {
-        await this.guarded((tx) => setTaskStatus(tx, this.options.runId, task.id, 'ready', reason, this.deps.clock.now()));
+        await this.guarded((tx) =>
+          setTaskStatus(tx, this.options.runId, task.id, 'ready', reason, this.deps.clock.now()),
+        );
       }
       return true;
     }
@@ -440,16 +526,33 @@ export class Coordinator {
   private async isolationFor(task: ReturnType<typeof toTask>): Promise<RunIsolation | 'none' | 'gated'> {
     if (task.isolation !== 'none') {
       // One isolation question per run: while it is open, the other tasks that need the answer wait at it too.
-      const open = await this.deps.store.read((r) => r.get<{ id: string }>(`SELECT id FROM gates WHERE run_id = ? AND kind = 'isolation' AND status = 'open' LIMIT 1`, [this.options.runId]));
+      const open = await this.deps.store.read((r) =>
+        r.get<{ id: string }>(
+          `SELECT id FROM gates WHERE run_id = ? AND kind = 'isolation' AND status = 'open' LIMIT 1`,
+          [this.options.runId],
+        ),
+      );
       if (open && !(await this.deps.store.read((r) => readRunIsolation(r, this.options.runId)))) {
         await this.guarded(async (tx) => {
-          await setTaskStatus(tx, this.options.runId, task.id, 'gated', waitsAtGateReason(open.id, 'isolation'), this.deps.clock.now());
+          await setTaskStatus(
+            tx,
+            this.options.runId,
+            task.id,
+            'gated',
+            waitsAtGateReason(open.id, 'isolation'),
+            this.deps.clock.now(),
+          );
           await refreshRunStatus(tx, this.options.runId, this.deps.clock.now());
         });
         return 'gated';
       }
     }
-    const plan = await planIsolation((work) => this.deps.store.read(work), this.deps.workspace, task, this.maxConcurrency);
+    const plan = await planIsolation(
+      (work) => this.deps.store.read(work),
+      this.deps.workspace,
+      task,
+      this.maxConcurrency,
+    );
     if (plan.mode === 'none') return 'none';
     if (plan.mode === 'decided') {
       await this.guarded((tx) => recordRunIsolation(tx, plan.run, this.deps.clock.now()));
@@ -490,13 +593,17 @@ export class Coordinator {
       try {
         baseCommit = await targetHead(isolation as { repoRoot: string; targetBranch: string });
       } catch (err) {
-        this.log(`${task.id}: not started: cannot read the target branch ${isolation.targetBranch}: ${(err as Error).message}`);
+        this.log(
+          `${task.id}: not started: cannot read the target branch ${isolation.targetBranch}: ${(err as Error).message}`,
+        );
         this.wakeAt(this.deps.clock.now() + 5000);
         return;
       }
     }
     // A person gets a long lease; a process's lease is renewed while it lives.
-    const leaseMs = manual ? Math.max(this.deps.config.leaseSeconds * 1000, 7 * 86_400_000) : this.deps.config.leaseSeconds * 1000;
+    const leaseMs = manual
+      ? Math.max(this.deps.config.leaseSeconds * 1000, 7 * 86_400_000)
+      : this.deps.config.leaseSeconds * 1000;
     const now = this.deps.clock.now();
     const claimedMono = this.deps.clock.monotonic();
     const paths = runPaths(this.deps.workspace, runId);
@@ -504,7 +611,11 @@ export class Coordinator {
     try {
       claim = await this.guarded(async (tx) => {
         const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
-        const claimed = await claimDelegation(tx, { runId, delegationId: queued.id, leaseMs, holder: manual ? 'a person (manual)' : this.holder }, { now, ids: this.deps.ids });
+        const claimed = await claimDelegation(
+          tx,
+          { runId, delegationId: queued.id, leaseMs, holder: manual ? 'a person (manual)' : this.holder },
+          { now, ids: this.deps.ids },
+        );
         let cwd = this.deps.workspace;
         let worktree: { path: string; branch: string; repoRoot: string } | undefined;
         if (isolation !== 'none') {
@@ -513,13 +624,27 @@ export class Coordinator {
           // Recorded before it exists: a crash in between leaves a row that reconcile and cleanup know about.
           await tx.run(
             `INSERT INTO worktrees (run_id, delegation_id, task_id, path, branch, base_commit, status, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
-            [runId, claimed.delegation.id, task.id, location.path, location.branch, baseCommit!, isolation.strategy, now],
+            [
+              runId,
+              claimed.delegation.id,
+              task.id,
+              location.path,
+              location.branch,
+              baseCommit!,
+              isolation.strategy,
+              now,
+            ],
           );
           worktree = { ...location, repoRoot: isolation.repoRoot! };
           cwd = workspaceInWorktree(location.path, isolation.repoRoot!, this.deps.workspace);
         }
         // Recorded with the claim, so a successor can tell a worker of ours from an external claim.
-        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [workerId, paths.log(claimed.delegation.id), cwd, claimed.runtimeId]);
+        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [
+          workerId,
+          paths.log(claimed.delegation.id),
+          cwd,
+          claimed.runtimeId,
+        ]);
         await refreshRunStatus(tx, runId, now);
         return { ...claimed, cwd, worktree };
       });
@@ -544,14 +669,23 @@ export class Coordinator {
       );
       // An isolated worker works elsewhere: it gets the artifact's absolute path.
       const shownArtifact = claim.worktree ? artifactPath : workspacePath(this.deps.workspace, artifactPath);
-      prompt = buildPrompt({ task, delegationId: claim.delegation.id, agent: claim.delegation.agent, artifactPath: shownArtifact, dependencies });
+      prompt = buildPrompt({
+        task,
+        delegationId: claim.delegation.id,
+        agent: claim.delegation.agent,
+        artifactPath: shownArtifact,
+        dependencies,
+      });
       mkdirSync(dirname(promptPath), { recursive: true });
       mkdirSync(dirname(artifactPath), { recursive: true });
-      // On the thread pool: creating a file costs ~1 ms on some disks, time this thread spends on other workers meanwhile.
+      // On the thread pool: creating a file costs ~1 ms on some disks, time this thread spends on other workers
+      // meanwhile.
       await writeFile(promptPath, prompt);
       if (claim.worktree) {
         await createWorktree(claim.worktree.repoRoot, claim.worktree, baseCommit!);
-        this.log(`${claim.delegation.id}: worktree ${workspacePath(this.deps.workspace, claim.worktree.path)} on ${claim.worktree.branch}`);
+        this.log(
+          `${claim.delegation.id}: worktree ${workspacePath(this.deps.workspace, claim.worktree.path)} on ${claim.worktree.branch}`,
+        );
       }
     } catch (err) {
       // The attempt is claimed: it must end in the store, not stay RUNNING with nothing behind it.
@@ -593,7 +727,13 @@ export class Coordinator {
     let spawned;
     try {
       spawned = await spawnWorker(
-        workerLaunch(workerId, worker, { prompt, promptFile: promptPath, artifactPath, taskId: task.id, workspace: claim.cwd }),
+        workerLaunch(workerId, worker, {
+          prompt,
+          promptFile: promptPath,
+          artifactPath,
+          taskId: task.id,
+          workspace: claim.cwd,
+        }),
         {
           cwd: claim.cwd,
           logPath,
@@ -619,7 +759,12 @@ export class Coordinator {
     this.watchAttempt(attempt, spawned.exited, this.deps.config.taskTimeoutSeconds * 1000);
     await this.guarded((tx) =>
       tx
-        .run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?`, [spawned.identity.pid, spawned.identity.startTime, spawned.identity.host, claim.runtimeId])
+        .run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?`, [
+          spawned.identity.pid,
+          spawned.identity.startTime,
+          spawned.identity.host,
+          claim.runtimeId,
+        ])
         .then(() => undefined),
     );
     this.log(`${claim.delegation.id}: started ${workerId} (pid ${spawned.identity.pid})`);
@@ -634,7 +779,13 @@ export class Coordinator {
         survivors: termination?.survivors.map((p) => p.pid) ?? [],
       };
       try {
-        await this.guarded((tx) => cancelStoppedAttempt(tx, { runId, delegationId: attempt.delegationId, request: stop, entry }, this.deps.clock.now()));
+        await this.guarded((tx) =>
+          cancelStoppedAttempt(
+            tx,
+            { runId, delegationId: attempt.delegationId, request: stop, entry },
+            this.deps.clock.now(),
+          ),
+        );
       } finally {
         this.forget(attempt);
       }
@@ -664,7 +815,9 @@ export class Coordinator {
         if (this.owns(attempt) && !attempt.ending && !this.leaseLost) void this.timeOut(attempt);
       }),
     );
-    attempt.done = exited.then((exit) => this.onWorkerExit(attempt, exit)).catch((err) => this.log(`${attempt.delegationId}: ${(err as Error).message}`));
+    attempt.done = exited
+      .then((exit) => this.onWorkerExit(attempt, exit))
+      .catch((err) => this.log(`${attempt.delegationId}: ${(err as Error).message}`));
   }
 
   /**
@@ -708,7 +861,10 @@ export class Coordinator {
     try {
       const report = await this.endAttempt(attempt, 'timeout');
       const seconds = this.deps.config.taskTimeoutSeconds;
-      await this.failAttempt(attempt.delegationId, `timed out after ${seconds} s${report && !report.confirmed ? '; termination NOT confirmed' : ''}`);
+      await this.failAttempt(
+        attempt.delegationId,
+        `timed out after ${seconds} s${report && !report.confirmed ? '; termination NOT confirmed' : ''}`,
+      );
     } catch (err) {
       if (!BatonError.is(err, 'coordinator.superseded')) this.log(`${attempt.delegationId}: ${(err as Error).message}`);
     } finally {
@@ -728,17 +884,25 @@ export class Coordinator {
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
       const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath);
       if (!artifact) {
-        const how = exit.signal ? `was killed by ${exit.signal}` : exit.exitCode === null ? 'ended' : `exited with code ${exit.exitCode}`;
+        const how = exit.signal
+          ? `was killed by ${exit.signal}`
+          : exit.exitCode === null
+            ? 'ended'
+            : `exited with code ${exit.exitCode}`;
         await this.failAttempt(attempt.delegationId, `the worker ${how} without a result`);
         return;
       }
       const outcome = await ingestArtifact(this.verifyContext(), delegation, artifact);
-      this.log(`${attempt.delegationId}: ${outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected'}; ${outcome.delegation.status}`);
+      this.log(
+        `${attempt.delegationId}: ${outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected'}; ${outcome.delegation.status}`,
+      );
     } catch (err) {
       if (BatonError.is(err, 'coordinator.superseded')) return;
       this.log(`${attempt.delegationId}: ${(err as Error).message}`);
       // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
-      await this.failAttempt(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(() => undefined);
+      await this.failAttempt(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(
+        () => undefined,
+      );
     } finally {
       this.forget(attempt);
       this.endLeftovers(attempt);
@@ -767,11 +931,15 @@ export class Coordinator {
       const found = findProcessesOfWorkers(batch.map((a) => ({ root: a.identity, marker: workerMarker(a.runtimeId) })));
       for (const [i, attempt] of batch.entries()) {
         if (found[i]!.length === 0 || !attempt.identity) continue;
-        const report = await terminateWorker(attempt.identity, { marker: workerMarker(attempt.runtimeId), graceMs: this.deps.config.stopGraceSeconds * 1000, clock: this.deps.clock }).catch(
-          () => undefined,
-        );
+        const report = await terminateWorker(attempt.identity, {
+          marker: workerMarker(attempt.runtimeId),
+          graceMs: this.deps.config.stopGraceSeconds * 1000,
+          clock: this.deps.clock,
+        }).catch(() => undefined);
         if (report && report.processes.length > 0) {
-          this.log(`${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`);
+          this.log(
+            `${attempt.delegationId}: ended ${report.processes.length} process(es) the worker left behind${report.confirmed ? '' : ', NOT confirmed'}`,
+          );
         }
       }
     });
@@ -800,7 +968,10 @@ export class Coordinator {
    * Ends an attempt's processes (TERM, grace, KILL, proof). It stays tracked — its slot busy,
    * the run not idle — until the caller has recorded the outcome and forgets it.
    */
-  private async endAttempt(attempt: Attempt, why: NonNullable<Attempt['ending']>): Promise<TerminationReport | undefined> {
+  private async endAttempt(
+    attempt: Attempt,
+    why: NonNullable<Attempt['ending']>,
+  ): Promise<TerminationReport | undefined> {
     if (attempt.ending) return undefined;
     attempt.ending = why;
     for (const cancel of attempt.timers.values()) cancel();
@@ -811,7 +982,9 @@ export class Coordinator {
       graceMs: this.deps.config.stopGraceSeconds * 1000,
       clock: this.deps.clock,
     });
-    this.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`}`);
+    this.log(
+      `${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`}`,
+    );
     return report;
   }
 
@@ -820,10 +993,10 @@ export class Coordinator {
     if (this.attempts.size === 0) return;
     const ids = [...this.attempts.keys()];
     const statuses = await this.deps.store.read((r) =>
-      r.all<{ id: string; status: string }>(`SELECT id, status FROM delegations WHERE run_id = ? AND id IN (${ids.map(() => '?').join(', ')}) AND status <> 'RUNNING'`, [
-        this.options.runId,
-        ...ids,
-      ]),
+      r.all<{ id: string; status: string }>(
+        `SELECT id, status FROM delegations WHERE run_id = ? AND id IN (${ids.map(() => '?').join(', ')}) AND status <> 'RUNNING'`,
+        [this.options.runId, ...ids],
+      ),
     );
     const settled = new Map(statuses.map((s) => [s.id, s.status]));
     for (const attempt of [...this.attempts.values()]) {
@@ -833,7 +1006,9 @@ export class Coordinator {
     }
   }
 
-  /** Finishes a verifying task's verification (passed receipts are reused) and integration, without holding up the loop. */
+  /**
+   * Finishes a verifying task's verification (passed receipts are reused) and integration, without holding up the loop.
+   */
   private finishInBackground(taskId: string): void {
     const done = this.finishVerification(taskId)
       .then((outcome) => {
@@ -861,7 +1036,10 @@ export class Coordinator {
 
   private async finishVerification(taskId: string): Promise<'done' | 'retry' | 'nothing'> {
     const delegation = await this.deps.store.read((r) =>
-      r.get<{ id: string }>(`SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`, [this.options.runId, taskId]),
+      r.get<{ id: string }>(
+        `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`,
+        [this.options.runId, taskId],
+      ),
     );
     if (!delegation) return 'nothing';
     const outcome = await verifyAttempt(this.verifyContext(), this.options.runId, delegation.id);
@@ -870,13 +1048,21 @@ export class Coordinator {
   }
 
   /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */
-  private async removeDiscardedWorktrees(discarded: ReadonlyArray<{ delegation_id: string; path: string; branch: string }>): Promise<void> {
+  private async removeDiscardedWorktrees(
+    discarded: ReadonlyArray<{ delegation_id: string; path: string; branch: string }>,
+  ): Promise<void> {
     const runId = this.options.runId;
     const run = await this.deps.store.read((r) => readRunIsolation(r, runId));
     if (!run?.repoRoot) return;
     for (const worktree of discarded) {
       await removeWorktree(run.repoRoot, worktree);
-      await this.guarded((tx) => tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [this.deps.clock.now(), runId, worktree.delegation_id]));
+      await this.guarded((tx) =>
+        tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [
+          this.deps.clock.now(),
+          runId,
+          worktree.delegation_id,
+        ]),
+      );
       this.log(`${worktree.delegation_id}: discarded; its worktree and branch are removed`);
     }
   }
@@ -921,7 +1107,9 @@ export class Coordinator {
   /** Applies a stop request: graceful lets in-flight work finish; immediate ends it now. */
   private async applyStop(request: StopRequest): Promise<StopReportEntry[]> {
     const runId = this.options.runId;
-    const targets = [...this.attempts.values()].filter((a) => !request.delegationId || a.delegationId === request.delegationId);
+    const targets = [...this.attempts.values()].filter(
+      (a) => !request.delegationId || a.delegationId === request.delegationId,
+    );
     let report: StopReportEntry[];
     if (request.mode === 'immediate' || request.delegationId) {
       // Every worker gets its grace period at the same time, not one after another.
@@ -953,14 +1141,25 @@ export class Coordinator {
       report = [...driven, ...external];
       try {
         await this.guarded(async (tx) => {
-          for (const entry of report) await cancelStoppedAttempt(tx, { runId, delegationId: entry.delegationId, request, entry }, this.deps.clock.now());
+          for (const entry of report)
+            await cancelStoppedAttempt(
+              tx,
+              { runId, delegationId: entry.delegationId, request, entry },
+              this.deps.clock.now(),
+            );
           await markStopApplied(tx, request, report, this.deps.clock.now());
         });
       } finally {
         for (const attempt of targets) this.forget(attempt);
       }
     } else {
-      report = targets.map((attempt) => ({ delegationId: attempt.delegationId, processes: attempt.identity ? [attempt.identity.pid] : [], confirmed: false, survivors: [], note: 'left to finish (graceful)' }));
+      report = targets.map((attempt) => ({
+        delegationId: attempt.delegationId,
+        processes: attempt.identity ? [attempt.identity.pid] : [],
+        confirmed: false,
+        survivors: [],
+        note: 'left to finish (graceful)',
+      }));
       await this.guarded((tx) => markStopApplied(tx, request, report, this.deps.clock.now()));
     }
     this.log(`stop ${request.id} (${request.mode}) applied to ${report.length} attempt(s)`);
@@ -973,7 +1172,13 @@ export class Coordinator {
     this.cancelLeaseTimer = this.deps.clock.setTimer(delay, () => {
       if (this.leaseLost || this.released) return;
       this.deps.store
-        .transact((tx) => renewCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch, leaseMs: this.leaseMs }, this.deps.clock.now()))
+        .transact((tx) =>
+          renewCoordinatorLease(
+            tx,
+            { runId: this.options.runId, epoch: this.epoch, leaseMs: this.leaseMs },
+            this.deps.clock.now(),
+          ),
+        )
         .then(
           () => this.scheduleLeaseRenewal(Math.floor(this.leaseMs / 3)),
           (err: unknown) => {
@@ -1028,7 +1233,11 @@ export class Coordinator {
     for (const cancel of this.retryTimers) cancel();
     this.unregister();
     if (this.leaseLost) return;
-    await this.deps.store.transact((tx) => releaseCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch }, this.deps.clock.now())).catch(() => undefined);
+    await this.deps.store
+      .transact((tx) =>
+        releaseCoordinatorLease(tx, { runId: this.options.runId, epoch: this.epoch }, this.deps.clock.now()),
+      )
+      .catch(() => undefined);
   }
 
   /** Checks this coordinator's epoch inside a transaction; a refusal makes it step down. */
@@ -1062,7 +1271,12 @@ export class Coordinator {
   }
 
   private reconcileContext(): ReconcileContext {
-    return { ...this.verifyContext(), ids: this.deps.ids, leaseMs: this.deps.config.leaseSeconds * 1000, stopGraceMs: this.deps.config.stopGraceSeconds * 1000 };
+    return {
+      ...this.verifyContext(),
+      ids: this.deps.ids,
+      leaseMs: this.deps.config.leaseSeconds * 1000,
+      stopGraceMs: this.deps.config.stopGraceSeconds * 1000,
+    };
   }
 
   private log(line: string): void {
@@ -1076,21 +1290,42 @@ export class Coordinator {
  * left with its predecessor). `withinLease`: the coordinator's monotonic clock says the lease
  * still holds. A lease is lost only when that and the stored expiry both say it ran out.
  */
-async function renewDrivenLease(tx: StoreTx, runtimeId: string, withinLease: boolean, now: number): Promise<{ renewed: true } | { renewed: false; error: BatonError }> {
-  const row = await tx.get<{ lease_expires_at: number; ended_at: number | null; status: string; delegation_id: string }>(
+async function renewDrivenLease(
+  tx: StoreTx,
+  runtimeId: string,
+  withinLease: boolean,
+  now: number,
+): Promise<{ renewed: true } | { renewed: false; error: BatonError }> {
+  const row = await tx.get<{
+    lease_expires_at: number;
+    ended_at: number | null;
+    status: string;
+    delegation_id: string;
+  }>(
     `SELECT r.lease_expires_at, r.ended_at, d.status, d.id AS delegation_id FROM runtimes r JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id WHERE r.id = ?`,
     [runtimeId],
   );
   if (!row || row.ended_at !== null || row.status !== 'RUNNING') {
-    throw new BatonError('conflict', 'runtime.not-live', `Runtime ${runtimeId} holds no lease to renew${row ? ` (${row.delegation_id} is ${row.status})` : ''}.`);
+    throw new BatonError(
+      'conflict',
+      'runtime.not-live',
+      `Runtime ${runtimeId} holds no lease to renew${row ? ` (${row.delegation_id} is ${row.status})` : ''}.`,
+    );
   }
   if (!withinLease && row.lease_expires_at <= now) {
     await expireStaleRuntimes(tx, now, runtimeId);
     return {
       renewed: false,
-      error: new BatonError('conflict', 'runtime.lease-expired', `The lease of runtime ${runtimeId} ran out before it was renewed; ${row.delegation_id} is now STALE.`),
+      error: new BatonError(
+        'conflict',
+        'runtime.lease-expired',
+        `The lease of runtime ${runtimeId} ran out before it was renewed; ${row.delegation_id} is now STALE.`,
+      ),
     };
   }
-  await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`, [now, now, runtimeId]);
+  await tx.run(
+    `UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`,
+    [now, now, runtimeId],
+  );
   return { renewed: true };
 }

@@ -35,12 +35,20 @@ function toLease(row: LeaseRow): CoordinatorLease {
   };
 }
 
-export async function readCoordinatorLease(tx: Pick<StoreTx, 'get'>, runId: string): Promise<CoordinatorLease | undefined> {
-  const row = await tx.get<LeaseRow>(`SELECT run_id, holder, host, pid, pid_start, epoch, expires_at, released_at FROM coordinator_leases WHERE run_id = ?`, [runId]);
+export async function readCoordinatorLease(
+  tx: Pick<StoreTx, 'get'>,
+  runId: string,
+): Promise<CoordinatorLease | undefined> {
+  const row = await tx.get<LeaseRow>(
+    `SELECT run_id, holder, host, pid, pid_start, epoch, expires_at, released_at FROM coordinator_leases WHERE run_id = ?`,
+    [runId],
+  );
   return row ? toLease(row) : undefined;
 }
 
-export type AcquireOutcome = { acquired: true; epoch: number; tookOverFrom?: CoordinatorLease } | { acquired: false; heldBy: CoordinatorLease; why: string };
+export type AcquireOutcome =
+  | { acquired: true; epoch: number; tookOverFrom?: CoordinatorLease }
+  | { acquired: false; heldBy: CoordinatorLease; why: string };
 
 /**
  * Takes the coordinator lease of a run. Free, released, or held by this very process: take
@@ -58,19 +66,43 @@ export async function acquireCoordinatorLease(
   if (current && current.releasedAt === undefined && !sameProcess(current.identity, input.identity)) {
     const alive = isProcessAlive(current.identity);
     if (current.expiresAt > now) {
-      return { acquired: false, heldBy: current, why: `the lease of ${current.holder} runs until ${new Date(current.expiresAt).toISOString()}` };
+      return {
+        acquired: false,
+        heldBy: current,
+        why: `the lease of ${current.holder} runs until ${new Date(current.expiresAt).toISOString()}`,
+      };
     }
-    if (alive === undefined) return { acquired: false, heldBy: current, why: `its holder ${current.holder} runs on another host (${current.identity.host}); it cannot be proven gone from here` };
-    if (alive && !isProcessStopped(current.identity)) return { acquired: false, heldBy: current, why: `its holder ${current.holder} is still running` };
+    if (alive === undefined)
+      return {
+        acquired: false,
+        heldBy: current,
+        why: `its holder ${current.holder} runs on another host (${current.identity.host}); it cannot be proven gone from here`,
+      };
+    if (alive && !isProcessStopped(current.identity))
+      return { acquired: false, heldBy: current, why: `its holder ${current.holder} is still running` };
     tookOverFrom = current;
   }
   const epoch = await nextCounter(tx, 'coordinator_epoch');
   await tx.run(
     `INSERT OR REPLACE INTO coordinator_leases (run_id, holder, host, pid, pid_start, epoch, acquired_at, renewed_at, expires_at, released_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-    [input.runId, input.holder, input.identity.host, input.identity.pid, input.identity.startTime, epoch, now, now, now + input.leaseMs],
+    [
+      input.runId,
+      input.holder,
+      input.identity.host,
+      input.identity.pid,
+      input.identity.startTime,
+      epoch,
+      now,
+      now,
+      now + input.leaseMs,
+    ],
   );
-  await appendEvent(tx, input.runId, 'coordinator:acquired', now, { holder: input.holder, epoch, ...(tookOverFrom ? { tookOverFrom: tookOverFrom.holder } : {}) });
+  await appendEvent(tx, input.runId, 'coordinator:acquired', now, {
+    holder: input.holder,
+    epoch,
+    ...(tookOverFrom ? { tookOverFrom: tookOverFrom.holder } : {}),
+  });
   return { acquired: true, epoch, ...(tookOverFrom ? { tookOverFrom } : {}) };
 }
 
@@ -89,13 +121,29 @@ export async function assertCoordinatorEpoch(tx: Pick<StoreTx, 'get'>, runId: st
   }
 }
 
-export async function renewCoordinatorLease(tx: StoreTx, input: { runId: string; epoch: number; leaseMs: number }, now: number): Promise<void> {
+export async function renewCoordinatorLease(
+  tx: StoreTx,
+  input: { runId: string; epoch: number; leaseMs: number },
+  now: number,
+): Promise<void> {
   await assertCoordinatorEpoch(tx, input.runId, input.epoch);
-  await tx.run(`UPDATE coordinator_leases SET renewed_at = ?, expires_at = ? WHERE run_id = ? AND epoch = ?`, [now, now + input.leaseMs, input.runId, input.epoch]);
+  await tx.run(`UPDATE coordinator_leases SET renewed_at = ?, expires_at = ? WHERE run_id = ? AND epoch = ?`, [
+    now,
+    now + input.leaseMs,
+    input.runId,
+    input.epoch,
+  ]);
 }
 
-export async function releaseCoordinatorLease(tx: StoreTx, input: { runId: string; epoch: number }, now: number): Promise<void> {
-  const changed = await tx.run(`UPDATE coordinator_leases SET released_at = ? WHERE run_id = ? AND epoch = ? AND released_at IS NULL`, [now, input.runId, input.epoch]);
+export async function releaseCoordinatorLease(
+  tx: StoreTx,
+  input: { runId: string; epoch: number },
+  now: number,
+): Promise<void> {
+  const changed = await tx.run(
+    `UPDATE coordinator_leases SET released_at = ? WHERE run_id = ? AND epoch = ? AND released_at IS NULL`,
+    [now, input.runId, input.epoch],
+  );
   if (changed === 1) await appendEvent(tx, input.runId, 'coordinator:released', now, { epoch: input.epoch });
 }
 

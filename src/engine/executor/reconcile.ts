@@ -3,7 +3,15 @@ import { ingestArtifact } from '../ingest/ingestArtifact';
 import { resultOnDisk } from '../ingest/resultOnDisk';
 import type { IdSource } from '../model/clock';
 import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../queue/taskFlow';
-import { findWorkerProcesses, identityOf, isProcessAlive, terminateWorker, thisHost, workerMarker, type ProcessIdentity } from '../runtime/processes';
+import {
+  findWorkerProcesses,
+  identityOf,
+  isProcessAlive,
+  terminateWorker,
+  thisHost,
+  workerMarker,
+  type ProcessIdentity,
+} from '../runtime/processes';
 import type { StoreTx } from '../store/port';
 import { runPaths } from './runPaths';
 import { inspectWorktrees } from '../isolation/cleanup';
@@ -75,9 +83,16 @@ interface Running {
  * once), or ended. An attempt held by an external worker (claimed with `baton claim`) is
  * left to its lease. Running it twice changes nothing the second time.
  */
-export async function reconcileRun(ctx: ReconcileContext, runId: string, options: ReconcileOptions = {}): Promise<ReconcileReport> {
+export async function reconcileRun(
+  ctx: ReconcileContext,
+  runId: string,
+  options: ReconcileOptions = {},
+): Promise<ReconcileReport> {
   const { tasks, running } = await ctx.store.read(async (r) => ({
-    tasks: await r.all<{ id: string; status: string; status_reason: string | null }>(`SELECT id, status, status_reason FROM tasks WHERE run_id = ? ORDER BY ordinal`, [runId]),
+    tasks: await r.all<{ id: string; status: string; status_reason: string | null }>(
+      `SELECT id, status, status_reason FROM tasks WHERE run_id = ? ORDER BY ordinal`,
+      [runId],
+    ),
     running: await r.all<Running>(
       `SELECT d.id AS delegation_id, d.task_id, t.status AS task_status, d.started_at, rt.id AS runtime_id, rt.pid, rt.pid_start, rt.host, rt.worker, rt.log_path,
          rt.holder, rt.lease_ms, rt.lease_expires_at, rt.ended_at
@@ -96,18 +111,27 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
     const base = { taskId: attempt.task_id, delegationId: attempt.delegation_id };
     if (attempt.task_status === 'verifying') {
       // Its result was ingested; the coordinator finishes the verification (passed commands are not run again).
-      entries.push({ ...base, classification: 'verifying: the coordinator finishes it (passed commands are not run again)' });
+      entries.push({
+        ...base,
+        classification: 'verifying: the coordinator finishes it (passed commands are not run again)',
+      });
       continue;
     }
     const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
     const artifactPath = paths.artifact(attempt.delegation_id);
     const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
-    let identity: ProcessIdentity | undefined = attempt.pid !== null && attempt.host ? { pid: attempt.pid, startTime: attempt.pid_start, host: attempt.host } : undefined;
+    let identity: ProcessIdentity | undefined =
+      attempt.pid !== null && attempt.host
+        ? { pid: attempt.pid, startTime: attempt.pid_start, host: attempt.host }
+        : undefined;
     if (!identity && attempt.runtime_id && attempt.worker === null) {
       // Claimed by an external worker (`baton claim`): it heartbeats itself; its lease decides.
       const holder = attempt.holder ?? 'an external worker';
       if (leaseLive) {
-        entries.push({ ...base, classification: `held by ${holder} (lease until ${new Date(attempt.lease_expires_at!).toISOString()})` });
+        entries.push({
+          ...base,
+          classification: `held by ${holder} (lease until ${new Date(attempt.lease_expires_at!).toISOString()})`,
+        });
         continue;
       }
       if (options.reportOnly) {
@@ -121,21 +145,35 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
         continue;
       }
     }
-    if (!identity && attempt.runtime_id && attempt.worker !== null && attempt.worker !== 'manual' && !attempt.holder?.includes('manual')) {
+    if (
+      !identity &&
+      attempt.runtime_id &&
+      attempt.worker !== null &&
+      attempt.worker !== 'manual' &&
+      !attempt.holder?.includes('manual')
+    ) {
       // Its coordinator died between starting the worker and recording its pid: find it by its marker.
       const found = markedRoot(attempt.runtime_id);
       if (found) {
         identity = found;
         if (!options.reportOnly) {
           await transact(ctx, (tx) =>
-            tx.run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ? AND pid IS NULL`, [found.pid, found.startTime, found.host, attempt.runtime_id]),
+            tx.run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ? AND pid IS NULL`, [
+              found.pid,
+              found.startTime,
+              found.host,
+              attempt.runtime_id,
+            ]),
           );
         }
       }
     }
     const alive = identity ? isProcessAlive(identity) : false;
     if (alive === undefined) {
-      entries.push({ ...base, classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here` });
+      entries.push({
+        ...base,
+        classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here`,
+      });
       continue;
     }
     if (alive) {
@@ -146,11 +184,10 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
       if (options.adopt) {
         // Renew its lease now (its predecessor's renewals stopped with it); a lease that already ran out is lost.
         const renewed = await transact(ctx, (tx) =>
-          tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ? AND ended_at IS NULL AND lease_expires_at > ?`, [
-            ctx.clock.now(),
-            attempt.runtime_id,
-            ctx.clock.now(),
-          ]),
+          tx.run(
+            `UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ? AND ended_at IS NULL AND lease_expires_at > ?`,
+            [ctx.clock.now(), attempt.runtime_id, ctx.clock.now()],
+          ),
         );
         if (renewed === 1) {
           options.adopt({
@@ -163,13 +200,28 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
             leaseMs: attempt.lease_ms ?? ctx.leaseMs,
             ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
           });
-          entries.push({ ...base, classification: `running (pid ${identity!.pid}) after its coordinator went away`, repair: 'adopted: lease renewed by this coordinator' });
+          entries.push({
+            ...base,
+            classification: `running (pid ${identity!.pid}) after its coordinator went away`,
+            repair: 'adopted: lease renewed by this coordinator',
+          });
           continue;
         }
       }
-      const report = await terminateWorker(identity!, { marker: workerMarker(attempt.runtime_id!), graceMs: ctx.stopGraceMs ?? 5000, clock: ctx.clock });
-      const why = options.adopt ? 'its lease ran out before a new coordinator could adopt it' : 'its coordinator went away';
-      await markStale(ctx, runId, attempt.delegation_id, `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`);
+      const report = await terminateWorker(identity!, {
+        marker: workerMarker(attempt.runtime_id!),
+        graceMs: ctx.stopGraceMs ?? 5000,
+        clock: ctx.clock,
+      });
+      const why = options.adopt
+        ? 'its lease ran out before a new coordinator could adopt it'
+        : 'its coordinator went away';
+      await markStale(
+        ctx,
+        runId,
+        attempt.delegation_id,
+        `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`,
+      );
       entries.push({
         ...base,
         classification: `running (pid ${identity!.pid}) with no coordinator`,
@@ -179,7 +231,10 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
     }
     const result = resultOnDisk(artifactPath, logPath, !options.reportOnly);
     if (options.reportOnly) {
-      entries.push({ ...base, classification: result ? 'process gone; a result is on disk, not yet ingested' : 'process gone; no result' });
+      entries.push({
+        ...base,
+        classification: result ? 'process gone; a result is on disk, not yet ingested' : 'process gone; no result',
+      });
       continue;
     }
     if (result) {
@@ -206,11 +261,22 @@ export async function reconcileRun(ctx: ReconcileContext, runId: string, options
   }
   for (const task of tasks) {
     if (handled.has(task.id)) continue;
-    entries.push({ taskId: task.id, classification: task.status === 'verifying' ? 'verifying: the coordinator finishes it (passed commands are not run again)' : task.status });
+    entries.push({
+      taskId: task.id,
+      classification:
+        task.status === 'verifying'
+          ? 'verifying: the coordinator finishes it (passed commands are not run again)'
+          : task.status,
+    });
   }
-  // Worktrees are reported, never repaired here: removing work or redoing an integration is a person's call (baton cleanup).
+  // Worktrees are reported, never repaired here: removing work or redoing an integration is a person's call (baton
+  // cleanup).
   for (const finding of await inspectWorktrees(ctx.store, ctx.workspace, runId)) {
-    entries.push({ taskId: finding.taskId ?? '-', ...(finding.delegationId ? { delegationId: finding.delegationId } : {}), classification: `worktree ${finding.path}: ${finding.finding}` });
+    entries.push({
+      taskId: finding.taskId ?? '-',
+      ...(finding.delegationId ? { delegationId: finding.delegationId } : {}),
+      classification: `worktree ${finding.path}: ${finding.finding}`,
+    });
   }
   return { runId, entries };
 }
@@ -233,7 +299,6 @@ function parentOf(pid: number): number {
     return -1;
   }
 }
-
 
 function transact<T>(ctx: ReconcileContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
   return ctx.store.transact(async (tx) => {

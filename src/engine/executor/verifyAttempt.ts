@@ -41,24 +41,40 @@ export interface VerificationOutcome {
  * same artifact digest is not run again (resume). All pass → the attempt completes; one fails → the
  * attempt is BLOCKED behind a verification_failed gate.
  */
-export async function verifyAttempt(ctx: VerifyContext, runId: string, delegationId: string): Promise<VerificationOutcome> {
+export async function verifyAttempt(
+  ctx: VerifyContext,
+  runId: string,
+  delegationId: string,
+): Promise<VerificationOutcome> {
   const facts = await ctx.store.read(async (r) => {
-    const delegation = await r.get<{ task_id: string }>(`SELECT task_id FROM delegations WHERE run_id = ? AND id = ?`, [runId, delegationId]);
-    const task = delegation ? await r.get<{ verify_json: string; status: string }>(`SELECT verify_json, status FROM tasks WHERE run_id = ? AND id = ?`, [runId, delegation.task_id]) : undefined;
+    const delegation = await r.get<{ task_id: string }>(`SELECT task_id FROM delegations WHERE run_id = ? AND id = ?`, [
+      runId,
+      delegationId,
+    ]);
+    const task = delegation
+      ? await r.get<{ verify_json: string; status: string }>(
+          `SELECT verify_json, status FROM tasks WHERE run_id = ? AND id = ?`,
+          [runId, delegation.task_id],
+        )
+      : undefined;
     const ingestion = await r.get<{ digest: string }>(
       `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
       [runId, delegationId],
     );
-    const runtime = await r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [runId, delegationId]);
+    const runtime = await r.get<{ cwd: string | null }>(
+      `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+      [runId, delegationId],
+    );
     return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd: runtime?.cwd ?? undefined };
   });
-  if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest) return { passed: false, ran: 0, reused: 0 };
+  if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest)
+    return { passed: false, ran: 0, reused: 0 };
   // A person accepted this attempt's result at its verification gate: its commands are not run again.
   const accepted = await ctx.store.read((r) =>
-    r.get(`SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved' AND json_extract(details_json, '$.accepted') = 1`, [
-      runId,
-      delegationId,
-    ]),
+    r.get(
+      `SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved' AND json_extract(details_json, '$.accepted') = 1`,
+      [runId, delegationId],
+    ),
   );
   const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const { execa } = await loadExeca();
@@ -94,7 +110,9 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
       marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
     });
     const output = result.output;
-    const how = result.startError ? `could not start: ${result.startError}` : `exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''}`;
+    const how = result.startError
+      ? `could not start: ${result.startError}`
+      : `exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''}`;
     appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
     const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
@@ -116,7 +134,14 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
           startedAt,
         ],
       );
-      await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), { delegationId, taskId: facts.taskId, command, exitCode, timedOut: Boolean(result.timedOut), durationMs });
+      await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), {
+        delegationId,
+        taskId: facts.taskId,
+        command,
+        exitCode,
+        timedOut: Boolean(result.timedOut),
+        durationMs,
+      });
     });
     if (exitCode !== 0) {
       const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
@@ -130,9 +155,17 @@ export async function verifyAttempt(ctx: VerifyContext, runId: string, delegatio
   }
   await transact(ctx, async (tx) => {
     const delegation = await getDelegation(tx, runId, delegationId);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [runId, facts.taskId!]);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+      runId,
+      facts.taskId!,
+    ]);
     if (!delegation || task?.status !== 'verifying') return; // decided meanwhile (stopped, gate)
-    await completeAttempt(tx, delegation, { reason: `verified (${commands.length} command${commands.length === 1 ? '' : 's'})` }, ctx.clock.now());
+    await completeAttempt(
+      tx,
+      delegation,
+      { reason: `verified (${commands.length} command${commands.length === 1 ? '' : 's'})` },
+      ctx.clock.now(),
+    );
     await refreshRunStatus(tx, runId, ctx.clock.now());
   });
   return { passed: true, ran, reused };
@@ -147,7 +180,8 @@ async function blockOnFailedVerification(
 ): Promise<void> {
   const delegation = await getDelegation(tx, runId, delegationId);
   if (!delegation) return;
-  if (delegation.status === 'RUNNING') await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
+  if (delegation.status === 'RUNNING')
+    await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
   const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
   await openGate(
     tx,
@@ -157,7 +191,12 @@ async function blockOnFailedVerification(
       taskId: delegation.taskId,
       delegationId,
       reason: `Verification of ${delegationId} failed: \`${failure.command.join(' ')}\` ${what}. Approve to retry the task, approve with accept to take the result anyway, reject to fail it.`,
-      details: { command: failure.command, exitCode: failure.exitCode, timedOut: failure.timedOut, logPath: failure.logPath },
+      details: {
+        command: failure.command,
+        exitCode: failure.exitCode,
+        timedOut: failure.timedOut,
+        logPath: failure.logPath,
+      },
     },
     now,
   );
@@ -183,11 +222,21 @@ interface CommandResult {
 async function runVerifyCommand(
   execa: Awaited<ReturnType<typeof loadExeca>>['execa'],
   command: string[],
-  options: { cwd: string; logPath: string; timeoutMs: number; clock: Clock; env: Record<string, string>; marker: string },
+  options: {
+    cwd: string;
+    logPath: string;
+    timeoutMs: number;
+    clock: Clock;
+    env: Record<string, string>;
+    marker: string;
+  },
 ): Promise<CommandResult> {
   const from = statSync(options.logPath).size;
   const fd = openSync(options.logPath, 'a');
-  const [markerName, markerValue] = [options.marker.slice(0, options.marker.indexOf('=')), options.marker.slice(options.marker.indexOf('=') + 1)];
+  const [markerName, markerValue] = [
+    options.marker.slice(0, options.marker.indexOf('=')),
+    options.marker.slice(options.marker.indexOf('=') + 1),
+  ];
   let subprocess;
   try {
     const execaOptions: Options = {

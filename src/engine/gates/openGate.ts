@@ -20,7 +20,17 @@ export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): 
   await tx.run(
     `INSERT INTO gates (id, ordinal, run_id, task_id, delegation_id, kind, status, reason, details_json, opened_at)
      VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
-    [id, ordinal, input.runId, input.taskId ?? null, input.delegationId ?? null, input.kind, input.reason, JSON.stringify(details), now],
+    [
+      id,
+      ordinal,
+      input.runId,
+      input.taskId ?? null,
+      input.delegationId ?? null,
+      input.kind,
+      input.reason,
+      JSON.stringify(details),
+      now,
+    ],
   );
   await appendEvent(tx, input.runId, 'gate:opened', now, {
     gateId: id,

@@ -15,7 +15,10 @@ export const MAX_ARTIFACT_PATH_LENGTH = 1024;
 
 const DRIVE_LETTER = /^[A-Za-z]:/;
 
-export function checkArtifactPaths(workspaceRoot: string, result: Pick<ParsedResult, 'artifacts' | 'artifactRanges'>): Issue[] {
+export function checkArtifactPaths(
+  workspaceRoot: string,
+  result: Pick<ParsedResult, 'artifacts' | 'artifactRanges'>,
+): Issue[] {
   const issues: Issue[] = [];
   let realRoot: string | undefined;
   let rootError: string | undefined;
@@ -33,7 +36,12 @@ export function checkArtifactPaths(workspaceRoot: string, result: Pick<ParsedRes
     }
     if (realRoot === undefined) {
       issues.push(
-        at('result.artifact-missing', `"${artifact}" cannot be checked: the workspace folder cannot be read (${rootError ?? 'unknown error'}).`, 'Open the workspace folder the run belongs to.', range),
+        at(
+          'result.artifact-missing',
+          `"${artifact}" cannot be checked: the workspace folder cannot be read (${rootError ?? 'unknown error'}).`,
+          'Open the workspace folder the run belongs to.',
+          range,
+        ),
       );
       return;
     }
@@ -75,8 +83,18 @@ interface PathProblem {
 /** The rules that need no file system, in the order they are reported. */
 function lexicalProblem(p: string): PathProblem | undefined {
   const relativeHint = 'Write a path relative to the workspace root with "/" separators, e.g. src/notes.ts.';
-  if (p.length === 0) return { code: 'result.artifact-invalid-path', message: 'The artifact path is empty.', recommendation: relativeHint };
-  if (p.includes('\0')) return { code: 'result.artifact-invalid-path', message: 'The artifact path contains a NUL character.', recommendation: relativeHint };
+  if (p.length === 0)
+    return {
+      code: 'result.artifact-invalid-path',
+      message: 'The artifact path is empty.',
+      recommendation: relativeHint,
+    };
+  if (p.includes('\0'))
+    return {
+      code: 'result.artifact-invalid-path',
+      message: 'The artifact path contains a NUL character.',
+      recommendation: relativeHint,
+    };
   if (p.length > MAX_ARTIFACT_PATH_LENGTH) {
     return {
       code: 'result.artifact-invalid-path',
@@ -84,9 +102,18 @@ function lexicalProblem(p: string): PathProblem | undefined {
       recommendation: 'Report a shorter path (a folder, or an index file that lists the others).',
     };
   }
-  if (DRIVE_LETTER.test(p)) return { code: 'result.artifact-invalid-path', message: `"${shorten(p)}" starts with a drive letter.`, recommendation: relativeHint };
+  if (DRIVE_LETTER.test(p))
+    return {
+      code: 'result.artifact-invalid-path',
+      message: `"${shorten(p)}" starts with a drive letter.`,
+      recommendation: relativeHint,
+    };
   if (p.startsWith('/') || p.startsWith('\\') || path.isAbsolute(p) || path.win32.isAbsolute(p)) {
-    return { code: 'result.artifact-absolute', message: `"${shorten(p)}" is an absolute path.`, recommendation: relativeHint };
+    return {
+      code: 'result.artifact-absolute',
+      message: `"${shorten(p)}" is an absolute path.`,
+      recommendation: relativeHint,
+    };
   }
   const segments = p.split('/');
   const normalized = path.posix.normalize(p);
@@ -98,14 +125,19 @@ function lexicalProblem(p: string): PathProblem | undefined {
     };
   }
   if (p.includes('\\')) {
-    return { code: 'result.artifact-not-normalized', message: `"${shorten(p)}" contains a backslash.`, recommendation: `Use "/" as the separator: ${shorten(p.replace(/\\/g, '/'))}.` };
+    return {
+      code: 'result.artifact-not-normalized',
+      message: `"${shorten(p)}" contains a backslash.`,
+      recommendation: `Use "/" as the separator: ${shorten(p.replace(/\\/g, '/'))}.`,
+    };
   }
   if (segments.some((s) => s === '' || s === '.' || s === '..')) {
     const suggestion = normalized.replace(/\/+$/, '');
     return {
       code: 'result.artifact-not-normalized',
       message: `"${shorten(p)}" is not a normalized path (it has ${describeSegments(segments)}).`,
-      recommendation: suggestion && suggestion !== '.' && suggestion !== p ? `Write ${shorten(suggestion)}.` : relativeHint,
+      recommendation:
+        suggestion && suggestion !== '.' && suggestion !== p ? `Write ${shorten(suggestion)}.` : relativeHint,
     };
   }
   return undefined;

@@ -24,14 +24,22 @@ export interface IngestOutcome extends IngestionOutcome {
  * transaction — then record it in one transaction, and verify a PASS when the task has
  * verify commands. A missing file is bad input: nothing is written.
  */
-export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation, absolutePath: string): Promise<IngestOutcome> {
+export async function ingestArtifact(
+  ctx: VerifyContext,
+  delegation: Delegation,
+  absolutePath: string,
+): Promise<IngestOutcome> {
   let size: number;
   try {
     const stat = statSync(absolutePath);
     if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
     size = stat.size;
   } catch (err) {
-    throw new BatonError('invalid-input', 'ingest.artifact-unreadable', `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+    throw new BatonError(
+      'invalid-input',
+      'ingest.artifact-unreadable',
+      `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
   }
   let digest: string;
   let issues: Issue[];
@@ -56,7 +64,10 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
       if (parsed.result.artifacts.length > 0) {
         // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
         const runtime = await ctx.store.read((r) =>
-          r.get<{ cwd: string | null }>(`SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`, [delegation.runId, delegation.id]),
+          r.get<{ cwd: string | null }>(
+            `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+            [delegation.runId, delegation.id],
+          ),
         );
         issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
       }
@@ -64,7 +75,8 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
       summary = parsed.result.summary;
     }
   }
-  // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same transaction.
+  // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
+  // transaction.
   const { outcome, after, verifying } = await ctx.store.transact(async (tx) => {
     await ctx.guard?.(tx);
     const recorded = await recordIngestion(
@@ -81,13 +93,22 @@ export async function ingestArtifact(ctx: VerifyContext, delegation: Delegation,
       ctx.clock.now(),
     );
     const row = await getDelegation(tx, delegation.runId, delegation.id);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [delegation.runId, delegation.taskId]);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+      delegation.runId,
+      delegation.taskId,
+    ]);
     return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
   });
-  // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts afresh.
-  const verification = outcome.record.accepted && verifying ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
+  // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts
+  // afresh.
+  const verification =
+    outcome.record.accepted && verifying ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
   const final = verification ? await ctx.store.read((r) => getDelegation(r, delegation.runId, delegation.id)) : after;
-  return { ...outcome, delegation: final!, ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}) };
+  return {
+    ...outcome,
+    delegation: final!,
+    ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}),
+  };
 }
 
 /** Workspace-relative with POSIX separators when inside the workspace, else absolute. */

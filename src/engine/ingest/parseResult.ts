@@ -8,7 +8,15 @@ import type { ResultStatus } from '../model/types';
 import { LineIndex } from '../util/lineIndex';
 import { findFencedBlocks } from '../plan/markdownFences';
 import type { FencedBlock } from '../plan/markdownFences';
-import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText, sortIssuesByPosition } from '../plan/yamlBlock';
+import {
+  YamlBlock,
+  describeNode,
+  isNullNode,
+  openingFenceRange,
+  scalarString,
+  scalarText,
+  sortIssuesByPosition,
+} from '../plan/yamlBlock';
 
 /**
  * The result contract (DESIGN §6, docs/result-contract.md): a worker's markdown
@@ -122,17 +130,25 @@ export function parseResultArtifact(markdown: string, expected?: ExpectedIdentit
     issues.push(...identityIssues(reader.identity, expected));
   }
   const sorted = sortIssuesByPosition(issues);
-  return result && !hasErrors(issues.filter((i) => !IDENTITY_CODES.has(i.code))) ? { result, issues: sorted } : { issues: sorted };
+  return result && !hasErrors(issues.filter((i) => !IDENTITY_CODES.has(i.code)))
+    ? { result, issues: sorted }
+    : { issues: sorted };
 }
 
 const IDENTITY_CODES = new Set(['result.task-mismatch', 'result.agent-mismatch']);
 
 /** Compares the task and agent a result names with the delegation it is ingested for. */
-export function checkResultIdentity(result: Pick<ParsedResult, 'task' | 'agent' | 'fieldRanges'>, expected: ExpectedIdentity): Issue[] {
+export function checkResultIdentity(
+  result: Pick<ParsedResult, 'task' | 'agent' | 'fieldRanges'>,
+  expected: ExpectedIdentity,
+): Issue[] {
   return identityIssues({ task: result.task, agent: result.agent, ranges: result.fieldRanges }, expected);
 }
 
-/** Identity issues for whichever of task and agent could be read; a field that is missing or invalid was reported already. */
+/**
+ * Identity issues for whichever of task and agent could be read; a field that is missing or invalid was reported
+ * already.
+ */
 function identityIssues(found: ResultIdentity, expected: ExpectedIdentity): Issue[] {
   const issues: Issue[] = [];
   if (found.task !== undefined && found.task !== expected.taskId) {
@@ -180,7 +196,13 @@ class ResultBlockReader {
     const { yb, info } = this;
     if (yb.syntaxErrors.length > 0 || !yb.doc) {
       for (const error of yb.syntaxErrors) {
-        this.add('result.yaml-syntax', '', `YAML syntax error in the ${info} block: ${error.message}`, 'Fix the YAML so the block is a mapping of result fields.', error.range);
+        this.add(
+          'result.yaml-syntax',
+          '',
+          `YAML syntax error in the ${info} block: ${error.message}`,
+          'Fix the YAML so the block is a mapping of result fields.',
+          error.range,
+        );
       }
       return undefined;
     }
@@ -228,7 +250,16 @@ class ResultBlockReader {
     if (task) this.identity.ranges.task = task.range;
     if (agent) this.identity.ranges.agent = agent.range;
 
-    if (!contract || !task || !agent || !status || summary === undefined || !artifacts || (info === 'sdd-result' && version === undefined)) return undefined;
+    if (
+      !contract ||
+      !task ||
+      !agent ||
+      !status ||
+      summary === undefined ||
+      !artifacts ||
+      (info === 'sdd-result' && version === undefined)
+    )
+      return undefined;
     const result: ParsedResult = {
       contract: contract.value,
       task: task.value,
@@ -251,7 +282,14 @@ class ResultBlockReader {
     return result;
   }
 
-  private add(code: string, field: string, message: string, recommendation: string, range: Range, severity: IssueSeverity = 'error'): void {
+  private add(
+    code: string,
+    field: string,
+    message: string,
+    recommendation: string,
+    range: Range,
+    severity: IssueSeverity = 'error',
+  ): void {
     this.issues.push(issue(code, field, message, recommendation, range, severity));
   }
 
@@ -308,7 +346,9 @@ class ResultBlockReader {
         'result.invalid-field',
         field,
         `"${field}" must be a non-empty string, not ${value === undefined ? describeNode(entry.node) : 'an empty string'}.`,
-        written !== undefined && value === undefined ? `Quote it: ${field}: "${written}".` : `Write the ${field === 'task' ? 'task id' : 'agent name'} of the delegation.`,
+        written !== undefined && value === undefined
+          ? `Quote it: ${field}: "${written}".`
+          : `Write the ${field === 'task' ? 'task id' : 'agent name'} of the delegation.`,
         entry.range,
       );
       return undefined;
@@ -323,7 +363,10 @@ class ResultBlockReader {
     const parsed = statusSchema.safeParse(value);
     if (parsed.success) return { value: parsed.data, range: entry.range };
     const written = value ?? scalarText(entry.node);
-    const caseHint = written !== undefined && statusSchema.safeParse(written.trim().toUpperCase()).success ? ` Status is case-sensitive: write ${written.trim().toUpperCase()}.` : '';
+    const caseHint =
+      written !== undefined && statusSchema.safeParse(written.trim().toUpperCase()).success
+        ? ` Status is case-sensitive: write ${written.trim().toUpperCase()}.`
+        : '';
     this.add(
       'result.invalid-status',
       'status',
@@ -359,7 +402,13 @@ class ResultBlockReader {
     const value = scalarString(node);
     if (value !== undefined && value.trim() !== '') return value;
     if (isScalar(node) && typeof node.value === 'number' && Number.isFinite(node.value)) return node.value;
-    this.add('result.invalid-field', 'version', `"version" must be a string or a number, not ${describeNode(node)}.`, 'Write version: 1.', entry.range);
+    this.add(
+      'result.invalid-field',
+      'version',
+      `"version" must be a string or a number, not ${describeNode(node)}.`,
+      'Write version: 1.',
+      entry.range,
+    );
     return undefined;
   }
 
@@ -393,7 +442,9 @@ class ResultBlockReader {
           'result.invalid-field',
           'artifacts',
           `artifacts[${index}] must be a non-empty path string, not ${value === undefined ? describeNode(item) : 'an empty string'}.`,
-          written !== undefined && value === undefined ? `Quote it: "${written}".` : 'Each entry is a workspace-relative path such as src/notes.ts.',
+          written !== undefined && value === undefined
+            ? `Quote it: "${written}".`
+            : 'Each entry is a workspace-relative path such as src/notes.ts.',
           this.yb.nodeRange(item as Node),
         );
         return;

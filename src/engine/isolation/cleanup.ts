@@ -4,7 +4,13 @@ import type { Clock } from '../model/clock';
 import type { StorePort } from '../store/port';
 import { folderSize } from '../util/folderSize';
 import { Git } from './git';
-import { listAttemptWorktrees, readRunIsolation, removeWorktree, worktreesRoot, type AttemptWorktree } from './worktrees';
+import {
+  listAttemptWorktrees,
+  readRunIsolation,
+  removeWorktree,
+  worktreesRoot,
+  type AttemptWorktree,
+} from './worktrees';
 
 export interface WorktreeFinding {
   taskId?: string;
@@ -23,14 +29,18 @@ export interface CleanupReport {
 /** Attempts whose worktree must stay: the work is in flight or waits on a person's decision. */
 async function keptReason(store: StorePort, runId: string, worktree: AttemptWorktree): Promise<string | undefined> {
   const facts = await store.read(async (r) => ({
-    delegation: await r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [runId, worktree.delegationId]),
-    gate: await r.get<{ id: string; kind: string }>(`SELECT id, kind FROM gates WHERE run_id = ? AND delegation_id = ? AND status = 'open' ORDER BY ordinal DESC LIMIT 1`, [
+    delegation: await r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [
       runId,
       worktree.delegationId,
     ]),
+    gate: await r.get<{ id: string; kind: string }>(
+      `SELECT id, kind FROM gates WHERE run_id = ? AND delegation_id = ? AND status = 'open' ORDER BY ordinal DESC LIMIT 1`,
+      [runId, worktree.delegationId],
+    ),
   }));
   if (facts.gate) return `waits at ${facts.gate.id} (${facts.gate.kind}); decide the gate first`;
-  if (facts.delegation?.status === 'RUNNING' || facts.delegation?.status === 'PENDING') return 'its attempt is still in flight';
+  if (facts.delegation?.status === 'RUNNING' || facts.delegation?.status === 'PENDING')
+    return 'its attempt is still in flight';
   return undefined;
 }
 
@@ -40,8 +50,16 @@ async function keptReason(store: StorePort, runId: string, worktree: AttemptWork
  * and folders under the run's worktree folder that no attempt knows. Keeps those still in
  * flight or waiting at an open gate, and says why.
  */
-export async function cleanupWorktrees(store: StorePort, clock: Clock, workspace: string, runId: string): Promise<CleanupReport> {
-  const { run, worktrees } = await store.read(async (r) => ({ run: await readRunIsolation(r, runId), worktrees: await listAttemptWorktrees(r, runId) }));
+export async function cleanupWorktrees(
+  store: StorePort,
+  clock: Clock,
+  workspace: string,
+  runId: string,
+): Promise<CleanupReport> {
+  const { run, worktrees } = await store.read(async (r) => ({
+    run: await readRunIsolation(r, runId),
+    worktrees: await listAttemptWorktrees(r, runId),
+  }));
   const report: CleanupReport = { removed: [], kept: [], freedBytes: 0 };
   const known = new Set<string>();
   for (const worktree of worktrees) {
@@ -57,13 +75,16 @@ export async function cleanupWorktrees(store: StorePort, clock: Clock, workspace
     if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree);
     else rmSync(worktree.path, { recursive: true, force: true });
     await store.transact(async (tx) => {
-      await tx.run(`UPDATE worktrees SET removed_at = ?, status = CASE WHEN status = 'integrated' THEN status ELSE 'discarded' END WHERE run_id = ? AND delegation_id = ?`, [
-        clock.now(),
-        runId,
-        worktree.delegationId,
-      ]);
+      await tx.run(
+        `UPDATE worktrees SET removed_at = ?, status = CASE WHEN status = 'integrated' THEN status ELSE 'discarded' END WHERE run_id = ? AND delegation_id = ?`,
+        [clock.now(), runId, worktree.delegationId],
+      );
     });
-    report.removed.push({ ...base, bytes, finding: worktree.status === 'integrated' ? 'integrated' : 'attempt over; its work was not integrated' });
+    report.removed.push({
+      ...base,
+      bytes,
+      finding: worktree.status === 'integrated' ? 'integrated' : 'attempt over; its work was not integrated',
+    });
     report.freedBytes += bytes;
   }
   for (const path of strayFolders(workspace, runId, known)) {
@@ -83,15 +104,22 @@ export async function cleanupWorktrees(store: StorePort, clock: Clock, workspace
  * not on the target branch (reported, never redone).
  */
 export async function inspectWorktrees(store: StorePort, workspace: string, runId: string): Promise<WorktreeFinding[]> {
-  const { run, worktrees } = await store.read(async (r) => ({ run: await readRunIsolation(r, runId), worktrees: await listAttemptWorktrees(r, runId) }));
+  const { run, worktrees } = await store.read(async (r) => ({
+    run: await readRunIsolation(r, runId),
+    worktrees: await listAttemptWorktrees(r, runId),
+  }));
   if (worktrees.length === 0 && !existsSync(worktreesRoot(workspace, runId))) return [];
   const findings: WorktreeFinding[] = [];
   const git = run?.repoRoot ? new Git(run.repoRoot) : undefined;
-  const targetHead = git && run?.targetBranch ? await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${run.targetBranch}`]) : undefined;
+  const targetHead =
+    git && run?.targetBranch
+      ? await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${run.targetBranch}`])
+      : undefined;
   for (const worktree of worktrees) {
     const base = { taskId: worktree.taskId, delegationId: worktree.delegationId, path: worktree.path };
     if (worktree.status === 'integrated' && worktree.targetAfter && git && targetHead) {
-      const onTarget = targetHead.exitCode === 0 && (await git.isAncestor(worktree.targetAfter, targetHead.stdout.trim()));
+      const onTarget =
+        targetHead.exitCode === 0 && (await git.isAncestor(worktree.targetAfter, targetHead.stdout.trim()));
       if (!onTarget) {
         findings.push({
           ...base,
@@ -103,10 +131,17 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
     const present = existsSync(worktree.path);
     const why = await keptReason(store, runId, worktree);
     if (!present && why) findings.push({ ...base, finding: `its worktree is missing (${why})` });
-    else if (present && !why && worktree.status !== 'integrated') findings.push({ ...base, finding: `kept worktree of an attempt that is over (${folderSize(worktree.path)} bytes); baton cleanup --run ${runId} removes it` });
+    else if (present && !why && worktree.status !== 'integrated')
+      findings.push({
+        ...base,
+        finding: `kept worktree of an attempt that is over (${folderSize(worktree.path)} bytes); baton cleanup --run ${runId} removes it`,
+      });
   }
   for (const path of strayFolders(workspace, runId, new Set(worktrees.map((w) => w.path)))) {
-    findings.push({ path, finding: `a worktree folder no attempt of this run knows (${folderSize(path)} bytes); baton cleanup --run ${runId} removes it` });
+    findings.push({
+      path,
+      finding: `a worktree folder no attempt of this run knows (${folderSize(path)} bytes); baton cleanup --run ${runId} removes it`,
+    });
   }
   return findings;
 }

@@ -12,7 +12,10 @@ export class GitCommandFailed extends GitError {
     readonly stdout: string,
     readonly stderr: string,
   ) {
-    super(undefined, `git ${args.join(' ')} exited with ${exitCode}: ${(stderr || stdout).trim().split('\n').slice(0, 3).join(' / ')}`);
+    super(
+      undefined,
+      `git ${args.join(' ')} exited with ${exitCode}: ${(stderr || stdout).trim().split('\n').slice(0, 3).join(' / ')}`,
+    );
   }
 }
 
@@ -45,7 +48,12 @@ export class Git {
         // A process that could not run at all; simple-git's own GitError for a non-zero exit is replaced by ours.
         if (error && !(error instanceof GitError)) return error;
         if (result.exitCode === 0) return undefined;
-        return new GitCommandFailed(this.lastRun.args, result.exitCode, Buffer.concat(result.stdOut).toString('utf8'), Buffer.concat(result.stdErr).toString('utf8'));
+        return new GitCommandFailed(
+          this.lastRun.args,
+          result.exitCode,
+          Buffer.concat(result.stdOut).toString('utf8'),
+          Buffer.concat(result.stdErr).toString('utf8'),
+        );
       },
     }).env(gitEnvironment());
   }
@@ -117,11 +125,13 @@ export class Git {
  * helper) or read other config. Baton's git commands need none of them — none opens an
  * editor or talks to a remote — and simple-git refuses to run with them set.
  */
-const PROGRAM_VARIABLES = /^(editor|pager|prefix|ssh_askpass|git_(editor|sequence_editor|pager|askpass|ssh|ssh_command|proxy_command|external_diff|template_dir|exec_path|config.*))$/i;
+const PROGRAM_VARIABLES =
+  /^(editor|pager|prefix|ssh_askpass|git_(editor|sequence_editor|pager|askpass|ssh|ssh_command|proxy_command|external_diff|template_dir|exec_path|config.*))$/i;
 
 function gitEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !PROGRAM_VARIABLES.test(key)) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !PROGRAM_VARIABLES.test(key)) env[key] = value;
   // Messages Baton parses in a fixed language; never a prompt.
   return { ...env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_MERGE_AUTOEDIT: 'no' };
 }
@@ -188,5 +198,9 @@ export function forgetGit(): void {
 }
 
 export function gitMissing(): BatonError {
-  return new BatonError('not-qualified', 'git.missing', 'git is not installed or not on PATH; worktree isolation needs it (install git, or run with --isolation none).');
+  return new BatonError(
+    'not-qualified',
+    'git.missing',
+    'git is not installed or not on PATH; worktree isolation needs it (install git, or run with --isolation none).',
+  );
 }

@@ -75,20 +75,36 @@ export function toAttemptWorktree(r: WorktreeRow): AttemptWorktree {
   };
 }
 
-export async function getAttemptWorktree(r: Pick<StoreReader, 'get'>, runId: string, delegationId: string): Promise<AttemptWorktree | undefined> {
-  const row = await r.get<WorktreeRow>(`SELECT ${WORKTREE_COLUMNS} FROM worktrees WHERE run_id = ? AND delegation_id = ?`, [runId, delegationId]);
+export async function getAttemptWorktree(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  delegationId: string,
+): Promise<AttemptWorktree | undefined> {
+  const row = await r.get<WorktreeRow>(
+    `SELECT ${WORKTREE_COLUMNS} FROM worktrees WHERE run_id = ? AND delegation_id = ?`,
+    [runId, delegationId],
+  );
   return row ? toAttemptWorktree(row) : undefined;
 }
 
 export async function listAttemptWorktrees(r: Pick<StoreReader, 'all'>, runId: string): Promise<AttemptWorktree[]> {
-  return (await r.all<WorktreeRow>(`SELECT ${WORKTREE_COLUMNS} FROM worktrees WHERE run_id = ? ORDER BY created_at, delegation_id`, [runId])).map(toAttemptWorktree);
+  return (
+    await r.all<WorktreeRow>(
+      `SELECT ${WORKTREE_COLUMNS} FROM worktrees WHERE run_id = ? ORDER BY created_at, delegation_id`,
+      [runId],
+    )
+  ).map(toAttemptWorktree);
 }
 
 export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: string): Promise<RunIsolation | undefined> {
-  const row = await r.get<{ mode: string; strategy: string; repo_root: string | null; target_branch: string | null; base_commit: string | null; note: string | null }>(
-    `SELECT mode, strategy, repo_root, target_branch, base_commit, note FROM run_isolation WHERE run_id = ?`,
-    [runId],
-  );
+  const row = await r.get<{
+    mode: string;
+    strategy: string;
+    repo_root: string | null;
+    target_branch: string | null;
+    base_commit: string | null;
+    note: string | null;
+  }>(`SELECT mode, strategy, repo_root, target_branch, base_commit, note FROM run_isolation WHERE run_id = ?`, [runId]);
   if (!row) return undefined;
   return {
     runId,
@@ -106,7 +122,16 @@ export async function recordRunIsolation(tx: StoreTx, isolation: RunIsolation, n
     `INSERT INTO run_isolation (run_id, mode, strategy, repo_root, target_branch, base_commit, note, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (run_id) DO UPDATE SET mode = excluded.mode, repo_root = excluded.repo_root, target_branch = excluded.target_branch,
        base_commit = excluded.base_commit, note = excluded.note, decided_at = excluded.decided_at`,
-    [isolation.runId, isolation.mode, isolation.strategy, isolation.repoRoot ?? null, isolation.targetBranch ?? null, isolation.baseCommit ?? null, isolation.note ?? null, now],
+    [
+      isolation.runId,
+      isolation.mode,
+      isolation.strategy,
+      isolation.repoRoot ?? null,
+      isolation.targetBranch ?? null,
+      isolation.baseCommit ?? null,
+      isolation.note ?? null,
+      now,
+    ],
   );
 }
 
@@ -130,12 +155,18 @@ export async function planIsolation(
   task: Pick<Task, 'runId' | 'isolation'>,
   maxConcurrency: number,
 ): Promise<IsolationPlan | { mode: 'decided'; run: RunIsolation }> {
-  const { settings, recorded } = await read(async (r) => ({ settings: await readRunSettings(r, task.runId), recorded: await readRunIsolation(r, task.runId) }));
+  const { settings, recorded } = await read(async (r) => ({
+    settings: await readRunSettings(r, task.runId),
+    recorded: await readRunIsolation(r, task.runId),
+  }));
   const setting = settings.isolation ?? 'none';
   if (task.isolation === 'none') return { mode: 'none' };
   if (recorded?.mode === 'none' && task.isolation !== 'worktree') return { mode: 'none' };
   if (recorded?.mode === 'worktree' && recorded.repoRoot && recorded.targetBranch && recorded.baseCommit) {
-    return { mode: 'worktree', run: recorded as RunIsolation & { repoRoot: string; targetBranch: string; baseCommit: string } };
+    return {
+      mode: 'worktree',
+      run: recorded as RunIsolation & { repoRoot: string; targetBranch: string; baseCommit: string },
+    };
   }
   if (recorded?.mode === 'none' && recorded.note?.startsWith('approved')) return { mode: 'none' };
   const explicit = task.isolation === 'worktree' || setting === 'worktree';
@@ -149,7 +180,17 @@ export async function planIsolation(
     }
     return { mode: 'gate', reason: probe.reason, problem: probe.problem };
   }
-  return { mode: 'worktree', run: { runId: task.runId, mode: 'worktree', strategy, repoRoot: probe.repoRoot, targetBranch: probe.branch, baseCommit: probe.head } };
+  return {
+    mode: 'worktree',
+    run: {
+      runId: task.runId,
+      mode: 'worktree',
+      strategy,
+      repoRoot: probe.repoRoot,
+      targetBranch: probe.branch,
+      baseCommit: probe.head,
+    },
+  };
 }
 
 export type RepositoryProbe =
@@ -158,19 +199,44 @@ export type RepositoryProbe =
 
 /** Can this workspace's tasks run in worktrees? Says exactly why not. */
 export async function probeRepository(workspace: string): Promise<RepositoryProbe> {
-  if (!(await findGit())) return { ok: false, problem: 'git-missing', reason: 'git is not installed or not on PATH, so tasks cannot get worktrees of their own.' };
+  if (!(await findGit()))
+    return {
+      ok: false,
+      problem: 'git-missing',
+      reason: 'git is not installed or not on PATH, so tasks cannot get worktrees of their own.',
+    };
   const git = new Git(workspace);
   const top = await git.attempt(['rev-parse', '--show-toplevel']);
-  if (top.exitCode !== 0) return { ok: false, problem: 'not-a-repository', reason: `${workspace} is not in a git repository, so tasks cannot get worktrees of their own.` };
+  if (top.exitCode !== 0)
+    return {
+      ok: false,
+      problem: 'not-a-repository',
+      reason: `${workspace} is not in a git repository, so tasks cannot get worktrees of their own.`,
+    };
   const repoRoot = top.stdout.trim();
-  // A workspace in an ignored folder of some outer repository (a scratch copy under node_modules or .cache) is not part of it.
+  // A workspace in an ignored folder of some outer repository (a scratch copy under node_modules or .cache) is not part
+  // of it.
   if ((await git.attempt(['check-ignore', '--quiet', '--no-index', workspace])).exitCode === 0) {
-    return { ok: false, problem: 'not-a-repository', reason: `${workspace} is in a folder the git repository at ${repoRoot} ignores, so tasks cannot get worktrees of their own.` };
+    return {
+      ok: false,
+      problem: 'not-a-repository',
+      reason: `${workspace} is in a folder the git repository at ${repoRoot} ignores, so tasks cannot get worktrees of their own.`,
+    };
   }
   const head = await git.attempt(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
-  if (head.exitCode !== 0) return { ok: false, problem: 'no-commit', reason: `The repository at ${repoRoot} has no commit yet; worktrees start from a commit. Commit once first.` };
+  if (head.exitCode !== 0)
+    return {
+      ok: false,
+      problem: 'no-commit',
+      reason: `The repository at ${repoRoot} has no commit yet; worktrees start from a commit. Commit once first.`,
+    };
   const branch = await git.currentBranch();
-  if (!branch) return { ok: false, problem: 'detached', reason: `HEAD is detached in ${repoRoot}; Baton integrates finished tasks into a branch. Check out a branch first.` };
+  if (!branch)
+    return {
+      ok: false,
+      problem: 'detached',
+      reason: `HEAD is detached in ${repoRoot}; Baton integrates finished tasks into a branch. Check out a branch first.`,
+    };
   ensureBatonExcluded(repoRoot);
   const dirty = await git.dirtyPaths();
   if (dirty.length > 0) {
@@ -184,7 +250,9 @@ export async function probeRepository(workspace: string): Promise<RepositoryProb
   return { ok: true, repoRoot, branch, head: head.stdout.trim() };
 }
 
-/** `.baton/` (store, logs, worktrees) is never part of the user's history: it goes into the repository's info/exclude. */
+/**
+ * `.baton/` (store, logs, worktrees) is never part of the user's history: it goes into the repository's info/exclude.
+ */
 export function ensureBatonExcluded(repoRoot: string): void {
   const gitPath = join(repoRoot, '.git');
   let infoDir = join(gitPath, 'info');
@@ -194,7 +262,9 @@ export function ensureBatonExcluded(repoRoot: string): void {
     const match = /^gitdir: (.+)$/m.exec(text);
     if (match) {
       const gitDir = resolve(repoRoot, match[1]!.trim());
-      const common = existsSync(join(gitDir, 'commondir')) ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+      const common = existsSync(join(gitDir, 'commondir'))
+        ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
+        : gitDir;
       infoDir = join(common, 'info');
     }
   } catch {
@@ -204,13 +274,24 @@ export function ensureBatonExcluded(repoRoot: string): void {
   const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
   if (current.split('\n').some((line) => line.trim() === '.baton/' || line.trim() === '.baton')) return;
   mkdirSync(infoDir, { recursive: true });
-  writeFileSync(exclude, `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}# Baton's state, logs and task worktrees\n.baton/\n`);
+  writeFileSync(
+    exclude,
+    `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}# Baton's state, logs and task worktrees\n.baton/\n`,
+  );
 }
 
 /** Where an attempt's worktree lives, and its branch (docs/isolation.md). */
-export function worktreeLocation(workspace: string, runId: string, taskId: string, attempt: number): { path: string; branch: string } {
+export function worktreeLocation(
+  workspace: string,
+  runId: string,
+  taskId: string,
+  attempt: number,
+): { path: string; branch: string } {
   const n = String(attempt).padStart(3, '0');
-  return { path: join(workspace, '.baton', 'worktrees', runId, `${taskId}-${n}`), branch: `baton/${runId}/${taskId}/${n}` };
+  return {
+    path: join(workspace, '.baton', 'worktrees', runId, `${taskId}-${n}`),
+    branch: `baton/${runId}/${taskId}/${n}`,
+  };
 }
 
 export function worktreesRoot(workspace: string, runId?: string): string {
@@ -228,7 +309,11 @@ export function workspaceInWorktree(worktreePath: string, repoRoot: string, work
  * task sees the integrated work of the tasks it depends on). A leftover of the same name
  * (a crash between creating and recording) is removed first.
  */
-export async function createWorktree(repoRoot: string, location: { path: string; branch: string }, baseCommit: string): Promise<void> {
+export async function createWorktree(
+  repoRoot: string,
+  location: { path: string; branch: string },
+  baseCommit: string,
+): Promise<void> {
   await removeWorktree(repoRoot, location);
   mkdirSync(join(location.path, '..'), { recursive: true });
   await new Git(repoRoot).run(['worktree', 'add', '--quiet', '-b', location.branch, location.path, baseCommit]);
@@ -240,9 +325,13 @@ export async function targetHead(run: { repoRoot: string; targetBranch: string }
 }
 
 /** Removes an attempt's worktree and its branch; what is already gone is fine. */
-export async function removeWorktree(repoRoot: string, worktree: Pick<AttemptWorktree, 'path' | 'branch'>): Promise<void> {
+export async function removeWorktree(
+  repoRoot: string,
+  worktree: Pick<AttemptWorktree, 'path' | 'branch'>,
+): Promise<void> {
   const git = new Git(repoRoot);
   if (existsSync(worktree.path)) await git.attempt(['worktree', 'remove', '--force', worktree.path]);
   await git.attempt(['worktree', 'prune']);
-  if ((await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`])).exitCode === 0) await git.attempt(['branch', '-D', worktree.branch]);
+  if ((await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`])).exitCode === 0)
+    await git.attempt(['branch', '-D', worktree.branch]);
 }

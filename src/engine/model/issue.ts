@@ -40,11 +40,15 @@ export function issue(
   range?: Range,
   severity: IssueSeverity = 'error',
 ): Issue {
-  return range ? { code, severity, field, message, recommendation, range } : { code, severity, field, message, recommendation };
+  return range
+    ? { code, severity, field, message, recommendation, range }
+    : { code, severity, field, message, recommendation };
 }
 
 /** `file:line:column: severity code message` — how the CLI prints one issue. */
 export function formatIssue(i: Issue, file?: string): string {
-  const where = i.range ? `${i.file ?? file ?? ''}:${i.range.start.line}:${i.range.start.column}` : (i.file ?? file ?? '');
+  const where = i.range
+    ? `${i.file ?? file ?? ''}:${i.range.start.line}:${i.range.start.column}`
+    : (i.file ?? file ?? '');
   return `${where ? where + ': ' : ''}${i.severity} ${i.code}: ${i.message}${i.recommendation ? ` (${i.recommendation})` : ''}`;
 }

@@ -17,7 +17,15 @@ export const TASK_STATUSES = [
 ] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export const DELEGATION_STATUSES = ['PENDING', 'RUNNING', 'COMPLETED', 'FAILED', 'BLOCKED', 'CANCELLED', 'STALE'] as const;
+export const DELEGATION_STATUSES = [
+  'PENDING',
+  'RUNNING',
+  'COMPLETED',
+  'FAILED',
+  'BLOCKED',
+  'CANCELLED',
+  'STALE',
+] as const;
 export type DelegationStatus = (typeof DELEGATION_STATUSES)[number];
 
 export const RUNTIME_STATUSES = ['claimed', 'active', 'stale', 'terminal', 'blocked'] as const;

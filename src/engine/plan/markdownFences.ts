@@ -21,7 +21,10 @@
  * Line endings are `\n` or `\r\n`; offsets are UTF-16 offsets into the input string.
  */
 
-/** One content line of a fenced block: its text (indentation and `\r` removed) and where that text starts in the document. */
+/**
+ * One content line of a fenced block: its text (indentation and `\r` removed) and where that text starts in the
+ * document.
+ */
 export interface FencedBlockLine {
   offset: number;
   text: string;
@@ -114,7 +117,9 @@ const HTML_COMMENT_START = /^ {0,3}<!--/;
 
 function isClosingFence(line: string, open: Fence): boolean {
   const fence = readFence(line);
-  return fence !== undefined && fence.char === open.char && fence.length >= open.length && TRAILING_BLANK.test(fence.rest);
+  return (
+    fence !== undefined && fence.char === open.char && fence.length >= open.length && TRAILING_BLANK.test(fence.rest)
+  );
 }
 
 function stripIndent(text: string, indent: number): number {

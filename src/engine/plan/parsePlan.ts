@@ -7,7 +7,15 @@ import type { ParsedPlan, PlanTask } from '../model/types';
 import { LineIndex } from '../util/lineIndex';
 import { findFencedBlocks } from './markdownFences';
 import type { FencedBlock } from './markdownFences';
-import { YamlBlock, describeNode, isNullNode, openingFenceRange, scalarString, scalarText, sortIssuesByPosition } from './yamlBlock';
+import {
+  YamlBlock,
+  describeNode,
+  isNullNode,
+  openingFenceRange,
+  scalarString,
+  scalarText,
+  sortIssuesByPosition,
+} from './yamlBlock';
 
 /**
  * The plan format (DESIGN §6, docs/plan-format.md): each task is a fenced
@@ -25,7 +33,17 @@ export const agentNameSchema = taskIdSchema;
 const nonEmptyStringSchema = z.string().trim().min(1);
 
 export const DEFAULT_AGENT = 'agent';
-export const PLAN_TASK_FIELDS = ['id', 'title', 'agent', 'worker', 'depends', 'risk', 'files', 'verify', 'isolation'] as const;
+export const PLAN_TASK_FIELDS = [
+  'id',
+  'title',
+  'agent',
+  'worker',
+  'depends',
+  'risk',
+  'files',
+  'verify',
+  'isolation',
+] as const;
 export const TASK_ISOLATION_MODES = ['worktree', 'none'] as const;
 export type PlanTaskField = (typeof PLAN_TASK_FIELDS)[number];
 
@@ -127,7 +145,13 @@ class TaskBlockReader {
     const { yb } = this;
     if (yb.syntaxErrors.length > 0 || !yb.doc) {
       for (const error of yb.syntaxErrors) {
-        this.add('plan.yaml-syntax', '', `YAML syntax error in the baton-task block: ${error.message}`, 'Fix the YAML so the block is a mapping of task fields.', error.range);
+        this.add(
+          'plan.yaml-syntax',
+          '',
+          `YAML syntax error in the baton-task block: ${error.message}`,
+          'Fix the YAML so the block is a mapping of task fields.',
+          error.range,
+        );
       }
       const root = yb.doc ? yb.deref(yb.doc.contents) : undefined;
       const id = isMap(root) ? scalarString(yb.deref(root.get('id', true))) : undefined;
@@ -139,7 +163,9 @@ class TaskBlockReader {
       this.add(
         'plan.not-a-mapping',
         '',
-        empty ? 'The baton-task block is empty.' : `A baton-task block must be a YAML mapping of task fields, not ${describeNode(root)}.`,
+        empty
+          ? 'The baton-task block is empty.'
+          : `A baton-task block must be a YAML mapping of task fields, not ${describeNode(root)}.`,
         'Write the task as `key: value` lines, at least `id: T1`.',
         empty ? yb.openingFenceRange() : yb.nodeRange(root as Node),
       );
@@ -158,7 +184,9 @@ class TaskBlockReader {
         'plan.unknown-field',
         name ?? '',
         `Unknown task field "${shown}"; it is ignored.`,
-        suggestion ? `Did you mean "${suggestion}"? Known fields: ${PLAN_TASK_FIELDS.join(', ')}.` : `Known fields: ${PLAN_TASK_FIELDS.join(', ')}.`,
+        suggestion
+          ? `Did you mean "${suggestion}"? Known fields: ${PLAN_TASK_FIELDS.join(', ')}.`
+          : `Known fields: ${PLAN_TASK_FIELDS.join(', ')}.`,
         yb.nodeRange((pair.key as Node | null) ?? undefined),
         'warning',
       );
@@ -170,7 +198,9 @@ class TaskBlockReader {
     const worker = this.readString('worker');
     const depends = this.readList('depends', 'a task id or a list of task ids', (text) => text.split(/[\s,]+/));
     const risk = this.readList('risk', 'a risk tag or a list of risk tags', (text) => text.split(','));
-    const files = this.readList('files', 'a glob or a list of globs', (text) => [text]).filter((f) => this.checkFileGlob(f));
+    const files = this.readList('files', 'a glob or a list of globs', (text) => [text]).filter((f) =>
+      this.checkFileGlob(f),
+    );
     const verify = this.readVerify();
     const isolation = this.readIsolation();
     if (!id) return {};
@@ -197,7 +227,14 @@ class TaskBlockReader {
     return { draft: { task, idRange: id.range, dependsRanges } };
   }
 
-  private add(code: string, field: string, message: string, recommendation: string, range: Range, severity: 'error' | 'warning' = 'error'): void {
+  private add(
+    code: string,
+    field: string,
+    message: string,
+    recommendation: string,
+    range: Range,
+    severity: 'error' | 'warning' = 'error',
+  ): void {
     this.issues.push(issue(code, field, message, recommendation, range, severity));
   }
 
@@ -220,7 +257,13 @@ class TaskBlockReader {
               ? 'climbs out with ".."'
               : undefined;
     if (!why) return true;
-    this.add('plan.invalid-field', 'files', `The files glob "${glob.slice(0, 80)}" ${why}; files: names files of this workspace.`, 'Write a glob relative to the workspace, e.g. src/auth/**.', entry.range);
+    this.add(
+      'plan.invalid-field',
+      'files',
+      `The files glob "${glob.slice(0, 80)}" ${why}; files: names files of this workspace.`,
+      'Write a glob relative to the workspace, e.g. src/auth/**.',
+      entry.range,
+    );
     return false;
   }
 
@@ -271,7 +314,12 @@ class TaskBlockReader {
     if (!entry || isNullNode(entry.value)) return undefined;
     const text = scalarString(entry.value);
     if (text === undefined || !nonEmptyStringSchema.safeParse(text).success) {
-      this.invalid(field, entry.value, `"${field}" must be a non-empty string, not ${text === undefined ? describeNode(entry.value) : 'an empty string'}.`, `Write ${field}: "…" on one line.`);
+      this.invalid(
+        field,
+        entry.value,
+        `"${field}" must be a non-empty string, not ${text === undefined ? describeNode(entry.value) : 'an empty string'}.`,
+        `Write ${field}: "…" on one line.`,
+      );
       return undefined;
     }
     return text.trim();
@@ -282,7 +330,12 @@ class TaskBlockReader {
     if (!entry || isNullNode(entry.value)) return undefined;
     const text = scalarString(entry.value);
     if (text === undefined || !(TASK_ISOLATION_MODES as readonly string[]).includes(text)) {
-      this.invalid('isolation', entry.value, `"isolation" is ${text === undefined ? describeNode(entry.value) : `"${text}"`}; it must be worktree or none.`, 'Write isolation: worktree (its own git worktree) or isolation: none (the shared working tree).');
+      this.invalid(
+        'isolation',
+        entry.value,
+        `"isolation" is ${text === undefined ? describeNode(entry.value) : `"${text}"`}; it must be worktree or none.`,
+        'Write isolation: worktree (its own git worktree) or isolation: none (the shared working tree).',
+      );
       return undefined;
     }
     return text as PlanTask['isolation'];
@@ -296,7 +349,9 @@ class TaskBlockReader {
       this.invalid(
         field,
         entry.value,
-        text === undefined ? `"${field}" must be a string, not ${describeNode(entry.value)}.` : `"${field}" is "${text}", which is not a valid agent name.`,
+        text === undefined
+          ? `"${field}" must be a string, not ${describeNode(entry.value)}.`
+          : `"${field}" is "${text}", which is not a valid agent name.`,
         `Use ${ID_RULE}, e.g. agent: coder.`,
       );
       return undefined;
@@ -305,7 +360,11 @@ class TaskBlockReader {
   }
 
   /** A list of strings written as a YAML list, or as one string cut by `split`. */
-  private readList(field: 'depends' | 'risk' | 'files', expected: string, split: (text: string) => string[]): Array<{ value: string; range: Range }> {
+  private readList(
+    field: 'depends' | 'risk' | 'files',
+    expected: string,
+    split: (text: string) => string[],
+  ): Array<{ value: string; range: Range }> {
     const entry = this.fields.get(field);
     if (!entry || isNullNode(entry.value)) return [];
     const { yb } = this;
@@ -323,7 +382,12 @@ class TaskBlockReader {
       return out;
     }
     if (!isSeq(entry.value)) {
-      this.invalid(field, entry.value, `"${field}" must be ${expected}, not ${describeNode(entry.value)}.`, `Write ${field}: [a, b] or one entry per line starting with "- ".`);
+      this.invalid(
+        field,
+        entry.value,
+        `"${field}" must be ${expected}, not ${describeNode(entry.value)}.`,
+        `Write ${field}: [a, b] or one entry per line starting with "- ".`,
+      );
       return [];
     }
     entry.value.items.forEach((raw, index) => {
@@ -335,7 +399,9 @@ class TaskBlockReader {
           field,
           item,
           `${field}[${index}] must be a non-empty string, not ${value === undefined ? describeNode(item) : 'an empty string'}.`,
-          written !== undefined && value === undefined ? `Quote it: "${written}".` : `Each entry of "${field}" is ${expected.replace(/^a (.*?) or a list of .*$/, 'a $1')}.`,
+          written !== undefined && value === undefined
+            ? `Quote it: "${written}".`
+            : `Each entry of "${field}" is ${expected.replace(/^a (.*?) or a list of .*$/, 'a $1')}.`,
         );
         return;
       }
@@ -376,7 +442,12 @@ class TaskBlockReader {
     if (line !== undefined) {
       const split = splitCommandLine(line);
       if (split.error !== undefined) {
-        this.invalid('verify', node, `${where}: ${split.error}.`, 'Quote the argument, split the command into an argv list, or run a script; use [sh, -c, "…"] only if you really want a shell.');
+        this.invalid(
+          'verify',
+          node,
+          `${where}: ${split.error}.`,
+          'Quote the argument, split the command into an argv list, or run a script; use [sh, -c, "…"] only if you really want a shell.',
+        );
         return undefined;
       }
       argv = split.argv;
@@ -386,13 +457,23 @@ class TaskBlockReader {
         const item = yb.deref(node.items[j]);
         const text = scalarText(item);
         if (text === undefined) {
-          this.invalid('verify', item, `${where}[${j}] must be a string, not ${describeNode(item)}.`, 'Each argv entry is a string, e.g. [node, -e, "process.exit(0)"].');
+          this.invalid(
+            'verify',
+            item,
+            `${where}[${j}] must be a string, not ${describeNode(item)}.`,
+            'Each argv entry is a string, e.g. [node, -e, "process.exit(0)"].',
+          );
           return undefined;
         }
         argv.push(text);
       }
     } else {
-      this.invalid('verify', node, `${where} must be a command line string or an argv list, not ${describeNode(node)}.`, 'Write `- [node, --test]` or `- npm test`.');
+      this.invalid(
+        'verify',
+        node,
+        `${where} must be a command line string or an argv list, not ${describeNode(node)}.`,
+        'Write `- [node, --test]` or `- npm test`.',
+      );
       return undefined;
     }
     const program = argv[0];
@@ -481,7 +562,9 @@ export function parsePlan(markdown: string): ParsedPlan {
           'plan.unknown-dependency',
           'depends',
           `Task "${draft.task.id}" depends on "${dep}", which is not a task in this plan.`,
-          suggestion ? `Did you mean "${suggestion}"? Otherwise remove it or add a task with that id.` : 'Remove it or add a task with that id.',
+          suggestion
+            ? `Did you mean "${suggestion}"? Otherwise remove it or add a task with that id.`
+            : 'Remove it or add a task with that id.',
           draft.dependsRanges[i],
         ),
       );
@@ -499,7 +582,13 @@ const FENCE_LINE = /^ {0,3}(?:`{3,}|~{3,})/;
 
 /** A line that can be the text of a setext heading (so the `---` under it is an underline, not a break). */
 function isParagraphLine(line: string | undefined): boolean {
-  return line !== undefined && line.trim() !== '' && !FENCE_LINE.test(line) && !ATX_HEADING.test(line) && !THEMATIC_BREAK.test(line);
+  return (
+    line !== undefined &&
+    line.trim() !== '' &&
+    !FENCE_LINE.test(line) &&
+    !ATX_HEADING.test(line) &&
+    !THEMATIC_BREAK.test(line)
+  );
 }
 
 /**
@@ -531,7 +620,9 @@ function instructionsAfter(text: string, block: FencedBlock, next: FencedBlock |
  */
 function findCycles(drafts: TaskDraft[]): Issue[] {
   const index = new Map(drafts.map((d, i) => [d.task.id, i]));
-  const edges = drafts.map((d) => d.task.depends.map((dep) => index.get(dep)).filter((i): i is number => i !== undefined));
+  const edges = drafts.map((d) =>
+    d.task.depends.map((dep) => index.get(dep)).filter((i): i is number => i !== undefined),
+  );
   const groups = stronglyConnected(edges);
   const issues: Issue[] = [];
   for (const group of groups) {
@@ -574,7 +665,8 @@ function shortestCycle(start: number, edges: number[][], members: Set<number>): 
       if (!members.has(next)) continue;
       if (next === start) {
         const path = [start];
-        for (let at: number | undefined = node; at !== undefined && at !== start; at = previous.get(at)) path.splice(1, 0, at);
+        for (let at: number | undefined = node; at !== undefined && at !== start; at = previous.get(at))
+          path.splice(1, 0, at);
         path.push(start);
         return path;
       }
@@ -661,10 +753,13 @@ function editDistance(a: string, b: string, cap: number): number {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
     }
     previous = current;
   }
   return previous[b.length] ?? cap;
 }
-

@@ -35,7 +35,10 @@ export class YamlBlock {
     } catch (error) {
       // The yaml package reports problems as document errors; this guards the "never throws" promise.
       this.doc = undefined;
-      this.syntaxErrors.push({ message: error instanceof Error ? error.message : String(error), range: this.openingFenceRange() });
+      this.syntaxErrors.push({
+        message: error instanceof Error ? error.message : String(error),
+        range: this.openingFenceRange(),
+      });
     }
   }
 
@@ -49,7 +52,8 @@ export class YamlBlock {
 
   /** A range given in offsets of the block's content (as the YAML parser reports them). */
   contentRange(start: number, end: number): Range {
-    // The parser reports "unexpected end" at the end of the content; show it at the end of the last line, not on the closing fence.
+    // The parser reports "unexpected end" at the end of the content; show it at the end of the last line, not on the
+    // closing fence.
     const last = Math.max(0, this.block.content.length - 1);
     const from = contentOffsetToDocument(this.block, Math.min(start, last));
     return this.documentRange(from, Math.max(from, contentOffsetToDocument(this.block, Math.min(end, last))));

@@ -33,9 +33,18 @@ export function hashToken(token: string): string {
  */
 export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, ctx: OperationContext): Promise<Claim> {
   const delegation = await getDelegation(tx, input.runId, input.delegationId);
-  if (!delegation) throw new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
+  if (!delegation)
+    throw new BatonError(
+      'invalid-input',
+      'delegation.unknown',
+      `There is no delegation ${input.delegationId} in run ${input.runId}.`,
+    );
   if (delegation.status !== 'PENDING') {
-    throw new BatonError('conflict', 'delegation.not-pending', `Delegation ${delegation.id} is ${delegation.status}; only a PENDING delegation can be claimed.`);
+    throw new BatonError(
+      'conflict',
+      'delegation.not-pending',
+      `Delegation ${delegation.id} is ${delegation.status}; only a PENDING delegation can be claimed.`,
+    );
   }
   const runtimeId = ctx.ids.runtimeId();
   const token = ctx.ids.token();
@@ -45,11 +54,26 @@ export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, 
     `UPDATE delegations SET status = 'RUNNING', runtime_id = ?, started_at = ?, updated_at = ? WHERE run_id = ? AND id = ? AND status = 'PENDING'`,
     [runtimeId, ctx.now, ctx.now, input.runId, delegation.id],
   );
-  if (changed !== 1) throw new BatonError('conflict', 'delegation.not-pending', `Delegation ${delegation.id} was claimed by someone else.`);
+  if (changed !== 1)
+    throw new BatonError(
+      'conflict',
+      'delegation.not-pending',
+      `Delegation ${delegation.id} was claimed by someone else.`,
+    );
   await tx.run(
     `INSERT INTO runtimes (id, run_id, delegation_id, token_hash, epoch, lease_ms, lease_expires_at, claimed_at, heartbeat_count, holder)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-    [runtimeId, input.runId, delegation.id, hashToken(token), epoch, input.leaseMs, leaseExpiresAt, ctx.now, input.holder ?? null],
+    [
+      runtimeId,
+      input.runId,
+      delegation.id,
+      hashToken(token),
+      epoch,
+      input.leaseMs,
+      leaseExpiresAt,
+      ctx.now,
+      input.holder ?? null,
+    ],
   );
   await appendEvent(tx, input.runId, 'delegation:claimed', ctx.now, {
     delegationId: delegation.id,
@@ -59,7 +83,14 @@ export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, 
     leaseExpiresAt,
     ...(input.holder ? { holder: input.holder } : {}),
   });
-  await setTaskStatus(tx, input.runId, delegation.taskId, 'running', `attempt ${delegation.attempt}: ${delegation.id}`, ctx.now);
+  await setTaskStatus(
+    tx,
+    input.runId,
+    delegation.taskId,
+    'running',
+    `attempt ${delegation.attempt}: ${delegation.id}`,
+    ctx.now,
+  );
   return {
     delegation: { ...delegation, status: 'RUNNING', runtimeId, startedAt: ctx.now, updatedAt: ctx.now },
     runtimeId,

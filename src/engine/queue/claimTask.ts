@@ -17,10 +17,10 @@ export interface ClaimTaskInput {
  * one, else the next attempt, claimed in the same transaction.
  */
 export async function claimTask(tx: StoreTx, input: ClaimTaskInput, ctx: OperationContext): Promise<Claim> {
-  const pending = await tx.get<{ id: string }>(`SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status = 'PENDING' ORDER BY attempt LIMIT 1`, [
-    input.runId,
-    input.taskId,
-  ]);
+  const pending = await tx.get<{ id: string }>(
+    `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status = 'PENDING' ORDER BY attempt LIMIT 1`,
+    [input.runId, input.taskId],
+  );
   const delegationId = pending?.id ?? (await enqueueDelegation(tx, input, ctx.now)).id;
   const claim = await claimDelegation(
     tx,

@@ -8,7 +8,8 @@ export interface OperationContext {
 }
 
 /** Settings frozen into a run when it starts (a later config edit does not change a running run). */
-export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> & Partial<Pick<BatonConfig, 'isolation' | 'integration'>>;
+export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
+  Partial<Pick<BatonConfig, 'isolation' | 'integration'>>;
 
 export function runSettingsFrom(config: BatonConfig): RunSettings {
   return {

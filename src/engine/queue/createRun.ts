@@ -31,7 +31,11 @@ export async function createRun(tx: StoreTx, input: CreateRunInput, ctx: Operati
      VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
     [id, ordinal, input.planPath, digest, input.planText, JSON.stringify(input.settings), ctx.now, ctx.now],
   );
-  await appendEvent(tx, id, 'run:created', ctx.now, { planPath: input.planPath, planDigest: digest, tasks: input.tasks.length });
+  await appendEvent(tx, id, 'run:created', ctx.now, {
+    planPath: input.planPath,
+    planDigest: digest,
+    tasks: input.tasks.length,
+  });
   for (const [ordinalInPlan, task] of input.tasks.entries()) {
     await tx.run(
       `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at, isolation)
@@ -55,7 +59,11 @@ export async function createRun(tx: StoreTx, input: CreateRunInput, ctx: Operati
       ],
     );
     for (const dependency of task.depends) {
-      await tx.run(`INSERT OR IGNORE INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [id, task.id, dependency]);
+      await tx.run(`INSERT OR IGNORE INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [
+        id,
+        task.id,
+        dependency,
+      ]);
     }
   }
   for (const task of input.tasks) {

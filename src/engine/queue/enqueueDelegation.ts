@@ -17,11 +17,12 @@ export interface EnqueueDelegationInput {
  * PENDING or RUNNING: two attempts of one task never run at once.
  */
 export async function enqueueDelegation(tx: StoreTx, input: EnqueueDelegationInput, now: number): Promise<Delegation> {
-  const task = await tx.get<{ status: string; agent: string; status_reason: string | null }>(`SELECT status, agent, status_reason FROM tasks WHERE run_id = ? AND id = ?`, [
-    input.runId,
-    input.taskId,
-  ]);
-  if (!task) throw new BatonError('invalid-input', 'task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
+  const task = await tx.get<{ status: string; agent: string; status_reason: string | null }>(
+    `SELECT status, agent, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
+    [input.runId, input.taskId],
+  );
+  if (!task)
+    throw new BatonError('invalid-input', 'task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
   const live = await tx.get<{ id: string; status: string; runtime_id: string | null }>(
     `SELECT id, status, runtime_id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('PENDING', 'RUNNING', 'BLOCKED') LIMIT 1`,
     [input.runId, input.taskId],
@@ -35,26 +36,49 @@ export async function enqueueDelegation(tx: StoreTx, input: EnqueueDelegationInp
   }
   await refuseUnlessReady(tx, input.runId, input.taskId, task.status, task.status_reason);
   const agent = input.agent ?? task.agent;
-  const previous = await tx.get<{ n: number | null }>(`SELECT MAX(attempt) AS n FROM delegations WHERE run_id = ? AND task_id = ?`, [input.runId, input.taskId]);
+  const previous = await tx.get<{ n: number | null }>(
+    `SELECT MAX(attempt) AS n FROM delegations WHERE run_id = ? AND task_id = ?`,
+    [input.runId, input.taskId],
+  );
   const attempt = (previous?.n ?? 0) + 1;
   const id = delegationId(input.taskId, agent, attempt);
   await tx.run(
     `INSERT INTO delegations (run_id, id, task_id, agent, attempt, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?)`,
     [input.runId, id, input.taskId, agent, attempt, now, now],
   );
-  await appendEvent(tx, input.runId, 'delegation:created', now, { delegationId: id, taskId: input.taskId, agent, attempt });
-  return { runId: input.runId, id, taskId: input.taskId, agent, attempt, status: 'PENDING', createdAt: now, updatedAt: now };
+  await appendEvent(tx, input.runId, 'delegation:created', now, {
+    delegationId: id,
+    taskId: input.taskId,
+    agent,
+    attempt,
+  });
+  return {
+    runId: input.runId,
+    id,
+    taskId: input.taskId,
+    agent,
+    attempt,
+    status: 'PENDING',
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
-async function refuseUnlessReady(tx: StoreTx, runId: string, taskId: string, status: string, reason: string | null): Promise<void> {
+async function refuseUnlessReady(
+  tx: StoreTx,
+  runId: string,
+  taskId: string,
+  status: string,
+  reason: string | null,
+): Promise<void> {
   switch (status) {
     case 'ready':
       return;
     case 'gated': {
-      const gate = await tx.get<{ id: string; kind: string }>(`SELECT id, kind FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`, [
-        runId,
-        taskId,
-      ]);
+      const gate = await tx.get<{ id: string; kind: string }>(
+        `SELECT id, kind FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`,
+        [runId, taskId],
+      );
       throw new BatonError(
         'awaiting-decision',
         'task.gated',
@@ -75,6 +99,10 @@ async function refuseUnlessReady(tx: StoreTx, runId: string, taskId: string, sta
       );
     }
     default:
-      throw new BatonError('mismatch', `task.${status}`, `Task ${taskId} is ${status}${reason ? ` (${reason})` : ''}; it cannot start a new attempt.`);
+      throw new BatonError(
+        'mismatch',
+        `task.${status}`,
+        `Task ${taskId} is ${status}${reason ? ` (${reason})` : ''}; it cannot start a new attempt.`,
+      );
   }
 }

@@ -18,8 +18,13 @@ export function firstOverlap(as: readonly string[], bs: readonly string[]): [str
 }
 
 function segments(glob: string): string[] {
-  // A folder named without a wildcard means everything in it (files: [src/auth] is src/auth/**), hence prefixes overlap.
-  return glob.trim().replace(/^\.\//, '').split('/').filter((s) => s !== '' && s !== '.');
+  // A folder named without a wildcard means everything in it (files: [src/auth] is src/auth/**), hence prefixes
+  // overlap.
+  return glob
+    .trim()
+    .replace(/^\.\//, '')
+    .split('/')
+    .filter((s) => s !== '' && s !== '.');
 }
 
 function segmentsOverlap(a: string[], b: string[]): boolean {

@@ -11,11 +11,27 @@ import { retryDelayMs, type RunSettings } from './context';
  * and records what it did in the run's event log.
  */
 
-export async function setTaskStatus(tx: StoreTx, runId: string, taskId: string, to: TaskStatus, reason: string | null, now: number): Promise<void> {
-  const row = await tx.get<{ status: string; status_reason: string | null }>(`SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`, [runId, taskId]);
+export async function setTaskStatus(
+  tx: StoreTx,
+  runId: string,
+  taskId: string,
+  to: TaskStatus,
+  reason: string | null,
+  now: number,
+): Promise<void> {
+  const row = await tx.get<{ status: string; status_reason: string | null }>(
+    `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
+    [runId, taskId],
+  );
   if (!row) throw new BatonError('invalid-input', 'task.unknown', `Task ${taskId} is not in run ${runId}.`);
   if (row.status === to && row.status_reason === reason) return;
-  await tx.run(`UPDATE tasks SET status = ?, status_reason = ?, updated_at = ? WHERE run_id = ? AND id = ?`, [to, reason, now, runId, taskId]);
+  await tx.run(`UPDATE tasks SET status = ?, status_reason = ?, updated_at = ? WHERE run_id = ? AND id = ?`, [
+    to,
+    reason,
+    now,
+    runId,
+    taskId,
+  ]);
   await appendEvent(tx, runId, 'task:status', now, { taskId, from: row.status, to, ...(reason ? { reason } : {}) });
 }
 
@@ -30,27 +46,50 @@ export interface DelegationChange {
  * saw (compare-and-set): a transition that lost a race fails instead of overwriting.
  * Leaving RUNNING for good ends its runtime.
  */
-export async function transitionDelegation(tx: StoreTx, delegation: Delegation, to: DelegationStatus, change: DelegationChange, now: number): Promise<Delegation> {
+export async function transitionDelegation(
+  tx: StoreTx,
+  delegation: Delegation,
+  to: DelegationStatus,
+  change: DelegationChange,
+  now: number,
+): Promise<Delegation> {
   if (!canTransitionDelegation(delegation.status, to)) {
-    throw new BatonError('mismatch', 'delegation.illegal-transition', `Delegation ${delegation.id} is ${delegation.status}; it cannot become ${to}.`);
+    throw new BatonError(
+      'mismatch',
+      'delegation.illegal-transition',
+      `Delegation ${delegation.id} is ${delegation.status}; it cannot become ${to}.`,
+    );
   }
   const terminal = isTerminalDelegation(to);
   const changed = await tx.run(
     `UPDATE delegations SET status = ?, reason = COALESCE(?, reason), result_status = COALESCE(?, result_status),
        artifact_path = COALESCE(?, artifact_path), updated_at = ?, finished_at = CASE WHEN ? THEN ? ELSE finished_at END
      WHERE run_id = ? AND id = ? AND status = ?`,
-    [to, change.reason ?? null, change.resultStatus ?? null, change.artifactPath ?? null, now, terminal ? 1 : 0, now, delegation.runId, delegation.id, delegation.status],
-  );
-  if (changed !== 1) {
-    throw new BatonError('conflict', 'delegation.changed-meanwhile', `Delegation ${delegation.id} changed while this was being decided; try again.`);
-  }
-  if (terminal) {
-    await tx.run(`UPDATE runtimes SET ended_at = ?, end_reason = ? WHERE run_id = ? AND delegation_id = ? AND ended_at IS NULL`, [
+    [
+      to,
+      change.reason ?? null,
+      change.resultStatus ?? null,
+      change.artifactPath ?? null,
       now,
-      change.reason ?? to.toLowerCase(),
+      terminal ? 1 : 0,
+      now,
       delegation.runId,
       delegation.id,
-    ]);
+      delegation.status,
+    ],
+  );
+  if (changed !== 1) {
+    throw new BatonError(
+      'conflict',
+      'delegation.changed-meanwhile',
+      `Delegation ${delegation.id} changed while this was being decided; try again.`,
+    );
+  }
+  if (terminal) {
+    await tx.run(
+      `UPDATE runtimes SET ended_at = ?, end_reason = ? WHERE run_id = ? AND delegation_id = ? AND ended_at IS NULL`,
+      [now, change.reason ?? to.toLowerCase(), delegation.runId, delegation.id],
+    );
   }
   await appendEvent(tx, delegation.runId, 'delegation:status', now, {
     delegationId: delegation.id,
@@ -62,8 +101,15 @@ export async function transitionDelegation(tx: StoreTx, delegation: Delegation, 
   return { ...delegation, status: to, updatedAt: now, ...(change.reason ? { reason: change.reason } : {}) };
 }
 
-export async function getDelegation(tx: Pick<StoreTx, 'get'>, runId: string, delegationId: string): Promise<Delegation | undefined> {
-  const row = await tx.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [runId, delegationId]);
+export async function getDelegation(
+  tx: Pick<StoreTx, 'get'>,
+  runId: string,
+  delegationId: string,
+): Promise<Delegation | undefined> {
+  const row = await tx.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [
+    runId,
+    delegationId,
+  ]);
   return row ? toDelegation(row) : undefined;
 }
 
@@ -128,7 +174,10 @@ export async function closeGatesOfTask(
     onlyDelegation ? [runId, taskId, onlyDelegation] : [runId, taskId],
   );
   for (const { id, kind } of open) {
-    await tx.run(`UPDATE gates SET status = ?, decided_at = ?, decided_by = 'baton', note = ? WHERE id = ? AND status = 'open'`, [decision, now, note, id]);
+    await tx.run(
+      `UPDATE gates SET status = ?, decided_at = ?, decided_by = 'baton', note = ? WHERE id = ? AND status = 'open'`,
+      [decision, now, note, id],
+    );
     await appendEvent(tx, runId, 'gate:decided', now, { gateId: id, kind, decision, by: 'baton', note });
   }
 }
@@ -137,17 +186,34 @@ export async function closeGatesOfTask(
  * An attempt ended without success (FAILED or STALE): the task goes back to ready while
  * attempts remain (the retry is a new delegation), else it fails and blocks its dependents.
  */
-export async function settleUnsuccessfulAttempt(tx: StoreTx, runId: string, taskId: string, why: string, now: number): Promise<void> {
+export async function settleUnsuccessfulAttempt(
+  tx: StoreTx,
+  runId: string,
+  taskId: string,
+  why: string,
+  now: number,
+): Promise<void> {
   const settings = await readRunSettings(tx, runId);
-  const used = await tx.get<{ n: number }>(`SELECT COUNT(*) AS n FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('FAILED', 'STALE')`, [
-    runId,
-    taskId,
-  ]);
+  const used = await tx.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('FAILED', 'STALE')`,
+    [runId, taskId],
+  );
   if ((used?.n ?? 0) < settings.maxAttempts) {
     const next = (used?.n ?? 0) + 1;
     const delay = retryDelayMs(settings, next);
-    await setTaskStatus(tx, runId, taskId, 'ready', `${why}; attempt ${next} of ${settings.maxAttempts} may start${delay > 0 ? ` after ${Math.round(delay / 1000)} s` : ''}`, now);
-    await tx.run(`UPDATE tasks SET not_before = ? WHERE run_id = ? AND id = ?`, [delay > 0 ? now + delay : null, runId, taskId]);
+    await setTaskStatus(
+      tx,
+      runId,
+      taskId,
+      'ready',
+      `${why}; attempt ${next} of ${settings.maxAttempts} may start${delay > 0 ? ` after ${Math.round(delay / 1000)} s` : ''}`,
+      now,
+    );
+    await tx.run(`UPDATE tasks SET not_before = ? WHERE run_id = ? AND id = ?`, [
+      delay > 0 ? now + delay : null,
+      runId,
+      taskId,
+    ]);
   } else {
     await setTaskStatus(tx, runId, taskId, 'failed', `${why}; no attempts left (${settings.maxAttempts})`, now);
     await blockDependents(tx, runId, taskId, now);
@@ -156,18 +222,32 @@ export async function settleUnsuccessfulAttempt(tx: StoreTx, runId: string, task
 
 /** The run's status follows its tasks (see docs/architecture.md, "Run status"). */
 export async function refreshRunStatus(tx: StoreTx, runId: string, now: number): Promise<RunStatus> {
-  const run = await tx.get<{ status: string; stop_mode: string | null }>(`SELECT status, stop_mode FROM runs WHERE id = ?`, [runId]);
+  const run = await tx.get<{ status: string; stop_mode: string | null }>(
+    `SELECT status, stop_mode FROM runs WHERE id = ?`,
+    [runId],
+  );
   if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
   if (current === 'superseded') return current;
   // The common case, a run going on with no stop: one probe settles it.
   if (!run.stop_mode && current === 'running') {
-    const active = await tx.get<{ active: number }>(`SELECT EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying', 'ready')) AS active`, [runId]);
+    const active = await tx.get<{ active: number }>(
+      `SELECT EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying', 'ready')) AS active`,
+      [runId],
+    );
     if (active?.active) return current;
   }
   // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
-  const probe = (statuses: TaskStatus[]): string => `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
-  const has = (await tx.get<{ inFlight: number; active: number; gated: number; unfinished: number; open: number; failed: number }>(
+  const probe = (statuses: TaskStatus[]): string =>
+    `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
+  const has = (await tx.get<{
+    inFlight: number;
+    active: number;
+    gated: number;
+    unfinished: number;
+    open: number;
+    failed: number;
+  }>(
     `SELECT ${probe(['running', 'verifying'])} AS inFlight, ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
        ${probe(['pending', 'ready', 'gated', 'running', 'verifying'])} AS unfinished,
        ${probe(['pending', 'failed', 'blocked', 'cancelled'])} AS open, ${probe(['failed'])} AS failed`,
@@ -188,7 +268,10 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   return next;
 }
 
-export async function nextCounter(tx: StoreTx, name: 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordinator_epoch' | 'stop'): Promise<number> {
+export async function nextCounter(
+  tx: StoreTx,
+  name: 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordinator_epoch' | 'stop',
+): Promise<number> {
   await tx.run(`UPDATE counters SET value = value + 1 WHERE name = ?`, [name]);
   const row = await tx.get<{ value: number }>(`SELECT value FROM counters WHERE name = ?`, [name]);
   return row!.value;

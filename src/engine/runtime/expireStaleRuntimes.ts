@@ -28,7 +28,11 @@ export async function expireStaleRuntimes(tx: StoreTx, now: number, onlyRuntimeI
     const delegation = (await getDelegation(tx, runtime.run_id, runtime.delegation_id))!;
     const reason = `lease expired at ${new Date(runtime.lease_expires_at).toISOString()} without a heartbeat`;
     await transitionDelegation(tx, delegation, 'STALE', { reason }, now);
-    await appendEvent(tx, runtime.run_id, 'runtime:stale', now, { runtimeId: runtime.id, delegationId: delegation.id, taskId: delegation.taskId });
+    await appendEvent(tx, runtime.run_id, 'runtime:stale', now, {
+      runtimeId: runtime.id,
+      delegationId: delegation.id,
+      taskId: delegation.taskId,
+    });
     await settleUnsuccessfulAttempt(tx, runtime.run_id, delegation.taskId, `${delegation.id} went stale`, now);
     runs.add(runtime.run_id);
     done.push({ runId: runtime.run_id, runtimeId: runtime.id, delegationId: delegation.id, taskId: delegation.taskId });

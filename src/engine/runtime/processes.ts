@@ -86,7 +86,11 @@ export function isProcessAlive(identity: ProcessIdentity): boolean | undefined {
 export function isProcessStopped(identity: ProcessIdentity): boolean {
   if (!HAS_PROC || identity.host !== thisHost()) return false;
   const stat = readProcStat(identity.pid);
-  return stat !== undefined && (stat.state === 'T' || stat.state === 't') && (identity.startTime === null || stat.startTime === identity.startTime);
+  return (
+    stat !== undefined &&
+    (stat.state === 'T' || stat.state === 't') &&
+    (identity.startTime === null || stat.startTime === identity.startTime)
+  );
 }
 
 function allProcesses(): ProcStat[] {
@@ -147,8 +151,11 @@ export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: 
  * The processes of several workers (see findWorkerProcesses), from one look at /proc: what
  * a sweep after many workers exited costs about as much as one.
  */
-export function findProcessesOfWorkers(workers: ReadonlyArray<{ root: ProcessIdentity | undefined; marker?: string }>): ProcessIdentity[][] {
-  if (!HAS_PROC) return workers.map(({ root }) => (root && root.host === thisHost() && isProcessAlive(root) ? [root] : []));
+export function findProcessesOfWorkers(
+  workers: ReadonlyArray<{ root: ProcessIdentity | undefined; marker?: string }>,
+): ProcessIdentity[][] {
+  if (!HAS_PROC)
+    return workers.map(({ root }) => (root && root.host === thisHost() && isProcessAlive(root) ? [root] : []));
   let all: ProcStat[] | undefined;
   const environs: Environs = new Map();
   return workers.map(({ root, marker }) => {
@@ -158,7 +165,12 @@ export function findProcessesOfWorkers(workers: ReadonlyArray<{ root: ProcessIde
   });
 }
 
-function membersOf(all: readonly ProcStat[], root: ProcessIdentity | undefined, marker: string | undefined, environs: Environs): ProcessIdentity[] {
+function membersOf(
+  all: readonly ProcStat[],
+  root: ProcessIdentity | undefined,
+  marker: string | undefined,
+  environs: Environs,
+): ProcessIdentity[] {
   const rootStat = root?.startTime ? all.find((p) => p.pid === root.pid && p.startTime === root.startTime) : undefined;
   const members = new Map<number, ProcStat>();
   if (rootStat) {
@@ -169,10 +181,12 @@ function membersOf(all: readonly ProcStat[], root: ProcessIdentity | undefined, 
     // A process that started before the worker cannot descend from it: read the
     // environment of the younger ones only (most of a machine's processes are older).
     const since = root?.startTime ? Number(root.startTime) : 0;
-    for (const p of all) if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, environs)) members.set(p.pid, p);
+    for (const p of all)
+      if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, environs))
+        members.set(p.pid, p);
   }
   // Descendants by parent, to a fixed point (a child may have moved to its own group).
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of all) {
       if (!members.has(p.pid) && members.has(p.ppid)) {
@@ -260,7 +274,8 @@ export async function terminateWorker(
   };
 
   gather();
-  if (seen.size === 0) return { processes: [], survivors: [], confirmed: !root || isProcessAlive(root) !== true, killed: false };
+  if (seen.size === 0)
+    return { processes: [], survivors: [], confirmed: !root || isProcessAlive(root) !== true, killed: false };
   terminate();
   signalGroup(root, 'SIGTERM');
   signalGroup(root, 'SIGCONT');

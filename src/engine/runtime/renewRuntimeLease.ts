@@ -27,7 +27,11 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   const row = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
   if (!row) throw new BatonError('invalid-input', 'runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
   if (row.token_hash !== hashToken(input.token)) {
-    throw new BatonError('conflict', 'runtime.wrong-token', `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`);
+    throw new BatonError(
+      'conflict',
+      'runtime.wrong-token',
+      `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`,
+    );
   }
   const runtime = toRuntime(row, now);
   if (runtime.status === 'stale') {
@@ -42,7 +46,11 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
     };
   }
   if (!canHeartbeat(runtime.status)) {
-    throw new BatonError('conflict', 'runtime.not-live', `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`);
+    throw new BatonError(
+      'conflict',
+      'runtime.not-live',
+      `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`,
+    );
   }
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
   const leaseExpiresAt = now + runtime.leaseMs;

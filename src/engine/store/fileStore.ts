@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, watch, type FSWatcher } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  watch,
+  type FSWatcher,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { BatonError } from '../model/errors';
@@ -8,7 +18,13 @@ import { Emitter, type Disposable } from '../util/emitter';
 import { fsyncDirectory, writeFileDurably } from '../util/fsync';
 import { faultPoint } from '../util/faultPoint';
 import { Mutex } from '../util/mutex';
-import { decodeJournalChunk, encodeJournalLine, JournalSegment, type JournalEntry, type JournalStatement } from './journal';
+import {
+  decodeJournalChunk,
+  encodeJournalLine,
+  JournalSegment,
+  type JournalEntry,
+  type JournalStatement,
+} from './journal';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
 import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
 import { acquireProcessLock, createProcessLock, type LockWait, type ProcessLock } from './processLock';
@@ -219,7 +235,10 @@ export class FileStore implements StorePort {
    * Runs `work` as one transaction and writes its journal line; the caller awaits
    * `whenDurable(seen)` before acknowledging it. Runs inside the mutex.
    */
-  private async commit<T>(work: (tx: StoreTx) => Promise<T>, schemaAfter = this.schemaVersion): Promise<{ result: T; seen: number }> {
+  private async commit<T>(
+    work: (tx: StoreTx) => Promise<T>,
+    schemaAfter = this.schemaVersion,
+  ): Promise<{ result: T; seen: number }> {
     this.assertOpen();
     if (this.flushFailure) await this.recoverFromFailedFlush();
     await this.holdLock();
@@ -371,7 +390,8 @@ export class FileStore implements StorePort {
       else this.durabilityWaiters.push(waiter);
     }
     if (this.durabilityWaiters.length > 0) this.startFlush();
-    else if (this.durableSeq >= this.appliedSeq && this.lockHeld) void this.mutex.run(async () => this.releaseLockIfAllDurable());
+    else if (this.durableSeq >= this.appliedSeq && this.lockHeld)
+      void this.mutex.run(async () => this.releaseLockIfAllDurable());
   }
 
   private flushFailed(err: unknown): void {
@@ -410,7 +430,9 @@ export class FileStore implements StorePort {
       this.durableSeq = this.appliedSeq;
       this.durableOffset = this.segment?.offset ?? 0;
       this.flushFailure = undefined;
-      this.recovery.notices.push(`${failure.message} The journal was cut back to line ${this.appliedSeq} and the store reloaded.`);
+      this.recovery.notices.push(
+        `${failure.message} The journal was cut back to line ${this.appliedSeq} and the store reloaded.`,
+      );
     } finally {
       if (!this.flushFailure) this.releaseHeldLock();
     }
@@ -433,7 +455,9 @@ export class FileStore implements StorePort {
           // Another process may have migrated while we waited for the lock.
           if (this.schemaVersion >= migration.version) return;
           for (const sql of migration.statements) await tx.run(sql);
-          await tx.run(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [String(migration.version)]);
+          await tx.run(`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [
+            String(migration.version),
+          ]);
         }, migration.version),
       );
       await this.whenDurable(seen);
@@ -469,7 +493,9 @@ export class FileStore implements StorePort {
         // what is on disk.
         if (!underLock) return false;
         this.loadNewestSnapshot();
-        this.recovery.notices.push(`${segment.path} was cut back by a process whose flush failed; reloaded the store from disk.`);
+        this.recovery.notices.push(
+          `${segment.path} was cut back by a process whose flush failed; reloaded the store from disk.`,
+        );
         continue;
       }
       const chunk = segment.readNew(size);
@@ -575,7 +601,11 @@ export class FileStore implements StorePort {
       for (const [sql, params] of entry.statements) this.statement(sql).run(params);
     } catch (err) {
       this.statement('ROLLBACK').run();
-      throw new BatonError('io', 'store.journal-corrupt', `Journal line ${entry.seq} in ${path} does not apply (${(err as Error).message}).`);
+      throw new BatonError(
+        'io',
+        'store.journal-corrupt',
+        `Journal line ${entry.seq} in ${path} does not apply (${(err as Error).message}).`,
+      );
     }
     this.statement('COMMIT').run();
     // Lines read back from the journal are another process's (ours are never read back): durable to us.
@@ -602,7 +632,8 @@ export class FileStore implements StorePort {
       try {
         const bytes = readFileSync(snapshot.path);
         const sum = readChecksum(`${snapshot.path}.sha256`);
-        if (sum !== undefined && sum !== createHash('sha256').update(bytes).digest('hex')) throw new Error('its sha256 does not match the one written with it');
+        if (sum !== undefined && sum !== createHash('sha256').update(bytes).digest('hex'))
+          throw new Error('its sha256 does not match the one written with it');
         db = new this.SQL.Database(bytes);
         // A matching checksum proves these are the bytes a healthy database exported; only a
         // snapshot without one (from before checksums) needs SQLite's own scan of every page.
@@ -611,7 +642,8 @@ export class FileStore implements StorePort {
           if (check !== 'ok') throw new Error(`quick_check says ${String(check)}`);
         }
         const meta = readMeta(db);
-        if (meta.journalSeq !== snapshot.seq) throw new Error(`it says it holds line ${meta.journalSeq}, its name says ${snapshot.seq}`);
+        if (meta.journalSeq !== snapshot.seq)
+          throw new Error(`it says it holds line ${meta.journalSeq}, its name says ${snapshot.seq}`);
         configureConnection(db);
         this.db = db;
         this.appliedSeq = snapshot.seq;
@@ -628,7 +660,9 @@ export class FileStore implements StorePort {
         renameSync(snapshot.path, aside);
         if (existsSync(`${snapshot.path}.sha256`)) renameSync(`${snapshot.path}.sha256`, `${aside}.sha256`);
         fsyncDirectory(this.dir);
-        this.recovery.notices.push(`Snapshot ${snapshot.path} would not open (${(err as Error).message}); moved it aside to ${aside} and recovered from ${i > 0 ? 'the previous snapshot' : 'the journal'}.`);
+        this.recovery.notices.push(
+          `Snapshot ${snapshot.path} would not open (${(err as Error).message}); moved it aside to ${aside} and recovered from ${i > 0 ? 'the previous snapshot' : 'the journal'}.`,
+        );
       }
     }
     const segments = this.listSegments();
@@ -662,7 +696,9 @@ export class FileStore implements StorePort {
     try {
       this.writeSnapshot();
     } catch (err) {
-      this.recovery.notices.push(`A snapshot at line ${this.appliedSeq} could not be written (${(err as Error).message}); the journal holds everything, the next commit tries again.`);
+      this.recovery.notices.push(
+        `A snapshot at line ${this.appliedSeq} could not be written (${(err as Error).message}); the journal holds everything, the next commit tries again.`,
+      );
     }
   }
 
@@ -901,7 +937,8 @@ function journalSafe(value: SqlValue | undefined): SqlValue {
 }
 
 function readMeta(db: Database): { journalSeq: number; schemaVersion: number } {
-  const rows = db.exec(`SELECT key, value FROM store_meta WHERE key IN ('journal_seq', 'schema_version')`)[0]?.values ?? [];
+  const rows =
+    db.exec(`SELECT key, value FROM store_meta WHERE key IN ('journal_seq', 'schema_version')`)[0]?.values ?? [];
   const meta = new Map(rows.map(([k, v]) => [String(k), Number(v)]));
   return { journalSeq: meta.get('journal_seq') ?? 0, schemaVersion: meta.get('schema_version') ?? 0 };
 }

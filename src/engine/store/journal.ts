@@ -61,7 +61,11 @@ export function decodeJournalChunk(buffer: Buffer): DecodedChunk {
     if (newline < 0) return { entries, goodBytes: offset, stop: { offset, reason: 'incomplete-line', linesAfter: 0 } };
     const entry = decodeLine(buffer.subarray(offset, newline));
     if (!entry) {
-      return { entries, goodBytes: offset, stop: { offset, reason: 'bad-checksum', linesAfter: countValidLines(buffer, newline + 1) } };
+      return {
+        entries,
+        goodBytes: offset,
+        stop: { offset, reason: 'bad-checksum', linesAfter: countValidLines(buffer, newline + 1) },
+      };
     }
     entries.push({ ...entry, start: offset, end: newline + 1 });
     offset = newline + 1;
@@ -85,7 +89,8 @@ function decodeLine(line: Buffer): JournalEntry | undefined {
   if (checksum(json) !== line.subarray(0, 16).toString('latin1')) return undefined;
   try {
     const parsed = JSON.parse(json.toString('utf8')) as { q: unknown; v: unknown; s: unknown };
-    if (!Number.isSafeInteger(parsed.q) || !Number.isSafeInteger(parsed.v) || !Array.isArray(parsed.s)) return undefined;
+    if (!Number.isSafeInteger(parsed.q) || !Number.isSafeInteger(parsed.v) || !Array.isArray(parsed.s))
+      return undefined;
     return { seq: parsed.q as number, schema: parsed.v as number, statements: parsed.s as JournalStatement[] };
   } catch {
     return undefined;
@@ -202,7 +207,8 @@ export class JournalSegment {
     const before = this.offset;
     try {
       let written = 0;
-      while (written < lines.length) written += writeSync(this.fd, lines, written, lines.length - written, before + written);
+      while (written < lines.length)
+        written += writeSync(this.fd, lines, written, lines.length - written, before + written);
     } catch (err) {
       try {
         ftruncateSync(this.fd, before);

@@ -27,7 +27,14 @@ export interface RunRow {
 }
 export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at';
 export function toRun(r: RunRow): Run {
-  return { id: r.id, planPath: r.plan_path, planDigest: r.plan_digest, status: r.status as RunStatus, createdAt: r.created_at, updatedAt: r.updated_at };
+  return {
+    id: r.id,
+    planPath: r.plan_path,
+    planDigest: r.plan_digest,
+    status: r.status as RunStatus,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 export interface TaskRow {
@@ -46,7 +53,8 @@ export interface TaskRow {
   status_reason: string | null;
   isolation: string | null;
 }
-export const TASK_COLUMNS = 'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation';
+export const TASK_COLUMNS =
+  'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation';
 export function toTask(r: TaskRow): Task {
   return {
     runId: r.run_id,
@@ -165,7 +173,8 @@ export interface GateRow {
   decided_by: string | null;
   note: string | null;
 }
-export const GATE_COLUMNS = 'id, run_id, task_id, delegation_id, kind, status, reason, details_json, opened_at, decided_at, decided_by, note';
+export const GATE_COLUMNS =
+  'id, run_id, task_id, delegation_id, kind, status, reason, details_json, opened_at, decided_at, decided_by, note';
 export function toGate(r: GateRow): Gate {
   return {
     id: r.id,
@@ -194,7 +203,8 @@ export interface IngestionRow {
   issues_json: string;
   created_at: number;
 }
-export const INGESTION_COLUMNS = 'id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at';
+export const INGESTION_COLUMNS =
+  'id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at';
 export function toIngestion(r: IngestionRow): IngestionRecord {
   return {
     id: r.id,
@@ -218,5 +228,11 @@ export interface EventRow {
   data_json: string;
 }
 export function toEvent(r: EventRow): RunEvent {
-  return { runId: r.run_id, seq: r.seq, type: r.type, at: r.at, data: JSON.parse(r.data_json) as Record<string, unknown> };
+  return {
+    runId: r.run_id,
+    seq: r.seq,
+    type: r.type,
+    at: r.at,
+    data: JSON.parse(r.data_json) as Record<string, unknown>,
+  };
 }

@@ -28,10 +28,22 @@ export function buildPrompt(input: PromptInput): string {
     lines.push('## Files', '', 'Change only files matching:', ...task.files.map((f) => `- \`${f}\``), '');
   }
   if (input.dependencies.length > 0) {
-    lines.push('## Already done', '', 'This task builds on completed tasks:', ...input.dependencies.map((d) => `- ${d.id}: ${d.title}`), '');
+    lines.push(
+      '## Already done',
+      '',
+      'This task builds on completed tasks:',
+      ...input.dependencies.map((d) => `- ${d.id}: ${d.title}`),
+      '',
+    );
   }
   if (task.verify.length > 0) {
-    lines.push('## Verification', '', 'After you report PASS, Baton runs these commands in your working folder; each must exit 0:', ...task.verify.map((c) => `- \`${c.join(' ')}\``), '');
+    lines.push(
+      '## Verification',
+      '',
+      'After you report PASS, Baton runs these commands in your working folder; each must exit 0:',
+      ...task.verify.map((c) => `- \`${c.join(' ')}\``),
+      '',
+    );
   }
   lines.push(
     '## When you are done',

@@ -56,7 +56,11 @@ export async function spawnWorker(launch: WorkerLaunch, options: SpawnWorkerOpti
     if (subprocess.pid === undefined) {
       const result = await subprocess;
       const reason = (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error';
-      throw new BatonError('worker-failure', 'worker.spawn-failed', `Could not start worker "${launch.workerId}" (${launch.argv[0]}): ${reason}.`);
+      throw new BatonError(
+        'worker-failure',
+        'worker.spawn-failed',
+        `Could not start worker "${launch.workerId}" (${launch.argv[0]}): ${reason}.`,
+      );
     }
     return { identity: identityOf(subprocess.pid), exited };
   } finally {

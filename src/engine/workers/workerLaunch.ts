@@ -22,16 +22,24 @@ export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefi
   const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
   if (!worker) {
     const known = [...new Set([...Object.keys(config.workers), ...Object.keys(BUILTIN_WORKERS)])];
-    throw new BatonError('invalid-input', 'worker.unknown', `There is no worker "${workerId}"; known workers: ${known.join(', ')}. Define it under "workers" in .baton/config.json.`);
+    throw new BatonError(
+      'invalid-input',
+      'worker.unknown',
+      `There is no worker "${workerId}"; known workers: ${known.join(', ')}. Define it under "workers" in .baton/config.json.`,
+    );
   }
   return worker;
 }
 
 function substitute(arg: string, values: LaunchValues): string {
-  return arg.replace(/\{(prompt|promptFile|artifactPath|taskId|workspace)\}/g, (_m, key: keyof LaunchValues) => values[key]);
+  return arg.replace(
+    /\{(prompt|promptFile|artifactPath|taskId|workspace)\}/g,
+    (_m, key: keyof LaunchValues) => values[key],
+  );
 }
 
-const usesPrompt = (args: readonly string[]): boolean => args.some((a) => a.includes('{prompt}') || a.includes('{promptFile}'));
+const usesPrompt = (args: readonly string[]): boolean =>
+  args.some((a) => a.includes('{prompt}') || a.includes('{promptFile}'));
 
 /**
  * Turns a worker definition into a launch. Placeholders are replaced inside each argv
@@ -52,7 +60,14 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
       // Print mode: the prompt arrives on stdin, the answer (with its result block) leaves on stdout.
       return {
         workerId,
-        argv: [worker.executable, '-p', '--output-format', 'text', ...(worker.model ? ['--model', worker.model] : []), ...worker.args.map((a) => substitute(a, values))],
+        argv: [
+          worker.executable,
+          '-p',
+          '--output-format',
+          'text',
+          ...(worker.model ? ['--model', worker.model] : []),
+          ...worker.args.map((a) => substitute(a, values)),
+        ],
         stdin: values.prompt,
         env: worker.env,
       };

@@ -11,7 +11,9 @@ import { RESULTS_DIR } from './paths';
 export function chromiumExecutable(): string {
   const path = process.env.BATON_CHROMIUM || '/usr/bin/chromium';
   if (!existsSync(path)) {
-    throw new Error(`Chromium not found at ${path}: install Debian's package (apt-get install -y chromium) or set BATON_CHROMIUM.`);
+    throw new Error(
+      `Chromium not found at ${path}: install Debian's package (apt-get install -y chromium) or set BATON_CHROMIUM.`,
+    );
   }
   return path;
 }
@@ -127,17 +129,26 @@ export async function runCommand(page: Page, title: string, timeoutMs = 15_000):
 export async function openViewContainer(page: Page, title: string, timeoutMs = 30_000): Promise<void> {
   // The item's <a> carries the title ("Baton", or "Baton (2)" with a badge) from the start;
   // its <li> gets class `checked` while the container shows.
-  const label = page.locator(`.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`).first();
+  const label = page
+    .locator(
+      `.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`,
+    )
+    .first();
   await label.waitFor({ state: 'visible', timeout: timeoutMs });
   const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
   if (!checked) await label.click();
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
-  await page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first().waitFor({ state: 'visible', timeout: timeoutMs });
+  await page
+    .locator('.part.sidebar .composite.title h2', { hasText: exact })
+    .first()
+    .waitFor({ state: 'visible', timeout: timeoutMs });
 }
 
 /** A pane (view) in the side bar by its title, e.g. "Runs"; expanded if it was collapsed. */
 export async function viewPane(page: Page, title: string, timeoutMs = 30_000): Promise<Locator> {
-  const pane = page.locator('.part.sidebar .pane', { has: page.locator(`.pane-header[aria-label^="${title}"]`) }).first();
+  const pane = page
+    .locator('.part.sidebar .pane', { has: page.locator(`.pane-header[aria-label^="${title}"]`) })
+    .first();
   await pane.waitFor({ state: 'visible', timeout: timeoutMs });
   const header = pane.locator('.pane-header').first();
   if ((await header.getAttribute('aria-expanded')) === 'false') await header.click();

@@ -1,7 +1,12 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CODE_SERVER_VERSION, ensureCodeServer, startCodeServer, type RunningCodeServer } from '../../../scripts/codeServer.mjs';
+import {
+  CODE_SERVER_VERSION,
+  ensureCodeServer,
+  startCodeServer,
+  type RunningCodeServer,
+} from '../../../scripts/codeServer.mjs';
 import { ROOT } from './paths';
 
 export { CODE_SERVER_VERSION, ensureCodeServer };
@@ -30,7 +35,10 @@ export const TEST_USER_SETTINGS: Readonly<Record<string, unknown>> = {
 /** Writes `<userDataDir>/User/settings.json` (TEST_USER_SETTINGS plus `extra`). */
 export function writeUserSettings(userDataDir: string, extra: Record<string, unknown> = {}): void {
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
-  writeFileSync(join(userDataDir, 'User', 'settings.json'), `${JSON.stringify({ ...TEST_USER_SETTINGS, ...extra }, null, 2)}\n`);
+  writeFileSync(
+    join(userDataDir, 'User', 'settings.json'),
+    `${JSON.stringify({ ...TEST_USER_SETTINGS, ...extra }, null, 2)}\n`,
+  );
 }
 
 interface Manifest {
@@ -61,13 +69,15 @@ export function extensionRoot(): string {
  */
 export function installBatonExtension(extensionsDir: string, root = extensionRoot()): string {
   const manifest = batonManifest();
-  if (!existsSync(join(root, 'dist', 'extension.js'))) throw new Error(`${join(root, 'dist', 'extension.js')} is missing: run \`npm run build\` first.`);
+  if (!existsSync(join(root, 'dist', 'extension.js')))
+    throw new Error(`${join(root, 'dist', 'extension.js')} is missing: run \`npm run build\` first.`);
   const target = join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`);
   rmSync(target, { recursive: true, force: true });
   mkdirSync(target, { recursive: true });
   for (const entry of ['package.json', 'README.md', 'LICENSE', 'dist', 'media', 'schemas']) {
     const source = join(root, entry);
-    if (existsSync(source)) cpSync(source, join(target, entry), { recursive: true, filter: (path) => !path.endsWith('.map') });
+    if (existsSync(source))
+      cpSync(source, join(target, entry), { recursive: true, filter: (path) => !path.endsWith('.map') });
   }
   return target;
 }
@@ -115,7 +125,8 @@ export interface BatonCodeServer {
  * and extensions folders, Baton installed, and quiet settings.
  */
 export async function startBatonCodeServer(options: BatonCodeServerOptions = {}): Promise<BatonCodeServer> {
-  const owned = options.userDataDir && options.extensionsDir ? undefined : mkdtempSync(join(tmpdir(), 'baton-code-server-'));
+  const owned =
+    options.userDataDir && options.extensionsDir ? undefined : mkdtempSync(join(tmpdir(), 'baton-code-server-'));
   const userDataDir = options.userDataDir ?? join(owned ?? '', 'user-data');
   const extensionsDir = options.extensionsDir ?? join(owned ?? '', 'extensions');
   mkdirSync(userDataDir, { recursive: true });
@@ -171,7 +182,11 @@ export function workbenchUrl(url: string, folder?: string, payload?: ReadonlyArr
  * The payload that makes code-server's extension host load a development extension and
  * run extension tests (paths on the code-server machine).
  */
-export function testPayload(authority: string, extensionDevelopmentPaths: readonly string[], extensionTestsPath?: string): Array<[string, string]> {
+export function testPayload(
+  authority: string,
+  extensionDevelopmentPaths: readonly string[],
+  extensionTestsPath?: string,
+): Array<[string, string]> {
   const remote = (path: string): string => `vscode-remote://${authority}${encodeURI(path)}`;
   return [
     ...extensionDevelopmentPaths.map((path): [string, string] => ['extensionDevelopmentPath', remote(path)]),
@@ -182,7 +197,8 @@ export function testPayload(authority: string, extensionDevelopmentPaths: readon
 /** code-server logs this when an extension host process starts. */
 export const EXTENSION_HOST_LAUNCHED = /\[ExtensionHostConnection\] <(\d+)> Launched Extension Host Process/;
 /** …and this when it ends: the exit code of an extension test run. */
-export const EXTENSION_HOST_EXITED = /\[ExtensionHostConnection\] <(\d+)> Extension Host Process exited with code: (-?\d+|null), signal: (\w+)/;
+export const EXTENSION_HOST_EXITED =
+  /\[ExtensionHostConnection\] <(\d+)> Extension Host Process exited with code: (-?\d+|null), signal: (\w+)/;
 
 /**
  * Resolves with the first log line (from `from` on) that matches, polling every 100 ms;

@@ -2,7 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, openWorkbench, screenshot, type Workbench } from './browser';
-import { EXTENSION_HOST_LAUNCHED, startBatonCodeServer, waitForLogLine, type BatonCodeServer, type BatonCodeServerOptions } from './codeServer';
+import {
+  EXTENSION_HOST_LAUNCHED,
+  startBatonCodeServer,
+  waitForLogLine,
+  type BatonCodeServer,
+  type BatonCodeServerOptions,
+} from './codeServer';
 import { batonLog } from './baton';
 import { RESULTS_DIR } from './paths';
 import { copyWorkspace, removeWorkspace } from './workspace';
@@ -27,7 +33,9 @@ export interface BatonEditorOptions extends Omit<BatonCodeServerOptions, 'folder
  * extension installed, Chromium on the workbench, waiting for the extension host.
  * close() undoes all of it.
  */
-export async function openBatonEditor(options: BatonEditorOptions = {}): Promise<BatonEditor & { close(): Promise<void> }> {
+export async function openBatonEditor(
+  options: BatonEditorOptions = {},
+): Promise<BatonEditor & { close(): Promise<void> }> {
   const { source, viewport, ...serverOptions } = options;
   const workspace = copyWorkspace(source);
   let server: BatonCodeServer | undefined;

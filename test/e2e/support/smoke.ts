@@ -9,7 +9,8 @@ import { copyWorkspace, removeWorkspace } from './workspace';
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const step = (what: string): void => void process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s  ${what}\n`);
+  const step = (what: string): void =>
+    void process.stdout.write(`${((Date.now() - started) / 1000).toFixed(1).padStart(5)} s  ${what}\n`);
   const workspace = copyWorkspace();
   let server: BatonCodeServer | undefined;
   const browser = await launchChromium();
@@ -27,7 +28,9 @@ async function main(): Promise<void> {
     step('"Baton: Show Log" shows the log');
     step(`screenshot ${await screenshot(page, 'smoke')}`);
   } catch (err) {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${server ? `code-server's log ends with:\n${server.logTail()}\n` : ''}`);
+    process.stderr.write(
+      `${err instanceof Error ? err.message : String(err)}\n${server ? `code-server's log ends with:\n${server.logTail()}\n` : ''}`,
+    );
     process.exitCode = 1;
   } finally {
     await browser.close();

@@ -4,7 +4,10 @@
  * and the run stays short. A `check` (an assertion about the state a step left) needs the
  * chain intact but does not break it when it fails.
  */
-export function chainedSteps(): { step(title: string, body: () => Promise<void>): void; check(title: string, body: () => Promise<void>): void } {
+export function chainedSteps(): {
+  step(title: string, body: () => Promise<void>): void;
+  check(title: string, body: () => Promise<void>): void;
+} {
   let broken: string | undefined;
   return {
     step(title, body) {

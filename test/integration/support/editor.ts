@@ -42,7 +42,11 @@ export function expectedWorkspace(): string | undefined {
 }
 
 /** Polls until `check` returns a truthy value (returned) or fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, { timeoutMs = 10_000, intervalMs = 50 } = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 50 } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

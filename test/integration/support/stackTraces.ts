@@ -20,7 +20,9 @@ export function mapStackTraces(bundleDir: string, root: string): void {
     }
     // The runner's bundle is mocha (its own frames, which mocha would filter out unbundled).
     const runner = join(bundleDir, 'index.js');
-    const kept = frames.filter((frame) => frame.getFileName() !== runner && !frame.getFileName()?.startsWith('node:internal'));
+    const kept = frames.filter(
+      (frame) => frame.getFileName() !== runner && !frame.getFileName()?.startsWith('node:internal'),
+    );
     return `${String(error)}${kept.map((frame) => `\n    at ${mapFrame(frame, root)}`).join('')}`;
   };
 }

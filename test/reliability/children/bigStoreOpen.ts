@@ -19,7 +19,10 @@ async function main(): Promise<void> {
     const cycleMs: number[] = [];
     for (let i = 1; i <= Number(cycles); i++) {
       const artifact = join(workspace, `r${i}.md`);
-      writeFileSync(artifact, `\`\`\`baton-result\ncontract: baton-result-v1\ntask: C${i}\nagent: coder\nstatus: PASS\nsummary: ok\nartifacts: []\n\`\`\`\n`);
+      writeFileSync(
+        artifact,
+        `\`\`\`baton-result\ncontract: baton-result-v1\ntask: C${i}\nagent: coder\nstatus: PASS\nsummary: ok\nartifacts: []\n\`\`\`\n`,
+      );
       const s = performance.now();
       const claim = await engine.claimTask({ runId: run.id, taskId: `C${i}` });
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });

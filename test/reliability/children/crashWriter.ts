@@ -30,10 +30,17 @@ async function main(): Promise<void> {
       throw err;
     }
     ack(`claim ${claim.runId} ${claim.delegation.id}`);
-    const runtime = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `working on ${taskId}` });
+    const runtime = await engine.heartbeat({
+      runtimeId: claim.runtimeId,
+      token: claim.token,
+      progress: `working on ${taskId}`,
+    });
     ack(`beat ${claim.runId} ${runtime.id} ${runtime.heartbeatCount}`);
     const artifact = join(workspace, 'results', `${taskId}.md`);
-    writeFileSync(artifact, `Done.\n\n\`\`\`baton-result\ncontract: baton-result-v1\ntask: ${taskId}\nagent: coder\nstatus: PASS\nsummary: did ${taskId}\nartifacts: []\n\`\`\`\n`);
+    writeFileSync(
+      artifact,
+      `Done.\n\n\`\`\`baton-result\ncontract: baton-result-v1\ntask: ${taskId}\nagent: coder\nstatus: PASS\nsummary: did ${taskId}\nartifacts: []\n\`\`\`\n`,
+    );
     await engine.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact });
     ack(`ingest ${claim.runId} ${claim.delegation.id}`);
   }

@@ -7,7 +7,11 @@
  *
  *   node leaseRacer.js <storeDir> <runId> <rounds>
  */
-import { acquireCoordinatorLease, assertCoordinatorEpoch, releaseCoordinatorLease } from '../../../src/engine/executor/coordinatorLease';
+import {
+  acquireCoordinatorLease,
+  assertCoordinatorEpoch,
+  releaseCoordinatorLease,
+} from '../../../src/engine/executor/coordinatorLease';
 import { BatonError } from '../../../src/engine/model/errors';
 import { selfIdentity } from '../../../src/engine/runtime/processes';
 import { FileStore } from '../../../src/engine/store/fileStore';
@@ -20,13 +24,18 @@ async function main(): Promise<void> {
   let firstEpoch: number | undefined;
   try {
     for (let round = 0; round < Number(rounds); round++) {
-      const outcome = await store.transact((tx) => acquireCoordinatorLease(tx, { runId, holder, identity, leaseMs: 5000 }, Date.now()));
+      const outcome = await store.transact((tx) =>
+        acquireCoordinatorLease(tx, { runId, holder, identity, leaseMs: 5000 }, Date.now()),
+      );
       if (outcome.acquired) {
         firstEpoch ??= outcome.epoch;
         process.stdout.write(`held ${outcome.epoch} ${process.pid}\n`);
         await store.transact(async (tx) => {
           await assertCoordinatorEpoch(tx, runId, outcome.epoch);
-          await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`epoch-${outcome.epoch}-${process.pid}`, outcome.epoch]);
+          await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [
+            `epoch-${outcome.epoch}-${process.pid}`,
+            outcome.epoch,
+          ]);
         });
         process.stdout.write(`wrote ${outcome.epoch}\n`);
         await store.transact((tx) => releaseCoordinatorLease(tx, { runId, epoch: outcome.epoch }, Date.now()));
@@ -37,7 +46,10 @@ async function main(): Promise<void> {
       try {
         await store.transact(async (tx) => {
           await assertCoordinatorEpoch(tx, runId, firstEpoch!);
-          await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`stale-${firstEpoch}-${process.pid}`, firstEpoch!]);
+          await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [
+            `stale-${firstEpoch}-${process.pid}`,
+            firstEpoch!,
+          ]);
         });
         process.stdout.write(`stale ACCEPTED ${firstEpoch}\n`);
       } catch (err) {

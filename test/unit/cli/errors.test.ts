@@ -18,15 +18,32 @@ const INVALID_PLAN = ['```baton-task', 'id: T1', '```', '', '```baton-task', 'id
 
 /** Each kind of bad input, with the exit code and error code it must give. */
 const BAD_INPUTS: Array<{ what: string; args: string[]; exit: number; code: string; usage?: boolean }> = [
-  { what: 'a missing artifact file', args: ['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'no-such-result.md'], exit: 2, code: 'ingest.artifact-unreadable' },
+  {
+    what: 'a missing artifact file',
+    args: ['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'no-such-result.md'],
+    exit: 2,
+    code: 'ingest.artifact-unreadable',
+  },
   { what: 'an unknown gate id', args: ['approve', 'G-99', '--note', 'ok'], exit: 2, code: 'gate.unknown' },
-  { what: 'an unknown option', args: ['claim', '--plan', 'plan.md', '--task', 'T2', '--bogus'], exit: 2, code: 'cli.usage', usage: true },
-  { what: 'an invalid plan passed to claim', args: ['claim', '--plan', 'invalid.plan.md', '--task', 'T1'], exit: 2, code: 'plan.invalid' },
+  {
+    what: 'an unknown option',
+    args: ['claim', '--plan', 'plan.md', '--task', 'T2', '--bogus'],
+    exit: 2,
+    code: 'cli.usage',
+    usage: true,
+  },
+  {
+    what: 'an invalid plan passed to claim',
+    args: ['claim', '--plan', 'invalid.plan.md', '--task', 'T1'],
+    exit: 2,
+    code: 'plan.invalid',
+  },
 ];
 
 describe('baton CLI: bad input and errors', () => {
   let ws: string;
-  const run = (args: string[], cwd = ws, env?: Record<string, string>): Promise<CliResult> => runCli(args, { cwd, ...(env ? { env } : {}) });
+  const run = (args: string[], cwd = ws, env?: Record<string, string>): Promise<CliResult> =>
+    runCli(args, { cwd, ...(env ? { env } : {}) });
 
   before(async () => {
     ensureCliBuilt();
@@ -110,7 +127,10 @@ describe('baton CLI: bad input and errors', () => {
       mkdirSync(sub, { recursive: true });
       const r = await run(['queue', '--json'], sub);
       assert.equal(r.code, 0, describeResult(r));
-      assert.ok(r.json().delegations.some((d: { id: string }) => d.id === 'D-T1-coder-001'), r.stdout);
+      assert.ok(
+        r.json().delegations.some((d: { id: string }) => d.id === 'D-T1-coder-001'),
+        r.stdout,
+      );
     });
 
     it('--workspace (-C) wins over $BATON_WORKSPACE, which wins over the current folder', async () => {

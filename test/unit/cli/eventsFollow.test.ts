@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { describeResult, ensureCliBuilt, makeWorkspace, planText, removeWorkspace, runCli, spawnCli, waitFor, writeFile } from '../../support/cli';
+import {
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  runCli,
+  spawnCli,
+  waitFor,
+  writeFile,
+} from '../../support/cli';
 
 interface FollowedEvent {
   protocolVersion: number;
@@ -39,7 +49,9 @@ describe('baton CLI: events --follow', () => {
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const exited = new Promise<void>((resolve) => child.on('exit', (code, signal) => ((exit = { code, signal }), resolve())));
+    const exited = new Promise<void>((resolve) =>
+      child.on('exit', (code, signal) => ((exit = { code, signal }), resolve())),
+    );
     const lines = (): FollowedEvent[] =>
       stdout
         .split('\n')
@@ -52,13 +64,20 @@ describe('baton CLI: events --follow', () => {
           }
         });
     const alive = (what: string): void => {
-      if (exit) throw new Error(`events --follow exited (code ${exit.code}, signal ${exit.signal}) before ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+      if (exit)
+        throw new Error(
+          `events --follow exited (code ${exit.code}, signal ${exit.signal}) before ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+        );
     };
     const seen = (type: string, delegationId?: string): boolean =>
       lines().some((e) => e.type === type && (delegationId === undefined || e.data.delegationId === delegationId));
 
     // the backlog: everything the first claim logged
-    await waitFor(() => (alive('printing its backlog'), seen('delegation:claimed', 'D-A-coder-001')), 'the backlog', 10_000);
+    await waitFor(
+      () => (alive('printing its backlog'), seen('delegation:claimed', 'D-A-coder-001')),
+      'the backlog',
+      10_000,
+    );
     // give the follower a moment past its backlog so what follows is live, not backlog
     await new Promise((r) => setTimeout(r, 300));
     alive('the second claim');
@@ -67,11 +86,22 @@ describe('baton CLI: events --follow', () => {
     const claimB = await runCli(['claim', '--plan', 'plan.md', '--task', 'B', '--json'], { cwd: ws });
     assert.equal(claimB.code, 0, describeResult(claimB));
     const { runtimeId, token } = claimB.json();
-    const beat = await runCli(['heartbeat', '--runtime', runtimeId, '--token', token, '--progress', 'halfway', '--json'], { cwd: ws });
+    const beat = await runCli(
+      ['heartbeat', '--runtime', runtimeId, '--token', token, '--progress', 'halfway', '--json'],
+      { cwd: ws },
+    );
     assert.equal(beat.code, 0, describeResult(beat));
 
-    await waitFor(() => (alive('the live claim arrived'), seen('delegation:claimed', 'D-B-coder-001')), 'delegation:claimed of D-B-coder-001', 5000);
-    await waitFor(() => (alive('the live heartbeat arrived'), seen('runtime:heartbeat', 'D-B-coder-001')), 'runtime:heartbeat of D-B-coder-001', 5000);
+    await waitFor(
+      () => (alive('the live claim arrived'), seen('delegation:claimed', 'D-B-coder-001')),
+      'delegation:claimed of D-B-coder-001',
+      5000,
+    );
+    await waitFor(
+      () => (alive('the live heartbeat arrived'), seen('runtime:heartbeat', 'D-B-coder-001')),
+      'runtime:heartbeat of D-B-coder-001',
+      5000,
+    );
     const latency = Date.now() - started;
     assert.ok(latency < 5000, `live events arrived within a few seconds (${latency} ms)`);
 
@@ -81,13 +111,22 @@ describe('baton CLI: events --follow', () => {
       assert.equal(e.runId, runId);
     }
     const logged = events.filter((e) => e.seq !== undefined).map((e) => e.seq!);
-    for (let i = 1; i < logged.length; i++) assert.ok(logged[i]! > logged[i - 1]!, `no event printed twice or out of order: ${logged.join(',')}`);
+    for (let i = 1; i < logged.length; i++)
+      assert.ok(logged[i]! > logged[i - 1]!, `no event printed twice or out of order: ${logged.join(',')}`);
     const heartbeat = events.find((e) => e.type === 'runtime:heartbeat')!;
     assert.equal(heartbeat.data.runtimeId, runtimeId);
     assert.equal(heartbeat.data.progress, 'halfway');
 
     child.kill('SIGINT');
-    await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error(`events --follow did not exit within 5 s of SIGINT\nstderr:\n${stderr}`)), 5000))]);
+    await Promise.race([
+      exited,
+      new Promise((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`events --follow did not exit within 5 s of SIGINT\nstderr:\n${stderr}`)),
+          5000,
+        ),
+      ),
+    ]);
     assert.deepEqual(exit, { code: 0, signal: null }, `stderr:\n${stderr}`);
     assert.equal(stderr, '');
   });

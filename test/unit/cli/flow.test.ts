@@ -21,7 +21,8 @@ import {
  */
 describe('baton CLI: driving a run by hand', () => {
   let ws: string;
-  const run = (args: string[], env?: Record<string, string>): Promise<CliResult> => runCli(args, { cwd: ws, ...(env ? { env } : {}) });
+  const run = (args: string[], env?: Record<string, string>): Promise<CliResult> =>
+    runCli(args, { cwd: ws, ...(env ? { env } : {}) });
   let claim: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
   const task = async (id: string): Promise<{ status: string }> => {
@@ -63,7 +64,10 @@ describe('baton CLI: driving a run by hand', () => {
     assert.ok(typeof claim.token === 'string' && claim.token.length >= 16, 'a token long enough not to be guessed');
     assert.ok(Number.isInteger(claim.epoch) && claim.epoch >= 1);
     // the default lease is leaseSeconds (120) from the default config
-    assert.ok(claim.leaseExpiresAt >= before + 110_000 && claim.leaseExpiresAt <= Date.now() + 121_000, `lease ends ~120 s from now: ${claim.leaseExpiresAt}`);
+    assert.ok(
+      claim.leaseExpiresAt >= before + 110_000 && claim.leaseExpiresAt <= Date.now() + 121_000,
+      `lease ends ~120 s from now: ${claim.leaseExpiresAt}`,
+    );
   });
 
   it('claiming T1 again is an ownership conflict: exit 3, task.already-claimed', async () => {
@@ -88,7 +92,16 @@ describe('baton CLI: driving a run by hand', () => {
   });
 
   it('heartbeat --runtime --token --progress exits 0, and status --json shows the progress with the runtime active', async () => {
-    const r = await run(['heartbeat', '--runtime', claim.runtimeId, '--token', claim.token, '--progress', 'schema notes half written', '--json']);
+    const r = await run([
+      'heartbeat',
+      '--runtime',
+      claim.runtimeId,
+      '--token',
+      claim.token,
+      '--progress',
+      'schema notes half written',
+      '--json',
+    ]);
     assert.equal(r.code, 0, describeResult(r));
     assert.equal(r.json().runtime.heartbeatCount, 1);
     const s = await run(['status', '--json']);
@@ -100,7 +113,10 @@ describe('baton CLI: driving a run by hand', () => {
   });
 
   it('heartbeat takes the runtime and token from BATON_RUNTIME_ID / BATON_RUNTIME_TOKEN', async () => {
-    const r = await run(['heartbeat', '--progress', 'nearly there', '--json'], { BATON_RUNTIME_ID: claim.runtimeId, BATON_RUNTIME_TOKEN: claim.token });
+    const r = await run(['heartbeat', '--progress', 'nearly there', '--json'], {
+      BATON_RUNTIME_ID: claim.runtimeId,
+      BATON_RUNTIME_TOKEN: claim.token,
+    });
     assert.equal(r.code, 0, describeResult(r));
     const runtime = r.json().runtime;
     assert.equal(runtime.id, claim.runtimeId);
@@ -113,11 +129,19 @@ describe('baton CLI: driving a run by hand', () => {
     assert.equal(r.code, 3, describeResult(r));
     assert.equal(r.json().error.code, 'runtime.wrong-token');
     const s = (await run(['status', '--json'])).json();
-    assert.equal(s.runtimes.find((x: { id: string }) => x.id === claim.runtimeId).heartbeatCount, 2, 'the refused heartbeat counted for nothing');
+    assert.equal(
+      s.runtimes.find((x: { id: string }) => x.id === claim.runtimeId).heartbeatCount,
+      2,
+      'the refused heartbeat counted for nothing',
+    );
   });
 
   it('ingest of a valid PASS artifact exits 0, completes T1 and makes T3 ready', async () => {
-    writeFile(ws, 'results/T1.md', resultText({ task: 'T1', agent: 'coder', status: 'PASS', summary: 'notes written' }));
+    writeFile(
+      ws,
+      'results/T1.md',
+      resultText({ task: 'T1', agent: 'coder', status: 'PASS', summary: 'notes written' }),
+    );
     const r = await run(['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'results/T1.md', '--json']);
     assert.equal(r.code, 0, describeResult(r));
     const doc = r.json();
@@ -174,13 +198,20 @@ describe('baton CLI: driving a run by hand', () => {
   });
 
   it('ingest for a COMPLETED delegation with different content is refused: exit 4, ingest.delegation-terminal', async () => {
-    writeFile(ws, 'results/T1-again.md', resultText({ task: 'T1', agent: 'coder', status: 'FAIL', preface: 'Second thoughts.' }));
+    writeFile(
+      ws,
+      'results/T1-again.md',
+      resultText({ task: 'T1', agent: 'coder', status: 'FAIL', preface: 'Second thoughts.' }),
+    );
     const r = await run(['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'results/T1-again.md', '--json']);
     assert.equal(r.code, 4, describeResult(r));
     const doc = r.json();
     assert.equal(doc.protocolVersion, 1);
     assert.equal(doc.error.code, 'ingest.delegation-terminal');
-    assert.ok(doc.error.issues?.some((i: { code: string }) => i.code === 'ingest.delegation-terminal'), JSON.stringify(doc.error));
+    assert.ok(
+      doc.error.issues?.some((i: { code: string }) => i.code === 'ingest.delegation-terminal'),
+      JSON.stringify(doc.error),
+    );
     assert.equal((await task('T1')).status, 'completed', 'a finished attempt is never reopened');
   });
 
@@ -194,7 +225,8 @@ describe('baton CLI: driving a run by hand', () => {
     assert.ok(seqs.length >= 10, `the flow so far logged its steps: ${seqs.length} events`);
     for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i]! > seqs[i - 1]!, `seq increases: ${seqs.join(',')}`);
     const types = doc.events.map((e: { type: string }) => e.type);
-    for (const t of ['run:created', 'gate:opened', 'delegation:claimed', 'ingestion:recorded', 'gate:decided']) assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
+    for (const t of ['run:created', 'gate:opened', 'delegation:claimed', 'ingestion:recorded', 'gate:decided'])
+      assert.ok(types.includes(t), `${t} in ${types.join(', ')}`);
     const after = await run(['events', '--json', '--after', String(seqs[seqs.length - 3])]);
     assert.deepEqual(
       after.json().events.map((e: { seq: number }) => e.seq),
@@ -218,7 +250,11 @@ describe('baton CLI: driving a run by hand', () => {
     }
     const [status, queue, gates, , claimed] = outputs as [CliResult, CliResult, CliResult, CliResult, CliResult];
     assert.match(status.stdout, /^TASK +STATUS/m, 'status prints a plain table');
-    assert.match(queue.stdout, /^DELEGATION +TASK/m, 'queue prints a plain table (its width depends on the claim running beside it)');
+    assert.match(
+      queue.stdout,
+      /^DELEGATION +TASK/m,
+      'queue prints a plain table (its width depends on the claim running beside it)',
+    );
     assert.match(gates.stdout, /^G-1 +approved +risk_approval/m);
     assert.match(claimed.stdout, /Claimed D-T4-writer-001 \(task T4, attempt 1\)/);
   });

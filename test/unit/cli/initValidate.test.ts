@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeResult, ensureCliBuilt, makeWorkspace, planText, removeWorkspace, runCli, writeFile } from '../../support/cli';
+import {
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  runCli,
+  writeFile,
+} from '../../support/cli';
 
 /** `baton init` and `baton validate`, run as the built CLI in a temp workspace. */
 describe('baton CLI: init and validate', () => {
@@ -25,9 +33,15 @@ describe('baton CLI: init and validate', () => {
       assert.deepEqual([...doc.created].sort(), [configPath, gitignorePath].sort());
       const config = JSON.parse(readFileSync(configPath, 'utf8'));
       assert.equal(config.leaseSeconds, 120);
-      assert.ok(Array.isArray(config.riskTags) && config.riskTags.includes('database'), 'the default risk tags include database');
+      assert.ok(
+        Array.isArray(config.riskTags) && config.riskTags.includes('database'),
+        'the default risk tags include database',
+      );
       const gitignore = readFileSync(gitignorePath, 'utf8').split('\n');
-      assert.ok(gitignore.includes('*') && gitignore.includes('!config.json') && gitignore.includes('!.gitignore'), gitignore.join('\n'));
+      assert.ok(
+        gitignore.includes('*') && gitignore.includes('!config.json') && gitignore.includes('!.gitignore'),
+        gitignore.join('\n'),
+      );
     });
 
     it('changes nothing when run a second time (same bytes, same mtimes, nothing created)', async () => {
@@ -81,7 +95,8 @@ describe('baton CLI: init and validate', () => {
       assert.equal(r.code, 2, describeResult(r));
       const issueLines = r.stdout.split('\n').filter((l) => l.startsWith('bad.plan.md:'));
       assert.ok(issueLines.length >= 2, `expected the duplicate id and the unknown dependency:\n${r.stdout}`);
-      for (const line of issueLines) assert.match(line, /^bad\.plan\.md:\d+:\d+: (error|warning) [a-z]+(\.[a-z-]+)+: \S/, line);
+      for (const line of issueLines)
+        assert.match(line, /^bad\.plan\.md:\d+:\d+: (error|warning) [a-z]+(\.[a-z-]+)+: \S/, line);
       assert.ok(
         issueLines.some((l) => /^bad\.plan\.md:9:\d+: error plan\.duplicate-id: /.test(l)),
         `the duplicate id is reported at line 9, where the second "id: T1" is:\n${r.stdout}`,
@@ -99,7 +114,10 @@ describe('baton CLI: init and validate', () => {
       for (const i of doc.issues) {
         assert.equal(typeof i.code, 'string');
         assert.equal(typeof i.message, 'string');
-        assert.ok(i.range && i.range.start.line >= 1 && i.range.start.column >= 1, `issue ${i.code} has a range: ${JSON.stringify(i)}`);
+        assert.ok(
+          i.range && i.range.start.line >= 1 && i.range.start.column >= 1,
+          `issue ${i.code} has a range: ${JSON.stringify(i)}`,
+        );
       }
       const duplicate = doc.issues.find((i: { code: string }) => i.code === 'plan.duplicate-id');
       assert.equal(duplicate?.range.start.line, 9);

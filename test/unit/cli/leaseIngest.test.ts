@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { describeResult, ensureCliBuilt, makeWorkspace, planText, removeWorkspace, resultText, runCli, writeFile, type CliResult } from '../../support/cli';
+import {
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  resultText,
+  runCli,
+  writeFile,
+  type CliResult,
+} from '../../support/cli';
 
 /** Stale leases and rejected results through the built CLI. Plan: A and B, independent. */
 describe('baton CLI: stale leases and result ingestion', () => {
@@ -9,7 +19,14 @@ describe('baton CLI: stale leases and result ingestion', () => {
   before(() => {
     ensureCliBuilt();
     ws = makeWorkspace();
-    writeFile(ws, 'plan.md', planText([{ id: 'A', agent: 'coder' }, { id: 'B', agent: 'writer' }]));
+    writeFile(
+      ws,
+      'plan.md',
+      planText([
+        { id: 'A', agent: 'coder' },
+        { id: 'B', agent: 'writer' },
+      ]),
+    );
   });
   after(() => removeWorkspace(ws));
 
@@ -23,7 +40,11 @@ describe('baton CLI: stale leases and result ingestion', () => {
       assert.equal(claim.delegationId, 'D-A-coder-001');
       const fresh = (await run(['queue', '--json'])).json();
       if (fresh.now < claim.leaseExpiresAt) {
-        assert.equal(fresh.runtimes.find((x: { id: string }) => x.id === claim.runtimeId)?.status, 'claimed', 'not stale while the lease holds');
+        assert.equal(
+          fresh.runtimes.find((x: { id: string }) => x.id === claim.runtimeId)?.status,
+          'claimed',
+          'not stale while the lease holds',
+        );
       }
       // ~1.2 s after the claim: past the 1 s lease
       await new Promise((r) => setTimeout(r, Math.max(0, claim.leaseExpiresAt + 200 - Date.now())));
@@ -36,7 +57,16 @@ describe('baton CLI: stale leases and result ingestion', () => {
     });
 
     it('refuses a late heartbeat with exit 3 and the JSON error document {protocolVersion, error: {code: runtime.lease-expired, message}}', async () => {
-      const r = await run(['heartbeat', '--runtime', claim.runtimeId, '--token', claim.token, '--progress', 'too late', '--json']);
+      const r = await run([
+        'heartbeat',
+        '--runtime',
+        claim.runtimeId,
+        '--token',
+        claim.token,
+        '--progress',
+        'too late',
+        '--json',
+      ]);
       assert.equal(r.code, 3, describeResult(r));
       const doc = r.json();
       assert.equal(doc.protocolVersion, 1);
@@ -44,7 +74,11 @@ describe('baton CLI: stale leases and result ingestion', () => {
       assert.equal(typeof doc.error.message, 'string');
       assert.match(doc.error.message, /STALE/);
       const q = (await run(['queue', '--json'])).json();
-      assert.equal(q.delegations.find((d: { id: string }) => d.id === claim.delegationId)?.status, 'STALE', 'the refused heartbeat made the expiry official');
+      assert.equal(
+        q.delegations.find((d: { id: string }) => d.id === claim.delegationId)?.status,
+        'STALE',
+        'the refused heartbeat made the expiry official',
+      );
     });
 
     it('claiming the task again gives attempt 002', async () => {
@@ -78,10 +112,17 @@ describe('baton CLI: stale leases and result ingestion', () => {
       assert.equal(doc.duplicate, false);
       const codes = doc.record.issues.map((i: { code: string }) => i.code).sort();
       assert.deepEqual(codes, ['result.invalid-status', 'result.task-mismatch']);
-      for (const i of doc.record.issues) assert.ok(i.range?.start.line >= 1 && i.range.start.column >= 1, `ranged: ${JSON.stringify(i)}`);
+      for (const i of doc.record.issues)
+        assert.ok(i.range?.start.line >= 1 && i.range.start.column >= 1, `ranged: ${JSON.stringify(i)}`);
       // the block starts at line 5 of the artifact: task on 7, status on 9
-      assert.equal(doc.record.issues.find((i: { code: string }) => i.code === 'result.task-mismatch').range.start.line, 7);
-      assert.equal(doc.record.issues.find((i: { code: string }) => i.code === 'result.invalid-status').range.start.line, 9);
+      assert.equal(
+        doc.record.issues.find((i: { code: string }) => i.code === 'result.task-mismatch').range.start.line,
+        7,
+      );
+      assert.equal(
+        doc.record.issues.find((i: { code: string }) => i.code === 'result.invalid-status').range.start.line,
+        9,
+      );
       assert.equal(doc.delegation.status, 'BLOCKED');
       firstRecordId = doc.record.id;
     });
@@ -107,11 +148,19 @@ describe('baton CLI: stale leases and result ingestion', () => {
       assert.equal(doc.duplicate, true);
       assert.equal(doc.record.id, firstRecordId);
       const gates = (await run(['gates', '--json'])).json().gates;
-      assert.equal(gates.filter((g: { kind: string }) => g.kind === 'ingestion_failed').length, 1, 'still one gate, not one per attempt to ingest');
+      assert.equal(
+        gates.filter((g: { kind: string }) => g.kind === 'ingestion_failed').length,
+        1,
+        'still one gate, not one per attempt to ingest',
+      );
     });
 
     it('a corrected artifact completes the delegation and closes the ingestion_failed gate', async () => {
-      writeFile(ws, 'results/B.md', resultText({ task: 'B', agent: 'writer', status: 'PASS', summary: 'README tidied' }));
+      writeFile(
+        ws,
+        'results/B.md',
+        resultText({ task: 'B', agent: 'writer', status: 'PASS', summary: 'README tidied' }),
+      );
       const r = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md', '--json']);
       assert.equal(r.code, 0, describeResult(r));
       const doc = r.json();

@@ -16,12 +16,16 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     fixture.write('plan.md', DEMO_PLAN);
     engine = await fixture.open({ follow: true });
     posted = [];
-    feed = new DashboardFeed(engine, { coordinatedHere: () => false, maxConcurrency: () => 4, coalesceMs: 20, beatMs: 20 }, (m) => {
-      // Everything the host posts must pass the webview's own check.
-      const parsed = parseHostMessage(m);
-      assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
-      posted.push(m);
-    });
+    feed = new DashboardFeed(
+      engine,
+      { coordinatedHere: () => false, maxConcurrency: () => 4, coalesceMs: 20, beatMs: 20 },
+      (m) => {
+        // Everything the host posts must pass the webview's own check.
+        const parsed = parseHostMessage(m);
+        assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+        posted.push(m);
+      },
+    );
   });
   afterEach(async () => {
     feed.dispose();
@@ -29,7 +33,8 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
   });
 
   const settle = () => new Promise((r) => setTimeout(r, 120));
-  const last = <T extends HostMessage['type']>(type: T) => posted.filter((m) => m.type === type).at(-1) as Extract<HostMessage, { type: T }> | undefined;
+  const last = <T extends HostMessage['type']>(type: T) =>
+    posted.filter((m) => m.type === type).at(-1) as Extract<HostMessage, { type: T }> | undefined;
 
   it('with no run yet, the snapshot says so; when a run starts, the feed follows it with a new snapshot', async () => {
     await feed.sendSnapshot();
@@ -39,7 +44,10 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     await settle();
     const snap = last('snapshot')!;
     assert.ok(snap.run, 'a second snapshot, of the new run');
-    assert.deepEqual(snap.tasks.map((t) => `${t.id}:${t.status}`), ['T1:ready', 'T2:gated', 'T3:pending', 'T4:pending', 'T5:ready']);
+    assert.deepEqual(
+      snap.tasks.map((t) => `${t.id}:${t.status}`),
+      ['T1:ready', 'T2:gated', 'T3:pending', 'T4:pending', 'T5:ready'],
+    );
     assert.deepEqual(snap.run.counts, { total: 5, done: 0, running: 0, waiting: 4, failed: 0, gated: 1 });
     assert.equal(snap.gates[0]!.kind, 'risk_approval');
     assert.deepEqual(snap.gates[0]!.risk, ['database']);
@@ -55,14 +63,22 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     await engine.refresh();
     await settle();
     const delta = last('delta')!;
-    assert.deepEqual(delta.tasks?.map((t) => `${t.id}:${t.status}:${t.attempt}`), ['T1:running:1'], 'only the task that changed');
-    assert.deepEqual(delta.runtimes?.map((r) => r.id), [claim.runtimeId]);
+    assert.deepEqual(
+      delta.tasks?.map((t) => `${t.id}:${t.status}:${t.attempt}`),
+      ['T1:running:1'],
+      'only the task that changed',
+    );
+    assert.deepEqual(
+      delta.runtimes?.map((r) => r.id),
+      [claim.runtimeId],
+    );
     assert.ok(delta.events!.some((e) => e.type === 'delegation:claimed'));
     assert.equal(delta.run?.counts.running, 1);
     assert.equal(delta.gates, undefined, 'gates did not change');
 
     posted.length = 0;
-    for (let i = 0; i < 3; i++) await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i + 1}` });
+    for (let i = 0; i < 3; i++)
+      await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i + 1}` });
     await engine.refresh();
     await settle();
     const beats = posted.filter((m) => m.type === 'heartbeats');
@@ -70,7 +86,11 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     const final = beats.at(-1)!.beats.find((b) => b.runtimeId === claim.runtimeId)!;
     assert.equal(final.heartbeatCount, 3);
     assert.equal(final.progress, 'step 3');
-    assert.equal(posted.filter((m) => m.type === 'delta' && m.runtimes?.length).length, 0, 'a heartbeat is not also a delta');
+    assert.equal(
+      posted.filter((m) => m.type === 'delta' && m.runtimes?.length).length,
+      0,
+      'a heartbeat is not also a delta',
+    );
   });
 
   it('posts nothing while paused, and a fresh snapshot on the next ready', async () => {
@@ -100,7 +120,10 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     assert.equal(status.line, 7, 'the status line of the artifact');
     assert.equal(status.artifactPath, 'results/bad.md');
     const details = await feed.taskDetails('T1');
-    assert.deepEqual(details.delegations.map((d) => `${d.id}:${d.status}`), [`${claim.delegation.id}:BLOCKED`]);
+    assert.deepEqual(
+      details.delegations.map((d) => `${d.id}:${d.status}`),
+      [`${claim.delegation.id}:BLOCKED`],
+    );
     assert.match(details.artifact!.text, /status: DONE/);
     assert.equal(details.issues.length, 2);
   });

@@ -1,4 +1,11 @@
-import type { GateView, HostMessage, RuntimeView, Snapshot, TaskView, WebviewMessage } from '../../../src/protocol/messages';
+import type {
+  GateView,
+  HostMessage,
+  RuntimeView,
+  Snapshot,
+  TaskView,
+  WebviewMessage,
+} from '../../../src/protocol/messages';
 import { PROTOCOL_VERSION } from '../../../src/protocol/messages';
 
 export function task(id: string, extra: Partial<TaskView> = {}): TaskView {
@@ -6,11 +13,30 @@ export function task(id: string, extra: Partial<TaskView> = {}): TaskView {
 }
 
 export function runtime(id: string, extra: Partial<RuntimeView> = {}): RuntimeView {
-  return { id, delegationId: `D-${id}-coder-001`, taskId: id, status: 'active', leaseMs: 30_000, leaseExpiresAt: 130_000, lastHeartbeatAt: 100_000, heartbeatCount: 1, ...extra };
+  return {
+    id,
+    delegationId: `D-${id}-coder-001`,
+    taskId: id,
+    status: 'active',
+    leaseMs: 30_000,
+    leaseExpiresAt: 130_000,
+    lastHeartbeatAt: 100_000,
+    heartbeatCount: 1,
+    ...extra,
+  };
 }
 
 export function gate(id: string, extra: Partial<GateView> = {}): GateView {
-  return { id, kind: 'risk_approval', status: 'open', taskId: 'T1', reason: 'Task T1 is tagged database; approve it before it runs.', risk: ['database'], openedAt: 1000, ...extra };
+  return {
+    id,
+    kind: 'risk_approval',
+    status: 'open',
+    taskId: 'T1',
+    reason: 'Task T1 is tagged database; approve it before it runs.',
+    risk: ['database'],
+    openedAt: 1000,
+    ...extra,
+  };
 }
 
 export function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
@@ -41,9 +67,28 @@ export function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
 /** One valid example of every host → webview message type. */
 export const HOST_EXAMPLES: HostMessage[] = [
   snapshot(),
-  { type: 'delta', now: 101_000, tasks: [task('T2', { status: 'gated' })], gates: [gate('G-1')], events: [{ seq: 3, at: 101_000, type: 'gate:opened', text: 'G-1 opened' }] },
-  { type: 'heartbeats', now: 102_000, beats: [{ runtimeId: 'T1', heartbeatCount: 2, lastHeartbeatAt: 102_000, leaseExpiresAt: 132_000, progress: 'step 2' }] },
-  { type: 'taskDetails', taskId: 'T1', delegations: [{ id: 'D-T1-coder-001', status: 'RUNNING', attempt: 1 }], receipts: [], logTail: 'working\n', issues: [] },
+  {
+    type: 'delta',
+    now: 101_000,
+    tasks: [task('T2', { status: 'gated' })],
+    gates: [gate('G-1')],
+    events: [{ seq: 3, at: 101_000, type: 'gate:opened', text: 'G-1 opened' }],
+  },
+  {
+    type: 'heartbeats',
+    now: 102_000,
+    beats: [
+      { runtimeId: 'T1', heartbeatCount: 2, lastHeartbeatAt: 102_000, leaseExpiresAt: 132_000, progress: 'step 2' },
+    ],
+  },
+  {
+    type: 'taskDetails',
+    taskId: 'T1',
+    delegations: [{ id: 'D-T1-coder-001', status: 'RUNNING', attempt: 1 }],
+    receipts: [],
+    logTail: 'working\n',
+    issues: [],
+  },
   { type: 'notice', level: 'error', message: 'Gate G-1 is no longer open.' },
 ];
 

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { hostMessageSchema, parseHostMessage, parseWebviewMessage, webviewMessageSchema } from '../../../src/protocol/messages';
+import {
+  hostMessageSchema,
+  parseHostMessage,
+  parseWebviewMessage,
+  webviewMessageSchema,
+} from '../../../src/protocol/messages';
 import { initialState, receive, reduce } from '../../../webview-ui/src/state';
 import { HOST_EXAMPLES, snapshot, WEBVIEW_EXAMPLES } from './fixtures';
 
@@ -61,7 +66,12 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
     const validTypes = HOST_EXAMPLES.map((m) => m.type);
     // Take a valid message and break it: drop a field, set a field to junk, or add one.
     const broken = fc
-      .tuple(fc.constantFrom(...HOST_EXAMPLES), fc.nat(), fc.oneof(fc.constant(undefined), fc.string(), fc.integer(), fc.constant(null), fc.object(), fc.double()), fc.constantFrom('drop', 'junk', 'add'))
+      .tuple(
+        fc.constantFrom(...HOST_EXAMPLES),
+        fc.nat(),
+        fc.oneof(fc.constant(undefined), fc.string(), fc.integer(), fc.constant(null), fc.object(), fc.double()),
+        fc.constantFrom('drop', 'junk', 'add'),
+      )
       .map(([message, pick, junk, how]) => {
         const copy: Record<string, unknown> = JSON.parse(JSON.stringify(message));
         const keys = Object.keys(copy).filter((k) => k !== 'type' || how === 'junk');
@@ -72,12 +82,21 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
         return copy;
       })
       .filter((m) => !hostMessageSchema.safeParse(m).success);
-    const junk = fc.oneof(fc.anything(), fc.record({ type: fc.oneof(fc.constantFrom(...validTypes), fc.string()) }, { requiredKeys: [] }));
+    const junk = fc.oneof(
+      fc.anything(),
+      fc.record({ type: fc.oneof(fc.constantFrom(...validTypes), fc.string()) }, { requiredKeys: [] }),
+    );
     fc.assert(
-      fc.property(fc.oneof(broken, junk.filter((m) => !hostMessageSchema.safeParse(m).success)), (raw) => {
-        const out = receive(connected, raw, 1);
-        return out.state === connected && typeof out.error === 'string' && out.message === undefined;
-      }),
+      fc.property(
+        fc.oneof(
+          broken,
+          junk.filter((m) => !hostMessageSchema.safeParse(m).success),
+        ),
+        (raw) => {
+          const out = receive(connected, raw, 1);
+          return out.state === connected && typeof out.error === 'string' && out.message === undefined;
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -86,7 +105,10 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
     fc.assert(
       fc.property(fc.anything(), (raw) => {
         const parsed = parseWebviewMessage(raw);
-        return parsed.ok === webviewMessageSchema.safeParse(raw).success && (parsed.ok || parsed.error.startsWith('rejected a '));
+        return (
+          parsed.ok === webviewMessageSchema.safeParse(raw).success &&
+          (parsed.ok || parsed.error.startsWith('rejected a '))
+        );
       }),
       { numRuns: 2000 },
     );

@@ -20,7 +20,8 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
   });
   afterEach(() => fixture.dispose());
 
-  const taskStatus = async (taskId: string): Promise<string> => (await engine.overview()).tasks.find((t) => t.id === taskId)!.status;
+  const taskStatus = async (taskId: string): Promise<string> =>
+    (await engine.overview()).tasks.find((t) => t.id === taskId)!.status;
 
   describe('claim', () => {
     it('starts the run from the plan on the first claim and names the attempt D-<task>-<agent>-<NNN>', async () => {
@@ -36,13 +37,17 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
 
     it('refuses a second claim of a running task as an ownership conflict', async () => {
       await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T1' }), (err) => BatonError.is(err, 'task.already-claimed') && err.kind === 'conflict');
+      await assert.rejects(
+        engine.claimTask({ planPath: 'plan.md', taskId: 'T1' }),
+        (err) => BatonError.is(err, 'task.already-claimed') && err.kind === 'conflict',
+      );
     });
 
     it('refuses a task whose dependencies have not completed, naming them', async () => {
       await assert.rejects(
         engine.claimTask({ planPath: 'plan.md', taskId: 'T3' }),
-        (err) => BatonError.is(err, 'task.dependencies-unmet') && err.kind === 'mismatch' && /T1 \(ready\)/.test(err.message),
+        (err) =>
+          BatonError.is(err, 'task.dependencies-unmet') && err.kind === 'mismatch' && /T1 \(ready\)/.test(err.message),
       );
     });
 
@@ -69,7 +74,9 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('refuses a plan that changed under its active run', async () => {
       await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       fixture.write('plan.md', DEMO_PLAN.replace('Write the docs.', 'Write better docs.'));
-      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T5' }), (err) => BatonError.is(err, 'run.plan-changed'));
+      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T5' }), (err) =>
+        BatonError.is(err, 'run.plan-changed'),
+      );
     });
   });
 
@@ -77,7 +84,11 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('renews the lease, records progress and makes the runtime active', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       fixture.fakeClock.advance(30_000);
-      const runtime = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'reading the code' });
+      const runtime = await engine.heartbeat({
+        runtimeId: claim.runtimeId,
+        token: claim.token,
+        progress: 'reading the code',
+      });
       assert.equal(runtime.status, 'active');
       assert.equal(runtime.leaseExpiresAt, fixture.fakeClock.now() + 120_000);
       const { runtimes } = await engine.overview();
@@ -88,7 +99,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('refuses a heartbeat with the wrong token and writes nothing', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const before = storeBytes(fixture.workspace);
-      await assert.rejects(engine.heartbeat({ runtimeId: claim.runtimeId, token: 'not-the-token' }), (err) => BatonError.is(err, 'runtime.wrong-token') && err.kind === 'conflict');
+      await assert.rejects(
+        engine.heartbeat({ runtimeId: claim.runtimeId, token: 'not-the-token' }),
+        (err) => BatonError.is(err, 'runtime.wrong-token') && err.kind === 'conflict',
+      );
       assert.deepEqual(storeBytes(fixture.workspace), before);
     });
 
@@ -96,7 +110,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       fixture.fakeClock.advance(120_000);
       assert.equal((await engine.overview()).runtimes[0]!.status, 'stale');
-      await assert.rejects(engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token }), (err) => BatonError.is(err, 'runtime.lease-expired') && err.kind === 'conflict');
+      await assert.rejects(
+        engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token }),
+        (err) => BatonError.is(err, 'runtime.lease-expired') && err.kind === 'conflict',
+      );
       const view = await engine.overview();
       assert.equal(view.delegations[0]!.status, 'STALE');
       assert.equal(view.runtimes[0]!.status, 'terminal');
@@ -125,8 +142,14 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       assert.equal(t3.status, 'blocked');
       assert.match(t3.statusReason!, /depends on T1/);
       assert.equal(view.tasks.find((t) => t.id === 'T4')!.status, 'blocked');
-      assert.equal(view.gates.find((g) => g.taskId === 'T2')!.status, 'rejected', 'the gate of a blocked task is closed by Baton');
-      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T1' }), (err) => BatonError.is(err, 'task.failed'));
+      assert.equal(
+        view.gates.find((g) => g.taskId === 'T2')!.status,
+        'rejected',
+        'the gate of a blocked task is closed by Baton',
+      );
+      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T1' }), (err) =>
+        BatonError.is(err, 'task.failed'),
+      );
     });
   });
 
@@ -144,7 +167,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann', note: 'schema reviewed' });
       assert.equal(await taskStatus('T2'), 'pending');
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+      await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+      });
       assert.equal(await taskStatus('T2'), 'ready');
       assert.equal((await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' })).delegation.id, 'D-T2-coder-001');
     });
@@ -160,7 +186,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
   describe('ingestion', () => {
     it('completes the delegation on a valid PASS, makes dependents ready and the runtime terminal', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      const outcome = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+      const outcome = await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+      });
       assert.equal(outcome.record.accepted, true);
       assert.equal(outcome.record.resultStatus, 'PASS');
       assert.equal(outcome.delegation.status, 'COMPLETED');
@@ -199,8 +228,14 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
 
     it('completes a BLOCKED delegation when a corrected artifact is ingested, and resolves its gate', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T9' }) });
-      const fixed = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+      await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T9' }),
+      });
+      const fixed = await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+      });
       assert.equal(fixed.record.accepted, true);
       assert.equal(fixed.delegation.status, 'COMPLETED');
       const gate = (await engine.listGates()).find((g) => g.kind === 'ingestion_failed')!;
@@ -210,7 +245,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
 
     it('approving an ingestion_failed gate ends the attempt and lets the task start a new one', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T9' }) });
+      await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T9' }),
+      });
       const gate = (await engine.listGates({ status: 'open' })).find((g) => g.kind === 'ingestion_failed')!;
       await engine.decideGate({ gateId: gate.id, decision: 'approved', by: 'ann' });
       assert.equal((await engine.overview()).delegations[0]!.status, 'FAILED');
@@ -226,8 +264,14 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       assert.equal(again.duplicate, true, 'the same artifact again is the same record, not an error');
       const before = storeBytes(fixture.workspace);
       await assert.rejects(
-        engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('other.md', { task: 'T1', summary: 'different' }) }),
-        (err) => BatonError.is(err, 'ingest.delegation-terminal') && err.kind === 'mismatch' && err.issues[0]?.code === 'ingest.delegation-terminal',
+        engine.ingest({
+          delegationId: claim.delegation.id,
+          artifactPath: fixture.writeResult('other.md', { task: 'T1', summary: 'different' }),
+        }),
+        (err) =>
+          BatonError.is(err, 'ingest.delegation-terminal') &&
+          err.kind === 'mismatch' &&
+          err.issues[0]?.code === 'ingest.delegation-terminal',
       );
       assert.deepEqual(storeBytes(fixture.workspace), before);
     });
@@ -236,14 +280,24 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       for (const attempt of [1, 2]) {
         const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
         assert.equal(claim.delegation.attempt, attempt);
-        await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult(`T5-${attempt}.md`, { task: 'T5', status: 'FAIL', summary: `try ${attempt}` }) });
+        await engine.ingest({
+          delegationId: claim.delegation.id,
+          artifactPath: fixture.writeResult(`T5-${attempt}.md`, {
+            task: 'T5',
+            status: 'FAIL',
+            summary: `try ${attempt}`,
+          }),
+        });
       }
       assert.equal(await taskStatus('T5'), 'failed');
     });
 
     it('a BLOCKED result opens a manual_handoff gate with the worker summary', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T5.md', { task: 'T5', status: 'BLOCKED', summary: 'need an API key' }) });
+      await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T5.md', { task: 'T5', status: 'BLOCKED', summary: 'need an API key' }),
+      });
       const gate = (await engine.listGates({ status: 'open' })).find((g) => g.kind === 'manual_handoff')!;
       assert.match(gate.reason, /need an API key/);
       assert.equal(await taskStatus('T5'), 'gated');
@@ -268,14 +322,20 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         artifactPath: fixture.writeResult('T1.md', { task: 'T1', artifacts: ['../outside.txt', 'escape/hostname'] }),
       });
       assert.equal(outcome.record.accepted, false);
-      assert.ok(outcome.record.issues.every((i) => i.range), 'each path issue points at its line');
+      assert.ok(
+        outcome.record.issues.every((i) => i.range),
+        'each path issue points at its line',
+      );
       assert.equal(outcome.record.issues.length, 2);
     });
 
     it('refuses a missing artifact file as bad input and writes nothing', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const before = storeBytes(fixture.workspace);
-      await assert.rejects(engine.ingest({ delegationId: claim.delegation.id, artifactPath: 'results/nope.md' }), (err) => BatonError.is(err, 'ingest.artifact-unreadable') && err.kind === 'invalid-input');
+      await assert.rejects(
+        engine.ingest({ delegationId: claim.delegation.id, artifactPath: 'results/nope.md' }),
+        (err) => BatonError.is(err, 'ingest.artifact-unreadable') && err.kind === 'invalid-input',
+      );
       assert.deepEqual(storeBytes(fixture.workspace), before);
     });
   });
@@ -287,14 +347,23 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       for (const taskId of tasks) {
         const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
         runId = claim.runId;
-        await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId }) });
+        await engine.ingest({
+          delegationId: claim.delegation.id,
+          artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId }),
+        });
       }
       assert.equal((await engine.getRun(runId)).status, 'paused', 'only T2 (gated) and T4 (waiting on T2) are left');
       await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann' });
       assert.equal((await engine.getRun(runId)).status, 'running');
       for (const taskId of ['T2', 'T4']) {
         const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
-        await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId, agent: taskId === 'T4' ? 'reviewer' : 'coder' }) });
+        await engine.ingest({
+          delegationId: claim.delegation.id,
+          artifactPath: fixture.writeResult(`${taskId}.md`, {
+            task: taskId,
+            agent: taskId === 'T4' ? 'reviewer' : 'coder',
+          }),
+        });
       }
       assert.equal((await engine.getRun(runId)).status, 'completed');
     });
@@ -306,7 +375,10 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         events.map((e) => e.seq),
         events.map((_, i) => i + 1),
       );
-      assert.deepEqual(events.slice(0, 2).map((e) => e.type), ['run:created', 'gate:opened']);
+      assert.deepEqual(
+        events.slice(0, 2).map((e) => e.type),
+        ['run:created', 'gate:opened'],
+      );
       assert.ok(events.some((e) => e.type === 'delegation:claimed' && e.data.delegationId === 'D-T1-coder-001'));
     });
 
@@ -317,13 +389,17 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'halfway' });
       const deadline = Date.now() + 5000;
-      while (!heard.some((e) => e.type === 'runtime:heartbeat') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      while (!heard.some((e) => e.type === 'runtime:heartbeat') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
       const claimed = heard.findIndex((e) => e.type === 'delegation:claimed');
       const beat = heard.findIndex((e) => e.type === 'runtime:heartbeat');
       assert.ok(claimed >= 0 && beat > claimed, heard.map((e) => e.type).join(', '));
       assert.equal(heard[beat]!.data.progress, 'halfway');
       const seqs = heard.filter((e) => e.seq !== undefined).map((e) => e.seq!);
-      assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+      assert.deepEqual(
+        seqs,
+        [...seqs].sort((a, b) => a - b),
+      );
     });
   });
 });

@@ -14,7 +14,10 @@ describe('replan: a run mapped onto a new plan', () => {
 
   async function complete(taskId: string, agent = 'coder'): Promise<string> {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId, agent }) });
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId, agent }),
+    });
     return claim.runId;
   }
 
@@ -23,10 +26,15 @@ describe('replan: a run mapped onto a new plan', () => {
     const oldRun = await complete('T5');
     fixture.write(
       'plan2.md',
-      DEMO_PLAN.replace('id: T3\n', 'id: T3b\n').replace('depends: [T2, T3]', 'depends: [T2, T3b]').replace('Write the docs.', 'Write the docs, better.'),
+      DEMO_PLAN.replace('id: T3\n', 'id: T3b\n')
+        .replace('depends: [T2, T3]', 'depends: [T2, T3b]')
+        .replace('Write the docs.', 'Write the docs, better.'),
     );
     const outcome = await engine.replan({ runId: oldRun, planPath: 'plan2.md', mapping: { T5: null } });
-    assert.deepEqual(outcome.carried.map((c) => `${c.from}->${c.to}`), ['T1->T1']);
+    assert.deepEqual(
+      outcome.carried.map((c) => `${c.from}->${c.to}`),
+      ['T1->T1'],
+    );
     assert.equal((await engine.getRun(oldRun)).status, 'superseded');
     const view = await engine.overview(outcome.run.id);
     const status = Object.fromEntries(view.tasks.map((t) => [t.id, t.status]));
@@ -38,20 +46,29 @@ describe('replan: a run mapped onto a new plan', () => {
 
   it('closes the risk gate of a task whose approved work carries over', async () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
     await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann' });
     const t2 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' });
     await engine.ingest({ delegationId: t2.delegation.id, artifactPath: fixture.writeResult('T2.md', { task: 'T2' }) });
     fixture.write('plan2.md', DEMO_PLAN + '\n```baton-task\nid: T6\n```\nOne more.\n');
     const outcome = await engine.replan({ runId: claim.runId, planPath: 'plan2.md' });
     const gates = await engine.listGates({ runId: outcome.run.id });
-    assert.deepEqual(gates.map((g) => [g.taskId, g.status, g.decidedBy]), [['T2', 'approved', 'baton']]);
+    assert.deepEqual(
+      gates.map((g) => [g.taskId, g.status, g.decidedBy]),
+      [['T2', 'approved', 'baton']],
+    );
   });
 
   it('is refused while work of the old run is in flight, and writes nothing', async () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     fixture.write('plan2.md', DEMO_PLAN);
-    await assert.rejects(engine.replan({ runId: claim.runId, planPath: 'plan2.md' }), (err) => BatonError.is(err, 'replan.workers-alive') && err.kind === 'conflict');
+    await assert.rejects(
+      engine.replan({ runId: claim.runId, planPath: 'plan2.md' }),
+      (err) => BatonError.is(err, 'replan.workers-alive') && err.kind === 'conflict',
+    );
     assert.equal((await engine.listRuns()).length, 1);
     assert.equal((await engine.getRun(claim.runId)).status, 'running');
   });
@@ -69,7 +86,10 @@ describe('replan: a run mapped onto a new plan', () => {
   it('refuses an invalid new plan with its issues', async () => {
     const runId = await complete('T1');
     fixture.write('plan2.md', '```baton-task\nid: A\ndepends: [A]\n```\n');
-    await assert.rejects(engine.replan({ runId, planPath: 'plan2.md' }), (err) => BatonError.is(err, 'plan.invalid') && err.issues.some((i) => i.code === 'plan.dependency-cycle'));
+    await assert.rejects(
+      engine.replan({ runId, planPath: 'plan2.md' }),
+      (err) => BatonError.is(err, 'plan.invalid') && err.issues.some((i) => i.code === 'plan.dependency-cycle'),
+    );
   });
 });
 
@@ -82,7 +102,10 @@ describe('diagnose', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       let d = await engine.diagnose();
       assert.match(d.next.command, /baton reconcile --run/, 'T1 is RUNNING but no worker process is recorded alive');
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+      await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+      });
       d = await engine.diagnose();
       assert.match(d.next.command, /baton approve G-1/);
       assert.equal(d.coordinator, undefined);

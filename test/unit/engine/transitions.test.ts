@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { BatonError } from '../../../src/engine/model/errors';
-import { canHeartbeat, DELEGATION_TRANSITIONS, deriveRuntimeStatus, GATE_TRANSITIONS } from '../../../src/engine/model/transitions';
+import {
+  canHeartbeat,
+  DELEGATION_TRANSITIONS,
+  deriveRuntimeStatus,
+  GATE_TRANSITIONS,
+} from '../../../src/engine/model/transitions';
 import { DELEGATION_STATUSES, GATE_STATUSES, type DelegationStatus } from '../../../src/engine/model/types';
 import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
 import { getDelegation, transitionDelegation } from '../../../src/engine/queue/taskFlow';
@@ -24,7 +29,8 @@ describe('delegation transitions', () => {
   afterEach(() => fixture.dispose());
 
   it('terminal statuses have no way out, and a retry is never a reopen', () => {
-    for (const terminal of ['COMPLETED', 'FAILED', 'CANCELLED', 'STALE'] as const) assert.deepEqual(DELEGATION_TRANSITIONS[terminal], []);
+    for (const terminal of ['COMPLETED', 'FAILED', 'CANCELLED', 'STALE'] as const)
+      assert.deepEqual(DELEGATION_TRANSITIONS[terminal], []);
   });
 
   for (const from of DELEGATION_STATUSES) {
@@ -43,12 +49,20 @@ describe('delegation transitions', () => {
             for (const step of PATH_TO[from]) d = await transitionDelegation(tx, d, step, {}, 0);
             return d.id;
           });
-          const attempt = store.transact(async (tx) => transitionDelegation(tx, (await getDelegation(tx, run.id, id))!, to, { reason: 'test' }, 1));
+          const attempt = store.transact(async (tx) =>
+            transitionDelegation(tx, (await getDelegation(tx, run.id, id))!, to, { reason: 'test' }, 1),
+          );
           if (DELEGATION_TRANSITIONS[from].includes(to)) {
             assert.equal((await attempt).status, to, `${from} → ${to} is legal`);
           } else {
-            await assert.rejects(attempt, (err) => BatonError.is(err, 'delegation.illegal-transition'), `${from} → ${to} is illegal`);
-            const still = await store.read((r) => r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [run.id, id]));
+            await assert.rejects(
+              attempt,
+              (err) => BatonError.is(err, 'delegation.illegal-transition'),
+              `${from} → ${to} is illegal`,
+            );
+            const still = await store.read((r) =>
+              r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [run.id, id]),
+            );
             assert.equal(still?.status, from, 'a refused transition writes nothing');
           }
         }
@@ -99,7 +113,10 @@ describe('gate transitions', () => {
             assert.equal(outcome.alreadyDecided, true);
             assert.equal(outcome.gate.decidedBy, 'ann');
           } else {
-            await assert.rejects(attempt, (err) => BatonError.is(err, 'gate.already-decided') && err.kind === 'mismatch' && /ann/.test(err.message));
+            await assert.rejects(
+              attempt,
+              (err) => BatonError.is(err, 'gate.already-decided') && err.kind === 'mismatch' && /ann/.test(err.message),
+            );
           }
           const [after] = await engine.listGates({ runId: run.id });
           assert.equal(after!.status, first);
@@ -116,7 +133,12 @@ describe('runtime status (derived)', () => {
   const base = { heartbeatCount: 0, leaseExpiresAt: 1000 };
   const cases: Array<[string, Parameters<typeof deriveRuntimeStatus>[0], number, string]> = [
     ['claimed: running, no beat yet, lease live', { ...base, delegationStatus: 'RUNNING' }, 500, 'claimed'],
-    ['active: running, beating, lease live', { ...base, heartbeatCount: 3, delegationStatus: 'RUNNING' }, 500, 'active'],
+    [
+      'active: running, beating, lease live',
+      { ...base, heartbeatCount: 3, delegationStatus: 'RUNNING' },
+      500,
+      'active',
+    ],
     ['stale: running, lease ran out', { ...base, heartbeatCount: 3, delegationStatus: 'RUNNING' }, 1000, 'stale'],
     ['blocked: the delegation waits at a gate', { ...base, delegationStatus: 'BLOCKED' }, 5000, 'blocked'],
     ['terminal: the delegation completed', { ...base, delegationStatus: 'COMPLETED' }, 500, 'terminal'],
@@ -128,9 +150,9 @@ describe('runtime status (derived)', () => {
   }
 
   it('only a claimed or active runtime may heartbeat', () => {
-    assert.deepEqual(
-      (['claimed', 'active', 'stale', 'terminal', 'blocked'] as const).filter(canHeartbeat),
-      ['claimed', 'active'],
-    );
+    assert.deepEqual((['claimed', 'active', 'stale', 'terminal', 'blocked'] as const).filter(canHeartbeat), [
+      'claimed',
+      'active',
+    ]);
   });
 });

@@ -7,7 +7,17 @@ import { FileStore } from '../../../src/engine/store/fileStore';
 import { acquireCoordinatorLease } from '../../../src/engine/executor/coordinatorLease';
 import { selfIdentity } from '../../../src/engine/runtime/processes';
 import { storeDirOf } from '../../../src/engine/engine';
-import { FAKE_CLAUDE, config, killQuietly, pidAlive, plan, pumpClock, readTrace, waitFor, withWorkerEnv } from '../../fixtures/executor/harness';
+import {
+  FAKE_CLAUDE,
+  config,
+  killQuietly,
+  pidAlive,
+  plan,
+  pumpClock,
+  readTrace,
+  waitFor,
+  withWorkerEnv,
+} from '../../fixtures/executor/harness';
 
 const WORKER = resolve(__dirname, '../../fixtures/workers/resultWriter.js');
 
@@ -41,13 +51,18 @@ function peakParallelism(events: ReturnType<typeof trace>): number {
   return peak;
 }
 
-async function drive(engine: Engine, runId: string, options: { maxConcurrency?: number } = {}): Promise<CoordinatorOutcome> {
+async function drive(
+  engine: Engine,
+  runId: string,
+  options: { maxConcurrency?: number } = {},
+): Promise<CoordinatorOutcome> {
   const taken = await engine.coordinate({ runId, ...options });
   assert.ok('coordinator' in taken, 'the lease is free');
   return taken.coordinator.run();
 }
 
-const summary = (view: Awaited<ReturnType<Engine['overview']>>): string[] => view.delegations.map((d) => `${d.id}:${d.status}`);
+const summary = (view: Awaited<ReturnType<Engine['overview']>>): string[] =>
+  view.delegations.map((d) => `${d.id}:${d.status}`);
 
 describe('coordinator: dispatch to real worker processes', () => {
   let fixture: EngineFixture;
@@ -58,13 +73,17 @@ describe('coordinator: dispatch to real worker processes', () => {
   });
   afterEach(async () => {
     for (const pid of pids.splice(0)) killQuietly(pid, fixture.workspace);
-    for (const line of readTrace(join(fixture.workspace, 'trace.txt'))) if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
+    for (const line of readTrace(join(fixture.workspace, 'trace.txt')))
+      if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
     await fixture.dispose();
   });
 
   it('runs independent tasks in parallel up to the cap and dependents after their dependencies', async () => {
     fixture.write('.baton/config.json', resultWriterConfig());
-    fixture.write('plan.md', plan([{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }, { id: 'E', depends: ['A', 'B'] }]));
+    fixture.write(
+      'plan.md',
+      plan([{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }, { id: 'E', depends: ['A', 'B'] }]),
+    );
     const tracePath = join(fixture.workspace, 'trace.txt');
     process.env.FAKE_TRACE = tracePath;
     process.env.FAKE_DELAY_MS = '300';
@@ -83,26 +102,37 @@ describe('coordinator: dispatch to real worker processes', () => {
     const startOfE = events.find((e) => e.kind === 'start' && e.task === 'E')!.at;
     assert.ok(startOfE >= endOf('A') && startOfE >= endOf('B'), 'E starts after A and B ended');
     const view = await engine.overview();
-    assert.deepEqual(
-      view.delegations.map((d) => `${d.taskId}:${d.status}`).sort(),
-      ['A:COMPLETED', 'B:COMPLETED', 'C:COMPLETED', 'D:COMPLETED', 'E:COMPLETED'],
-    );
+    assert.deepEqual(view.delegations.map((d) => `${d.taskId}:${d.status}`).sort(), [
+      'A:COMPLETED',
+      'B:COMPLETED',
+      'C:COMPLETED',
+      'D:COMPLETED',
+      'E:COMPLETED',
+    ]);
   });
 
   it('kills an attempt that outlives the task timeout, fails it as timed out, and retries it after the backoff until maxAttempts', async () => {
-    fixture.write('.baton/config.json', config({ taskTimeoutSeconds: 1, maxAttempts: 2, retryBackoffSeconds: 0.6, stopGraceSeconds: 1 }));
+    fixture.write(
+      '.baton/config.json',
+      config({ taskTimeoutSeconds: 1, maxAttempts: 2, retryBackoffSeconds: 0.6, stopGraceSeconds: 1 }),
+    );
     fixture.write('plan.md', plan([{ id: 'T' }, { id: 'U', depends: ['T'] }]));
     const tracePath = join(fixture.workspace, 'trace.txt');
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const outcome = await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ T: 'hang' }) }, () => drive(engine, run.id));
+    const outcome = await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ T: 'hang' }) }, () =>
+      drive(engine, run.id),
+    );
     assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-T-coder-001:FAILED', 'D-T-coder-002:FAILED']);
     for (const d of view.delegations) assert.match(d.reason ?? '', /timed out after 1 s/);
     assert.doesNotMatch(view.delegations[0]!.reason ?? '', /NOT confirmed/);
     const [first, second] = view.delegations;
-    assert.ok(second!.startedAt! - first!.finishedAt! >= 600, `attempt 2 waited for the backoff (${second!.startedAt! - first!.finishedAt!} ms)`);
+    assert.ok(
+      second!.startedAt! - first!.finishedAt! >= 600,
+      `attempt 2 waited for the backoff (${second!.startedAt! - first!.finishedAt!} ms)`,
+    );
     const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
     assert.equal(starts.length, 2);
     for (const s of starts) assert.equal(pidAlive(s.pid), false, `worker ${s.pid} was killed`);
@@ -115,7 +145,10 @@ describe('coordinator: dispatch to real worker processes', () => {
   it('fails an attempt whose worker cannot start with the reason, retries it per policy, and does not hang', async () => {
     fixture.write(
       '.baton/config.json',
-      config({ maxAttempts: 2, workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } } }),
+      config({
+        maxAttempts: 2,
+        workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } },
+      }),
     );
     fixture.write('plan.md', plan([{ id: 'M', worker: 'missing' }, { id: 'OK' }]));
     engine = await fixture.open({ follow: true });
@@ -123,8 +156,13 @@ describe('coordinator: dispatch to real worker processes', () => {
     const outcome = await drive(engine, run.id);
     assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
-    assert.deepEqual(summary(view).sort(), ['D-M-coder-001:FAILED', 'D-M-coder-002:FAILED', 'D-OK-coder-001:COMPLETED']);
-    for (const d of view.delegations.filter((x) => x.taskId === 'M')) assert.match(d.reason ?? '', /Could not start worker "missing" \(baton-no-such-agent-cli\): ENOENT/);
+    assert.deepEqual(summary(view).sort(), [
+      'D-M-coder-001:FAILED',
+      'D-M-coder-002:FAILED',
+      'D-OK-coder-001:COMPLETED',
+    ]);
+    for (const d of view.delegations.filter((x) => x.taskId === 'M'))
+      assert.match(d.reason ?? '', /Could not start worker "missing" \(baton-no-such-agent-cli\): ENOENT/);
     assert.match(view.tasks.find((t) => t.id === 'M')!.statusReason ?? '', /no attempts left \(2\)/);
   });
 
@@ -133,7 +171,9 @@ describe('coordinator: dispatch to real worker processes', () => {
     fixture.write('plan.md', plan([{ id: 'S' }]));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const outcome = await withWorkerEnv({ FAKE_BEHAVIOUR: JSON.stringify({ S: 'stdout' }) }, () => drive(engine, run.id));
+    const outcome = await withWorkerEnv({ FAKE_BEHAVIOUR: JSON.stringify({ S: 'stdout' }) }, () =>
+      drive(engine, run.id),
+    );
     assert.deepEqual(outcome, { kind: 'finished', status: 'completed' });
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-S-coder-001:COMPLETED']);
@@ -149,7 +189,11 @@ describe('coordinator: dispatch to real worker processes', () => {
     const script = `${result}; sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; setsid sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; exit 0`;
     fixture.write(
       '.baton/config.json',
-      JSON.stringify({ defaultWorker: 'sh', workers: { sh: { type: 'process', command: 'bash', args: ['-c', script, 'worker', '{taskId}'] } }, retryBackoffSeconds: 0 }),
+      JSON.stringify({
+        defaultWorker: 'sh',
+        workers: { sh: { type: 'process', command: 'bash', args: ['-c', script, 'worker', '{taskId}'] } },
+        retryBackoffSeconds: 0,
+      }),
     );
     fixture.write('plan.md', plan([{ id: 'L1' }, { id: 'L2' }, { id: 'L3' }, { id: 'L4' }]));
     engine = await fixture.open({ follow: true });
@@ -159,7 +203,10 @@ describe('coordinator: dispatch to real worker processes', () => {
     pids.push(...left);
     assert.equal(left.length, 8, 'two sleepers per worker');
     // No waiting: the coordinator swept them before returning.
-    assert.deepEqual(left.filter((pid) => pidAlive(pid)), []);
+    assert.deepEqual(
+      left.filter((pid) => pidAlive(pid)),
+      [],
+    );
   });
 
   it('drives the claude-code adapter: print mode, prompt on stdin, answer on stdout; a bad flag fails the attempt', async () => {
@@ -173,12 +220,23 @@ describe('coordinator: dispatch to real worker processes', () => {
       config({
         maxAttempts: 1,
         workers: {
-          claude: { type: 'claude-code', executable: claude, model: 'sonnet', args: ['--permission-mode', 'acceptEdits'] },
+          claude: {
+            type: 'claude-code',
+            executable: claude,
+            model: 'sonnet',
+            args: ['--permission-mode', 'acceptEdits'],
+          },
           'claude-bad': { type: 'claude-code', executable: claude, args: ['--no-such-flag'] },
         },
       }),
     );
-    fixture.write('plan.md', plan([{ id: 'C1', worker: 'claude' }, { id: 'C2', worker: 'claude-bad' }]));
+    fixture.write(
+      'plan.md',
+      plan([
+        { id: 'C1', worker: 'claude' },
+        { id: 'C2', worker: 'claude-bad' },
+      ]),
+    );
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const outcome = await withWorkerEnv({ FAKE_CLAUDE_LOG: callLog }, () => drive(engine, run.id));
@@ -186,9 +244,20 @@ describe('coordinator: dispatch to real worker processes', () => {
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-C1-coder-001:COMPLETED', 'D-C2-coder-001:FAILED']);
     assert.match(view.delegations[1]!.reason ?? '', /exited with code 1 without a result/);
-    const calls = readFileSync(callLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { argv: string[]; promptLength: number });
+    const calls = readFileSync(callLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { argv: string[]; promptLength: number });
     assert.equal(calls.length, 1, 'the bad flag was refused before the prompt was read');
-    assert.deepEqual(calls[0]!.argv, ['-p', '--output-format', 'text', '--model', 'sonnet', '--permission-mode', 'acceptEdits']);
+    assert.deepEqual(calls[0]!.argv, [
+      '-p',
+      '--output-format',
+      'text',
+      '--model',
+      'sonnet',
+      '--permission-mode',
+      'acceptEdits',
+    ]);
     assert.ok(calls[0]!.promptLength > 200, 'the prompt arrived on stdin');
     const log = readFileSync(join(fixture.workspace, '.baton', 'runs', run.id, 'logs', 'D-C2-coder-001.log'), 'utf8');
     assert.match(log, /unknown option '--no-such-flag'/);
@@ -196,14 +265,22 @@ describe('coordinator: dispatch to real worker processes', () => {
 
   it('hands a manual task to a person at a manual_handoff gate; ingesting its artifact completes it and the coordinator continues', async () => {
     fixture.write('.baton/config.json', config());
-    fixture.write('plan.md', plan([{ id: 'H', worker: 'manual' }, { id: 'After', depends: ['H'] }]));
+    fixture.write(
+      'plan.md',
+      plan([
+        { id: 'H', worker: 'manual' },
+        { id: 'After', depends: ['H'] },
+      ]),
+    );
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const taken = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in taken);
     let settled = false;
     const running = taken.coordinator.run().finally(() => (settled = true));
-    const gate = await waitFor('the manual_handoff gate', async () => (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'manual_handoff'));
+    const gate = await waitFor('the manual_handoff gate', async () =>
+      (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'manual_handoff'),
+    );
     assert.equal(gate.taskId, 'H');
     assert.equal(gate.delegationId, 'D-H-coder-001');
     assert.ok(existsSync(String(gate.details.promptPath)), 'the person gets the prompt');
@@ -225,26 +302,32 @@ describe('coordinator: dispatch to real worker processes', () => {
     const tracePath = join(fixture.workspace, 'trace.txt');
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ A: 'hang', B: 'hang' }) }, async () => {
-      const taken = await engine.coordinate({ runId: run.id });
-      assert.ok('coordinator' in taken);
-      const running = taken.coordinator.run();
-      const workers = await waitFor('both workers', () => {
-        const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
-        return starts.length === 2 ? starts : undefined;
-      });
-      pids.push(...workers.map((w) => w.pid));
-      const report = await taken.coordinator.shutdown('test');
-      assert.deepEqual(await running, { kind: 'shut-down' });
-      assert.deepEqual(report.map((e) => [e.delegationId, e.confirmed]).sort(), [
-        ['D-A-coder-001', true],
-        ['D-B-coder-001', true],
-      ]);
-      for (const w of workers) assert.equal(pidAlive(w.pid), false, `worker ${w.pid} is gone`);
-    });
+    await withWorkerEnv(
+      { FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ A: 'hang', B: 'hang' }) },
+      async () => {
+        const taken = await engine.coordinate({ runId: run.id });
+        assert.ok('coordinator' in taken);
+        const running = taken.coordinator.run();
+        const workers = await waitFor('both workers', () => {
+          const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
+          return starts.length === 2 ? starts : undefined;
+        });
+        pids.push(...workers.map((w) => w.pid));
+        const report = await taken.coordinator.shutdown('test');
+        assert.deepEqual(await running, { kind: 'shut-down' });
+        assert.deepEqual(report.map((e) => [e.delegationId, e.confirmed]).sort(), [
+          ['D-A-coder-001', true],
+          ['D-B-coder-001', true],
+        ]);
+        for (const w of workers) assert.equal(pidAlive(w.pid), false, `worker ${w.pid} is gone`);
+      },
+    );
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-A-coder-001:CANCELLED', 'D-B-coder-001:CANCELLED']);
-    assert.deepEqual(view.tasks.map((t) => t.status), ['ready', 'ready']);
+    assert.deepEqual(
+      view.tasks.map((t) => t.status),
+      ['ready', 'ready'],
+    );
     const again = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in again, 'the lease was released');
     await again.coordinator.shutdown();
@@ -256,7 +339,10 @@ describe('coordinator: dispatch to real worker processes', () => {
     engine = await fixture.open({ follow: true });
     const other = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const [first, second] = await Promise.all([engine.coordinate({ runId: run.id }), other.coordinate({ runId: run.id })]);
+    const [first, second] = await Promise.all([
+      engine.coordinate({ runId: run.id }),
+      other.coordinate({ runId: run.id }),
+    ]);
     const drivers = [first, second].filter((t) => 'coordinator' in t);
     const observers = [first, second].filter((t) => 'heldBy' in t);
     assert.equal(drivers.length, 1, 'exactly one drives');
@@ -288,13 +374,23 @@ describe('coordinator: leases on a fake clock', () => {
   afterEach(async () => {
     for (const stop of stops.splice(0)) stop();
     for (const pid of pids.splice(0)) killQuietly(pid, fixture.workspace);
-    for (const line of readTrace(join(fixture.workspace, 'trace.txt'))) if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
+    for (const line of readTrace(join(fixture.workspace, 'trace.txt')))
+      if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
     await fixture.dispose();
   });
 
   it('keeps a timed-out attempt in flight until its end is recorded: the run is never reported idle while its worker is being ended', async () => {
     const clock = fixture.fakeClock;
-    fixture.write('.baton/config.json', config({ leaseSeconds: 600, taskTimeoutSeconds: 10, maxAttempts: 2, retryBackoffSeconds: 5, stopGraceSeconds: 5 }));
+    fixture.write(
+      '.baton/config.json',
+      config({
+        leaseSeconds: 600,
+        taskTimeoutSeconds: 10,
+        maxAttempts: 2,
+        retryBackoffSeconds: 5,
+        stopGraceSeconds: 5,
+      }),
+    );
     fixture.write('plan.md', plan([{ id: 'T' }]));
     const tracePath = join(fixture.workspace, 'trace.txt');
     engine = await fixture.open({ follow: true });
@@ -304,10 +400,13 @@ describe('coordinator: leases on a fake clock', () => {
       assert.ok('coordinator' in taken);
       let settled: CoordinatorOutcome | undefined;
       const running = taken.coordinator.run().then((o) => (settled = o));
-      const first = await waitFor('attempt 001', () => readTrace(tracePath).find((l) => l.delegation === 'D-T-coder-001'));
+      const first = await waitFor('attempt 001', () =>
+        readTrace(tracePath).find((l) => l.delegation === 'D-T-coder-001'),
+      );
       pids.push(first.pid);
       clock.advance(10_000);
-      // The worker exits 150 ms after its SIGTERM, while the termination's grace loop waits on the (stopped) fake clock.
+      // The worker exits 150 ms after its SIGTERM, while the termination's grace loop waits on the (stopped) fake
+      // clock.
       await waitFor('the worker to end', () => !pidAlive(first.pid));
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(settled, undefined, 'still ending the attempt: not idle, not finished');
@@ -329,18 +428,23 @@ describe('coordinator: leases on a fake clock', () => {
     const tracePath = join(fixture.workspace, 'trace.txt');
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ 'D-L-coder-001': 'hang' }) }, async () => {
-      const taken = await engine.coordinate({ runId: run.id, leaseMs: 600_000 });
-      assert.ok('coordinator' in taken);
-      const running = taken.coordinator.run();
-      const first = await waitFor('attempt 001 to start', () => readTrace(tracePath).find((l) => l.delegation === 'D-L-coder-001'));
-      pids.push(first.pid);
-      // The process sleeps past its lease: every renewal timer comes due at once, too late to commit.
-      clock.advance(31_000);
-      stops.push(pumpClock(clock));
-      assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
-      assert.equal(pidAlive(first.pid), false, 'the stale worker was ended');
-    });
+    await withWorkerEnv(
+      { FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ 'D-L-coder-001': 'hang' }) },
+      async () => {
+        const taken = await engine.coordinate({ runId: run.id, leaseMs: 600_000 });
+        assert.ok('coordinator' in taken);
+        const running = taken.coordinator.run();
+        const first = await waitFor('attempt 001 to start', () =>
+          readTrace(tracePath).find((l) => l.delegation === 'D-L-coder-001'),
+        );
+        pids.push(first.pid);
+        // The process sleeps past its lease: every renewal timer comes due at once, too late to commit.
+        clock.advance(31_000);
+        stops.push(pumpClock(clock));
+        assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+        assert.equal(pidAlive(first.pid), false, 'the stale worker was ended');
+      },
+    );
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-L-coder-001:STALE', 'D-L-coder-002:COMPLETED']);
     assert.match(view.delegations[0]!.reason ?? '', /lease expired/);
@@ -397,7 +501,11 @@ describe('coordinator: leases on a fake clock', () => {
     stops.push(pumpClock(clock));
     assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
     const view = await engine.overview(run.id);
-    assert.deepEqual(summary(view), [`${claim.delegation.id}:STALE`, 'D-X-coder-002:COMPLETED', 'D-Y-coder-001:COMPLETED']);
+    assert.deepEqual(summary(view), [
+      `${claim.delegation.id}:STALE`,
+      'D-X-coder-002:COMPLETED',
+      'D-Y-coder-001:COMPLETED',
+    ]);
   });
 
   it('refuses the next write of a coordinator whose epoch was superseded, in the same transaction, and steps down without touching its workers', async () => {
@@ -417,7 +525,13 @@ describe('coordinator: leases on a fake clock', () => {
       const store = await FileStore.open(storeDirOf(fixture.workspace), { clock });
       let successorEpoch: number;
       try {
-        const outcome = await store.transact((tx) => acquireCoordinatorLease(tx, { runId: run.id, holder: 'successor', identity: selfIdentity(), leaseMs: 600_000 }, clock.now()));
+        const outcome = await store.transact((tx) =>
+          acquireCoordinatorLease(
+            tx,
+            { runId: run.id, holder: 'successor', identity: selfIdentity(), leaseMs: 600_000 },
+            clock.now(),
+          ),
+        );
         assert.ok(outcome.acquired);
         successorEpoch = outcome.epoch;
       } finally {
@@ -428,13 +542,22 @@ describe('coordinator: leases on a fake clock', () => {
       const before = await engine.listEvents(run.id);
       const outcome = await running;
       assert.equal(outcome.kind, 'lease-lost');
-      assert.match((outcome as { detail: string }).detail, new RegExp(`epoch ${taken.coordinator.leaseEpoch}\\) no longer holds run ${run.id}; successor does \\(epoch ${successorEpoch}\\)`));
+      assert.match(
+        (outcome as { detail: string }).detail,
+        new RegExp(
+          `epoch ${taken.coordinator.leaseEpoch}\\) no longer holds run ${run.id}; successor does \\(epoch ${successorEpoch}\\)`,
+        ),
+      );
       clock.advance(120_000); // past its task timeout and renewals: a coordinator that stepped down does nothing
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(pidAlive(worker.pid), true, 'the worker is left for the successor to adopt');
       process.kill(worker.pid, 'SIGKILL');
       const after = await engine.listEvents(run.id);
-      assert.deepEqual(after.slice(before.length).map((e) => e.type), [], 'nothing written after the takeover');
+      assert.deepEqual(
+        after.slice(before.length).map((e) => e.type),
+        [],
+        'nothing written after the takeover',
+      );
       const view = await engine.overview(run.id);
       assert.deepEqual(summary(view), ['D-P-coder-001:RUNNING']);
     });

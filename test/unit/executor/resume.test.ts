@@ -11,15 +11,35 @@ import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
 import { spawnWorker } from '../../../src/engine/workers/spawnWorker';
 import { workerLaunch } from '../../../src/engine/workers/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
-import { ATTEMPT_WORKER, ChildCoordinator, config, coordinateWhenFree, killQuietly, pidAlive, plan, readTrace, stopOutsideCommit, waitFor, withWorkerEnv, type TraceLine } from '../../fixtures/executor/harness';
+import {
+  ATTEMPT_WORKER,
+  ChildCoordinator,
+  config,
+  coordinateWhenFree,
+  killQuietly,
+  pidAlive,
+  plan,
+  readTrace,
+  stopOutsideCommit,
+  waitFor,
+  withWorkerEnv,
+  type TraceLine,
+} from '../../fixtures/executor/harness';
 
 /** [start, end] of every attempt in the trace; an attempt that never ended lasts until `killedAt` (or now). */
-function intervals(trace: TraceLine[], killedAt: Map<string, number>): Map<string, Array<{ delegation: string; from: number; to: number }>> {
+function intervals(
+  trace: TraceLine[],
+  killedAt: Map<string, number>,
+): Map<string, Array<{ delegation: string; from: number; to: number }>> {
   const byTask = new Map<string, Array<{ delegation: string; from: number; to: number }>>();
   for (const start of trace.filter((l) => l.kind === 'start')) {
     const end = trace.find((l) => l.kind === 'end' && l.delegation === start.delegation);
     const list = byTask.get(start.task) ?? [];
-    list.push({ delegation: start.delegation, from: start.at, to: end?.at ?? killedAt.get(start.delegation) ?? Date.now() });
+    list.push({
+      delegation: start.delegation,
+      from: start.at,
+      to: end?.at ?? killedAt.get(start.delegation) ?? Date.now(),
+    });
     byTask.set(start.task, list);
   }
   return byTask;
@@ -28,7 +48,8 @@ function intervals(trace: TraceLine[], killedAt: Map<string, number>): Map<strin
 async function acceptedIngestions(engine: Engine, runId: string): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const e of await engine.listEvents(runId)) {
-    if (e.type === 'ingestion:recorded' && e.data.accepted) counts.set(String(e.data.taskId), (counts.get(String(e.data.taskId)) ?? 0) + 1);
+    if (e.type === 'ingestion:recorded' && e.data.accepted)
+      counts.set(String(e.data.taskId), (counts.get(String(e.data.taskId)) ?? 0) + 1);
   }
   return counts;
 }
@@ -46,7 +67,8 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
       child.kill('SIGKILL');
     }
     for (const pid of pids.splice(0)) killQuietly(pid, fixture.workspace);
-    for (const line of readTrace(join(fixture.workspace, 'trace.txt'))) if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
+    for (const line of readTrace(join(fixture.workspace, 'trace.txt')))
+      if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
     await fixture.dispose();
   });
 
@@ -77,7 +99,13 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     const outcome = await withWorkerEnv(env, async () => {
       const taken = await coordinateWhenFree(engine, run.id, { maxConcurrency: 2 });
       const repairs = taken.reconcile.entries.filter((e) => e.repair).map((e) => `${e.delegationId}: ${e.repair}`);
-      assert.deepEqual(repairs.sort(), [`${casualty.delegation}: marked STALE; the retry policy applies`, `${survivor.delegation}: adopted: lease renewed by this coordinator`].sort());
+      assert.deepEqual(
+        repairs.sort(),
+        [
+          `${casualty.delegation}: marked STALE; the retry policy applies`,
+          `${survivor.delegation}: adopted: lease renewed by this coordinator`,
+        ].sort(),
+      );
       return taken.coordinator.run();
     });
     assert.deepEqual(outcome, { kind: 'finished', status: 'completed' });
@@ -88,23 +116,42 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
       ['A:completed', 'B:completed', 'C:completed', 'D:completed'],
     );
     for (const task of ['A', 'B', 'C', 'D']) {
-      assert.equal(view.delegations.filter((d) => d.taskId === task && d.status === 'COMPLETED').length, 1, `${task} completed once`);
+      assert.equal(
+        view.delegations.filter((d) => d.taskId === task && d.status === 'COMPLETED').length,
+        1,
+        `${task} completed once`,
+      );
     }
     assert.equal(view.delegations.find((d) => d.id === casualty.delegation)!.status, 'STALE');
-    assert.equal(view.delegations.find((d) => d.id === survivor.delegation)!.status, 'COMPLETED', 'the adopted worker finished its attempt');
-    assert.deepEqual([...(await acceptedIngestions(engine, run.id)).entries()].sort(), [['A', 1], ['B', 1], ['C', 1], ['D', 1]]);
+    assert.equal(
+      view.delegations.find((d) => d.id === survivor.delegation)!.status,
+      'COMPLETED',
+      'the adopted worker finished its attempt',
+    );
+    assert.deepEqual([...(await acceptedIngestions(engine, run.id)).entries()].sort(), [
+      ['A', 1],
+      ['B', 1],
+      ['C', 1],
+      ['D', 1],
+    ]);
     const trace = readTrace(tracePath);
     for (const [task, list] of intervals(trace, killedAt)) {
       const sorted = [...list].sort((a, b) => a.from - b.from);
       for (let i = 1; i < sorted.length; i++) {
-        assert.ok(sorted[i]!.from >= sorted[i - 1]!.to, `${task}: ${sorted[i]!.delegation} started before ${sorted[i - 1]!.delegation} ended`);
+        assert.ok(
+          sorted[i]!.from >= sorted[i - 1]!.to,
+          `${task}: ${sorted[i]!.delegation} started before ${sorted[i - 1]!.delegation} ended`,
+        );
       }
     }
     assert.equal(trace.filter((l) => l.kind === 'end').length, 4, 'each task produced one result');
   });
 
   it('does not run a verify command again on resume when it passed for the same artifact; receipts record command, exit, duration, output digest and log', async () => {
-    fixture.write('count.js', `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + process.pid + '\\n'); console.log('cmd1 ok');\n`);
+    fixture.write(
+      'count.js',
+      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + process.pid + '\\n'); console.log('cmd1 ok');\n`,
+    );
     fixture.write(
       'slow.js',
       [
@@ -115,10 +162,24 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
       ].join('\n'),
     );
     fixture.write('.baton/config.json', config());
-    fixture.write('plan.md', plan([{ id: 'V', verify: [[process.execPath, 'count.js'], [process.execPath, 'slow.js']] }]));
+    fixture.write(
+      'plan.md',
+      plan([
+        {
+          id: 'V',
+          verify: [
+            [process.execPath, 'count.js'],
+            [process.execPath, 'slow.js'],
+          ],
+        },
+      ]),
+    );
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const runs = (): string[] => (existsSync(join(fixture.workspace, 'runs.txt')) ? readFileSync(join(fixture.workspace, 'runs.txt'), 'utf8').trim().split('\n') : []);
+    const runs = (): string[] =>
+      existsSync(join(fixture.workspace, 'runs.txt'))
+        ? readFileSync(join(fixture.workspace, 'runs.txt'), 'utf8').trim().split('\n')
+        : [];
 
     const first = new ChildCoordinator(fixture.workspace, run.id, { leaseMs: 1000 });
     children.push(first);
@@ -143,14 +204,25 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
       'cmd1 ran once; cmd2, which had not passed, ran again',
     );
     const view = await engine.overview(run.id);
-    assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-V-coder-001:COMPLETED']);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-V-coder-001:COMPLETED'],
+    );
     assert.match(view.delegations[0]!.reason ?? '', /verified \(2 commands\)/);
 
     await engine.refresh();
     const store = await FileStore.open(storeDirOf(fixture.workspace));
     try {
       const receipts = await store.read((r) =>
-        r.all<{ delegation_id: string; command_json: string; exit_code: number | null; duration_ms: number; output_digest: string; log_path: string; artifact_digest: string }>(
+        r.all<{
+          delegation_id: string;
+          command_json: string;
+          exit_code: number | null;
+          duration_ms: number;
+          output_digest: string;
+          log_path: string;
+          artifact_digest: string;
+        }>(
           `SELECT delegation_id, command_json, exit_code, duration_ms, output_digest, log_path, artifact_digest FROM verification_receipts WHERE run_id = ? ORDER BY id`,
           [run.id],
         ),
@@ -182,10 +254,17 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const env = { FAKE_DELAY_MS: '200' };
-    const pair = [new ChildCoordinator(fixture.workspace, run.id, { holdMs: 1500 }, env), new ChildCoordinator(fixture.workspace, run.id, { holdMs: 1500 }, env)];
+    const pair = [
+      new ChildCoordinator(fixture.workspace, run.id, { holdMs: 1500 }, env),
+      new ChildCoordinator(fixture.workspace, run.id, { holdMs: 1500 }, env),
+    ];
     children.push(...pair);
     const exits = await Promise.all(pair.map((c) => c.exited));
-    assert.deepEqual(exits.map((e) => e.code), [0, 0], pair.map((c) => c.stderr).join('\n'));
+    assert.deepEqual(
+      exits.map((e) => e.code),
+      [0, 0],
+      pair.map((c) => c.stderr).join('\n'),
+    );
     const drivers = pair.filter((c) => c.find('taken'));
     const observers = pair.filter((c) => c.find('held'));
     assert.equal(drivers.length, 1, 'exactly one drives');
@@ -226,7 +305,10 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     assert.match(stepped.detail, new RegExp(`epoch ${firstEpoch}\\) no longer holds run`));
     assert.deepEqual([...(await acceptedIngestions(engine, run.id)).entries()], [['P', 1]]);
     const view = await engine.overview(run.id);
-    assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-P-coder-001:COMPLETED']);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-P-coder-001:COMPLETED'],
+    );
   });
 });
 
@@ -238,7 +320,8 @@ describe('reconcile: a worker its coordinator started but never recorded', () =>
   });
   afterEach(async () => {
     for (const pid of pids.splice(0)) killQuietly(pid, fixture.workspace);
-    for (const line of readTrace(join(fixture.workspace, 'trace.txt'))) if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
+    for (const line of readTrace(join(fixture.workspace, 'trace.txt')))
+      if (line.kind === 'start') killQuietly(line.pid, fixture.workspace);
     await fixture.dispose();
   });
 
@@ -255,8 +338,16 @@ describe('reconcile: a worker its coordinator started but never recorded', () =>
     try {
       claim = await store.transact(async (tx) => {
         const queued = await enqueueDelegation(tx, { runId: run.id, taskId: 'A' }, Date.now());
-        const claimed = await claimDelegation(tx, { runId: run.id, delegationId: queued.id, leaseMs: 60_000, holder: 'vm:1' }, { now: Date.now(), ids: systemIds() });
-        await tx.run(`UPDATE runtimes SET worker = 'fake', log_path = ?, cwd = ? WHERE id = ?`, [paths.log(claimed.delegation.id), fixture.workspace, claimed.runtimeId]);
+        const claimed = await claimDelegation(
+          tx,
+          { runId: run.id, delegationId: queued.id, leaseMs: 60_000, holder: 'vm:1' },
+          { now: Date.now(), ids: systemIds() },
+        );
+        await tx.run(`UPDATE runtimes SET worker = 'fake', log_path = ?, cwd = ? WHERE id = ?`, [
+          paths.log(claimed.delegation.id),
+          fixture.workspace,
+          claimed.runtimeId,
+        ]);
         return claimed;
       });
     } finally {
@@ -264,11 +355,24 @@ describe('reconcile: a worker its coordinator started but never recorded', () =>
     }
     const artifactPath = paths.artifact(claim.delegation.id);
     const worker = await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_DELAY_MS: '800' }, () =>
-      spawnWorker(workerLaunch('fake', { type: 'process', command: process.execPath, args: [ATTEMPT_WORKER, '{taskId}'], env: {} }, { prompt: 'p', promptFile: '', artifactPath, taskId: 'A', workspace: fixture.workspace }), {
-        cwd: fixture.workspace,
-        logPath: paths.log(claim.delegation.id),
-        env: { BATON_RUN_ID: run.id, BATON_DELEGATION_ID: claim.delegation.id, BATON_RUNTIME_ID: claim.runtimeId, BATON_ARTIFACT_PATH: artifactPath, BATON_WORKSPACE: fixture.workspace },
-      }),
+      spawnWorker(
+        workerLaunch(
+          'fake',
+          { type: 'process', command: process.execPath, args: [ATTEMPT_WORKER, '{taskId}'], env: {} },
+          { prompt: 'p', promptFile: '', artifactPath, taskId: 'A', workspace: fixture.workspace },
+        ),
+        {
+          cwd: fixture.workspace,
+          logPath: paths.log(claim.delegation.id),
+          env: {
+            BATON_RUN_ID: run.id,
+            BATON_DELEGATION_ID: claim.delegation.id,
+            BATON_RUNTIME_ID: claim.runtimeId,
+            BATON_ARTIFACT_PATH: artifactPath,
+            BATON_WORKSPACE: fixture.workspace,
+          },
+        },
+      ),
     );
     pids.push(worker.identity.pid);
     await waitFor('the worker to start', () => readTrace(tracePath).length > 0);
@@ -281,7 +385,10 @@ describe('reconcile: a worker its coordinator started but never recorded', () =>
     );
     assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
     const view = await engine.overview(run.id);
-    assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-A-coder-001:COMPLETED']);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-A-coder-001:COMPLETED'],
+    );
     assert.equal(readTrace(tracePath).filter((l) => l.kind === 'start').length, 1, 'no second attempt ran');
   });
 });
@@ -307,7 +414,10 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     assert.ok('coordinator' in taken);
     const started = Date.now();
     assert.deepEqual(await taken.coordinator.run(), { kind: 'paused', status: 'paused', openGates: 1, stopped: false });
-    assert.ok(Date.now() - started < 6000, `verification ended soon after its 1 s timeout (${Date.now() - started} ms)`);
+    assert.ok(
+      Date.now() - started < 6000,
+      `verification ended soon after its 1 s timeout (${Date.now() - started} ms)`,
+    );
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
     assert.equal(gate!.kind, 'verification_failed');
     assert.equal(gate!.details.timedOut, true);
@@ -344,18 +454,44 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
     assert.equal(gate!.kind, 'verification_failed');
     assert.equal(gate!.details.exitCode, null);
-    assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\$ baton-no-such-checker --all\n\(could not start: ENOENT\)/);
+    assert.match(
+      readFileSync(String(gate!.details.logPath), 'utf8'),
+      /\$ baton-no-such-checker --all\n\(could not start: ENOENT\)/,
+    );
   });
 
   it('runs every verify command again for a new attempt, even when its artifact is byte-identical to the failed one', async () => {
     fixture.write('count.js', `require('node:fs').appendFileSync('runs.txt', 'cmd1\\n');\n`);
-    fixture.write('needs.js', `require('node:fs').appendFileSync('runs.txt', 'cmd2\\n'); process.exit(require('node:fs').existsSync('fixed') ? 0 : 3);\n`);
+    fixture.write(
+      'needs.js',
+      `require('node:fs').appendFileSync('runs.txt', 'cmd2\\n'); process.exit(require('node:fs').existsSync('fixed') ? 0 : 3);\n`,
+    );
     // resultWriter.js writes the same artifact on every attempt.
     fixture.write(
       '.baton/config.json',
-      config({ workers: { same: { type: 'process', command: process.execPath, args: [join(__dirname, '../../fixtures/workers/resultWriter.js'), '{taskId}'] } }, defaultWorker: 'same' }),
+      config({
+        workers: {
+          same: {
+            type: 'process',
+            command: process.execPath,
+            args: [join(__dirname, '../../fixtures/workers/resultWriter.js'), '{taskId}'],
+          },
+        },
+        defaultWorker: 'same',
+      }),
     );
-    fixture.write('plan.md', plan([{ id: 'V', verify: [[process.execPath, 'count.js'], [process.execPath, 'needs.js']] }]));
+    fixture.write(
+      'plan.md',
+      plan([
+        {
+          id: 'V',
+          verify: [
+            [process.execPath, 'count.js'],
+            [process.execPath, 'needs.js'],
+          ],
+        },
+      ]),
+    );
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const first = await engine.coordinate({ runId: run.id });
@@ -369,8 +505,16 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     const second = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in second);
     assert.deepEqual(await second.coordinator.run(), { kind: 'finished', status: 'completed' });
-    assert.deepEqual(readFileSync(join(fixture.workspace, 'runs.txt'), 'utf8').trim().split('\n'), ['cmd1', 'cmd2', 'cmd1', 'cmd2']);
+    assert.deepEqual(readFileSync(join(fixture.workspace, 'runs.txt'), 'utf8').trim().split('\n'), [
+      'cmd1',
+      'cmd2',
+      'cmd1',
+      'cmd2',
+    ]);
     const view = await engine.overview(run.id);
-    assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-V-coder-001:FAILED', 'D-V-coder-002:COMPLETED']);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-V-coder-001:FAILED', 'D-V-coder-002:COMPLETED'],
+    );
   });
 });

@@ -59,7 +59,11 @@ function processesOfRuntime(runtimeId: string): Proc[] {
   return found;
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -70,7 +74,19 @@ async function waitFor<T>(what: string, probe: () => T | undefined | false | Pro
 }
 
 function plan(tasks: Array<{ id: string; depends?: string[] }>): string {
-  return tasks.map((t) => ['```baton-task', `id: ${t.id}`, 'agent: coder', ...(t.depends ? [`depends: [${t.depends.join(', ')}]`] : []), '```', `Do ${t.id}.`, ''].join('\n')).join('\n');
+  return tasks
+    .map((t) =>
+      [
+        '```baton-task',
+        `id: ${t.id}`,
+        'agent: coder',
+        ...(t.depends ? [`depends: [${t.depends.join(', ')}]`] : []),
+        '```',
+        `Do ${t.id}.`,
+        '',
+      ].join('\n'),
+    )
+    .join('\n');
 }
 
 type Behaviour = 'tree' | 'detach-exit' | 'pass';
@@ -101,7 +117,8 @@ describe('stop: graceful and immediate, with real worker processes', function ()
 
   afterEach(async () => {
     for (const coordinator of coordinators.splice(0)) await coordinator.shutdown('test cleanup').catch(() => undefined);
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     // Whatever a failed test left behind: never a stray `sleep 300`.
     for (const report of seen.splice(0)) {
       for (const p of [...report.procs.values(), ...processesOfRuntime(report.runtimeId)]) {
@@ -123,7 +140,10 @@ describe('stop: graceful and immediate, with real worker processes', function ()
             type: 'process',
             command: process.execPath,
             args: [WORKER, '{taskId}', '{promptFile}'],
-            env: { STOP_DIR: dir, STOP_BEHAVIOUR: JSON.stringify(Object.fromEntries(tasks.map((t) => [t.id, t.behaviour]))) },
+            env: {
+              STOP_DIR: dir,
+              STOP_BEHAVIOUR: JSON.stringify(Object.fromEntries(tasks.map((t) => [t.id, t.behaviour]))),
+            },
           },
         },
         retryBackoffSeconds: 0,
@@ -141,7 +161,11 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     return engine;
   }
 
-  async function coordinate(engine: Engine, runId: string, maxConcurrency?: number): Promise<{ coordinator: Coordinator; outcome: Promise<CoordinatorOutcome> }> {
+  async function coordinate(
+    engine: Engine,
+    runId: string,
+    maxConcurrency?: number,
+  ): Promise<{ coordinator: Coordinator; outcome: Promise<CoordinatorOutcome> }> {
     const taken = await engine.coordinate({ runId, ...(maxConcurrency ? { maxConcurrency } : {}) });
     assert.ok('coordinator' in taken, 'the lease is free');
     coordinators.push(taken.coordinator);
@@ -151,7 +175,12 @@ describe('stop: graceful and immediate, with real worker processes', function ()
   /** Waits for a worker's report, and pins each process it names to its start time. */
   async function workerOf(task: string): Promise<WorkerReport> {
     const file = join(dir, `${task}.json`);
-    const raw = await waitFor(`the worker of ${task}`, () => existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { worker: number; runtimeId: string; pids: Record<string, number> }));
+    const raw = await waitFor(
+      `the worker of ${task}`,
+      () =>
+        existsSync(file) &&
+        (JSON.parse(readFileSync(file, 'utf8')) as { worker: number; runtimeId: string; pids: Record<string, number> }),
+    );
     const procs = new Map<string, Proc>();
     for (const [name, pid] of Object.entries({ worker: raw.worker, ...raw.pids })) {
       const proc = procOf(pid);
@@ -164,7 +193,8 @@ describe('stop: graceful and immediate, with real worker processes', function ()
   }
 
   function assertAllGone(report: WorkerReport): void {
-    for (const [name, proc] of report.procs) assert.equal(isLive(proc), false, `${report.task}'s ${name} (pid ${proc.pid}) is gone`);
+    for (const [name, proc] of report.procs)
+      assert.equal(isLive(proc), false, `${report.task}'s ${name} (pid ${proc.pid}) is gone`);
     assert.deepEqual(
       processesOfRuntime(report.runtimeId).map((p) => p.pid),
       [],
@@ -172,15 +202,24 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     );
   }
 
-  /** The stop's entry for the attempt is confirmed and names each of the worker's processes that ran when it was applied. */
-  function assertConfirmed(request: StopRequest, report: WorkerReport, delegationId: string, exitedBefore: string[] = []): void {
+  /**
+   * The stop's entry for the attempt is confirmed and names each of the worker's processes that ran when it was
+   * applied.
+   */
+  function assertConfirmed(
+    request: StopRequest,
+    report: WorkerReport,
+    delegationId: string,
+    exitedBefore: string[] = [],
+  ): void {
     const entry = request.report.find((e) => e.delegationId === delegationId);
     assert.ok(entry, `the stop reports ${delegationId}`);
     assert.equal(entry.confirmed, true, `termination of ${delegationId} is confirmed`);
     assert.deepEqual(entry.survivors, []);
     const reported = new Set(entry.processes);
     for (const [name, proc] of report.procs) {
-      if (!exitedBefore.includes(name)) assert.ok(reported.has(proc.pid), `the stop of ${delegationId} names ${name} (pid ${proc.pid})`);
+      if (!exitedBefore.includes(name))
+        assert.ok(reported.has(proc.pid), `the stop of ${delegationId} names ${name} (pid ${proc.pid})`);
     }
   }
 
@@ -261,9 +300,13 @@ describe('stop: graceful and immediate, with real worker processes', function ()
 
     const stop = await engine.requestStop({ runId: run.id, mode: 'graceful', by: 'test' });
     assert.equal(stop.appliedBy, 'coordinator');
-    assert.deepEqual(stop.request.report.map((e) => e.delegationId).sort(), [(await delegationOf(engine, 'A')).id, (await delegationOf(engine, 'B')).id].sort());
+    assert.deepEqual(
+      stop.request.report.map((e) => e.delegationId).sort(),
+      [(await delegationOf(engine, 'A')).id, (await delegationOf(engine, 'B')).id].sort(),
+    );
     for (const entry of stop.request.report) assert.match(entry.note ?? '', /graceful/);
-    for (const w of workers) assert.equal(isLive(w.procs.get('worker')!), true, `${w.task} still runs after a graceful stop`);
+    for (const w of workers)
+      assert.equal(isLive(w.procs.get('worker')!), true, `${w.task} still runs after a graceful stop`);
     assert.equal((await engine.getRun(run.id)).status, 'stopping');
     go('A');
     go('B');
@@ -281,7 +324,13 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     );
     assert.equal(overview.run.status, 'paused');
     const trace = readFileSync(join(dir, 'trace.txt'), 'utf8').trim().split('\n');
-    assert.deepEqual(trace.map((l) => l.split(' ').slice(0, 2).join(' ')).filter((l) => l.startsWith('start')).sort(), ['start A', 'start B']);
+    assert.deepEqual(
+      trace
+        .map((l) => l.split(' ').slice(0, 2).join(' '))
+        .filter((l) => l.startsWith('start'))
+        .sort(),
+      ['start A', 'start B'],
+    );
   });
 
   it('stopping one delegation ends only its worker, cancels its task and blocks its dependents; the rest runs on', async () => {
@@ -334,7 +383,10 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     const first = await engine.requestStop({ runId: run.id, mode: 'graceful', by: 'first' });
     assert.equal(first.repeated, false);
     const again = await engine.requestStop({ runId: run.id, mode: 'graceful', by: 'second' });
-    assert.deepEqual({ repeated: again.repeated, id: again.request.id, by: again.request.requestedBy }, { repeated: true, id: first.request.id, by: 'first' });
+    assert.deepEqual(
+      { repeated: again.repeated, id: again.request.id, by: again.request.requestedBy },
+      { repeated: true, id: first.request.id, by: 'first' },
+    );
     assert.equal(await requested(), 1, 'the repeat recorded nothing');
     assert.equal(isLive(a.procs.get('worker')!), true, 'graceful lets the worker run');
 
@@ -348,9 +400,16 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     assert.deepEqual(await outcome, { kind: 'paused', status: 'paused', openGates: 0, stopped: true });
 
     const harderAgain = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'fourth' });
-    assert.deepEqual({ repeated: harderAgain.repeated, id: harderAgain.request.id }, { repeated: true, id: harder.request.id });
+    assert.deepEqual(
+      { repeated: harderAgain.repeated, id: harderAgain.request.id },
+      { repeated: true, id: harder.request.id },
+    );
     const softer = await engine.requestStop({ runId: run.id, mode: 'graceful', by: 'fifth' });
-    assert.deepEqual({ repeated: softer.repeated, id: softer.request.id }, { repeated: true, id: harder.request.id }, 'graceful is covered by the immediate stop in force');
+    assert.deepEqual(
+      { repeated: softer.repeated, id: softer.request.id },
+      { repeated: true, id: harder.request.id },
+      'graceful is covered by the immediate stop in force',
+    );
     assert.equal(await requested(), 2);
 
     const target = (await delegationOf(engine, 'A')).id;
@@ -368,12 +427,19 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       { id: 'A', behaviour: 'tree' },
       { id: 'B', behaviour: 'detach-exit' },
     ]);
-    const child = spawn(process.execPath, [bundleScript('test/fixtures/workers/coordinatorChild.ts'), fixture.workspace, 'plan.md'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [bundleScript('test/fixtures/workers/coordinatorChild.ts'), fixture.workspace, 'plan.md'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(child);
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const runId = await waitFor('the child to coordinate', () => /coordinating (\S+)/.exec(output)?.[1] ?? (child.exitCode !== null ? assert.fail(output) : undefined));
+    const runId = await waitFor(
+      'the child to coordinate',
+      () => /coordinating (\S+)/.exec(output)?.[1] ?? (child.exitCode !== null ? assert.fail(output) : undefined),
+    );
     const a = await workerOf('A');
     const b = await workerOf('B');
 
@@ -408,8 +474,16 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     );
     const after = await engine.overview(runId);
     assert.deepEqual(
-      { run: after.run.status, tasks: after.tasks.map((t) => `${t.id}:${t.status}`), delegations: after.delegations.map((d) => `${d.id}:${d.status}`) },
-      { run: before.run.status, tasks: before.tasks.map((t) => `${t.id}:${t.status}`), delegations: before.delegations.map((d) => `${d.id}:${d.status}`) },
+      {
+        run: after.run.status,
+        tasks: after.tasks.map((t) => `${t.id}:${t.status}`),
+        delegations: after.delegations.map((d) => `${d.id}:${d.status}`),
+      },
+      {
+        run: before.run.status,
+        tasks: before.tasks.map((t) => `${t.id}:${t.status}`),
+        delegations: before.delegations.map((d) => `${d.id}:${d.status}`),
+      },
     );
   });
 
@@ -421,7 +495,10 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     const report = await workerOf('A');
     assert.equal(isLive(report.procs.get('detached')!), true, 'the detached child runs while the worker does');
     go('A');
-    await waitFor('the first attempt to fail (no result)', async () => (await engine.overview()).delegations[0]?.status === 'FAILED');
+    await waitFor(
+      'the first attempt to fail (no result)',
+      async () => (await engine.overview()).delegations[0]?.status === 'FAILED',
+    );
     await waitFor('the detached child to be ended', () => !isLive(report.procs.get('detached')!));
     for (const [name, proc] of report.procs) assert.equal(isLive(proc), false, `${name} (pid ${proc.pid}) is gone`);
     await engine.requestStop({ runId: run.id, mode: 'immediate' });
@@ -439,11 +516,21 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       const self = procOf(process.pid)!;
       const other = await waitFor('the bystander', () => procOf(bystander.pid!));
       for (const proc of [self, other]) {
-        const report = await terminateWorker({ pid: proc.pid, startTime: String(Number(proc.start) - 1), host: hostname() }, { graceMs: 200, clock: systemClock });
-        assert.deepEqual(report, { processes: [], survivors: [], confirmed: true, killed: false }, `pid ${proc.pid} with another start time is not this worker`);
+        const report = await terminateWorker(
+          { pid: proc.pid, startTime: String(Number(proc.start) - 1), host: hostname() },
+          { graceMs: 200, clock: systemClock },
+        );
+        assert.deepEqual(
+          report,
+          { processes: [], survivors: [], confirmed: true, killed: false },
+          `pid ${proc.pid} with another start time is not this worker`,
+        );
       }
       // No start time recorded: the pid alone proves nothing, so nothing is signalled (and nothing confirmed).
-      const unproven = await terminateWorker({ pid: other.pid, startTime: null, host: hostname() }, { graceMs: 200, clock: systemClock });
+      const unproven = await terminateWorker(
+        { pid: other.pid, startTime: null, host: hostname() },
+        { graceMs: 200, clock: systemClock },
+      );
       assert.deepEqual(unproven, { processes: [], survivors: [], confirmed: false, killed: false });
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(isLive(other), true, 'the bystander was not signalled');
@@ -455,13 +542,21 @@ describe('stop: graceful and immediate, with real worker processes', function ()
 
   it('without a recorded worker process, ends what carries the marker', async () => {
     const runtimeId = `W-stoptest-${process.pid}-${Date.now()}`;
-    const orphan = spawn('sh', ['-c', 'sleep 30 & wait'], { detached: true, stdio: 'ignore', env: { ...process.env, BATON_RUNTIME_ID: runtimeId } });
+    const orphan = spawn('sh', ['-c', 'sleep 30 & wait'], {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...process.env, BATON_RUNTIME_ID: runtimeId },
+    });
     children.push(orphan);
     const found = await waitFor('the orphan and its child', () => {
       const procs = processesOfRuntime(runtimeId);
       return procs.length === 2 && procs;
     });
-    const report = await terminateWorker(undefined, { marker: `BATON_RUNTIME_ID=${runtimeId}`, graceMs: 1000, clock: systemClock });
+    const report = await terminateWorker(undefined, {
+      marker: `BATON_RUNTIME_ID=${runtimeId}`,
+      graceMs: 1000,
+      clock: systemClock,
+    });
     assert.equal(report.confirmed, true);
     assert.deepEqual(report.processes.map((p) => p.pid).sort(), found.map((p) => p.pid).sort());
     for (const p of found) assert.equal(isLive(p), false, `pid ${p.pid} is gone`);
@@ -475,7 +570,10 @@ describe('stop: graceful and immediate, with real worker processes', function ()
     await waitFor('the worker to be ready', () => existsSync(`${marker}.ready`));
     process.kill(worker.pid!, 'SIGSTOP');
     const proc = await waitFor('the worker to stop', () => procOf(worker.pid!)?.state === 'T' && procOf(worker.pid!));
-    const report = await terminateWorker({ pid: proc.pid, startTime: proc.start, host: hostname() }, { graceMs: 5000, clock: systemClock });
+    const report = await terminateWorker(
+      { pid: proc.pid, startTime: proc.start, host: hostname() },
+      { graceMs: 5000, clock: systemClock },
+    );
     assert.equal(report.confirmed, true);
     assert.equal(report.killed, false, 'it ended on TERM, no KILL was needed');
     assert.equal(readFileSync(marker, 'utf8'), 'term');

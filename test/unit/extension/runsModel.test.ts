@@ -30,12 +30,18 @@ describe('the view-model behind the Baton views', () => {
     const reads = countOverviews(engine);
     const changes: ModelChange[] = [];
     model.onDidChange((c) => changes.push(c));
-    for (let i = 0; i < 30; i++) await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i}` });
+    for (let i = 0; i < 30; i++)
+      await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i}` });
     await new Promise((resolve) => setTimeout(resolve, 400));
     // (At most one read: the claim's own events may be announced after the model subscribed.)
     assert.ok(reads.count <= 1, `30 heartbeats cost ${reads.count} reads`);
-    const beatChanges = changes.filter((c) => c.runtimes && !c.structure && c.tasks.size === 0 && c.runs.size === 0 && !c.gates);
-    assert.ok(beatChanges.length >= 1 && beatChanges.length < 30, `${beatChanges.length} heartbeat changes for 30 heartbeats`);
+    const beatChanges = changes.filter(
+      (c) => c.runtimes && !c.structure && c.tasks.size === 0 && c.runs.size === 0 && !c.gates,
+    );
+    assert.ok(
+      beatChanges.length >= 1 && beatChanges.length < 30,
+      `${beatChanges.length} heartbeat changes for 30 heartbeats`,
+    );
     assert.equal(model.liveRuntimes()[0]!.progress, 'step 29');
     assert.equal(model.liveRuntimes()[0]!.heartbeatCount, 30);
     model.dispose();
@@ -64,10 +70,17 @@ describe('the view-model behind the Baton views', () => {
     const model = new RunsModel(engine, 50);
     await model.refreshNow();
     const change = new Promise<ModelChange>((resolve) => model.onDidChange(resolve));
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
     const seen = await change;
     assert.equal(seen.structure, false);
-    assert.deepEqual([...seen.tasks].sort(), [`${claim.runId}/T1`, `${claim.runId}/T3`], 'T1 completed and T3 became ready; nothing else');
+    assert.deepEqual(
+      [...seen.tasks].sort(),
+      [`${claim.runId}/T1`, `${claim.runId}/T3`],
+      'T1 completed and T3 became ready; nothing else',
+    );
     model.dispose();
   });
 
@@ -78,7 +91,10 @@ describe('the view-model behind the Baton views', () => {
     await model.refreshNow();
     model.pause();
     const reads = countOverviews(engine);
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(reads.count, 0, 'nothing read within the visible coalescing window');
     model.resume();

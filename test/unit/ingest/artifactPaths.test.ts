@@ -81,7 +81,14 @@ describe('checkArtifactPaths', () => {
   });
 
   it('result.artifact-not-normalized: ".", "..", empty segments, trailing slash and backslashes', () => {
-    const paths = ['./README.md', 'src/./notes/store.ts', 'src/notes/../notes/store.ts', 'src//notes/store.ts', 'src/', 'src\\notes\\store.ts'];
+    const paths = [
+      './README.md',
+      'src/./notes/store.ts',
+      'src/notes/../notes/store.ts',
+      'src//notes/store.ts',
+      'src/',
+      'src\\notes\\store.ts',
+    ];
     const issues = checkArtifactPaths(workspace, resultWith(paths));
     assert.deepEqual(
       issues.map((i) => [i.code, i.range]),
@@ -92,7 +99,13 @@ describe('checkArtifactPaths', () => {
   });
 
   it('result.artifact-invalid-path: NUL, too long, drive letter, empty', () => {
-    const paths = ['README.md\0.txt', 'a/'.repeat(MAX_ARTIFACT_PATH_LENGTH / 2) + 'b', 'C:\\Users\\x', 'c:relative', ''];
+    const paths = [
+      'README.md\0.txt',
+      'a/'.repeat(MAX_ARTIFACT_PATH_LENGTH / 2) + 'b',
+      'C:\\Users\\x',
+      'c:relative',
+      '',
+    ];
     const issues = checkArtifactPaths(workspace, resultWith(paths));
     assert.deepEqual(
       issues.map((i) => [i.code, i.range]),
@@ -114,7 +127,10 @@ describe('checkArtifactPaths', () => {
 
   it('result.artifact-missing: a file that does not exist and a dangling symlink', () => {
     fs.symlinkSync(path.join(workspace, 'gone.txt'), path.join(workspace, 'dangling.txt'));
-    const issues = checkArtifactPaths(workspace, resultWith(['README.md', 'src/notes/missing.ts', 'dangling.txt', 'README.md/inner']));
+    const issues = checkArtifactPaths(
+      workspace,
+      resultWith(['README.md', 'src/notes/missing.ts', 'dangling.txt', 'README.md/inner']),
+    );
     assert.deepEqual(
       issues.map((i) => [i.code, i.range]),
       [
@@ -135,7 +151,19 @@ describe('checkArtifactPaths', () => {
   });
 
   it('works on a parsed result, pointing at the list entries in the artifact', () => {
-    const text = ['```baton-result', 'contract: baton-result-v1', 'task: T1', 'agent: coder', 'status: PASS', 'summary: ok', 'artifacts:', '  - README.md', '  - /etc/passwd', '```', ''].join('\n');
+    const text = [
+      '```baton-result',
+      'contract: baton-result-v1',
+      'task: T1',
+      'agent: coder',
+      'status: PASS',
+      'summary: ok',
+      'artifacts:',
+      '  - README.md',
+      '  - /etc/passwd',
+      '```',
+      '',
+    ].join('\n');
     const { result } = parseResultArtifact(text);
     assert.ok(result);
     const issues = checkArtifactPaths(workspace, result);

@@ -40,7 +40,17 @@ const VALID_BATON = [
   '',
 ].join('\n');
 
-const VALID_SDD = ['```sdd-result', 'contract: sdd-result-v1', 'version: 1', 'agent: coder', 'task: T1', 'status: FAIL', 'artifacts: []', '```', ''].join('\n');
+const VALID_SDD = [
+  '```sdd-result',
+  'contract: sdd-result-v1',
+  'version: 1',
+  'agent: coder',
+  'task: T1',
+  'status: FAIL',
+  'artifacts: []',
+  '```',
+  '',
+].join('\n');
 
 function assertWellFormed(text: string, parsed: ParsedResultArtifact, expected: ExpectedIdentity | undefined): void {
   for (const i of parsed.issues) {
@@ -54,7 +64,9 @@ function assertWellFormed(text: string, parsed: ParsedResultArtifact, expected: 
     assert.ok(hasErrors(parsed.issues), `no result but no error: ${JSON.stringify(parsed.issues)}`);
     return;
   }
-  const contractErrors = parsed.issues.filter((i) => i.severity === 'error' && i.code !== 'result.task-mismatch' && i.code !== 'result.agent-mismatch');
+  const contractErrors = parsed.issues.filter(
+    (i) => i.severity === 'error' && i.code !== 'result.task-mismatch' && i.code !== 'result.agent-mismatch',
+  );
   assert.deepEqual(contractErrors, [], 'a result came back together with contract errors');
   assert.ok(result.contract === 'baton-result-v1' || result.contract === 'sdd-result-v1');
   assert.ok((RESULT_STATUSES as readonly string[]).includes(result.status));
@@ -69,7 +81,9 @@ function assertWellFormed(text: string, parsed: ParsedResultArtifact, expected: 
   if (!status.includes('\\')) assert.equal(status.replace(/^(["'])([\s\S]*)\1$/, '$2'), result.status);
   assert.match(textAt(text, result.blockRange), /^(`{3,}|~{3,})[ \t\v\f]*(baton|sdd)-result[\s\S]*(`{3,}|~{3,})$/);
   if (expected) {
-    const mismatches = parsed.issues.filter((i) => i.code === 'result.task-mismatch' || i.code === 'result.agent-mismatch').length;
+    const mismatches = parsed.issues.filter(
+      (i) => i.code === 'result.task-mismatch' || i.code === 'result.agent-mismatch',
+    ).length;
     assert.equal(mismatches, Number(result.task !== expected.taskId) + Number(result.agent !== expected.agent));
   }
 }
@@ -82,7 +96,10 @@ function check(text: string, expected?: ExpectedIdentity): void {
   assertWellFormed(text, parsed as ParsedResultArtifact, expected);
 }
 
-const expectedIdentity = fc.option(fc.record({ taskId: fc.constantFrom('T1', 'T2'), agent: fc.constantFrom('coder', 'reviewer') }), { nil: undefined });
+const expectedIdentity = fc.option(
+  fc.record({ taskId: fc.constantFrom('T1', 'T2'), agent: fc.constantFrom('coder', 'reviewer') }),
+  { nil: undefined },
+);
 
 describe('parseResultArtifact (properties)', () => {
   it('the valid seed artifacts parse without issues', () => {
@@ -95,22 +112,47 @@ describe('parseResultArtifact (properties)', () => {
 
   it('never throws on random strings and keeps every range inside the text', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), expectedIdentity, (text, expected) => check(text, expected)),
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), expectedIdentity, (text, expected) =>
+        check(text, expected),
+      ),
       { numRuns: 200 },
     );
   });
 
   it('never throws on random text made of result-block pieces', () => {
-    const piece = fc.constantFrom('```baton-result\n', '```sdd-result\n', '```\n', 'contract: baton-result-v1\n', 'contract: sdd-result-v1\n', 'task: T1\n', 'agent: coder\n', 'status: PASS\n', 'status: DONE\n', 'summary: s\n', 'version: 1\n', 'artifacts:\n', '  - a.txt\n', 'artifacts: []\n', '\n', ': [\n');
+    const piece = fc.constantFrom(
+      '```baton-result\n',
+      '```sdd-result\n',
+      '```\n',
+      'contract: baton-result-v1\n',
+      'contract: sdd-result-v1\n',
+      'task: T1\n',
+      'agent: coder\n',
+      'status: PASS\n',
+      'status: DONE\n',
+      'summary: s\n',
+      'version: 1\n',
+      'artifacts:\n',
+      '  - a.txt\n',
+      'artifacts: []\n',
+      '\n',
+      ': [\n',
+    );
     fc.assert(
-      fc.property(fc.array(piece, { maxLength: 25 }).map((p) => p.join('')), expectedIdentity, (text, expected) => check(text, expected)),
+      fc.property(
+        fc.array(piece, { maxLength: 25 }).map((p) => p.join('')),
+        expectedIdentity,
+        (text, expected) => check(text, expected),
+      ),
       { numRuns: 300 },
     );
   });
 
   it('never throws on random edits of a valid artifact, and returns either issues in range or a valid result', () => {
     fc.assert(
-      fc.property(fc.oneof(mutatedText(VALID_BATON), mutatedText(VALID_SDD)), expectedIdentity, (text, expected) => check(text, expected)),
+      fc.property(fc.oneof(mutatedText(VALID_BATON), mutatedText(VALID_SDD)), expectedIdentity, (text, expected) =>
+        check(text, expected),
+      ),
       { numRuns: 400 },
     );
   });

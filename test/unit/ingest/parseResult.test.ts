@@ -60,7 +60,16 @@ describe('parseResultArtifact', () => {
 
   it('reads a valid sdd-result block: version kept, summary empty', () => {
     const { result, issues } = parseResultArtifact(
-      md('~~~sdd-result', 'contract: sdd-result-v1', 'version: 1', 'agent: reviewer', 'task: T6', 'status: BLOCKED', 'artifacts: []', '~~~'),
+      md(
+        '~~~sdd-result',
+        'contract: sdd-result-v1',
+        'version: 1',
+        'agent: reviewer',
+        'task: T6',
+        'status: BLOCKED',
+        'artifacts: []',
+        '~~~',
+      ),
     );
     assert.deepEqual(issues, []);
     assert.equal(result?.contract, 'sdd-result-v1');
@@ -73,7 +82,18 @@ describe('parseResultArtifact', () => {
 
   it('accepts an empty artifacts value and a multi-line summary', () => {
     const { result, issues } = parseResultArtifact(
-      md('```baton-result', 'contract: baton-result-v1', 'task: T1', 'agent: coder', 'status: FAIL', 'summary: |', '  Tests fail:', '  two of them.', 'artifacts:', '```'),
+      md(
+        '```baton-result',
+        'contract: baton-result-v1',
+        'task: T1',
+        'agent: coder',
+        'status: FAIL',
+        'summary: |',
+        '  Tests fail:',
+        '  two of them.',
+        'artifacts:',
+        '```',
+      ),
     );
     assert.deepEqual(issues, []);
     assert.equal(result?.summary, 'Tests fail:\ntwo of them.');
@@ -82,7 +102,9 @@ describe('parseResultArtifact', () => {
 
   describe('issue codes and ranges', () => {
     it('result.no-block: no result block, with a near miss named', () => {
-      assert.deepEqual(codesAndRanges(parseResultArtifact('Just prose.\nMore.').issues), [['result.no-block', r(1, 1, 1, 12)]]);
+      assert.deepEqual(codesAndRanges(parseResultArtifact('Just prose.\nMore.').issues), [
+        ['result.no-block', r(1, 1, 1, 12)],
+      ]);
       const nearMiss = parseResultArtifact(md('text', '```result', 'status: PASS', '```'));
       assert.deepEqual(codesAndRanges(nearMiss.issues), [['result.no-block', r(2, 1, 2, 10)]]);
       assert.match(nearMiss.issues[0]?.message ?? '', /line 2.*"result"/);
@@ -97,20 +119,26 @@ describe('parseResultArtifact', () => {
     });
 
     it('result.unclosed-block: ranged on the opening fence', () => {
-      const { result, issues } = parseResultArtifact(md('Done.', '````baton-result', 'contract: baton-result-v1', '```'));
+      const { result, issues } = parseResultArtifact(
+        md('Done.', '````baton-result', 'contract: baton-result-v1', '```'),
+      );
       assert.equal(result, undefined);
       assert.deepEqual(codesAndRanges(issues), [['result.unclosed-block', r(2, 1, 2, 17)]]);
     });
 
     it('result.yaml-syntax: ranged at the error inside the artifact', () => {
-      const { result, issues } = parseResultArtifact(md('x', '```baton-result', 'contract: baton-result-v1', 'task: [T1', 'agent: coder', '```'));
+      const { result, issues } = parseResultArtifact(
+        md('x', '```baton-result', 'contract: baton-result-v1', 'task: [T1', 'agent: coder', '```'),
+      );
       assert.equal(result, undefined);
       // The parser notices the unclosed `[` where the next key starts.
       assert.deepEqual(codesAndRanges(issues), [['result.yaml-syntax', r(5, 1, 5, 2)]]);
     });
 
     it('result.missing-field: absent fields on the opening fence, an empty value on its key', () => {
-      const { result, issues } = parseResultArtifact(md('```baton-result', 'contract: baton-result-v1', 'task: T1', 'status:', 'artifacts: []', '```'));
+      const { result, issues } = parseResultArtifact(
+        md('```baton-result', 'contract: baton-result-v1', 'task: T1', 'status:', 'artifacts: []', '```'),
+      );
       assert.equal(result, undefined);
       assert.deepEqual(
         issues.map((i) => [i.code, i.field, i.range]),
@@ -123,7 +151,9 @@ describe('parseResultArtifact', () => {
     });
 
     it('result.missing-field: sdd-result requires version', () => {
-      const { issues } = parseResultArtifact(md('```sdd-result', 'contract: sdd-result-v1', 'agent: a', 'task: T1', 'status: PASS', 'artifacts: []', '```'));
+      const { issues } = parseResultArtifact(
+        md('```sdd-result', 'contract: sdd-result-v1', 'agent: a', 'task: T1', 'status: PASS', 'artifacts: []', '```'),
+      );
       assert.deepEqual(
         issues.map((i) => [i.code, i.field]),
         [['result.missing-field', 'version']],
@@ -199,7 +229,17 @@ describe('parseResultArtifact', () => {
 
     it('result.unknown-field: summary in an sdd-result block', () => {
       const { result, issues } = parseResultArtifact(
-        md('```sdd-result', 'contract: sdd-result-v1', 'version: "1.0"', 'agent: a', 'task: T1', 'status: PASS', 'summary: hi', 'artifacts: []', '```'),
+        md(
+          '```sdd-result',
+          'contract: sdd-result-v1',
+          'version: "1.0"',
+          'agent: a',
+          'task: T1',
+          'status: PASS',
+          'summary: hi',
+          'artifacts: []',
+          '```',
+        ),
       );
       assert.equal(result?.version, '1.0');
       assert.deepEqual(codesAndRanges(issues), [['result.unknown-field', r(7, 1, 7, 8)]]);
@@ -207,7 +247,10 @@ describe('parseResultArtifact', () => {
     });
 
     it('with the expected identity, reports a wrong task even when the status is invalid too', () => {
-      const { result, issues } = parseResultArtifact(VALID.replace('task: T1', 'task: T9').replace('status: PASS', 'status: DONE'), { taskId: 'T1', agent: 'coder' });
+      const { result, issues } = parseResultArtifact(
+        VALID.replace('task: T1', 'task: T9').replace('status: PASS', 'status: DONE'),
+        { taskId: 'T1', agent: 'coder' },
+      );
       assert.equal(result, undefined);
       assert.deepEqual(codesAndRanges(issues), [
         ['result.task-mismatch', r(7, 7, 7, 9)],
@@ -246,7 +289,10 @@ describe('the demo results (examples/demo/results, workspace examples/demo)', ()
   const demo = join(__dirname, '../../../examples/demo');
 
   it('T1.result.md is a valid PASS for T1 by coder whose artifacts exist in the workspace', () => {
-    const { result, issues } = parseResultArtifact(readFileSync(join(demo, 'results/T1.result.md'), 'utf8'), { taskId: 'T1', agent: 'coder' });
+    const { result, issues } = parseResultArtifact(readFileSync(join(demo, 'results/T1.result.md'), 'utf8'), {
+      taskId: 'T1',
+      agent: 'coder',
+    });
     assert.deepEqual(issues, []);
     assert.equal(result?.status, 'PASS');
     assert.deepEqual(checkArtifactPaths(demo, result), []);

@@ -3,7 +3,16 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, initRepo } from '../../support/gitRepo';
-import { ensureCliBuilt, makeWorkspace, planText, removeWorkspace, ROOT, runCli, STACK_FRAME, writeFile } from '../../support/cli';
+import {
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  ROOT,
+  runCli,
+  STACK_FRAME,
+  writeFile,
+} from '../../support/cli';
 
 describe('baton CLI: git isolation', function () {
   this.timeout(90_000);
@@ -28,7 +37,9 @@ describe('baton CLI: git isolation', function () {
     assert.match(demo.stdout, /T3 waits at G-1\. Resolve it/);
 
     // The three ran at once: all three were claimed before the first result came in.
-    const { events } = (await runCli(['--json', 'events'], { cwd: target })).json<{ events: Array<{ type: string; data: Record<string, unknown> }> }>();
+    const { events } = (await runCli(['--json', 'events'], { cwd: target })).json<{
+      events: Array<{ type: string; data: Record<string, unknown> }>;
+    }>();
     const firstResult = events.findIndex((e) => e.type === 'ingestion:recorded');
     assert.equal(events.slice(0, firstResult).filter((e) => e.type === 'delegation:claimed').length, 3);
 
@@ -41,18 +52,30 @@ describe('baton CLI: git isolation', function () {
     assert.equal(readFileSync(join(target, 'README.md'), 'utf8').split('\n')[0], '# Notes: a tiny notes app');
     assert.equal(git(target, 'status', '--porcelain'), '', 'the main working tree is clean');
 
-    const gate = (await runCli(['--json', 'gates'], { cwd: target })).json<{ gates: Array<{ kind: string; taskId: string; details: { files: string[]; worktree: string } }> }>().gates[0]!;
+    const gate = (await runCli(['--json', 'gates'], { cwd: target })).json<{
+      gates: Array<{ kind: string; taskId: string; details: { files: string[]; worktree: string } }>;
+    }>().gates[0]!;
     assert.equal(gate.kind, 'integration_conflict');
     assert.equal(gate.taskId, 'T3');
     assert.deepEqual(gate.details.files, ['README.md']);
-    assert.equal(readFileSync(join(gate.details.worktree, 'README.md'), 'utf8').split('\n')[0], '# Notes 1.0 is here', "T3's work is kept in its worktree");
+    assert.equal(
+      readFileSync(join(gate.details.worktree, 'README.md'), 'utf8').split('\n')[0],
+      '# Notes 1.0 is here',
+      "T3's work is kept in its worktree",
+    );
 
     // status and cleanup: the kept worktree is shown with its disk, and cleanup keeps it while the gate is open.
     const status = await runCli(['status'], { cwd: target, env: { NO_COLOR: '1' } });
-    assert.match(status.stdout, /Isolation {2}worktree per task, merge into main \(base [0-9a-f]{8}\) {2}· {2}1 worktree on disk, \d+(\.\d)? KiB/);
+    assert.match(
+      status.stdout,
+      /Isolation {2}worktree per task, merge into main \(base [0-9a-f]{8}\) {2}· {2}1 worktree on disk, \d+(\.\d)? KiB/,
+    );
     const cleanup = await runCli(['cleanup'], { cwd: target, env: { NO_COLOR: '1' } });
     assert.equal(cleanup.code, 0, cleanup.stderr);
-    assert.match(cleanup.stdout, /kept +D-T3-writer-001 .*waits at G-1 \(integration_conflict\); decide the gate first/);
+    assert.match(
+      cleanup.stdout,
+      /kept +D-T3-writer-001 .*waits at G-1 \(integration_conflict\); decide the gate first/,
+    );
   });
 
   it('start --isolation worktree without git on PATH: exit 7, one readable line, nothing written', async () => {
@@ -60,7 +83,10 @@ describe('baton CLI: git isolation', function () {
     writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
     await runCli(['init'], { cwd: dir });
     initRepo(dir, {});
-    const r = await runCli(['start', 'plan.md', '--isolation', 'worktree'], { cwd: dir, env: { PATH: '/nonexistent' } });
+    const r = await runCli(['start', 'plan.md', '--isolation', 'worktree'], {
+      cwd: dir,
+      env: { PATH: '/nonexistent' },
+    });
     assert.equal(r.code, 7, r.stderr);
     assert.equal(r.stderr.trim().split('\n').length, 1);
     assert.match(r.stderr, /git is not installed or not on PATH/);

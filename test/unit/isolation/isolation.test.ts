@@ -4,14 +4,23 @@ import { join, resolve } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo } from '../../support/gitRepo';
-import { ChildCoordinator, coordinateWhenFree, plan, readTrace, withWorkerEnv, type PlanTask } from '../../fixtures/executor/harness';
+import {
+  ChildCoordinator,
+  coordinateWhenFree,
+  plan,
+  readTrace,
+  withWorkerEnv,
+  type PlanTask,
+} from '../../fixtures/executor/harness';
 
 const EDIT_WORKER = resolve(__dirname, '../../fixtures/workers/editWorker.js');
 
 function editConfig(extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     defaultWorker: 'edit',
-    workers: { edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true } },
+    workers: {
+      edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true },
+    },
     retryBackoffSeconds: 0,
     maxConcurrency: 4,
     ...extra,
@@ -26,7 +35,11 @@ function filesPlan(tasks: Array<PlanTask & { files?: string[]; isolation?: strin
 }
 
 async function drive(engine: Engine, runId: string, maxConcurrency?: number) {
-  const taken = await engine.coordinate({ runId, ...(maxConcurrency ? { maxConcurrency } : {}), ...(process.env.BATON_TEST_LOG ? { log: (l: string) => console.log(l) } : {}) });
+  const taken = await engine.coordinate({
+    runId,
+    ...(maxConcurrency ? { maxConcurrency } : {}),
+    ...(process.env.BATON_TEST_LOG ? { log: (l: string) => console.log(l) } : {}),
+  });
   assert.ok('coordinator' in taken, 'the lease is free');
   return taken.coordinator.run();
 }
@@ -44,7 +57,11 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
   });
 
   /** A repository with the plan and config committed, so that its tree is clean. */
-  function repo(planText: string, config: string, files: Record<string, string> = { 'README.md': '# demo\n', 'shared.txt': 'one\ntwo\nthree\n' }): string {
+  function repo(
+    planText: string,
+    config: string,
+    files: Record<string, string> = { 'README.md': '# demo\n', 'shared.txt': 'one\ntwo\nthree\n' },
+  ): string {
     fixture.write('.baton/config.json', config);
     fixture.write('plan.md', planText);
     return initRepo(fixture.workspace, files);
@@ -52,20 +69,36 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
 
   for (const strategy of ['merge', 'rebase', 'cherry-pick'] as const) {
     it(`runs two tasks in parallel in their own worktrees and integrates both by ${strategy}`, async () => {
-      const base = repo(filesPlan([{ id: 'A', files: ['a.txt'] }, { id: 'B', files: ['b.txt'] }]), editConfig({ integration: strategy }));
+      const base = repo(
+        filesPlan([
+          { id: 'A', files: ['a.txt'] },
+          { id: 'B', files: ['b.txt'] },
+        ]),
+        editConfig({ integration: strategy }),
+      );
       const tracePath = join(fixture.workspace, '.baton', 'trace.txt');
       engine = await fixture.open({ follow: true });
       const { run } = await engine.runForPlan('plan.md');
       const outcome = await withWorkerEnv(
-        { FAKE_TRACE: tracePath, FAKE_TOGETHER: '2', FAKE_EDITS: JSON.stringify({ A: { 'a.txt': 'from A\n' }, B: { 'b.txt': 'from B\n' } }) },
+        {
+          FAKE_TRACE: tracePath,
+          FAKE_TOGETHER: '2',
+          FAKE_EDITS: JSON.stringify({ A: { 'a.txt': 'from A\n' }, B: { 'b.txt': 'from B\n' } }),
+        },
         () => drive(engine, run.id),
       );
       assert.deepEqual(outcome, { kind: 'finished', status: 'completed' });
 
       // Each worker ran in its own worktree, at the same time.
       const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
-      const cwds = readFileSync(tracePath, 'utf8').split('\n').filter((l) => l.startsWith('start ')).map((l) => l.split(' ')[4]);
-      assert.deepEqual(cwds.sort(), [join(fixture.workspace, '.baton/worktrees', run.id, 'A-001'), join(fixture.workspace, '.baton/worktrees', run.id, 'B-001')]);
+      const cwds = readFileSync(tracePath, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('start '))
+        .map((l) => l.split(' ')[4]);
+      assert.deepEqual(cwds.sort(), [
+        join(fixture.workspace, '.baton/worktrees', run.id, 'A-001'),
+        join(fixture.workspace, '.baton/worktrees', run.id, 'B-001'),
+      ]);
       const ends = readTrace(tracePath).filter((l) => l.kind === 'end');
       assert.ok(Math.max(...starts.map((s) => s.at)) < Math.min(...ends.map((e) => e.at)), 'both ran at once');
 
@@ -75,11 +108,21 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       assert.equal(git(fixture.workspace, 'status', '--porcelain'), '');
       assert.equal(git(fixture.workspace, 'rev-parse', '--abbrev-ref', 'HEAD'), 'main');
       const merges = git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`);
-      assert.equal(merges, strategy === 'merge' ? '2' : '0', 'merge: one merge commit per task; rebase and cherry-pick: linear');
+      assert.equal(
+        merges,
+        strategy === 'merge' ? '2' : '0',
+        'merge: one merge commit per task; rebase and cherry-pick: linear',
+      );
 
       // Recorded: source head, changed files, target before and after; worktrees and branches removed.
       const rows = await engine.listWorktrees(run.id);
-      assert.deepEqual(rows.map((w) => [w.taskId, w.status, w.changedFiles]), [['A', 'integrated', ['a.txt']], ['B', 'integrated', ['b.txt']]].sort());
+      assert.deepEqual(
+        rows.map((w) => [w.taskId, w.status, w.changedFiles]),
+        [
+          ['A', 'integrated', ['a.txt']],
+          ['B', 'integrated', ['b.txt']],
+        ].sort(),
+      );
       for (const row of rows) {
         assert.ok(row.sourceHead && row.targetBefore && row.targetAfter);
         assert.equal(git(fixture.workspace, 'merge-base', '--is-ancestor', row.targetAfter!, 'main'), '');
@@ -87,9 +130,17 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
         assert.equal(row.removedAt !== undefined, true, JSON.stringify(row));
       }
       assert.equal(git(fixture.workspace, 'branch', '--list', 'baton/*'), '', 'attempt branches deleted');
-      assert.equal(git(fixture.workspace, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+      assert.equal(
+        git(fixture.workspace, 'worktree', 'list', '--porcelain')
+          .split('\n')
+          .filter((l) => l.startsWith('worktree ')).length,
+        1,
+      );
       const view = await engine.overview(run.id);
-      assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-A-coder-001:COMPLETED', 'D-B-coder-001:COMPLETED']);
+      assert.deepEqual(
+        view.delegations.map((d) => `${d.id}:${d.status}`),
+        ['D-A-coder-001:COMPLETED', 'D-B-coder-001:COMPLETED'],
+      );
     });
   }
 
@@ -98,10 +149,16 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     assert.equal(outcome.kind, 'paused');
     const headAfterA = git(fixture.workspace, 'rev-parse', 'main');
     assert.equal(readFileSync(join(fixture.workspace, 'shared.txt'), 'utf8'), 'one\nTWO by A\nthree\n');
-    assert.equal(git(fixture.workspace, 'status', '--porcelain'), '', 'main working tree untouched: no conflict markers, no half merge');
+    assert.equal(
+      git(fixture.workspace, 'status', '--porcelain'),
+      '',
+      'main working tree untouched: no conflict markers, no half merge',
+    );
     assert.equal(existsSync(join(fixture.workspace, '.git', 'MERGE_HEAD')), false);
 
-    const [gate] = (await engine.listGates({ runId: run.id, status: 'open' })).filter((g) => g.kind === 'integration_conflict');
+    const [gate] = (await engine.listGates({ runId: run.id, status: 'open' })).filter(
+      (g) => g.kind === 'integration_conflict',
+    );
     assert.ok(gate, 'an integration_conflict gate is open');
     assert.equal(gate.taskId, 'B');
     assert.deepEqual(gate.details.files, ['shared.txt']);
@@ -135,14 +192,19 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     const { run, outcome } = await conflictingRunOrdered();
     assert.equal(outcome.kind, 'paused');
     const head = git(fixture.workspace, 'rev-parse', 'main');
-    const gate = (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'integration_conflict')!;
+    const gate = (await engine.listGates({ runId: run.id, status: 'open' })).find(
+      (g) => g.kind === 'integration_conflict',
+    )!;
     const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
     await engine.decideGate({ gateId: gate.id, decision: 'rejected', note: 'not needed' });
     const taken = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in taken);
     assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
-    assert.deepEqual(view.delegations.map((d) => `${d.id}:${d.status}`), ['D-A-coder-001:COMPLETED', 'D-B-coder-001:FAILED']);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-A-coder-001:COMPLETED', 'D-B-coder-001:FAILED'],
+    );
     assert.equal(view.tasks.find((t) => t.id === 'B')!.status, 'failed');
     assert.equal(existsSync(wtB.path), false, 'discarded worktree removed');
     assert.equal(git(fixture.workspace, 'branch', '--list', wtB.branch), '');
@@ -154,12 +216,18 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     repo(filesPlan([{ id: 'A' }, { id: 'B' }]), editConfig());
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const edits = { A: { 'shared.txt': 'one\nTWO by A\nthree\n' }, B: { 'shared.txt': 'one\n2 by B\nthree\n', 'b-notes.txt': 'B was here\n' } };
-    const outcome = await withWorkerEnv({ FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '1500' }, async () => {
-      const taken = await engine.coordinate({ runId: run.id });
-      assert.ok('coordinator' in taken);
-      return taken.coordinator.run();
-    });
+    const edits = {
+      A: { 'shared.txt': 'one\nTWO by A\nthree\n' },
+      B: { 'shared.txt': 'one\n2 by B\nthree\n', 'b-notes.txt': 'B was here\n' },
+    };
+    const outcome = await withWorkerEnv(
+      { FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '1500' },
+      async () => {
+        const taken = await engine.coordinate({ runId: run.id });
+        assert.ok('coordinator' in taken);
+        return taken.coordinator.run();
+      },
+    );
     return { run, outcome };
   }
 
@@ -167,42 +235,84 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     repo(filesPlan([{ id: 'A' }, { id: 'B' }, { id: 'C' }]), editConfig());
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const edits = { A: { 'shared.txt': 'one\nTWO by A\nthree\n' }, B: { 'shared.txt': 'one\n2 by B\nthree\n' }, C: { 'c.txt': 'C\n' } };
-    await withWorkerEnv({ FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '800', FAKE_DELAY_MS_C: '4000' }, async () => {
-      const taken = await engine.coordinate({ runId: run.id });
-      assert.ok('coordinator' in taken);
-      const running = taken.coordinator.run();
-      const gate = await waitForValue(async () => (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'integration_conflict'));
-      const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
-      writeFileSync(join(wtB.path, 'shared.txt'), 'one\nTWO by A\nthree\n'); // resolved by taking A's line; left uncommitted
-      spawnSyncGit(wtB.path, ['merge', '--no-edit', '-s', 'ours', 'main']);
-      await engine.decideGate({ gateId: gate.id, decision: 'approved' });
-      await waitForValue(async () => ((await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!.status === 'integrated' ? true : undefined));
-      assert.equal((await engine.overview(run.id)).tasks.find((t) => t.id === 'C')!.status, 'running', 'C was still running when B was integrated');
-      assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
-    });
+    const edits = {
+      A: { 'shared.txt': 'one\nTWO by A\nthree\n' },
+      B: { 'shared.txt': 'one\n2 by B\nthree\n' },
+      C: { 'c.txt': 'C\n' },
+    };
+    await withWorkerEnv(
+      { FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '800', FAKE_DELAY_MS_C: '4000' },
+      async () => {
+        const taken = await engine.coordinate({ runId: run.id });
+        assert.ok('coordinator' in taken);
+        const running = taken.coordinator.run();
+        const gate = await waitForValue(async () =>
+          (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'integration_conflict'),
+        );
+        const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
+        writeFileSync(join(wtB.path, 'shared.txt'), 'one\nTWO by A\nthree\n'); // resolved by taking A's line; left uncommitted
+        spawnSyncGit(wtB.path, ['merge', '--no-edit', '-s', 'ours', 'main']);
+        await engine.decideGate({ gateId: gate.id, decision: 'approved' });
+        await waitForValue(async () =>
+          (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!.status === 'integrated'
+            ? true
+            : undefined,
+        );
+        assert.equal(
+          (await engine.overview(run.id)).tasks.find((t) => t.id === 'C')!.status,
+          'running',
+          'C was still running when B was integrated',
+        );
+        assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+      },
+    );
   });
 
   it('holds back a task whose files: overlap a running task, and dispatches it once that one is done', async () => {
-    repo(filesPlan([{ id: 'A', files: ['src/**'] }, { id: 'B', files: ['src/b.ts'] }, { id: 'C', files: ['docs/c.md'] }]), editConfig({ isolation: 'none' }));
+    repo(
+      filesPlan([
+        { id: 'A', files: ['src/**'] },
+        { id: 'B', files: ['src/b.ts'] },
+        { id: 'C', files: ['docs/c.md'] },
+      ]),
+      editConfig({ isolation: 'none' }),
+    );
     const tracePath = join(fixture.workspace, '.baton', 'trace.txt');
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const reasons: string[] = [];
     const seen = engine.onEvent(() => undefined);
-    await withWorkerEnv({ FAKE_TRACE: tracePath, FAKE_DELAY_MS: '500', FAKE_EDITS: JSON.stringify({ A: { 'src/a.ts': 'a' }, B: { 'src/b.ts': 'b' }, C: { 'docs/c.md': 'c' } }) }, async () => {
-      const taken = await engine.coordinate({ runId: run.id, maxConcurrency: 3 });
-      assert.ok('coordinator' in taken);
-      const running = taken.coordinator.run();
-      await waitForTask(engine, run.id, 'A', 'running');
-      // The pass that started A goes on to B right after (A's start and B's reason are two commits).
-      reasons.push(await waitForValue(async () => (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!.statusReason || undefined));
-      assert.equal((await engine.overview(run.id)).tasks.find((t) => t.id === 'A')!.status, 'running', 'B was held back while A was running');
-      assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
-    });
+    await withWorkerEnv(
+      {
+        FAKE_TRACE: tracePath,
+        FAKE_DELAY_MS: '500',
+        FAKE_EDITS: JSON.stringify({ A: { 'src/a.ts': 'a' }, B: { 'src/b.ts': 'b' }, C: { 'docs/c.md': 'c' } }),
+      },
+      async () => {
+        const taken = await engine.coordinate({ runId: run.id, maxConcurrency: 3 });
+        assert.ok('coordinator' in taken);
+        const running = taken.coordinator.run();
+        await waitForTask(engine, run.id, 'A', 'running');
+        // The pass that started A goes on to B right after (A's start and B's reason are two commits).
+        reasons.push(
+          await waitForValue(
+            async () => (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!.statusReason || undefined,
+          ),
+        );
+        assert.equal(
+          (await engine.overview(run.id)).tasks.find((t) => t.id === 'A')!.status,
+          'running',
+          'B was held back while A was running',
+        );
+        assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+      },
+    );
     seen.dispose();
     assert.match(reasons[0]!, /waits for A: its files overlap \(src\/b\.ts \/ src\/\*\*\)/);
-    const lines = readFileSync(tracePath, 'utf8').trim().split('\n').map((l) => l.split(' '));
+    const lines = readFileSync(tracePath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
     const at = (kind: string, task: string) => Number(lines.find((l) => l[0] === kind && l[1] === task)![2]);
     assert.ok(at('start', 'B') >= at('end', 'A'), 'B started only after A ended');
     assert.ok(at('start', 'C') < at('end', 'A'), 'C (no overlap) ran alongside A');
@@ -228,7 +338,11 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       assert.deepEqual(await again.coordinator.run(), { kind: 'finished', status: 'completed' });
     });
     assert.equal(readFileSync(join(fixture.workspace, 'a.txt'), 'utf8'), 'A', 'worked in the shared tree');
-    assert.equal(git(fixture.workspace, 'status', '--porcelain').includes('a.txt'), true, 'and nothing was committed for it');
+    assert.equal(
+      git(fixture.workspace, 'status', '--porcelain').includes('a.txt'),
+      true,
+      'and nothing was committed for it',
+    );
     assert.deepEqual(await engine.listWorktrees(run.id), []);
   });
 
@@ -273,8 +387,14 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     assert.ok(before.worktreeBytes > 1000, 'diagnose shows the disk the worktrees use');
     assert.ok(before.worktreeFindings.some((f) => f.path === stray && /no attempt of this run knows/.test(f.finding)));
     const report = await engine.cleanupWorktrees(run.id);
-    assert.deepEqual(report.removed.map((r) => r.path), [stray]);
-    assert.deepEqual(report.kept.map((k) => [k.delegationId, k.finding.replace(/G-\d+/, 'G-n')]), [['D-B-coder-001', 'waits at G-n (integration_conflict); decide the gate first']]);
+    assert.deepEqual(
+      report.removed.map((r) => r.path),
+      [stray],
+    );
+    assert.deepEqual(
+      report.kept.map((k) => [k.delegationId, k.finding.replace(/G-\d+/, 'G-n')]),
+      [['D-B-coder-001', 'waits at G-n (integration_conflict); decide the gate first']],
+    );
     assert.equal(existsSync(stray), false);
     assert.ok(existsSync(wtB.path), 'the worktree at an open gate stays');
 
@@ -282,9 +402,17 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
     const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
     await engine.decideGate({ gateId: gate.id, decision: 'rejected' });
     const second = await engine.cleanupWorktrees(run.id);
-    assert.deepEqual(second.removed.map((r) => r.delegationId), ['D-B-coder-001']);
+    assert.deepEqual(
+      second.removed.map((r) => r.delegationId),
+      ['D-B-coder-001'],
+    );
     assert.equal(existsSync(wtB.path), false);
-    assert.equal(git(fixture.workspace, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1);
+    assert.equal(
+      git(fixture.workspace, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+    );
     assert.deepEqual((await engine.cleanupWorktrees(run.id)).removed, [], 'a second cleanup finds nothing');
   });
 
@@ -325,27 +453,51 @@ describe('git isolation: a coordinator killed during an integration', function (
       const engine = await fixture.open({ follow: true });
       const { run } = await engine.runForPlan('plan.md');
       const env = { FAKE_EDITS: JSON.stringify({ A: { 'a.txt': 'A\n' }, B: { 'b.txt': 'B\n' } }) };
-      const child = new ChildCoordinator(fixture.workspace, run.id, { leaseMs: 1000, maxConcurrency: 2 }, { ...env, BATON_FAULT_POINT: point });
+      const child = new ChildCoordinator(
+        fixture.workspace,
+        run.id,
+        { leaseMs: 1000, maxConcurrency: 2 },
+        { ...env, BATON_FAULT_POINT: point },
+      );
       children.push(child);
       const exit = await child.exited;
       assert.equal(exit.signal, 'SIGKILL', `the coordinator died at ${point}: ${child.stderr}`);
       await engine.refresh();
       const mid = (await engine.listWorktrees(run.id))[0]!;
       assert.equal(mid.status, 'committed', 'the commit was recorded, the integration was not');
-      if (point === 'integration:after-commit') assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated yet');
+      if (point === 'integration:after-commit')
+        assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated yet');
       else assert.notEqual(git(fixture.workspace, 'rev-parse', 'main'), base, 'main moved before the crash');
 
       await withWorkerEnv(env, async () => {
         const taken = await coordinateWhenFree(engine, run.id, { maxConcurrency: 2 });
         assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
       });
-      assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '2', 'one merge commit per task, none twice');
-      assert.equal(git(fixture.workspace, 'log', '--format=%s', `${base}..main`).split('\n').filter((l) => l.includes('integrate A')).length, 1);
-      const done = (await engine.listEvents(run.id)).filter((e) => e.type === 'integration:done' && (e.data as { taskId: string }).taskId === 'A');
+      assert.equal(
+        git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`),
+        '2',
+        'one merge commit per task, none twice',
+      );
+      assert.equal(
+        git(fixture.workspace, 'log', '--format=%s', `${base}..main`)
+          .split('\n')
+          .filter((l) => l.includes('integrate A')).length,
+        1,
+      );
+      const done = (await engine.listEvents(run.id)).filter(
+        (e) => e.type === 'integration:done' && (e.data as { taskId: string }).taskId === 'A',
+      );
       assert.equal(done.length, 1, 'recorded once');
-      assert.equal(Boolean((done[0]!.data as { alreadyOnTarget?: boolean }).alreadyOnTarget), point === 'integration:after-advance');
+      assert.equal(
+        Boolean((done[0]!.data as { alreadyOnTarget?: boolean }).alreadyOnTarget),
+        point === 'integration:after-advance',
+      );
       assert.equal(readFileSync(join(fixture.workspace, 'a.txt'), 'utf8'), 'A\n');
-      assert.equal(readFileSync(join(fixture.workspace, 'b.txt'), 'utf8'), 'B\n', 'B started from A\'s integrated work and integrated too');
+      assert.equal(
+        readFileSync(join(fixture.workspace, 'b.txt'), 'utf8'),
+        'B\n',
+        "B started from A's integrated work and integrated too",
+      );
     });
   }
 });

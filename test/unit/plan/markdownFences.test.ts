@@ -53,7 +53,10 @@ describe('findFencedBlocks', () => {
   });
 
   it('rejects a backtick fence whose info string contains a backtick (inline code), but not a tilde fence', () => {
-    assert.deepEqual(findFencedBlocks('```a`b\ntext\n```\n').map((b) => b.openLine), [3]);
+    assert.deepEqual(
+      findFencedBlocks('```a`b\ntext\n```\n').map((b) => b.openLine),
+      [3],
+    );
     assert.equal(findFencedBlocks('~~~a`b\ntext\n~~~\n')[0]?.info, 'a`b');
   });
 
@@ -98,7 +101,9 @@ describe('findFencedBlocks', () => {
 
   it('trims only ASCII whitespace from the info string, as CommonMark does', () => {
     assert.deepEqual(
-      findFencedBlocks('```\uFEFFbaton-task\n```\n```\u00A0baton-task\n```\n```\tbaton-task\t\n```\n').map((b) => b.info),
+      findFencedBlocks('```\uFEFFbaton-task\n```\n```\u00A0baton-task\n```\n```\tbaton-task\t\n```\n').map(
+        (b) => b.info,
+      ),
       ['\uFEFFbaton-task', '\u00A0baton-task', 'baton-task'],
     );
   });

@@ -60,7 +60,8 @@ function assertWellFormed(text: string, plan: ParsedPlan): void {
       // The range covers the dependency as written (quotes aside, unless escapes change it).
       const written = textAt(text, i.range).replace(/^(["'])([\s\S]*)\1$/, '$2');
       // eslint-disable-next-line no-control-regex
-      if (!/[\\\x00-\x1f]/.test(written + i.message)) assert.ok(i.message.includes(`"${written}"`), `${i.message} does not name ${JSON.stringify(written)}`);
+      if (!/[\\\x00-\x1f]/.test(written + i.message))
+        assert.ok(i.message.includes(`"${written}"`), `${i.message} does not name ${JSON.stringify(written)}`);
     }
   }
   const ids = new Set<string>();
@@ -70,14 +71,19 @@ function assertWellFormed(text: string, plan: ParsedPlan): void {
     assert.ok(!ids.has(t.id), `duplicate task ${t.id} returned`);
     ids.add(t.id);
     assertRangeInBounds(text, t.range, `task ${t.id}`);
-    assert.match(textAt(text, t.range), /^(`{3,}|~{3,})[ \t\v\f]*baton-task[\s\S]*(`{3,}|~{3,})$/, `task ${t.id}: the range is not the fenced block`);
+    assert.match(
+      textAt(text, t.range),
+      /^(`{3,}|~{3,})[ \t\v\f]*baton-task[\s\S]*(`{3,}|~{3,})$/,
+      `task ${t.id}: the range is not the fenced block`,
+    );
     assert.ok(t.verify.every((argv) => argv.length > 0 && argv.every((a) => typeof a === 'string')));
     assert.ok([...t.depends, ...t.risk, ...t.files].every((s) => typeof s === 'string' && s.length > 0));
   }
   if (hasErrors(plan.issues)) return;
   // No errors: a runnable model — at least one task, known dependencies, no cycle.
   assert.ok(plan.tasks.length > 0, 'no errors but no tasks');
-  for (const t of plan.tasks) for (const d of t.depends) assert.ok(ids.has(d), `no errors but ${t.id} depends on unknown ${d}`);
+  for (const t of plan.tasks)
+    for (const d of t.depends) assert.ok(ids.has(d), `no errors but ${t.id} depends on unknown ${d}`);
   const done = new Set<string>();
   let progress = true;
   while (progress) {
@@ -112,8 +118,31 @@ describe('parsePlan (properties)', () => {
   });
 
   it('never throws on random text made of markdown and YAML pieces', () => {
-    const piece = fc.constantFrom('```baton-task\n', '```\n', '~~~baton-task\n', '~~~\n', 'id: T1\n', 'id: T2\n', 'depends: T1\n', 'depends: [T2, T1]\n', 'verify: [[a]]\n', 'x\n', '\n', '- a\n', ': :\n', '  ', '"', '[');
-    fc.assert(fc.property(fc.array(piece, { maxLength: 30 }).map((p) => p.join('')), check), { numRuns: 300 });
+    const piece = fc.constantFrom(
+      '```baton-task\n',
+      '```\n',
+      '~~~baton-task\n',
+      '~~~\n',
+      'id: T1\n',
+      'id: T2\n',
+      'depends: T1\n',
+      'depends: [T2, T1]\n',
+      'verify: [[a]]\n',
+      'x\n',
+      '\n',
+      '- a\n',
+      ': :\n',
+      '  ',
+      '"',
+      '[',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 30 }).map((p) => p.join('')),
+        check,
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('never throws on random edits of a valid plan, and returns either issues in range or a valid model', () => {

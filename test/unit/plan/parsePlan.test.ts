@@ -98,13 +98,50 @@ describe('parsePlan', () => {
 
   describe('instructions', () => {
     it('are the trimmed text up to the next baton-task block, keeping other fenced blocks', () => {
-      const { tasks } = parsePlan(md('```baton-task', 'id: A', '```', '', '  Step one.', '```js', 'x()', '```', 'Step two.  ', '', '```baton-task', 'id: B', '```'));
+      const { tasks } = parsePlan(
+        md(
+          '```baton-task',
+          'id: A',
+          '```',
+          '',
+          '  Step one.',
+          '```js',
+          'x()',
+          '```',
+          'Step two.  ',
+          '',
+          '```baton-task',
+          'id: B',
+          '```',
+        ),
+      );
       assert.equal(tasks[0]?.instructions, 'Step one.\n```js\nx()\n```\nStep two.');
       assert.equal(tasks[1]?.instructions, '');
     });
 
     it('leave out the heading and thematic break that introduce the next task', () => {
-      const { tasks } = parsePlan(md('```baton-task', 'id: A', '```', 'Do A.', '', '***', '', '### Task B', '```baton-task', 'id: B', '```', 'Do B.', '', 'Task C', '======', '```baton-task', 'id: C', '```'));
+      const { tasks } = parsePlan(
+        md(
+          '```baton-task',
+          'id: A',
+          '```',
+          'Do A.',
+          '',
+          '***',
+          '',
+          '### Task B',
+          '```baton-task',
+          'id: B',
+          '```',
+          'Do B.',
+          '',
+          'Task C',
+          '======',
+          '```baton-task',
+          'id: C',
+          '```',
+        ),
+      );
       assert.deepEqual(
         tasks.map((t) => t.instructions),
         ['Do A.', 'Do B.', ''],
@@ -120,7 +157,20 @@ describe('parsePlan', () => {
   describe('field shapes', () => {
     it('splits a depends string at commas and spaces and a risk string at commas, and keeps a files string whole', () => {
       const { tasks, issues } = parsePlan(
-        md('```baton-task', 'id: A', '```', '```baton-task', 'id: B', '```', '```baton-task', 'id: C', 'depends: A, B A', 'risk: db, infra ops', 'files: "src/{a,b}.ts"', '```'),
+        md(
+          '```baton-task',
+          'id: A',
+          '```',
+          '```baton-task',
+          'id: B',
+          '```',
+          '```baton-task',
+          'id: C',
+          'depends: A, B A',
+          'risk: db, infra ops',
+          'files: "src/{a,b}.ts"',
+          '```',
+        ),
       );
       assert.deepEqual(issues, []);
       assert.deepEqual(tasks[2]?.depends, ['A', 'B']);
@@ -129,7 +179,9 @@ describe('parsePlan', () => {
     });
 
     it('treats an empty value as the default', () => {
-      const { tasks, issues } = parsePlan(md('```baton-task', 'id: A', 'title:', 'agent:', 'depends:', 'verify: ~', '```'));
+      const { tasks, issues } = parsePlan(
+        md('```baton-task', 'id: A', 'title:', 'agent:', 'depends:', 'verify: ~', '```'),
+      );
       assert.deepEqual(issues, []);
       assert.equal(tasks[0]?.title, 'A');
       assert.equal(tasks[0]?.agent, 'agent');
@@ -138,7 +190,18 @@ describe('parsePlan', () => {
     });
 
     it('accepts a single verify string as one command and keeps plain numbers in argv as written', () => {
-      const { tasks, issues } = parsePlan(md('```baton-task', 'id: A', 'verify: node --test', '```', '```baton-task', 'id: B', 'verify: [[sleep, 0.50], [node, -e, "1"]]', '```'));
+      const { tasks, issues } = parsePlan(
+        md(
+          '```baton-task',
+          'id: A',
+          'verify: node --test',
+          '```',
+          '```baton-task',
+          'id: B',
+          'verify: [[sleep, 0.50], [node, -e, "1"]]',
+          '```',
+        ),
+      );
       assert.deepEqual(issues, []);
       assert.deepEqual(tasks[0]?.verify, [['node', '--test']]);
       assert.deepEqual(tasks[1]?.verify, [
@@ -186,7 +249,9 @@ describe('parsePlan', () => {
     });
 
     it('plan.yaml-syntax: the id of a broken block still satisfies depends elsewhere', () => {
-      const { issues } = parsePlan(md('```baton-task', 'id: T1', 'title: [x', '```', '```baton-task', 'id: T2', 'depends: T1', '```'));
+      const { issues } = parsePlan(
+        md('```baton-task', 'id: T1', 'title: [x', '```', '```baton-task', 'id: T2', 'depends: T1', '```'),
+      );
       assert.ok(issues.some((i) => i.code === 'plan.yaml-syntax'));
       assert.ok(!issues.some((i) => i.code === 'plan.unknown-dependency'));
     });
@@ -237,7 +302,9 @@ describe('parsePlan', () => {
     });
 
     it('plan.duplicate-id: ranged on the second id, naming the line of the first', () => {
-      const { tasks, issues } = parsePlan(md('```baton-task', 'id: T1', '```', 'first', '```baton-task', 'title: again', 'id: T1', '```', 'second'));
+      const { tasks, issues } = parsePlan(
+        md('```baton-task', 'id: T1', '```', 'first', '```baton-task', 'title: again', 'id: T1', '```', 'second'),
+      );
       assert.equal(tasks.length, 1);
       assert.equal(tasks[0]?.instructions, 'first');
       const i = only(issues, 'plan.duplicate-id');
@@ -246,7 +313,9 @@ describe('parsePlan', () => {
     });
 
     it('plan.unknown-dependency: ranged on the entry in a list, with a suggestion', () => {
-      const { tasks, issues } = parsePlan(md('```baton-task', 'id: build', '```', '```baton-task', 'id: test', 'depends: [build, biuld]', '```'));
+      const { tasks, issues } = parsePlan(
+        md('```baton-task', 'id: build', '```', '```baton-task', 'id: test', 'depends: [build, biuld]', '```'),
+      );
       assert.equal(tasks.length, 2);
       const i = only(issues, 'plan.unknown-dependency');
       assert.deepEqual(i.range, r(6, 18, 6, 23));
@@ -255,13 +324,29 @@ describe('parsePlan', () => {
     });
 
     it('plan.unknown-dependency: ranged on the word inside a depends string', () => {
-      const { issues } = parsePlan(md('```baton-task', 'id: A', 'depends: A2, ghost', '```', '```baton-task', 'id: A2', '```'));
+      const { issues } = parsePlan(
+        md('```baton-task', 'id: A', 'depends: A2, ghost', '```', '```baton-task', 'id: A2', '```'),
+      );
       assert.deepEqual(only(issues, 'plan.unknown-dependency').range, r(3, 14, 3, 19));
     });
 
     it('plan.dependency-cycle: names the cycle and points at a depends entry in it', () => {
       const { tasks, issues } = parsePlan(
-        md('```baton-task', 'id: T1', 'depends: [T3]', '```', '```baton-task', 'id: T2', '```', '```baton-task', 'id: T3', 'depends:', '  - T2', '  - T1', '```'),
+        md(
+          '```baton-task',
+          'id: T1',
+          'depends: [T3]',
+          '```',
+          '```baton-task',
+          'id: T2',
+          '```',
+          '```baton-task',
+          'id: T3',
+          'depends:',
+          '  - T2',
+          '  - T1',
+          '```',
+        ),
       );
       assert.equal(tasks.length, 3);
       const i = only(issues, 'plan.dependency-cycle');
@@ -272,10 +357,22 @@ describe('parsePlan', () => {
     it('plan.dependency-cycle: one issue per cycle, including a self-dependency', () => {
       const { issues } = parsePlan(
         md(
-          '```baton-task', 'id: A', 'depends: B', '```', //      1-4
-          '```baton-task', 'id: B', 'depends: A', '```', //      5-8
-          '```baton-task', 'id: C', 'depends: C', '```', //      9-12
-          '```baton-task', 'id: D', 'depends: [A, C]', '```', // 13-16
+          '```baton-task',
+          'id: A',
+          'depends: B',
+          '```', //      1-4
+          '```baton-task',
+          'id: B',
+          'depends: A',
+          '```', //      5-8
+          '```baton-task',
+          'id: C',
+          'depends: C',
+          '```', //      9-12
+          '```baton-task',
+          'id: D',
+          'depends: [A, C]',
+          '```', // 13-16
         ),
       );
       const cycles = issues.filter((i) => i.code === 'plan.dependency-cycle');
@@ -371,7 +468,9 @@ describe('parsePlan', () => {
     });
 
     it('plan.unclosed-block: ranged on the opening fence, and the block is not read as a task', () => {
-      const { tasks, issues } = parsePlan(md('```baton-task', 'id: T1', '```', 'text', '````baton-task', 'id: T2', '```'));
+      const { tasks, issues } = parsePlan(
+        md('```baton-task', 'id: T1', '```', 'text', '````baton-task', 'id: T2', '```'),
+      );
       assert.deepEqual(
         tasks.map((t) => t.id),
         ['T1'],
@@ -382,7 +481,9 @@ describe('parsePlan', () => {
     });
 
     it('issues come out sorted by position', () => {
-      const { issues } = parsePlan(md('```baton-task', 'id: T1', 'depends: [T9]', 'x: 1', '```', '```baton-task', 'id: T1', '```'));
+      const { issues } = parsePlan(
+        md('```baton-task', 'id: T1', 'depends: [T9]', 'x: 1', '```', '```baton-task', 'id: T1', '```'),
+      );
       assert.deepEqual(
         issues.map((i) => i.code),
         ['plan.unknown-dependency', 'plan.unknown-field', 'plan.duplicate-id'],
@@ -417,7 +518,9 @@ describe('the demo plan (examples/demo/plan.md)', () => {
 
 describe('splitCommandLine', () => {
   it('splits at whitespace and honours single and double quotes without a shell', () => {
-    assert.deepEqual(splitCommandLine(`node  -e "console.log('a b')" 'x "y"' a"b c"d`), { argv: ['node', '-e', "console.log('a b')", 'x "y"', 'ab cd'] });
+    assert.deepEqual(splitCommandLine(`node  -e "console.log('a b')" 'x "y"' a"b c"d`), {
+      argv: ['node', '-e', "console.log('a b')", 'x "y"', 'ab cd'],
+    });
   });
 
   it('keeps backslashes outside quotes and unescapes \\" and \\\\ inside double quotes', () => {

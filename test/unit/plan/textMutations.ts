@@ -16,13 +16,64 @@ export type TextMutation =
   | { kind: 'swapLines'; at: number; other: number };
 
 const snippet = fc.constantFrom(
-  '`', '```', '````', '~~~', '\n', '\r\n', '\r', ' ', '    ', '\t', '-', '- ', ':', ': ', '[', ']', '{', '}', '"', "'", '#', '&a ', '*a', '!!str ',
-  '!!int ', '|', '>', '? ', '---\n', 'id: ', 'depends: ', 'T1', 'T2', 'x y', ',', '<!--', '-->', '```baton-task\n', '```baton-result\n', '```sdd-result\n',
-  'verify:\n  - ', 'status: ', 'PASS', '\\', '%YAML 1.2\n', 'é', '\u0000', '\uFEFF', '\u2028', '😀',
+  '`',
+  '```',
+  '````',
+  '~~~',
+  '\n',
+  '\r\n',
+  '\r',
+  ' ',
+  '    ',
+  '\t',
+  '-',
+  '- ',
+  ':',
+  ': ',
+  '[',
+  ']',
+  '{',
+  '}',
+  '"',
+  "'",
+  '#',
+  '&a ',
+  '*a',
+  '!!str ',
+  '!!int ',
+  '|',
+  '>',
+  '? ',
+  '---\n',
+  'id: ',
+  'depends: ',
+  'T1',
+  'T2',
+  'x y',
+  ',',
+  '<!--',
+  '-->',
+  '```baton-task\n',
+  '```baton-result\n',
+  '```sdd-result\n',
+  'verify:\n  - ',
+  'status: ',
+  'PASS',
+  '\\',
+  '%YAML 1.2\n',
+  'é',
+  '\u0000',
+  '\uFEFF',
+  '\u2028',
+  '😀',
 );
 
 export const textMutation: fc.Arbitrary<TextMutation> = fc.oneof(
-  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.oneof(snippet, fc.string({ maxLength: 6, unit: 'binary-ascii' })) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    text: fc.oneof(snippet, fc.string({ maxLength: 6, unit: 'binary-ascii' })),
+  }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 16 }) }),
   fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), text: snippet }),
   fc.record({ kind: fc.constant('deleteLine' as const), at: fc.nat() }),
@@ -62,16 +113,27 @@ export function mutatedText(base: string): fc.Arbitrary<string> {
   return fc.array(textMutation, { minLength: 1, maxLength: 4 }).map((ms) => ms.reduce(applyMutation, base));
 }
 
-/** Fails unless the range lies inside the text: 1-based lines that exist, columns up to one past the line's end, start before end. */
+/**
+ * Fails unless the range lies inside the text: 1-based lines that exist, columns up to one past the line's end, start
+ * before end.
+ */
 export function assertRangeInBounds(text: string, range: Range | undefined, what: string): void {
   assert.ok(range, `${what}: has no range`);
   const lines = text.split('\n');
   for (const p of [range.start, range.end]) {
-    assert.ok(Number.isInteger(p.line) && p.line >= 1 && p.line <= lines.length, `${what}: line ${p.line} outside 1..${lines.length}`);
+    assert.ok(
+      Number.isInteger(p.line) && p.line >= 1 && p.line <= lines.length,
+      `${what}: line ${p.line} outside 1..${lines.length}`,
+    );
     const length = (lines[p.line - 1] ?? '').length;
-    assert.ok(Number.isInteger(p.column) && p.column >= 1 && p.column <= length + 1, `${what}: column ${p.column} outside 1..${length + 1} on line ${p.line}`);
+    assert.ok(
+      Number.isInteger(p.column) && p.column >= 1 && p.column <= length + 1,
+      `${what}: column ${p.column} outside 1..${length + 1} on line ${p.line}`,
+    );
   }
-  const ordered = range.start.line < range.end.line || (range.start.line === range.end.line && range.start.column <= range.end.column);
+  const ordered =
+    range.start.line < range.end.line ||
+    (range.start.line === range.end.line && range.start.column <= range.end.column);
   assert.ok(ordered, `${what}: starts after it ends`);
 }
 

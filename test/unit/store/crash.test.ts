@@ -7,6 +7,9 @@ describe('store under SIGKILL', () => {
     const result = await runCrashRounds({ rounds: 100 });
     assert.deepEqual(result.failures, []);
     // Each round is killed after 1–12 acknowledged transitions (startup rounds after none).
-    assert.ok(result.acknowledged >= 400, `the child got real work done between kills (${result.acknowledged} acknowledged transitions)`);
+    assert.ok(
+      result.acknowledged >= 400,
+      `the child got real work done between kills (${result.acknowledged} acknowledged transitions)`,
+    );
   });
 });

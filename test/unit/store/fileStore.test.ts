@@ -9,7 +9,10 @@ import { SCHEMA_VERSION } from '../../../src/engine/store/migrations';
 import { loadSqlJs } from '../../../src/engine/store/sqljs';
 import { useTempDir } from '../../support/tempDir';
 
-const files = (dir: string, pattern: RegExp): string[] => readdirSync(dir).filter((n) => pattern.test(n)).sort();
+const files = (dir: string, pattern: RegExp): string[] =>
+  readdirSync(dir)
+    .filter((n) => pattern.test(n))
+    .sort();
 const lastSegment = (dir: string): string => join(dir, files(dir, /^journal-\d+\.log$/).pop()!);
 
 async function insertCounters(store: FileStore, from: number, to: number): Promise<void> {
@@ -21,7 +24,9 @@ async function insertCounters(store: FileStore, from: number, to: number): Promi
 }
 
 async function counterNames(store: FileStore): Promise<string[]> {
-  return (await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'k%' ORDER BY value`))).map((r) => r.name);
+  return (
+    await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'k%' ORDER BY value`))
+  ).map((r) => r.name);
 }
 
 const expected = (n: number): string[] => Array.from({ length: n }, (_, i) => `k${i}`);
@@ -97,7 +102,10 @@ describe('FileStore durability and recovery', () => {
     lines[lines.length - 3] = lines[lines.length - 3]!.replace('"k2"', '"kY"');
     writeFileSync(path, lines.join('\n'));
     const before = snapshotOf(tmp.path);
-    await assert.rejects(FileStore.open(tmp.path), (err) => BatonError.is(err, 'store.journal-corrupt') && /1 line\(s\) after the damage/.test(err.message));
+    await assert.rejects(
+      FileStore.open(tmp.path),
+      (err) => BatonError.is(err, 'store.journal-corrupt') && /1 line\(s\) after the damage/.test(err.message),
+    );
     assert.deepEqual(snapshotOf(tmp.path), before);
   });
 
@@ -147,7 +155,10 @@ describe('FileStore durability and recovery', () => {
     await insertCounters(store, 5, 7);
     await store.snapshot(); // prunes the journal before the second snapshot
     await store.close();
-    assert.ok(!files(tmp.path, /^journal-\d+\.log$/)[0]!.includes('000000000001'), 'the oldest journal lines are pruned');
+    assert.ok(
+      !files(tmp.path, /^journal-\d+\.log$/)[0]!.includes('000000000001'),
+      'the oldest journal lines are pruned',
+    );
     for (const name of files(tmp.path, /^snapshot-\d+\.sqlite$/)) writeFileSync(join(tmp.path, name), 'garbage');
     const namesBefore = readdirSync(tmp.path).sort();
     await assert.rejects(FileStore.open(tmp.path), (err) => {
@@ -174,7 +185,11 @@ describe('FileStore durability and recovery', () => {
     bytes[at + 1] = bytes[at + 1]! ^ 0x01;
     writeFileSync(newest, bytes);
     const reopened = await FileStore.open(tmp.path);
-    assert.deepEqual(await counterNames(reopened), expected(6), 'the true values, from the previous snapshot and the journal');
+    assert.deepEqual(
+      await counterNames(reopened),
+      expected(6),
+      'the true values, from the previous snapshot and the journal',
+    );
     assert.ok(existsSync(`${newest}.corrupt`));
     assert.match(reopened.recovery.notices.join('\n'), /sha256 does not match/);
     await reopened.close();
@@ -195,7 +210,11 @@ describe('FileStore durability and recovery', () => {
     writeFileSync(join(tmp.path, `${name}.sha256`), `${createHash('sha256').update(bytes).digest('hex')}\n`);
     db.close();
     const before = snapshotOf(tmp.path);
-    await assert.rejects(FileStore.open(tmp.path), (err) => BatonError.is(err, 'store.schema-too-new') && err.kind === 'not-qualified' && /newer Baton/.test(err.message));
+    await assert.rejects(
+      FileStore.open(tmp.path),
+      (err) =>
+        BatonError.is(err, 'store.schema-too-new') && err.kind === 'not-qualified' && /newer Baton/.test(err.message),
+    );
     assert.deepEqual(snapshotOf(tmp.path), before);
   });
 
@@ -204,7 +223,10 @@ describe('FileStore durability and recovery', () => {
     await insertCounters(store, 0, 2);
     const seq = store.sequence;
     await store.close();
-    appendFileSync(lastSegment(tmp.path), encodeJournalLine({ seq: seq + 1, schema: SCHEMA_VERSION + 1, statements: [[`CREATE TABLE future (x)`, []]] }));
+    appendFileSync(
+      lastSegment(tmp.path),
+      encodeJournalLine({ seq: seq + 1, schema: SCHEMA_VERSION + 1, statements: [[`CREATE TABLE future (x)`, []]] }),
+    );
     const before = snapshotOf(tmp.path);
     await assert.rejects(FileStore.open(tmp.path), (err) => BatonError.is(err, 'store.schema-too-new'));
     assert.deepEqual(snapshotOf(tmp.path), before);
@@ -243,7 +265,10 @@ describe('FileStore durability and recovery', () => {
       await insertCounters(writer, round * 10, round * 10 + 10);
       await writer.snapshot();
     }
-    assert.ok(!files(tmp.path, /^journal-\d+\.log$/)[0]!.includes('000000000001'), 'the lines the laggard needs next are pruned');
+    assert.ok(
+      !files(tmp.path, /^journal-\d+\.log$/)[0]!.includes('000000000001'),
+      'the lines the laggard needs next are pruned',
+    );
     assert.deepEqual(await counterNames(laggard), expected(40));
     await insertCounters(laggard, 40, 41);
     assert.deepEqual(await counterNames(writer), expected(41));

@@ -17,20 +17,29 @@ import { useTempDir } from '../../support/tempDir';
 type FsFn = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const fsModule = createRequire(__filename)('node:fs') as Record<string, FsFn>;
 
-const files = (dir: string, pattern: RegExp): string[] => readdirSync(dir).filter((n) => pattern.test(n)).sort();
+const files = (dir: string, pattern: RegExp): string[] =>
+  readdirSync(dir)
+    .filter((n) => pattern.test(n))
+    .sort();
 const segments = (dir: string): string[] => files(dir, /^journal-\d+\.log$/).map((n) => join(dir, n));
 const lastSegment = (dir: string): string => segments(dir).pop()!;
-const journalLines = (dir: string): number => segments(dir).reduce((n, path) => n + decodeJournalChunk(readFileSync(path)).entries.length, 0);
+const journalLines = (dir: string): number =>
+  segments(dir).reduce((n, path) => n + decodeJournalChunk(readFileSync(path)).entries.length, 0);
 
 const insert = (store: FileStore, name: string, value: number): Promise<number> =>
   store.transact((tx) => tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [name, value]));
 
 async function namesLike(store: FileStore, prefix: string): Promise<string[]> {
-  const rows = await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB ? ORDER BY value`, [`${prefix}-*`]));
+  const rows = await store.read((r) =>
+    r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB ? ORDER BY value`, [`${prefix}-*`]),
+  );
   return rows.map((r) => r.name);
 }
 
-/** Names inserted by the journal lines in `bytes` (the second parameter of each INSERT is its value; the first its name). */
+/**
+ * Names inserted by the journal lines in `bytes` (the second parameter of each INSERT is its value; the first its
+ * name).
+ */
 function insertedNames(bytes: Buffer): Set<string> {
   const names = new Set<string>();
   for (const entry of decodeJournalChunk(bytes).entries) {
@@ -39,7 +48,8 @@ function insertedNames(bytes: Buffer): Set<string> {
   return names;
 }
 
-const isCommitFailed = (err: unknown): boolean => BatonError.is(err, 'store.commit-failed') && /^Could not write the Baton journal/.test(err.message);
+const isCommitFailed = (err: unknown): boolean =>
+  BatonError.is(err, 'store.commit-failed') && /^Could not write the Baton journal/.test(err.message);
 
 describe('FileStore group commit', () => {
   const tmp = useTempDir('baton-group-');
@@ -92,12 +102,18 @@ describe('FileStore group commit', () => {
     assert.equal(journalLines(tmp.path) - linesBefore, n, 'one journal line per commit');
     const total = flushes.async + flushes.sync;
     assert.ok(total >= 1, 'the lines were flushed');
-    assert.ok(total < n, `${n} commits took ${total} flushes (${flushes.async} async, ${flushes.sync} sync): lines should share flushes`);
+    assert.ok(
+      total < n,
+      `${n} commits took ${total} flushes (${flushes.async} async, ${flushes.sync} sync): lines should share flushes`,
+    );
     assert.ok(flushes.async >= 1, 'with other commits queued, the flush runs on the thread pool');
     await store.close();
     opened.pop();
     const reopened = await open();
-    assert.deepEqual(await namesLike(reopened, 'c'), Array.from({ length: n }, (_, i) => `c-${i}`));
+    assert.deepEqual(
+      await namesLike(reopened, 'c'),
+      Array.from({ length: n }, (_, i) => `c-${i}`),
+    );
   });
 
   it('flushes once per commit, synchronously, when commits come one at a time', async () => {
@@ -108,38 +124,62 @@ describe('FileStore group commit', () => {
     for (let i = 0; i < n; i++) await insert(store, `s-${i}`, i);
     unpatch();
     assert.equal(journalLines(tmp.path) - linesBefore, n);
-    assert.deepEqual(flushes, { async: 0, sync: n }, 'nothing to overlap with: each commit flushes right away, without the thread pool');
+    assert.deepEqual(
+      flushes,
+      { async: 0, sync: n },
+      'nothing to overlap with: each commit flushes right away, without the thread pool',
+    );
     await store.close();
     opened.pop();
-    assert.deepEqual(await namesLike(await open(), 's'), Array.from({ length: n }, (_, i) => `s-${i}`));
+    assert.deepEqual(
+      await namesLike(await open(), 's'),
+      Array.from({ length: n }, (_, i) => `s-${i}`),
+    );
   });
 
   it('rejects the commits a failed async flush covered, cuts them from the journal, and stays usable', async () => {
     const store = await open();
     let failures = 0;
     // The first fdatasync on the thread pool reports EIO (after really running, as a disk that lost the write might).
-    patch('fdatasync', (original) => (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) =>
-      original(fd, (err: NodeJS.ErrnoException | null) => {
-        if (failures === 0) {
-          failures++;
-          callback(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO', errno: -5, syscall: 'fdatasync' }));
-        } else callback(err);
-      }),
+    patch(
+      'fdatasync',
+      (original) => (fd: number, callback: (err: NodeJS.ErrnoException | null) => void) =>
+        original(fd, (err: NodeJS.ErrnoException | null) => {
+          if (failures === 0) {
+            failures++;
+            callback(
+              Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO', errno: -5, syscall: 'fdatasync' }),
+            );
+          } else callback(err);
+        }),
     );
     const n = 12;
     const commits = Array.from({ length: n }, (_, i) => insert(store, `f-${i}`, i));
     // A read queued behind them sees their rows: it must not return rows that are then rolled back.
-    const read = store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'f-*' ORDER BY value`));
+    const read = store.read((r) =>
+      r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'f-*' ORDER BY value`),
+    );
     const outcomes = await Promise.allSettled(commits);
     const readOutcome = (await Promise.allSettled([read]))[0]!;
     unpatch();
     assert.equal(failures, 1, 'the group was flushed on the thread pool, and that flush failed');
     const acknowledged = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [`f-${i}`] : []));
-    const rejected = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [{ name: `f-${i}`, reason: o.reason as unknown }] : []));
-    assert.ok(rejected.some((r) => r.name === 'f-0'), 'the first commit was in the failed flush');
+    const rejected = outcomes.flatMap((o, i) =>
+      o.status === 'rejected' ? [{ name: `f-${i}`, reason: o.reason as unknown }] : [],
+    );
+    assert.ok(
+      rejected.some((r) => r.name === 'f-0'),
+      'the first commit was in the failed flush',
+    );
     for (const { name, reason } of rejected) assert.ok(isCommitFailed(reason), `${name} failed with ${String(reason)}`);
-    if (readOutcome.status === 'rejected') assert.ok(isCommitFailed(readOutcome.reason), `the read failed with ${String(readOutcome.reason)}`);
-    else assert.deepEqual(readOutcome.value.map((r) => r.name).filter((name) => !acknowledged.includes(name)), [], 'the read returned only acknowledged rows');
+    if (readOutcome.status === 'rejected')
+      assert.ok(isCommitFailed(readOutcome.reason), `the read failed with ${String(readOutcome.reason)}`);
+    else
+      assert.deepEqual(
+        readOutcome.value.map((r) => r.name).filter((name) => !acknowledged.includes(name)),
+        [],
+        'the read returned only acknowledged rows',
+      );
 
     // In this process already, nothing of the rejected commits is left.
     assert.deepEqual(await namesLike(store, 'f'), acknowledged);
@@ -194,7 +234,9 @@ describe('FileStore group commit', () => {
     );
     await aHolds;
     const bSaw = b.transact(async (tx) => {
-      const seen = (await tx.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'a-*' ORDER BY value`)).map((r) => r.name);
+      const seen = (
+        await tx.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'a-*' ORDER BY value`)
+      ).map((r) => r.name);
       await tx.run(`INSERT INTO counters (name, value) VALUES ('b-0', 0)`);
       return seen;
     });
@@ -202,7 +244,10 @@ describe('FileStore group commit', () => {
     const seen = await bSaw;
     // B committed under the lock after A's commits that it saw were durable, in commit order.
     assert.ok(seen.length >= 1, 'B waited for the commit that held the lock when it asked');
-    assert.deepEqual(seen, Array.from({ length: seen.length }, (_, i) => `a-${i}`));
+    assert.deepEqual(
+      seen,
+      Array.from({ length: seen.length }, (_, i) => `a-${i}`),
+    );
     const all = Array.from({ length: n }, (_, i) => `a-${i}`);
     assert.deepEqual(await namesLike(b, 'a'), all);
     assert.deepEqual(await namesLike(a, 'b'), ['b-0']);
@@ -237,7 +282,9 @@ describe('FileStore group commit', () => {
     });
     const n = 30;
     const commits = Array.from({ length: n }, (_, i) => insert(store, `r-${i}`, i));
-    const seen = await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r-*' ORDER BY value`));
+    const seen = await store.read((r) =>
+      r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r-*' ORDER BY value`),
+    );
     // Right when the read resolves: which of the rows it saw are in flushed bytes?
     const path = lastSegment(tmp.path);
     const durableBytes = durable.get(statSync(path).ino) ?? 0;

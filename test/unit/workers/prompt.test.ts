@@ -21,11 +21,20 @@ function task(overrides: Partial<Task> = {}): Task {
 }
 
 describe('workers: the prompt a worker receives', () => {
-  const input = { task: task(), delegationId: 'D-T2-coder-001', agent: 'coder', artifactPath: '.baton/runs/R-1/artifacts/D-T2-coder-001.md', dependencies: [{ id: 'T1', title: 'Lay the ground' }] };
+  const input = {
+    task: task(),
+    delegationId: 'D-T2-coder-001',
+    agent: 'coder',
+    artifactPath: '.baton/runs/R-1/artifacts/D-T2-coder-001.md',
+    dependencies: [{ id: 'T1', title: 'Lay the ground' }],
+  };
 
   it('carries the task, its instructions, the files it may change, what it builds on and how it is verified', () => {
     const prompt = buildPrompt(input);
-    assert.match(prompt, /You are the "coder" agent\. Baton delegated task T2 of a plan to you \(attempt D-T2-coder-001\)\./);
+    assert.match(
+      prompt,
+      /You are the "coder" agent\. Baton delegated task T2 of a plan to you \(attempt D-T2-coder-001\)\./,
+    );
     assert.match(prompt, /^# T2: Migrate the schema$/m);
     assert.match(prompt, /Add the table `users`\.\n\nKeep it small\./);
     assert.match(prompt, /## Files\n\nChange only files matching:\n- `src\/db\/\*\*`\n- `migrations\/\*\.sql`/);
@@ -48,7 +57,11 @@ describe('workers: the prompt a worker receives', () => {
   });
 
   it('leaves out empty sections and says so when the plan gives no instructions', () => {
-    const prompt = buildPrompt({ ...input, task: task({ files: [], verify: [], instructions: '   ' }), dependencies: [] });
+    const prompt = buildPrompt({
+      ...input,
+      task: task({ files: [], verify: [], instructions: '   ' }),
+      dependencies: [],
+    });
     assert.match(prompt, /\(The plan gives no further instructions for this task\.\)/);
     assert.doesNotMatch(prompt, /## Files|## Already done|## Verification/);
   });

@@ -5,7 +5,11 @@ import { BatonError } from '../../../src/engine/index';
 import { spawnWorker } from '../../../src/engine/workers/spawnWorker';
 import { makeTempDir } from '../../support/tempDir';
 
-const node = (script: string) => ({ workerId: 'w', argv: [process.execPath, '-e', script], env: { FROM_CONFIG: 'config' } });
+const node = (script: string) => ({
+  workerId: 'w',
+  argv: [process.execPath, '-e', script],
+  env: { FROM_CONFIG: 'config' },
+});
 
 function procStat(pid: number): { pgrp: number; session: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -18,7 +22,10 @@ describe('workers: spawnWorker', () => {
     const dir = makeTempDir('baton-spawn-');
     const logPath = join(dir, 'logs', 'w.log');
     writeFileSync(join(dir, 'pre'), '');
-    const worker = await spawnWorker(node(`process.stdout.write('out line\\n'); process.stderr.write('err line\\n'); process.exitCode = 7`), { cwd: dir, logPath, env: {} });
+    const worker = await spawnWorker(
+      node(`process.stdout.write('out line\\n'); process.stderr.write('err line\\n'); process.exitCode = 7`),
+      { cwd: dir, logPath, env: {} },
+    );
     assert.deepEqual(await worker.exited, { exitCode: 7, signal: null });
     assert.equal(readFileSync(logPath, 'utf8'), 'out line\nerr line\n');
     const again = await spawnWorker(node(`console.log('second')`), { cwd: dir, logPath, env: {} });
@@ -32,7 +39,11 @@ describe('workers: spawnWorker', () => {
     const worker = await spawnWorker(
       {
         workerId: 'w',
-        argv: [process.execPath, '-e', `require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ a: process.env.BATON_RUN_ID, b: process.env.FROM_CONFIG, cwd: process.cwd() })); setTimeout(() => {}, 300)`],
+        argv: [
+          process.execPath,
+          '-e',
+          `require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ a: process.env.BATON_RUN_ID, b: process.env.FROM_CONFIG, cwd: process.cwd() })); setTimeout(() => {}, 300)`,
+        ],
         env: { FROM_CONFIG: 'config', BATON_RUN_ID: 'from config' },
       },
       { cwd: dir, logPath: join(dir, 'w.log'), env: { BATON_RUN_ID: 'R-7' } },
@@ -48,8 +59,13 @@ describe('workers: spawnWorker', () => {
   it('refuses a command that does not exist or cannot be executed with a clear reason', async () => {
     const dir = makeTempDir('baton-spawn-');
     await assert.rejects(
-      spawnWorker({ workerId: 'ghost', argv: ['baton-no-such-command'], env: {} }, { cwd: dir, logPath: join(dir, 'w.log'), env: {} }),
-      (err: unknown) => BatonError.is(err, 'worker.spawn-failed') && err.message === 'Could not start worker "ghost" (baton-no-such-command): ENOENT.',
+      spawnWorker(
+        { workerId: 'ghost', argv: ['baton-no-such-command'], env: {} },
+        { cwd: dir, logPath: join(dir, 'w.log'), env: {} },
+      ),
+      (err: unknown) =>
+        BatonError.is(err, 'worker.spawn-failed') &&
+        err.message === 'Could not start worker "ghost" (baton-no-such-command): ENOENT.',
     );
     const script = join(dir, 'not-executable.sh');
     writeFileSync(script, '#!/bin/sh\necho hi\n');
@@ -62,7 +78,11 @@ describe('workers: spawnWorker', () => {
 
   it('reports the signal that ended a worker', async () => {
     const dir = makeTempDir('baton-spawn-');
-    const worker = await spawnWorker(node('setInterval(() => {}, 1000)'), { cwd: dir, logPath: join(dir, 'w.log'), env: {} });
+    const worker = await spawnWorker(node('setInterval(() => {}, 1000)'), {
+      cwd: dir,
+      logPath: join(dir, 'w.log'),
+      env: {},
+    });
     process.kill(worker.identity.pid, 'SIGTERM');
     assert.deepEqual(await worker.exited, { exitCode: null, signal: 'SIGTERM' });
   });

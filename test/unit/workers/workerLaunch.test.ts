@@ -24,17 +24,45 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     const v = values('/work space');
     const launch = workerLaunch(
       'agent',
-      { type: 'process', command: 'agent-cli', args: ['--task={taskId}', '--cwd', '{workspace}', '--out', '{artifactPath}', '--prompt', '{prompt}', '--file={promptFile}'], env: { X: '1' } },
+      {
+        type: 'process',
+        command: 'agent-cli',
+        args: [
+          '--task={taskId}',
+          '--cwd',
+          '{workspace}',
+          '--out',
+          '{artifactPath}',
+          '--prompt',
+          '{prompt}',
+          '--file={promptFile}',
+        ],
+        env: { X: '1' },
+      },
       v,
     );
-    assert.deepEqual(launch.argv, ['agent-cli', '--task=T1', '--cwd', '/work space', '--out', v.artifactPath, '--prompt', v.prompt, `--file=${v.promptFile}`]);
+    assert.deepEqual(launch.argv, [
+      'agent-cli',
+      '--task=T1',
+      '--cwd',
+      '/work space',
+      '--out',
+      v.artifactPath,
+      '--prompt',
+      v.prompt,
+      `--file=${v.promptFile}`,
+    ]);
     assert.equal(launch.stdin, undefined, 'a prompt passed by argument is not also sent on stdin');
     assert.deepEqual(launch.env, { X: '1' });
   });
 
   it('substitutes once: placeholder-like text and $-patterns inside a value are taken literally', () => {
     const v = { ...values('/ws'), taskId: '{workspace}$&$1', prompt: 'see {promptFile} and $`' };
-    const launch = workerLaunch('agent', { type: 'process', command: 'a', args: ['{taskId}', 'x{prompt}y'], env: {} }, v);
+    const launch = workerLaunch(
+      'agent',
+      { type: 'process', command: 'a', args: ['{taskId}', 'x{prompt}y'], env: {} },
+      v,
+    );
     assert.deepEqual(launch.argv, ['a', '{workspace}$&$1', 'xsee {promptFile} and $`y']);
   });
 
@@ -44,7 +72,11 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     assert.equal(plain.stdin, v.prompt, 'no {prompt}/{promptFile} argument: stdin');
     const byFile = workerLaunch('agent', { type: 'process', command: 'a', args: ['{promptFile}'], env: {} }, v);
     assert.equal(byFile.stdin, undefined);
-    const both = workerLaunch('agent', { type: 'process', command: 'a', args: ['{promptFile}'], promptOnStdin: true, env: {} }, v);
+    const both = workerLaunch(
+      'agent',
+      { type: 'process', command: 'a', args: ['{promptFile}'], promptOnStdin: true, env: {} },
+      v,
+    );
     assert.equal(both.stdin, v.prompt);
     const none = workerLaunch('agent', { type: 'process', command: 'a', args: [], promptOnStdin: false, env: {} }, v);
     assert.equal(none.stdin, undefined);
@@ -52,8 +84,29 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
 
   it('launches claude-code in print mode with text output, the model, then the extra arguments, prompt on stdin', () => {
     const v = values('/ws');
-    const launch = workerLaunch('claude', { type: 'claude-code', executable: '/opt/claude', model: 'opus', args: ['--permission-mode', 'acceptEdits', '--add-dir', '{workspace}'], env: {} }, v);
-    assert.deepEqual(launch.argv, ['/opt/claude', '-p', '--output-format', 'text', '--model', 'opus', '--permission-mode', 'acceptEdits', '--add-dir', '/ws']);
+    const launch = workerLaunch(
+      'claude',
+      {
+        type: 'claude-code',
+        executable: '/opt/claude',
+        model: 'opus',
+        args: ['--permission-mode', 'acceptEdits', '--add-dir', '{workspace}'],
+        env: {},
+      },
+      v,
+    );
+    assert.deepEqual(launch.argv, [
+      '/opt/claude',
+      '-p',
+      '--output-format',
+      'text',
+      '--model',
+      'opus',
+      '--permission-mode',
+      'acceptEdits',
+      '--add-dir',
+      '/ws',
+    ]);
     assert.equal(launch.stdin, v.prompt);
   });
 
@@ -64,7 +117,8 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     assert.equal(resolveWorker(DEFAULT_CONFIG, 'claude-code').type, 'claude-code');
     assert.throws(
       () => resolveWorker(config, 'nope'),
-      (err: unknown) => BatonError.is(err, 'worker.unknown') && /known workers: mine, claude-code, manual/.test(err.message),
+      (err: unknown) =>
+        BatonError.is(err, 'worker.unknown') && /known workers: mine, claude-code, manual/.test(err.message),
     );
   });
 
@@ -73,11 +127,21 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     const out = join(workspace, 'argv.json');
     const v = values(workspace);
     const script = `require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(1)))`; // node -e: argv[1] is the first argument
-    const launch = workerLaunch('agent', { type: 'process', command: process.execPath, args: ['-e', script, '{prompt}', '{artifactPath}', 'id={taskId}; touch pwned'], env: {} }, v);
+    const launch = workerLaunch(
+      'agent',
+      {
+        type: 'process',
+        command: process.execPath,
+        args: ['-e', script, '{prompt}', '{artifactPath}', 'id={taskId}; touch pwned'],
+        env: {},
+      },
+      v,
+    );
     const worker = await spawnWorker(launch, { cwd: workspace, logPath: join(workspace, 'log.txt'), env: {} });
     assert.deepEqual(await worker.exited, { exitCode: 0, signal: null });
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), [v.prompt, v.artifactPath, 'id=T1; touch pwned']);
-    for (const name of ['pwned', 'pwned2', 'pwned3', 'pwned4', 'pwned5']) assert.equal(existsSync(join(workspace, name)), false, `${name} must not exist`);
+    for (const name of ['pwned', 'pwned2', 'pwned3', 'pwned4', 'pwned5'])
+      assert.equal(existsSync(join(workspace, name)), false, `${name} must not exist`);
   });
 
   it('hands the prompt to the worker on stdin and closes it', async () => {
@@ -85,7 +149,11 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     const out = join(workspace, 'stdin.txt');
     const v = values(workspace);
     const script = `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>require('node:fs').writeFileSync(${JSON.stringify(out)},s))`;
-    const launch = workerLaunch('agent', { type: 'process', command: process.execPath, args: ['-e', script], env: {} }, v);
+    const launch = workerLaunch(
+      'agent',
+      { type: 'process', command: process.execPath, args: ['-e', script], env: {} },
+      v,
+    );
     const worker = await spawnWorker(launch, { cwd: workspace, logPath: join(workspace, 'log.txt'), env: {} });
     assert.deepEqual(await worker.exited, { exitCode: 0, signal: null });
     assert.equal(readFileSync(out, 'utf8'), v.prompt);
