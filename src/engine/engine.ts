@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './config/config';
-import { decideGate, type DecideGateOutcome, type GateDecision } from './gates/decideGate';
-import { ingestArtifact, workspacePath, type IngestOutcome } from './ingest/ingestArtifact';
-import type { VerifyContext } from './executor/verifyAttempt';
+import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './domain/config';
+import { decideGate, type DecideGateOutcome, type GateDecision } from './operations/gates/decideGate';
+import { ingestArtifact, workspacePath, type IngestOutcome } from './usecases/ingestArtifact';
+import type { VerifyContext } from './usecases/verifyAttempt';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
-import { isLeaseLive, readCoordinatorLease } from './executor/coordinatorLease';
-import { reconcileRun, type ReconcileContext, type ReconcileReport } from './executor/reconcile';
+import { isLeaseLive, readCoordinatorLease } from './operations/coordinatorLease/coordinatorLease';
+import { reconcileRun, type ReconcileContext, type ReconcileReport } from './usecases/reconcileRun';
 import {
   applyStopHere,
   liftStops,
@@ -16,24 +16,29 @@ import {
   type StopMode,
   type StopReportEntry,
   type StopRequest,
-} from './executor/stopRequests';
-import { replanRun, type ReplanOutcome } from './queue/replanRun';
+} from './operations/stops/stopRequests';
+import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
 import {
   listAttemptWorktrees,
   readRunIsolation,
   worktreesRoot,
   type AttemptWorktree,
   type RunIsolation,
-} from './isolation/worktrees';
-import { findGit, gitMissing } from './isolation/git';
-import { cleanupWorktrees, inspectWorktrees, type CleanupReport, type WorktreeFinding } from './isolation/cleanup';
-import { runPaths } from './executor/runPaths';
-import { folderSize } from './util/folderSize';
-import { isProcessAlive } from './runtime/processes';
-import { resolveWorker } from './workers/workerLaunch';
-import { sleep, systemClock, systemIds, type Clock, type IdSource } from './model/clock';
-import { BatonError } from './model/errors';
-import { hasErrors, type Issue } from './model/issue';
+} from './effects/git/worktrees';
+import { findGit, gitMissing } from './effects/git/git';
+import {
+  cleanupWorktrees,
+  inspectWorktrees,
+  type CleanupReport,
+  type WorktreeFinding,
+} from './usecases/cleanupWorktrees';
+import { runPaths } from './effects/workspaceLayout';
+import { folderSize } from './effects/folderSize';
+import { isProcessAlive } from './effects/processes/processes';
+import { resolveWorker } from './domain/workerLaunch';
+import { sleep, systemClock, systemIds, type Clock, type IdSource } from './domain/clock';
+import { BatonError } from './domain/errors';
+import { hasErrors, type Issue } from './domain/issue';
 import type {
   Delegation,
   DelegationStatus,
@@ -45,15 +50,15 @@ import type {
   RunEvent,
   Task,
   WorkerRuntime,
-} from './model/types';
-import { parsePlan } from './plan/parsePlan';
-import type { Claim } from './queue/claimDelegation';
-import { claimTask } from './queue/claimTask';
-import { runSettingsFrom, type OperationContext, type RunSettings } from './queue/context';
-import { readRunSettings } from './queue/taskFlow';
-import { createRun, planDigest } from './queue/createRun';
-import { expireStaleRuntimes, type ExpiredRuntime } from './runtime/expireStaleRuntimes';
-import { renewRuntimeLease } from './runtime/renewRuntimeLease';
+} from './domain/types';
+import { parsePlan } from './domain/plan/parsePlan';
+import type { Claim } from './operations/delegations/claimDelegation';
+import { claimTask } from './operations/delegations/claimTask';
+import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
+import { readRunSettings } from './operations/tasks/taskFlow';
+import { createRun, planDigest } from './operations/runs/createRun';
+import { expireStaleRuntimes, type ExpiredRuntime } from './operations/runtimes/expireStaleRuntimes';
+import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import type { StoreReader } from './store/port';
 import {
@@ -78,7 +83,7 @@ import {
   type RuntimeRow,
   type TaskRow,
 } from './store/rows';
-import { Emitter, type Disposable } from './util/emitter';
+import { Emitter, type Disposable } from './domain/emitter';
 
 export const BATON_DIR = '.baton';
 

@@ -4,7 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Engine, storeDirOf, type Task } from '../../src/engine';
 import type { SqlValue, StorePort, StoreReader, StoreTx } from '../../src/engine/store/port';
-import { buildPrompt } from '../../src/engine/workers/prompt';
+import { buildPrompt } from '../../src/engine/domain/prompt';
 import { nowMs, summarize, type Summary } from './stats';
 import { timeFlushes } from './storeBench';
 

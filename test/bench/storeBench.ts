@@ -21,7 +21,7 @@ import { availableParallelism, cpus, release, tmpdir, totalmem } from 'node:os';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, Engine, storeDirOf } from '../../src/engine';
-import { delegationId, runSettingsFrom } from '../../src/engine/queue/context';
+import { delegationId, runSettingsFrom } from '../../src/engine/domain/runSettings';
 import { FileStore, type FileStoreOptions } from '../../src/engine/store/fileStore';
 import type { SqlValue } from '../../src/engine/store/port';
 import { loadSqlJs } from '../../src/engine/store/sqljs';

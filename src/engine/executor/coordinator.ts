@@ -1,23 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import type { BatonConfig } from '../config/config';
-import { openGate, waitsAtGateReason } from '../gates/openGate';
-import { ingestArtifact, workspacePath } from '../ingest/ingestArtifact';
-import { resultOnDisk } from '../ingest/resultOnDisk';
-import type { Clock, IdSource } from '../model/clock';
-import { BatonError } from '../model/errors';
-import type { RunStatus } from '../model/types';
-import { claimDelegation } from '../queue/claimDelegation';
-import { enqueueDelegation } from '../queue/enqueueDelegation';
+import type { BatonConfig } from '../domain/config';
+import { openGate, waitsAtGateReason } from '../operations/gates/openGate';
+import { ingestArtifact, workspacePath } from '../usecases/ingestArtifact';
+import { resultOnDisk } from '../usecases/resultOnDisk';
+import type { Clock, IdSource } from '../domain/clock';
+import { BatonError } from '../domain/errors';
+import type { RunStatus } from '../domain/types';
+import { claimDelegation } from '../operations/delegations/claimDelegation';
+import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
 import {
   getDelegation,
   refreshRunStatus,
   setTaskStatus,
   settleUnsuccessfulAttempt,
   transitionDelegation,
-} from '../queue/taskFlow';
-import { expireStaleRuntimes } from '../runtime/expireStaleRuntimes';
+} from '../operations/tasks/taskFlow';
+import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
 import {
   findProcessesOfWorkers,
   isProcessAlive,
@@ -26,13 +26,13 @@ import {
   workerMarker,
   type ProcessIdentity,
   type TerminationReport,
-} from '../runtime/processes';
+} from '../effects/processes/processes';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
-import type { Disposable } from '../util/emitter';
-import { buildPrompt } from '../workers/prompt';
-import { spawnWorker, type WorkerExit } from '../workers/spawnWorker';
-import { resolveWorker, workerLaunch } from '../workers/workerLaunch';
+import type { Disposable } from '../domain/emitter';
+import { buildPrompt } from '../domain/prompt';
+import { spawnWorker, type WorkerExit } from '../effects/processes/spawnWorker';
+import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import {
   acquireCoordinatorLease,
   assertCoordinatorEpoch,
@@ -40,9 +40,9 @@ import {
   releaseCoordinatorLease,
   renewCoordinatorLease,
   type CoordinatorLease,
-} from './coordinatorLease';
-import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from './reconcile';
-import { runPaths } from './runPaths';
+} from '../operations/coordinatorLease/coordinatorLease';
+import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from '../usecases/reconcileRun';
+import { runPaths } from '../effects/workspaceLayout';
 import {
   cancelStoppedAttempt,
   endRecordedWorker,
@@ -51,9 +51,9 @@ import {
   requestStop,
   type StopReportEntry,
   type StopRequest,
-} from './stopRequests';
-import { verifyAttempt, type VerifyContext } from './verifyAttempt';
-import { firstOverlap } from '../queue/fileOverlap';
+} from '../operations/stops/stopRequests';
+import { verifyAttempt, type VerifyContext } from '../usecases/verifyAttempt';
+import { firstOverlap } from '../domain/fileOverlap';
 import {
   createWorktree,
   planIsolation,
@@ -64,7 +64,7 @@ import {
   workspaceInWorktree,
   worktreeLocation,
   type RunIsolation,
-} from '../isolation/worktrees';
+} from '../effects/git/worktrees';
 
 export interface CoordinatorDeps {
   store: StorePort;

@@ -12,12 +12,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
-import { BatonError } from '../model/errors';
-import { systemClock, type Clock } from '../model/clock';
-import { Emitter, type Disposable } from '../util/emitter';
-import { fsyncDirectory, writeFileDurably } from '../util/fsync';
-import { faultPoint } from '../util/faultPoint';
-import { Mutex } from '../util/mutex';
+import { BatonError } from '../domain/errors';
+import { systemClock, type Clock } from '../domain/clock';
+import { Emitter, type Disposable } from '../domain/emitter';
+import { fsyncDirectory, writeFileDurably } from './fsync';
+import { faultPoint } from './faultPoint';
+import { Mutex } from './mutex';
 import {
   decodeJournalChunk,
   encodeJournalLine,

@@ -1,4 +1,4 @@
-import type { Disposable } from '../util/emitter';
+import type { Disposable } from '../domain/emitter';
 
 /** A bound parameter. Booleans are stored as 0/1 by the caller; nothing else crosses the journal. */
 export type SqlValue = string | number | null;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { BatonError } from '../model/errors';
+import { BatonError } from '../domain/errors';
 
 /**
  * A short exclusive lock held around each write transaction of one store folder,

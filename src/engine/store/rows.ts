@@ -1,5 +1,5 @@
-import type { Issue } from '../model/issue';
-import { deriveRuntimeStatus } from '../model/transitions';
+import type { Issue } from '../domain/issue';
+import { deriveRuntimeStatus } from '../domain/transitions';
 import type {
   Delegation,
   DelegationStatus,
@@ -14,7 +14,7 @@ import type {
   Task,
   TaskStatus,
   WorkerRuntime,
-} from '../model/types';
+} from '../domain/types';
 
 /** Column lists and row mappers: the one place that knows how the model is laid out in SQL. */
 export interface RunRow {

@@ -11,9 +11,9 @@ import {
   acquireCoordinatorLease,
   assertCoordinatorEpoch,
   releaseCoordinatorLease,
-} from '../../../src/engine/executor/coordinatorLease';
-import { BatonError } from '../../../src/engine/model/errors';
-import { selfIdentity } from '../../../src/engine/runtime/processes';
+} from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { BatonError } from '../../../src/engine/domain/errors';
+import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { FileStore } from '../../../src/engine/store/fileStore';
 
 async function main(): Promise<void> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, parseConfig } from '../../../src/engine/config/config';
+import { DEFAULT_CONFIG, parseConfig } from '../../../src/engine/domain/config';
 import { renderConfigSchema } from '../../../scripts/writeConfigSchema';
 
 describe('config (.baton/config.json)', () => {

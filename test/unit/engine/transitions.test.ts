@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { BatonError } from '../../../src/engine/model/errors';
+import { BatonError } from '../../../src/engine/domain/errors';
 import {
   canHeartbeat,
   DELEGATION_TRANSITIONS,
   deriveRuntimeStatus,
   GATE_TRANSITIONS,
-} from '../../../src/engine/model/transitions';
-import { DELEGATION_STATUSES, GATE_STATUSES, type DelegationStatus } from '../../../src/engine/model/types';
-import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
-import { getDelegation, transitionDelegation } from '../../../src/engine/queue/taskFlow';
+} from '../../../src/engine/domain/transitions';
+import { DELEGATION_STATUSES, GATE_STATUSES, type DelegationStatus } from '../../../src/engine/domain/types';
+import { enqueueDelegation } from '../../../src/engine/operations/delegations/enqueueDelegation';
+import { getDelegation, transitionDelegation } from '../../../src/engine/operations/tasks/taskFlow';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 

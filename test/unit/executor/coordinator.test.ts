@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { FileStore } from '../../../src/engine/store/fileStore';
-import { acquireCoordinatorLease } from '../../../src/engine/executor/coordinatorLease';
-import { selfIdentity } from '../../../src/engine/runtime/processes';
+import { acquireCoordinatorLease } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { storeDirOf } from '../../../src/engine/engine';
 import {
   FAKE_CLAUDE,

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { storeDirOf } from '../../../src/engine/engine';
 import { FileStore } from '../../../src/engine/store/fileStore';
-import { runPaths } from '../../../src/engine/executor/runPaths';
-import { systemIds } from '../../../src/engine/model/clock';
-import { claimDelegation } from '../../../src/engine/queue/claimDelegation';
-import { enqueueDelegation } from '../../../src/engine/queue/enqueueDelegation';
-import { spawnWorker } from '../../../src/engine/workers/spawnWorker';
-import { workerLaunch } from '../../../src/engine/workers/workerLaunch';
+import { runPaths } from '../../../src/engine/effects/workspaceLayout';
+import { systemIds } from '../../../src/engine/domain/clock';
+import { claimDelegation } from '../../../src/engine/operations/delegations/claimDelegation';
+import { enqueueDelegation } from '../../../src/engine/operations/delegations/enqueueDelegation';
+import { spawnWorker } from '../../../src/engine/effects/processes/spawnWorker';
+import { workerLaunch } from '../../../src/engine/domain/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
 import {
   ATTEMPT_WORKER,

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Engine, systemClock, type CoordinatorOutcome, type StopRequest } from '../../../src/engine/index';
 import type { Coordinator } from '../../../src/engine/executor/coordinator';
-import { terminateWorker } from '../../../src/engine/runtime/processes';
+import { terminateWorker } from '../../../src/engine/effects/processes/processes';
 import { bundleScript } from '../../support/bundleScript';
 import { EngineFixture } from '../../support/engineFixture';
 

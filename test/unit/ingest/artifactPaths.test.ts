@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Range } from '../../../src/engine/model/issue';
-import { checkArtifactPaths, MAX_ARTIFACT_PATH_LENGTH } from '../../../src/engine/ingest/artifactPaths';
-import { parseResultArtifact } from '../../../src/engine/ingest/parseResult';
-import type { ParsedResult } from '../../../src/engine/ingest/parseResult';
+import type { Range } from '../../../src/engine/domain/issue';
+import { checkArtifactPaths, MAX_ARTIFACT_PATH_LENGTH } from '../../../src/engine/usecases/artifactPaths';
+import { parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
+import type { ParsedResult } from '../../../src/engine/domain/result/parseResult';
 
 function rangeFor(index: number): Range {
   return { start: { line: index + 10, column: 5 }, end: { line: index + 10, column: 9 } };

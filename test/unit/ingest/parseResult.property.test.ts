@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { hasErrors } from '../../../src/engine/model/issue';
-import { RESULT_STATUSES } from '../../../src/engine/model/types';
-import { parseResultArtifact } from '../../../src/engine/ingest/parseResult';
-import type { ExpectedIdentity, ParsedResultArtifact } from '../../../src/engine/ingest/parseResult';
+import { hasErrors } from '../../../src/engine/domain/issue';
+import { RESULT_STATUSES } from '../../../src/engine/domain/types';
+import { parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
+import type { ExpectedIdentity, ParsedResultArtifact } from '../../../src/engine/domain/result/parseResult';
 import { assertRangeInBounds, mutatedText, textAt } from '../plan/textMutations';
 
 const RESULT_CODES = new Set([

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Issue, Range } from '../../../src/engine/model/issue';
-import { checkArtifactPaths } from '../../../src/engine/ingest/artifactPaths';
-import { checkResultIdentity, parseResultArtifact } from '../../../src/engine/ingest/parseResult';
+import type { Issue, Range } from '../../../src/engine/domain/issue';
+import { checkArtifactPaths } from '../../../src/engine/usecases/artifactPaths';
+import { checkResultIdentity, parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
 
 function r(startLine: number, startColumn: number, endLine: number, endColumn: number): Range {
   return { start: { line: startLine, column: startColumn }, end: { line: endLine, column: endColumn } };

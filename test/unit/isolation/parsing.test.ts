@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { parsePorcelainStatus, parseWorktreeList } from '../../../src/engine/isolation/git';
-import { firstOverlap, globsOverlap } from '../../../src/engine/queue/fileOverlap';
-import { parsePlan } from '../../../src/engine/plan/parsePlan';
+import { parsePorcelainStatus, parseWorktreeList } from '../../../src/engine/effects/git/git';
+import { firstOverlap, globsOverlap } from '../../../src/engine/domain/fileOverlap';
+import { parsePlan } from '../../../src/engine/domain/plan/parsePlan';
 
 describe('isolation: parsing git output and globs', () => {
   it('parses `git worktree list --porcelain -z`: main tree, a branch worktree, a detached one, locked and prunable flags, paths with spaces', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { contentOffsetToDocument, findFencedBlocks } from '../../../src/engine/plan/markdownFences';
+import { contentOffsetToDocument, findFencedBlocks } from '../../../src/engine/domain/plan/markdownFences';
 
 describe('findFencedBlocks', () => {
   it('finds a backtick block with its language, content, offsets and lines', () => {

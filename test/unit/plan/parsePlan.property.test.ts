@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { hasErrors } from '../../../src/engine/model/issue';
-import type { ParsedPlan } from '../../../src/engine/model/types';
-import { parsePlan, TASK_ID_PATTERN } from '../../../src/engine/plan/parsePlan';
+import { hasErrors } from '../../../src/engine/domain/issue';
+import type { ParsedPlan } from '../../../src/engine/domain/types';
+import { parsePlan, TASK_ID_PATTERN } from '../../../src/engine/domain/plan/parsePlan';
 import { assertRangeInBounds, mutatedText, textAt } from './textMutations';
 
 const PLAN_CODES = new Set([

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasErrors } from '../../../src/engine/model/issue';
-import type { Issue, Range } from '../../../src/engine/model/issue';
-import { parsePlan, splitCommandLine } from '../../../src/engine/plan/parsePlan';
+import { hasErrors } from '../../../src/engine/domain/issue';
+import type { Issue, Range } from '../../../src/engine/domain/issue';
+import { parsePlan, splitCommandLine } from '../../../src/engine/domain/plan/parsePlan';
 
 function r(startLine: number, startColumn: number, endLine: number, endColumn: number): Range {
   return { start: { line: startLine, column: startColumn }, end: { line: endLine, column: endColumn } };

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import type { Range } from '../../../src/engine/model/issue';
+import type { Range } from '../../../src/engine/domain/issue';
 
 /**
  * Edits for property tests of the markdown parsers: characters and whole lines

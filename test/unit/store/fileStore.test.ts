@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatonError } from '../../../src/engine/model/errors';
+import { BatonError } from '../../../src/engine/domain/errors';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { encodeJournalLine } from '../../../src/engine/store/journal';
 import { SCHEMA_VERSION } from '../../../src/engine/store/migrations';

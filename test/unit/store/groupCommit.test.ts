@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { fstatSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { BatonError } from '../../../src/engine/model/errors';
+import { BatonError } from '../../../src/engine/domain/errors';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { decodeJournalChunk } from '../../../src/engine/store/journal';
 import { useTempDir } from '../../support/tempDir';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Task } from '../../../src/engine/index';
-import { parseResultArtifact } from '../../../src/engine/ingest/parseResult';
-import { buildPrompt } from '../../../src/engine/workers/prompt';
+import { parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
+import { buildPrompt } from '../../../src/engine/domain/prompt';
 
 function task(overrides: Partial<Task> = {}): Task {
   return {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG, parseConfig } from '../../../src/engine/config/config';
+import { DEFAULT_CONFIG, parseConfig } from '../../../src/engine/domain/config';
 import { BatonError } from '../../../src/engine/index';
-import { spawnWorker } from '../../../src/engine/workers/spawnWorker';
-import { resolveWorker, workerLaunch, type LaunchValues } from '../../../src/engine/workers/workerLaunch';
+import { spawnWorker } from '../../../src/engine/effects/processes/spawnWorker';
+import { resolveWorker, workerLaunch, type LaunchValues } from '../../../src/engine/domain/workerLaunch';
 import { makeTempDir } from '../../support/tempDir';
 
 const HOSTILE = 'do it; touch pwned && echo $(touch pwned2) `touch pwned3` > pwned4 | tee pwned5';

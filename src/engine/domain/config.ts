@@ -1,0 +1,255 @@
+import {
+  findNodeAtLocation,
+  parseTree,
+  printParseErrorCode,
+  type Node as JsonNode,
+  type ParseError,
+} from 'jsonc-parser';
+import * as z from 'zod';
+import { issue, type Issue, type Range } from './issue';
+import { LineIndex } from './lineIndex';
+
+export const DEFAULT_RISK_TAGS = ['database', 'security', 'migration', 'production', 'secrets'];
+
+/** Placeholders a process worker's arguments may use (docs/workers.md). */
+export const WORKER_PLACEHOLDERS = ['prompt', 'promptFile', 'artifactPath', 'taskId', 'workspace'] as const;
+const PLACEHOLDER = /\{([A-Za-z]+)\}/g;
+
+const workerArgs = z
+  .array(z.string())
+  .default([])
+  .superRefine((args, ctx) => {
+    args.forEach((arg, index) => {
+      for (const match of arg.matchAll(PLACEHOLDER)) {
+        if (!(WORKER_PLACEHOLDERS as readonly string[]).includes(match[1]!)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [index],
+            message: `Unknown placeholder {${match[1]}}; use ${WORKER_PLACEHOLDERS.map((p) => `{${p}}`).join(', ')}`,
+          });
+        }
+      }
+    });
+  });
+
+const processWorkerSchema = z
+  .object({
+    type: z.literal('process'),
+    command: z.string().min(1).describe('The program to run (a path or a name on PATH). Never run through a shell.'),
+    args: workerArgs.describe(
+      'Arguments, each one argv element; may contain {prompt}, {promptFile}, {artifactPath}, {taskId}, {workspace}.',
+    ),
+    promptOnStdin: z
+      .boolean()
+      .optional()
+      .describe('Write the prompt to stdin. Default: true unless an argument uses {prompt} or {promptFile}.'),
+    env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables.'),
+  })
+  .strict();
+
+const claudeCodeWorkerSchema = z
+  .object({
+    type: z.literal('claude-code'),
+    executable: z.string().min(1).default('claude').describe('Path to the Claude Code CLI.'),
+    args: workerArgs.describe('Extra arguments after the print-mode ones, e.g. ["--permission-mode", "acceptEdits"].'),
+    model: z.string().min(1).optional(),
+    env: z.record(z.string(), z.string()).default({}),
+  })
+  .strict();
+
+const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
+
+export const workerSchema = z.discriminatedUnion('type', [
+  processWorkerSchema,
+  claudeCodeWorkerSchema,
+  manualWorkerSchema,
+]);
+export type WorkerDefinition = z.output<typeof workerSchema>;
+
+/** Always available, whatever the config says (a config entry with the same id replaces one). */
+export const BUILTIN_WORKERS: Readonly<Record<string, WorkerDefinition>> = {
+  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {} },
+  manual: { type: 'manual' },
+};
+
+/**
+ * `.baton/config.json` (docs/config.md). The JSON schema published for editor completion
+ * (schemas/config.schema.json) is generated from this one definition.
+ */
+export const configSchema = z.object({
+  $schema: z.string().optional(),
+  riskTags: z
+    .array(z.string().min(1))
+    .default(DEFAULT_RISK_TAGS)
+    .describe('Tasks carrying any of these risk tags wait at a risk_approval gate until someone approves them.'),
+  leaseSeconds: z
+    .number()
+    .int()
+    .min(5)
+    .max(86_400)
+    .default(120)
+    .describe('How long a worker runtime holds its lease without a heartbeat before it is stale.'),
+  maxAttempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(2)
+    .describe('Attempts per task before a failed or stale attempt fails the task.'),
+  maxConcurrency: z.number().int().min(1).max(256).default(4).describe('How many workers a run drives at once.'),
+  taskTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400)
+    .default(3600)
+    .describe('An attempt still running after this long is stopped and fails.'),
+  verifyTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(600)
+    .describe('Each verify command is stopped after this long and counts as failed.'),
+  retryBackoffSeconds: z
+    .number()
+    .min(0)
+    .max(3600)
+    .default(10)
+    .describe('Wait before a retry; doubles with each further attempt (at most 10 minutes).'),
+  stopGraceSeconds: z
+    .number()
+    .min(0)
+    .max(300)
+    .default(5)
+    .describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  isolation: z
+    .enum(['auto', 'worktree', 'none'])
+    .default('auto')
+    .describe(
+      'worktree: each task works in its own git worktree and is integrated after it passed; none: the shared working tree; auto: worktree when the workspace is a git repository and maxConcurrency > 1 (docs/isolation.md).',
+    ),
+  integration: z
+    .enum(['merge', 'rebase', 'cherry-pick'])
+    .default('merge')
+    .describe(
+      'How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.',
+    ),
+  defaultWorker: z
+    .string()
+    .min(1)
+    .default('claude-code')
+    .describe('The worker for tasks whose plan block names none: a key of workers, or claude-code / manual.'),
+  workers: z
+    .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema)
+    .default({})
+    .describe('Worker definitions by id (docs/workers.md).'),
+});
+
+export type BatonConfig = z.output<typeof configSchema>;
+
+export const DEFAULT_CONFIG: BatonConfig = configSchema.parse({});
+
+const KNOWN_KEYS = new Set(Object.keys(configSchema.shape));
+
+export interface ParsedConfig {
+  config: BatonConfig;
+  issues: Issue[];
+}
+
+/** Parses config text (JSON with comments allowed). Never throws; issues carry ranges into the text. */
+export function parseConfig(text: string): ParsedConfig {
+  const lines = new LineIndex(text);
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const issues: Issue[] = errors.map((e) =>
+    issue(
+      'config.json-syntax',
+      '',
+      `JSON syntax error: ${printParseErrorCode(e.error)}.`,
+      'Fix the JSON syntax.',
+      lines.range(e.offset, e.offset + e.length),
+    ),
+  );
+  if (issues.length > 0 || !root) {
+    if (!root && issues.length === 0)
+      issues.push(issue('config.json-syntax', '', 'The config file is empty.', 'Write a JSON object, e.g. {}.'));
+    return { config: DEFAULT_CONFIG, issues };
+  }
+  if (root.type !== 'object') {
+    return {
+      config: DEFAULT_CONFIG,
+      issues: [
+        issue(
+          'config.not-an-object',
+          '',
+          'The config must be a JSON object.',
+          'Wrap the settings in { }.',
+          nodeRange(lines, root),
+        ),
+      ],
+    };
+  }
+  for (const property of root.children ?? []) {
+    const key = property.children?.[0];
+    if (key && typeof key.value === 'string' && !KNOWN_KEYS.has(key.value)) {
+      issues.push(
+        issue(
+          'config.unknown-field',
+          key.value,
+          `Unknown setting "${key.value}" is ignored.`,
+          `Known settings: ${[...KNOWN_KEYS].join(', ')}.`,
+          nodeRange(lines, key),
+          'warning',
+        ),
+      );
+    }
+  }
+  const value = JSON.parse(JSON.stringify(nodeValue(root))) as Record<string, unknown>;
+  for (const key of Object.keys(value)) if (!KNOWN_KEYS.has(key)) delete value[key];
+  const parsed = configSchema.safeParse(value);
+  if (parsed.success) return { config: parsed.data, issues };
+  for (const zodIssue of parsed.error.issues) {
+    const path = zodIssue.path.filter((p): p is string | number => typeof p !== 'symbol');
+    const node = findNodeAtLocation(root, path) ?? findNodeAtLocation(root, path.slice(0, 1));
+    issues.push(
+      issue(
+        'config.invalid-field',
+        path.join('.'),
+        `${path.join('.') || 'config'}: ${zodIssue.message}.`,
+        describeField(String(path[0] ?? '')),
+        node ? nodeRange(lines, node) : undefined,
+      ),
+    );
+  }
+  return { config: DEFAULT_CONFIG, issues };
+}
+
+function describeField(key: string): string {
+  const field = (configSchema.shape as Record<string, z.ZodType>)[key];
+  return field?.description ?? 'See docs/config.md.';
+}
+
+function nodeValue(node: JsonNode): unknown {
+  switch (node.type) {
+    case 'object':
+      return Object.fromEntries(
+        (node.children ?? []).map((p) => [
+          p.children?.[0]?.value as string,
+          p.children?.[1] ? nodeValue(p.children[1]) : undefined,
+        ]),
+      );
+    case 'array':
+      return (node.children ?? []).map(nodeValue);
+    default:
+      return node.value;
+  }
+}
+
+function nodeRange(lines: LineIndex, node: JsonNode): Range {
+  return lines.range(node.offset, node.offset + node.length);
+}
+
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;
+}

@@ -1,0 +1,33 @@
+import type { BatonConfig } from './config';
+import type { IdSource } from './clock';
+
+/** What every operation gets besides its input: the time of the transaction and the id source. */
+export interface OperationContext {
+  now: number;
+  ids: IdSource;
+}
+
+/** Settings frozen into a run when it starts (a later config edit does not change a running run). */
+export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
+  Partial<Pick<BatonConfig, 'isolation' | 'integration'>>;
+
+export function runSettingsFrom(config: BatonConfig): RunSettings {
+  return {
+    riskTags: config.riskTags,
+    leaseSeconds: config.leaseSeconds,
+    maxAttempts: config.maxAttempts,
+    retryBackoffSeconds: config.retryBackoffSeconds,
+    isolation: config.isolation,
+    integration: config.integration,
+  };
+}
+
+/** Wait before attempt `attempt` (2, 3, …): the base, doubling per further attempt, at most 10 minutes. */
+export function retryDelayMs(settings: RunSettings, attempt: number): number {
+  const base = (settings.retryBackoffSeconds ?? 0) * 1000;
+  return Math.min(base * 2 ** Math.max(0, attempt - 2), 600_000);
+}
+
+export function delegationId(taskId: string, agent: string, attempt: number): string {
+  return `D-${taskId}-${agent}-${String(attempt).padStart(3, '0')}`;
+}

@@ -1,0 +1,206 @@
+import { GitError, simpleGit, type SimpleGit } from 'simple-git';
+import { BatonError } from '../../domain/errors';
+
+/**
+ * A git command that exited non-zero: its exit code and both streams, for callers that
+ * expect it. (A GitError, so that simple-git passes it through instead of wrapping it.)
+ */
+export class GitCommandFailed extends GitError {
+  constructor(
+    readonly args: readonly string[],
+    readonly exitCode: number,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(
+      undefined,
+      `git ${args.join(' ')} exited with ${exitCode}: ${(stderr || stdout).trim().split('\n').slice(0, 3).join(' / ')}`,
+    );
+  }
+}
+
+/** One entry of `git worktree list --porcelain`. */
+export interface WorktreeEntry {
+  path: string;
+  head?: string;
+  /** Full ref name (refs/heads/…), absent when detached. */
+  branch?: string;
+  bare: boolean;
+  detached: boolean;
+  locked: boolean;
+  prunable: boolean;
+}
+
+/**
+ * Git as argv arrays through simple-git (never a shell), for one folder. Every non-zero
+ * exit is an error (GitCommandFailed) unless the caller says it expects that exit code.
+ */
+export class Git {
+  private readonly git: SimpleGit;
+  private lastRun: { args: readonly string[] } = { args: [] };
+
+  constructor(readonly cwd: string) {
+    this.git = simpleGit({
+      baseDir: cwd,
+      maxConcurrentProcesses: 2,
+      config: ['core.quotepath=off'],
+      errors: (error, result) => {
+        // A process that could not run at all; simple-git's own GitError for a non-zero exit is replaced by ours.
+        if (error && !(error instanceof GitError)) return error;
+        if (result.exitCode === 0) return undefined;
+        return new GitCommandFailed(
+          this.lastRun.args,
+          result.exitCode,
+          Buffer.concat(result.stdOut).toString('utf8'),
+          Buffer.concat(result.stdErr).toString('utf8'),
+        );
+      },
+    }).env(gitEnvironment());
+  }
+
+  /** Runs `git <args>`; resolves with stdout. */
+  async run(args: string[]): Promise<string> {
+    this.lastRun = { args };
+    try {
+      return await this.git.raw(args);
+    } catch (err) {
+      if (err instanceof GitCommandFailed) throw new GitCommandFailed(args, err.exitCode, err.stdout, err.stderr);
+      throw err;
+    }
+  }
+
+  /** Runs `git <args>` and reports the exit code instead of throwing for the ones expected. */
+  async attempt(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    try {
+      return { exitCode: 0, stdout: await this.run(args), stderr: '' };
+    } catch (err) {
+      if (err instanceof GitCommandFailed) return { exitCode: err.exitCode, stdout: err.stdout, stderr: err.stderr };
+      throw err;
+    }
+  }
+
+  async revParse(rev: string): Promise<string> {
+    return (await this.run(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`])).trim();
+  }
+
+  async headCommit(): Promise<string> {
+    return this.revParse('HEAD');
+  }
+
+  /** The branch checked out here (short name), or undefined when HEAD is detached. */
+  async currentBranch(): Promise<string | undefined> {
+    const out = await this.attempt(['symbolic-ref', '--quiet', '--short', 'HEAD']);
+    return out.exitCode === 0 ? out.stdout.trim() : undefined;
+  }
+
+  /** Changed and untracked paths (porcelain v1), `.baton/` excluded by the caller's exclude file. */
+  async dirtyPaths(): Promise<string[]> {
+    const out = await this.run(['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+    return parsePorcelainStatus(out);
+  }
+
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return (await this.attempt(['merge-base', '--is-ancestor', ancestor, descendant])).exitCode === 0;
+  }
+
+  async worktrees(): Promise<WorktreeEntry[]> {
+    return parseWorktreeList(await this.run(['worktree', 'list', '--porcelain', '-z']));
+  }
+
+  /** Files that differ between two commits. */
+  async changedFiles(from: string, to: string): Promise<string[]> {
+    const out = await this.run(['diff', '--name-only', '-z', '--no-renames', from, to]);
+    return out.split('\0').filter(Boolean);
+  }
+
+  /** Paths with unmerged entries (a rebase or cherry-pick that stopped on conflicts). */
+  async unmergedPaths(): Promise<string[]> {
+    const out = await this.run(['diff', '--name-only', '-z', '--diff-filter=U']);
+    return [...new Set(out.split('\0').filter(Boolean))];
+  }
+}
+
+/**
+ * Variables that make git run another program (an editor, a pager, an ssh or credential
+ * helper) or read other config. Baton's git commands need none of them — none opens an
+ * editor or talks to a remote — and simple-git refuses to run with them set.
+ */
+const PROGRAM_VARIABLES =
+  /^(editor|pager|prefix|ssh_askpass|git_(editor|sequence_editor|pager|askpass|ssh|ssh_command|proxy_command|external_diff|template_dir|exec_path|config.*))$/i;
+
+function gitEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (value !== undefined && !PROGRAM_VARIABLES.test(key)) env[key] = value;
+  // Messages Baton parses in a fixed language; never a prompt.
+  return { ...env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_MERGE_AUTOEDIT: 'no' };
+}
+
+/** Parses `git status --porcelain=v1 -z`: entries are "XY path", a rename carries its source as the next entry. */
+export function parsePorcelainStatus(out: string): string[] {
+  const paths: string[] = [];
+  const entries = out.split('\0');
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!;
+    if (entry.length < 4) continue;
+    paths.push(entry.slice(3));
+    if (entry[0] === 'R' || entry[0] === 'C') i++; // the next entry is the source path
+  }
+  return paths;
+}
+
+/**
+ * Parses `git worktree list --porcelain -z`: records separated by an empty field, each a
+ * `worktree <path>` line followed by attribute lines (HEAD, branch, bare, detached, locked, prunable).
+ */
+export function parseWorktreeList(out: string): WorktreeEntry[] {
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | undefined;
+  for (const field of out.split('\0')) {
+    if (field === '') {
+      if (current) entries.push(current);
+      current = undefined;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const key = space < 0 ? field : field.slice(0, space);
+    const value = space < 0 ? '' : field.slice(space + 1);
+    if (key === 'worktree') {
+      if (current) entries.push(current);
+      current = { path: value, bare: false, detached: false, locked: false, prunable: false };
+      continue;
+    }
+    if (!current) continue;
+    if (key === 'HEAD') current.head = value;
+    else if (key === 'branch') current.branch = value;
+    else if (key === 'bare') current.bare = true;
+    else if (key === 'detached') current.detached = true;
+    else if (key === 'locked') current.locked = true;
+    else if (key === 'prunable') current.prunable = true;
+  }
+  if (current) entries.push(current);
+  return entries;
+}
+
+/** Is git on PATH? (Asked once per process; the answer does not change while Baton runs.) */
+let gitVersion: Promise<string | undefined> | undefined;
+export function findGit(): Promise<string | undefined> {
+  gitVersion ??= simpleGit()
+    .version()
+    .then((v) => (v.installed ? `${v.major}.${v.minor}.${v.patch}` : undefined))
+    .catch(() => undefined);
+  return gitVersion;
+}
+
+/** For tests: forget the cached answer (PATH changed). */
+export function forgetGit(): void {
+  gitVersion = undefined;
+}
+
+export function gitMissing(): BatonError {
+  return new BatonError(
+    'not-qualified',
+    'git.missing',
+    'git is not installed or not on PATH; worktree isolation needs it (install git, or run with --isolation none).',
+  );
+}

@@ -1,0 +1,307 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import treeKill from 'tree-kill';
+import { sleep, type Clock } from '../../domain/clock';
+
+/**
+ * Who a process is. A pid alone is not an identity: pids are reused. On Linux the start
+ * time (field 22 of /proc/<pid>/stat, in clock ticks since boot) makes it one; elsewhere
+ * it is null and liveness falls back to the pid (documented in docs/workers.md).
+ */
+export interface ProcessIdentity {
+  pid: number;
+  startTime: string | null;
+  host: string;
+}
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  state: string;
+  startTime: string;
+}
+
+const HAS_PROC = process.platform === 'linux';
+
+function readProcStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
+  const close = text.lastIndexOf(')');
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    state: fields[0] ?? '?',
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+    startTime: fields[19] ?? '',
+  };
+}
+
+/** What every process of a worker carries in its environment, however it detached (set by the coordinator at spawn). */
+export function workerMarker(runtimeId: string): string {
+  return `BATON_RUNTIME_ID=${runtimeId}`;
+}
+
+export function thisHost(): string {
+  return hostname();
+}
+
+export function identityOf(pid: number): ProcessIdentity {
+  return { pid, startTime: HAS_PROC ? (readProcStat(pid)?.startTime ?? null) : null, host: thisHost() };
+}
+
+/** The current process, as a lease records its holder. */
+export function selfIdentity(): ProcessIdentity {
+  return identityOf(process.pid);
+}
+
+/**
+ * True when this very process (pid and start time) still runs on this host. A zombie is
+ * dead. A process on another host cannot be checked: the answer is `undefined`.
+ */
+export function isProcessAlive(identity: ProcessIdentity): boolean | undefined {
+  if (identity.host !== thisHost()) return undefined;
+  if (HAS_PROC) {
+    const stat = readProcStat(identity.pid);
+    if (!stat || stat.state === 'Z' || stat.state === 'X') return false;
+    return identity.startTime === null || stat.startTime === identity.startTime;
+  }
+  try {
+    process.kill(identity.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Stopped by a signal (SIGSTOP, a debugger): alive, but not doing its job. */
+export function isProcessStopped(identity: ProcessIdentity): boolean {
+  if (!HAS_PROC || identity.host !== thisHost()) return false;
+  const stat = readProcStat(identity.pid);
+  return (
+    stat !== undefined &&
+    (stat.state === 'T' || stat.state === 't') &&
+    (identity.startTime === null || stat.startTime === identity.startTime)
+  );
+}
+
+function allProcesses(): ProcStat[] {
+  if (!HAS_PROC) return [];
+  const found: ProcStat[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 0) continue;
+    const stat = readProcStat(pid);
+    if (stat) found.push(stat);
+  }
+  return found;
+}
+
+/** The environments read during one look at /proc, each read once however many markers are looked for. */
+type Environs = Map<number, Buffer | undefined>;
+
+function carriesMarker(pid: number, marker: string, environs: Environs): boolean {
+  if (!environs.has(pid)) {
+    try {
+      // NUL-separated KEY=VALUE entries; a leading NUL makes the first entry match like the others.
+      environs.set(pid, Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]));
+    } catch {
+      environs.set(pid, undefined); // another user's process, or gone
+    }
+  }
+  return environs.get(pid)?.includes(`\0${marker}\0`) ?? false;
+}
+
+/**
+ * True only when `identity` is provably the process now running under its pid: on Linux that
+ * takes a recorded start time that matches. This, not `isProcessAlive` (which falls back to
+ * the pid when no start time was recorded), decides whether a pid or a group may be signalled.
+ */
+function isVerifiablyAlive(identity: ProcessIdentity): boolean {
+  if (identity.host !== thisHost()) return false;
+  if (!HAS_PROC) return isProcessAlive(identity) === true;
+  if (identity.startTime === null) return false;
+  const stat = readProcStat(identity.pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X' && stat.startTime === identity.startTime;
+}
+
+/**
+ * Every live process that belongs to a worker: its descendants (by parent), its process
+ * group and session (a worker runs as a group and session leader), and — to catch a
+ * descendant that detached with setsid and lost its parent — every process whose
+ * environment carries the worker's marker (`BATON_RUNTIME_ID=<id>`). The group and session
+ * count only while the worker itself, pid and start time, is alive: once it is gone a group
+ * with its number may be anyone's. Without a recorded worker process (a coordinator that died
+ * between spawning it and recording its pid) the marker is all there is to go by. This process
+ * is never part of the answer.
+ */
+export function findWorkerProcesses(root: ProcessIdentity | undefined, marker?: string): ProcessIdentity[] {
+  return findProcessesOfWorkers([{ root, marker }])[0]!;
+}
+
+/**
+ * The processes of several workers (see findWorkerProcesses), from one look at /proc: what
+ * a sweep after many workers exited costs about as much as one.
+ */
+export function findProcessesOfWorkers(
+  workers: ReadonlyArray<{ root: ProcessIdentity | undefined; marker?: string }>,
+): ProcessIdentity[][] {
+  if (!HAS_PROC)
+    return workers.map(({ root }) => (root && root.host === thisHost() && isProcessAlive(root) ? [root] : []));
+  let all: ProcStat[] | undefined;
+  const environs: Environs = new Map();
+  return workers.map(({ root, marker }) => {
+    if (root && root.host !== thisHost()) return [];
+    all ??= allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
+    return membersOf(all, root, marker, environs);
+  });
+}
+
+function membersOf(
+  all: readonly ProcStat[],
+  root: ProcessIdentity | undefined,
+  marker: string | undefined,
+  environs: Environs,
+): ProcessIdentity[] {
+  const rootStat = root?.startTime ? all.find((p) => p.pid === root.pid && p.startTime === root.startTime) : undefined;
+  const members = new Map<number, ProcStat>();
+  if (rootStat) {
+    members.set(rootStat.pid, rootStat);
+    for (const p of all) if (p.pgrp === rootStat.pid || p.session === rootStat.pid) members.set(p.pid, p);
+  }
+  if (marker) {
+    // A process that started before the worker cannot descend from it: read the
+    // environment of the younger ones only (most of a machine's processes are older).
+    const since = root?.startTime ? Number(root.startTime) : 0;
+    for (const p of all)
+      if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, environs))
+        members.set(p.pid, p);
+  }
+  // Descendants by parent, to a fixed point (a child may have moved to its own group).
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of all) {
+      if (!members.has(p.pid) && members.has(p.ppid)) {
+        members.set(p.pid, p);
+        grew = true;
+      }
+    }
+  }
+  const host = thisHost();
+  return [...members.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, host }));
+}
+
+export interface TerminationReport {
+  /** Every process of the worker that was found (and signalled). */
+  processes: ProcessIdentity[];
+  /** Those still alive after TERM, the grace period, KILL and a last check. Empty means confirmed. */
+  survivors: ProcessIdentity[];
+  confirmed: boolean;
+  killed: boolean;
+}
+
+/** Signals one process, checked against its start time right before: never a pid that now belongs to someone else. */
+function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
+  if (!isVerifiablyAlive(target)) return;
+  try {
+    process.kill(target.pid, sig);
+  } catch {
+    // gone meanwhile, or not ours to signal (it then shows up as a survivor)
+  }
+}
+
+/**
+ * Signals the worker's process group, which catches a child forked between a scan and the
+ * signals. Only while the worker itself is alive (its pid cannot be reused while it runs, so
+ * the group is its own) and never when this process is in that group (a worker that runs
+ * `baton stop` must not end the command halfway).
+ */
+function signalGroup(root: ProcessIdentity | undefined, sig: NodeJS.Signals): void {
+  if (!root || !isVerifiablyAlive(root)) return;
+  if (HAS_PROC && readProcStat(process.pid)?.pgrp === root.pid) return;
+  try {
+    process.kill(-root.pid, sig);
+  } catch {
+    // not a group leader, or the group is gone
+  }
+}
+
+function treeKillAsync(pid: number, sig: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve) => treeKill(pid, sig, () => resolve()));
+}
+
+const identityKey = (p: ProcessIdentity): string => `${p.pid}:${p.startTime ?? ''}`;
+
+/**
+ * Ends a worker and everything it started: TERM to each process (plus SIGCONT to one that
+ * is stopped, so it can act on the TERM) and to the group, then — after the grace period, or
+ * as soon as all are gone — KILL to whatever is left until it is gone or `killWaitMs` has
+ * passed, then proves the outcome by looking again. Processes the worker starts meanwhile
+ * are found by each new look and get the same treatment. Returns what it found and whether
+ * the end is confirmed.
+ *
+ * With /proc (Linux) every signal goes to a (pid, start time) checked just before it is sent;
+ * tree-kill, which walks `ps` and signals bare pids some time later, is used only where
+ * there is no /proc (there the pid is all there is).
+ */
+export async function terminateWorker(
+  root: ProcessIdentity | undefined,
+  options: { marker?: string; graceMs: number; clock: Clock; killWaitMs?: number },
+): Promise<TerminationReport> {
+  if (root && root.host !== thisHost()) return { processes: [], survivors: [], confirmed: false, killed: false };
+  const { clock } = options;
+  const seen = new Map<string, ProcessIdentity>();
+  const termed = new Set<string>();
+  const gather = (): void => {
+    for (const p of findWorkerProcesses(root, options.marker)) seen.set(identityKey(p), p);
+  };
+  const alive = (): ProcessIdentity[] => [...seen.values()].filter((p) => isProcessAlive(p) !== false);
+  const terminate = (): void => {
+    for (const p of alive()) {
+      if (termed.has(identityKey(p))) continue;
+      termed.add(identityKey(p));
+      signal(p, 'SIGTERM');
+      if (isProcessStopped(p)) signal(p, 'SIGCONT');
+    }
+  };
+
+  gather();
+  if (seen.size === 0)
+    return { processes: [], survivors: [], confirmed: !root || isProcessAlive(root) !== true, killed: false };
+  terminate();
+  signalGroup(root, 'SIGTERM');
+  signalGroup(root, 'SIGCONT');
+  if (!HAS_PROC && root && isProcessAlive(root) === true) await treeKillAsync(root.pid, 'SIGTERM');
+
+  const graceEnds = clock.monotonic() + options.graceMs;
+  for (;;) {
+    gather(); // a process may still be starting children
+    terminate();
+    if (alive().length === 0 || clock.monotonic() >= graceEnds) break;
+    await sleep(clock, 25);
+  }
+
+  let killed = false;
+  const killEnds = clock.monotonic() + (options.killWaitMs ?? 2000);
+  for (let round = 0; ; round++) {
+    gather();
+    const left = alive();
+    if (left.length === 0 || (round > 0 && clock.monotonic() >= killEnds)) break;
+    killed = true;
+    for (const p of left) signal(p, 'SIGKILL');
+    signalGroup(root, 'SIGKILL');
+    if (!HAS_PROC && root && isProcessAlive(root) === true) await treeKillAsync(root.pid, 'SIGKILL');
+    await sleep(clock, 25);
+  }
+  gather(); // the last look: anything started in the meantime is a survivor, not a success
+  const survivors = alive();
+  return { processes: [...seen.values()], survivors, confirmed: survivors.length === 0, killed };
+}

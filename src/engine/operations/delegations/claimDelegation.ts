@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { appendEvent } from '../events/appendEvent';
+import { BatonError } from '../../domain/errors';
+import type { Delegation } from '../../domain/types';
+import type { StoreTx } from '../../store/port';
+import type { OperationContext } from '../../domain/runSettings';
+import { getDelegation, nextCounter, setTaskStatus } from '../tasks/taskFlow';
+
+export interface ClaimDelegationInput {
+  runId: string;
+  delegationId: string;
+  leaseMs: number;
+  /** Who holds the runtime (host:pid, a person), shown in status views. */
+  holder?: string;
+}
+
+export interface Claim {
+  delegation: Delegation;
+  runtimeId: string;
+  /** Handed out once; only its hash is stored. */
+  token: string;
+  epoch: number;
+  leaseExpiresAt: number;
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * PENDING → RUNNING with a new worker runtime holding a lease (token, epoch, expiry).
+ * Compare-and-set: exactly one of several concurrent claimers wins; the others get a conflict.
+ */
+export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, ctx: OperationContext): Promise<Claim> {
+  const delegation = await getDelegation(tx, input.runId, input.delegationId);
+  if (!delegation)
+    throw new BatonError(
+      'invalid-input',
+      'delegation.unknown',
+      `There is no delegation ${input.delegationId} in run ${input.runId}.`,
+    );
+  if (delegation.status !== 'PENDING') {
+    throw new BatonError(
+      'conflict',
+      'delegation.not-pending',
+      `Delegation ${delegation.id} is ${delegation.status}; only a PENDING delegation can be claimed.`,
+    );
+  }
+  const runtimeId = ctx.ids.runtimeId();
+  const token = ctx.ids.token();
+  const epoch = await nextCounter(tx, 'lease_epoch');
+  const leaseExpiresAt = ctx.now + input.leaseMs;
+  const changed = await tx.run(
+    `UPDATE delegations SET status = 'RUNNING', runtime_id = ?, started_at = ?, updated_at = ? WHERE run_id = ? AND id = ? AND status = 'PENDING'`,
+    [runtimeId, ctx.now, ctx.now, input.runId, delegation.id],
+  );
+  if (changed !== 1)
+    throw new BatonError(
+      'conflict',
+      'delegation.not-pending',
+      `Delegation ${delegation.id} was claimed by someone else.`,
+    );
+  await tx.run(
+    `INSERT INTO runtimes (id, run_id, delegation_id, token_hash, epoch, lease_ms, lease_expires_at, claimed_at, heartbeat_count, holder)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+    [
+      runtimeId,
+      input.runId,
+      delegation.id,
+      hashToken(token),
+      epoch,
+      input.leaseMs,
+      leaseExpiresAt,
+      ctx.now,
+      input.holder ?? null,
+    ],
+  );
+  await appendEvent(tx, input.runId, 'delegation:claimed', ctx.now, {
+    delegationId: delegation.id,
+    taskId: delegation.taskId,
+    runtimeId,
+    epoch,
+    leaseExpiresAt,
+    ...(input.holder ? { holder: input.holder } : {}),
+  });
+  await setTaskStatus(
+    tx,
+    input.runId,
+    delegation.taskId,
+    'running',
+    `attempt ${delegation.attempt}: ${delegation.id}`,
+    ctx.now,
+  );
+  return {
+    delegation: { ...delegation, status: 'RUNNING', runtimeId, startedAt: ctx.now, updatedAt: ctx.now },
+    runtimeId,
+    token,
+    epoch,
+    leaseExpiresAt,
+  };
+}

@@ -1,0 +1,32 @@
+import type { StoreTx } from '../../store/port';
+import { claimDelegation, type Claim } from './claimDelegation';
+import type { OperationContext } from '../../domain/runSettings';
+import { enqueueDelegation } from './enqueueDelegation';
+import { refreshRunStatus } from '../tasks/taskFlow';
+
+export interface ClaimTaskInput {
+  runId: string;
+  taskId: string;
+  agent?: string;
+  leaseMs: number;
+  holder?: string;
+}
+
+/**
+ * An external, resident worker takes a task: the task's PENDING attempt if the queue has
+ * one, else the next attempt, claimed in the same transaction.
+ */
+export async function claimTask(tx: StoreTx, input: ClaimTaskInput, ctx: OperationContext): Promise<Claim> {
+  const pending = await tx.get<{ id: string }>(
+    `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status = 'PENDING' ORDER BY attempt LIMIT 1`,
+    [input.runId, input.taskId],
+  );
+  const delegationId = pending?.id ?? (await enqueueDelegation(tx, input, ctx.now)).id;
+  const claim = await claimDelegation(
+    tx,
+    { runId: input.runId, delegationId, leaseMs: input.leaseMs, ...(input.holder ? { holder: input.holder } : {}) },
+    ctx,
+  );
+  await refreshRunStatus(tx, input.runId, ctx.now);
+  return claim;
+}

@@ -1,0 +1,193 @@
+import { appendEvent } from '../events/appendEvent';
+import { BatonError } from '../../domain/errors';
+import type { Gate } from '../../domain/types';
+import {
+  blockDependents,
+  getDelegation,
+  readinessOf,
+  readRunSettings,
+  refreshRunStatus,
+  setTaskStatus,
+  transitionDelegation,
+} from '../tasks/taskFlow';
+import { getAttemptWorktree, recordRunIsolation } from '../../effects/git/worktrees';
+import { waitsAtGateReason } from './openGate';
+import type { StoreTx } from '../../store/port';
+import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
+import { completeAttempt } from '../ingestions/recordIngestion';
+
+export type GateDecision = 'approved' | 'rejected';
+
+export interface DecideGateInput {
+  gateId: string;
+  decision: GateDecision;
+  by: string;
+  note?: string;
+  /** verification_failed only: approve by taking the result as it is, instead of retrying. */
+  accept?: boolean;
+}
+
+export interface DecideGateOutcome {
+  gate: Gate;
+  /** True when the gate already had this decision: nothing was written. */
+  alreadyDecided: boolean;
+}
+
+/**
+ * Records a person's decision and applies it (docs/architecture.md, "Gates"):
+ * - risk_approval: approve releases the task; reject cancels it and blocks its dependents.
+ * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
+ *   the task start a new one; reject fails the task.
+ * Deciding a gate again the same way is a no-op; the opposite decision is refused.
+ */
+export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
+  const row = await tx.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [input.gateId]);
+  if (!row) throw new BatonError('invalid-input', 'gate.unknown', `There is no gate ${input.gateId}.`);
+  const gate = toGate(row);
+  if (gate.status !== 'open') {
+    if (gate.status === input.decision) return { gate, alreadyDecided: true };
+    throw new BatonError(
+      'mismatch',
+      'gate.already-decided',
+      `Gate ${gate.id} was already ${gate.status} by ${gate.decidedBy ?? 'someone'}${gate.decidedAt ? ` at ${new Date(gate.decidedAt).toISOString()}` : ''}.`,
+    );
+  }
+  const note = input.note?.trim() || null;
+  await tx.run(
+    `UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ? AND status = 'open'`,
+    [input.decision, now, input.by, note, gate.id],
+  );
+  await appendEvent(tx, gate.runId, 'gate:decided', now, {
+    gateId: gate.id,
+    kind: gate.kind,
+    decision: input.decision,
+    by: input.by,
+    ...(note ? { note } : {}),
+  });
+
+  if (input.accept && gate.kind !== 'verification_failed') {
+    throw new BatonError(
+      'invalid-input',
+      'gate.accept-not-applicable',
+      `Only a verification_failed gate can accept a result; ${gate.id} is ${gate.kind}.`,
+    );
+  }
+  if (gate.taskId) await applyDecision(tx, gate, input.decision, note, input.accept ?? false, now);
+  if (gate.kind === 'isolation') await releaseTasksWaitingAt(tx, gate, now);
+  await refreshRunStatus(tx, gate.runId, now);
+  const decided: Gate = {
+    ...gate,
+    status: input.decision,
+    decidedAt: now,
+    decidedBy: input.by,
+    ...(note ? { note } : {}),
+  };
+  return { gate: decided, alreadyDecided: false };
+}
+
+async function applyDecision(
+  tx: StoreTx,
+  gate: Gate,
+  decision: GateDecision,
+  note: string | null,
+  accept: boolean,
+  now: number,
+): Promise<void> {
+  const taskId = gate.taskId!;
+  const why = `${decision} at ${gate.id}${note ? `: ${note}` : ''}`;
+  const delegation = gate.delegationId ? await getDelegation(tx, gate.runId, gate.delegationId) : undefined;
+  const isolated = delegation ? await getAttemptWorktree(tx, gate.runId, delegation.id) : undefined;
+  if (accept && decision === 'approved' && delegation && gate.kind === 'verification_failed') {
+    if (isolated && (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING')) {
+      // Taken as it is, but its work still has to reach the target branch: integrate it (verification is not run
+      // again).
+      await tx.run(`UPDATE gates SET details_json = json_set(details_json, '$.accepted', json('true')) WHERE id = ?`, [
+        gate.id,
+      ]);
+      await setTaskStatus(tx, gate.runId, taskId, 'verifying', `accepted ${why}; integrating`, now);
+      return;
+    }
+    // Take the result although its verification failed: the attempt and the task complete.
+    if (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING')
+      await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
+    return;
+  }
+  if (gate.kind === 'integration_conflict' && delegation?.status === 'BLOCKED') {
+    if (decision === 'approved') {
+      // "I resolved it in the worktree": integrate again (what is uncommitted there is committed first).
+      await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);
+      return;
+    }
+    await transitionDelegation(tx, delegation, 'FAILED', { reason: `discarded: ${why}` }, now);
+    await tx.run(`UPDATE worktrees SET status = 'discarded' WHERE run_id = ? AND delegation_id = ?`, [
+      gate.runId,
+      delegation.id,
+    ]);
+    await setTaskStatus(tx, gate.runId, taskId, 'failed', why, now);
+    await blockDependents(tx, gate.runId, taskId, now);
+    return;
+  }
+  if (gate.kind === 'isolation' && decision === 'approved') {
+    const settings = await readRunSettings(tx, gate.runId);
+    await recordRunIsolation(
+      tx,
+      {
+        runId: gate.runId,
+        mode: 'none',
+        strategy: settings.integration ?? 'merge',
+        note: `approved at ${gate.id}: run in the shared working tree`,
+      },
+      now,
+    );
+  }
+  if (delegation?.status === 'BLOCKED') {
+    await transitionDelegation(
+      tx,
+      delegation,
+      'FAILED',
+      { reason: decision === 'approved' ? `retry ${why}` : `result ${why}` },
+      now,
+    );
+  } else if (delegation?.status === 'RUNNING' && gate.kind === 'manual_handoff') {
+    // A person's hand-off: approve hands the task out again, reject fails it.
+    await transitionDelegation(
+      tx,
+      delegation,
+      decision === 'approved' ? 'CANCELLED' : 'FAILED',
+      { reason: decision === 'approved' ? `handed out again ${why}` : why },
+      now,
+    );
+  }
+  if (decision === 'rejected') {
+    const to = gate.kind === 'risk_approval' || gate.kind === 'isolation' ? 'cancelled' : 'failed';
+    await setTaskStatus(tx, gate.runId, taskId, to, why, now);
+    await blockDependents(tx, gate.runId, taskId, now);
+    return;
+  }
+  const stillOpen = await tx.get(
+    `SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`,
+    [gate.runId, taskId],
+  );
+  const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    gate.runId,
+    taskId,
+  ]);
+  if (!stillOpen && task?.status === 'gated')
+    await setTaskStatus(tx, gate.runId, taskId, await readinessOf(tx, gate.runId, taskId), why, now);
+}
+
+/** Tasks that waited at another task's isolation gate go back to the queue once it is decided (either way). */
+async function releaseTasksWaitingAt(tx: StoreTx, gate: Gate, now: number): Promise<void> {
+  const waiting = await tx.all<{ id: string }>(
+    `SELECT id FROM tasks WHERE run_id = ? AND status = 'gated' AND status_reason = ?`,
+    [gate.runId, waitsAtGateReason(gate.id, gate.kind)],
+  );
+  for (const { id } of waiting) {
+    const ownGate = await tx.get(
+      `SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open' LIMIT 1`,
+      [gate.runId, id],
+    );
+    if (!ownGate)
+      await setTaskStatus(tx, gate.runId, id, await readinessOf(tx, gate.runId, id), `${gate.id} decided`, now);
+  }
+}

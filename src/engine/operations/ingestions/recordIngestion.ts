@@ -1,0 +1,259 @@
+import { appendEvent } from '../events/appendEvent';
+import { openGate } from '../gates/openGate';
+import { BatonError } from '../../domain/errors';
+import { hasErrors, issue, type Issue } from '../../domain/issue';
+import { isTerminalDelegation } from '../../domain/transitions';
+import type { Delegation, IngestionRecord, ResultStatus } from '../../domain/types';
+import {
+  closeGatesOfTask,
+  getDelegation,
+  nextCounter,
+  promoteDependents,
+  refreshRunStatus,
+  setTaskStatus,
+  settleUnsuccessfulAttempt,
+  transitionDelegation,
+  type DelegationChange,
+} from '../tasks/taskFlow';
+import type { StoreTx } from '../../store/port';
+import { INGESTION_COLUMNS, toIngestion, type IngestionRow } from '../../store/rows';
+
+export interface RecordIngestionInput {
+  runId: string;
+  delegationId: string;
+  artifactPath: string;
+  digest: string;
+  /** Set when the artifact validated; absent when it did not. */
+  resultStatus?: ResultStatus;
+  summary?: string;
+  issues: Issue[];
+}
+
+export interface IngestionOutcome {
+  record: IngestionRecord;
+  /** True when this exact content was ingested for this delegation before: nothing was written. */
+  duplicate: boolean;
+}
+
+/**
+ * Applies one validated (or rejected) result to its delegation. Idempotent by content: the
+ * same artifact digest for the same delegation returns the first record and changes nothing.
+ * A rejected result never completes anything: the delegation is BLOCKED behind an
+ * ingestion_failed gate until a corrected artifact is ingested or the gate is decided.
+ */
+export async function recordIngestion(
+  tx: StoreTx,
+  input: RecordIngestionInput,
+  now: number,
+): Promise<IngestionOutcome> {
+  const existing = await tx.get<IngestionRow>(
+    `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id = ? AND digest = ?`,
+    [input.runId, input.delegationId, input.digest],
+  );
+  if (existing) return { record: toIngestion(existing), duplicate: true };
+
+  const delegation = await getDelegation(tx, input.runId, input.delegationId);
+  if (!delegation)
+    throw new BatonError(
+      'invalid-input',
+      'delegation.unknown',
+      `There is no delegation ${input.delegationId} in run ${input.runId}.`,
+    );
+  if (isTerminalDelegation(delegation.status) || delegation.status === 'PENDING') {
+    const refusal = issue(
+      delegation.status === 'PENDING' ? 'ingest.delegation-not-started' : 'ingest.delegation-terminal',
+      'delegation',
+      `Delegation ${delegation.id} is ${delegation.status}; a result can only be ingested for a RUNNING or BLOCKED delegation.`,
+      delegation.status === 'PENDING'
+        ? 'Claim the task first.'
+        : 'A finished attempt is never reopened; claim the task for a new attempt.',
+    );
+    throw new BatonError('mismatch', refusal.code, refusal.message, [refusal]);
+  }
+
+  const accepted = !hasErrors(input.issues) && input.resultStatus !== undefined;
+  const ordinal = await nextCounter(tx, 'ingestion');
+  const record: IngestionRecord = {
+    id: `I-${ordinal}`,
+    runId: input.runId,
+    delegationId: delegation.id,
+    artifactPath: input.artifactPath,
+    digest: input.digest,
+    accepted,
+    ...(accepted ? { resultStatus: input.resultStatus! } : {}),
+    issues: input.issues,
+    createdAt: now,
+  };
+  await tx.run(
+    `INSERT INTO ingestions (id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      record.id,
+      record.runId,
+      record.delegationId,
+      record.artifactPath,
+      record.digest,
+      accepted ? 1 : 0,
+      record.resultStatus ?? null,
+      JSON.stringify(record.issues),
+      now,
+    ],
+  );
+  await appendEvent(tx, input.runId, 'ingestion:recorded', now, {
+    ingestionId: record.id,
+    delegationId: delegation.id,
+    taskId: delegation.taskId,
+    accepted,
+    ...(record.resultStatus ? { resultStatus: record.resultStatus } : {}),
+    issues: input.issues.filter((i) => i.severity === 'error').length,
+  });
+
+  if (!accepted) await blockOnRejectedResult(tx, delegation, record, now);
+  else await applyAcceptedResult(tx, delegation, record, input.summary, now);
+  await refreshRunStatus(tx, input.runId, now);
+  return { record, duplicate: false };
+}
+
+async function applyAcceptedResult(
+  tx: StoreTx,
+  delegation: Delegation,
+  record: IngestionRecord,
+  summary: string | undefined,
+  now: number,
+): Promise<void> {
+  const status = record.resultStatus!;
+  const change = { resultStatus: status, artifactPath: record.artifactPath };
+  // A valid result resolves whatever gate this attempt was waiting at.
+  await closeGatesOfTask(
+    tx,
+    delegation.runId,
+    delegation.taskId,
+    'approved',
+    `resolved by ${record.id}`,
+    now,
+    delegation.id,
+  );
+  if (status === 'BLOCKED') {
+    if (delegation.status === 'RUNNING')
+      await transitionDelegation(tx, delegation, 'BLOCKED', { ...change, reason: 'the worker reported BLOCKED' }, now);
+    await openGateOnce(
+      tx,
+      delegation,
+      'manual_handoff',
+      `The worker reported BLOCKED on ${delegation.taskId}${summary ? `: ${summary}` : ''}. Approve to retry the task, reject to fail it.`,
+      {
+        ingestionId: record.id,
+      },
+      now,
+    );
+    return;
+  }
+  if (status === 'PASS') {
+    const task = await tx.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [
+      delegation.runId,
+      delegation.taskId,
+    ]);
+    const isolated = await tx.get(`SELECT 1 AS x FROM worktrees WHERE run_id = ? AND delegation_id = ?`, [
+      delegation.runId,
+      delegation.id,
+    ]);
+    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated) {
+      // The worker is done; its claim on the work ends. The attempt completes once verification
+      // passes and, for an isolated attempt, once its work is integrated (docs/isolation.md).
+      await tx.run(
+        `UPDATE delegations SET result_status = ?, artifact_path = ?, updated_at = ? WHERE run_id = ? AND id = ?`,
+        [status, record.artifactPath, now, delegation.runId, delegation.id],
+      );
+      await tx.run(
+        `UPDATE runtimes SET ended_at = ?, end_reason = 'result ingested' WHERE run_id = ? AND delegation_id = ? AND ended_at IS NULL`,
+        [now, delegation.runId, delegation.id],
+      );
+      await setTaskStatus(
+        tx,
+        delegation.runId,
+        delegation.taskId,
+        'verifying',
+        `${delegation.id} passed; ${isolated ? 'verifying and integrating' : 'verifying'}`,
+        now,
+      );
+      return;
+    }
+    await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now);
+  } else {
+    await transitionDelegation(tx, delegation, 'FAILED', { ...change, reason: 'result FAIL' }, now);
+    await settleUnsuccessfulAttempt(tx, delegation.runId, delegation.taskId, `${delegation.id} reported FAIL`, now);
+  }
+}
+
+async function blockOnRejectedResult(
+  tx: StoreTx,
+  delegation: Delegation,
+  record: IngestionRecord,
+  now: number,
+): Promise<void> {
+  if (delegation.status === 'RUNNING') {
+    await transitionDelegation(
+      tx,
+      delegation,
+      'BLOCKED',
+      { reason: `result rejected by ${record.id}`, artifactPath: record.artifactPath },
+      now,
+    );
+  }
+  const errors = record.issues.filter((i) => i.severity === 'error');
+  await openGateOnce(
+    tx,
+    delegation,
+    'ingestion_failed',
+    `The result for ${delegation.id} was rejected (${errors.length} issue${errors.length === 1 ? '' : 's'}: ${errors[0]?.message ?? 'invalid'}). Ingest a corrected artifact, approve to retry the task, or reject to fail it.`,
+    { ingestionId: record.id, artifactPath: record.artifactPath, issues: errors },
+    now,
+  );
+}
+
+/** One open gate per kind and attempt: a second rejection updates the open gate instead of stacking gates. */
+async function openGateOnce(
+  tx: StoreTx,
+  delegation: Delegation,
+  kind: 'ingestion_failed' | 'manual_handoff',
+  reason: string,
+  details: Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  const open = await tx.get<{ id: string }>(
+    `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = ? AND status = 'open'`,
+    [delegation.runId, delegation.id, kind],
+  );
+  if (open) {
+    await tx.run(`UPDATE gates SET reason = ?, details_json = ? WHERE id = ?`, [
+      reason,
+      JSON.stringify(details),
+      open.id,
+    ]);
+    await appendEvent(tx, delegation.runId, 'gate:updated', now, { gateId: open.id, kind, reason });
+    return;
+  }
+  await openGate(
+    tx,
+    { runId: delegation.runId, kind, reason, taskId: delegation.taskId, delegationId: delegation.id, details },
+    now,
+  );
+}
+
+/** The attempt succeeded: the delegation completes, the task completes, its dependents may start. */
+export async function completeAttempt(
+  tx: StoreTx,
+  delegation: Delegation,
+  change: DelegationChange,
+  now: number,
+): Promise<void> {
+  await transitionDelegation(tx, delegation, 'COMPLETED', change, now);
+  await setTaskStatus(
+    tx,
+    delegation.runId,
+    delegation.taskId,
+    'completed',
+    `${delegation.id} ${change.reason ?? 'completed'}`,
+    now,
+  );
+  await promoteDependents(tx, delegation.runId, delegation.taskId, now);
+}

@@ -1,0 +1,159 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../domain/clock';
+import type { StorePort } from '../store/port';
+import { folderSize } from '../effects/folderSize';
+import { Git } from '../effects/git/git';
+import {
+  listAttemptWorktrees,
+  readRunIsolation,
+  removeWorktree,
+  worktreesRoot,
+  type AttemptWorktree,
+} from '../effects/git/worktrees';
+
+export interface WorktreeFinding {
+  taskId?: string;
+  delegationId?: string;
+  path: string;
+  /** What the evidence says, in a sentence. */
+  finding: string;
+}
+
+export interface CleanupReport {
+  removed: Array<WorktreeFinding & { bytes: number }>;
+  kept: WorktreeFinding[];
+  freedBytes: number;
+}
+
+/** Attempts whose worktree must stay: the work is in flight or waits on a person's decision. */
+async function keptReason(store: StorePort, runId: string, worktree: AttemptWorktree): Promise<string | undefined> {
+  const facts = await store.read(async (r) => ({
+    delegation: await r.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [
+      runId,
+      worktree.delegationId,
+    ]),
+    gate: await r.get<{ id: string; kind: string }>(
+      `SELECT id, kind FROM gates WHERE run_id = ? AND delegation_id = ? AND status = 'open' ORDER BY ordinal DESC LIMIT 1`,
+      [runId, worktree.delegationId],
+    ),
+  }));
+  if (facts.gate) return `waits at ${facts.gate.id} (${facts.gate.kind}); decide the gate first`;
+  if (facts.delegation?.status === 'RUNNING' || facts.delegation?.status === 'PENDING')
+    return 'its attempt is still in flight';
+  return undefined;
+}
+
+/**
+ * `baton cleanup --run` (docs/isolation.md, "Cleanup"): removes the worktrees and branches
+ * of the run's attempts that are over — integrated, failed, stale, cancelled, discarded —
+ * and folders under the run's worktree folder that no attempt knows. Keeps those still in
+ * flight or waiting at an open gate, and says why.
+ */
+export async function cleanupWorktrees(
+  store: StorePort,
+  clock: Clock,
+  workspace: string,
+  runId: string,
+): Promise<CleanupReport> {
+  const { run, worktrees } = await store.read(async (r) => ({
+    run: await readRunIsolation(r, runId),
+    worktrees: await listAttemptWorktrees(r, runId),
+  }));
+  const report: CleanupReport = { removed: [], kept: [], freedBytes: 0 };
+  const known = new Set<string>();
+  for (const worktree of worktrees) {
+    known.add(worktree.path);
+    if (worktree.removedAt !== undefined) continue;
+    const base = { taskId: worktree.taskId, delegationId: worktree.delegationId, path: worktree.path };
+    const why = await keptReason(store, runId, worktree);
+    if (why) {
+      report.kept.push({ ...base, finding: why });
+      continue;
+    }
+    const bytes = folderSize(worktree.path);
+    if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree);
+    else rmSync(worktree.path, { recursive: true, force: true });
+    await store.transact(async (tx) => {
+      await tx.run(
+        `UPDATE worktrees SET removed_at = ?, status = CASE WHEN status = 'integrated' THEN status ELSE 'discarded' END WHERE run_id = ? AND delegation_id = ?`,
+        [clock.now(), runId, worktree.delegationId],
+      );
+    });
+    report.removed.push({
+      ...base,
+      bytes,
+      finding: worktree.status === 'integrated' ? 'integrated' : 'attempt over; its work was not integrated',
+    });
+    report.freedBytes += bytes;
+  }
+  for (const path of strayFolders(workspace, runId, known)) {
+    const bytes = folderSize(path);
+    if (run?.repoRoot) await new Git(run.repoRoot).attempt(['worktree', 'remove', '--force', path]);
+    rmSync(path, { recursive: true, force: true });
+    report.removed.push({ path, bytes, finding: 'no attempt knows this folder' });
+    report.freedBytes += bytes;
+  }
+  if (run?.repoRoot) await new Git(run.repoRoot).attempt(['worktree', 'prune']);
+  return report;
+}
+
+/**
+ * What reconcile and diagnose say about a run's worktrees: stray folders, kept worktrees of
+ * attempts that are over, recorded ones that are missing, and integrations whose commit is
+ * not on the target branch (reported, never redone).
+ */
+export async function inspectWorktrees(store: StorePort, workspace: string, runId: string): Promise<WorktreeFinding[]> {
+  const { run, worktrees } = await store.read(async (r) => ({
+    run: await readRunIsolation(r, runId),
+    worktrees: await listAttemptWorktrees(r, runId),
+  }));
+  if (worktrees.length === 0 && !existsSync(worktreesRoot(workspace, runId))) return [];
+  const findings: WorktreeFinding[] = [];
+  const git = run?.repoRoot ? new Git(run.repoRoot) : undefined;
+  const targetHead =
+    git && run?.targetBranch
+      ? await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${run.targetBranch}`])
+      : undefined;
+  for (const worktree of worktrees) {
+    const base = { taskId: worktree.taskId, delegationId: worktree.delegationId, path: worktree.path };
+    if (worktree.status === 'integrated' && worktree.targetAfter && git && targetHead) {
+      const onTarget =
+        targetHead.exitCode === 0 && (await git.isAncestor(worktree.targetAfter, targetHead.stdout.trim()));
+      if (!onTarget) {
+        findings.push({
+          ...base,
+          finding: `recorded as integrated (${worktree.targetAfter.slice(0, 10)}), but that commit is not on ${run!.targetBranch}: the branch was reset or rewritten. Not redone; integrate it again by hand if it is needed.`,
+        });
+      }
+    }
+    if (worktree.removedAt !== undefined) continue;
+    const present = existsSync(worktree.path);
+    const why = await keptReason(store, runId, worktree);
+    if (!present && why) findings.push({ ...base, finding: `its worktree is missing (${why})` });
+    else if (present && !why && worktree.status !== 'integrated')
+      findings.push({
+        ...base,
+        finding: `kept worktree of an attempt that is over (${folderSize(worktree.path)} bytes); baton cleanup --run ${runId} removes it`,
+      });
+  }
+  for (const path of strayFolders(workspace, runId, new Set(worktrees.map((w) => w.path)))) {
+    findings.push({
+      path,
+      finding: `a worktree folder no attempt of this run knows (${folderSize(path)} bytes); baton cleanup --run ${runId} removes it`,
+    });
+  }
+  return findings;
+}
+
+function strayFolders(workspace: string, runId: string, known: Set<string>): string[] {
+  const root = worktreesRoot(workspace, runId);
+  try {
+    return readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(root, e.name))
+      .filter((path) => !known.has(path));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,129 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { isAbsolute, relative, sep } from 'node:path';
+import { verifyAttempt, type VerificationOutcome, type VerifyContext } from './verifyAttempt';
+import { BatonError } from '../domain/errors';
+import { issue, type Issue } from '../domain/issue';
+import type { Delegation } from '../domain/types';
+import { getDelegation } from '../operations/tasks/taskFlow';
+import { checkArtifactPaths } from './artifactPaths';
+import { parseResultArtifact } from '../domain/result/parseResult';
+import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
+
+export const MAX_ARTIFACT_BYTES = 1024 * 1024;
+
+export interface IngestOutcome extends IngestionOutcome {
+  /** The delegation after the ingestion (and verification). */
+  delegation: Delegation;
+  verification?: VerificationOutcome;
+}
+
+/**
+ * Accepts (or rejects) a result artifact for a delegation: read it (at most 1 MiB), hash
+ * it, check it against the contract, the delegation and the workspace — all before the
+ * transaction — then record it in one transaction, and verify a PASS when the task has
+ * verify commands. A missing file is bad input: nothing is written.
+ */
+export async function ingestArtifact(
+  ctx: VerifyContext,
+  delegation: Delegation,
+  absolutePath: string,
+): Promise<IngestOutcome> {
+  let size: number;
+  try {
+    const stat = statSync(absolutePath);
+    if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    size = stat.size;
+  } catch (err) {
+    throw new BatonError(
+      'invalid-input',
+      'ingest.artifact-unreadable',
+      `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
+  }
+  let digest: string;
+  let issues: Issue[];
+  let resultStatus: Delegation['resultStatus'];
+  let summary: string | undefined;
+  if (size > MAX_ARTIFACT_BYTES) {
+    digest = await digestFile(absolutePath);
+    issues = [
+      issue(
+        'result.artifact-too-large',
+        '',
+        `The artifact is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (1 MiB).`,
+        'Keep the result artifact short: a summary and paths to the files that hold the work.',
+      ),
+    ];
+  } else {
+    const bytes = readFileSync(absolutePath);
+    digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
+    issues = parsed.issues;
+    if (parsed.result) {
+      if (parsed.result.artifacts.length > 0) {
+        // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
+        const runtime = await ctx.store.read((r) =>
+          r.get<{ cwd: string | null }>(
+            `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+            [delegation.runId, delegation.id],
+          ),
+        );
+        issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+      }
+      resultStatus = parsed.result.status;
+      summary = parsed.result.summary;
+    }
+  }
+  // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
+  // transaction.
+  const { outcome, after, verifying } = await ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    const recorded = await recordIngestion(
+      tx,
+      {
+        runId: delegation.runId,
+        delegationId: delegation.id,
+        artifactPath: workspacePath(ctx.workspace, absolutePath),
+        digest,
+        issues,
+        ...(resultStatus ? { resultStatus } : {}),
+        ...(summary ? { summary } : {}),
+      },
+      ctx.clock.now(),
+    );
+    const row = await getDelegation(tx, delegation.runId, delegation.id);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+      delegation.runId,
+      delegation.taskId,
+    ]);
+    return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
+  });
+  // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts
+  // afresh.
+  const verification =
+    outcome.record.accepted && verifying ? await verifyAttempt(ctx, delegation.runId, delegation.id) : undefined;
+  const final = verification ? await ctx.store.read((r) => getDelegation(r, delegation.runId, delegation.id)) : after;
+  return {
+    ...outcome,
+    delegation: final!,
+    ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}),
+  };
+}
+
+/** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
+export function workspacePath(workspace: string, absolute: string): string {
+  const rel = relative(workspace, absolute);
+  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
+  return absolute;
+}
+
+function digestFile(path: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolvePromise(`sha256:${hash.digest('hex')}`));
+  });
+}

@@ -1,0 +1,394 @@
+import { appendEvent } from '../operations/events/appendEvent';
+import { openGate } from '../operations/gates/openGate';
+import { completeAttempt } from '../operations/ingestions/recordIngestion';
+import type { Clock } from '../domain/clock';
+import { getDelegation, refreshRunStatus, transitionDelegation } from '../operations/tasks/taskFlow';
+import type { StorePort, StoreTx } from '../store/port';
+import { faultPoint } from '../store/faultPoint';
+import { Mutex } from '../store/mutex';
+import { Git, GitCommandFailed } from '../effects/git/git';
+import {
+  getAttemptWorktree,
+  readRunIsolation,
+  removeWorktree,
+  type AttemptWorktree,
+  type IntegrationStrategy,
+} from '../effects/git/worktrees';
+
+export interface IntegrationContext {
+  store: StorePort;
+  clock: Clock;
+  /** Runs first in every transaction (a coordinator's epoch check). */
+  guard?: (tx: StoreTx) => Promise<void>;
+  log?: (line: string) => void;
+}
+
+export type IntegrationOutcome =
+  | {
+      kind: 'integrated';
+      sourceHead: string;
+      targetBefore: string;
+      targetAfter: string;
+      changedFiles: string[];
+      alreadyOnTarget: boolean;
+    }
+  | { kind: 'conflict'; files: string[]; gateId: string }
+  | { kind: 'not-now'; reason: string };
+
+/** Integrations into one repository run one at a time in this process (docs/isolation.md, "Serialized"). */
+const integrationLocks = new Map<string, Mutex>();
+
+/** How often the target may move under an integration before it gives up for this pass. */
+const MAX_TARGET_RACES = 3;
+
+/**
+ * Brings a passed, verified attempt's work onto the run's target branch (docs/isolation.md):
+ * 1. commit what the worker left uncommitted in its worktree and record the source head and changed files;
+ * 2. integrate by the run's strategy against the target head now (merge: one --no-ff merge
+ *    commit computed with `merge-tree`, nothing checked out; rebase in the worktree then
+ *    fast-forward; cherry-pick onto the target head in the worktree then fast-forward);
+ * 3. record the target head before and after and complete the attempt, in one transaction.
+ * A conflict touches neither the target branch nor the main working tree: the worktree is
+ * kept and an integration_conflict gate names the files. Work already on the target (a crash
+ * after step 2) is recorded, not integrated again.
+ */
+export async function integrateAttempt(
+  ctx: IntegrationContext,
+  runId: string,
+  delegationId: string,
+): Promise<IntegrationOutcome> {
+  const { run, worktree } = await ctx.store.read(async (r) => ({
+    run: await readRunIsolation(r, runId),
+    worktree: await getAttemptWorktree(r, runId, delegationId),
+  }));
+  if (!run?.repoRoot || !run.targetBranch || !worktree) throw new Error(`${delegationId} has no worktree to integrate`);
+  const repoRoot = run.repoRoot;
+  const lock = integrationLocks.get(repoRoot) ?? new Mutex();
+  integrationLocks.set(repoRoot, lock);
+  return lock.run(async () => {
+    const source = await commitAttemptWork(ctx, runId, worktree);
+    faultPoint('integration:after-commit');
+    const git = new Git(repoRoot);
+    for (let race = 0; ; race++) {
+      const targetBefore = await git.revParse(`refs/heads/${run.targetBranch}`);
+      if (source.sourceHead === source.baseCommit || (await git.isAncestor(source.sourceHead, targetBefore))) {
+        // Nothing to bring over, or it is there already (integrated before a crash): record it once.
+        return recordIntegrated(ctx, runId, worktree, {
+          ...source,
+          targetBefore,
+          targetAfter: targetBefore,
+          alreadyOnTarget: source.sourceHead !== source.baseCommit,
+        });
+      }
+      const result = await combine(git, worktree, worktree.strategy, source, targetBefore, run.targetBranch!);
+      if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
+      const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
+      if (advanced.kind === 'advanced') {
+        faultPoint('integration:after-advance');
+        // What the integration changed on the target (a branch that merged the target in also carries others' files).
+        const changedFiles = await git.changedFiles(targetBefore, result.commit);
+        return recordIntegrated(ctx, runId, worktree, {
+          ...source,
+          changedFiles,
+          targetBefore,
+          targetAfter: result.commit,
+          alreadyOnTarget: false,
+        });
+      }
+      if (advanced.kind === 'blocked') return recordConflict(ctx, runId, worktree, advanced.files, advanced.detail);
+      if (race + 1 >= MAX_TARGET_RACES)
+        return { kind: 'not-now', reason: `the target branch ${run.targetBranch} kept moving during the integration` };
+      // The target moved meanwhile (someone committed): integrate against the new head.
+    }
+  });
+}
+
+interface SourceState {
+  sourceHead: string;
+  baseCommit: string;
+  changedFiles: string[];
+}
+
+/** Step 1: the worker's uncommitted work becomes a commit on the attempt's branch; recorded. */
+async function commitAttemptWork(
+  ctx: IntegrationContext,
+  runId: string,
+  worktree: AttemptWorktree,
+): Promise<SourceState> {
+  const git = new Git(worktree.path);
+  await git.run(['add', '--all']);
+  const staged = await git.attempt(['diff', '--cached', '--quiet']);
+  if (staged.exitCode === 1) {
+    await git.run([
+      ...(await commitIdentity(git)),
+      'commit',
+      '--no-verify',
+      '--quiet',
+      '-m',
+      `Baton: ${worktree.taskId} (${worktree.delegationId})`,
+      '-m',
+      `Run ${runId}, task ${worktree.taskId}, delegation ${worktree.delegationId}.`,
+    ]);
+  }
+  const sourceHead = await git.headCommit();
+  const changedFiles = await git.changedFiles(worktree.baseCommit, sourceHead);
+  if (worktree.sourceHead !== sourceHead || worktree.status === 'active' || worktree.status === 'conflict') {
+    await transact(ctx, async (tx) => {
+      await tx.run(
+        `UPDATE worktrees SET status = 'committed', source_head = ?, changed_files_json = ?, committed_at = ? WHERE run_id = ? AND delegation_id = ?`,
+        [sourceHead, JSON.stringify(changedFiles), ctx.clock.now(), runId, worktree.delegationId],
+      );
+      await appendEvent(tx, runId, 'integration:committed', ctx.clock.now(), {
+        delegationId: worktree.delegationId,
+        taskId: worktree.taskId,
+        sourceHead,
+        changedFiles: changedFiles.length,
+      });
+    });
+  }
+  return { sourceHead, baseCommit: worktree.baseCommit, changedFiles };
+}
+
+type Combined = { kind: 'combined'; commit: string } | { kind: 'conflict'; files: string[]; detail: string };
+
+/** Step 2: the commit the target branch should move to, by strategy; nothing outside the attempt's worktree changes. */
+async function combine(
+  repo: Git,
+  worktree: AttemptWorktree,
+  strategy: IntegrationStrategy,
+  source: SourceState,
+  target: string,
+  targetBranch: string,
+): Promise<Combined> {
+  const message = `Baton: integrate ${worktree.taskId} (${worktree.delegationId})`;
+  if (strategy === 'merge') {
+    const merged = await repo.attempt([
+      'merge-tree',
+      '--write-tree',
+      '--name-only',
+      '--no-messages',
+      target,
+      source.sourceHead,
+    ]);
+    const lines = merged.stdout.split('\n').filter(Boolean);
+    if (merged.exitCode === 1)
+      return { kind: 'conflict', files: lines.slice(1), detail: `merging ${worktree.branch} into ${targetBranch}` };
+    if (merged.exitCode !== 0)
+      throw new GitCommandFailed(['merge-tree'], merged.exitCode, merged.stdout, merged.stderr);
+    const tree = lines[0]!;
+    const identity = await commitIdentity(repo);
+    const commit = (
+      await repo.run([
+        ...identity,
+        'commit-tree',
+        tree,
+        '-p',
+        target,
+        '-p',
+        source.sourceHead,
+        '-m',
+        message,
+        '-m',
+        `Branch ${worktree.branch} into ${targetBranch}.`,
+      ])
+    ).trim();
+    return { kind: 'combined', commit };
+  }
+  const git = new Git(worktree.path);
+  if (strategy === 'rebase') {
+    const rebased = await git.attempt([...(await commitIdentity(git)), 'rebase', '--no-autosquash', target]);
+    if (rebased.exitCode !== 0) {
+      const files = await git.unmergedPaths();
+      await git.attempt(['rebase', '--abort']);
+      return { kind: 'conflict', files, detail: `rebasing ${worktree.branch} onto ${targetBranch}` };
+    }
+    return { kind: 'combined', commit: await git.headCommit() };
+  }
+  // cherry-pick: the attempt's commits replayed onto the target head, on a detached HEAD in the worktree.
+  await git.run(['switch', '--quiet', '--detach', target]);
+  const picked = await git.attempt([
+    ...(await commitIdentity(git)),
+    'cherry-pick',
+    '--allow-empty',
+    `${source.baseCommit}..${source.sourceHead}`,
+  ]);
+  if (picked.exitCode !== 0) {
+    const files = await git.unmergedPaths();
+    await git.attempt(['cherry-pick', '--abort']);
+    await git.run(['switch', '--quiet', worktree.branch]);
+    return { kind: 'conflict', files, detail: `cherry-picking ${worktree.branch} onto ${targetBranch}` };
+  }
+  const commit = await git.headCommit();
+  await git.run(['switch', '--quiet', worktree.branch]);
+  return { kind: 'combined', commit };
+}
+
+/** Your git identity for Baton's commits; Baton's own when none is configured. */
+async function commitIdentity(git: Git): Promise<string[]> {
+  return (await git.attempt(['config', 'user.email'])).exitCode === 0
+    ? []
+    : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
+}
+
+type Advance = { kind: 'advanced' } | { kind: 'moved' } | { kind: 'blocked'; files: string[]; detail: string };
+
+/**
+ * Moves the target branch from `from` to `to` (a descendant). Where the branch is checked
+ * out, git's own fast-forward updates that working tree too, or refuses without changing
+ * anything (local changes in the way); elsewhere the ref moves by compare-and-swap.
+ */
+async function advanceTarget(repo: Git, targetBranch: string, from: string, to: string): Promise<Advance> {
+  const checkedOut = (await repo.worktrees()).find((w) => w.branch === `refs/heads/${targetBranch}`);
+  if (!checkedOut) {
+    const updated = await repo.attempt([
+      'update-ref',
+      '-m',
+      'baton: integrate',
+      `refs/heads/${targetBranch}`,
+      to,
+      from,
+    ]);
+    return updated.exitCode === 0 ? { kind: 'advanced' } : { kind: 'moved' };
+  }
+  const there = new Git(checkedOut.path);
+  if ((await there.headCommit()) !== from) return { kind: 'moved' };
+  const forwarded = await there.attempt(['merge', '--ff-only', '--quiet', to]);
+  if (forwarded.exitCode === 0) return { kind: 'advanced' };
+  if ((await there.headCommit()) !== from) return { kind: 'moved' };
+  const inTheWay = /would be overwritten[^\n]*:\n((?:\t[^\n]+\n)+)/.exec(forwarded.stderr);
+  const files = inTheWay
+    ? inTheWay[1]!
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+    : [];
+  return {
+    kind: 'blocked',
+    files,
+    detail: `local changes in ${checkedOut.path} are in the way of fast-forwarding ${targetBranch}: ${forwarded.stderr.trim().split('\n')[0]}`,
+  };
+}
+
+async function recordIntegrated(
+  ctx: IntegrationContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  facts: SourceState & { targetBefore: string; targetAfter: string; alreadyOnTarget: boolean },
+): Promise<IntegrationOutcome> {
+  await transact(ctx, async (tx) => {
+    const now = ctx.clock.now();
+    await tx.run(
+      `UPDATE worktrees SET status = 'integrated', source_head = ?, changed_files_json = ?, target_before = ?, target_after = ?, integrated_at = ?, conflict_files_json = NULL
+       WHERE run_id = ? AND delegation_id = ?`,
+      [
+        facts.sourceHead,
+        JSON.stringify(facts.changedFiles),
+        facts.targetBefore,
+        facts.targetAfter,
+        now,
+        runId,
+        worktree.delegationId,
+      ],
+    );
+    await appendEvent(tx, runId, 'integration:done', now, {
+      delegationId: worktree.delegationId,
+      taskId: worktree.taskId,
+      strategy: worktree.strategy,
+      sourceHead: facts.sourceHead,
+      targetBefore: facts.targetBefore,
+      targetAfter: facts.targetAfter,
+      changedFiles: facts.changedFiles,
+      ...(facts.alreadyOnTarget ? { alreadyOnTarget: true } : {}),
+    });
+    const delegation = await getDelegation(tx, runId, worktree.delegationId);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+      runId,
+      worktree.taskId,
+    ]);
+    if (
+      delegation &&
+      (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
+      task?.status === 'verifying'
+    ) {
+      await completeAttempt(
+        tx,
+        delegation,
+        {
+          reason: `integrated into the target (${worktree.strategy}, ${facts.changedFiles.length} file${facts.changedFiles.length === 1 ? '' : 's'})`,
+        },
+        now,
+      );
+      await refreshRunStatus(tx, runId, now);
+    }
+  });
+  ctx.log?.(
+    `${worktree.delegationId}: integrated ${facts.changedFiles.length} file(s) by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
+  );
+  await cleanUpIntegrated(ctx, runId, worktree);
+  return { kind: 'integrated', ...facts };
+}
+
+/** The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). */
+async function cleanUpIntegrated(ctx: IntegrationContext, runId: string, worktree: AttemptWorktree): Promise<void> {
+  const run = await ctx.store.read((r) => readRunIsolation(r, runId));
+  if (!run?.repoRoot) return;
+  try {
+    await removeWorktree(run.repoRoot, worktree);
+    await ctx.store.transact((tx) =>
+      tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [
+        ctx.clock.now(),
+        runId,
+        worktree.delegationId,
+      ]),
+    );
+  } catch (err) {
+    ctx.log?.(
+      `${worktree.delegationId}: could not remove its worktree (baton cleanup will): ${(err as Error).message}`,
+    );
+  }
+}
+
+async function recordConflict(
+  ctx: IntegrationContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  files: string[],
+  detail: string,
+): Promise<IntegrationOutcome> {
+  const gateId = await transact(ctx, async (tx) => {
+    const now = ctx.clock.now();
+    await tx.run(
+      `UPDATE worktrees SET status = 'conflict', conflict_files_json = ? WHERE run_id = ? AND delegation_id = ?`,
+      [JSON.stringify(files), runId, worktree.delegationId],
+    );
+    const delegation = await getDelegation(tx, runId, worktree.delegationId);
+    if (delegation?.status === 'RUNNING')
+      await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'integration conflict' }, now);
+    const listed = files.length > 0 ? files.join(', ') : 'see the details';
+    const gate = await openGate(
+      tx,
+      {
+        runId,
+        kind: 'integration_conflict',
+        taskId: worktree.taskId,
+        delegationId: worktree.delegationId,
+        reason: `${worktree.taskId} passed but does not integrate cleanly (${detail}): conflicts in ${listed}. The target branch is untouched and the work is kept in ${worktree.path}. Resolve it there and approve to integrate again, or reject to discard the attempt.`,
+        details: { files, worktree: worktree.path, branch: worktree.branch, strategy: worktree.strategy, detail },
+      },
+      now,
+    );
+    await refreshRunStatus(tx, runId, now);
+    return gate.id;
+  });
+  ctx.log?.(
+    `${worktree.delegationId}: integration conflict in ${files.join(', ') || '(unknown files)'}; ${gateId} opened`,
+  );
+  return { kind: 'conflict', files, gateId };
+}
+
+function transact<T>(ctx: IntegrationContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  return ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    return work(tx);
+  });
+}

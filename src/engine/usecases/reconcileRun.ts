@@ -1,0 +1,324 @@
+import { readFileSync } from 'node:fs';
+import { ingestArtifact } from './ingestArtifact';
+import { resultOnDisk } from './resultOnDisk';
+import type { IdSource } from '../domain/clock';
+import {
+  getDelegation,
+  refreshRunStatus,
+  settleUnsuccessfulAttempt,
+  transitionDelegation,
+} from '../operations/tasks/taskFlow';
+import {
+  findWorkerProcesses,
+  identityOf,
+  isProcessAlive,
+  terminateWorker,
+  thisHost,
+  workerMarker,
+  type ProcessIdentity,
+} from '../effects/processes/processes';
+import type { StoreTx } from '../store/port';
+import { runPaths } from '../effects/workspaceLayout';
+import { inspectWorktrees } from './cleanupWorktrees';
+import type { VerifyContext } from './verifyAttempt';
+
+export interface ReconcileEntry {
+  taskId: string;
+  delegationId?: string;
+  /** What the evidence says the task is. */
+  classification: string;
+  /** What reconcile changed, if it could prove a gap. */
+  repair?: string;
+}
+
+export interface ReconcileReport {
+  runId: string;
+  entries: ReconcileEntry[];
+}
+
+export interface ReconcileContext extends VerifyContext {
+  ids: IdSource;
+  leaseMs: number;
+  stopGraceMs?: number;
+}
+
+export interface LiveWorker {
+  delegationId: string;
+  taskId: string;
+  runtimeId: string;
+  identity: ProcessIdentity;
+  logPath: string;
+  artifactPath: string;
+  /** When the attempt started (its task timeout counts from here). */
+  startedAt?: number;
+  /** Its lease length (renewed to now + this). */
+  leaseMs: number;
+}
+
+export interface ReconcileOptions {
+  /** A coordinator taking over adopts live workers; without it they are ended. */
+  adopt?: (worker: LiveWorker) => void;
+  /** Classify only, change nothing (another coordinator is driving the run). */
+  reportOnly?: boolean;
+}
+
+interface Running {
+  delegation_id: string;
+  task_id: string;
+  task_status: string;
+  started_at: number | null;
+  runtime_id: string | null;
+  pid: number | null;
+  pid_start: string | null;
+  host: string | null;
+  worker: string | null;
+  log_path: string | null;
+  holder: string | null;
+  lease_ms: number | null;
+  lease_expires_at: number | null;
+  ended_at: number | null;
+}
+
+/**
+ * Classifies every task of a run from the evidence — the store, live processes (pid and
+ * start time, or the runtime marker in their environment), artifacts and logs on disk — and
+ * repairs only gaps it can prove: a result on disk that was never ingested is ingested; a
+ * RUNNING attempt whose process is gone becomes STALE (and the retry policy applies); a
+ * worker that outlived its coordinator is adopted by the next one (its lease renewed at
+ * once), or ended. An attempt held by an external worker (claimed with `baton claim`) is
+ * left to its lease. Running it twice changes nothing the second time.
+ */
+export async function reconcileRun(
+  ctx: ReconcileContext,
+  runId: string,
+  options: ReconcileOptions = {},
+): Promise<ReconcileReport> {
+  const { tasks, running } = await ctx.store.read(async (r) => ({
+    tasks: await r.all<{ id: string; status: string; status_reason: string | null }>(
+      `SELECT id, status, status_reason FROM tasks WHERE run_id = ? ORDER BY ordinal`,
+      [runId],
+    ),
+    running: await r.all<Running>(
+      `SELECT d.id AS delegation_id, d.task_id, t.status AS task_status, d.started_at, rt.id AS runtime_id, rt.pid, rt.pid_start, rt.host, rt.worker, rt.log_path,
+         rt.holder, rt.lease_ms, rt.lease_expires_at, rt.ended_at
+       FROM delegations d JOIN tasks t ON t.run_id = d.run_id AND t.id = d.task_id
+       LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+       WHERE d.run_id = ? AND d.status = 'RUNNING' ORDER BY d.created_at`,
+      [runId],
+    ),
+  }));
+  const entries: ReconcileEntry[] = [];
+  const handled = new Set<string>();
+  const paths = runPaths(ctx.workspace, runId);
+  const now = ctx.clock.now();
+  for (const attempt of running) {
+    handled.add(attempt.task_id);
+    const base = { taskId: attempt.task_id, delegationId: attempt.delegation_id };
+    if (attempt.task_status === 'verifying') {
+      // Its result was ingested; the coordinator finishes the verification (passed commands are not run again).
+      entries.push({
+        ...base,
+        classification: 'verifying: the coordinator finishes it (passed commands are not run again)',
+      });
+      continue;
+    }
+    const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
+    const artifactPath = paths.artifact(attempt.delegation_id);
+    const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
+    let identity: ProcessIdentity | undefined =
+      attempt.pid !== null && attempt.host
+        ? { pid: attempt.pid, startTime: attempt.pid_start, host: attempt.host }
+        : undefined;
+    if (!identity && attempt.runtime_id && attempt.worker === null) {
+      // Claimed by an external worker (`baton claim`): it heartbeats itself; its lease decides.
+      const holder = attempt.holder ?? 'an external worker';
+      if (leaseLive) {
+        entries.push({
+          ...base,
+          classification: `held by ${holder} (lease until ${new Date(attempt.lease_expires_at!).toISOString()})`,
+        });
+        continue;
+      }
+      if (options.reportOnly) {
+        entries.push({ ...base, classification: `held by ${holder}; its lease ran out` });
+        continue;
+      }
+    }
+    if (!identity && attempt.holder?.includes('manual')) {
+      if (leaseLive) {
+        entries.push({ ...base, classification: 'waiting for a person (manual hand-off)' });
+        continue;
+      }
+    }
+    if (
+      !identity &&
+      attempt.runtime_id &&
+      attempt.worker !== null &&
+      attempt.worker !== 'manual' &&
+      !attempt.holder?.includes('manual')
+    ) {
+      // Its coordinator died between starting the worker and recording its pid: find it by its marker.
+      const found = markedRoot(attempt.runtime_id);
+      if (found) {
+        identity = found;
+        if (!options.reportOnly) {
+          await transact(ctx, (tx) =>
+            tx.run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ? AND pid IS NULL`, [
+              found.pid,
+              found.startTime,
+              found.host,
+              attempt.runtime_id,
+            ]),
+          );
+        }
+      }
+    }
+    const alive = identity ? isProcessAlive(identity) : false;
+    if (alive === undefined) {
+      entries.push({
+        ...base,
+        classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here`,
+      });
+      continue;
+    }
+    if (alive) {
+      if (options.reportOnly) {
+        entries.push({ ...base, classification: `running (pid ${identity!.pid})` });
+        continue;
+      }
+      if (options.adopt) {
+        // Renew its lease now (its predecessor's renewals stopped with it); a lease that already ran out is lost.
+        const renewed = await transact(ctx, (tx) =>
+          tx.run(
+            `UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ? AND ended_at IS NULL AND lease_expires_at > ?`,
+            [ctx.clock.now(), attempt.runtime_id, ctx.clock.now()],
+          ),
+        );
+        if (renewed === 1) {
+          options.adopt({
+            delegationId: attempt.delegation_id,
+            taskId: attempt.task_id,
+            runtimeId: attempt.runtime_id!,
+            identity: identity!,
+            logPath,
+            artifactPath,
+            leaseMs: attempt.lease_ms ?? ctx.leaseMs,
+            ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
+          });
+          entries.push({
+            ...base,
+            classification: `running (pid ${identity!.pid}) after its coordinator went away`,
+            repair: 'adopted: lease renewed by this coordinator',
+          });
+          continue;
+        }
+      }
+      const report = await terminateWorker(identity!, {
+        marker: workerMarker(attempt.runtime_id!),
+        graceMs: ctx.stopGraceMs ?? 5000,
+        clock: ctx.clock,
+      });
+      const why = options.adopt
+        ? 'its lease ran out before a new coordinator could adopt it'
+        : 'its coordinator went away';
+      await markStale(
+        ctx,
+        runId,
+        attempt.delegation_id,
+        `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`,
+      );
+      entries.push({
+        ...base,
+        classification: `running (pid ${identity!.pid}) with no coordinator`,
+        repair: `ended ${report.processes.length} process(es)${report.confirmed ? '' : ', NOT confirmed'}; marked STALE`,
+      });
+      continue;
+    }
+    const result = resultOnDisk(artifactPath, logPath, !options.reportOnly);
+    if (options.reportOnly) {
+      entries.push({
+        ...base,
+        classification: result ? 'process gone; a result is on disk, not yet ingested' : 'process gone; no result',
+      });
+      continue;
+    }
+    if (result) {
+      const delegation = await ctx.store.read((r) => getDelegation(r, runId, attempt.delegation_id));
+      const outcome = await ingestArtifact(ctx, delegation!, result);
+      entries.push({
+        ...base,
+        classification: 'process gone; a result is on disk, not yet ingested',
+        repair: `ingested ${outcome.record.id} (${outcome.record.accepted ? outcome.record.resultStatus : 'rejected'}); delegation ${outcome.delegation.status}`,
+      });
+      continue;
+    }
+    const external = attempt.worker === null && attempt.runtime_id !== null;
+    const manual = !identity && Boolean(attempt.holder?.includes('manual'));
+    const [classification, reason] = identity
+      ? [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
+      : external
+        ? ['lease ran out', 'its lease ran out without a heartbeat']
+        : manual
+          ? ['manual hand-off expired', 'the manual hand-off expired without a result']
+          : ['claimed, never started', 'it was claimed but its process never started'];
+    await markStale(ctx, runId, attempt.delegation_id, reason);
+    entries.push({ ...base, classification, repair: 'marked STALE; the retry policy applies' });
+  }
+  for (const task of tasks) {
+    if (handled.has(task.id)) continue;
+    entries.push({
+      taskId: task.id,
+      classification:
+        task.status === 'verifying'
+          ? 'verifying: the coordinator finishes it (passed commands are not run again)'
+          : task.status,
+    });
+  }
+  // Worktrees are reported, never repaired here: removing work or redoing an integration is a person's call (baton
+  // cleanup).
+  for (const finding of await inspectWorktrees(ctx.store, ctx.workspace, runId)) {
+    entries.push({
+      taskId: finding.taskId ?? '-',
+      ...(finding.delegationId ? { delegationId: finding.delegationId } : {}),
+      classification: `worktree ${finding.path}: ${finding.finding}`,
+    });
+  }
+  return { runId, entries };
+}
+
+/** The process that carries a runtime's marker and whose parent does not: the worker its coordinator started. */
+function markedRoot(runtimeId: string): ProcessIdentity | undefined {
+  if (process.platform !== 'linux') return undefined; // the marker is read from /proc
+  const marked = findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, workerMarker(runtimeId));
+  if (marked.length === 0) return undefined;
+  const pids = new Set(marked.map((p) => p.pid));
+  const root = marked.find((p) => !pids.has(parentOf(p.pid))) ?? marked[0]!;
+  return identityOf(root.pid);
+}
+
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return -1;
+  }
+}
+
+function transact<T>(ctx: ReconcileContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  return ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    return work(tx);
+  });
+}
+
+async function markStale(ctx: ReconcileContext, runId: string, delegationId: string, reason: string): Promise<void> {
+  await transact(ctx, async (tx) => {
+    const delegation = await getDelegation(tx, runId, delegationId);
+    if (!delegation || delegation.status !== 'RUNNING') return;
+    const now = ctx.clock.now();
+    await transitionDelegation(tx, delegation, 'STALE', { reason }, now);
+    await settleUnsuccessfulAttempt(tx, runId, delegation.taskId, `${delegationId} ${reason}`, now);
+    await refreshRunStatus(tx, runId, now);
+  });
+}

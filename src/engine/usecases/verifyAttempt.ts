@@ -1,0 +1,315 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { appendEvent } from '../operations/events/appendEvent';
+import { openGate } from '../operations/gates/openGate';
+import { completeAttempt } from '../operations/ingestions/recordIngestion';
+import type { Clock } from '../domain/clock';
+import { findWorkerProcesses, isProcessAlive, thisHost } from '../effects/processes/processes';
+import { getDelegation, refreshRunStatus, transitionDelegation } from '../operations/tasks/taskFlow';
+import type { StorePort, StoreTx } from '../store/port';
+import { loadExeca } from '../effects/processes/execa';
+import type { Options } from 'execa';
+import { runPaths } from '../effects/workspaceLayout';
+import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
+import { getAttemptWorktree } from '../effects/git/worktrees';
+
+export interface VerifyContext {
+  store: StorePort;
+  clock: Clock;
+  workspace: string;
+  timeoutMs: number;
+  /** Runs first in every transaction (a coordinator's epoch check). */
+  guard?: (tx: StoreTx) => Promise<void>;
+  log?: (line: string) => void;
+}
+
+export interface VerificationOutcome {
+  passed: boolean;
+  /** Commands run now, and commands whose passing receipt for this artifact was reused. */
+  ran: number;
+  reused: number;
+  failure?: { command: string[]; exitCode: number | null; timedOut: boolean; logPath: string };
+  /** An isolated attempt: what its integration did. */
+  integration?: IntegrationOutcome;
+}
+
+/**
+ * Runs a task's verify commands after a PASS result, one after another, each as argv in
+ * the attempt's folder with a timeout, and stores a receipt for each (command, exit code,
+ * duration, output digest, log). A command that already passed for this attempt and the
+ * same artifact digest is not run again (resume). All pass → the attempt completes; one fails → the
+ * attempt is BLOCKED behind a verification_failed gate.
+ */
+export async function verifyAttempt(
+  ctx: VerifyContext,
+  runId: string,
+  delegationId: string,
+): Promise<VerificationOutcome> {
+  const facts = await ctx.store.read(async (r) => {
+    const delegation = await r.get<{ task_id: string }>(`SELECT task_id FROM delegations WHERE run_id = ? AND id = ?`, [
+      runId,
+      delegationId,
+    ]);
+    const task = delegation
+      ? await r.get<{ verify_json: string; status: string }>(
+          `SELECT verify_json, status FROM tasks WHERE run_id = ? AND id = ?`,
+          [runId, delegation.task_id],
+        )
+      : undefined;
+    const ingestion = await r.get<{ digest: string }>(
+      `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [runId, delegationId],
+    );
+    const runtime = await r.get<{ cwd: string | null }>(
+      `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+      [runId, delegationId],
+    );
+    return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd: runtime?.cwd ?? undefined };
+  });
+  if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest)
+    return { passed: false, ran: 0, reused: 0 };
+  // A person accepted this attempt's result at its verification gate: its commands are not run again.
+  const accepted = await ctx.store.read((r) =>
+    r.get(
+      `SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved' AND json_extract(details_json, '$.accepted') = 1`,
+      [runId, delegationId],
+    ),
+  );
+  const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
+  const { execa } = await loadExeca();
+  const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
+  mkdirSync(dirname(logPath), { recursive: true });
+  let ran = 0;
+  let reused = 0;
+  for (const command of commands) {
+    const commandJson = JSON.stringify(command);
+    // Only this attempt's receipts count: a new attempt may have changed the workspace the command checks,
+    // even when its artifact is byte-identical to an earlier attempt's.
+    const receipt = await ctx.store.read((r) =>
+      r.get(
+        `SELECT 1 AS x FROM verification_receipts WHERE run_id = ? AND task_id = ? AND delegation_id = ? AND artifact_digest = ? AND command_json = ? AND exit_code = 0 LIMIT 1`,
+        [runId, facts.taskId!, delegationId, facts.digest!, commandJson],
+      ),
+    );
+    if (receipt) {
+      reused++;
+      appendFileSync(logPath, `$ ${command.join(' ')}\n(passed before for this artifact; not run again)\n`);
+      continue;
+    }
+    ran++;
+    const started = ctx.clock.monotonic();
+    const startedAt = ctx.clock.now();
+    appendFileSync(logPath, `$ ${command.join(' ')}\n`);
+    const result = await runVerifyCommand(execa, command, {
+      cwd: facts.cwd ?? ctx.workspace,
+      logPath,
+      timeoutMs: ctx.timeoutMs,
+      clock: ctx.clock,
+      env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
+      marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
+    });
+    const output = result.output;
+    const how = result.startError
+      ? `could not start: ${result.startError}`
+      : `exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''}`;
+    appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
+    const exitCode = result.exitCode;
+    const durationMs = ctx.clock.monotonic() - started;
+    await transact(ctx, async (tx) => {
+      await tx.run(
+        `INSERT INTO verification_receipts (run_id, delegation_id, task_id, artifact_digest, command_json, exit_code, timed_out, duration_ms, output_digest, log_path, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          runId,
+          delegationId,
+          facts.taskId!,
+          facts.digest!,
+          commandJson,
+          exitCode,
+          result.timedOut ? 1 : 0,
+          durationMs,
+          `sha256:${createHash('sha256').update(output).digest('hex')}`,
+          logPath,
+          startedAt,
+        ],
+      );
+      await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), {
+        delegationId,
+        taskId: facts.taskId,
+        command,
+        exitCode,
+        timedOut: Boolean(result.timedOut),
+        durationMs,
+      });
+    });
+    if (exitCode !== 0) {
+      const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
+      await transact(ctx, (tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
+      return { passed: false, ran, reused, failure };
+    }
+  }
+  if (await ctx.store.read((r) => getAttemptWorktree(r, runId, delegationId))) {
+    // An isolated attempt completes when its work is on the target branch.
+    return { passed: true, ran, reused, integration: await integrateAttempt(ctx, runId, delegationId) };
+  }
+  await transact(ctx, async (tx) => {
+    const delegation = await getDelegation(tx, runId, delegationId);
+    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+      runId,
+      facts.taskId!,
+    ]);
+    if (!delegation || task?.status !== 'verifying') return; // decided meanwhile (stopped, gate)
+    await completeAttempt(
+      tx,
+      delegation,
+      { reason: `verified (${commands.length} command${commands.length === 1 ? '' : 's'})` },
+      ctx.clock.now(),
+    );
+    await refreshRunStatus(tx, runId, ctx.clock.now());
+  });
+  return { passed: true, ran, reused };
+}
+
+async function blockOnFailedVerification(
+  tx: StoreTx,
+  runId: string,
+  delegationId: string,
+  failure: NonNullable<VerificationOutcome['failure']>,
+  now: number,
+): Promise<void> {
+  const delegation = await getDelegation(tx, runId, delegationId);
+  if (!delegation) return;
+  if (delegation.status === 'RUNNING')
+    await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
+  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
+  await openGate(
+    tx,
+    {
+      runId,
+      kind: 'verification_failed',
+      taskId: delegation.taskId,
+      delegationId,
+      reason: `Verification of ${delegationId} failed: \`${failure.command.join(' ')}\` ${what}. Approve to retry the task, approve with accept to take the result anyway, reject to fail it.`,
+      details: {
+        command: failure.command,
+        exitCode: failure.exitCode,
+        timedOut: failure.timedOut,
+        logPath: failure.logPath,
+      },
+    },
+    now,
+  );
+  await refreshRunStatus(tx, runId, now);
+}
+
+interface CommandResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Why the command could not start (ENOENT, EACCES), if it could not. */
+  startError?: string;
+  output: string;
+}
+
+/**
+ * Runs one verify command as argv (never a shell) in a process group of its own, its output
+ * appended to the verification log through a file descriptor — not a pipe, which a background
+ * child could hold open long after the command ended (or timed out). On timeout the whole
+ * group is killed; after the command ends, whatever it left running (found by its group or by
+ * the marker in its environment) is killed too: verification leaves no process behind.
+ */
+async function runVerifyCommand(
+  execa: Awaited<ReturnType<typeof loadExeca>>['execa'],
+  command: string[],
+  options: {
+    cwd: string;
+    logPath: string;
+    timeoutMs: number;
+    clock: Clock;
+    env: Record<string, string>;
+    marker: string;
+  },
+): Promise<CommandResult> {
+  const from = statSync(options.logPath).size;
+  const fd = openSync(options.logPath, 'a');
+  const [markerName, markerValue] = [
+    options.marker.slice(0, options.marker.indexOf('=')),
+    options.marker.slice(options.marker.indexOf('=') + 1),
+  ];
+  let subprocess;
+  try {
+    const execaOptions: Options = {
+      cwd: options.cwd,
+      reject: false,
+      stdin: 'ignore',
+      stdout: fd as unknown as Options['stdout'],
+      stderr: fd as unknown as Options['stderr'],
+      detached: true,
+      cleanup: true,
+      env: { ...options.env, [markerName]: markerValue },
+    };
+    subprocess = execa(command[0]!, command.slice(1), execaOptions);
+  } finally {
+    closeSync(fd); // the command has its own copy
+  }
+  const pid = subprocess.pid;
+  let timedOut = false;
+  const cancelTimeout =
+    pid === undefined
+      ? () => undefined
+      : options.clock.setTimer(options.timeoutMs, () => {
+          timedOut = true;
+          killGroup(pid);
+        });
+  const result = await subprocess;
+  cancelTimeout();
+  if (pid !== undefined) killLeftovers(pid, options.marker);
+  const output = readFrom(options.logPath, from);
+  if (pid === undefined) {
+    const code = (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error';
+    return { exitCode: null, signal: null, timedOut: false, startError: code, output };
+  }
+  return { exitCode: timedOut ? null : (result.exitCode ?? null), signal: result.signal ?? null, timedOut, output };
+}
+
+/** The command leader is our unreaped child until its exit is handled, so its group number is still its own. */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone
+  }
+}
+
+function killLeftovers(pid: number, marker: string): void {
+  if (process.platform !== 'linux') return; // groups and markers are read from /proc
+  for (const p of findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, marker)) {
+    if (p.pid <= 0 || p.pid === process.pid || p.pid === pid || isProcessAlive(p) !== true) continue;
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+function readFrom(path: string, from: number): string {
+  const size = statSync(path).size;
+  if (size <= from) return '';
+  const buffer = Buffer.alloc(size - from);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, buffer, 0, buffer.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buffer.toString('utf8');
+}
+
+function transact<T>(ctx: VerifyContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  return ctx.store.transact(async (tx) => {
+    await ctx.guard?.(tx);
+    return work(tx);
+  });
+}
