@@ -228,7 +228,6 @@ export class Engine {
     const { config, issues } = loadConfig(workspace);
     if (hasErrors(issues)) {
       throw new BatonError(
-        'invalid-input',
         'config.invalid',
         `${configPathOf(workspace)} is invalid.`,
         issues.map((i) => ({ ...i, file: configPathOf(workspace) })),
@@ -306,7 +305,7 @@ export class Engine {
     holder?: string;
   }): Promise<ClaimOutcome> {
     if (!input.planPath && !input.runId)
-      throw new BatonError('invalid-input', 'claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
+      throw new BatonError('claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     return this.store.transact(async (tx) => {
@@ -318,18 +317,13 @@ export class Engine {
           `SELECT plan_path, status FROM runs WHERE id = ?`,
           [runId],
         );
-        if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+        if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
         if (plan && run.plan_path !== plan.path)
-          throw new BatonError(
-            'mismatch',
-            'run.plan-mismatch',
-            `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`,
-          );
+          throw new BatonError('run.plan-mismatch', `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`);
       } else {
         const active = await activeRunOf(tx, plan!.path);
         if (active && active.plan_digest !== planDigest(plan!.text)) {
           throw new BatonError(
-            'mismatch',
             'run.plan-changed',
             `${plan!.path} changed since run ${active.id} started from it; finish that run or replan it.`,
           );
@@ -458,7 +452,6 @@ export class Engine {
       const active = options.fresh ? undefined : await activeRunOf(tx, plan.path);
       if (active && active.plan_digest !== planDigest(plan.text)) {
         throw new BatonError(
-          'mismatch',
           'run.plan-changed',
           `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`,
         );
@@ -487,7 +480,6 @@ export class Engine {
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
     if (isLeaseLive(lease, this.clock.now())) {
       throw new BatonError(
-        'conflict',
         'replan.coordinator-alive',
         `Run ${input.runId} is driven by ${lease!.holder}; stop it first (baton stop --run ${input.runId}).`,
       );
@@ -724,7 +716,6 @@ export class Engine {
     );
     if (!row)
       throw new BatonError(
-        'invalid-input',
         'run.unknown',
         runId ? `There is no run ${runId}.` : 'There is no run yet; claim a task or start a plan first.',
       );
@@ -936,7 +927,6 @@ export class Engine {
     );
     if (!row)
       throw new BatonError(
-        'invalid-input',
         'delegation.unknown',
         `There is no delegation ${delegationId}${runId ? ` in run ${runId}` : ''}.`,
       );
@@ -1002,7 +992,6 @@ export function readPlan(workspace: string, planPath: string): LoadedPlan {
     text = readFileSync(absolute, 'utf8');
   } catch (err) {
     throw new BatonError(
-      'invalid-input',
       'plan.unreadable',
       `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
@@ -1015,7 +1004,6 @@ export function requireValidPlan(plan: LoadedPlan): LoadedPlan {
   if (!hasErrors(plan.parsed.issues)) return plan;
   const errors = plan.parsed.issues.filter((i) => i.severity === 'error');
   throw new BatonError(
-    'invalid-input',
     'plan.invalid',
     `${plan.path} has ${errors.length} error${errors.length === 1 ? '' : 's'}; run 'baton validate ${plan.path}'.`,
     plan.parsed.issues.map((i) => ({ ...i, file: plan.path })),

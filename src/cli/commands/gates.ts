@@ -41,7 +41,7 @@ export async function decide(
   note: string | undefined,
   accept = false,
 ): Promise<void> {
-  requireStore(ctx, () => new BatonError('invalid-input', 'gate.unknown', `There is no gate ${gateId}.`));
+  requireStore(ctx, () => new BatonError('gate.unknown', `There is no gate ${gateId}.`));
   await withEngine(ctx, async (engine) => {
     const { gate, alreadyDecided } = await engine.decideGate({
       gateId,

@@ -11,7 +11,6 @@ export async function heartbeat(
   const token = options.token ?? process.env.BATON_RUNTIME_TOKEN;
   if (!runtimeId || !token) {
     throw new BatonError(
-      'invalid-input',
       'heartbeat.missing-identity',
       'Give --runtime and --token (or set BATON_RUNTIME_ID and BATON_RUNTIME_TOKEN).',
     );

@@ -8,10 +8,7 @@ export async function ingest(
   ctx: CommandContext,
   options: { delegation: string; artifact: string; run?: string },
 ): Promise<number> {
-  requireStore(
-    ctx,
-    () => new BatonError('invalid-input', 'delegation.unknown', `There is no delegation ${options.delegation}.`),
-  );
+  requireStore(ctx, () => new BatonError('delegation.unknown', `There is no delegation ${options.delegation}.`));
   return withEngine(ctx, async (engine) => {
     const outcome = await engine.ingest({
       delegationId: options.delegation,

@@ -9,11 +9,7 @@ export function parseMapping(entries: readonly string[]): Record<string, string 
   for (const entry of entries) {
     const match = /^([^=\s]+)=([^=\s]*)$/.exec(entry);
     if (!match)
-      throw new BatonError(
-        'invalid-input',
-        'replan.bad-map',
-        `--map ${entry}: expected old=new (or old= to drop the old task).`,
-      );
+      throw new BatonError('replan.bad-map', `--map ${entry}: expected old=new (or old= to drop the old task).`);
     mapping[match[1]!] = match[2] ? match[2] : null;
   }
   return mapping;

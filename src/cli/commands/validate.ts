@@ -12,7 +12,6 @@ export function validate(ctx: CommandContext, file: string): number {
     text = readFileSync(absolute, 'utf8');
   } catch (err) {
     throw new BatonError(
-      'invalid-input',
       'validate.unreadable',
       `Cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );

@@ -14,21 +14,89 @@ export type ErrorKind =
   | 'not-qualified' // runtime not qualified (untrusted, git missing): 7
   | 'awaiting-decision'; // paused awaiting a human decision: 8
 
-/** The one error type the engine throws on purpose. Branch on `kind` and `code`, never on the message. */
+/**
+ * Every error code the engine and its adapters raise, declared once with its kind (GitLens
+ * declares its reasons the same way): a code that is not in this list does not compile, and
+ * a code always maps to the same exit code.
+ */
+export const ERROR_CODES = {
+  'claim.no-run': 'invalid-input',
+  'config.invalid': 'invalid-input',
+  'coordinator.superseded': 'conflict',
+  'delegation.changed-meanwhile': 'conflict',
+  'delegation.illegal-transition': 'mismatch',
+  'delegation.not-isolated': 'mismatch',
+  'delegation.not-pending': 'conflict',
+  'delegation.unknown': 'invalid-input',
+  'gate.accept-not-applicable': 'invalid-input',
+  'gate.already-decided': 'mismatch',
+  'gate.unknown': 'invalid-input',
+  'git.missing': 'not-qualified',
+  'heartbeat.missing-identity': 'invalid-input',
+  'ingest.artifact-unreadable': 'invalid-input',
+  'ingest.delegation-not-started': 'mismatch',
+  'ingest.delegation-terminal': 'mismatch',
+  'plan.invalid': 'invalid-input',
+  'plan.unreadable': 'invalid-input',
+  'replan.already-superseded': 'mismatch',
+  'replan.bad-map': 'invalid-input',
+  'replan.coordinator-alive': 'conflict',
+  'replan.invalid-mapping': 'invalid-input',
+  'replan.workers-alive': 'conflict',
+  'run.plan-changed': 'mismatch',
+  'run.plan-mismatch': 'mismatch',
+  'run.unknown': 'invalid-input',
+  'runtime.lease-expired': 'conflict',
+  'runtime.not-live': 'conflict',
+  'runtime.unknown': 'invalid-input',
+  'runtime.wrong-token': 'conflict',
+  'store.busy': 'conflict',
+  'store.commit-failed': 'io',
+  'store.journal-corrupt': 'io',
+  'store.schema-too-new': 'not-qualified',
+  'store.unrecoverable': 'io',
+  'task.already-claimed': 'conflict',
+  'task.dependencies-unmet': 'mismatch',
+  'task.gated': 'awaiting-decision',
+  'task.unknown': 'invalid-input',
+  // A task that is in none of the states a new attempt can start from (enqueueDelegation).
+  'task.running': 'mismatch',
+  'task.verifying': 'mismatch',
+  'task.completed': 'mismatch',
+  'task.failed': 'mismatch',
+  'task.blocked': 'mismatch',
+  'task.skipped': 'mismatch',
+  'task.cancelled': 'mismatch',
+  'validate.unreadable': 'invalid-input',
+  'worker.spawn-failed': 'worker-failure',
+  'worker.unknown': 'invalid-input',
+} as const satisfies Record<string, ErrorKind>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, value);
+}
+
+/**
+ * The one error type the engine throws on purpose. Branch on `code` (or `kind`), never on
+ * the message; `BatonError.is(err, code)` only takes a code from ERROR_CODES.
+ */
 export class BatonError extends Error {
   override readonly name = 'BatonError';
+  readonly kind: ErrorKind;
 
   constructor(
-    readonly kind: ErrorKind,
-    /** Stable dotted code, e.g. `store.schema-too-new`, `claim.already-claimed`. */
-    readonly code: string,
+    /** Stable dotted code from ERROR_CODES, e.g. `store.schema-too-new`; its kind follows from it. */
+    readonly code: ErrorCode,
     message: string,
     readonly issues: readonly Issue[] = [],
   ) {
     super(message);
+    this.kind = ERROR_CODES[code];
   }
 
-  static is(value: unknown, code?: string): value is BatonError {
+  static is(value: unknown, code?: ErrorCode): value is BatonError {
     return value instanceof BatonError && (code === undefined || value.code === code);
   }
 }

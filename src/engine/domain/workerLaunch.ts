@@ -23,7 +23,6 @@ export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefi
   if (!worker) {
     const known = [...new Set([...Object.keys(config.workers), ...Object.keys(BUILTIN_WORKERS)])];
     throw new BatonError(
-      'invalid-input',
       'worker.unknown',
       `There is no worker "${workerId}"; known workers: ${known.join(', ')}. Define it under "workers" in .baton/config.json.`,
     );

@@ -410,7 +410,7 @@ export class Coordinator {
         [runId],
       ),
     }));
-    if (!state.run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+    if (!state.run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
     if (state.discarded.length > 0) await this.removeDiscardedWorktrees(state.discarded);
 
     let wakeAt: number | undefined;
@@ -1252,7 +1252,7 @@ export class Coordinator {
 
   /** Every coordinator write: refused in the same transaction when this coordinator's epoch is no longer current. */
   private guarded<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
-    if (this.leaseLost) return Promise.reject(new BatonError('conflict', 'coordinator.superseded', this.leaseLost));
+    if (this.leaseLost) return Promise.reject(new BatonError('coordinator.superseded', this.leaseLost));
     return this.deps.store.transact(async (tx) => {
       await this.assertEpoch(tx);
       return work(tx);
@@ -1307,7 +1307,6 @@ async function renewDrivenLease(
   );
   if (!row || row.ended_at !== null || row.status !== 'RUNNING') {
     throw new BatonError(
-      'conflict',
       'runtime.not-live',
       `Runtime ${runtimeId} holds no lease to renew${row ? ` (${row.delegation_id} is ${row.status})` : ''}.`,
     );
@@ -1317,7 +1316,6 @@ async function renewDrivenLease(
     return {
       renewed: false,
       error: new BatonError(
-        'conflict',
         'runtime.lease-expired',
         `The lease of runtime ${runtimeId} ran out before it was renewed; ${row.delegation_id} is now STALE.`,
       ),

@@ -396,7 +396,6 @@ export class FileStore implements StorePort {
 
   private flushFailed(err: unknown): void {
     this.flushFailure ??= new BatonError(
-      'io',
       'store.commit-failed',
       `Could not write the Baton journal (${(err as Error).message}); nothing was committed of the transactions waiting for it.`,
     );
@@ -513,7 +512,6 @@ export class FileStore implements StorePort {
           if (!underLock) return false;
           if (decoded.stop.reason === 'bad-checksum' && decoded.stop.linesAfter > 0) {
             throw new BatonError(
-              'io',
               'store.journal-corrupt',
               `The Baton journal ${segment.path} is damaged at byte ${segment.offset}, with ${decoded.stop.linesAfter} line(s) after the damage. Nothing was changed; keep the file and report it.`,
             );
@@ -602,7 +600,6 @@ export class FileStore implements StorePort {
     } catch (err) {
       this.statement('ROLLBACK').run();
       throw new BatonError(
-        'io',
         'store.journal-corrupt',
         `Journal line ${entry.seq} in ${path} does not apply (${(err as Error).message}).`,
       );
@@ -867,7 +864,6 @@ export class FileStore implements StorePort {
   private refuseNewerSchema(version: number): void {
     if (version <= SCHEMA_VERSION) return;
     throw new BatonError(
-      'not-qualified',
       'store.schema-too-new',
       `The Baton store in ${this.dir} was written by a newer Baton (schema ${version}; this one knows up to ${SCHEMA_VERSION}). Update Baton; the store was left untouched.`,
     );
@@ -876,7 +872,6 @@ export class FileStore implements StorePort {
   private unrecoverable(what: string): BatonError {
     const preserved = readdirSync(this.dir).filter((n) => SEGMENT.test(n) || n.includes('.sqlite'));
     return new BatonError(
-      'io',
       'store.unrecoverable',
       `The Baton store in ${this.dir} cannot be rebuilt: ${what}. Nothing was deleted; preserved files: ${preserved.join(', ') || 'none'}.`,
     );

@@ -119,7 +119,6 @@ export async function acquireProcessLock(lock: ProcessLock, wait: LockWait, what
   while (!lock.tryAcquire()) {
     if (wait.monotonic() >= deadline) {
       throw new BatonError(
-        'conflict',
         'store.busy',
         `The Baton store at ${what} stayed locked by another process for ${Math.round(wait.timeoutMs / 1000)} s; try again, or find the process with 'baton diagnose'.`,
       );

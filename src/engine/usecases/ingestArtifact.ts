@@ -36,7 +36,6 @@ export async function ingestArtifact(
     size = stat.size;
   } catch (err) {
     throw new BatonError(
-      'invalid-input',
       'ingest.artifact-unreadable',
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );

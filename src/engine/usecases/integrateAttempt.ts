@@ -1,3 +1,4 @@
+import { BatonError } from '../domain/errors';
 import { appendEvent } from '../operations/events/appendEvent';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
@@ -61,7 +62,8 @@ export async function integrateAttempt(
     run: await readRunIsolation(r, runId),
     worktree: await getAttemptWorktree(r, runId, delegationId),
   }));
-  if (!run?.repoRoot || !run.targetBranch || !worktree) throw new Error(`${delegationId} has no worktree to integrate`);
+  if (!run?.repoRoot || !run.targetBranch || !worktree)
+    throw new BatonError('delegation.not-isolated', `${delegationId} has no worktree to integrate.`);
   const repoRoot = run.repoRoot;
   const lock = integrationLocks.get(repoRoot) ?? new Mutex();
   integrationLocks.set(repoRoot, lock);

@@ -199,7 +199,6 @@ export function forgetGit(): void {
 
 export function gitMissing(): BatonError {
   return new BatonError(
-    'not-qualified',
     'git.missing',
     'git is not installed or not on PATH; worktree isolation needs it (install git, or run with --isolation none).',
   );

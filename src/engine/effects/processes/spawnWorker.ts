@@ -57,7 +57,6 @@ export async function spawnWorker(launch: WorkerLaunch, options: SpawnWorkerOpti
       const result = await subprocess;
       const reason = (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error';
       throw new BatonError(
-        'worker-failure',
         'worker.spawn-failed',
         `Could not start worker "${launch.workerId}" (${launch.argv[0]}): ${reason}.`,
       );

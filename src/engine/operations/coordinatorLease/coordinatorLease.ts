@@ -114,7 +114,6 @@ export async function assertCoordinatorEpoch(tx: Pick<StoreTx, 'get'>, runId: st
   const lease = await readCoordinatorLease(tx, runId);
   if (!lease || lease.epoch !== epoch || lease.releasedAt !== undefined) {
     throw new BatonError(
-      'conflict',
       'coordinator.superseded',
       `This coordinator (epoch ${epoch}) no longer holds run ${runId}${lease ? `; ${lease.holder} does (epoch ${lease.epoch})` : ''}.`,
     );

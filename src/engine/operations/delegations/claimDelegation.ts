@@ -34,14 +34,9 @@ export function hashToken(token: string): string {
 export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, ctx: OperationContext): Promise<Claim> {
   const delegation = await getDelegation(tx, input.runId, input.delegationId);
   if (!delegation)
-    throw new BatonError(
-      'invalid-input',
-      'delegation.unknown',
-      `There is no delegation ${input.delegationId} in run ${input.runId}.`,
-    );
+    throw new BatonError('delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
   if (delegation.status !== 'PENDING') {
     throw new BatonError(
-      'conflict',
       'delegation.not-pending',
       `Delegation ${delegation.id} is ${delegation.status}; only a PENDING delegation can be claimed.`,
     );
@@ -55,11 +50,7 @@ export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, 
     [runtimeId, ctx.now, ctx.now, input.runId, delegation.id],
   );
   if (changed !== 1)
-    throw new BatonError(
-      'conflict',
-      'delegation.not-pending',
-      `Delegation ${delegation.id} was claimed by someone else.`,
-    );
+    throw new BatonError('delegation.not-pending', `Delegation ${delegation.id} was claimed by someone else.`);
   await tx.run(
     `INSERT INTO runtimes (id, run_id, delegation_id, token_hash, epoch, lease_ms, lease_expires_at, claimed_at, heartbeat_count, holder)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,

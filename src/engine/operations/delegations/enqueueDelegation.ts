@@ -1,6 +1,6 @@
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
-import type { Delegation } from '../../domain/types';
+import type { Delegation, TaskStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import { delegationId } from '../../domain/runSettings';
 import { readinessOf } from '../tasks/taskFlow';
@@ -17,19 +17,17 @@ export interface EnqueueDelegationInput {
  * PENDING or RUNNING: two attempts of one task never run at once.
  */
 export async function enqueueDelegation(tx: StoreTx, input: EnqueueDelegationInput, now: number): Promise<Delegation> {
-  const task = await tx.get<{ status: string; agent: string; status_reason: string | null }>(
+  const task = await tx.get<{ status: TaskStatus; agent: string; status_reason: string | null }>(
     `SELECT status, agent, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
     [input.runId, input.taskId],
   );
-  if (!task)
-    throw new BatonError('invalid-input', 'task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
+  if (!task) throw new BatonError('task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
   const live = await tx.get<{ id: string; status: string; runtime_id: string | null }>(
     `SELECT id, status, runtime_id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('PENDING', 'RUNNING', 'BLOCKED') LIMIT 1`,
     [input.runId, input.taskId],
   );
   if (live) {
     throw new BatonError(
-      'conflict',
       'task.already-claimed',
       `Task ${input.taskId} already has attempt ${live.id} (${live.status}${live.runtime_id ? `, runtime ${live.runtime_id}` : ''}).`,
     );
@@ -68,7 +66,7 @@ async function refuseUnlessReady(
   tx: StoreTx,
   runId: string,
   taskId: string,
-  status: string,
+  status: TaskStatus,
   reason: string | null,
 ): Promise<void> {
   switch (status) {
@@ -80,7 +78,6 @@ async function refuseUnlessReady(
         [runId, taskId],
       );
       throw new BatonError(
-        'awaiting-decision',
         'task.gated',
         `Task ${taskId} waits at gate ${gate?.id ?? '?'} (${gate?.kind ?? 'gate'}); approve it first: baton approve ${gate?.id ?? '<gate>'}`,
       );
@@ -93,14 +90,12 @@ async function refuseUnlessReady(
         [runId, taskId],
       );
       throw new BatonError(
-        'mismatch',
         'task.dependencies-unmet',
         `Task ${taskId} depends on ${unmet.map((d) => `${d.id} (${d.status})`).join(', ')}, not completed yet.`,
       );
     }
     default:
       throw new BatonError(
-        'mismatch',
         `task.${status}`,
         `Task ${taskId} is ${status}${reason ? ` (${reason})` : ''}; it cannot start a new attempt.`,
       );

@@ -42,12 +42,11 @@ export interface DecideGateOutcome {
  */
 export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
   const row = await tx.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [input.gateId]);
-  if (!row) throw new BatonError('invalid-input', 'gate.unknown', `There is no gate ${input.gateId}.`);
+  if (!row) throw new BatonError('gate.unknown', `There is no gate ${input.gateId}.`);
   const gate = toGate(row);
   if (gate.status !== 'open') {
     if (gate.status === input.decision) return { gate, alreadyDecided: true };
     throw new BatonError(
-      'mismatch',
       'gate.already-decided',
       `Gate ${gate.id} was already ${gate.status} by ${gate.decidedBy ?? 'someone'}${gate.decidedAt ? ` at ${new Date(gate.decidedAt).toISOString()}` : ''}.`,
     );
@@ -67,7 +66,6 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
 
   if (input.accept && gate.kind !== 'verification_failed') {
     throw new BatonError(
-      'invalid-input',
       'gate.accept-not-applicable',
       `Only a verification_failed gate can accept a result; ${gate.id} is ${gate.kind}.`,
     );

@@ -54,21 +54,18 @@ export async function recordIngestion(
 
   const delegation = await getDelegation(tx, input.runId, input.delegationId);
   if (!delegation)
-    throw new BatonError(
-      'invalid-input',
-      'delegation.unknown',
-      `There is no delegation ${input.delegationId} in run ${input.runId}.`,
-    );
+    throw new BatonError('delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
   if (isTerminalDelegation(delegation.status) || delegation.status === 'PENDING') {
+    const code = delegation.status === 'PENDING' ? 'ingest.delegation-not-started' : 'ingest.delegation-terminal';
     const refusal = issue(
-      delegation.status === 'PENDING' ? 'ingest.delegation-not-started' : 'ingest.delegation-terminal',
+      code,
       'delegation',
       `Delegation ${delegation.id} is ${delegation.status}; a result can only be ingested for a RUNNING or BLOCKED delegation.`,
       delegation.status === 'PENDING'
         ? 'Claim the task first.'
         : 'A finished attempt is never reopened; claim the task for a new attempt.',
     );
-    throw new BatonError('mismatch', refusal.code, refusal.message, [refusal]);
+    throw new BatonError(code, refusal.message, [refusal]);
   }
 
   const accepted = !hasErrors(input.issues) && input.resultStatus !== undefined;

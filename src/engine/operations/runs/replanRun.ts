@@ -70,16 +70,15 @@ export function checkReplanMapping(
  */
 export async function replanRun(tx: StoreTx, input: ReplanInput, ctx: OperationContext): Promise<ReplanOutcome> {
   const old = await tx.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [input.oldRunId]);
-  if (!old) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${input.oldRunId}.`);
+  if (!old) throw new BatonError('run.unknown', `There is no run ${input.oldRunId}.`);
   if (old.status === 'superseded')
-    throw new BatonError('mismatch', 'replan.already-superseded', `Run ${input.oldRunId} was already replanned.`);
+    throw new BatonError('replan.already-superseded', `Run ${input.oldRunId} was already replanned.`);
   const live = await tx.get<{ id: string }>(
     `SELECT id FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING') LIMIT 1`,
     [input.oldRunId],
   );
   if (live) {
     throw new BatonError(
-      'conflict',
       'replan.workers-alive',
       `Run ${input.oldRunId} still has ${live.id} in flight: stop it (baton stop --run ${input.oldRunId} --mode immediate), let it finish, or run baton reconcile if its worker is gone.`,
     );
@@ -94,12 +93,7 @@ export async function replanRun(tx: StoreTx, input: ReplanInput, ctx: OperationC
     input.mapping,
   );
   if (mappingIssues.length > 0)
-    throw new BatonError(
-      'invalid-input',
-      'replan.invalid-mapping',
-      mappingIssues.map((i) => i.message).join(' '),
-      mappingIssues,
-    );
+    throw new BatonError('replan.invalid-mapping', mappingIssues.map((i) => i.message).join(' '), mappingIssues);
 
   const run = await createRun(
     tx,

@@ -25,10 +25,9 @@ export const MAX_PROGRESS_LENGTH = 500;
  */
 export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now: number): Promise<RenewLeaseOutcome> {
   const row = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
-  if (!row) throw new BatonError('invalid-input', 'runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
+  if (!row) throw new BatonError('runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
   if (row.token_hash !== hashToken(input.token)) {
     throw new BatonError(
-      'conflict',
       'runtime.wrong-token',
       `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`,
     );
@@ -39,7 +38,6 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
     return {
       renewed: false,
       error: new BatonError(
-        'conflict',
         'runtime.lease-expired',
         `The lease of runtime ${runtime.id} expired at ${new Date(runtime.leaseExpiresAt).toISOString()}; ${runtime.delegationId} is now STALE. Claim the task again for a new attempt.`,
       ),
@@ -47,7 +45,6 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   }
   if (!canHeartbeat(runtime.status)) {
     throw new BatonError(
-      'conflict',
       'runtime.not-live',
       `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`,
     );

@@ -94,15 +94,11 @@ export async function requestStop(
   now: number,
 ): Promise<{ request: StopRequest; repeated: boolean }> {
   const run = await tx.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [input.runId]);
-  if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${input.runId}.`);
+  if (!run) throw new BatonError('run.unknown', `There is no run ${input.runId}.`);
   if (input.delegationId) {
     const delegation = await getDelegation(tx, input.runId, input.delegationId);
     if (!delegation)
-      throw new BatonError(
-        'invalid-input',
-        'delegation.unknown',
-        `There is no delegation ${input.delegationId} in run ${input.runId}.`,
-      );
+      throw new BatonError('delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
   }
   const inForce = await tx.all<StopRow>(
     `SELECT ${STOP_COLUMNS} FROM stop_requests WHERE run_id = ? AND status IN ('requested', 'applied') AND ${input.delegationId ? 'delegation_id = ?' : 'delegation_id IS NULL'} ORDER BY ordinal`,

@@ -23,7 +23,7 @@ export async function setTaskStatus(
     `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
     [runId, taskId],
   );
-  if (!row) throw new BatonError('invalid-input', 'task.unknown', `Task ${taskId} is not in run ${runId}.`);
+  if (!row) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
   if (row.status === to && row.status_reason === reason) return;
   await tx.run(`UPDATE tasks SET status = ?, status_reason = ?, updated_at = ? WHERE run_id = ? AND id = ?`, [
     to,
@@ -55,7 +55,6 @@ export async function transitionDelegation(
 ): Promise<Delegation> {
   if (!canTransitionDelegation(delegation.status, to)) {
     throw new BatonError(
-      'mismatch',
       'delegation.illegal-transition',
       `Delegation ${delegation.id} is ${delegation.status}; it cannot become ${to}.`,
     );
@@ -80,7 +79,6 @@ export async function transitionDelegation(
   );
   if (changed !== 1) {
     throw new BatonError(
-      'conflict',
       'delegation.changed-meanwhile',
       `Delegation ${delegation.id} changed while this was being decided; try again.`,
     );
@@ -115,7 +113,7 @@ export async function getDelegation(
 
 export async function readRunSettings(tx: Pick<StoreTx, 'get'>, runId: string): Promise<RunSettings> {
   const row = await tx.get<{ config_json: string }>(`SELECT config_json FROM runs WHERE id = ?`, [runId]);
-  if (!row) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+  if (!row) throw new BatonError('run.unknown', `There is no run ${runId}.`);
   return JSON.parse(row.config_json) as RunSettings;
 }
 
@@ -226,7 +224,7 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
     `SELECT status, stop_mode FROM runs WHERE id = ?`,
     [runId],
   );
-  if (!run) throw new BatonError('invalid-input', 'run.unknown', `There is no run ${runId}.`);
+  if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
   if (current === 'superseded') return current;
   // The common case, a run going on with no stop: one probe settles it.
