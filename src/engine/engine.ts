@@ -1,3 +1,4 @@
+import type { EventOf, EventType } from './domain/events';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -100,11 +101,14 @@ export function configPathOf(workspace: string): string {
  * heartbeats are announced from the runtimes' state (they are not logged: a heartbeat
  * is a renewal, not a transition).
  */
-export interface EngineEvent extends Omit<RunEvent, 'seq'> {
+export type EngineEvent<K extends EventType = EventType> = EventOf<K> & {
+  runId: string;
+  at: number;
+  /** The run's sequence number; absent for heartbeats. */
   seq?: number;
   /** Global order across runs; absent for heartbeats. */
   id?: number;
-}
+};
 
 export interface EngineOptions {
   workspace: string;

@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeEvent, type Engine, type EngineEvent, type RunOverview } from '../engine/index';
+import { describeEvent, type Engine, type EngineEvent, type RunEvent, type RunOverview } from '../engine/index';
 import type { Disposable } from '../engine/index';
 import {
   PROTOCOL_VERSION,
@@ -414,7 +414,7 @@ function gateView(g: RunOverview['gates'][number]): GateView {
   };
 }
 
-function eventView(e: { seq: number; at: number; type: string; data: Record<string, unknown> }): EventView {
+function eventView(e: RunEvent): EventView {
   return { seq: e.seq, at: e.at, type: e.type, text: describeEvent(e, 300) };
 }
 

@@ -9,7 +9,7 @@ import { DisposableStore } from './lifecycle';
  */
 export class GateNotifications extends DisposableStore {
   private showing = false;
-  private queued: EngineEvent[] = [];
+  private queued: EngineEvent<'gate:opened'>[] = [];
 
   constructor(engine: Engine) {
     super();
@@ -29,10 +29,10 @@ export class GateNotifications extends DisposableStore {
       while (this.queued.length > 0) {
         const events = this.queued.splice(0);
         const e = events[0]!; // each message speaks of its own gate(s), never of the one that started the loop
-        const gates = events.map((x) => String(x.data.gateId));
+        const gates = events.map((x) => x.data.gateId);
         const single = gates.length === 1;
         const message = single
-          ? `Baton: ${gates[0]} waits for a decision — ${String(e.data.reason ?? e.data.kind ?? '')}`
+          ? `Baton: ${gates[0]} waits for a decision — ${e.data.reason}`
           : `Baton: ${gates.length} gates wait for a decision (${gates.join(', ')}).`;
         const actions = single ? ['Approve', 'Reject', 'Show', "Don't Notify"] : ['Show', "Don't Notify"];
         const pick = await vscode.window.showInformationMessage(message, ...actions);

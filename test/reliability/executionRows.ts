@@ -332,11 +332,11 @@ export async function crashDuringResume(trials: number): Promise<RowOutcome> {
         const completed = view.delegations.filter((d) => d.taskId === task.id && d.status === 'COMPLETED').length;
         if (completed !== 1) failures.push(`${task.id} completed ${completed} times`);
       }
-      const accepted = (await engine.listEvents(run.id)).filter(
-        (e) => e.type === 'ingestion:recorded' && e.data.accepted,
+      const accepted = (await engine.listEvents(run.id)).flatMap((e) =>
+        e.type === 'ingestion:recorded' && e.data.accepted ? [e.data.taskId] : [],
       );
       const perTask = new Map<string, number>();
-      for (const e of accepted) perTask.set(String(e.data.taskId), (perTask.get(String(e.data.taskId)) ?? 0) + 1);
+      for (const taskId of accepted) perTask.set(taskId, (perTask.get(taskId) ?? 0) + 1);
       for (const [task, n] of perTask) if (n !== 1) failures.push(`${task}: ${n} accepted results`);
       // No two attempts of one task ran at the same time.
       const trace = readTrace(tracePath);

@@ -155,7 +155,7 @@ async function observe(ctx: CommandContext, engine: Engine, runId: string): Prom
       if (ctx.output.json) ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...e }));
       else ctx.output.out(formatEvent(ctx, e));
       if (e.type === 'run:status') {
-        const to = String(e.data.to);
+        const to = e.data.to;
         if (to === 'completed') finish(0);
         else if (to === 'failed' || to === 'blocked') finish(5);
         else if (to === 'paused') finish(8);

@@ -1,74 +1,57 @@
-import type { RunEvent } from './types';
+import type { EventOf } from './events';
 
 /**
  * One line of plain text for an event, for people: the CLI's `events`, the dashboard's
- * timeline. Unknown types fall back to their data.
+ * timeline. Text a worker or a person wrote (progress, reasons, notes) passes through
+ * `oneLine`: no control characters, at most `maxField` characters.
  */
-export function describeEvent(e: Pick<RunEvent, 'type' | 'data'>, maxField = 100): string {
-  const d = e.data;
-  const text = (key: string): string => (typeof d[key] === 'string' ? oneLine(d[key] as string, maxField) : '');
-  let what: string;
+export function describeEvent(e: EventOf, maxField = 100): string {
+  const text = (value: string | undefined): string => (value === undefined ? '' : oneLine(value, maxField));
+  const short = (commit: string): string => commit.slice(0, 8);
   switch (e.type) {
     case 'run:created':
-      what = `run created from ${text('planPath')} (${String(d.tasks)} tasks)`;
-      break;
+      return `run created from ${text(e.data.planPath)} (${e.data.tasks} tasks)`;
     case 'run:status':
+      return `run ${e.data.from} → ${e.data.to}${e.data.reason ? `  (${text(e.data.reason)})` : ''}`;
     case 'task:status':
+      return `${text(e.data.taskId)} ${e.data.from} → ${e.data.to}${e.data.reason ? `  (${text(e.data.reason)})` : ''}`;
     case 'delegation:status':
-      what = `${text('delegationId') || text('taskId') || 'run'} ${text('from')} → ${text('to')}${d.reason ? `  (${text('reason')})` : ''}`;
-      break;
-    case 'delegation:created':
-      what = `${text('delegationId')} queued (task ${text('taskId')}, attempt ${String(d.attempt)})`;
-      break;
-    case 'delegation:claimed':
-      what = `${text('delegationId')} claimed by runtime ${text('runtimeId')} (epoch ${String(d.epoch)})`;
-      break;
-    case 'runtime:heartbeat':
-      what = `${text('runtimeId')} heartbeat ${String(d.heartbeatCount)}${d.progress ? `: ${text('progress')}` : ''}`;
-      break;
-    case 'runtime:stale':
-      what = `${text('runtimeId')} went stale (${text('delegationId')})`;
-      break;
-    case 'gate:opened':
-      what = `${text('gateId')} opened (${text('kind')}): ${text('reason')}`;
-      break;
-    case 'gate:decided':
-      what = `${text('gateId')} ${text('decision')} by ${text('by')}${d.note ? `: ${text('note')}` : ''}`;
-      break;
-    case 'gate:updated':
-      what = `${text('gateId')} updated: ${text('reason')}`;
-      break;
-    case 'ingestion:recorded':
-      what = `${text('ingestionId')} ${d.accepted ? `accepted ${text('resultStatus')}` : `rejected (${String(d.issues)} issues)`} for ${text('delegationId')}`;
-      break;
-    case 'verification:receipt':
-      what = `${text('delegationId')} \`${Array.isArray(d.command) ? (d.command as string[]).join(' ') : ''}\` ${d.timedOut ? 'timed out' : `exited ${String(d.exitCode)}`} (${String(d.durationMs)} ms)`;
-      break;
-    case 'coordinator:acquired':
-      what = `coordinated by ${text('holder')} (epoch ${String(d.epoch)})${d.tookOverFrom ? `, taking over from ${text('tookOverFrom')}` : ''}`;
-      break;
-    case 'coordinator:released':
-      what = `coordinator (epoch ${String(d.epoch)}) let go`;
-      break;
-    case 'stop:requested':
-      what = `${text('stopId')} ${text('mode')} stop of ${text('delegationId') || 'the run'} requested by ${text('by')}`;
-      break;
-    case 'stop:applied':
-      what = `${text('stopId')} applied to ${String(d.attempts)} attempt(s)${d.confirmed ? '' : '; some termination NOT confirmed'}`;
-      break;
+      return `${text(e.data.delegationId)} ${e.data.from} → ${e.data.to}${e.data.reason ? `  (${text(e.data.reason)})` : ''}`;
     case 'run:resumed':
-      what = 'run resumed';
-      break;
+      return 'run resumed';
+    case 'run:replanned':
+      return `replanned from ${text(e.data.from)} (${e.data.carried} task(s) carried over)`;
+    case 'delegation:created':
+      return `${text(e.data.delegationId)} queued (task ${text(e.data.taskId)}, attempt ${e.data.attempt})`;
+    case 'delegation:claimed':
+      return `${text(e.data.delegationId)} claimed by runtime ${text(e.data.runtimeId)} (epoch ${e.data.epoch})`;
+    case 'runtime:heartbeat':
+      return `${text(e.data.runtimeId)} heartbeat ${e.data.heartbeatCount}${e.data.progress ? `: ${text(e.data.progress)}` : ''}`;
+    case 'runtime:stale':
+      return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
+    case 'gate:opened':
+      return `${text(e.data.gateId)} opened (${e.data.kind}): ${text(e.data.reason)}`;
+    case 'gate:decided':
+      return `${text(e.data.gateId)} ${e.data.decision} by ${text(e.data.by)}${e.data.note ? `: ${text(e.data.note)}` : ''}`;
+    case 'gate:updated':
+      return `${text(e.data.gateId)} updated: ${text(e.data.reason)}`;
+    case 'ingestion:recorded':
+      return `${text(e.data.ingestionId)} ${e.data.accepted ? `accepted ${e.data.resultStatus ?? ''}` : `rejected (${e.data.issues} issues)`} for ${text(e.data.delegationId)}`;
+    case 'verification:receipt':
+      return `${text(e.data.delegationId)} \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`} (${e.data.durationMs} ms)`;
+    case 'coordinator:acquired':
+      return `coordinated by ${text(e.data.holder)} (epoch ${e.data.epoch})${e.data.tookOverFrom ? `, taking over from ${text(e.data.tookOverFrom)}` : ''}`;
+    case 'coordinator:released':
+      return `coordinator (epoch ${e.data.epoch}) let go`;
+    case 'stop:requested':
+      return `${text(e.data.stopId)} ${e.data.mode} stop of ${text(e.data.delegationId) || 'the run'} requested by ${text(e.data.by)}`;
+    case 'stop:applied':
+      return `${text(e.data.stopId)} applied to ${e.data.attempts} attempt(s)${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
     case 'integration:committed':
-      what = `${text('delegationId')} committed as ${text('sourceHead').slice(0, 8)} (${String(d.changedFiles)} file(s) changed)`;
-      break;
+      return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${e.data.changedFiles} file(s) changed)`;
     case 'integration:done':
-      what = `${text('delegationId')} ${d.alreadyOnTarget ? 'was already on the target' : `integrated by ${text('strategy')}`}: ${text('targetBefore').slice(0, 8)} → ${text('targetAfter').slice(0, 8)}`;
-      break;
-    default:
-      what = oneLine(JSON.stringify(d), maxField);
+      return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
   }
-  return what;
 }
 
 /**

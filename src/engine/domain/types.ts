@@ -45,6 +45,10 @@ export type GateKind = (typeof GATE_KINDS)[number];
 export const GATE_STATUSES = ['open', 'approved', 'rejected'] as const;
 export type GateStatus = (typeof GATE_STATUSES)[number];
 
+export type GateDecision = 'approved' | 'rejected';
+export type StopMode = 'graceful' | 'immediate';
+export type IntegrationStrategy = 'merge' | 'rebase' | 'cherry-pick';
+
 export const RESULT_STATUSES = ['PASS', 'FAIL', 'BLOCKED'] as const;
 export type ResultStatus = (typeof RESULT_STATUSES)[number];
 
@@ -160,10 +164,4 @@ export interface IngestionRecord {
   createdAt: number;
 }
 
-export interface RunEvent {
-  runId: string;
-  seq: number;
-  type: string;
-  at: number;
-  data: Record<string, unknown>;
-}
+export type { EventMap, EventType, RunEvent } from './events';

@@ -227,12 +227,7 @@ export interface EventRow {
   at: number;
   data_json: string;
 }
+/** A row of the event log. Its type and payload were written through EventMap (appendEvent). */
 export function toEvent(r: EventRow): RunEvent {
-  return {
-    runId: r.run_id,
-    seq: r.seq,
-    type: r.type,
-    at: r.at,
-    data: JSON.parse(r.data_json) as Record<string, unknown>,
-  };
+  return { runId: r.run_id, seq: r.seq, type: r.type, at: r.at, data: JSON.parse(r.data_json) } as RunEvent;
 }

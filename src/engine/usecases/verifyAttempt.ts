@@ -136,7 +136,7 @@ export async function verifyAttempt(
       );
       await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), {
         delegationId,
-        taskId: facts.taskId,
+        taskId: facts.taskId!,
         command,
         exitCode,
         timedOut: Boolean(result.timedOut),

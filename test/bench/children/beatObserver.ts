@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const engine = await Engine.open({ workspace: process.argv[2]!, follow: true });
   engine.onEvent((e) => {
     if (e.type !== 'runtime:heartbeat') return;
-    process.stdout.write(`${String(e.data.runtimeId)} ${String(e.data.heartbeatCount)} ${Date.now()}\n`);
+    process.stdout.write(`${e.data.runtimeId} ${e.data.heartbeatCount} ${Date.now()}\n`);
   });
   // The store's watch does not keep a process alive (an editor or a CLI has its own reasons to live): this one must.
   setInterval(() => undefined, 1 << 30);

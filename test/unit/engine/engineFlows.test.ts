@@ -394,7 +394,9 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claimed = heard.findIndex((e) => e.type === 'delegation:claimed');
       const beat = heard.findIndex((e) => e.type === 'runtime:heartbeat');
       assert.ok(claimed >= 0 && beat > claimed, heard.map((e) => e.type).join(', '));
-      assert.equal(heard[beat]!.data.progress, 'halfway');
+      const heartbeat = heard[beat]!;
+      assert.ok(heartbeat.type === 'runtime:heartbeat');
+      assert.equal(heartbeat.data.progress, 'halfway');
       const seqs = heard.filter((e) => e.seq !== undefined).map((e) => e.seq!);
       assert.deepEqual(
         seqs,

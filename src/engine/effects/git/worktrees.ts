@@ -16,7 +16,8 @@ export interface RunIsolation {
   note?: string;
 }
 
-export type IntegrationStrategy = 'merge' | 'rebase' | 'cherry-pick';
+import type { IntegrationStrategy } from '../../domain/types';
+export type { IntegrationStrategy };
 
 /** The worktree of one isolated attempt, as recorded. */
 export interface AttemptWorktree {

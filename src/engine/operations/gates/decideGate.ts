@@ -1,3 +1,4 @@
+import { closeGate } from './closeGate';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import type { Gate } from '../../domain/types';
@@ -16,7 +17,8 @@ import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
 import { completeAttempt } from '../ingestions/recordIngestion';
 
-export type GateDecision = 'approved' | 'rejected';
+import type { GateDecision } from '../../domain/types';
+export type { GateDecision };
 
 export interface DecideGateInput {
   gateId: string;
@@ -52,17 +54,7 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
     );
   }
   const note = input.note?.trim() || null;
-  await tx.run(
-    `UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ? AND status = 'open'`,
-    [input.decision, now, input.by, note, gate.id],
-  );
-  await appendEvent(tx, gate.runId, 'gate:decided', now, {
-    gateId: gate.id,
-    kind: gate.kind,
-    decision: input.decision,
-    by: input.by,
-    ...(note ? { note } : {}),
-  });
+  await closeGate(tx, gate, { decision: input.decision, by: input.by, note }, now);
 
   if (input.accept && gate.kind !== 'verification_failed') {
     throw new BatonError(

@@ -1,3 +1,5 @@
+import type { RunStatus } from '../../domain/types';
+import { closeOpenGates } from '../gates/closeGate';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import { issue, type Issue } from '../../domain/issue';
@@ -69,7 +71,7 @@ export function checkReplanMapping(
  * the old run is superseded. Refused while a worker of the old run may still be working.
  */
 export async function replanRun(tx: StoreTx, input: ReplanInput, ctx: OperationContext): Promise<ReplanOutcome> {
-  const old = await tx.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [input.oldRunId]);
+  const old = await tx.get<{ status: RunStatus }>(`SELECT status FROM runs WHERE id = ?`, [input.oldRunId]);
   if (!old) throw new BatonError('run.unknown', `There is no run ${input.oldRunId}.`);
   if (old.status === 'superseded')
     throw new BatonError('replan.already-superseded', `Run ${input.oldRunId} was already replanned.`);
@@ -110,22 +112,7 @@ export async function replanRun(tx: StoreTx, input: ReplanInput, ctx: OperationC
       [input.oldRunId, task.id],
     );
     const why = `carried over from ${input.oldRunId}/${task.id}${done ? ` (${done.id})` : ''}`;
-    const gates = await tx.all<{ id: string }>(
-      `SELECT id FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open'`,
-      [run.id, target],
-    );
-    for (const gate of gates) {
-      await tx.run(
-        `UPDATE gates SET status = 'approved', decided_at = ?, decided_by = 'baton', note = ? WHERE id = ?`,
-        [ctx.now, why, gate.id],
-      );
-      await appendEvent(tx, run.id, 'gate:decided', ctx.now, {
-        gateId: gate.id,
-        decision: 'approved',
-        by: 'baton',
-        note: why,
-      });
-    }
+    await closeOpenGates(tx, { runId: run.id, taskId: target }, { decision: 'approved', note: why }, ctx.now);
     await setTaskStatus(tx, run.id, target, 'completed', why, ctx.now);
     carried.push({ from: task.id, to: target, delegationId: done?.id ?? '' });
   }

@@ -1,3 +1,4 @@
+import { closeOpenGates } from '../gates/closeGate';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import {
@@ -12,7 +13,8 @@ import { isProcessAlive, terminateWorker, workerMarker, type ProcessIdentity } f
 import type { StorePort, StoreTx } from '../../store/port';
 import type { Clock } from '../../domain/clock';
 
-export type StopMode = 'graceful' | 'immediate';
+import type { StopMode } from '../../domain/types';
+export type { StopMode };
 
 export interface StopRequest {
   id: string;
@@ -158,23 +160,12 @@ export async function cancelStoppedAttempt(
     return;
   const how = `stopped (${input.request.mode}) by ${input.request.requestedBy}${input.entry.confirmed ? '' : '; termination NOT confirmed'}`;
   await transitionDelegation(tx, delegation, 'CANCELLED', { reason: how }, now);
-  const openGates = await tx.all<{ id: string }>(
-    `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND status = 'open'`,
-    [input.runId, delegation.id],
+  await closeOpenGates(
+    tx,
+    { runId: input.runId, delegationId: delegation.id },
+    { decision: 'rejected', note: how },
+    now,
   );
-  for (const gate of openGates) {
-    await tx.run(`UPDATE gates SET status = 'rejected', decided_at = ?, decided_by = 'baton', note = ? WHERE id = ?`, [
-      now,
-      how,
-      gate.id,
-    ]);
-    await appendEvent(tx, input.runId, 'gate:decided', now, {
-      gateId: gate.id,
-      decision: 'rejected',
-      by: 'baton',
-      note: how,
-    });
-  }
   if (input.request.delegationId) {
     await setTaskStatus(tx, input.runId, delegation.taskId, 'cancelled', how, now);
     await blockDependents(tx, input.runId, delegation.taskId, now);

@@ -1,3 +1,5 @@
+import { closeOpenGates } from '../gates/closeGate';
+import type { GateDecision } from '../../domain/types';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import { canTransitionDelegation, isTerminalDelegation } from '../../domain/transitions';
@@ -19,7 +21,7 @@ export async function setTaskStatus(
   reason: string | null,
   now: number,
 ): Promise<void> {
-  const row = await tx.get<{ status: string; status_reason: string | null }>(
+  const row = await tx.get<{ status: TaskStatus; status_reason: string | null }>(
     `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
     [runId, taskId],
   );
@@ -162,22 +164,17 @@ export async function closeGatesOfTask(
   tx: StoreTx,
   runId: string,
   taskId: string,
-  decision: 'approved' | 'rejected',
+  decision: GateDecision,
   note: string,
   now: number,
   onlyDelegation?: string,
 ): Promise<void> {
-  const open = await tx.all<{ id: string; kind: string }>(
-    `SELECT id, kind FROM gates WHERE run_id = ? AND task_id = ? AND status = 'open'${onlyDelegation ? ' AND delegation_id = ?' : ''}`,
-    onlyDelegation ? [runId, taskId, onlyDelegation] : [runId, taskId],
+  await closeOpenGates(
+    tx,
+    { runId, taskId, ...(onlyDelegation ? { delegationId: onlyDelegation } : {}) },
+    { decision, note },
+    now,
   );
-  for (const { id, kind } of open) {
-    await tx.run(
-      `UPDATE gates SET status = ?, decided_at = ?, decided_by = 'baton', note = ? WHERE id = ? AND status = 'open'`,
-      [decision, now, note, id],
-    );
-    await appendEvent(tx, runId, 'gate:decided', now, { gateId: id, kind, decision, by: 'baton', note });
-  }
 }
 
 /**

@@ -1,0 +1,124 @@
+import type {
+  DelegationStatus,
+  GateDecision,
+  GateKind,
+  IntegrationStrategy,
+  ResultStatus,
+  RunStatus,
+  StopMode,
+  TaskStatus,
+} from './types';
+
+/**
+ * Every event of a run, declared once with its payload (GitLens declares its webview
+ * messages the same way): the operations that append them and the adapters that read them
+ * use this map, so two places cannot disagree about a field. All but `runtime:heartbeat` are
+ * rows of the run's event log; heartbeats are announced from the runtimes' state (a
+ * heartbeat is a renewal, not a transition — docs/architecture.md).
+ */
+export interface EventMap {
+  'run:created': { planPath: string; planDigest: string; tasks: number };
+  'run:status': { from: RunStatus; to: RunStatus; reason?: string };
+  'run:resumed': Record<string, never>;
+  'run:replanned': { from: string; carried: number };
+  'task:status': { taskId: string; from: TaskStatus; to: TaskStatus; reason?: string };
+  'delegation:created': { delegationId: string; taskId: string; agent: string; attempt: number };
+  'delegation:claimed': {
+    delegationId: string;
+    taskId: string;
+    runtimeId: string;
+    epoch: number;
+    leaseExpiresAt: number;
+    holder?: string;
+  };
+  'delegation:status': {
+    delegationId: string;
+    taskId: string;
+    from: DelegationStatus;
+    to: DelegationStatus;
+    reason?: string;
+  };
+  'runtime:heartbeat': {
+    runtimeId: string;
+    delegationId: string;
+    heartbeatCount: number;
+    leaseExpiresAt: number;
+    progress?: string;
+  };
+  'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
+  'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };
+  'gate:decided': { gateId: string; kind: GateKind; decision: GateDecision; by: string; note?: string };
+  'gate:updated': { gateId: string; kind: GateKind; reason: string };
+  'ingestion:recorded': {
+    ingestionId: string;
+    delegationId: string;
+    taskId: string;
+    accepted: boolean;
+    resultStatus?: ResultStatus;
+    /** How many error issues the result had. */
+    issues: number;
+  };
+  'verification:receipt': {
+    delegationId: string;
+    taskId: string;
+    command: string[];
+    exitCode: number | null;
+    timedOut: boolean;
+    durationMs: number;
+  };
+  'coordinator:acquired': { holder: string; epoch: number; tookOverFrom?: string };
+  'coordinator:released': { epoch: number };
+  'stop:requested': { stopId: string; mode: StopMode; by: string; delegationId?: string };
+  'stop:applied': { stopId: string; mode: StopMode; attempts: number; confirmed: boolean; delegationId?: string };
+  'integration:committed': { delegationId: string; taskId: string; sourceHead: string; changedFiles: number };
+  'integration:done': {
+    delegationId: string;
+    taskId: string;
+    strategy: IntegrationStrategy;
+    sourceHead: string;
+    targetBefore: string;
+    targetAfter: string;
+    changedFiles: string[];
+    alreadyOnTarget?: boolean;
+  };
+}
+
+export type EventType = keyof EventMap;
+
+/** The types that are rows of the event log (everything but the announced heartbeat). */
+export type LoggedEventType = Exclude<EventType, 'runtime:heartbeat'>;
+
+/** An event's type with its payload, discriminated by `type`: `if (e.type === 'gate:decided') e.data.kind` needs no cast. */
+export type EventOf<K extends EventType = EventType> = { [T in K]: { type: T; data: EventMap[T] } }[K];
+
+/** One event of a run's log (or an announced heartbeat, with no place in the log). */
+export type RunEvent<K extends EventType = EventType> = EventOf<K> & { runId: string; seq: number; at: number };
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(EVENT_TYPES, value);
+}
+
+/** The event types, for code that receives a type as text (a stored row, a CLI filter). */
+export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
+  'run:created': true,
+  'run:status': true,
+  'run:resumed': true,
+  'run:replanned': true,
+  'task:status': true,
+  'delegation:created': true,
+  'delegation:claimed': true,
+  'delegation:status': true,
+  'runtime:heartbeat': true,
+  'runtime:stale': true,
+  'gate:opened': true,
+  'gate:decided': true,
+  'gate:updated': true,
+  'ingestion:recorded': true,
+  'verification:receipt': true,
+  'coordinator:acquired': true,
+  'coordinator:released': true,
+  'stop:requested': true,
+  'stop:applied': true,
+  'integration:committed': true,
+  'integration:done': true,
+};
