@@ -88,7 +88,10 @@ export type EventType = keyof EventMap;
 /** The types that are rows of the event log (everything but the announced heartbeat). */
 export type LoggedEventType = Exclude<EventType, 'runtime:heartbeat'>;
 
-/** An event's type with its payload, discriminated by `type`: `if (e.type === 'gate:decided') e.data.kind` needs no cast. */
+/**
+ * An event's type with its payload, discriminated by `type`: `if (e.type === 'gate:decided') e.data.kind` needs no
+ * cast.
+ */
 export type EventOf<K extends EventType = EventType> = { [T in K]: { type: T; data: EventMap[T] } }[K];
 
 /** One event of a run's log (or an announced heartbeat, with no place in the log). */

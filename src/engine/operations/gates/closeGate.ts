@@ -37,7 +37,9 @@ export async function closeGate(
   });
 }
 
-/** The open gates of a task (or of one attempt of it) that Baton closes because nobody needs to decide them any more. */
+/**
+ * The open gates of a task (or of one attempt of it) that Baton closes because nobody needs to decide them any more.
+ */
 export async function closeOpenGates(
   tx: StoreTx,
   where: { runId: string; taskId?: string; delegationId?: string },

@@ -1,5 +1,4 @@
 import { closeGate } from './closeGate';
-import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import type { Gate } from '../../domain/types';
 import {
