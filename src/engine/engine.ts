@@ -7,25 +7,18 @@ import { decideGate, type DecideGateOutcome, type GateDecision } from './operati
 import { ingestArtifact, workspacePath, type IngestOutcome } from './usecases/ingestArtifact';
 import type { VerifyContext } from './usecases/verifyAttempt';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
-import { isLeaseLive, readCoordinatorLease } from './operations/coordinatorLease/coordinatorLease';
+import { isLeaseLive } from './usecases/coordinatorLiveness';
+import { readCoordinatorLease } from './queries/coordinatorLease';
 import { reconcileRun, type ReconcileContext, type ReconcileReport } from './usecases/reconcileRun';
-import {
-  applyStopHere,
-  liftStops,
-  readStop,
-  requestStop,
-  type StopMode,
-  type StopReportEntry,
-  type StopRequest,
-} from './operations/stops/stopRequests';
+import { liftStops, requestStop } from './operations/stops/stopRequests';
+import { applyStopHere } from './usecases/applyStop';
+import { readStop } from './queries/stops';
+import { type StopMode } from './domain/types';
+import { type StopReportEntry, type StopRequest } from './domain/stops';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
-import {
-  listAttemptWorktrees,
-  readRunIsolation,
-  worktreesRoot,
-  type AttemptWorktree,
-  type RunIsolation,
-} from './effects/git/worktrees';
+import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
+import { worktreesRoot } from './effects/workspaceLayout';
+import { type AttemptWorktree, type RunIsolation } from './domain/isolation';
 import { findGit, gitMissing } from './effects/git/git';
 import {
   cleanupWorktrees,
@@ -56,7 +49,7 @@ import { parsePlan } from './domain/plan/parsePlan';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
 import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
-import { readRunSettings } from './operations/tasks/taskFlow';
+import { readRunSettings } from './queries/runs';
 import { createRun, planDigest } from './operations/runs/createRun';
 import { expireStaleRuntimes, type ExpiredRuntime } from './operations/runtimes/expireStaleRuntimes';
 import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
@@ -366,7 +359,17 @@ export class Engine {
   }
 
   async heartbeat(input: { runtimeId: string; token: string; progress?: string }): Promise<WorkerRuntime> {
-    const outcome = await this.store.transact((tx) => renewRuntimeLease(tx, input, this.clock.now()));
+    const outcome = await this.store.transact((tx) =>
+      renewRuntimeLease(
+        tx,
+        {
+          runtimeId: input.runtimeId,
+          authority: { holder: 'worker', token: input.token },
+          ...(input.progress !== undefined ? { progress: input.progress } : {}),
+        },
+        this.clock.now(),
+      ),
+    );
     if (!outcome.renewed) throw outcome.error;
     return outcome.runtime;
   }

@@ -59,6 +59,8 @@ export const ERROR_CODES = {
   'task.dependencies-unmet': 'mismatch',
   'task.gated': 'awaiting-decision',
   'task.unknown': 'invalid-input',
+  'task.illegal-transition': 'mismatch',
+  'task.changed-meanwhile': 'conflict',
   // A task that is in none of the states a new attempt can start from (enqueueDelegation).
   'task.running': 'mismatch',
   'task.verifying': 'mismatch',

@@ -1,4 +1,4 @@
-import type { DelegationStatus, GateStatus, RuntimeStatus } from './types';
+import type { DelegationStatus, GateStatus, RuntimeStatus, TaskStatus } from './types';
 
 /**
  * Legal delegation transitions. A terminal delegation is never reopened: a retry is a new
@@ -23,6 +23,31 @@ export function isTerminalDelegation(status: DelegationStatus): boolean {
 
 export function canTransitionDelegation(from: DelegationStatus, to: DelegationStatus): boolean {
   return DELEGATION_TRANSITIONS[from].includes(to);
+}
+
+/**
+ * Legal task transitions (docs/architecture.md, "Tasks and the run"). A task waits (`pending`
+ * on its dependencies, `gated` on a decision), is dispatched (`ready` → `running`), waits for
+ * its verification and integration (`verifying`), and ends `completed`, `failed`, `blocked`
+ * (something it depends on cannot complete) or `cancelled`. A replan carries completion to a
+ * task of the new run that never ran. The ends are final: a new try of a failed task is a
+ * new run (replan). A move to the same status changes only its reason.
+ */
+export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  pending: ['pending', 'ready', 'gated', 'running', 'completed', 'blocked', 'cancelled'],
+  ready: ['ready', 'pending', 'gated', 'running', 'completed', 'failed', 'blocked', 'cancelled'],
+  gated: ['gated', 'ready', 'pending', 'running', 'verifying', 'completed', 'failed', 'blocked', 'cancelled'],
+  running: ['running', 'ready', 'gated', 'verifying', 'completed', 'failed', 'cancelled'],
+  verifying: ['verifying', 'ready', 'gated', 'completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  blocked: [],
+  skipped: [],
+  cancelled: [],
+};
+
+export function canTransitionTask(from: TaskStatus, to: TaskStatus): boolean {
+  return TASK_TRANSITIONS[from].includes(to);
 }
 
 export const GATE_TRANSITIONS: Readonly<Record<GateStatus, readonly GateStatus[]>> = {

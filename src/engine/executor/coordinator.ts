@@ -1,3 +1,7 @@
+import { takeCoordinatorLease } from '../usecases/coordinatorLiveness';
+import { markWorktreeRemoved, recordWorktree } from '../operations/worktrees/worktrees';
+import { recordRuntimeLaunch, recordRuntimeProcess } from '../operations/runtimes/createRuntime';
+import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -10,13 +14,11 @@ import { BatonError } from '../domain/errors';
 import type { RunStatus } from '../domain/types';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
-import {
-  getDelegation,
-  refreshRunStatus,
-  setTaskStatus,
-  settleUnsuccessfulAttempt,
-  transitionDelegation,
-} from '../operations/tasks/taskFlow';
+import { getDelegation } from '../queries/delegations';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { setTaskStatus } from '../operations/tasks/setTaskStatus';
+import { settleUnsuccessfulAttempt } from '../operations/tasks/settleUnsuccessfulAttempt';
+import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
 import {
   findProcessesOfWorkers,
@@ -24,9 +26,9 @@ import {
   selfIdentity,
   terminateWorker,
   workerMarker,
-  type ProcessIdentity,
   type TerminationReport,
 } from '../effects/processes/processes';
+import { type ProcessIdentity } from '../domain/process';
 import type { StorePort, StoreTx } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { Disposable } from '../domain/emitter';
@@ -34,37 +36,25 @@ import { buildPrompt } from '../domain/prompt';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnWorker';
 import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import {
-  acquireCoordinatorLease,
   assertCoordinatorEpoch,
-  readCoordinatorLease,
   releaseCoordinatorLease,
   renewCoordinatorLease,
-  type CoordinatorLease,
 } from '../operations/coordinatorLease/coordinatorLease';
+import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
 import { reconcileRun, type LiveWorker, type ReconcileContext, type ReconcileReport } from '../usecases/reconcileRun';
 import { runPaths } from '../effects/workspaceLayout';
-import {
-  cancelStoppedAttempt,
-  endRecordedWorker,
-  markStopApplied,
-  pendingStops,
-  requestStop,
-  type StopReportEntry,
-  type StopRequest,
-} from '../operations/stops/stopRequests';
+import { cancelStoppedAttempt, markStopApplied, requestStop } from '../operations/stops/stopRequests';
+import { endRecordedWorker } from '../usecases/applyStop';
+import { pendingStops } from '../queries/stops';
+import { type StopReportEntry, type StopRequest } from '../domain/stops';
 import { verifyAttempt, type VerifyContext } from '../usecases/verifyAttempt';
 import { firstOverlap } from '../domain/fileOverlap';
-import {
-  createWorktree,
-  planIsolation,
-  removeWorktree,
-  readRunIsolation,
-  recordRunIsolation,
-  targetHead,
-  workspaceInWorktree,
-  worktreeLocation,
-  type RunIsolation,
-} from '../effects/git/worktrees';
+import { createWorktree, removeWorktree, targetHead } from '../effects/git/worktrees';
+import { planIsolation } from '../usecases/planIsolation';
+import { readRunIsolation } from '../queries/worktrees';
+import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
+import { workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
+import { type RunIsolation } from '../domain/isolation';
 
 export interface CoordinatorDeps {
   store: StorePort;
@@ -221,18 +211,12 @@ export class Coordinator {
     let acquired!: () => void;
     coordinator.acquiring = new Promise((resolveAcquiring) => (acquired = resolveAcquiring));
     try {
-      const outcome = await deps.store.transact((tx) =>
-        acquireCoordinatorLease(
-          tx,
-          {
-            runId: options.runId,
-            holder: coordinator.holder,
-            identity: coordinator.identity,
-            leaseMs: coordinator.leaseMs,
-          },
-          deps.clock.now(),
-        ),
-      );
+      const outcome = await takeCoordinatorLease(deps.store, deps.clock, {
+        runId: options.runId,
+        holder: coordinator.holder,
+        identity: coordinator.identity,
+        leaseMs: coordinator.leaseMs,
+      });
       if (!outcome.acquired) {
         coordinator.unregister();
         return { heldBy: outcome.heldBy, why: outcome.why };
@@ -247,7 +231,7 @@ export class Coordinator {
     coordinator.scheduleLeaseRenewal(Math.floor(coordinator.leaseMs / 3));
     try {
       const reconcile = await reconcileRun(coordinator.reconcileContext(), options.runId, {
-        adopt: (a) => coordinator.adopt(a),
+        adopt: { runId: options.runId, epoch: coordinator.epoch, take: (a) => coordinator.adopt(a) },
       });
       return { coordinator, reconcile };
     } catch (err) {
@@ -368,8 +352,10 @@ export class Coordinator {
           `SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`,
           [attempt.runtimeId, now],
         );
-        if (lapsed)
-          await tx.run(`UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ?`, [now, attempt.runtimeId]);
+        if (lapsed) {
+          const authority = { holder: 'coordinator' as const, runId, epoch: this.epoch, withinLease: true };
+          await renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority, beat: false }, now);
+        }
       }
       return expireStaleRuntimes(tx, now);
     });
@@ -622,29 +608,27 @@ export class Coordinator {
           if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, isolation, now);
           const location = worktreeLocation(this.deps.workspace, runId, task.id, claimed.delegation.attempt);
           // Recorded before it exists: a crash in between leaves a row that reconcile and cleanup know about.
-          await tx.run(
-            `INSERT INTO worktrees (run_id, delegation_id, task_id, path, branch, base_commit, status, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
-            [
+          await recordWorktree(
+            tx,
+            {
               runId,
-              claimed.delegation.id,
-              task.id,
-              location.path,
-              location.branch,
-              baseCommit!,
-              isolation.strategy,
-              now,
-            ],
+              delegationId: claimed.delegation.id,
+              taskId: task.id,
+              ...location,
+              baseCommit: baseCommit!,
+              strategy: isolation.strategy,
+            },
+            now,
           );
           worktree = { ...location, repoRoot: isolation.repoRoot! };
           cwd = workspaceInWorktree(location.path, isolation.repoRoot!, this.deps.workspace);
         }
         // Recorded with the claim, so a successor can tell a worker of ours from an external claim.
-        await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [
-          workerId,
-          paths.log(claimed.delegation.id),
+        await recordRuntimeLaunch(tx, claimed.runtimeId, {
+          worker: workerId,
+          logPath: paths.log(claimed.delegation.id),
           cwd,
-          claimed.runtimeId,
-        ]);
+        });
         await refreshRunStatus(tx, runId, now);
         return { ...claimed, cwd, worktree };
       });
@@ -757,16 +741,7 @@ export class Coordinator {
     }
     attempt.identity = spawned.identity;
     this.watchAttempt(attempt, spawned.exited, this.deps.config.taskTimeoutSeconds * 1000);
-    await this.guarded((tx) =>
-      tx
-        .run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?`, [
-          spawned.identity.pid,
-          spawned.identity.startTime,
-          spawned.identity.host,
-          claim.runtimeId,
-        ])
-        .then(() => undefined),
-    );
+    await this.guarded((tx) => recordRuntimeProcess(tx, claim.runtimeId, spawned.identity));
     this.log(`${claim.delegation.id}: started ${workerId} (pid ${spawned.identity.pid})`);
     if (this.shuttingDown && this.shutdownStop) {
       // Shutdown's stop was applied while this worker was starting: it ends like the others.
@@ -832,7 +807,13 @@ export class Coordinator {
       let renewedAtMono = 0;
       const outcome = await this.guarded((tx) => {
         renewedAtMono = this.deps.clock.monotonic();
-        return renewDrivenLease(tx, attempt.runtimeId, renewedAtMono < attempt.leaseUntilMono, this.deps.clock.now());
+        const authority = {
+          holder: 'coordinator' as const,
+          runId: this.options.runId,
+          epoch: this.epoch,
+          withinLease: renewedAtMono < attempt.leaseUntilMono,
+        };
+        return renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority }, this.deps.clock.now());
       });
       if (outcome.renewed) {
         attempt.leaseUntilMono = renewedAtMono + attempt.leaseMs;
@@ -1057,11 +1038,7 @@ export class Coordinator {
     for (const worktree of discarded) {
       await removeWorktree(run.repoRoot, worktree);
       await this.guarded((tx) =>
-        tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [
-          this.deps.clock.now(),
-          runId,
-          worktree.delegation_id,
-        ]),
+        markWorktreeRemoved(tx, { runId, delegationId: worktree.delegation_id }, this.deps.clock.now()),
       );
       this.log(`${worktree.delegation_id}: discarded; its worktree and branch are removed`);
     }
@@ -1282,48 +1259,4 @@ export class Coordinator {
   private log(line: string): void {
     this.deps.log?.(line);
   }
-}
-
-/**
- * Renews the lease of a worker the calling coordinator drives; the coordinator's epoch,
- * checked by the caller in the same transaction, is the authority (an adopted worker's token
- * left with its predecessor). `withinLease`: the coordinator's monotonic clock says the lease
- * still holds. A lease is lost only when that and the stored expiry both say it ran out.
- */
-async function renewDrivenLease(
-  tx: StoreTx,
-  runtimeId: string,
-  withinLease: boolean,
-  now: number,
-): Promise<{ renewed: true } | { renewed: false; error: BatonError }> {
-  const row = await tx.get<{
-    lease_expires_at: number;
-    ended_at: number | null;
-    status: string;
-    delegation_id: string;
-  }>(
-    `SELECT r.lease_expires_at, r.ended_at, d.status, d.id AS delegation_id FROM runtimes r JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id WHERE r.id = ?`,
-    [runtimeId],
-  );
-  if (!row || row.ended_at !== null || row.status !== 'RUNNING') {
-    throw new BatonError(
-      'runtime.not-live',
-      `Runtime ${runtimeId} holds no lease to renew${row ? ` (${row.delegation_id} is ${row.status})` : ''}.`,
-    );
-  }
-  if (!withinLease && row.lease_expires_at <= now) {
-    await expireStaleRuntimes(tx, now, runtimeId);
-    return {
-      renewed: false,
-      error: new BatonError(
-        'runtime.lease-expired',
-        `The lease of runtime ${runtimeId} ran out before it was renewed; ${row.delegation_id} is now STALE.`,
-      ),
-    };
-  }
-  await tx.run(
-    `UPDATE runtimes SET lease_expires_at = ? + lease_ms, last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1 WHERE id = ? AND ended_at IS NULL`,
-    [now, now, runtimeId],
-  );
-  return { renewed: true };
 }

@@ -1,16 +1,14 @@
+import { markWorktreeRemoved } from '../operations/worktrees/worktrees';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../domain/clock';
 import type { StorePort } from '../store/port';
 import { folderSize } from '../effects/folderSize';
 import { Git } from '../effects/git/git';
-import {
-  listAttemptWorktrees,
-  readRunIsolation,
-  removeWorktree,
-  worktreesRoot,
-  type AttemptWorktree,
-} from '../effects/git/worktrees';
+import { removeWorktree } from '../effects/git/worktrees';
+import { listAttemptWorktrees, readRunIsolation } from '../queries/worktrees';
+import { worktreesRoot } from '../effects/workspaceLayout';
+import { type AttemptWorktree } from '../domain/isolation';
 
 export interface WorktreeFinding {
   taskId?: string;
@@ -75,10 +73,7 @@ export async function cleanupWorktrees(
     if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree);
     else rmSync(worktree.path, { recursive: true, force: true });
     await store.transact(async (tx) => {
-      await tx.run(
-        `UPDATE worktrees SET removed_at = ?, status = CASE WHEN status = 'integrated' THEN status ELSE 'discarded' END WHERE run_id = ? AND delegation_id = ?`,
-        [clock.now(), runId, worktree.delegationId],
-      );
+      await markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, clock.now(), { retired: true });
     });
     report.removed.push({
       ...base,

@@ -5,7 +5,7 @@ import { verifyAttempt, type VerificationOutcome, type VerifyContext } from './v
 import { BatonError } from '../domain/errors';
 import { issue, type Issue } from '../domain/issue';
 import type { Delegation } from '../domain/types';
-import { getDelegation } from '../operations/tasks/taskFlow';
+import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';

@@ -1,20 +1,25 @@
+import {
+  markWorktreeCommitted,
+  markWorktreeConflict,
+  markWorktreeIntegrated,
+  markWorktreeRemoved,
+} from '../operations/worktrees/worktrees';
 import { BatonError } from '../domain/errors';
 import { appendEvent } from '../operations/events/appendEvent';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
 import type { Clock } from '../domain/clock';
-import { getDelegation, refreshRunStatus, transitionDelegation } from '../operations/tasks/taskFlow';
+import { getDelegation } from '../queries/delegations';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import type { StorePort, StoreTx } from '../store/port';
 import { faultPoint } from '../store/faultPoint';
 import { Mutex } from '../store/mutex';
 import { Git, GitCommandFailed } from '../effects/git/git';
-import {
-  getAttemptWorktree,
-  readRunIsolation,
-  removeWorktree,
-  type AttemptWorktree,
-  type IntegrationStrategy,
-} from '../effects/git/worktrees';
+import { removeWorktree } from '../effects/git/worktrees';
+import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
+import { type AttemptWorktree } from '../domain/isolation';
+import { type IntegrationStrategy } from '../domain/types';
 
 export interface IntegrationContext {
   store: StorePort;
@@ -136,9 +141,11 @@ async function commitAttemptWork(
   const changedFiles = await git.changedFiles(worktree.baseCommit, sourceHead);
   if (worktree.sourceHead !== sourceHead || worktree.status === 'active' || worktree.status === 'conflict') {
     await transact(ctx, async (tx) => {
-      await tx.run(
-        `UPDATE worktrees SET status = 'committed', source_head = ?, changed_files_json = ?, committed_at = ? WHERE run_id = ? AND delegation_id = ?`,
-        [sourceHead, JSON.stringify(changedFiles), ctx.clock.now(), runId, worktree.delegationId],
+      await markWorktreeCommitted(
+        tx,
+        { runId, delegationId: worktree.delegationId },
+        { sourceHead, changedFiles },
+        ctx.clock.now(),
       );
       await appendEvent(tx, runId, 'integration:committed', ctx.clock.now(), {
         delegationId: worktree.delegationId,
@@ -279,19 +286,7 @@ async function recordIntegrated(
 ): Promise<IntegrationOutcome> {
   await transact(ctx, async (tx) => {
     const now = ctx.clock.now();
-    await tx.run(
-      `UPDATE worktrees SET status = 'integrated', source_head = ?, changed_files_json = ?, target_before = ?, target_after = ?, integrated_at = ?, conflict_files_json = NULL
-       WHERE run_id = ? AND delegation_id = ?`,
-      [
-        facts.sourceHead,
-        JSON.stringify(facts.changedFiles),
-        facts.targetBefore,
-        facts.targetAfter,
-        now,
-        runId,
-        worktree.delegationId,
-      ],
-    );
+    await markWorktreeIntegrated(tx, { runId, delegationId: worktree.delegationId }, facts, now);
     await appendEvent(tx, runId, 'integration:done', now, {
       delegationId: worktree.delegationId,
       taskId: worktree.taskId,
@@ -337,11 +332,7 @@ async function cleanUpIntegrated(ctx: IntegrationContext, runId: string, worktre
   try {
     await removeWorktree(run.repoRoot, worktree);
     await ctx.store.transact((tx) =>
-      tx.run(`UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`, [
-        ctx.clock.now(),
-        runId,
-        worktree.delegationId,
-      ]),
+      markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, ctx.clock.now()),
     );
   } catch (err) {
     ctx.log?.(
@@ -359,10 +350,7 @@ async function recordConflict(
 ): Promise<IntegrationOutcome> {
   const gateId = await transact(ctx, async (tx) => {
     const now = ctx.clock.now();
-    await tx.run(
-      `UPDATE worktrees SET status = 'conflict', conflict_files_json = ? WHERE run_id = ? AND delegation_id = ?`,
-      [JSON.stringify(files), runId, worktree.delegationId],
-    );
+    await markWorktreeConflict(tx, { runId, delegationId: worktree.delegationId }, files);
     const delegation = await getDelegation(tx, runId, worktree.delegationId);
     if (delegation?.status === 'RUNNING')
       await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'integration conflict' }, now);

@@ -1,13 +1,14 @@
+import { recordRuntimeProcess } from '../operations/runtimes/createRuntime';
+import { BatonError } from '../domain/errors';
+import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { readFileSync } from 'node:fs';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import type { IdSource } from '../domain/clock';
-import {
-  getDelegation,
-  refreshRunStatus,
-  settleUnsuccessfulAttempt,
-  transitionDelegation,
-} from '../operations/tasks/taskFlow';
+import { getDelegation } from '../queries/delegations';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { settleUnsuccessfulAttempt } from '../operations/tasks/settleUnsuccessfulAttempt';
+import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import {
   findWorkerProcesses,
   identityOf,
@@ -15,8 +16,8 @@ import {
   terminateWorker,
   thisHost,
   workerMarker,
-  type ProcessIdentity,
 } from '../effects/processes/processes';
+import { type ProcessIdentity } from '../domain/process';
 import type { StoreTx } from '../store/port';
 import { runPaths } from '../effects/workspaceLayout';
 import { inspectWorktrees } from './cleanupWorktrees';
@@ -56,8 +57,11 @@ export interface LiveWorker {
 }
 
 export interface ReconcileOptions {
-  /** A coordinator taking over adopts live workers; without it they are ended. */
-  adopt?: (worker: LiveWorker) => void;
+  /**
+   * A coordinator taking over adopts live workers (renewing their leases by the authority of
+   * its epoch); without it they are ended.
+   */
+  adopt?: { runId: string; epoch: number; take: (worker: LiveWorker) => void };
   /** Classify only, change nothing (another coordinator is driving the run). */
   reportOnly?: boolean;
 }
@@ -162,14 +166,7 @@ export async function reconcileRun(
       if (found) {
         identity = found;
         if (!options.reportOnly) {
-          await transact(ctx, (tx) =>
-            tx.run(`UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ? AND pid IS NULL`, [
-              found.pid,
-              found.startTime,
-              found.host,
-              attempt.runtime_id,
-            ]),
-          );
+          await transact(ctx, (tx) => recordRuntimeProcess(tx, attempt.runtime_id!, found, { onlyIfUnknown: true }));
         }
       }
     }
@@ -188,14 +185,27 @@ export async function reconcileRun(
       }
       if (options.adopt) {
         // Renew its lease now (its predecessor's renewals stopped with it); a lease that already ran out is lost.
+        const { runId: adoptingRun, epoch } = options.adopt;
         const renewed = await transact(ctx, (tx) =>
-          tx.run(
-            `UPDATE runtimes SET lease_expires_at = ? + lease_ms WHERE id = ? AND ended_at IS NULL AND lease_expires_at > ?`,
-            [ctx.clock.now(), attempt.runtime_id, ctx.clock.now()],
+          renewRuntimeLease(
+            tx,
+            {
+              runtimeId: attempt.runtime_id!,
+              authority: { holder: 'coordinator', runId: adoptingRun, epoch, withinLease: false },
+              beat: false,
+              onLapsed: 'refuse',
+            },
+            ctx.clock.now(),
           ),
+        ).then(
+          (outcome) => outcome.renewed,
+          (err: unknown) => {
+            if (BatonError.is(err, 'runtime.not-live')) return false; // ended meanwhile
+            throw err;
+          },
         );
-        if (renewed === 1) {
-          options.adopt({
+        if (renewed) {
+          options.adopt.take({
             delegationId: attempt.delegation_id,
             taskId: attempt.task_id,
             runtimeId: attempt.runtime_id!,

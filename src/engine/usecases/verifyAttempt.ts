@@ -1,18 +1,20 @@
+import { recordVerificationReceipt } from '../operations/receipts/recordVerificationReceipt';
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { appendEvent } from '../operations/events/appendEvent';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
 import type { Clock } from '../domain/clock';
 import { findWorkerProcesses, isProcessAlive, thisHost } from '../effects/processes/processes';
-import { getDelegation, refreshRunStatus, transitionDelegation } from '../operations/tasks/taskFlow';
+import { getDelegation } from '../queries/delegations';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import type { StorePort, StoreTx } from '../store/port';
 import { loadExeca } from '../effects/processes/execa';
 import type { Options } from 'execa';
 import { runPaths } from '../effects/workspaceLayout';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
-import { getAttemptWorktree } from '../effects/git/worktrees';
+import { getAttemptWorktree } from '../queries/worktrees';
 
 export interface VerifyContext {
   store: StorePort;
@@ -116,33 +118,25 @@ export async function verifyAttempt(
     appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
     const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
-    await transact(ctx, async (tx) => {
-      await tx.run(
-        `INSERT INTO verification_receipts (run_id, delegation_id, task_id, artifact_digest, command_json, exit_code, timed_out, duration_ms, output_digest, log_path, started_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
+    await transact(ctx, (tx) =>
+      recordVerificationReceipt(
+        tx,
+        {
           runId,
           delegationId,
-          facts.taskId!,
-          facts.digest!,
-          commandJson,
+          taskId: facts.taskId!,
+          artifactDigest: facts.digest!,
+          command,
           exitCode,
-          result.timedOut ? 1 : 0,
+          timedOut: Boolean(result.timedOut),
           durationMs,
-          `sha256:${createHash('sha256').update(output).digest('hex')}`,
+          outputDigest: `sha256:${createHash('sha256').update(output).digest('hex')}`,
           logPath,
           startedAt,
-        ],
-      );
-      await appendEvent(tx, runId, 'verification:receipt', ctx.clock.now(), {
-        delegationId,
-        taskId: facts.taskId!,
-        command,
-        exitCode,
-        timedOut: Boolean(result.timedOut),
-        durationMs,
-      });
-    });
+        },
+        ctx.clock.now(),
+      ),
+    );
     if (exitCode !== 0) {
       const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
       await transact(ctx, (tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));

@@ -7,8 +7,8 @@
  *
  *   node leaseRacer.js <storeDir> <runId> <rounds>
  */
+import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import {
-  acquireCoordinatorLease,
   assertCoordinatorEpoch,
   releaseCoordinatorLease,
 } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
@@ -24,8 +24,10 @@ async function main(): Promise<void> {
   let firstEpoch: number | undefined;
   try {
     for (let round = 0; round < Number(rounds); round++) {
-      const outcome = await store.transact((tx) =>
-        acquireCoordinatorLease(tx, { runId, holder, identity, leaseMs: 5000 }, Date.now()),
+      const outcome = await takeCoordinatorLease(
+        store,
+        { now: () => Date.now() },
+        { runId, holder, identity, leaseMs: 5000 },
       );
       if (outcome.acquired) {
         firstEpoch ??= outcome.epoch;

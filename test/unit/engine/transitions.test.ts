@@ -8,7 +8,8 @@ import {
 } from '../../../src/engine/domain/transitions';
 import { DELEGATION_STATUSES, GATE_STATUSES, type DelegationStatus } from '../../../src/engine/domain/types';
 import { enqueueDelegation } from '../../../src/engine/operations/delegations/enqueueDelegation';
-import { getDelegation, transitionDelegation } from '../../../src/engine/operations/tasks/taskFlow';
+import { getDelegation } from '../../../src/engine/queries/delegations';
+import { transitionDelegation } from '../../../src/engine/operations/delegations/transitionDelegation';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 

@@ -1,10 +1,10 @@
+import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { FileStore } from '../../../src/engine/store/fileStore';
-import { acquireCoordinatorLease } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { storeDirOf } from '../../../src/engine/engine';
 import {
@@ -525,13 +525,12 @@ describe('coordinator: leases on a fake clock', () => {
       const store = await FileStore.open(storeDirOf(fixture.workspace), { clock });
       let successorEpoch: number;
       try {
-        const outcome = await store.transact((tx) =>
-          acquireCoordinatorLease(
-            tx,
-            { runId: run.id, holder: 'successor', identity: selfIdentity(), leaseMs: 600_000 },
-            clock.now(),
-          ),
-        );
+        const outcome = await takeCoordinatorLease(store, clock, {
+          runId: run.id,
+          holder: 'successor',
+          identity: selfIdentity(),
+          leaseMs: 600_000,
+        });
         assert.ok(outcome.acquired);
         successorEpoch = outcome.epoch;
       } finally {

@@ -2,17 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import treeKill from 'tree-kill';
 import { sleep, type Clock } from '../../domain/clock';
+import type { ProcessIdentity, ProcessProbe } from '../../domain/process';
 
-/**
- * Who a process is. A pid alone is not an identity: pids are reused. On Linux the start
- * time (field 22 of /proc/<pid>/stat, in clock ticks since boot) makes it one; elsewhere
- * it is null and liveness falls back to the pid (documented in docs/workers.md).
- */
-export interface ProcessIdentity {
-  pid: number;
-  startTime: string | null;
-  host: string;
-}
+export type { ProcessIdentity };
 
 interface ProcStat {
   pid: number;
@@ -80,6 +72,11 @@ export function isProcessAlive(identity: ProcessIdentity): boolean | undefined {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** Alive (here, or not checkable from here) and stopped: one look, before a transaction decides on it. */
+export function probeProcess(identity: ProcessIdentity): ProcessProbe {
+  return { alive: isProcessAlive(identity), stopped: isProcessStopped(identity) };
 }
 
 /** Stopped by a signal (SIGSTOP, a debugger): alive, but not doing its job. */

@@ -1,54 +1,28 @@
-import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
-import { nextCounter } from '../tasks/taskFlow';
-import { isProcessAlive, isProcessStopped, type ProcessIdentity } from '../../effects/processes/processes';
+import { sameProcess, type ProcessIdentity, type ProcessProbe } from '../../domain/process';
+import { readCoordinatorLease, type CoordinatorLease } from '../../queries/coordinatorLease';
 import type { StoreTx } from '../../store/port';
-
-export interface CoordinatorLease {
-  runId: string;
-  holder: string;
-  identity: ProcessIdentity;
-  epoch: number;
-  expiresAt: number;
-  releasedAt?: number;
-}
-
-interface LeaseRow {
-  run_id: string;
-  holder: string;
-  host: string;
-  pid: number;
-  pid_start: string | null;
-  epoch: number;
-  expires_at: number;
-  released_at: number | null;
-}
-
-function toLease(row: LeaseRow): CoordinatorLease {
-  return {
-    runId: row.run_id,
-    holder: row.holder,
-    identity: { pid: row.pid, startTime: row.pid_start, host: row.host },
-    epoch: row.epoch,
-    expiresAt: row.expires_at,
-    ...(row.released_at !== null ? { releasedAt: row.released_at } : {}),
-  };
-}
-
-export async function readCoordinatorLease(
-  tx: Pick<StoreTx, 'get'>,
-  runId: string,
-): Promise<CoordinatorLease | undefined> {
-  const row = await tx.get<LeaseRow>(
-    `SELECT run_id, holder, host, pid, pid_start, epoch, expires_at, released_at FROM coordinator_leases WHERE run_id = ?`,
-    [runId],
-  );
-  return row ? toLease(row) : undefined;
-}
+import { nextCounter } from '../counters/nextCounter';
+import { appendEvent } from '../events/appendEvent';
 
 export type AcquireOutcome =
   | { acquired: true; epoch: number; tookOverFrom?: CoordinatorLease }
-  | { acquired: false; heldBy: CoordinatorLease; why: string };
+  | { acquired: false; heldBy: CoordinatorLease; why: string }
+  /** The lease changed since the caller probed its holder: read and probe again. */
+  | { acquired: false; reprobe: true };
+
+export interface AcquireInput {
+  runId: string;
+  holder: string;
+  identity: ProcessIdentity;
+  leaseMs: number;
+  /**
+   * What the caller saw of the holder before the transaction: the lease's epoch and a look
+   * at its process. A transaction does no process I/O, so the probe is taken outside and
+   * only used while the lease is still the one that was probed.
+   */
+  seen?: { epoch: number; probe: ProcessProbe };
+}
 
 /**
  * Takes the coordinator lease of a run. Free, released, or held by this very process: take
@@ -56,29 +30,24 @@ export type AcquireOutcome =
  * running on this host (dead, or its pid now belongs to another process, or stopped by a
  * signal). Each taking gets a new epoch, the fencing token every coordinator write carries.
  */
-export async function acquireCoordinatorLease(
-  tx: StoreTx,
-  input: { runId: string; holder: string; identity: ProcessIdentity; leaseMs: number },
-  now: number,
-): Promise<AcquireOutcome> {
+export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, now: number): Promise<AcquireOutcome> {
   const current = await readCoordinatorLease(tx, input.runId);
   let tookOverFrom: CoordinatorLease | undefined;
   if (current && current.releasedAt === undefined && !sameProcess(current.identity, input.identity)) {
-    const alive = isProcessAlive(current.identity);
     if (current.expiresAt > now) {
-      return {
-        acquired: false,
-        heldBy: current,
-        why: `the lease of ${current.holder} runs until ${new Date(current.expiresAt).toISOString()}`,
-      };
+      const until = new Date(current.expiresAt).toISOString();
+      return { acquired: false, heldBy: current, why: `the lease of ${current.holder} runs until ${until}` };
     }
-    if (alive === undefined)
+    if (!input.seen || input.seen.epoch !== current.epoch) return { acquired: false, reprobe: true };
+    const { alive, stopped } = input.seen.probe;
+    if (alive === undefined) {
       return {
         acquired: false,
         heldBy: current,
         why: `its holder ${current.holder} runs on another host (${current.identity.host}); it cannot be proven gone from here`,
       };
-    if (alive && !isProcessStopped(current.identity))
+    }
+    if (alive && !stopped)
       return { acquired: false, heldBy: current, why: `its holder ${current.holder} is still running` };
     tookOverFrom = current;
   }
@@ -144,15 +113,4 @@ export async function releaseCoordinatorLease(
     [now, input.runId, input.epoch],
   );
   if (changed === 1) await appendEvent(tx, input.runId, 'coordinator:released', now, { epoch: input.epoch });
-}
-
-/** Is a live coordinator holding the run (so that others observe and leave the driving to it)? */
-export function isLeaseLive(lease: CoordinatorLease | undefined, now: number): boolean {
-  if (!lease || lease.releasedAt !== undefined) return false;
-  if (lease.expiresAt > now) return isProcessAlive(lease.identity) !== false;
-  return false;
-}
-
-function sameProcess(a: ProcessIdentity, b: ProcessIdentity): boolean {
-  return a.host === b.host && a.pid === b.pid && a.startTime === b.startTime;
 }

@@ -1,10 +1,13 @@
-import { createHash } from 'node:crypto';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import type { Delegation } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import type { OperationContext } from '../../domain/runSettings';
-import { getDelegation, nextCounter, setTaskStatus } from '../tasks/taskFlow';
+import { getDelegation } from '../../queries/delegations';
+import { createRuntime } from '../runtimes/createRuntime';
+import { hashToken } from '../runtimes/renewRuntimeLease';
+import { nextCounter } from '../counters/nextCounter';
+import { setTaskStatus } from '../tasks/setTaskStatus';
 
 export interface ClaimDelegationInput {
   runId: string;
@@ -21,10 +24,6 @@ export interface Claim {
   token: string;
   epoch: number;
   leaseExpiresAt: number;
-}
-
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
 }
 
 /**
@@ -51,20 +50,18 @@ export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, 
   );
   if (changed !== 1)
     throw new BatonError('delegation.not-pending', `Delegation ${delegation.id} was claimed by someone else.`);
-  await tx.run(
-    `INSERT INTO runtimes (id, run_id, delegation_id, token_hash, epoch, lease_ms, lease_expires_at, claimed_at, heartbeat_count, holder)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
-    [
-      runtimeId,
-      input.runId,
-      delegation.id,
-      hashToken(token),
+  await createRuntime(
+    tx,
+    {
+      id: runtimeId,
+      runId: input.runId,
+      delegationId: delegation.id,
+      tokenHash: hashToken(token),
       epoch,
-      input.leaseMs,
-      leaseExpiresAt,
-      ctx.now,
-      input.holder ?? null,
-    ],
+      leaseMs: input.leaseMs,
+      ...(input.holder ? { holder: input.holder } : {}),
+    },
+    ctx.now,
   );
   await appendEvent(tx, input.runId, 'delegation:claimed', ctx.now, {
     delegationId: delegation.id,

@@ -2,7 +2,7 @@ import type { StoreTx } from '../../store/port';
 import { claimDelegation, type Claim } from './claimDelegation';
 import type { OperationContext } from '../../domain/runSettings';
 import { enqueueDelegation } from './enqueueDelegation';
-import { refreshRunStatus } from '../tasks/taskFlow';
+import { refreshRunStatus } from '../runs/refreshRunStatus';
 
 export interface ClaimTaskInput {
   runId: string;

@@ -3,7 +3,7 @@ import { BatonError } from '../../domain/errors';
 import type { Delegation, TaskStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import { delegationId } from '../../domain/runSettings';
-import { readinessOf } from '../tasks/taskFlow';
+import { readinessOf } from '../../queries/tasks';
 
 export interface EnqueueDelegationInput {
   runId: string;

@@ -1,16 +1,16 @@
+import { discardWorktree } from '../worktrees/worktrees';
 import { closeGate } from './closeGate';
 import { BatonError } from '../../domain/errors';
 import type { Gate } from '../../domain/types';
-import {
-  blockDependents,
-  getDelegation,
-  readinessOf,
-  readRunSettings,
-  refreshRunStatus,
-  setTaskStatus,
-  transitionDelegation,
-} from '../tasks/taskFlow';
-import { getAttemptWorktree, recordRunIsolation } from '../../effects/git/worktrees';
+import { blockDependents } from '../tasks/dependents';
+import { getDelegation } from '../../queries/delegations';
+import { readinessOf } from '../../queries/tasks';
+import { readRunSettings } from '../../queries/runs';
+import { refreshRunStatus } from '../runs/refreshRunStatus';
+import { setTaskStatus } from '../tasks/setTaskStatus';
+import { transitionDelegation } from '../delegations/transitionDelegation';
+import { getAttemptWorktree } from '../../queries/worktrees';
+import { recordRunIsolation } from '../runs/recordRunIsolation';
 import { waitsAtGateReason } from './openGate';
 import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
@@ -108,10 +108,7 @@ async function applyDecision(
       return;
     }
     await transitionDelegation(tx, delegation, 'FAILED', { reason: `discarded: ${why}` }, now);
-    await tx.run(`UPDATE worktrees SET status = 'discarded' WHERE run_id = ? AND delegation_id = ?`, [
-      gate.runId,
-      delegation.id,
-    ]);
+    await discardWorktree(tx, { runId: gate.runId, delegationId: delegation.id });
     await setTaskStatus(tx, gate.runId, taskId, 'failed', why, now);
     await blockDependents(tx, gate.runId, taskId, now);
     return;

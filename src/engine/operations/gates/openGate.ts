@@ -1,6 +1,7 @@
 import { appendEvent } from '../events/appendEvent';
-import type { Gate, GateKind } from '../../domain/types';
-import { nextCounter, setTaskStatus } from '../tasks/taskFlow';
+import type { Delegation, Gate, GateKind } from '../../domain/types';
+import { nextCounter } from '../counters/nextCounter';
+import { setTaskStatus } from '../tasks/setTaskStatus';
 import type { StoreTx } from '../../store/port';
 
 export interface OpenGateInput {
@@ -56,4 +57,33 @@ export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): 
 /** A gated task's reason; tasks that wait at another task's gate (one isolation question per run) carry it too. */
 export function waitsAtGateReason(gateId: string, kind: GateKind): string {
   return `waits at ${gateId} (${kind})`;
+}
+
+/** One open gate per kind and attempt: a second rejection updates the open gate instead of stacking gates. */
+export async function openGateOnce(
+  tx: StoreTx,
+  delegation: Delegation,
+  kind: 'ingestion_failed' | 'manual_handoff',
+  reason: string,
+  details: Record<string, unknown>,
+  now: number,
+): Promise<void> {
+  const open = await tx.get<{ id: string }>(
+    `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = ? AND status = 'open'`,
+    [delegation.runId, delegation.id, kind],
+  );
+  if (open) {
+    await tx.run(`UPDATE gates SET reason = ?, details_json = ? WHERE id = ?`, [
+      reason,
+      JSON.stringify(details),
+      open.id,
+    ]);
+    await appendEvent(tx, delegation.runId, 'gate:updated', now, { gateId: open.id, kind, reason });
+    return;
+  }
+  await openGate(
+    tx,
+    { runId: delegation.runId, kind, reason, taskId: delegation.taskId, delegationId: delegation.id, details },
+    now,
+  );
 }

@@ -1,20 +1,19 @@
 import { appendEvent } from '../events/appendEvent';
-import { openGate } from '../gates/openGate';
 import { BatonError } from '../../domain/errors';
 import { hasErrors, issue, type Issue } from '../../domain/issue';
 import { isTerminalDelegation } from '../../domain/transitions';
 import type { Delegation, IngestionRecord, ResultStatus } from '../../domain/types';
-import {
-  closeGatesOfTask,
-  getDelegation,
-  nextCounter,
-  promoteDependents,
-  refreshRunStatus,
-  setTaskStatus,
-  settleUnsuccessfulAttempt,
-  transitionDelegation,
-  type DelegationChange,
-} from '../tasks/taskFlow';
+import { closeOpenGates } from '../gates/closeGate';
+import { openGateOnce } from '../gates/openGate';
+import { recordDelegationResult } from '../delegations/recordDelegationResult';
+import { endRuntimesOf } from '../runtimes/endRuntime';
+import { getDelegation } from '../../queries/delegations';
+import { nextCounter } from '../counters/nextCounter';
+import { promoteDependents } from '../tasks/dependents';
+import { refreshRunStatus } from '../runs/refreshRunStatus';
+import { setTaskStatus } from '../tasks/setTaskStatus';
+import { settleUnsuccessfulAttempt } from '../tasks/settleUnsuccessfulAttempt';
+import { transitionDelegation, type DelegationChange } from '../delegations/transitionDelegation';
 import type { StoreTx } from '../../store/port';
 import { INGESTION_COLUMNS, toIngestion, type IngestionRow } from '../../store/rows';
 
@@ -120,14 +119,11 @@ async function applyAcceptedResult(
   const status = record.resultStatus!;
   const change = { resultStatus: status, artifactPath: record.artifactPath };
   // A valid result resolves whatever gate this attempt was waiting at.
-  await closeGatesOfTask(
+  await closeOpenGates(
     tx,
-    delegation.runId,
-    delegation.taskId,
-    'approved',
-    `resolved by ${record.id}`,
+    { runId: delegation.runId, taskId: delegation.taskId, delegationId: delegation.id },
+    { decision: 'approved', note: `resolved by ${record.id}` },
     now,
-    delegation.id,
   );
   if (status === 'BLOCKED') {
     if (delegation.status === 'RUNNING')
@@ -156,14 +152,8 @@ async function applyAcceptedResult(
     if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated) {
       // The worker is done; its claim on the work ends. The attempt completes once verification
       // passes and, for an isolated attempt, once its work is integrated (docs/isolation.md).
-      await tx.run(
-        `UPDATE delegations SET result_status = ?, artifact_path = ?, updated_at = ? WHERE run_id = ? AND id = ?`,
-        [status, record.artifactPath, now, delegation.runId, delegation.id],
-      );
-      await tx.run(
-        `UPDATE runtimes SET ended_at = ?, end_reason = 'result ingested' WHERE run_id = ? AND delegation_id = ? AND ended_at IS NULL`,
-        [now, delegation.runId, delegation.id],
-      );
+      await recordDelegationResult(tx, delegation, { resultStatus: status, artifactPath: record.artifactPath }, now);
+      await endRuntimesOf(tx, delegation, 'result ingested', now);
       await setTaskStatus(
         tx,
         delegation.runId,
@@ -203,35 +193,6 @@ async function blockOnRejectedResult(
     'ingestion_failed',
     `The result for ${delegation.id} was rejected (${errors.length} issue${errors.length === 1 ? '' : 's'}: ${errors[0]?.message ?? 'invalid'}). Ingest a corrected artifact, approve to retry the task, or reject to fail it.`,
     { ingestionId: record.id, artifactPath: record.artifactPath, issues: errors },
-    now,
-  );
-}
-
-/** One open gate per kind and attempt: a second rejection updates the open gate instead of stacking gates. */
-async function openGateOnce(
-  tx: StoreTx,
-  delegation: Delegation,
-  kind: 'ingestion_failed' | 'manual_handoff',
-  reason: string,
-  details: Record<string, unknown>,
-  now: number,
-): Promise<void> {
-  const open = await tx.get<{ id: string }>(
-    `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = ? AND status = 'open'`,
-    [delegation.runId, delegation.id, kind],
-  );
-  if (open) {
-    await tx.run(`UPDATE gates SET reason = ?, details_json = ? WHERE id = ?`, [
-      reason,
-      JSON.stringify(details),
-      open.id,
-    ]);
-    await appendEvent(tx, delegation.runId, 'gate:updated', now, { gateId: open.id, kind, reason });
-    return;
-  }
-  await openGate(
-    tx,
-    { runId: delegation.runId, kind, reason, taskId: delegation.taskId, delegationId: delegation.id, details },
     now,
   );
 }

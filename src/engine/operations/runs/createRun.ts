@@ -1,10 +1,12 @@
+import { insertPlanTasks } from '../tasks/insertPlanTasks';
 import { createHash } from 'node:crypto';
 import { appendEvent } from '../events/appendEvent';
 import { openGate } from '../gates/openGate';
 import type { PlanTask, Run } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import type { OperationContext, RunSettings } from '../../domain/runSettings';
-import { nextCounter, refreshRunStatus } from '../tasks/taskFlow';
+import { nextCounter } from '../counters/nextCounter';
+import { refreshRunStatus } from './refreshRunStatus';
 
 export interface CreateRunInput {
   planPath: string;
@@ -36,36 +38,7 @@ export async function createRun(tx: StoreTx, input: CreateRunInput, ctx: Operati
     planDigest: digest,
     tasks: input.tasks.length,
   });
-  for (const [ordinalInPlan, task] of input.tasks.entries()) {
-    await tx.run(
-      `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at, isolation)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id,
-        task.id,
-        ordinalInPlan,
-        task.title,
-        task.agent,
-        task.worker ?? null,
-        JSON.stringify(task.depends),
-        JSON.stringify(task.risk),
-        JSON.stringify(task.files),
-        JSON.stringify(task.verify),
-        task.instructions,
-        task.range.start.line,
-        task.depends.length === 0 ? 'ready' : 'pending',
-        ctx.now,
-        task.isolation ?? null,
-      ],
-    );
-    for (const dependency of task.depends) {
-      await tx.run(`INSERT OR IGNORE INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [
-        id,
-        task.id,
-        dependency,
-      ]);
-    }
-  }
+  await insertPlanTasks(tx, id, input.tasks, ctx.now);
   for (const task of input.tasks) {
     const risky = task.risk.filter((tag) => input.settings.riskTags.includes(tag));
     if (risky.length === 0) continue;

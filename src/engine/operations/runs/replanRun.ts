@@ -7,7 +7,9 @@ import type { PlanTask, Run } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import type { OperationContext, RunSettings } from '../../domain/runSettings';
 import { createRun } from './createRun';
-import { readinessOf, refreshRunStatus, setTaskStatus } from '../tasks/taskFlow';
+import { readinessOf } from '../../queries/tasks';
+import { refreshRunStatus } from './refreshRunStatus';
+import { setTaskStatus } from '../tasks/setTaskStatus';
 
 export interface ReplanInput {
   oldRunId: string;

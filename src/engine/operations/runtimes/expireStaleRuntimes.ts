@@ -1,5 +1,8 @@
 import { appendEvent } from '../events/appendEvent';
-import { getDelegation, refreshRunStatus, settleUnsuccessfulAttempt, transitionDelegation } from '../tasks/taskFlow';
+import { getDelegation } from '../../queries/delegations';
+import { refreshRunStatus } from '../runs/refreshRunStatus';
+import { settleUnsuccessfulAttempt } from '../tasks/settleUnsuccessfulAttempt';
+import { transitionDelegation } from '../delegations/transitionDelegation';
 import type { StoreTx } from '../../store/port';
 
 export interface ExpiredRuntime {

@@ -1,40 +1,77 @@
+import { createHash } from 'node:crypto';
 import { BatonError } from '../../domain/errors';
 import { canHeartbeat } from '../../domain/transitions';
 import type { WorkerRuntime } from '../../domain/types';
-import { hashToken } from '../delegations/claimDelegation';
 import type { StoreTx } from '../../store/port';
 import { RUNTIME_SELECT, toRuntime, type RuntimeRow } from '../../store/rows';
+import { assertCoordinatorEpoch } from '../coordinatorLease/coordinatorLease';
 import { expireStaleRuntimes } from './expireStaleRuntimes';
+
+/**
+ * Who may renew a worker's lease. The worker itself, with the token it was handed at the
+ * claim (`baton heartbeat`); or the coordinator that drives it, whose current epoch is the
+ * authority (an adopted worker's token left with its predecessor). The check happens inside
+ * the same transaction as the renewal (BullMQ's extendLock does the same in one script).
+ */
+export type LeaseAuthority =
+  | { holder: 'worker'; token: string }
+  | {
+      holder: 'coordinator';
+      runId: string;
+      epoch: number;
+      /** The coordinator's monotonic clock says the lease still holds: a wall-clock jump does not end it. */
+      withinLease: boolean;
+    };
 
 export interface RenewLeaseInput {
   runtimeId: string;
-  token: string;
+  authority: LeaseAuthority;
   /** Progress text shown next to the runtime; omitted keeps the last one. */
   progress?: string;
+  /** False: extend the lease without counting a heartbeat (restating it after a clock jump, adopting a worker). */
+  beat?: boolean;
+  /**
+   * A lease that already ran out is lost. `expire` (default) makes that official in this
+   * transaction — the attempt becomes STALE and the retry policy applies — and the outcome
+   * says so; `refuse` writes nothing.
+   */
+  onLapsed?: 'expire' | 'refuse';
 }
 
 export type RenewLeaseOutcome = { renewed: true; runtime: WorkerRuntime } | { renewed: false; error: BatonError };
 
 export const MAX_PROGRESS_LENGTH = 500;
 
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
 /**
- * A heartbeat: renews the lease of a live runtime and records its progress. Refused with
- * the wrong token, and for a runtime that is no longer live. A heartbeat that arrives after
- * the lease ran out does not revive it: it makes the expiry official (STALE, retry policy)
- * and is refused — so the outcome is returned, not thrown, to let that write commit.
+ * Renews the lease of a live runtime, by the authority of its worker or of its coordinator
+ * (see LeaseAuthority), and records progress. Refused with the wrong token or a superseded
+ * epoch, and for a runtime that is no longer live. A renewal that arrives after the lease ran
+ * out does not revive it (docs/architecture.md, "an expired lease is lost"); the outcome is
+ * returned, not thrown, so that the expiry it made official commits.
  */
 export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now: number): Promise<RenewLeaseOutcome> {
+  const { authority } = input;
+  if (authority.holder === 'coordinator') await assertCoordinatorEpoch(tx, authority.runId, authority.epoch);
   const row = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
   if (!row) throw new BatonError('runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
-  if (row.token_hash !== hashToken(input.token)) {
+  if (authority.holder === 'worker' && row.token_hash !== hashToken(authority.token)) {
     throw new BatonError(
       'runtime.wrong-token',
       `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`,
     );
   }
   const runtime = toRuntime(row, now);
-  if (runtime.status === 'stale') {
-    await expireStaleRuntimes(tx, now, runtime.id);
+  // The coordinator's monotonic clock outranks the stored expiry for the workers it drives.
+  const lapsed =
+    authority.holder === 'coordinator'
+      ? !authority.withinLease && runtime.leaseExpiresAt <= now && runtime.status === 'stale'
+      : runtime.status === 'stale';
+  if (lapsed) {
+    if ((input.onLapsed ?? 'expire') === 'expire') await expireStaleRuntimes(tx, now, runtime.id);
     return {
       renewed: false,
       error: new BatonError(
@@ -43,28 +80,35 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
       ),
     };
   }
-  if (!canHeartbeat(runtime.status)) {
+  if (!canHeartbeat(runtime.status) && runtime.status !== 'stale') {
     throw new BatonError(
       'runtime.not-live',
       `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`,
     );
   }
+  const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
   const leaseExpiresAt = now + runtime.leaseMs;
   await tx.run(
-    `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress), lease_expires_at = ?
-     WHERE id = ? AND ended_at IS NULL`,
-    [now, progress, leaseExpiresAt, runtime.id],
+    beat
+      ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
+           lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`
+      : `UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`,
+    beat ? [now, progress, leaseExpiresAt, runtime.id] : [leaseExpiresAt, runtime.id],
   );
   return {
     renewed: true,
     runtime: {
       ...runtime,
-      status: 'active',
-      lastHeartbeatAt: now,
-      heartbeatCount: runtime.heartbeatCount + 1,
       leaseExpiresAt,
-      ...(progress !== null ? { progress } : {}),
+      ...(beat
+        ? {
+            status: 'active' as const,
+            lastHeartbeatAt: now,
+            heartbeatCount: runtime.heartbeatCount + 1,
+            ...(progress !== null ? { progress } : {}),
+          }
+        : { status: runtime.status === 'stale' ? ('active' as const) : runtime.status }),
     },
   };
 }

@@ -1,85 +1,19 @@
+import { setRunStopMode } from '../runs/setRunStopMode';
+import { setTaskNotBefore } from '../tasks/setTaskStatus';
 import { closeOpenGates } from '../gates/closeGate';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
-import {
-  blockDependents,
-  getDelegation,
-  nextCounter,
-  refreshRunStatus,
-  setTaskStatus,
-  transitionDelegation,
-} from '../tasks/taskFlow';
-import { isProcessAlive, terminateWorker, workerMarker, type ProcessIdentity } from '../../effects/processes/processes';
-import type { StorePort, StoreTx } from '../../store/port';
-import type { Clock } from '../../domain/clock';
+import { blockDependents } from '../tasks/dependents';
+import { getDelegation } from '../../queries/delegations';
+import { nextCounter } from '../counters/nextCounter';
+import { refreshRunStatus } from '../runs/refreshRunStatus';
+import { setTaskStatus } from '../tasks/setTaskStatus';
+import { transitionDelegation } from '../delegations/transitionDelegation';
+import type { StoreTx } from '../../store/port';
+import type { StopReportEntry, StopRequest } from '../../domain/stops';
+import { STOP_COLUMNS, toStop, type StopRow } from '../../queries/stops';
 
 import type { StopMode } from '../../domain/types';
-export type { StopMode };
-
-export interface StopRequest {
-  id: string;
-  runId: string;
-  delegationId?: string;
-  mode: StopMode;
-  status: 'requested' | 'applied' | 'closed';
-  requestedAt: number;
-  requestedBy: string;
-  appliedAt?: number;
-  report: StopReportEntry[];
-}
-
-/** What happened to one in-flight attempt when a stop was applied. */
-export interface StopReportEntry {
-  delegationId: string;
-  /** Every process of the worker that was found and signalled. */
-  processes: number[];
-  /** True when, after TERM, the grace period and KILL, none of them is alive. */
-  confirmed: boolean;
-  survivors: number[];
-  note?: string;
-}
-
-interface StopRow {
-  id: string;
-  run_id: string;
-  delegation_id: string | null;
-  mode: string;
-  status: string;
-  requested_at: number;
-  requested_by: string;
-  applied_at: number | null;
-  report_json: string;
-}
-
-const STOP_COLUMNS = 'id, run_id, delegation_id, mode, status, requested_at, requested_by, applied_at, report_json';
-
-function toStop(r: StopRow): StopRequest {
-  return {
-    id: r.id,
-    runId: r.run_id,
-    ...(r.delegation_id ? { delegationId: r.delegation_id } : {}),
-    mode: r.mode as StopMode,
-    status: r.status as StopRequest['status'],
-    requestedAt: r.requested_at,
-    requestedBy: r.requested_by,
-    ...(r.applied_at !== null ? { appliedAt: r.applied_at } : {}),
-    report: JSON.parse(r.report_json) as StopReportEntry[],
-  };
-}
-
-export async function readStop(tx: Pick<StoreTx, 'get'>, stopId: string): Promise<StopRequest | undefined> {
-  const row = await tx.get<StopRow>(`SELECT ${STOP_COLUMNS} FROM stop_requests WHERE id = ?`, [stopId]);
-  return row ? toStop(row) : undefined;
-}
-
-export async function pendingStops(tx: Pick<StoreTx, 'all'>, runId: string): Promise<StopRequest[]> {
-  return (
-    await tx.all<StopRow>(
-      `SELECT ${STOP_COLUMNS} FROM stop_requests WHERE run_id = ? AND status = 'requested' ORDER BY ordinal`,
-      [runId],
-    )
-  ).map(toStop);
-}
 
 /**
  * Records a request to stop a run (or one delegation). Repeating a stop that is still in
@@ -124,7 +58,7 @@ export async function requestStop(
     ...(input.delegationId ? { delegationId: input.delegationId } : {}),
   });
   if (!input.delegationId) {
-    await tx.run(`UPDATE runs SET stop_mode = ?, updated_at = ? WHERE id = ?`, [input.mode, now, input.runId]);
+    await setRunStopMode(tx, input.runId, input.mode, now);
     await refreshRunStatus(tx, input.runId, now);
   }
   return {
@@ -171,7 +105,7 @@ export async function cancelStoppedAttempt(
     await blockDependents(tx, input.runId, delegation.taskId, now);
   } else {
     await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', how, now);
-    await tx.run(`UPDATE tasks SET not_before = NULL WHERE run_id = ? AND id = ?`, [input.runId, delegation.taskId]);
+    await setTaskNotBefore(tx, input.runId, delegation.taskId, null);
   }
 }
 
@@ -208,116 +142,6 @@ export async function liftStops(tx: StoreTx, runId: string, now: number): Promis
     `UPDATE stop_requests SET status = 'closed' WHERE run_id = ? AND delegation_id IS NULL AND status IN ('requested', 'applied')`,
     [runId],
   );
-  const changed = await tx.run(
-    `UPDATE runs SET stop_mode = NULL, updated_at = ? WHERE id = ? AND stop_mode IS NOT NULL`,
-    [now, runId],
-  );
-  if (changed === 1) await appendEvent(tx, runId, 'run:resumed', now, {});
+  if (await setRunStopMode(tx, runId, null, now)) await appendEvent(tx, runId, 'run:resumed', now, {});
   await refreshRunStatus(tx, runId, now);
-}
-
-/** The live processes a runtime recorded, for whoever applies a stop without having spawned them. */
-export async function recordedWorker(
-  tx: Pick<StoreTx, 'get'>,
-  runId: string,
-  delegationId: string,
-): Promise<{ runtimeId: string; identity?: ProcessIdentity } | undefined> {
-  const row = await tx.get<{ id: string; pid: number | null; pid_start: string | null; host: string | null }>(
-    `SELECT id, pid, pid_start, host FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
-    [runId, delegationId],
-  );
-  if (!row) return undefined;
-  return {
-    runtimeId: row.id,
-    ...(row.pid !== null && row.host ? { identity: { pid: row.pid, startTime: row.pid_start, host: row.host } } : {}),
-  };
-}
-
-/**
- * Ends the worker an attempt recorded, for whoever did not spawn it (this process after its
- * coordinator died; a coordinator asked to stop an attempt it does not drive): the recorded
- * process and its descendants, and whatever carries its runtime's marker — so also what a
- * worker left behind when it exited, or what a coordinator spawned and died before
- * recording. A worker on another host is not touched and not confirmed.
- */
-export async function endRecordedWorker(
-  ctx: { store: StorePort; clock: Clock },
-  runId: string,
-  delegationId: string,
-  graceMs: number,
-): Promise<StopReportEntry> {
-  const entry: StopReportEntry = { delegationId, processes: [], confirmed: true, survivors: [] };
-  const worker = await ctx.store.read((r) => recordedWorker(r, runId, delegationId));
-  if (!worker) return entry;
-  if (worker.identity && isProcessAlive(worker.identity) === undefined) {
-    return {
-      ...entry,
-      confirmed: false,
-      note: `runs on another host (${worker.identity.host}); not stopped from here`,
-    };
-  }
-  const termination = await terminateWorker(worker.identity, {
-    marker: workerMarker(worker.runtimeId),
-    graceMs,
-    clock: ctx.clock,
-  });
-  return {
-    ...entry,
-    processes: termination.processes.map((p) => p.pid),
-    confirmed: termination.confirmed,
-    survivors: termination.survivors.map((p) => p.pid),
-  };
-}
-
-/**
- * Applies a stop with no coordinator alive (the CLI, after the coordinator died). Immediate,
- * or a stop of one delegation: ends the workers of the targeted attempts, all at once (each
- * gets its grace period, not one after the other), and cancels those attempts. Graceful: lets
- * in-flight attempts run and reports them; nothing new is dispatched. Returns the request as
- * stored.
- */
-export async function applyStopHere(
-  ctx: { store: StorePort; clock: Clock },
-  request: StopRequest,
-  graceMs: number,
-): Promise<StopRequest> {
-  const ends = request.mode === 'immediate' || request.delegationId !== undefined;
-  const targets = await ctx.store.read((r) =>
-    r.all<{ id: string; status: string }>(
-      request.delegationId
-        ? `SELECT id, status FROM delegations WHERE run_id = ? AND id = ? AND status IN ('RUNNING', 'PENDING', 'BLOCKED')`
-        : `SELECT id, status FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING') ORDER BY created_at, id`,
-      request.delegationId ? [request.runId, request.delegationId] : [request.runId],
-    ),
-  );
-  const report = await Promise.all(
-    targets.map(async ({ id, status }): Promise<StopReportEntry> => {
-      if (ends) {
-        const entry = await endRecordedWorker(ctx, request.runId, id, graceMs);
-        return status === 'BLOCKED' && entry.processes.length === 0
-          ? { ...entry, note: 'no worker was running (it waited at a gate)' }
-          : entry;
-      }
-      const worker = await ctx.store.read((r) => recordedWorker(r, request.runId, id));
-      const alive = worker?.identity ? isProcessAlive(worker.identity) !== false : false;
-      return {
-        delegationId: id,
-        processes: alive ? [worker!.identity!.pid] : [],
-        confirmed: false,
-        survivors: [],
-        note: 'left to finish (graceful)',
-      };
-    }),
-  );
-  // One transaction: the attempts are cancelled and the stop is applied together, or neither is.
-  return ctx.store.transact(async (tx) => {
-    const current = await readStop(tx, request.id);
-    if (current?.status !== 'requested') return current ?? request; // applied meanwhile by someone else
-    const now = ctx.clock.now();
-    if (ends)
-      for (const entry of report)
-        await cancelStoppedAttempt(tx, { runId: request.runId, delegationId: entry.delegationId, request, entry }, now);
-    await markStopApplied(tx, request, report, now);
-    return (await readStop(tx, request.id))!;
-  });
 }

@@ -1,0 +1,52 @@
+import { appendEvent } from '../events/appendEvent';
+import { BatonError } from '../../domain/errors';
+import type { RunStatus, TaskStatus } from '../../domain/types';
+import type { StoreTx } from '../../store/port';
+
+/** The run's status follows its tasks (see docs/architecture.md, "Run status"). */
+export async function refreshRunStatus(tx: StoreTx, runId: string, now: number): Promise<RunStatus> {
+  const run = await tx.get<{ status: string; stop_mode: string | null }>(
+    `SELECT status, stop_mode FROM runs WHERE id = ?`,
+    [runId],
+  );
+  if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
+  const current = run.status as RunStatus;
+  if (current === 'superseded') return current;
+  // The common case, a run going on with no stop: one probe settles it.
+  if (!run.stop_mode && current === 'running') {
+    const active = await tx.get<{ active: number }>(
+      `SELECT EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying', 'ready')) AS active`,
+      [runId],
+    );
+    if (active?.active) return current;
+  }
+  // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
+  const probe = (statuses: TaskStatus[]): string =>
+    `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
+  const has = (await tx.get<{
+    inFlight: number;
+    active: number;
+    gated: number;
+    unfinished: number;
+    open: number;
+    failed: number;
+  }>(
+    `SELECT ${probe(['running', 'verifying'])} AS inFlight, ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
+       ${probe(['pending', 'ready', 'gated', 'running', 'verifying'])} AS unfinished,
+       ${probe(['pending', 'failed', 'blocked', 'cancelled'])} AS open, ${probe(['failed'])} AS failed`,
+    [runId],
+  ))!;
+  let next: RunStatus;
+  // A stopped run stays stopping while work is in flight, then paused until it is resumed.
+  if (run.stop_mode && has.unfinished) next = has.inFlight ? 'stopping' : 'paused';
+  else if (has.active) next = 'running';
+  else if (has.gated) next = 'paused';
+  else if (!has.open) next = 'completed';
+  else if (has.failed) next = 'failed';
+  else next = 'blocked';
+  if (next !== current) {
+    await tx.run(`UPDATE runs SET status = ?, updated_at = ? WHERE id = ?`, [next, now, runId]);
+    await appendEvent(tx, runId, 'run:status', now, { from: current, to: next });
+  }
+  return next;
+}

@@ -1,0 +1,66 @@
+import type { StoreTx } from '../../store/port';
+
+export interface NewRuntime {
+  id: string;
+  runId: string;
+  delegationId: string;
+  /** Only the token's sha256 is stored; the token is handed out once, to the holder. */
+  tokenHash: string;
+  /** Store-wide increasing fencing token of this lease. */
+  epoch: number;
+  leaseMs: number;
+  holder?: string;
+}
+
+/** The live holder of a claimed delegation, with a lease that runs `leaseMs` from now. */
+export async function createRuntime(tx: StoreTx, runtime: NewRuntime, now: number): Promise<void> {
+  await tx.run(
+    `INSERT INTO runtimes (id, run_id, delegation_id, token_hash, epoch, lease_ms, lease_expires_at, claimed_at, heartbeat_count, holder)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
+    [
+      runtime.id,
+      runtime.runId,
+      runtime.delegationId,
+      runtime.tokenHash,
+      runtime.epoch,
+      runtime.leaseMs,
+      now + runtime.leaseMs,
+      now,
+      runtime.holder ?? null,
+    ],
+  );
+}
+
+/**
+ * What the coordinator records with a claim, so that a successor can tell a worker of its
+ * own from an external claim, and where to look for its log and its working folder.
+ */
+export async function recordRuntimeLaunch(
+  tx: StoreTx,
+  runtimeId: string,
+  launch: { worker: string; logPath: string; cwd: string },
+): Promise<void> {
+  await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [
+    launch.worker,
+    launch.logPath,
+    launch.cwd,
+    runtimeId,
+  ]);
+}
+
+/**
+ * The worker process behind a runtime, once started (or found by its marker): pid, start
+ * time and host make an identity that survives pid reuse. `onlyIfUnknown` does not
+ * overwrite a process already recorded.
+ */
+export async function recordRuntimeProcess(
+  tx: StoreTx,
+  runtimeId: string,
+  identity: { pid: number; startTime: string | null; host: string },
+  options: { onlyIfUnknown?: boolean } = {},
+): Promise<void> {
+  await tx.run(
+    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
+    [identity.pid, identity.startTime, identity.host, runtimeId],
+  );
+}

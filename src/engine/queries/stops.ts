@@ -1,0 +1,64 @@
+import type { ProcessIdentity } from '../domain/process';
+import type { StopMode } from '../domain/types';
+import type { StopReportEntry, StopRequest } from '../domain/stops';
+import type { StoreReader } from '../store/port';
+
+export interface StopRow {
+  id: string;
+  run_id: string;
+  delegation_id: string | null;
+  mode: string;
+  status: string;
+  requested_at: number;
+  requested_by: string;
+  applied_at: number | null;
+  report_json: string;
+}
+
+export const STOP_COLUMNS =
+  'id, run_id, delegation_id, mode, status, requested_at, requested_by, applied_at, report_json';
+
+export function toStop(r: StopRow): StopRequest {
+  return {
+    id: r.id,
+    runId: r.run_id,
+    ...(r.delegation_id ? { delegationId: r.delegation_id } : {}),
+    mode: r.mode as StopMode,
+    status: r.status as StopRequest['status'],
+    requestedAt: r.requested_at,
+    requestedBy: r.requested_by,
+    ...(r.applied_at !== null ? { appliedAt: r.applied_at } : {}),
+    report: JSON.parse(r.report_json) as StopReportEntry[],
+  };
+}
+
+export async function readStop(tx: Pick<StoreReader, 'get'>, stopId: string): Promise<StopRequest | undefined> {
+  const row = await tx.get<StopRow>(`SELECT ${STOP_COLUMNS} FROM stop_requests WHERE id = ?`, [stopId]);
+  return row ? toStop(row) : undefined;
+}
+
+export async function pendingStops(tx: Pick<StoreReader, 'all'>, runId: string): Promise<StopRequest[]> {
+  return (
+    await tx.all<StopRow>(
+      `SELECT ${STOP_COLUMNS} FROM stop_requests WHERE run_id = ? AND status = 'requested' ORDER BY ordinal`,
+      [runId],
+    )
+  ).map(toStop);
+}
+
+/** The live processes a runtime recorded, for whoever applies a stop without having spawned them. */
+export async function recordedWorker(
+  tx: Pick<StoreReader, 'get'>,
+  runId: string,
+  delegationId: string,
+): Promise<{ runtimeId: string; identity?: ProcessIdentity } | undefined> {
+  const row = await tx.get<{ id: string; pid: number | null; pid_start: string | null; host: string | null }>(
+    `SELECT id, pid, pid_start, host FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+    [runId, delegationId],
+  );
+  if (!row) return undefined;
+  return {
+    runtimeId: row.id,
+    ...(row.pid !== null && row.host ? { identity: { pid: row.pid, startTime: row.pid_start, host: row.host } } : {}),
+  };
+}

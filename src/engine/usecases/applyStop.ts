@@ -1,0 +1,95 @@
+import type { Clock } from '../domain/clock';
+import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
+import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
+import { readStop, recordedWorker } from '../queries/stops';
+import type { StorePort } from '../store/port';
+
+/**
+ * Ends the worker an attempt recorded, for whoever did not spawn it (this process after its
+ * coordinator died; a coordinator asked to stop an attempt it does not drive): the recorded
+ * process and its descendants, and whatever carries its runtime's marker — so also what a
+ * worker left behind when it exited, or what a coordinator spawned and died before
+ * recording. A worker on another host is not touched and not confirmed.
+ */
+export async function endRecordedWorker(
+  ctx: { store: StorePort; clock: Clock },
+  runId: string,
+  delegationId: string,
+  graceMs: number,
+): Promise<StopReportEntry> {
+  const entry: StopReportEntry = { delegationId, processes: [], confirmed: true, survivors: [] };
+  const worker = await ctx.store.read((r) => recordedWorker(r, runId, delegationId));
+  if (!worker) return entry;
+  if (worker.identity && isProcessAlive(worker.identity) === undefined) {
+    return {
+      ...entry,
+      confirmed: false,
+      note: `runs on another host (${worker.identity.host}); not stopped from here`,
+    };
+  }
+  const termination = await terminateWorker(worker.identity, {
+    marker: workerMarker(worker.runtimeId),
+    graceMs,
+    clock: ctx.clock,
+  });
+  return {
+    ...entry,
+    processes: termination.processes.map((p) => p.pid),
+    confirmed: termination.confirmed,
+    survivors: termination.survivors.map((p) => p.pid),
+  };
+}
+
+/**
+ * Applies a stop with no coordinator alive (the CLI, after the coordinator died). Immediate,
+ * or a stop of one delegation: ends the workers of the targeted attempts, all at once (each
+ * gets its grace period, not one after the other), and cancels those attempts. Graceful: lets
+ * in-flight attempts run and reports them; nothing new is dispatched. Returns the request as
+ * stored.
+ */
+export async function applyStopHere(
+  ctx: { store: StorePort; clock: Clock },
+  request: StopRequest,
+  graceMs: number,
+): Promise<StopRequest> {
+  const ends = request.mode === 'immediate' || request.delegationId !== undefined;
+  const targets = await ctx.store.read((r) =>
+    r.all<{ id: string; status: string }>(
+      request.delegationId
+        ? `SELECT id, status FROM delegations WHERE run_id = ? AND id = ? AND status IN ('RUNNING', 'PENDING', 'BLOCKED')`
+        : `SELECT id, status FROM delegations WHERE run_id = ? AND status IN ('RUNNING', 'PENDING') ORDER BY created_at, id`,
+      request.delegationId ? [request.runId, request.delegationId] : [request.runId],
+    ),
+  );
+  const report = await Promise.all(
+    targets.map(async ({ id, status }): Promise<StopReportEntry> => {
+      if (ends) {
+        const entry = await endRecordedWorker(ctx, request.runId, id, graceMs);
+        return status === 'BLOCKED' && entry.processes.length === 0
+          ? { ...entry, note: 'no worker was running (it waited at a gate)' }
+          : entry;
+      }
+      const worker = await ctx.store.read((r) => recordedWorker(r, request.runId, id));
+      const alive = worker?.identity ? isProcessAlive(worker.identity) !== false : false;
+      return {
+        delegationId: id,
+        processes: alive ? [worker!.identity!.pid] : [],
+        confirmed: false,
+        survivors: [],
+        note: 'left to finish (graceful)',
+      };
+    }),
+  );
+  // One transaction: the attempts are cancelled and the stop is applied together, or neither is.
+  return ctx.store.transact(async (tx) => {
+    const current = await readStop(tx, request.id);
+    if (current?.status !== 'requested') return current ?? request; // applied meanwhile by someone else
+    const now = ctx.clock.now();
+    if (ends)
+      for (const entry of report)
+        await cancelStoppedAttempt(tx, { runId: request.runId, delegationId: entry.delegationId, request, entry }, now);
+    await markStopApplied(tx, request, report, now);
+    return (await readStop(tx, request.id))!;
+  });
+}

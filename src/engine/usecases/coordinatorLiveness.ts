@@ -1,0 +1,36 @@
+import type { Clock } from '../domain/clock';
+import { probeProcess } from '../effects/processes/processes';
+import {
+  acquireCoordinatorLease,
+  type AcquireInput,
+  type AcquireOutcome,
+} from '../operations/coordinatorLease/coordinatorLease';
+import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
+import type { StorePort } from '../store/port';
+
+/** Is a live coordinator holding the run (so that others observe and leave the driving to it)? */
+export function isLeaseLive(lease: CoordinatorLease | undefined, now: number): boolean {
+  if (!lease || lease.releasedAt !== undefined) return false;
+  if (lease.expiresAt > now) return probeProcess(lease.identity).alive !== false;
+  return false;
+}
+
+/**
+ * Takes the run's coordinator lease (acquireCoordinatorLease), probing the current holder's
+ * process before the transaction — never inside it — and again whenever the lease changed
+ * between the probe and the transaction.
+ */
+export async function takeCoordinatorLease(
+  store: StorePort,
+  clock: Pick<Clock, 'now'>,
+  input: Omit<AcquireInput, 'seen'>,
+): Promise<Exclude<AcquireOutcome, { reprobe: true }>> {
+  for (;;) {
+    const current = await store.read((r) => readCoordinatorLease(r, input.runId));
+    const seen = current ? { epoch: current.epoch, probe: probeProcess(current.identity) } : undefined;
+    const outcome = await store.transact((tx) =>
+      acquireCoordinatorLease(tx, { ...input, ...(seen ? { seen } : {}) }, clock.now()),
+    );
+    if (!('reprobe' in outcome)) return outcome;
+  }
+}
