@@ -5,11 +5,11 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './domain/config';
 import { decideGate, type DecideGateOutcome, type GateDecision } from './operations/gates/decideGate';
 import { ingestArtifact, workspacePath, type IngestOutcome } from './usecases/ingestArtifact';
-import type { VerifyContext } from './usecases/verifyAttempt';
+import type { EngineContext } from './usecases/context';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import { isLeaseLive } from './usecases/coordinatorLiveness';
 import { readCoordinatorLease } from './queries/coordinatorLease';
-import { reconcileRun, type ReconcileContext, type ReconcileReport } from './usecases/reconcileRun';
+import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { liftStops, requestStop } from './operations/stops/stopRequests';
 import { applyStopHere } from './usecases/applyStop';
 import { readStop } from './queries/stops';
@@ -283,7 +283,7 @@ export class Engine {
       createRun(
         tx,
         { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) },
-        this.context(),
+        this.operationContext(),
       ),
     );
   }
@@ -306,7 +306,7 @@ export class Engine {
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     return this.store.transact(async (tx) => {
-      const ctx = this.context();
+      const ctx = this.operationContext();
       let runId = input.runId;
       let runCreated = false;
       if (runId) {
@@ -386,16 +386,19 @@ export class Engine {
    */
   async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
     const delegation = await this.findDelegation(input.delegationId, input.runId);
-    return ingestArtifact(this.verifyContext(), delegation, resolve(this.workspace, input.artifactPath));
+    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath));
   }
 
-  /** What ingestion and verification need from the engine. */
-  private verifyContext(): VerifyContext {
+  /** What the use cases work with (a coordinator gives them a fenced one of its own). */
+  private engineContext(): EngineContext {
     return {
       store: this.store,
       clock: this.clock,
+      ids: this.ids,
       workspace: this.workspace,
-      timeoutMs: this.config.verifyTimeoutSeconds * 1000,
+      config: this.config,
+      log: () => undefined,
+      ...(this.cliPath ? { cliPath: this.cliPath } : {}),
     };
   }
 
@@ -431,18 +434,14 @@ export class Engine {
     options: CoordinatorOptions & { log?: (line: string) => void },
   ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
     await this.refuseUnknownWorkers(options.runId, options.worker);
+    const { log, ...coordinatorOptions } = options;
     return Coordinator.take(
       {
-        store: this.store,
-        clock: this.clock,
-        ids: this.ids,
-        workspace: this.workspace,
-        config: this.config,
+        ...this.engineContext(),
+        ...(log ? { log } : {}),
         onStoreChange: (listener) => this.store.watch(listener),
-        ...(options.log ? { log: options.log } : {}),
-        ...(this.cliPath ? { cliPath: this.cliPath } : {}),
       },
-      options,
+      coordinatorOptions,
     );
   }
 
@@ -467,7 +466,7 @@ export class Engine {
       const run = await createRun(
         tx,
         { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings },
-        this.context(),
+        this.operationContext(),
       );
       return { runId: run.id, created: true };
     });
@@ -502,7 +501,7 @@ export class Engine {
           settings: runSettingsFrom(this.config),
           mapping: input.mapping ?? {},
         },
-        this.context(),
+        this.operationContext(),
       ),
     );
   }
@@ -657,7 +656,7 @@ export class Engine {
       }
       return { request, repeated, appliedBy: 'pending' };
     }
-    const applied = await applyStopHere(this.reconcileContext(), request, this.config.stopGraceSeconds * 1000);
+    const applied = await applyStopHere(this.engineContext(), request, this.config.stopGraceSeconds * 1000);
     return { request: applied, repeated, appliedBy: 'this process' };
   }
 
@@ -668,7 +667,7 @@ export class Engine {
   async reconcile(runId: string): Promise<ReconcileReport & { reportOnly: boolean; coordinator?: string }> {
     const lease = await this.store.read((r) => readCoordinatorLease(r, runId));
     const reportOnly = isLeaseLive(lease, this.clock.now());
-    const report = await reconcileRun(this.reconcileContext(), runId, { reportOnly });
+    const report = await reconcileRun(this.engineContext(), runId, { reportOnly });
     return { ...report, reportOnly, ...(reportOnly && lease ? { coordinator: lease.holder } : {}) };
   }
 
@@ -676,15 +675,6 @@ export class Engine {
   async cleanupWorktrees(runId?: string): Promise<CleanupReport & { runId: string }> {
     const run = await this.getRun(runId);
     return { runId: run.id, ...(await cleanupWorktrees(this.store, this.clock, this.workspace, run.id)) };
-  }
-
-  private reconcileContext(): ReconcileContext {
-    return {
-      ...this.verifyContext(),
-      ids: this.ids,
-      leaseMs: this.config.leaseSeconds * 1000,
-      stopGraceMs: this.config.stopGraceSeconds * 1000,
-    };
   }
 
   /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
@@ -907,7 +897,7 @@ export class Engine {
 
   // ── internals ───────────────────────────────────────────────────────────
 
-  private context(): OperationContext {
+  private operationContext(): OperationContext {
     return { now: this.clock.now(), ids: this.ids };
   }
 

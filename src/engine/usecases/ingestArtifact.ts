@@ -1,7 +1,8 @@
+import type { EngineContext } from './context';
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
-import { verifyAttempt, type VerificationOutcome, type VerifyContext } from './verifyAttempt';
+import { verifyAttempt, type VerificationOutcome } from './verifyAttempt';
 import { BatonError } from '../domain/errors';
 import { issue, type Issue } from '../domain/issue';
 import type { Delegation } from '../domain/types';
@@ -25,7 +26,7 @@ export interface IngestOutcome extends IngestionOutcome {
  * verify commands. A missing file is bad input: nothing is written.
  */
 export async function ingestArtifact(
-  ctx: VerifyContext,
+  ctx: EngineContext,
   delegation: Delegation,
   absolutePath: string,
 ): Promise<IngestOutcome> {
@@ -77,7 +78,6 @@ export async function ingestArtifact(
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
   // transaction.
   const { outcome, after, verifying } = await ctx.store.transact(async (tx) => {
-    await ctx.guard?.(tx);
     const recorded = await recordIngestion(
       tx,
       {

@@ -1,3 +1,4 @@
+import type { EngineContext } from './context';
 import {
   markWorktreeCommitted,
   markWorktreeConflict,
@@ -8,11 +9,9 @@ import { BatonError } from '../domain/errors';
 import { appendEvent } from '../operations/events/appendEvent';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
-import type { Clock } from '../domain/clock';
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
-import type { StorePort, StoreTx } from '../store/port';
 import { faultPoint } from '../store/faultPoint';
 import { Mutex } from '../store/mutex';
 import { Git, GitCommandFailed } from '../effects/git/git';
@@ -20,14 +19,6 @@ import { removeWorktree } from '../effects/git/worktrees';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { type AttemptWorktree } from '../domain/isolation';
 import { type IntegrationStrategy } from '../domain/types';
-
-export interface IntegrationContext {
-  store: StorePort;
-  clock: Clock;
-  /** Runs first in every transaction (a coordinator's epoch check). */
-  guard?: (tx: StoreTx) => Promise<void>;
-  log?: (line: string) => void;
-}
 
 export type IntegrationOutcome =
   | {
@@ -59,7 +50,7 @@ const MAX_TARGET_RACES = 3;
  * after step 2) is recorded, not integrated again.
  */
 export async function integrateAttempt(
-  ctx: IntegrationContext,
+  ctx: EngineContext,
   runId: string,
   delegationId: string,
 ): Promise<IntegrationOutcome> {
@@ -117,11 +108,7 @@ interface SourceState {
 }
 
 /** Step 1: the worker's uncommitted work becomes a commit on the attempt's branch; recorded. */
-async function commitAttemptWork(
-  ctx: IntegrationContext,
-  runId: string,
-  worktree: AttemptWorktree,
-): Promise<SourceState> {
+async function commitAttemptWork(ctx: EngineContext, runId: string, worktree: AttemptWorktree): Promise<SourceState> {
   const git = new Git(worktree.path);
   await git.run(['add', '--all']);
   const staged = await git.attempt(['diff', '--cached', '--quiet']);
@@ -140,7 +127,7 @@ async function commitAttemptWork(
   const sourceHead = await git.headCommit();
   const changedFiles = await git.changedFiles(worktree.baseCommit, sourceHead);
   if (worktree.sourceHead !== sourceHead || worktree.status === 'active' || worktree.status === 'conflict') {
-    await transact(ctx, async (tx) => {
+    await ctx.store.transact(async (tx) => {
       await markWorktreeCommitted(
         tx,
         { runId, delegationId: worktree.delegationId },
@@ -279,12 +266,12 @@ async function advanceTarget(repo: Git, targetBranch: string, from: string, to: 
 }
 
 async function recordIntegrated(
-  ctx: IntegrationContext,
+  ctx: EngineContext,
   runId: string,
   worktree: AttemptWorktree,
   facts: SourceState & { targetBefore: string; targetAfter: string; alreadyOnTarget: boolean },
 ): Promise<IntegrationOutcome> {
-  await transact(ctx, async (tx) => {
+  await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
     await markWorktreeIntegrated(tx, { runId, delegationId: worktree.delegationId }, facts, now);
     await appendEvent(tx, runId, 'integration:done', now, {
@@ -318,7 +305,7 @@ async function recordIntegrated(
       await refreshRunStatus(tx, runId, now);
     }
   });
-  ctx.log?.(
+  ctx.log(
     `${worktree.delegationId}: integrated ${facts.changedFiles.length} file(s) by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
   );
   await cleanUpIntegrated(ctx, runId, worktree);
@@ -326,7 +313,7 @@ async function recordIntegrated(
 }
 
 /** The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). */
-async function cleanUpIntegrated(ctx: IntegrationContext, runId: string, worktree: AttemptWorktree): Promise<void> {
+async function cleanUpIntegrated(ctx: EngineContext, runId: string, worktree: AttemptWorktree): Promise<void> {
   const run = await ctx.store.read((r) => readRunIsolation(r, runId));
   if (!run?.repoRoot) return;
   try {
@@ -335,20 +322,18 @@ async function cleanUpIntegrated(ctx: IntegrationContext, runId: string, worktre
       markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, ctx.clock.now()),
     );
   } catch (err) {
-    ctx.log?.(
-      `${worktree.delegationId}: could not remove its worktree (baton cleanup will): ${(err as Error).message}`,
-    );
+    ctx.log(`${worktree.delegationId}: could not remove its worktree (baton cleanup will): ${(err as Error).message}`);
   }
 }
 
 async function recordConflict(
-  ctx: IntegrationContext,
+  ctx: EngineContext,
   runId: string,
   worktree: AttemptWorktree,
   files: string[],
   detail: string,
 ): Promise<IntegrationOutcome> {
-  const gateId = await transact(ctx, async (tx) => {
+  const gateId = await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
     await markWorktreeConflict(tx, { runId, delegationId: worktree.delegationId }, files);
     const delegation = await getDelegation(tx, runId, worktree.delegationId);
@@ -370,15 +355,8 @@ async function recordConflict(
     await refreshRunStatus(tx, runId, now);
     return gate.id;
   });
-  ctx.log?.(
+  ctx.log(
     `${worktree.delegationId}: integration conflict in ${files.join(', ') || '(unknown files)'}; ${gateId} opened`,
   );
   return { kind: 'conflict', files, gateId };
-}
-
-function transact<T>(ctx: IntegrationContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
-  return ctx.store.transact(async (tx) => {
-    await ctx.guard?.(tx);
-    return work(tx);
-  });
 }

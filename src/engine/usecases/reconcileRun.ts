@@ -1,14 +1,11 @@
+import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { recordRuntimeProcess } from '../operations/runtimes/createRuntime';
 import { BatonError } from '../domain/errors';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { readFileSync } from 'node:fs';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
-import type { IdSource } from '../domain/clock';
 import { getDelegation } from '../queries/delegations';
-import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
-import { settleUnsuccessfulAttempt } from '../operations/tasks/settleUnsuccessfulAttempt';
-import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import {
   findWorkerProcesses,
   identityOf,
@@ -18,10 +15,9 @@ import {
   workerMarker,
 } from '../effects/processes/processes';
 import { type ProcessIdentity } from '../domain/process';
-import type { StoreTx } from '../store/port';
 import { runPaths } from '../effects/workspaceLayout';
 import { inspectWorktrees } from './cleanupWorktrees';
-import type { VerifyContext } from './verifyAttempt';
+import type { EngineContext } from './context';
 
 export interface ReconcileEntry {
   taskId: string;
@@ -35,12 +31,6 @@ export interface ReconcileEntry {
 export interface ReconcileReport {
   runId: string;
   entries: ReconcileEntry[];
-}
-
-export interface ReconcileContext extends VerifyContext {
-  ids: IdSource;
-  leaseMs: number;
-  stopGraceMs?: number;
 }
 
 export interface LiveWorker {
@@ -93,7 +83,7 @@ interface Running {
  * left to its lease. Running it twice changes nothing the second time.
  */
 export async function reconcileRun(
-  ctx: ReconcileContext,
+  ctx: EngineContext,
   runId: string,
   options: ReconcileOptions = {},
 ): Promise<ReconcileReport> {
@@ -166,7 +156,9 @@ export async function reconcileRun(
       if (found) {
         identity = found;
         if (!options.reportOnly) {
-          await transact(ctx, (tx) => recordRuntimeProcess(tx, attempt.runtime_id!, found, { onlyIfUnknown: true }));
+          await ctx.store.transact((tx) =>
+            recordRuntimeProcess(tx, attempt.runtime_id!, found, { onlyIfUnknown: true }),
+          );
         }
       }
     }
@@ -186,24 +178,26 @@ export async function reconcileRun(
       if (options.adopt) {
         // Renew its lease now (its predecessor's renewals stopped with it); a lease that already ran out is lost.
         const { runId: adoptingRun, epoch } = options.adopt;
-        const renewed = await transact(ctx, (tx) =>
-          renewRuntimeLease(
-            tx,
-            {
-              runtimeId: attempt.runtime_id!,
-              authority: { holder: 'coordinator', runId: adoptingRun, epoch, withinLease: false },
-              beat: false,
-              onLapsed: 'refuse',
+        const renewed = await ctx.store
+          .transact((tx) =>
+            renewRuntimeLease(
+              tx,
+              {
+                runtimeId: attempt.runtime_id!,
+                authority: { holder: 'coordinator', runId: adoptingRun, epoch, withinLease: false },
+                beat: false,
+                onLapsed: 'refuse',
+              },
+              ctx.clock.now(),
+            ),
+          )
+          .then(
+            (outcome) => outcome.renewed,
+            (err: unknown) => {
+              if (BatonError.is(err, 'runtime.not-live')) return false; // ended meanwhile
+              throw err;
             },
-            ctx.clock.now(),
-          ),
-        ).then(
-          (outcome) => outcome.renewed,
-          (err: unknown) => {
-            if (BatonError.is(err, 'runtime.not-live')) return false; // ended meanwhile
-            throw err;
-          },
-        );
+          );
         if (renewed) {
           options.adopt.take({
             delegationId: attempt.delegation_id,
@@ -212,7 +206,7 @@ export async function reconcileRun(
             identity: identity!,
             logPath,
             artifactPath,
-            leaseMs: attempt.lease_ms ?? ctx.leaseMs,
+            leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
             ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
           });
           entries.push({
@@ -225,7 +219,7 @@ export async function reconcileRun(
       }
       const report = await terminateWorker(identity!, {
         marker: workerMarker(attempt.runtime_id!),
-        graceMs: ctx.stopGraceMs ?? 5000,
+        graceMs: ctx.config.stopGraceSeconds * 1000,
         clock: ctx.clock,
       });
       const why = options.adopt
@@ -315,20 +309,8 @@ function parentOf(pid: number): number {
   }
 }
 
-function transact<T>(ctx: ReconcileContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
-  return ctx.store.transact(async (tx) => {
-    await ctx.guard?.(tx);
-    return work(tx);
-  });
-}
-
-async function markStale(ctx: ReconcileContext, runId: string, delegationId: string, reason: string): Promise<void> {
-  await transact(ctx, async (tx) => {
-    const delegation = await getDelegation(tx, runId, delegationId);
-    if (!delegation || delegation.status !== 'RUNNING') return;
-    const now = ctx.clock.now();
-    await transitionDelegation(tx, delegation, 'STALE', { reason }, now);
-    await settleUnsuccessfulAttempt(tx, runId, delegation.taskId, `${delegationId} ${reason}`, now);
-    await refreshRunStatus(tx, runId, now);
-  });
+async function markStale(ctx: EngineContext, runId: string, delegationId: string, reason: string): Promise<void> {
+  await ctx.store.transact((tx) =>
+    endRunningAttempt(tx, { runId, delegationId, to: 'STALE', reason }, ctx.clock.now()),
+  );
 }

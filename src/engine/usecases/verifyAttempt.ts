@@ -1,3 +1,4 @@
+import type { EngineContext } from './context';
 import { recordVerificationReceipt } from '../operations/receipts/recordVerificationReceipt';
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
@@ -9,22 +10,12 @@ import { findWorkerProcesses, isProcessAlive, thisHost } from '../effects/proces
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
-import type { StorePort, StoreTx } from '../store/port';
+import type { StoreTx } from '../store/port';
 import { loadExeca } from '../effects/processes/execa';
 import type { Options } from 'execa';
 import { runPaths } from '../effects/workspaceLayout';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
 import { getAttemptWorktree } from '../queries/worktrees';
-
-export interface VerifyContext {
-  store: StorePort;
-  clock: Clock;
-  workspace: string;
-  timeoutMs: number;
-  /** Runs first in every transaction (a coordinator's epoch check). */
-  guard?: (tx: StoreTx) => Promise<void>;
-  log?: (line: string) => void;
-}
 
 export interface VerificationOutcome {
   passed: boolean;
@@ -44,7 +35,7 @@ export interface VerificationOutcome {
  * attempt is BLOCKED behind a verification_failed gate.
  */
 export async function verifyAttempt(
-  ctx: VerifyContext,
+  ctx: EngineContext,
   runId: string,
   delegationId: string,
 ): Promise<VerificationOutcome> {
@@ -106,7 +97,7 @@ export async function verifyAttempt(
     const result = await runVerifyCommand(execa, command, {
       cwd: facts.cwd ?? ctx.workspace,
       logPath,
-      timeoutMs: ctx.timeoutMs,
+      timeoutMs: ctx.config.verifyTimeoutSeconds * 1000,
       clock: ctx.clock,
       env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
       marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
@@ -118,7 +109,7 @@ export async function verifyAttempt(
     appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
     const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
-    await transact(ctx, (tx) =>
+    await ctx.store.transact((tx) =>
       recordVerificationReceipt(
         tx,
         {
@@ -139,7 +130,7 @@ export async function verifyAttempt(
     );
     if (exitCode !== 0) {
       const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
-      await transact(ctx, (tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
+      await ctx.store.transact((tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
       return { passed: false, ran, reused, failure };
     }
   }
@@ -147,7 +138,7 @@ export async function verifyAttempt(
     // An isolated attempt completes when its work is on the target branch.
     return { passed: true, ran, reused, integration: await integrateAttempt(ctx, runId, delegationId) };
   }
-  await transact(ctx, async (tx) => {
+  await ctx.store.transact(async (tx) => {
     const delegation = await getDelegation(tx, runId, delegationId);
     const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
       runId,
@@ -299,11 +290,4 @@ function readFrom(path: string, from: number): string {
     closeSync(fd);
   }
   return buffer.toString('utf8');
-}
-
-function transact<T>(ctx: VerifyContext, work: (tx: StoreTx) => Promise<T>): Promise<T> {
-  return ctx.store.transact(async (tx) => {
-    await ctx.guard?.(tx);
-    return work(tx);
-  });
 }

@@ -1,0 +1,329 @@
+import { mkdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { BatonError } from '../domain/errors';
+import { firstOverlap } from '../domain/fileOverlap';
+import type { RunIsolation } from '../domain/isolation';
+import { buildPrompt } from '../domain/prompt';
+import type { StopRequest } from '../domain/stops';
+import type { Task } from '../domain/types';
+import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import { createWorktree, targetHead } from '../effects/git/worktrees';
+import { spawnWorker } from '../effects/processes/spawnWorker';
+import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
+import { claimDelegation } from '../operations/delegations/claimDelegation';
+import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
+import { openGate, waitsAtGateReason } from '../operations/gates/openGate';
+import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { recordRuntimeLaunch, recordRuntimeProcess } from '../operations/runtimes/createRuntime';
+import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
+import { setTaskStatus } from '../operations/tasks/setTaskStatus';
+import { recordWorktree } from '../operations/worktrees/worktrees';
+import { readRunIsolation } from '../queries/worktrees';
+import type { EngineContext } from '../usecases/context';
+import { workspacePath } from '../usecases/ingestArtifact';
+import { planIsolation } from '../usecases/planIsolation';
+import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
+
+/** What the launcher needs from the coordinator it serves. */
+export interface LauncherHost {
+  runId: string;
+  /** Who holds the runtimes it claims (host:pid), shown in status views. */
+  holder: string;
+  maxConcurrency: number;
+  /** Run every task with this worker instead of the task's or the default one. */
+  worker?: string;
+  /** Look again at this moment (the target branch could not be read). */
+  wakeAt(at: number): void;
+  /**
+   * The stop a shutdown recorded, if the coordinator is shutting down: a worker that starts meanwhile ends under it.
+   */
+  shutdownStop(): StopRequest | undefined;
+}
+
+/**
+ * Starts one attempt of a ready task: checks that nothing it overlaps is in flight and how it
+ * is isolated, claims it (with its worktree and launch recorded in the same transaction),
+ * prepares its prompt and worktree, spawns its worker — only after proving the coordinator
+ * still holds its epoch — and hands it to the supervisor. A person's task opens a
+ * manual_handoff gate instead of a process.
+ */
+export class AttemptLauncher {
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly supervisor: AttemptSupervisor,
+    private readonly host: LauncherHost,
+  ) {}
+
+  async start(task: Task): Promise<void> {
+    const { runId } = this.host;
+    const workerId = this.host.worker ?? task.worker ?? this.ctx.config.defaultWorker;
+    const worker = resolveWorker(this.ctx.config, workerId);
+    const manual = worker.type === 'manual';
+    if (await this.heldBackByOverlap(task)) return;
+    const isolation = manual ? 'none' : await this.isolationFor(task);
+    if (isolation === 'gated') return;
+    let baseCommit: string | undefined;
+    if (isolation !== 'none') {
+      try {
+        baseCommit = await targetHead(isolation as { repoRoot: string; targetBranch: string });
+      } catch (err) {
+        const why = `cannot read the target branch ${isolation.targetBranch}: ${(err as Error).message}`;
+        this.ctx.log(`${task.id}: not started: ${why}`);
+        this.host.wakeAt(this.ctx.clock.now() + 5000);
+        return;
+      }
+    }
+    // A person gets a long lease; a process's lease is renewed while it lives.
+    const leaseSeconds = this.ctx.config.leaseSeconds;
+    const leaseMs = manual ? Math.max(leaseSeconds * 1000, 7 * 86_400_000) : leaseSeconds * 1000;
+    const claimedMono = this.ctx.clock.monotonic();
+    const paths = runPaths(this.ctx.workspace, runId);
+    let claim;
+    try {
+      claim = await this.ctx.store.transact(async (tx) => {
+        const now = this.ctx.clock.now();
+        const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
+        const holder = manual ? 'a person (manual)' : this.host.holder;
+        const claimed = await claimDelegation(
+          tx,
+          { runId, delegationId: queued.id, leaseMs, holder },
+          { now, ids: this.ctx.ids },
+        );
+        let cwd = this.ctx.workspace;
+        let worktree: { path: string; branch: string; repoRoot: string } | undefined;
+        if (isolation !== 'none') {
+          if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, isolation, now);
+          const location = worktreeLocation(this.ctx.workspace, runId, task.id, claimed.delegation.attempt);
+          const delegationId = claimed.delegation.id;
+          const strategy = isolation.strategy;
+          await recordWorktree(
+            tx,
+            { runId, delegationId, taskId: task.id, ...location, baseCommit: baseCommit!, strategy },
+            now,
+          );
+          worktree = { ...location, repoRoot: isolation.repoRoot! };
+          cwd = workspaceInWorktree(location.path, isolation.repoRoot!, this.ctx.workspace);
+        }
+        const logPath = paths.log(claimed.delegation.id);
+        await recordRuntimeLaunch(tx, claimed.runtimeId, { worker: workerId, logPath, cwd });
+        await refreshRunStatus(tx, runId, now);
+        return { ...claimed, cwd, worktree };
+      });
+    } catch (err) {
+      // Someone else claimed or gated the task since we read it: the next pass sees the new state.
+      if (err instanceof BatonError && err.code !== 'coordinator.superseded') {
+        this.ctx.log(`${task.id}: not started: ${err.message}`);
+        return;
+      }
+      throw err;
+    }
+    const delegationId = claim.delegation.id;
+    const artifactPath = paths.artifact(delegationId);
+    const logPath = paths.log(delegationId);
+    const promptPath = paths.prompt(delegationId);
+    let prompt: string;
+    try {
+      const dependencies = await this.ctx.store.read((r) =>
+        r.all<{ id: string; title: string }>(
+          `SELECT t.id, t.title FROM task_dependencies dep JOIN tasks t ON t.run_id = dep.run_id AND t.id = dep.depends_on
+           WHERE dep.run_id = ? AND dep.task_id = ?`,
+          [runId, task.id],
+        ),
+      );
+      // An isolated worker works elsewhere: it gets the artifact's absolute path.
+      const shownArtifact = claim.worktree ? artifactPath : workspacePath(this.ctx.workspace, artifactPath);
+      prompt = buildPrompt({
+        task,
+        delegationId,
+        agent: claim.delegation.agent,
+        artifactPath: shownArtifact,
+        dependencies,
+      });
+      mkdirSync(dirname(promptPath), { recursive: true });
+      mkdirSync(dirname(artifactPath), { recursive: true });
+      // On the thread pool: creating a file costs ~1 ms on some disks, time this thread spends on other workers
+      // meanwhile.
+      await writeFile(promptPath, prompt);
+      if (claim.worktree) {
+        await createWorktree(claim.worktree.repoRoot, claim.worktree, baseCommit!);
+        const where = workspacePath(this.ctx.workspace, claim.worktree.path);
+        this.ctx.log(`${delegationId}: worktree ${where} on ${claim.worktree.branch}`);
+      }
+    } catch (err) {
+      // The attempt is claimed: it must end in the store, not stay RUNNING with nothing behind it.
+      await this.supervisor.fail(delegationId, `could not prepare the attempt: ${(err as Error).message}`);
+      return;
+    }
+
+    const attempt: Attempt = {
+      delegationId,
+      taskId: task.id,
+      runtimeId: claim.runtimeId,
+      artifactPath,
+      logPath,
+      manual,
+      leaseMs,
+      leaseUntilMono: claimedMono + leaseMs,
+      timers: new Map(),
+      done: Promise.resolve(),
+    };
+    if (manual) {
+      await this.ctx.store.transact(async (tx) => {
+        const now = this.ctx.clock.now();
+        await openGate(
+          tx,
+          {
+            runId,
+            kind: 'manual_handoff',
+            taskId: task.id,
+            delegationId,
+            reason: `Task ${task.id} is for a person. Do the work, then ingest the result for ${delegationId} (baton ingest --delegation ${delegationId} --artifact <file>). Approve to hand it out again, reject to fail it.`,
+            details: { manual: true, promptPath, artifactPath },
+          },
+          now,
+        );
+        await refreshRunStatus(tx, runId, now);
+      });
+      this.supervisor.trackManual(attempt);
+      return;
+    }
+
+    let spawned;
+    try {
+      // The one side effect no transaction covers: only a coordinator that still holds the run starts a worker.
+      await this.ctx.fence?.assertHeld();
+      spawned = await spawnWorker(
+        workerLaunch(workerId, worker, {
+          prompt,
+          promptFile: promptPath,
+          artifactPath,
+          taskId: task.id,
+          workspace: claim.cwd,
+        }),
+        {
+          cwd: claim.cwd,
+          logPath,
+          env: {
+            BATON_RUN_ID: runId,
+            BATON_DELEGATION_ID: delegationId,
+            BATON_RUNTIME_ID: claim.runtimeId,
+            BATON_RUNTIME_TOKEN: claim.token,
+            BATON_ARTIFACT_PATH: artifactPath,
+            BATON_WORKSPACE: this.ctx.workspace,
+            ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
+            ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
+          },
+        },
+      );
+    } catch (err) {
+      if (BatonError.is(err, 'coordinator.superseded')) throw err;
+      const reason = BatonError.is(err) ? err.message : `could not start the worker: ${(err as Error).message}`;
+      this.ctx.log(`${delegationId}: ${reason}`);
+      await this.supervisor.fail(delegationId, reason);
+      return;
+    }
+    attempt.identity = spawned.identity;
+    this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000);
+    await this.ctx.store.transact((tx) => recordRuntimeProcess(tx, claim.runtimeId, spawned.identity));
+    this.ctx.log(`${delegationId}: started ${workerId} (pid ${spawned.identity.pid})`);
+    const stop = this.host.shutdownStop();
+    if (stop) {
+      // Shutdown's stop was applied while this worker was starting: it ends like the others.
+      const termination = await this.supervisor.end(attempt, 'stopped');
+      const entry = {
+        delegationId,
+        processes: termination?.processes.map((p) => p.pid) ?? [],
+        confirmed: termination ? termination.confirmed : true,
+        survivors: termination?.survivors.map((p) => p.pid) ?? [],
+      };
+      try {
+        await this.ctx.store.transact((tx) =>
+          cancelStoppedAttempt(tx, { runId, delegationId, request: stop, entry }, this.ctx.clock.now()),
+        );
+      } finally {
+        this.supervisor.forget(attempt);
+      }
+    }
+  }
+
+  /**
+   * A task whose `files:` overlap those of a task in flight waits for it (docs/isolation.md,
+   * "Overlap"): it is not dispatched, and its reason says on what it waits.
+   */
+  private async heldBackByOverlap(task: Task): Promise<boolean> {
+    if (task.files.length === 0) return false;
+    const { runId } = this.host;
+    const inFlight = await this.ctx.store.read((r) =>
+      r.all<{ id: string; files_json: string }>(
+        `SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?`,
+        [runId, task.id],
+      ),
+    );
+    for (const other of inFlight) {
+      const pair = firstOverlap(task.files, JSON.parse(other.files_json) as string[]);
+      if (!pair) continue;
+      const reason = `waits for ${other.id}: its files overlap (${pair[0]} / ${pair[1]})`;
+      if (task.statusReason !== reason) {
+        await this.ctx.store.transact((tx) => setTaskStatus(tx, runId, task.id, 'ready', reason, this.ctx.clock.now()));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** How the task runs: in the shared tree, in a worktree of its own, or not yet (an isolation gate opened). */
+  private async isolationFor(task: Task): Promise<RunIsolation | 'none' | 'gated'> {
+    const { runId } = this.host;
+    if (task.isolation !== 'none') {
+      // One isolation question per run: while it is open, the other tasks that need the answer wait at it too.
+      const open = await this.ctx.store.read((r) =>
+        r.get<{ id: string }>(
+          `SELECT id FROM gates WHERE run_id = ? AND kind = 'isolation' AND status = 'open' LIMIT 1`,
+          [runId],
+        ),
+      );
+      if (open && !(await this.ctx.store.read((r) => readRunIsolation(r, runId)))) {
+        await this.ctx.store.transact(async (tx) => {
+          const now = this.ctx.clock.now();
+          await setTaskStatus(tx, runId, task.id, 'gated', waitsAtGateReason(open.id, 'isolation'), now);
+          await refreshRunStatus(tx, runId, now);
+        });
+        return 'gated';
+      }
+    }
+    const plan = await planIsolation(
+      (work) => this.ctx.store.read(work),
+      this.ctx.workspace,
+      task,
+      this.host.maxConcurrency,
+    );
+    if (plan.mode === 'none') return 'none';
+    if (plan.mode === 'decided') {
+      await this.ctx.store.transact((tx) => recordRunIsolation(tx, plan.run, this.ctx.clock.now()));
+      this.ctx.log(`isolation: none (${plan.run.note ?? ''})`);
+      return 'none';
+    }
+    if (plan.mode === 'gate') {
+      await this.ctx.store.transact(async (tx) => {
+        const now = this.ctx.clock.now();
+        const why = `${plan.reason.charAt(0).toLowerCase()}${plan.reason.slice(1)}`;
+        await openGate(
+          tx,
+          {
+            runId,
+            kind: 'isolation',
+            taskId: task.id,
+            reason: `${task.id} should run in a git worktree of its own, but ${why} Approve to run this run's tasks in the shared working tree instead, reject to cancel ${task.id}.`,
+            details: { problem: plan.problem },
+          },
+          now,
+        );
+        await refreshRunStatus(tx, runId, now);
+      });
+      return 'gated';
+    }
+    return plan.run;
+  }
+}

@@ -1,0 +1,360 @@
+import { BatonError } from '../domain/errors';
+import type { ProcessIdentity } from '../domain/process';
+import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
+import type { WorkerExit } from '../effects/processes/spawnWorker';
+import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
+import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
+import { getDelegation } from '../queries/delegations';
+import type { StoreTx } from '../store/port';
+import type { EngineContext } from '../usecases/context';
+import { ingestArtifact } from '../usecases/ingestArtifact';
+import type { LiveWorker } from '../usecases/reconcileRun';
+import { resultOnDisk } from '../usecases/resultOnDisk';
+
+/** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
+export interface Attempt {
+  delegationId: string;
+  taskId: string;
+  runtimeId: string;
+  artifactPath: string;
+  logPath: string;
+  identity?: ProcessIdentity;
+  manual: boolean;
+  /** Lease length, and until when (monotonic) the last renewal holds it: a wall-clock jump does not end it early. */
+  leaseMs: number;
+  leaseUntilMono: number;
+  /**
+   * Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result; the ender records the outcome.
+   */
+  ending?: 'stopped' | 'timeout' | 'stale';
+  /**
+   * Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's decision.
+   */
+  settling?: boolean;
+  timers: Map<'renew' | 'timeout' | 'poll', () => void>;
+  done: Promise<void>;
+}
+
+type RenewalOutcome = 'renewed' | 'lost' | 'retry';
+
+/** After a renewal failed for a passing reason (the store was busy), try again this soon. */
+const RENEWAL_RETRY_MS = 1000;
+
+/** What the supervisor needs from the coordinator it serves. */
+export interface SupervisorHost {
+  runId: string;
+  /** The coordinator's current epoch: the authority its renewals carry. */
+  epoch(): number;
+  /** Superseded or shutting down: exits are no longer taken as results. */
+  halted(): boolean;
+  lost(): boolean;
+  wake(): void;
+  /** A worker process exited: what it left behind is swept (LeftoverSweeper). */
+  exited(attempt: Attempt & { identity: ProcessIdentity }): void;
+}
+
+/**
+ * Supervises the attempts a coordinator drives (BullMQ's lock manager tracks its jobs the
+ * same way): renews each worker's lease at a third of its length while the process lives,
+ * ends it on its task timeout, takes its result when it exits (ingest, verify, integrate —
+ * or the attempt fails), and ends attempts someone else decided. An attempt stays tracked —
+ * its slot busy — until its outcome is recorded.
+ */
+export class AttemptSupervisor {
+  private readonly attempts = new Map<string, Attempt>();
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly host: SupervisorHost,
+  ) {}
+
+  get size(): number {
+    return this.attempts.size;
+  }
+
+  all(): Attempt[] {
+    return [...this.attempts.values()];
+  }
+
+  /** Attempts whose worker process takes a slot (a person's hand-off takes none). */
+  busySlots(): number {
+    let busy = 0;
+    for (const attempt of this.attempts.values()) if (!attempt.manual) busy++;
+    return busy;
+  }
+
+  tasksInFlight(): Set<string> {
+    return new Set([...this.attempts.values()].map((a) => a.taskId));
+  }
+
+  ownDelegations(): Set<string> {
+    return new Set(this.attempts.keys());
+  }
+
+  has(delegationId: string): boolean {
+    return this.attempts.has(delegationId);
+  }
+
+  /** A person's attempt (manual hand-off): tracked with a long lease, no process. */
+  trackManual(attempt: Attempt): void {
+    this.attempts.set(attempt.delegationId, attempt);
+  }
+
+  /** Is this attempt still one the coordinator drives (not ended, forgotten, or abandoned)? */
+  owns(attempt: Attempt): boolean {
+    return this.attempts.get(attempt.delegationId) === attempt;
+  }
+
+  /** The attempt's outcome is recorded (or someone else's business): stop tracking it. */
+  forget(attempt: Attempt): void {
+    for (const cancel of attempt.timers.values()) cancel();
+    attempt.timers.clear();
+    if (this.owns(attempt)) this.attempts.delete(attempt.delegationId);
+    this.host.wake();
+  }
+
+  /** Another coordinator holds the run: stop every timer and leave the workers to it. */
+  abandon(): void {
+    this.cancelTimers();
+    this.attempts.clear();
+  }
+
+  cancelTimers(): void {
+    for (const attempt of this.attempts.values()) {
+      for (const cancel of attempt.timers.values()) cancel();
+      attempt.timers.clear();
+    }
+  }
+
+  /** Lease renewals at a third of the lease, the task timeout, and what happens when the worker exits. */
+  watch(attempt: Attempt, exited: Promise<WorkerExit>, timeoutMs: number): void {
+    this.attempts.set(attempt.delegationId, attempt);
+    const renewEvery = Math.max(1000, Math.floor((this.ctx.config.leaseSeconds * 1000) / 3));
+    const renew = (delay: number): void => {
+      attempt.timers.set(
+        'renew',
+        this.ctx.clock.setTimer(delay, () => {
+          if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
+          void this.renewLease(attempt).then((outcome) => {
+            if (outcome === 'renewed') renew(renewEvery);
+            else if (outcome === 'retry') renew(Math.min(renewEvery, RENEWAL_RETRY_MS));
+          });
+        }),
+      );
+    };
+    renew(renewEvery);
+    attempt.timers.set(
+      'timeout',
+      this.ctx.clock.setTimer(Math.max(0, timeoutMs), () => {
+        if (this.owns(attempt) && !attempt.ending && !this.host.lost()) void this.timeOut(attempt);
+      }),
+    );
+    attempt.done = exited
+      .then((exit) => this.onWorkerExit(attempt, exit))
+      .catch((err) => this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`));
+  }
+
+  /**
+   * Takes over a live worker of a predecessor (reconcile renewed its lease already): renew it
+   * like its own, keep its task timeout from its start, watch for its end, then take its result.
+   */
+  adopt(found: LiveWorker): void {
+    const attempt: Attempt = {
+      delegationId: found.delegationId,
+      taskId: found.taskId,
+      runtimeId: found.runtimeId,
+      artifactPath: found.artifactPath,
+      logPath: found.logPath,
+      identity: found.identity,
+      manual: false,
+      leaseMs: found.leaseMs,
+      leaseUntilMono: this.ctx.clock.monotonic() + found.leaseMs,
+      timers: new Map(),
+      done: Promise.resolve(),
+    };
+    // Not our child: its end is seen by polling its identity.
+    const exited = new Promise<WorkerExit>((resolveExit) => {
+      const poll = (): void => {
+        attempt.timers.set(
+          'poll',
+          this.ctx.clock.setTimer(250, () => {
+            if (isProcessAlive(found.identity) === false) resolveExit({ exitCode: null, signal: null });
+            else poll();
+          }),
+        );
+      };
+      poll();
+    });
+    const elapsed = found.startedAt !== undefined ? this.ctx.clock.now() - found.startedAt : 0;
+    this.watch(attempt, exited, this.ctx.config.taskTimeoutSeconds * 1000 - elapsed);
+  }
+
+  /**
+   * A lease this coordinator renews on time (monotonic) is not expired by a wall-clock jump:
+   * it is restated, inside the caller's transaction, before stale leases are expired. Only
+   * when needed: any write is a journaled commit, and a commit wakes the coordinator again.
+   */
+  async restateLeases(tx: StoreTx, now: number): Promise<void> {
+    const mono = this.ctx.clock.monotonic();
+    for (const attempt of this.attempts.values()) {
+      if (attempt.manual || attempt.ending || mono >= attempt.leaseUntilMono) continue;
+      const lapsed = await tx.get(
+        `SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`,
+        [attempt.runtimeId, now],
+      );
+      if (!lapsed) continue;
+      const authority = {
+        holder: 'coordinator' as const,
+        runId: this.host.runId,
+        epoch: this.host.epoch(),
+        withinLease: true,
+      };
+      await renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority, beat: false }, now);
+    }
+  }
+
+  /**
+   * Ends an attempt's processes (TERM, grace, KILL, proof), once its coordinator has proved it
+   * still holds the run. It stays tracked — its slot busy, the run not idle — until the
+   * caller has recorded the outcome and forgets it.
+   */
+  async end(attempt: Attempt, why: NonNullable<Attempt['ending']>): Promise<TerminationReport | undefined> {
+    if (attempt.ending) return undefined;
+    attempt.ending = why;
+    for (const cancel of attempt.timers.values()) cancel();
+    attempt.timers.clear();
+    if (!attempt.identity) return undefined;
+    await this.ctx.fence?.assertHeld();
+    const report = await terminateWorker(attempt.identity, {
+      marker: workerMarker(attempt.runtimeId),
+      graceMs: this.ctx.config.stopGraceSeconds * 1000,
+      clock: this.ctx.clock,
+    });
+    const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
+    this.ctx.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${unconfirmed}`);
+    return report;
+  }
+
+  /** An attempt that someone else settled (ingested by hand, marked STALE, cancelled) has no business running. */
+  async endDecidedElsewhere(): Promise<void> {
+    if (this.attempts.size === 0) return;
+    const ids = [...this.attempts.keys()];
+    const statuses = await this.ctx.store.read((r) =>
+      r.all<{ id: string; status: string }>(
+        `SELECT id, status FROM delegations WHERE run_id = ? AND id IN (${ids.map(() => '?').join(', ')}) AND status <> 'RUNNING'`,
+        [this.host.runId, ...ids],
+      ),
+    );
+    const settled = new Set(statuses.map((s) => s.id));
+    for (const attempt of [...this.attempts.values()]) {
+      if (!settled.has(attempt.delegationId) || attempt.settling) continue;
+      if (!attempt.manual) await this.end(attempt, 'stale');
+      this.forget(attempt);
+    }
+  }
+
+  /** The attempt fails (its worker failed, timed out, or could not start); the retry policy applies. */
+  async fail(delegationId: string, reason: string): Promise<void> {
+    const runId = this.host.runId;
+    await this.ctx.store.transact((tx) =>
+      endRunningAttempt(tx, { runId, delegationId, to: 'FAILED', reason }, this.ctx.clock.now()),
+    );
+  }
+
+  /**
+   * Renews the lease of a worker this coordinator drives (counted as a heartbeat). Whether the
+   * lease still holds is judged on the monotonic clock from the last renewal — a wall-clock
+   * jump does not end it — and, failing that, on the stored expiry: only a lease that both
+   * say ran out is lost (made STALE; the retry policy applies).
+   */
+  private async renewLease(attempt: Attempt): Promise<RenewalOutcome> {
+    try {
+      // Judged when the transaction runs, not when the timer fired: the process may have been paused in between.
+      let renewedAtMono = 0;
+      const outcome = await this.ctx.store.transact((tx) => {
+        renewedAtMono = this.ctx.clock.monotonic();
+        const authority = {
+          holder: 'coordinator' as const,
+          runId: this.host.runId,
+          epoch: this.host.epoch(),
+          withinLease: renewedAtMono < attempt.leaseUntilMono,
+        };
+        return renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority }, this.ctx.clock.now());
+      });
+      if (outcome.renewed) {
+        attempt.leaseUntilMono = renewedAtMono + attempt.leaseMs;
+        return 'renewed';
+      }
+      // The lease ran out before we renewed it (this process was paused): the attempt is STALE now.
+      this.ctx.log(`${attempt.delegationId}: ${outcome.error.message}`);
+    } catch (err) {
+      if (BatonError.is(err, 'coordinator.superseded')) return 'lost';
+      if (!BatonError.is(err, 'runtime.not-live')) {
+        this.ctx.log(`${attempt.delegationId}: lease not renewed, trying again: ${(err as Error).message}`);
+        return 'retry';
+      }
+      // Decided elsewhere (ingested by hand, stopped): the next pass ends it.
+      this.host.wake();
+      return 'lost';
+    }
+    if (this.owns(attempt) && !attempt.ending) {
+      await this.end(attempt, 'stale').catch((err: unknown) =>
+        this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`),
+      );
+      this.forget(attempt);
+    }
+    return 'lost';
+  }
+
+  private async timeOut(attempt: Attempt): Promise<void> {
+    try {
+      const report = await this.end(attempt, 'timeout');
+      const seconds = this.ctx.config.taskTimeoutSeconds;
+      const unconfirmed = report && !report.confirmed ? '; termination NOT confirmed' : '';
+      await this.fail(attempt.delegationId, `timed out after ${seconds} s${unconfirmed}`);
+    } catch (err) {
+      if (!BatonError.is(err, 'coordinator.superseded'))
+        this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`);
+    } finally {
+      this.forget(attempt);
+    }
+  }
+
+  /** A worker process ended by itself: take its result (artifact file, else its output) or fail the attempt. */
+  private async onWorkerExit(attempt: Attempt, exit: WorkerExit): Promise<void> {
+    attempt.timers.get('renew')?.();
+    attempt.timers.get('timeout')?.();
+    // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
+    if (attempt.ending || !this.owns(attempt) || this.host.halted()) return;
+    attempt.settling = true;
+    const runId = this.host.runId;
+    try {
+      const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
+      if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
+      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath);
+      if (!artifact) {
+        const how = exit.signal
+          ? `was killed by ${exit.signal}`
+          : exit.exitCode === null
+            ? 'ended'
+            : `exited with code ${exit.exitCode}`;
+        await this.fail(attempt.delegationId, `the worker ${how} without a result`);
+        return;
+      }
+      const outcome = await ingestArtifact(this.ctx, delegation, artifact);
+      const what = outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected';
+      this.ctx.log(`${attempt.delegationId}: ${what}; ${outcome.delegation.status}`);
+    } catch (err) {
+      if (BatonError.is(err, 'coordinator.superseded')) return;
+      this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`);
+      // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
+      await this.fail(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(
+        (failed: unknown) =>
+          this.ctx.log(`${attempt.delegationId}: not recorded as failed: ${(failed as Error).message}`),
+      );
+    } finally {
+      this.forget(attempt);
+      if (attempt.identity) this.host.exited({ ...attempt, identity: attempt.identity });
+    }
+  }
+}

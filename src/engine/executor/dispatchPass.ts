@@ -1,0 +1,117 @@
+import type { RunStatus, StopMode } from '../domain/types';
+
+/** What one pass of the coordinator reads from the store (queries/dispatchSnapshot.ts). */
+export interface DispatchSnapshot {
+  now: number;
+  run: { status: RunStatus; stopMode: StopMode | null };
+  /** Ready tasks in plan order: as many as could start now, plus the next one waiting on a retry backoff. */
+  ready: ReadonlyArray<{ id: string; notBefore: number | null }>;
+  /** Tasks whose attempt passed and waits for its verification or integration. */
+  verifying: readonly string[];
+  openGates: number;
+  /** Attempts with a live lease: this coordinator's, and those held by an external worker (`baton claim`). */
+  leased: ReadonlyArray<{ delegationId: string; taskId: string; leaseExpiresAt: number }>;
+}
+
+/** What the coordinator itself holds while it plans. */
+export interface CoordinatorView {
+  maxConcurrency: number;
+  /** Attempts whose worker processes take a slot (a manual hand-off takes none). */
+  busySlots: number;
+  /** Tasks with an attempt this coordinator drives, and those attempts' delegation ids. */
+  tasksInFlight: ReadonlySet<string>;
+  ownDelegations: ReadonlySet<string>;
+  /** Verifying tasks it is already finishing, and those it found nothing to finish for. */
+  finishing: ReadonlySet<string>;
+  cannotFinish: ReadonlySet<string>;
+  /** `--task`: only these are dispatched. */
+  selected?: readonly string[];
+  /** Shutting down or superseded: nothing new starts. */
+  halted: boolean;
+}
+
+export interface DispatchPlan {
+  /** Ready tasks to start, in order, while slots are free (a task may still be held back when it starts). */
+  candidates: string[];
+  /** The next moment the store changes by itself: a backoff ends, an external worker's lease runs out. */
+  wakeAt?: number;
+  waitingForBackoff: boolean;
+  /** Attempts held by someone else that this pass waits for. */
+  heldElsewhere: number;
+  /** Verifying tasks with no attempt of this coordinator behind them: it finishes them alongside. */
+  finish: string[];
+}
+
+/**
+ * One dispatch decision, from a snapshot and the coordinator's own state, with no I/O: which
+ * ready tasks may start (none while the run is stopped or superseded, or the coordinator
+ * halted), when to look again, and which verifying tasks to finish.
+ */
+export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView): DispatchPlan {
+  const selected = (taskId: string): boolean => !view.selected || view.selected.includes(taskId);
+  const candidates: string[] = [];
+  let wakeAt: number | undefined;
+  let waitingForBackoff = false;
+  const dispatching = !snapshot.run.stopMode && snapshot.run.status !== 'superseded' && !view.halted;
+  if (dispatching) {
+    for (const task of snapshot.ready) {
+      if (!selected(task.id) || view.tasksInFlight.has(task.id)) continue;
+      if (task.notBefore !== null && task.notBefore > snapshot.now) {
+        waitingForBackoff = true;
+        wakeAt = Math.min(wakeAt ?? Infinity, task.notBefore);
+        continue;
+      }
+      candidates.push(task.id);
+    }
+  }
+  // An attempt held elsewhere ends by its result (a store change wakes the coordinator) or when its lease runs out.
+  const heldElsewhere = snapshot.leased.filter((d) => !view.ownDelegations.has(d.delegationId) && selected(d.taskId));
+  for (const d of heldElsewhere) wakeAt = Math.min(wakeAt ?? Infinity, d.leaseExpiresAt);
+  const finish = snapshot.verifying.filter(
+    (taskId) => !view.tasksInFlight.has(taskId) && !view.finishing.has(taskId) && !view.cannotFinish.has(taskId),
+  );
+  return {
+    candidates: view.busySlots >= view.maxConcurrency ? [] : candidates,
+    ...(wakeAt !== undefined ? { wakeAt } : {}),
+    waitingForBackoff,
+    heldElsewhere: heldElsewhere.length,
+    finish,
+  };
+}
+
+export type CoordinatorOutcome =
+  | { kind: 'finished'; status: RunStatus }
+  | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean }
+  | { kind: 'idle'; status: RunStatus; reason: string }
+  | { kind: 'lease-lost'; detail: string }
+  | { kind: 'shut-down' };
+
+/**
+ * After a pass has acted: whether the coordinator's work is over for now. It goes on while
+ * anything of its own is in flight, a backoff runs, or someone else holds an attempt; else
+ * the run's status says how it ended (finished), what it waits for (paused), or that nothing
+ * the coordinator may dispatch is ready (idle).
+ */
+export function passOutcome(input: {
+  inFlight: number;
+  plan: Pick<DispatchPlan, 'waitingForBackoff' | 'heldElsewhere'>;
+  runStatus: RunStatus;
+  openGates: number;
+  stopped: boolean;
+  readyCount: number;
+  selected?: readonly string[];
+}): CoordinatorOutcome | undefined {
+  if (input.inFlight > 0 || input.plan.waitingForBackoff || input.plan.heldElsewhere > 0) return undefined;
+  const status = input.runStatus;
+  if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') {
+    return { kind: 'finished', status };
+  }
+  if (status === 'paused' || status === 'stopping') {
+    return { kind: 'paused', status, openGates: input.openGates, stopped: input.stopped };
+  }
+  if (input.readyCount === 0) {
+    const reason = input.selected ? 'the selected tasks are done or waiting' : 'nothing is ready to run';
+    return { kind: 'idle', status, reason };
+  }
+  return undefined;
+}

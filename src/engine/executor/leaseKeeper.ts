@@ -1,0 +1,121 @@
+import type { Clock } from '../domain/clock';
+import { BatonError } from '../domain/errors';
+import type { ProcessIdentity } from '../domain/process';
+import {
+  assertCoordinatorEpoch,
+  releaseCoordinatorLease,
+  renewCoordinatorLease,
+} from '../operations/coordinatorLease/coordinatorLease';
+import type { CoordinatorLease } from '../queries/coordinatorLease';
+import { fencedStore } from '../store/fenced';
+import type { StorePort, StoreReader } from '../store/port';
+import type { Fence } from '../usecases/context';
+import { takeCoordinatorLease } from '../usecases/coordinatorLiveness';
+
+/** After a renewal failed for a passing reason (the store was busy), try again this soon. */
+const RENEWAL_RETRY_MS = 1000;
+
+/**
+ * A coordinator's hold on its run (BullMQ's lock manager is the model: a keeper apart from
+ * the work loop, renewing on a timer and reporting a lost lock instead of deciding alone).
+ * It takes the lease, renews it at a third of its length, and lets it go. It hands out a
+ * fenced store — every transaction checks the epoch — and a fence that proves the epoch
+ * before a side effect. The first refusal means another coordinator holds the run: the
+ * keeper stops renewing and reports the loss once (`onLost`).
+ */
+export class LeaseKeeper {
+  private currentEpoch = 0;
+  private lostDetail: string | undefined;
+  private released = false;
+  private cancelRenewal: (() => void) | undefined;
+  /** The store as this coordinator writes it: every transaction first checks the epoch. */
+  readonly store: StorePort;
+  readonly fence: Fence;
+
+  constructor(
+    private readonly deps: { store: StorePort; clock: Clock; log: (line: string) => void },
+    readonly lease: { runId: string; holder: string; identity: ProcessIdentity; leaseMs: number },
+    private readonly onLost: (detail: string) => void,
+  ) {
+    this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx));
+    // A read catches up with every other process first: the epoch it sees is the latest.
+    this.fence = { assertHeld: () => deps.store.read((r) => this.checkEpoch(r)) };
+  }
+
+  get epoch(): number {
+    return this.currentEpoch;
+  }
+
+  /** Why this coordinator no longer holds the run, once it does not. */
+  get lost(): string | undefined {
+    return this.lostDetail;
+  }
+
+  holds(): boolean {
+    return this.currentEpoch > 0 && !this.lostDetail && !this.released;
+  }
+
+  /** Takes the lease (or says who holds it) and starts renewing it. */
+  async acquire(): Promise<{ acquired: true } | { acquired: false; heldBy: CoordinatorLease; why: string }> {
+    const outcome = await takeCoordinatorLease(this.deps.store, this.deps.clock, this.lease);
+    if (!outcome.acquired) return outcome;
+    this.currentEpoch = outcome.epoch;
+    this.scheduleRenewal(Math.floor(this.lease.leaseMs / 3));
+    return { acquired: true };
+  }
+
+  /** Another coordinator holds the run now: stop renewing and report it, once. */
+  stepDown(detail: string): void {
+    if (this.lostDetail) return;
+    this.lostDetail = detail;
+    this.cancelRenewal?.();
+    this.onLost(detail);
+  }
+
+  /** Lets the lease go (a coordinator that lost it has nothing to let go). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    this.cancelRenewal?.();
+    if (this.lostDetail || this.currentEpoch === 0) return;
+    const { runId } = this.lease;
+    await this.deps.store
+      .transact((tx) => releaseCoordinatorLease(tx, { runId, epoch: this.currentEpoch }, this.deps.clock.now()))
+      .catch((err: unknown) => {
+        // The lease then runs out by itself; a successor takes over after it.
+        this.deps.log(`could not release the coordinator lease (it expires by itself): ${(err as Error).message}`);
+      });
+  }
+
+  private async checkEpoch(tx: Pick<StoreReader, 'get'>): Promise<void> {
+    if (this.lostDetail) throw new BatonError('coordinator.superseded', this.lostDetail);
+    try {
+      await assertCoordinatorEpoch(tx, this.lease.runId, this.currentEpoch);
+    } catch (err) {
+      if (BatonError.is(err, 'coordinator.superseded')) this.stepDown(err.message);
+      throw err;
+    }
+  }
+
+  private scheduleRenewal(delay: number): void {
+    this.cancelRenewal = this.deps.clock.setTimer(delay, () => {
+      if (this.lostDetail || this.released) return;
+      const { runId, leaseMs } = this.lease;
+      this.deps.store
+        .transact((tx) =>
+          renewCoordinatorLease(tx, { runId, epoch: this.currentEpoch, leaseMs }, this.deps.clock.now()),
+        )
+        .then(
+          () => this.scheduleRenewal(Math.floor(leaseMs / 3)),
+          (err: unknown) => {
+            if (BatonError.is(err, 'coordinator.superseded')) this.stepDown(err.message);
+            else {
+              // A passing failure (the store was busy): the lease has two more thirds to go.
+              this.deps.log(`coordinator lease not renewed, trying again: ${(err as Error).message}`);
+              this.scheduleRenewal(Math.min(RENEWAL_RETRY_MS, Math.floor(leaseMs / 10)));
+            }
+          },
+        );
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
+import { endRecordedWorker } from '../usecases/applyStop';
+import type { EngineContext } from '../usecases/context';
+import type { AttemptSupervisor } from './attemptSupervisor';
+
+/**
+ * Applies a stop request as the run's coordinator: graceful lets in-flight work finish (and
+ * says so); immediate — or a stop of one attempt — ends the workers it drives and those it
+ * does not (claimed by an external worker, or waiting at a gate) from what their runtime
+ * recorded, all at once, then cancels the attempts and marks the stop applied in one
+ * transaction.
+ */
+export async function applyStopAsCoordinator(
+  ctx: EngineContext,
+  supervisor: AttemptSupervisor,
+  runId: string,
+  request: StopRequest,
+): Promise<StopReportEntry[]> {
+  const targets = supervisor.all().filter((a) => !request.delegationId || a.delegationId === request.delegationId);
+  let report: StopReportEntry[];
+  if (request.mode === 'immediate' || request.delegationId) {
+    // Every worker gets its grace period at the same time, not one after another.
+    const driven = await Promise.all(
+      targets.map(async (attempt): Promise<StopReportEntry> => {
+        const termination = await supervisor.end(attempt, 'stopped');
+        return {
+          delegationId: attempt.delegationId,
+          processes: termination?.processes.map((p) => p.pid) ?? [],
+          confirmed: termination ? termination.confirmed : true,
+          survivors: termination?.survivors.map((p) => p.pid) ?? [],
+          ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
+        };
+      }),
+    );
+    const statuses = request.delegationId ? "'RUNNING', 'PENDING', 'BLOCKED'" : "'RUNNING', 'PENDING'";
+    const others = await ctx.store.read((r) =>
+      r.all<{ id: string }>(
+        `SELECT id FROM delegations WHERE run_id = ? AND status IN (${statuses})${request.delegationId ? ' AND id = ?' : ''}`,
+        request.delegationId ? [runId, request.delegationId] : [runId],
+      ),
+    );
+    const graceMs = ctx.config.stopGraceSeconds * 1000;
+    const external = await Promise.all(
+      others
+        .filter((d) => !targets.some((a) => a.delegationId === d.id))
+        .map(async (d) => {
+          await ctx.fence?.assertHeld();
+          return endRecordedWorker(ctx, runId, d.id, graceMs);
+        }),
+    );
+    report = [...driven, ...external];
+    try {
+      await ctx.store.transact(async (tx) => {
+        const now = ctx.clock.now();
+        for (const entry of report) {
+          await cancelStoppedAttempt(tx, { runId, delegationId: entry.delegationId, request, entry }, now);
+        }
+        await markStopApplied(tx, request, report, now);
+      });
+    } finally {
+      for (const attempt of targets) supervisor.forget(attempt);
+    }
+  } else {
+    report = targets.map((attempt) => ({
+      delegationId: attempt.delegationId,
+      processes: attempt.identity ? [attempt.identity.pid] : [],
+      confirmed: false,
+      survivors: [],
+      note: 'left to finish (graceful)',
+    }));
+    await ctx.store.transact((tx) => markStopApplied(tx, request, report, ctx.clock.now()));
+  }
+  ctx.log(`stop ${request.id} (${request.mode}) applied to ${report.length} attempt(s)`);
+  return report;
+}
