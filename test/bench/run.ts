@@ -129,8 +129,8 @@ export interface BenchOutcome {
 }
 
 /**
- * Runs the benchmark once; a unit test can call it with tiny sizes and `out: false`. Called
- * without any `sched*` setting, the scheduling rows run at smoke size (SMOKE_SCHED);
+ * Runs the benchmark once; the system tier's smoke test (test/system/bench.test.ts) calls it with tiny
+ * sizes and `out: false`. Called without any `sched*` setting, the scheduling rows run at smoke size (SMOKE_SCHED);
  * `npm run bench` passes FULL_SCHED.
  */
 export async function runBench(config: Partial<BenchConfig> = {}): Promise<BenchOutcome> {

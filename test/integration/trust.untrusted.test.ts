@@ -4,7 +4,14 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
-import { activateBaton, batonExtension, waitFor, workspacePath } from './support/editor';
+import {
+  activateBaton,
+  batonExtension,
+  messagesShownDuring,
+  showBatonLog,
+  waitFor,
+  workspacePath,
+} from './support/editor';
 
 describe('Untrusted workspace', () => {
   it('opens the folder untrusted', () => {
@@ -17,31 +24,40 @@ describe('Untrusted workspace', () => {
     assert.equal((await activateBaton()).isActive, true);
   });
 
-  it('runs baton.showLog', async () => {
+  it('baton.showLog reveals the Baton log, which says the workspace is untrusted', async () => {
     await activateBaton();
-    await vscode.commands.executeCommand('baton.showLog');
+    const log = await showBatonLog();
+    assert.match(log.document.getText(), /\[info\] Baton activated for .+ \(workspace trusted: false\)/);
   });
 
-  it('starts no process, whatever command is invoked, and says why', async () => {
+  it('starts no process, whatever command is invoked, and says why: Restricted Mode, and what it cannot do', async () => {
     const api = (await activateBaton()).exports as BatonApi;
     await api.whenReady();
     const plan = vscode.Uri.file(workspacePath('tasks.plan.md'));
-    for (const [command, arg] of [
-      ['baton.startRun', plan],
-      ['baton.runTask', { planUri: plan.toString(), taskId: 'T1' }],
-      ['baton.resumeRun', undefined],
-      ['baton.ingestArtifact', plan],
-    ] as const) {
-      // Each command answers with a message and returns nothing; none throws.
-      assert.equal(await vscode.commands.executeCommand(command, arg), undefined);
-    }
     const engine = await api.session!.engine();
-    const runs = await engine.listRuns();
-    for (const run of runs)
-      assert.deepEqual((await engine.overview(run.id)).delegations, [], 'no attempt was dispatched');
-    await assert.rejects(
-      Promise.resolve().then(() => api.session!.requireTrust('run tasks')),
-      /Restricted Mode: Baton starts no worker or verify command here, so it cannot run tasks/,
-    );
+    // A run to resume: recording it starts nothing.
+    const { run } = await engine.runForPlan(plan.fsPath);
+    const refusals: Array<[command: string, arg: unknown, cannot: string]> = [
+      ['baton.startRun', plan, 'start a run'],
+      ['baton.runTask', { planUri: plan.toString(), taskId: 'T1' }, 'run a task'],
+      ['baton.resumeRun', { kind: 'run', id: `run:${run.id}`, runId: run.id }, 'run tasks'],
+      ['baton.ingestArtifact', plan, 'ingest a result (verification runs commands)'],
+    ];
+    for (const [command, arg, cannot] of refusals) {
+      // executeCommand rejects when a command throws: each one answers with its refusal instead.
+      const shown = await messagesShownDuring(() => vscode.commands.executeCommand(command, arg));
+      assert.deepEqual(
+        shown,
+        [
+          {
+            level: 'warning',
+            message: `This workspace is in Restricted Mode: Baton starts no worker or verify command here, so it cannot ${cannot}. Trust the workspace to run tasks.`,
+          },
+        ],
+        command,
+      );
+    }
+    for (const { id } of await engine.listRuns())
+      assert.deepEqual((await engine.overview(id)).delegations, [], 'no attempt was dispatched');
   });
 });

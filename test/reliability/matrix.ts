@@ -2,7 +2,7 @@
  * The fault matrix (docs/reliability.md): each row injects one fault into real processes
  * and real files, many times, and checks one guarantee. `npm run test:reliability` runs
  * every row at full size and rewrites docs/reliability.md; `npm test` runs every row with a
- * few trials (test/unit/reliability.test.ts) so that none of them can rot.
+ * few trials (test/system/reliability.test.ts) so that none of them can rot.
  *
  *   npm run test:reliability                 # full trials, writes docs/reliability.md
  *   npm run test:reliability -- --rows 2,3   # some rows, prints only
@@ -1173,7 +1173,7 @@ export function renderReliability(results: MatrixResult[]): string {
 What Baton acknowledged survives, every state it shows has something real behind it, and a
 stopped worker is gone. Each row below injects one fault into real processes and real files,
 many times, and checks one guarantee. \`npm test\` runs every row with a few trials
-(test/unit/reliability.test.ts), so that none of them can rot.
+(test/system/reliability.test.ts), so that none of them can rot.
 
 - Run: ${date} UTC, ${cpus().length} CPUs, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}
 - Reproduce: \`npm run test:reliability\` (all rows, full trials; rewrites this file),

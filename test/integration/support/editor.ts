@@ -63,3 +63,50 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+export interface ShownMessage {
+  level: 'information' | 'warning' | 'error';
+  message: string;
+}
+
+/**
+ * What Baton shows with `vscode.window.show{Information,Warning,Error}Message` while `body`
+ * runs, each answered as if the person dismissed it. The tests are bundled inside the
+ * extension's folder, so the extension host gives them and Baton the same `vscode` object,
+ * and Baton's calls come here.
+ */
+export async function messagesShownDuring(body: () => PromiseLike<unknown>): Promise<ShownMessage[]> {
+  const window = vscode.window as unknown as Record<string, unknown>;
+  const levels = { showInformationMessage: 'information', showWarningMessage: 'warning', showErrorMessage: 'error' };
+  const originals = Object.keys(levels).map((name) => [name, window[name]] as const);
+  const shown: ShownMessage[] = [];
+  for (const [name, level] of Object.entries(levels))
+    window[name] = (message: string) => {
+      shown.push({ level: level as ShownMessage['level'], message });
+      return Promise.resolve(undefined);
+    };
+  try {
+    await body();
+  } finally {
+    for (const [name, original] of originals) window[name] = original;
+  }
+  return shown;
+}
+
+/** The Output panel's editor on Baton's log channel, when it is visible. */
+export function visibleBatonLog(): vscode.TextEditor | undefined {
+  return vscode.window.visibleTextEditors.find(
+    (editor) => editor.document.uri.scheme === 'output' && /\bBaton$/.test(editor.document.uri.path),
+  );
+}
+
+/**
+ * Runs `baton.showLog` with the panel closed first, and returns the log it revealed: a
+ * command that did nothing leaves no Baton log visible and fails here.
+ */
+export async function showBatonLog(): Promise<vscode.TextEditor> {
+  await vscode.commands.executeCommand('workbench.action.closePanel');
+  await waitFor('the Output panel to close', () => !visibleBatonLog());
+  await vscode.commands.executeCommand('baton.showLog');
+  return waitFor('the Baton log in the Output panel', visibleBatonLog);
+}

@@ -109,7 +109,9 @@ describe('diagnose', () => {
       d = await engine.diagnose();
       assert.match(d.next.command, /baton approve G-1/);
       assert.equal(d.coordinator, undefined);
-      assert.ok(d.diskBytes >= 0);
+      assert.equal(d.diskBytes, 0, 'nothing under .baton/runs/<run> yet: no worker ran');
+      fixture.write(`.baton/runs/${claim.delegation.runId}/logs/${claim.delegation.id}.log`, 'twelve bytes');
+      assert.equal((await engine.diagnose()).diskBytes, 12, 'the logs, prompts and artifacts of the run are counted');
     } finally {
       await fixture.dispose();
     }

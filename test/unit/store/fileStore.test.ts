@@ -284,6 +284,7 @@ describe('FileStore durability and recovery', () => {
         await tx.run(`INSERT INTO counters (name, value) VALUES ('k0', 0)`);
         await tx.run(`INSERT INTO counters (name, value) VALUES ('k0', 1)`); // primary key violation
       }),
+      /UNIQUE constraint failed: counters\.name/,
     );
     assert.equal(store.sequence, seq);
     await store.close();

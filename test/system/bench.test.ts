@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { runBench } from '../bench/run';
+import { ensureCliBuilt } from '../support/cli';
 
 describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from npm run bench)', () => {
   it('runs every row once and renders the table', async function () {
     this.timeout(60_000);
+    ensureCliBuilt(); // the engine rows measure dist/, the dashboard rows load dist/webview
     const outcome = await runBench({
       sizes: [50, 100],
       reps: 1,

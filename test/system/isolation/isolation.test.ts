@@ -240,8 +240,10 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       B: { 'shared.txt': 'one\n2 by B\nthree\n' },
       C: { 'c.txt': 'C\n' },
     };
+    // C finishes only once the test lets it (after B's integration), however slow the machine.
+    const releaseC = join(fixture.workspace, '.baton', 'release-C');
     await withWorkerEnv(
-      { FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '800', FAKE_DELAY_MS_C: '4000' },
+      { FAKE_EDITS: JSON.stringify(edits), FAKE_DELAY_MS: '0', FAKE_DELAY_MS_B: '800', FAKE_HOLD_C: releaseC },
       async () => {
         const taken = await engine.coordinate({ runId: run.id });
         assert.ok('coordinator' in taken);
@@ -263,6 +265,7 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
           'running',
           'C was still running when B was integrated',
         );
+        writeFileSync(releaseC, '');
         assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
       },
     );
