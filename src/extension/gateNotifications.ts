@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Engine, EngineEvent } from '../engine/index';
+import { gateOpenedOf, type GateOpenedPayload } from './engineEvents';
 import { DisposableStore } from './lifecycle';
 
 /**
@@ -9,7 +10,7 @@ import { DisposableStore } from './lifecycle';
  */
 export class GateNotifications extends DisposableStore {
   private showing = false;
-  private queued: EngineEvent[] = [];
+  private queued: Array<GateOpenedPayload & { runId: string }> = [];
 
   constructor(engine: Engine) {
     super();
@@ -17,9 +18,10 @@ export class GateNotifications extends DisposableStore {
   }
 
   private onEvent(e: EngineEvent): void {
-    if (e.type !== 'gate:opened') return;
+    const opened = gateOpenedOf(e);
+    if (!opened) return;
     if (!vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true)) return;
-    this.queued.push(e);
+    this.queued.push({ ...opened, runId: e.runId });
     if (!this.showing) void this.showNext();
   }
 
@@ -29,10 +31,10 @@ export class GateNotifications extends DisposableStore {
       while (this.queued.length > 0) {
         const events = this.queued.splice(0);
         const e = events[0]!; // each message speaks of its own gate(s), never of the one that started the loop
-        const gates = events.map((x) => String(x.data.gateId));
+        const gates = events.map((x) => x.gateId);
         const single = gates.length === 1;
         const message = single
-          ? `Baton: ${gates[0]} waits for a decision — ${String(e.data.reason ?? e.data.kind ?? '')}`
+          ? `Baton: ${gates[0]} waits for a decision — ${e.reason ?? e.kind ?? ''}`
           : `Baton: ${gates.length} gates wait for a decision (${gates.join(', ')}).`;
         const actions = single ? ['Approve', 'Reject', 'Show', "Don't Notify"] : ['Show', "Don't Notify"];
         const pick = await vscode.window.showInformationMessage(message, ...actions);

@@ -74,8 +74,8 @@ export class DashboardView {
     );
   }
 
-  render(state: DashboardState, performanceNow: number): void {
-    const now = hostNow(state, performanceNow);
+  render(state: DashboardState): void {
+    const now = hostNow(state);
     const last = this.last;
     this.last = state;
     if (!state.connected) {
@@ -94,7 +94,7 @@ export class DashboardView {
     if (state.events !== last?.events) this.renderTimeline(state);
     if (state.notice !== last?.notice) this.renderNotice(state);
     if (state.series !== last?.series || state.run !== last?.run) this.drawCharts(state, now);
-    this.tick(state, performanceNow);
+    this.tick(state);
   }
 
   private drawCharts(state: DashboardState, now: number): void {
@@ -104,9 +104,9 @@ export class DashboardView {
   }
 
   /** The clocks: elapsed time, heartbeat ages, lease bars, running durations. */
-  tick(state: DashboardState, performanceNow: number): void {
+  tick(state: DashboardState): void {
     if (!state.connected || !state.run) return;
-    const now = hostNow(state, performanceNow);
+    const now = hostNow(state);
     setText(this.elapsed, `elapsed ${duration(now - state.run.createdAt)}`);
     this.workers.tick(now);
     this.queue.tick(now);
