@@ -86,8 +86,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         context.subscriptions.push(new GateNotifications(engine));
         lenses.refresh();
       });
-      const runs = new RunsTreeProvider(cache);
+      // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
       const workers = new WorkersTreeProvider(cache);
+      const runs = new RunsTreeProvider(cache);
       const gates = new GatesTreeProvider(cache);
       Object.assign(views, { runs, workers, gates });
       const runsView = vscode.window.createTreeView('baton.runs', { treeDataProvider: runs, showCollapseAll: true });

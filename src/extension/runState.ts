@@ -244,6 +244,13 @@ export class RunStateCache implements Disposable {
     return out;
   }
 
+  /** One live runtime, with its task (undefined when it is not held or not live). */
+  liveRuntime(runId: string, runtimeId: string): (WorkerRuntime & { taskId: string }) | undefined {
+    const view = this.entries.get(runId)?.overview;
+    const r = view?.runtimes.find((x) => x.id === runtimeId);
+    return view && r && isLiveRuntime(r) ? { ...r, taskId: taskOf(view, r.delegationId) } : undefined;
+  }
+
   openGates(): Gate[] {
     return this.list.flatMap(
       (run) => this.entries.get(run.id)?.overview.gates.filter((g) => g.status === 'open') ?? [],

@@ -137,29 +137,35 @@ export interface WorkerRow {
  * clock is stale before any read says so — the rule the dashboard's Workers list applies.
  */
 export function workerRows(cache: RunStateCache): WorkerRow[] {
-  const now = cache.now;
-  return cache.liveRuntimes().map((r) => {
-    const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
-    const beat =
-      r.lastHeartbeatAt !== undefined ? `beat ${formatDuration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-    const lease = stale
-      ? `lease expired ${formatDuration(now - r.leaseExpiresAt)} ago`
-      : `lease ${formatDuration(r.leaseExpiresAt - now)}`;
-    const status = stale ? 'stale' : r.status;
-    return {
-      id: `runtime:${r.id}`,
-      runId: r.runId,
-      runtimeId: r.id,
-      row: {
-        label: `${r.taskId}  ${r.delegationId}`,
-        description: [stale ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · '),
-        icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
-        tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
-        contextValue: `baton.runtime status=${status}`,
-        collapsible: 'none',
-      },
-    };
-  });
+  return cache.liveRuntimes().map((r) => workerRowOf(r, cache.now));
+}
+
+/** One live runtime's row (undefined when it is not live any more). */
+export function workerRow(cache: RunStateCache, runId: string, runtimeId: string): WorkerRow | undefined {
+  const r = cache.liveRuntime(runId, runtimeId);
+  return r ? workerRowOf(r, cache.now) : undefined;
+}
+
+function workerRowOf(r: ReturnType<RunStateCache['liveRuntimes']>[number], now: number): WorkerRow {
+  const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
+  const beat = r.lastHeartbeatAt !== undefined ? `beat ${formatDuration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
+  const lease = stale
+    ? `lease expired ${formatDuration(now - r.leaseExpiresAt)} ago`
+    : `lease ${formatDuration(r.leaseExpiresAt - now)}`;
+  const status = stale ? 'stale' : r.status;
+  return {
+    id: `runtime:${r.id}`,
+    runId: r.runId,
+    runtimeId: r.id,
+    row: {
+      label: `${r.taskId}  ${r.delegationId}`,
+      description: [stale ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · '),
+      icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
+      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
+      contextValue: `baton.runtime status=${status}`,
+      collapsible: 'none',
+    },
+  };
 }
 
 export interface GateRow {

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { RunStateCache, RunStateChange } from './runState';
-import { countsUp, delegationRow, gateRows, runRow, taskRow, workerRows, type Row } from './viewRows';
+import { countsUp, delegationRow, gateRows, runRow, taskRow, workerRow, type Row } from './viewRows';
 
 /** Tree nodes are plain data with stable ids; providers only map them to TreeItems (rows: viewRows.ts). */
 export type RunsNode =
@@ -115,31 +115,45 @@ export type WorkerNode = { kind: 'runtime'; id: string; runId: string; runtimeId
 
 /**
  * Live worker runtimes with their heartbeat age; stale ones stand out. Every publication
- * refreshes the list while it has rows: a heartbeat, or the shared clock moving on.
+ * changes the rows while there are any (a heartbeat, or at least their ages as of its clock):
+ * when the same workers are live, their rows are refreshed in place — VS Code then takes the
+ * new items from this change and does not ask for the children again, one round trip less
+ * between the extension host and the workbench — else the list is refreshed from the root.
  */
 export class WorkersTreeProvider implements vscode.TreeDataProvider<WorkerNode>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<WorkerNode | undefined>();
+  private readonly changed = new vscode.EventEmitter<WorkerNode | WorkerNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscription;
-  private rows = new Map<string, Row>();
+  /** The nodes last listed, by runtime id: the same objects every time (VS Code knows its nodes by identity). */
+  private nodes = new Map<string, WorkerNode>();
 
   constructor(private readonly cache: RunStateCache) {
     this.subscription = cache.onDidChange((change) => {
-      // With rows shown, every publication changes them: at least their ages, as of its clock.
-      if (change.structure || change.runtimes.size > 0 || change.beats.size > 0 || this.rows.size > 0)
-        this.changed.fire(undefined);
+      if (change.structure || change.runtimes.size > 0) {
+        const live = cache.liveRuntimes().map((r) => r.id);
+        if (live.length !== this.nodes.size || live.some((id) => !this.nodes.has(id))) {
+          this.changed.fire(undefined);
+          return;
+        }
+      }
+      if (this.nodes.size > 0) this.changed.fire([...this.nodes.values()]);
     });
   }
 
   getChildren(element?: WorkerNode): WorkerNode[] {
     if (element) return [];
-    const rows = workerRows(this.cache);
-    this.rows = new Map(rows.map((r) => [r.runtimeId, r.row]));
-    return rows.map((r) => ({ kind: 'runtime', id: r.id, runId: r.runId, runtimeId: r.runtimeId }));
+    const nodes = new Map<string, WorkerNode>();
+    for (const r of this.cache.liveRuntimes())
+      nodes.set(
+        r.id,
+        this.nodes.get(r.id) ?? { kind: 'runtime', id: `runtime:${r.id}`, runId: r.runId, runtimeId: r.id },
+      );
+    this.nodes = nodes;
+    return [...nodes.values()];
   }
 
   getTreeItem(element: WorkerNode): vscode.TreeItem {
-    const row = this.rows.get(element.runtimeId) ?? {
+    const row = workerRow(this.cache, element.runId, element.runtimeId)?.row ?? {
       label: element.runtimeId,
       contextValue: 'baton.runtime',
       collapsible: 'none' as const,

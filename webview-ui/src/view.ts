@@ -77,7 +77,10 @@ export class DashboardView {
   render(state: DashboardState): void {
     const now = hostNow(state);
     const last = this.last;
-    this.last = state;
+    // Until the snapshot, nothing is drawn from the state: the first connected render draws it all, the restored
+    // filter and selection too (a host message can arrive before the snapshot, e.g. a clock tick sent as the panel
+    // was hidden).
+    this.last = state.connected ? state : undefined;
     if (!state.connected) {
       clear(this.header);
       this.header.append(h('div', { class: 'waiting' }, 'Connecting to Baton…'));
