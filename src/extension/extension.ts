@@ -53,8 +53,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
   context.subscriptions.push(diagnostics);
   context.subscriptions.push(...registerCommands(session, diagnostics));
-  let engineIfOpen: Awaited<ReturnType<BatonSession['engine']>> | undefined;
-  const lenses = new BatonCodeLenses(() => engineIfOpen);
+  const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
   context.subscriptions.push(statusBar);
@@ -81,11 +80,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   );
   context.subscriptions.push(
     current.onRunStateReady((cache) => {
-      void current.engine().then((engine) => {
-        engineIfOpen = engine;
-        context.subscriptions.push(new GateNotifications(engine));
-        lenses.refresh();
-      });
+      void current.engine().then((engine) => context.subscriptions.push(new GateNotifications(engine)));
+      lenses.refresh();
       // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
       const workers = new WorkersTreeProvider(cache);
       const runs = new RunsTreeProvider(cache);
@@ -125,7 +121,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         cache.onDidChange((change) => {
           // A heartbeat or a tick changes no count, no lens and no diagnostic.
           if (change.structure || change.runs.size || change.runtimes.size || change.gates.size) updateChrome();
-          if (change.structure || change.runs.size || change.tasks.size) lenses.refresh();
+          if (change.structure || change.runs.size || change.tasks.size || change.ingestions.size) lenses.refresh();
           if (change.structure || change.ingestions.size) showIngestions();
         }),
         current.onDidChangeDriving(updateChrome),
