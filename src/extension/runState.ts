@@ -298,10 +298,8 @@ export class RunStateCache implements Disposable {
     if (visible) this.visibleSources.add(source);
     else this.visibleSources.delete(source);
     if (was === this.visible || this.disposed) return;
-    if (this.visible) {
-      if (this.readTimer || this.isDirty()) void this.read();
-      else this.publishSoon(0, true);
-    } else {
+    if (this.visible) void this.catchUp();
+    else {
       this.clearTick();
       if (this.readTimer) {
         clearTimeout(this.readTimer);
@@ -313,6 +311,12 @@ export class RunStateCache implements Disposable {
 
   get visible(): boolean {
     return this.visibleSources.size > 0;
+  }
+
+  /** A surface shows again: what is pending is read now, and a publication (a tick if nothing else) moves the clock. */
+  private async catchUp(): Promise<void> {
+    if (this.readTimer || this.isDirty()) await this.read();
+    if (this.visible) this.publishSoon(0, true);
   }
 
   /** Hold this run (even when it is not among the newest) with its log events and worktrees, until disposed. */
@@ -512,6 +516,8 @@ export class RunStateCache implements Disposable {
         change.events.add(runId);
       }
     }
+    // A heartbeat applied while the details above were read went to the entry this one replaces.
+    entry.overview = this.withLatestBeats(entry.overview);
     this.entries.set(runId, entry);
     this.list = this.list.map((r) => (r.id === runId ? overview.run : r));
     for (const r of overview.runtimes) if (!isLiveRuntime(r)) this.forgetBeats(r.id);

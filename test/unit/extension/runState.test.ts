@@ -317,5 +317,12 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     changes.length = 0;
     await sleep(200);
     assert.equal(changes.length, 0, 'no tick while hidden');
+    fixture.fakeClock.advance(5000);
+    cache.setVisible('view', true);
+    await sleep(30);
+    assert.equal(changes.length, 1, 'showing again publishes at once, with nothing pending: a tick');
+    assert.equal(changes[0]!.now, fixture.fakeClock.now(), 'the clock is current again');
+    await sleep(170);
+    assert.ok(changes.length >= 3, `and it ticks on: ${changes.length} publications`);
   });
 });
