@@ -1,7 +1,8 @@
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, RESULT_FENCE, type Engine } from '../engine/index';
+import { parsePlan, RESULT_FENCE } from '../engine/index';
 import { DisposableStore } from './lifecycle';
+import type { RunStateCache } from './runState';
 
 const TASK_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*baton-task\b/m;
 
@@ -14,7 +15,7 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
   private readonly changed = this._register(new vscode.EventEmitter<void>());
   readonly onDidChangeCodeLenses = this.changed.event;
 
-  constructor(private readonly engine: () => Engine | undefined) {
+  constructor(private readonly runState: () => RunStateCache | undefined) {
     super();
     this._register(vscode.languages.registerCodeLensProvider({ language: 'markdown' }, this));
   }
@@ -46,24 +47,21 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
         );
       }
     }
-    const engine = this.engine();
-    if (engine && RESULT_FENCE.test(text)) {
-      const lens = await this.ingestLens(engine, document, text);
+    const cache = this.runState();
+    if (cache && RESULT_FENCE.test(text)) {
+      const lens = this.ingestLens(cache, document, text);
       if (lens) lenses.push(lens);
     }
     return lenses;
   }
 
-  private async ingestLens(
-    engine: Engine,
-    document: vscode.TextDocument,
-    text: string,
-  ): Promise<vscode.CodeLens | undefined> {
-    const runs = (await engine.listRuns()).filter((r) => r.status !== 'superseded').slice(0, 5);
+  private ingestLens(cache: RunStateCache, document: vscode.TextDocument, text: string): vscode.CodeLens | undefined {
+    const runs = cache.runs.filter((r) => r.status !== 'superseded').slice(0, 5);
     const named = basename(document.uri.fsPath).replace(/\.md$/, '');
     const task = /^\s*task:\s*(\S+)/m.exec(text)?.[1];
     for (const run of runs) {
-      const view = await engine.overview(run.id);
+      const view = cache.overview(run.id);
+      if (!view) continue;
       const delegation =
         view.delegations.find((d) => d.id === named) ??
         [...view.delegations]
@@ -71,7 +69,7 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
           .find((d) => d.taskId === task && (d.status === 'RUNNING' || d.status === 'BLOCKED'));
       if (!delegation) continue;
       const fenceLine = document.positionAt(text.search(RESULT_FENCE)).line;
-      const ingested = (await engine.listIngestions(run.id)).some((i) => i.delegationId === delegation.id);
+      const ingested = (cache.ingestions(run.id) ?? []).some((i) => i.delegationId === delegation.id);
       const open = delegation.status === 'RUNNING' || delegation.status === 'BLOCKED';
       const title = !open
         ? `${delegation.id}: ${delegation.status}`

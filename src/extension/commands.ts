@@ -186,7 +186,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       ...(accept ? { accept } : {}),
     });
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
-    await session.model?.refreshNow();
+    await session.runState?.refreshNow();
     if (decision === 'approved') await continueIfReleased(gate.runId);
   }
 
@@ -227,7 +227,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     const message = `${repeated ? 'Already stopping' : 'Stopped'} ${runId} (${request.mode})${request.report.length ? `: ${request.report.length} attempt(s)` : ''}${unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ''}.`;
     if (unconfirmed.length) void vscode.window.showWarningMessage(message);
     else void vscode.window.showInformationMessage(message);
-    await session.model?.refreshNow();
+    await session.runState?.refreshNow();
   }
 
   async function stopDelegation(node: Node): Promise<void> {
@@ -238,7 +238,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     void vscode.window.showInformationMessage(
       `Stopped ${delegation.id}${request.report.every((r) => r.confirmed) ? '; its processes are gone' : '; termination NOT confirmed'}.`,
     );
-    await session.model?.refreshNow();
+    await session.runState?.refreshNow();
   }
 
   async function ingest(
@@ -288,7 +288,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       void vscode.window.showWarningMessage(
         `${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`,
       );
-    await session.model?.refreshNow();
+    await session.runState?.refreshNow();
     if (r.accepted) await continueIfReleased(outcome.delegation.runId);
     return outcome;
   }
@@ -336,7 +336,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
             ? `Run ${report.runId} is driven by ${report.coordinator}; nothing changed (see the Baton log).`
             : `Reconciled ${report.runId}: ${repairs} repair${repairs === 1 ? '' : 's'} (see the Baton log).`,
         );
-        await session.model?.refreshNow();
+        await session.runState?.refreshNow();
       },
       log,
     ),
@@ -365,7 +365,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
                 runId: outcome.run.id,
               });
           });
-        await session.model?.refreshNow();
+        await session.runState?.refreshNow();
       },
       log,
     ),
@@ -396,6 +396,6 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       },
       log,
     ),
-    command('baton.refresh', async () => session.model?.refreshNow(), log),
+    command('baton.refresh', async () => session.runState?.refreshNow(), log),
   ];
 }

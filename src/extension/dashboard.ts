@@ -5,7 +5,10 @@ import * as vscode from 'vscode';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../protocol/messages';
 import { DashboardFeed } from './dashboardFeed';
 import { DisposableStore } from './lifecycle';
+import type { RunStateCache } from './runState';
 import { describeError, UserFacingError, type BatonSession } from './session';
+
+const VISIBILITY_SOURCE = 'dashboard';
 
 /**
  * The dashboard webview panel (docs/extension.md, "Dashboard"): a live picture of one run.
@@ -22,7 +25,8 @@ export class DashboardPanel extends DisposableStore {
   rejected = 0;
 
   static async show(extensionUri: vscode.Uri, session: BatonSession, runId?: string): Promise<DashboardPanel> {
-    const engine = await session.engine();
+    await session.engine();
+    const cache = session.runState!;
     const existing = DashboardPanel.current;
     if (existing && (!runId || existing.feed.currentRunId === runId)) {
       existing.panel.reveal();
@@ -42,7 +46,7 @@ export class DashboardPanel extends DisposableStore {
       },
     );
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'baton.svg');
-    DashboardPanel.current = new DashboardPanel(panel, extensionUri, session, engine, runId);
+    DashboardPanel.current = new DashboardPanel(panel, extensionUri, session, cache, runId);
     return DashboardPanel.current;
   }
 
@@ -50,27 +54,31 @@ export class DashboardPanel extends DisposableStore {
     readonly panel: vscode.WebviewPanel,
     extensionUri: vscode.Uri,
     private readonly session: BatonSession,
-    engine: Awaited<ReturnType<BatonSession['engine']>>,
+    cache: RunStateCache,
     runId: string | undefined,
   ) {
     super();
     this.feed = this._register(
       new DashboardFeed(
-        engine,
+        cache,
         {
           ...(runId ? { runId } : {}),
           coordinatedHere: (id) => session.drivenRuns.includes(id),
           maxConcurrency: () =>
             vscode.workspace.getConfiguration('baton', session.folder).get<number | null>('maxConcurrency') ??
-            engine.config.maxConcurrency,
+            cache.config.maxConcurrency,
         },
         (message) => this.post(message),
       ),
     );
     panel.webview.html = dashboardHtml(panel.webview, extensionUri);
     this._register(panel.webview.onDidReceiveMessage((raw: unknown) => void this.receive(raw)));
+    // The panel counts as a surface of the cache: while it shows, the cache follows at full pace.
+    cache.setVisible(VISIBILITY_SOURCE, panel.visible);
+    this._register({ dispose: () => cache.setVisible(VISIBILITY_SOURCE, false) });
     this._register(
       panel.onDidChangeViewState(() => {
+        cache.setVisible(VISIBILITY_SOURCE, panel.visible);
         // Hidden: the webview's document is gone; it says `ready` again when shown.
         if (!panel.visible) this.feed.pause();
       }),

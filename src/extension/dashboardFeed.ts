@@ -1,7 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeEvent, type Engine, type EngineEvent, type RunEvent, type RunOverview } from '../engine/index';
-import type { Disposable } from '../engine/index';
+import { describeEvent, type Disposable, type IngestionRecord, type RunEvent, type RunOverview } from '../engine/index';
 import {
   PROTOCOL_VERSION,
   type Beat,
@@ -17,6 +16,7 @@ import {
   type TaskDetails,
   type TaskView,
 } from '../protocol/messages';
+import type { RunStateCache, RunStateChange } from './runState';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -24,9 +24,6 @@ export interface FeedOptions {
   /** Is this window coordinating the run (Stop applies here, Resume does not)? */
   coordinatedHere(runId: string): boolean;
   maxConcurrency(): number;
-  /** Coalescing of store changes into one delta, and of heartbeats into one message. */
-  coalesceMs?: number;
-  beatMs?: number;
 }
 
 const EVENTS_IN_SNAPSHOT = 1000;
@@ -34,39 +31,30 @@ const ARTIFACT_BYTES = 64 * 1024;
 const LOG_TAIL_BYTES = 8 * 1024;
 
 /**
- * What the dashboard shows, as protocol messages (src/protocol): a full snapshot on demand
- * (the webview's `ready`), then deltas of what changed — tasks, runtimes and gates by id,
- * new events, the run header — coalesced over `coalesceMs`, and heartbeats batched over
- * `beatMs`. While paused (the panel is hidden) it posts nothing; the next `ready` brings a
- * fresh snapshot. No vscode here: the unit tests drive it against a real engine.
+ * What the dashboard shows, as protocol messages (src/protocol), mapped from the run-state
+ * cache: a full snapshot on demand (the webview's `ready`), then, for each publication of the
+ * cache, what it says changed in this run — a `delta` (tasks, runtimes and gates by id, new
+ * events, the header, issues, series), a `heartbeats` batch, or a `clock` tick — each with the
+ * publication's shared `now`. It reads nothing and keeps no timer: the cache coalesces and
+ * batches for every surface at once. While paused (the panel is hidden) it posts nothing; the
+ * next `ready` brings a fresh snapshot. No vscode here: the unit tests drive it against a real engine.
  */
 export class DashboardFeed implements Disposable {
   private runId: string | undefined;
-  private readonly sent = {
-    tasks: new Map<string, string>(),
-    runtimes: new Map<string, string>(),
-    gates: new Map<string, string>(),
-    header: '',
-    issues: '',
-    series: '',
-    lastSeq: 0,
-  };
+  private following: { runId: string; hold: Disposable } | undefined;
   private live = false;
-  private dirty = false;
-  private issuesDirty = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private beatTimer: ReturnType<typeof setTimeout> | undefined;
-  private beats = new Map<string, Beat>();
+  /** The newest event the webview has (deltas carry the ones after it). */
+  private lastSeq = 0;
   private readonly subscription: Disposable;
-  private refreshing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly engine: Engine,
+    private readonly cache: RunStateCache,
     private readonly options: FeedOptions,
     private readonly post: (message: HostMessage) => void,
   ) {
     this.runId = options.runId;
-    this.subscription = engine.onEvent((e) => this.onEvent(e));
+    if (this.runId) this.follow(this.runId);
+    this.subscription = cache.onDidChange((change) => this.onCacheChange(change));
   }
 
   get currentRunId(): string | undefined {
@@ -75,8 +63,9 @@ export class DashboardFeed implements Disposable {
 
   /** The webview is (re)ready: send everything, then keep it current. */
   async sendSnapshot(): Promise<Snapshot> {
-    this.live = true;
+    this.live = false; // what the cache publishes while this loads is in the snapshot
     const snapshot = await this.buildSnapshot();
+    this.live = true;
     this.post(snapshot);
     return snapshot;
   }
@@ -86,21 +75,29 @@ export class DashboardFeed implements Disposable {
     this.live = false;
   }
 
-  /** Something the dashboard shows may have changed outside the event stream (this window started driving). */
+  /** Something the header shows changed outside the cache (this window started or stopped driving the run). */
   touch(): void {
-    this.dirty = true;
-    this.schedule();
+    const view = this.runId ? this.cache.overview(this.runId) : undefined;
+    if (this.live && view) this.post({ type: 'delta', now: this.cache.now, run: this.header(view) });
   }
 
   async buildSnapshot(): Promise<Snapshot> {
-    const runs = await this.engine.listRuns();
-    if (!this.options.runId) this.runId = runs[0]?.id;
-    this.resetSent();
-    if (!this.runId || !runs.some((r) => r.id === this.runId)) {
+    await this.cache.load(this.runId);
+    if (!this.options.runId && this.cache.runs[0]?.id !== this.runId) {
+      this.runId = this.cache.runs[0]?.id;
+      if (this.runId) {
+        this.follow(this.runId);
+        await this.cache.load(this.runId);
+      }
+    }
+    const view = this.runId ? this.cache.overview(this.runId) : undefined;
+    const now = this.cache.now;
+    if (!view) {
+      this.lastSeq = 0;
       return {
         type: 'snapshot',
         protocolVersion: PROTOCOL_VERSION,
-        now: this.engine.now(),
+        now,
         run: null,
         tasks: [],
         runtimes: [],
@@ -110,86 +107,53 @@ export class DashboardFeed implements Disposable {
         series: { finished: [], spans: [] },
       };
     }
-    const runId = this.runId;
-    const view = await this.engine.overview(runId);
-    const events = await this.engine.listEvents(runId);
-    const tasks = await this.taskViews(view);
-    const runtimes = runtimeViews(view);
-    const gates = view.gates.map(gateView);
-    const issues = await this.issueViews(runId);
-    const header = this.header(view);
-    const series = seriesOf(view);
-    for (const t of tasks) this.sent.tasks.set(t.id, JSON.stringify(t));
-    for (const r of runtimes) this.sent.runtimes.set(r.id, JSON.stringify(r));
-    for (const g of gates) this.sent.gates.set(g.id, JSON.stringify(g));
-    this.sent.header = JSON.stringify(header);
-    this.sent.issues = JSON.stringify(issues);
-    this.sent.series = JSON.stringify(series);
-    this.sent.lastSeq = events.at(-1)?.seq ?? 0;
+    const runId = view.run.id;
+    const events = this.cache.events(runId);
+    this.lastSeq = events.at(-1)?.seq ?? 0;
     return {
       type: 'snapshot',
       protocolVersion: PROTOCOL_VERSION,
-      now: this.engine.now(),
-      run: header,
-      tasks,
-      runtimes,
-      gates,
+      now,
+      run: this.header(view),
+      tasks: view.tasks.map((t) => this.taskView(view, t.id)!),
+      runtimes: view.runtimes.filter((r) => r.status !== 'terminal').map((r) => runtimeView(view, r)),
+      gates: view.gates.map(gateView),
       events: events.slice(-EVENTS_IN_SNAPSHOT).reverse().map(eventView),
-      issues,
-      series,
+      issues: issueViewsOf(this.cache.ingestions(runId) ?? []),
+      series: seriesOf(view),
     };
   }
 
-  /** What changed since the last message, or undefined when nothing did. */
-  async buildDelta(): Promise<Delta | undefined> {
-    const runId = this.runId;
-    if (!runId) return undefined;
-    const view = await this.engine.overview(runId);
-    const delta: Delta = { type: 'delta', now: this.engine.now() };
-    const header = this.header(view);
-    if (JSON.stringify(header) !== this.sent.header) {
-      delta.run = header;
-      this.sent.header = JSON.stringify(header);
-    }
-    const tasks = changed(await this.taskViews(view), this.sent.tasks, (t) => t.id);
-    if (tasks.length) delta.tasks = tasks;
-    const runtimes = runtimeViews(view);
-    const changedRuntimes = changed(runtimes, this.sent.runtimes, (r) => r.id);
-    if (changedRuntimes.length) delta.runtimes = changedRuntimes;
-    const ids = new Set(runtimes.map((r) => r.id));
-    const removed = [...this.sent.runtimes.keys()].filter((id) => !ids.has(id));
-    if (removed.length) {
-      delta.removedRuntimes = removed;
-      for (const id of removed) this.sent.runtimes.delete(id);
-    }
-    const gates = changed(view.gates.map(gateView), this.sent.gates, (g) => g.id);
-    if (gates.length) delta.gates = gates;
-    const events = await this.engine.listEvents(runId, this.sent.lastSeq);
-    if (events.length) {
-      delta.events = events.reverse().map(eventView);
-      this.sent.lastSeq = events[0]!.seq;
-    }
-    if (this.issuesDirty) {
-      this.issuesDirty = false;
-      const issues = await this.issueViews(runId);
-      if (JSON.stringify(issues) !== this.sent.issues) {
-        delta.issues = issues;
-        this.sent.issues = JSON.stringify(issues);
-      }
-    }
-    const series = seriesOf(view);
-    if (JSON.stringify(series) !== this.sent.series) {
-      delta.series = series;
-      this.sent.series = JSON.stringify(series);
-    }
-    return Object.keys(delta).length > 2 ? delta : undefined;
+  /** A task as the dashboard shows it: the facts of its latest attempt, the same the Runs view shows. */
+  taskView(view: RunOverview, taskId: string): TaskView | undefined {
+    const t = view.tasks.find((x) => x.id === taskId);
+    if (!t) return undefined;
+    const attempts = this.cache.attempts(view.run.id, taskId);
+    const d = attempts.at(-1);
+    const isolation =
+      t.isolation ?? (d && this.cache.worktreeDelegations(view.run.id).has(d.id) ? 'worktree' : undefined);
+    const worker = t.worker ?? this.cache.config.defaultWorker;
+    return {
+      id: t.id,
+      title: t.title,
+      status: t.status,
+      ...(t.statusReason ? { reason: t.statusReason } : {}),
+      attempt: attempts.length,
+      ...(d ? { delegationId: d.id } : {}),
+      ...(worker ? { worker } : {}),
+      ...(isolation ? { isolation } : {}),
+      ...(d?.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
+      ...(d?.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
+      ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
+      line: t.line,
+    };
   }
 
   /** A task's attempts, receipts, result artifact (its first 64 KiB), log tail and issues. */
   async taskDetails(taskId: string): Promise<TaskDetails> {
     const runId = this.runId;
     if (!runId) throw new Error('There is no run to show.');
-    const record = await this.engine.taskRecord(runId, taskId);
+    const record = await this.cache.taskRecord(runId, taskId);
     const latest = record.delegations.at(-1);
     // The artifact last handed in for the latest attempt (a re-ingested one replaces the first), else where it is
     // expected.
@@ -200,7 +164,7 @@ export class DashboardFeed implements Disposable {
       ingested ??
       latest?.artifactPath ??
       (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
-    const artifactText = artifactPath ? readHead(join(this.engine.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
+    const artifactText = artifactPath ? readHead(join(this.cache.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
     const logPath = latest ? record.logPaths.get(latest.id) : undefined;
     return {
       type: 'taskDetails',
@@ -228,77 +192,96 @@ export class DashboardFeed implements Disposable {
 
   dispose(): void {
     this.subscription.dispose();
-    if (this.timer) clearTimeout(this.timer);
-    if (this.beatTimer) clearTimeout(this.beatTimer);
+    this.following?.hold.dispose();
+    this.following = undefined;
     this.live = false;
   }
 
-  private onEvent(e: EngineEvent): void {
-    if (e.type === 'run:created' && !this.options.runId) {
-      // Follow the newest run: the next message is a snapshot of it.
-      this.runId = e.runId;
-      if (this.live) void this.sendSnapshot().catch(() => undefined);
+  private follow(runId: string): void {
+    if (this.following?.runId === runId) return;
+    this.following?.hold.dispose();
+    this.following = { runId, hold: this.cache.follow(runId) };
+  }
+
+  /** One publication of the cache → at most a delta and a heartbeat batch, or a clock tick. */
+  private onCacheChange(change: RunStateChange): void {
+    if (!this.options.runId && change.structure) {
+      const newest = this.cache.runs[0]?.id;
+      if (newest && newest !== this.runId) {
+        // Follow the newest run: the next message is a snapshot of it.
+        this.runId = newest;
+        this.follow(newest);
+        if (this.live) {
+          this.live = false;
+          void this.sendSnapshot().catch(() => undefined);
+        }
+        return;
+      }
+    }
+    if (!this.live) return;
+    const view = this.runId ? this.cache.overview(this.runId) : undefined;
+    if (!view) {
+      this.post({ type: 'clock', now: change.now });
       return;
     }
-    if (e.runId !== this.runId || !this.live) return;
-    if (e.type === 'runtime:heartbeat') {
-      const d = e.data as { runtimeId: string; heartbeatCount: number; leaseExpiresAt: number; progress?: string };
-      this.beats.set(d.runtimeId, {
-        runtimeId: d.runtimeId,
-        heartbeatCount: d.heartbeatCount,
-        lastHeartbeatAt: e.at,
-        leaseExpiresAt: d.leaseExpiresAt,
-        ...(d.progress !== undefined ? { progress: d.progress } : {}),
+    const delta = this.deltaOf(view, change);
+    const beats = this.beatsOf(view, change);
+    if (delta) this.post(delta);
+    if (beats.length) this.post({ type: 'heartbeats', now: change.now, beats });
+    if (!delta && !beats.length) this.post({ type: 'clock', now: change.now });
+  }
+
+  private deltaOf(view: RunOverview, change: RunStateChange): Delta | undefined {
+    const runId = view.run.id;
+    const mine = (keys: ReadonlySet<string>): string[] =>
+      [...keys].filter((k) => k.startsWith(`${runId}/`)).map((k) => k.slice(runId.length + 1));
+    const delta: Delta = { type: 'delta', now: change.now };
+    const tasks = mine(change.tasks)
+      .map((id) => this.taskView(view, id))
+      .filter((t): t is TaskView => t !== undefined);
+    if (tasks.length) delta.tasks = tasks;
+    const runtimes: RuntimeView[] = [];
+    const removed: string[] = [];
+    for (const id of mine(change.runtimes)) {
+      const r = view.runtimes.find((x) => x.id === id);
+      if (r && r.status !== 'terminal') runtimes.push(runtimeView(view, r));
+      else removed.push(id);
+    }
+    if (runtimes.length) delta.runtimes = runtimes;
+    if (removed.length) delta.removedRuntimes = removed;
+    const gates = mine(change.gates)
+      .map((id) => view.gates.find((g) => g.id === id))
+      .filter((g) => g !== undefined)
+      .map(gateView);
+    if (gates.length) delta.gates = gates;
+    if (change.events.has(runId)) {
+      const events = this.cache.events(runId).filter((e) => e.seq > this.lastSeq);
+      if (events.length) {
+        delta.events = events.reverse().map(eventView);
+        this.lastSeq = events[0]!.seq;
+      }
+    }
+    if (change.ingestions.has(runId)) delta.issues = issueViewsOf(this.cache.ingestions(runId) ?? []);
+    if (tasks.length) delta.series = seriesOf(view);
+    if (change.runs.has(runId) || tasks.length || runtimes.length || removed.length) delta.run = this.header(view);
+    return Object.keys(delta).length > 2 ? delta : undefined;
+  }
+
+  private beatsOf(view: RunOverview, change: RunStateChange): Beat[] {
+    const out: Beat[] = [];
+    for (const key of change.beats) {
+      if (!key.startsWith(`${view.run.id}/`)) continue;
+      const r = view.runtimes.find((x) => x.id === key.slice(view.run.id.length + 1));
+      if (!r) continue;
+      out.push({
+        runtimeId: r.id,
+        heartbeatCount: r.heartbeatCount,
+        ...(r.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: r.lastHeartbeatAt } : {}),
+        leaseExpiresAt: r.leaseExpiresAt,
+        ...(r.progress !== undefined ? { progress: r.progress } : {}),
       });
-      this.beatTimer ??= setTimeout(() => this.flushBeats(), this.options.beatMs ?? 50);
-      return;
     }
-    if (e.type === 'ingestion:recorded') this.issuesDirty = true;
-    this.dirty = true;
-    this.schedule();
-  }
-
-  private flushBeats(): void {
-    this.beatTimer = undefined;
-    if (!this.live || this.beats.size === 0) return;
-    const beats = [...this.beats.values()];
-    this.beats = new Map();
-    for (const b of beats) {
-      // Keep the delta baseline in step, so the next delta does not repeat what the beat said.
-      const sent = this.sent.runtimes.get(b.runtimeId);
-      if (sent)
-        this.sent.runtimes.set(
-          b.runtimeId,
-          JSON.stringify({ ...(JSON.parse(sent) as RuntimeView), ...withoutId(b), status: 'active' }),
-        );
-    }
-    this.post({ type: 'heartbeats', now: this.engine.now(), beats });
-  }
-
-  private schedule(): void {
-    if (this.timer || !this.live) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (!this.dirty || !this.live) return;
-      this.dirty = false;
-      this.refreshing = this.refreshing
-        .then(async () => {
-          const delta = await this.buildDelta();
-          if (delta && this.live) this.post(delta);
-        })
-        .catch(() => undefined);
-    }, this.options.coalesceMs ?? 150);
-  }
-
-  private resetSent(): void {
-    this.sent.tasks.clear();
-    this.sent.runtimes.clear();
-    this.sent.gates.clear();
-    this.sent.header = '';
-    this.sent.issues = '';
-    this.sent.series = '';
-    this.sent.lastSeq = 0;
-    this.issuesDirty = false;
+    return out;
   }
 
   private header(view: RunOverview): RunHeader {
@@ -321,43 +304,10 @@ export class DashboardFeed implements Disposable {
       },
     };
   }
-
-  private async taskViews(view: RunOverview): Promise<TaskView[]> {
-    const latest = new Map<string, RunOverview['delegations'][number]>();
-    const attempts = new Map<string, number>();
-    for (const d of view.delegations) {
-      latest.set(d.taskId, d);
-      attempts.set(d.taskId, (attempts.get(d.taskId) ?? 0) + 1);
-    }
-    const isolated = new Set((await this.engine.listWorktrees(view.run.id)).map((w) => w.delegationId));
-    const defaultWorker = this.engine.config.defaultWorker;
-    return view.tasks.map((t) => {
-      const d = latest.get(t.id);
-      const isolation = t.isolation ?? (d ? (isolated.has(d.id) ? 'worktree' : undefined) : undefined);
-      return {
-        id: t.id,
-        title: t.title,
-        status: t.status,
-        ...(t.statusReason ? { reason: t.statusReason } : {}),
-        attempt: attempts.get(t.id) ?? 0,
-        ...(d ? { delegationId: d.id } : {}),
-        worker: t.worker ?? defaultWorker,
-        ...(isolation ? { isolation } : {}),
-        ...(d?.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
-        ...(d?.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
-        ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
-        line: t.line,
-      };
-    });
-  }
-
-  private async issueViews(runId: string): Promise<IssueView[]> {
-    return issueViewsOf(await this.engine.listIngestions(runId));
-  }
 }
 
 /** The issues of each delegation's latest ingestion, with 1-based positions. */
-function issueViewsOf(ingestions: Awaited<ReturnType<Engine['listIngestions']>>): IssueView[] {
+function issueViewsOf(ingestions: readonly IngestionRecord[]): IssueView[] {
   const latest = new Map<string, (typeof ingestions)[number]>();
   for (const record of ingestions) latest.set(record.delegationId, record);
   const out: IssueView[] = [];
@@ -378,21 +328,18 @@ function issueViewsOf(ingestions: Awaited<ReturnType<Engine['listIngestions']>>)
   return out;
 }
 
-function runtimeViews(view: RunOverview): RuntimeView[] {
-  const taskOf = new Map(view.delegations.map((d) => [d.id, d.taskId]));
-  return view.runtimes
-    .filter((r) => r.status !== 'terminal')
-    .map((r) => ({
-      id: r.id,
-      delegationId: r.delegationId,
-      taskId: taskOf.get(r.delegationId) ?? '?',
-      status: r.status,
-      leaseMs: r.leaseMs,
-      leaseExpiresAt: r.leaseExpiresAt,
-      ...(r.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: r.lastHeartbeatAt } : {}),
-      heartbeatCount: r.heartbeatCount,
-      ...(r.progress !== undefined ? { progress: r.progress } : {}),
-    }));
+function runtimeView(view: RunOverview, r: RunOverview['runtimes'][number]): RuntimeView {
+  return {
+    id: r.id,
+    delegationId: r.delegationId,
+    taskId: view.delegations.find((d) => d.id === r.delegationId)?.taskId ?? '?',
+    status: r.status,
+    leaseMs: r.leaseMs,
+    leaseExpiresAt: r.leaseExpiresAt,
+    ...(r.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: r.lastHeartbeatAt } : {}),
+    heartbeatCount: r.heartbeatCount,
+    ...(r.progress !== undefined ? { progress: r.progress } : {}),
+  };
 }
 
 function gateView(g: RunOverview['gates'][number]): GateView {
@@ -429,23 +376,6 @@ function seriesOf(view: RunOverview): Series {
   }
   finished.sort((a, b) => a - b);
   return { finished, spans };
-}
-
-/** Items whose JSON differs from what was sent; the baseline is updated to what is returned. */
-function changed<T>(items: T[], sent: Map<string, string>, key: (item: T) => string): T[] {
-  const out: T[] = [];
-  for (const item of items) {
-    const json = JSON.stringify(item);
-    if (sent.get(key(item)) === json) continue;
-    sent.set(key(item), json);
-    out.push(item);
-  }
-  return out;
-}
-
-function withoutId(b: Beat): Omit<Beat, 'runtimeId'> {
-  const { runtimeId: _id, ...rest } = b;
-  return rest;
 }
 
 function readHead(path: string, bytes: number): string | undefined {

@@ -1,7 +1,8 @@
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, RESULT_FENCE, type Engine, type IngestOutcome, type Issue } from '../engine/index';
+import { parsePlan, RESULT_FENCE, type IngestOutcome, type Issue } from '../engine/index';
 import { DisposableStore } from './lifecycle';
+import type { RunStateCache } from './runState';
 
 const SOURCE = 'baton';
 
@@ -81,11 +82,12 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     });
   }
 
-  /** Rejected ingestions made in the background (by a coordinator, any window) appear too. */
-  async showLatestIngestions(engine: Engine, runIds: readonly string[]): Promise<void> {
+  /** Rejected ingestions made in the background (by a coordinator, any window) appear too: mapped from the cache. */
+  showIngestions(cache: RunStateCache, runIds: readonly string[]): void {
     for (const runId of runIds) {
-      const view = await engine.overview(runId);
-      for (const ingestion of await engine.listIngestions(runId)) {
+      const view = cache.overview(runId);
+      if (!view) continue;
+      for (const ingestion of cache.ingestions(runId) ?? []) {
         const delegation = view.delegations.find((d) => d.id === ingestion.delegationId);
         if (!delegation) continue;
         const path = isAbsolute(ingestion.artifactPath)

@@ -53,8 +53,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
   context.subscriptions.push(diagnostics);
   context.subscriptions.push(...registerCommands(session, diagnostics));
-  let engineIfOpen: Awaited<ReturnType<BatonSession['engine']>> | undefined;
-  const lenses = new BatonCodeLenses(() => engineIfOpen);
+  const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
   context.subscriptions.push(statusBar);
@@ -80,56 +79,56 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     ),
   );
   context.subscriptions.push(
-    current.onModelReady((model) => {
-      void current.engine().then((engine) => {
-        engineIfOpen = engine;
-        context.subscriptions.push(new GateNotifications(engine));
-        lenses.refresh();
-      });
-      const runs = new RunsTreeProvider(model);
-      const workers = new WorkersTreeProvider(model);
-      const gates = new GatesTreeProvider(model);
+    current.onRunStateReady((cache) => {
+      void current.engine().then((engine) => context.subscriptions.push(new GateNotifications(engine)));
+      lenses.refresh();
+      // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
+      const workers = new WorkersTreeProvider(cache);
+      const runs = new RunsTreeProvider(cache);
+      const gates = new GatesTreeProvider(cache);
       Object.assign(views, { runs, workers, gates });
       const runsView = vscode.window.createTreeView('baton.runs', { treeDataProvider: runs, showCollapseAll: true });
       const workersView = vscode.window.createTreeView('baton.workers', { treeDataProvider: workers });
       const gatesView = vscode.window.createTreeView('baton.gates', { treeDataProvider: gates });
+      let hasRuns: boolean | undefined;
       const updateChrome = (): void => {
         const open = gates.count;
         gatesView.badge =
           open > 0
             ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` }
             : undefined;
-        statusBar.update(model, current.drivenRuns);
-        void vscode.commands.executeCommand('setContext', 'baton.hasRuns', model.allRuns.length > 0);
+        statusBar.update(cache, current.drivenRuns);
+        if (hasRuns === cache.runs.length > 0) return;
+        hasRuns = cache.runs.length > 0;
+        void vscode.commands.executeCommand('setContext', 'baton.hasRuns', hasRuns);
       };
-      // Skip work while no Baton view is visible; catch up when one shows again.
+      const showIngestions = (): void =>
+        diagnostics.showIngestions(
+          cache,
+          cache.runs.slice(0, 3).map((r) => r.id),
+        );
+      // The cache skips work while no Baton view (nor the dashboard) shows, and catches up when one does.
       const treeViews = [runsView, workersView, gatesView];
-      const onVisibility = (): void => (treeViews.some((v) => v.visible) ? model.resume() : model.pause());
-      const ticker = setInterval(() => {
-        if (workersView.visible) workers.tick();
-        if (runsView.visible) runs.tick();
-      }, 1000);
+      const onVisibility = (): void => {
+        treeViews.forEach((view, i) => cache.setVisible(['runs', 'workers', 'gates'][i]!, view.visible));
+      };
       context.subscriptions.push(
         runs,
         workers,
         gates,
         ...treeViews,
         ...treeViews.map((v) => v.onDidChangeVisibility(onVisibility)),
-        { dispose: () => clearInterval(ticker) },
-        model.onDidChange(() => {
-          updateChrome();
-          lenses.refresh();
-          void current.engine().then((engine) =>
-            diagnostics.showLatestIngestions(
-              engine,
-              model.allRuns.slice(0, 3).map((r) => r.id),
-            ),
-          );
+        cache.onDidChange((change) => {
+          // A heartbeat or a tick changes no count, no lens and no diagnostic.
+          if (change.structure || change.runs.size || change.runtimes.size || change.gates.size) updateChrome();
+          if (change.structure || change.runs.size || change.tasks.size || change.ingestions.size) lenses.refresh();
+          if (change.structure || change.ingestions.size) showIngestions();
         }),
         current.onDidChangeDriving(updateChrome),
       );
       onVisibility();
       updateChrome();
+      showIngestions();
     }),
   );
   // Off the activation path: open the store once VS Code is done activating.

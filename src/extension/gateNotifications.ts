@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Engine, EngineEvent } from '../engine/index';
+import type { Engine, EngineEvent, EventMap } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 
 /**
@@ -9,7 +9,7 @@ import { DisposableStore } from './lifecycle';
  */
 export class GateNotifications extends DisposableStore {
   private showing = false;
-  private queued: EngineEvent<'gate:opened'>[] = [];
+  private queued: Array<EventMap['gate:opened'] & { runId: string }> = [];
 
   constructor(engine: Engine) {
     super();
@@ -19,7 +19,7 @@ export class GateNotifications extends DisposableStore {
   private onEvent(e: EngineEvent): void {
     if (e.type !== 'gate:opened') return;
     if (!vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true)) return;
-    this.queued.push(e);
+    this.queued.push({ ...e.data, runId: e.runId });
     if (!this.showing) void this.showNext();
   }
 
@@ -29,10 +29,10 @@ export class GateNotifications extends DisposableStore {
       while (this.queued.length > 0) {
         const events = this.queued.splice(0);
         const e = events[0]!; // each message speaks of its own gate(s), never of the one that started the loop
-        const gates = events.map((x) => x.data.gateId);
+        const gates = events.map((x) => x.gateId);
         const single = gates.length === 1;
         const message = single
-          ? `Baton: ${gates[0]} waits for a decision — ${e.data.reason}`
+          ? `Baton: ${gates[0]} waits for a decision — ${e.reason}`
           : `Baton: ${gates.length} gates wait for a decision (${gates.join(', ')}).`;
         const actions = single ? ['Approve', 'Reject', 'Show', "Don't Notify"] : ['Show', "Don't Notify"];
         const pick = await vscode.window.showInformationMessage(message, ...actions);

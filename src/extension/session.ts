@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { BatonError, Engine, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
-import { RunsModel } from './runsModel';
+import { RunStateCache } from './runState';
 
 type Coordination = Awaited<ReturnType<Engine['coordinate']>>;
 type DrivingCoordinator = Extract<Coordination, { coordinator: unknown }>['coordinator'];
@@ -28,16 +28,16 @@ export class TrustRequiredError extends UserFacingError {
 
 /**
  * The extension's hold on one workspace folder: the engine (opened on first need, off the
- * activation path), the view-model, and the runs this window coordinates. Spawning
+ * activation path), the run-state cache, and the runs this window coordinates. Spawning
  * anything requires a trusted workspace.
  */
 export class BatonSession extends DisposableStore {
   private opening: Promise<Engine> | undefined;
   private opened: Engine | undefined;
-  private modelInstance: RunsModel | undefined;
+  private cache: RunStateCache | undefined;
   private readonly driving = new Map<string, DrivingCoordinator>();
-  private readonly modelReady = this._register(new vscode.EventEmitter<RunsModel>());
-  readonly onModelReady = this.modelReady.event;
+  private readonly runStateReady = this._register(new vscode.EventEmitter<RunStateCache>());
+  readonly onRunStateReady = this.runStateReady.event;
   private readonly drivingChanged = this._register(new vscode.EventEmitter<void>());
   readonly onDidChangeDriving = this.drivingChanged.event;
 
@@ -53,8 +53,9 @@ export class BatonSession extends DisposableStore {
     return this.folder.uri.fsPath;
   }
 
-  get model(): RunsModel | undefined {
-    return this.modelInstance;
+  /** The run-state cache every view and the dashboard map from (once the store is open). */
+  get runState(): RunStateCache | undefined {
+    return this.cache;
   }
 
   get drivenRuns(): string[] {
@@ -73,9 +74,11 @@ export class BatonSession extends DisposableStore {
       });
       for (const notice of engine.recoveryNotices) this.log.warn(notice);
       this.opened = engine;
-      this.modelInstance = new RunsModel(engine);
-      await this.modelInstance.refreshNow();
-      this.modelReady.fire(this.modelInstance);
+      this.cache = new RunStateCache(engine, {
+        onError: (err) => this.log.warn(`Could not read the runs: ${(err as Error)?.message ?? String(err)}`),
+      });
+      await this.cache.refreshNow();
+      this.runStateReady.fire(this.cache);
       this.log.info(`Opened the Baton store of ${this.workspace} in ${(performance.now() - started).toFixed(0)} ms.`);
       return engine;
     })();
@@ -120,7 +123,7 @@ export class BatonSession extends DisposableStore {
       .finally(() => {
         this.driving.delete(runId);
         this.drivingChanged.fire();
-        void this.modelInstance?.refreshNow();
+        void this.cache?.refreshNow();
       });
     return true;
   }
@@ -151,7 +154,7 @@ export class BatonSession extends DisposableStore {
 
   override dispose(): void {
     super.dispose();
-    this.modelInstance?.dispose();
+    this.cache?.dispose();
     void this.opened?.close();
   }
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { DisposableStore } from './lifecycle';
-import type { RunsModel } from './runsModel';
+import type { RunStateCache } from './runState';
+import { statusCounts } from './viewRows';
 
 /** Running / waiting on gates / idle, at a glance; a click opens the Runs view, the tooltip links the dashboard. */
 export class BatonStatusBar extends DisposableStore {
@@ -17,9 +18,14 @@ export class BatonStatusBar extends DisposableStore {
     this.item.show();
   }
 
-  update(model: RunsModel, drivenHere: readonly string[]): void {
-    const running = model.liveRuntimes().length;
-    const gates = model.openGates().length;
+  private shown = '';
+
+  update(cache: RunStateCache, drivenHere: readonly string[]): void {
+    const { running, gates } = statusCounts(cache);
+    // Called on every publication that may change a count: the item is sent to the workbench only when it changes.
+    const key = JSON.stringify([running, gates, drivenHere]);
+    if (key === this.shown) return;
+    this.shown = key;
     if (running > 0) {
       this.item.text = `$(sync~spin) Baton: ${running} running${gates ? `, ${gates} waiting` : ''}`;
       this.item.backgroundColor = undefined;

@@ -4,9 +4,11 @@
  * sides. Everything in here is data: the webview renders every string as text.
  *
  * The conversation: the webview posts `ready`; the host answers with a full `snapshot`
- * (again on every `ready`, e.g. after the panel was hidden and shown), then small `delta`s
- * and batched `heartbeats`. A message that does not parse is rejected and logged, never
- * acted on.
+ * (again on every `ready`, e.g. after the panel was hidden and shown), then small `delta`s,
+ * batched `heartbeats` and `clock` ticks. Every host message carries the host's shared
+ * `now` — the same instant the sidebar's views use — and the webview shows every age and
+ * duration as of that `now`, so both agree. A message that does not parse is rejected and
+ * logged, never acted on.
  */
 import * as z from 'zod';
 
@@ -163,6 +165,8 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
   snapshotSchema,
   deltaSchema,
   z.object({ type: z.literal('heartbeats'), now: time, beats: z.array(beatSchema).max(10_000) }).strict(),
+  /** The host's shared clock moved on (about once a second): ages and durations are shown as of `now`. */
+  z.object({ type: z.literal('clock'), now: time }).strict(),
   z
     .object({
       type: z.literal('taskDetails'),

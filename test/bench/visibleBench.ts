@@ -6,6 +6,7 @@
  *
  *   node --import tsx test/bench/visibleBench.ts [--beats 40]
  */
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Frame } from 'playwright-core';
 import { Engine } from '../../src/engine/index';
@@ -24,9 +25,12 @@ export interface VisibleBenchResult {
   workersView: Summary & { p95: number; seen: number };
   dashboard: Summary & { p95: number; seen: number };
   durationMs: number;
+  /** The 1-minute load average as the run started and ended, and the machine's cores. */
+  load: { start: number; end: number; cores: number };
 }
 
-export const VISIBLE_TARGET_P95_MS = 300;
+/** The project's target (issue "Engine in tiers…"): a heartbeat shows within 100 ms in the real editor. */
+export const VISIBLE_TARGET_P95_MS = 100;
 
 function withP95(values: number[]): Summary & { p95: number; seen: number } {
   return { ...summarizeWithP95(values), seen: values.length };
@@ -51,6 +55,7 @@ export async function runVisibleBench(options: {
   log?: (line: string) => void;
 }): Promise<VisibleBenchResult> {
   const started = Date.now();
+  const loadAtStart = loadavg()[0]!;
   const editor = await openBatonEditor({ source: DEMO_WORKSPACE });
   try {
     const page = editor.page;
@@ -119,6 +124,7 @@ export async function runVisibleBench(options: {
         workersView: withP95(viewLatency),
         dashboard: withP95(dashLatency),
         durationMs: Date.now() - started,
+        load: { start: loadAtStart, end: loadavg()[0]!, cores: cpus().length },
       };
     } finally {
       await engine.close();
@@ -138,9 +144,13 @@ export function visibleSection(r: VisibleBenchResult): string {
 A worker process (here: the bench's own engine, as \`baton heartbeat\` would) commits a heartbeat with new
 progress text while VS Code (code-server ${'4.99.4'}) shows the Baton views and the dashboard in Chromium. The
 figure is the wall time from the commit returning to the text appearing on screen (a MutationObserver in the
-workbench page and in the dashboard's webview), with the extension's batching: the view-model applies a
-heartbeat from its event and tells the views within 40 ms (other changes are coalesced over 250 ms and read
-from the store); the dashboard's host batches heartbeats over 50 ms.
+workbench page and in the dashboard's webview). The extension's run-state cache applies a heartbeat from its
+event, with no store read, and publishes it at once to the Workers view and the dashboard alike (publications are
+at least 250 ms apart, wider than VS Code's 200 ms tree-refresh debounce, so each is shown at once; the clock's
+once-a-second tick comes only after a second without a publication). The machine's load is given beside the run:
+the figures include whatever else it was doing.
+
+Load average (1 min) ${r.load.start.toFixed(1)} at the start, ${r.load.end.toFixed(1)} at the end, on ${r.load.cores} cores.
 
 | what | figure | reference | target | holds |
 |---|---|---|---|---|

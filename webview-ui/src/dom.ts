@@ -58,14 +58,8 @@ export function svg<K extends keyof SVGElementTagNameMap>(
   return el;
 }
 
-/** 3s, 4m 05s, 2h 03m. */
-export function duration(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
-}
+/** 3s, 4m 05s, 2h 03m: the one format the views and the dashboard share (src/protocol/time.ts). */
+export { formatDuration as duration } from '../../src/protocol/time';
 
 export function clock(at: number): string {
   const d = new Date(at);

@@ -41,7 +41,7 @@ function schedule(): void {
       state = applyBeats(state, pendingBeats, pendingBeatsNow, at);
       pendingBeats = [];
     }
-    view.render(state, at);
+    view.render(state);
   });
 }
 
@@ -63,10 +63,5 @@ window.addEventListener('message', (event: MessageEvent) => {
   }
   schedule();
 });
-
-// Ages and lease bars move on between messages.
-setInterval(() => {
-  if (!document.hidden) view.tick(state, performance.now());
-}, 500);
 
 post({ type: 'ready', protocolVersion: PROTOCOL_VERSION });

@@ -4,7 +4,8 @@
  * ↑/↓/Home/End move the selection, Enter opens the task's details.
  */
 import type { TaskView } from '../../src/protocol/messages';
-import { clear, duration, h, setText, statusClass } from './dom';
+import { taskDuration } from '../../src/protocol/time';
+import { clear, h, setText, statusClass } from './dom';
 
 export const ROW_HEIGHT = 24;
 const OVERSCAN = 8;
@@ -132,9 +133,4 @@ export class QueueList {
       this.element.scrollTop = top + ROW_HEIGHT - this.element.clientHeight;
     this.onSelect(this.tasks[next]!.id, false);
   }
-}
-
-export function taskDuration(task: TaskView, now: number): string {
-  if (task.startedAt === undefined) return '';
-  return duration((task.finishedAt ?? now) - task.startedAt);
 }

@@ -27,7 +27,7 @@ export interface UiState {
 export interface DashboardState {
   /** A snapshot has arrived. */
   connected: boolean;
-  /** The host's clock at the last message, and when (performance.now()) it arrived: ages tick from here. */
+  /** The host's shared clock at its last message (ages and durations are shown as of it), and when it arrived. */
   now: number;
   receivedAt: number;
   run: RunHeader | null;
@@ -141,6 +141,8 @@ export function reduce(state: DashboardState, message: HostMessage, at: number):
     case 'heartbeats':
       if (!state.connected) return state;
       return applyBeats(state, message.beats, message.now, at);
+    case 'clock':
+      return state.connected ? { ...state, now: message.now, receivedAt: at } : state;
     case 'taskDetails':
       return state.ui.selectedTask === message.taskId ? { ...state, details: message } : state;
     case 'notice':
@@ -166,7 +168,8 @@ export function applyBeats(state: DashboardState, beats: readonly Beat[], now: n
       status: r.status === 'claimed' ? 'active' : r.status,
     };
   });
-  return changed ? { ...state, runtimes, now, receivedAt: at } : state;
+  // A clock message that arrived after these beats (they wait for the next frame) keeps its later `now`.
+  return changed ? { ...state, runtimes, now: Math.max(state.now, now), receivedAt: at } : state;
 }
 
 export type UiAction =
@@ -193,9 +196,13 @@ export function visibleTasks(state: DashboardState): readonly TaskView[] {
   return state.ui.filter === 'all' ? state.tasks : state.tasks.filter((t) => t.status === state.ui.filter);
 }
 
-/** The host's time now, from the last message plus what passed here since. */
-export function hostNow(state: DashboardState, performanceNow: number): number {
-  return state.now + Math.max(0, performanceNow - state.receivedAt);
+/**
+ * The instant ages and durations are shown as of: the host's shared clock at its last message. Not moved on
+ * locally — the host ticks it (a `clock` message about once a second), so the dashboard shows what the
+ * sidebar's views show at the same moment.
+ */
+export function hostNow(state: DashboardState): number {
+  return state.now;
 }
 
 /** Replaces items by key, appends new ones, drops removed ones; the order of the rest is kept. */

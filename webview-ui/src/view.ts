@@ -74,10 +74,13 @@ export class DashboardView {
     );
   }
 
-  render(state: DashboardState, performanceNow: number): void {
-    const now = hostNow(state, performanceNow);
+  render(state: DashboardState): void {
+    const now = hostNow(state);
     const last = this.last;
-    this.last = state;
+    // Until the snapshot, nothing is drawn from the state: the first connected render draws it all, the restored
+    // filter and selection too (a host message can arrive before the snapshot, e.g. a clock tick sent as the panel
+    // was hidden).
+    this.last = state.connected ? state : undefined;
     if (!state.connected) {
       clear(this.header);
       this.header.append(h('div', { class: 'waiting' }, 'Connecting to Baton…'));
@@ -94,7 +97,7 @@ export class DashboardView {
     if (state.events !== last?.events) this.renderTimeline(state);
     if (state.notice !== last?.notice) this.renderNotice(state);
     if (state.series !== last?.series || state.run !== last?.run) this.drawCharts(state, now);
-    this.tick(state, performanceNow);
+    this.tick(state);
   }
 
   private drawCharts(state: DashboardState, now: number): void {
@@ -104,9 +107,9 @@ export class DashboardView {
   }
 
   /** The clocks: elapsed time, heartbeat ages, lease bars, running durations. */
-  tick(state: DashboardState, performanceNow: number): void {
+  tick(state: DashboardState): void {
     if (!state.connected || !state.run) return;
-    const now = hostNow(state, performanceNow);
+    const now = hostNow(state);
     setText(this.elapsed, `elapsed ${duration(now - state.run.createdAt)}`);
     this.workers.tick(now);
     this.queue.tick(now);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Engine } from '../../../src/engine/index';
 import { DashboardFeed } from '../../../src/extension/dashboardFeed';
+import { RunStateCache } from '../../../src/extension/runState';
 import { parseHostMessage, type HostMessage } from '../../../src/protocol/messages';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 
@@ -8,6 +9,7 @@ import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
   let fixture: EngineFixture;
   let engine: Engine;
+  let cache: RunStateCache;
   let feed: DashboardFeed;
   let posted: HostMessage[];
 
@@ -16,19 +18,19 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     fixture.write('plan.md', DEMO_PLAN);
     engine = await fixture.open({ follow: true });
     posted = [];
-    feed = new DashboardFeed(
-      engine,
-      { coordinatedHere: () => false, maxConcurrency: () => 4, coalesceMs: 20, beatMs: 20 },
-      (m) => {
-        // Everything the host posts must pass the webview's own check.
-        const parsed = parseHostMessage(m);
-        assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
-        posted.push(m);
-      },
-    );
+    // The feed maps from the run-state cache, shown as the dashboard panel shows it; no clock ticks here.
+    cache = new RunStateCache(engine, { coalesceMs: 20, publishGapMs: 20, tickMs: 60_000 });
+    cache.setVisible('dashboard', true);
+    feed = new DashboardFeed(cache, { coordinatedHere: () => false, maxConcurrency: () => 4 }, (m) => {
+      // Everything the host posts must pass the webview's own check.
+      const parsed = parseHostMessage(m);
+      assert.ok(parsed.ok, parsed.ok ? '' : parsed.error);
+      posted.push(m);
+    });
   });
   afterEach(async () => {
     feed.dispose();
+    cache.dispose();
     await fixture.dispose();
   });
 

@@ -89,6 +89,7 @@ export const HOST_EXAMPLES: HostMessage[] = [
     logTail: 'working\n',
     issues: [],
   },
+  { type: 'clock', now: 103_000 },
   { type: 'notice', level: 'error', message: 'Gate G-1 is no longer open.' },
 ];
 

@@ -23,7 +23,24 @@ describe('dashboard state reducer (webview-ui/src/state.ts)', () => {
       ['T1', 'T2'],
     );
     assert.equal(s.now, 100_000);
-    assert.equal(hostNow(s, 1010), 101_000, 'the host clock moves on from the message by local elapsed time');
+    assert.equal(hostNow(s), 100_000, 'times are shown as of the host clock of the last message');
+  });
+
+  it("the host's clock ticks move the shown time on, and never back (beats applied a frame later keep a later tick)", () => {
+    const s = reduce(initialState(), snapshot({ runtimes: [runtime('T1')] }), 0);
+    const empty = initialState();
+    assert.equal(reduce(empty, { type: 'clock', now: 101_000 }, 0), empty, 'a tick before the snapshot means nothing');
+    const ticked = reduce(s, { type: 'clock', now: 101_000 }, 1000);
+    assert.equal(hostNow(ticked), 101_000);
+    assert.equal(ticked.runtimes, s.runtimes, 'a tick changes nothing but the clock');
+    const beat = applyBeats(
+      ticked,
+      [{ runtimeId: 'T1', heartbeatCount: 2, lastHeartbeatAt: 100_500, leaseExpiresAt: 130_500 }],
+      100_500,
+      1001,
+    );
+    assert.equal(beat.runtimes[0]!.heartbeatCount, 2);
+    assert.equal(hostNow(beat), 101_000, 'the beats came with an older clock than the tick after them');
   });
 
   it('a delta upserts tasks, runtimes and gates by id, removes runtimes, prepends events — and keeps untouched parts identical', () => {
