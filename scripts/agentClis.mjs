@@ -110,12 +110,15 @@ export function isolatedEnv(cli, home, base = process.env) {
     XDG_DATA_HOME: join(home, '.local', 'share'),
     XDG_CACHE_HOME: join(home, '.cache'),
     XDG_STATE_HOME: join(home, '.local', 'state'),
+    // Temporary files and sockets (Claude Code's /tmp/cc-socks/…) stay in the temporary home too.
+    TMPDIR: join(home, 'tmp'),
     NO_COLOR: '1',
     // Generic opt-outs that several CLIs and their Node dependencies honour.
     DO_NOT_TRACK: '1',
     NO_UPDATE_NOTIFIER: '1',
     ...QUIET_ENV[cli],
   });
+  mkdirSync(env.TMPDIR, { recursive: true });
   if (cli === 'claude') env.CLAUDE_CONFIG_DIR = join(home, '.claude');
   if (cli === 'codex') env.CODEX_HOME = join(home, '.codex');
   if (cli === 'gemini') env.GEMINI_CLI_HOME = home;

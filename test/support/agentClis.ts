@@ -265,7 +265,13 @@ export const opencode: AgentCli = {
               name: 'Baton scripted model server',
               options: { baseURL: `${serverUrl}/v1`, apiKey: TEST_KEY },
               models: {
-                scripted: { name: 'Scripted', tool_call: true, limit: { context: 200000, output: 8000 } },
+                // cost: US dollars per million tokens, so step_finish events carry a cost.
+                scripted: {
+                  name: 'Scripted',
+                  tool_call: true,
+                  limit: { context: 200000, output: 8000 },
+                  cost: { input: 3, output: 15 },
+                },
               },
             },
           },

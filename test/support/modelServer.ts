@@ -39,6 +39,8 @@ export interface Reply {
   text?: string;
   toolCalls?: ToolCall[];
   usage?: Usage;
+  /** Answer with this HTTP error instead (400 and other 4xx are not retried by the CLIs; 5xx and 429 are). */
+  error?: { status: number; message: string };
 }
 
 /** A step of the script: a reply, or a function of the request (to pick the CLI's own tool names). */
@@ -185,6 +187,7 @@ export async function startModelServer(script: ModelScript = { steps: [] }): Pro
     }
     reply = { ...reply, usage: reply.usage ?? DEFAULT_USAGE };
     request.reply = reply;
+    if (reply.error) return sendError(res, request.format, reply.error.status, reply.error.message);
     format.respond(res, request, reply, ids);
   };
 
@@ -213,6 +216,17 @@ export async function startModelServer(script: ModelScript = { steps: [] }): Pro
         server.close(() => resolve());
       }),
   };
+}
+
+/** An error body in the shape each API uses (Anthropic, OpenAI and Gemini differ a little). */
+function sendError(res: ServerResponse, format: WireFormat, status: number, message: string): void {
+  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
+  if (format === 'anthropic') return sendJson(res, status, { type: 'error', error: { type, message } });
+  if (format === 'gemini')
+    return sendJson(res, status, {
+      error: { code: status, message, status: status === 400 ? 'INVALID_ARGUMENT' : 'INTERNAL' },
+    });
+  sendJson(res, status, { error: { message, type, code: null, param: null } });
 }
 
 /** The offered tool among `candidates` (first match), or an error naming the tools that were offered. */

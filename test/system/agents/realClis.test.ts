@@ -127,9 +127,13 @@ function describeRun(run: CliRun, server: ModelServer): string {
   ].join('\n');
 }
 
-function saveFixture(cli: string, name: string, run: CliRun, work: string): void {
+function saveFixture(cli: string, name: string, run: CliRun, work: string, server: ModelServer): void {
   if (!SAVE_FIXTURES) return;
   mkdirSync(join(FIXTURES, cli), { recursive: true });
+  // The tools the CLI offered the model on its first turn, one name a line (per permission mode).
+  const first = server.requests.find((r) => r.tools.length > 0);
+  if (first && name !== 'model-error' && name !== 'resumed')
+    writeFileSync(join(FIXTURES, cli, `${name}.tools.txt`), `${first.tools.map((t) => t.name).join('\n')}\n`);
   // Temporary paths become stable placeholders; everything else is as the CLI printed it.
   const text = run.stdout.split(join(work, 'repo')).join('/tmp/baton-agent/repo').split(work).join('/tmp/baton-agent');
   writeFileSync(join(FIXTURES, cli, `${name}.jsonl`), text.endsWith('\n') ? text : `${text}\n`);
@@ -189,7 +193,7 @@ describe('real agent CLIs against a scripted model server', function () {
           repo,
         );
         const why = describeRun(run, server);
-        saveFixture(cli.name, 'write-and-shell', run, work);
+        saveFixture(cli.name, 'write-and-shell', run, work, server);
 
         assert.deepEqual(server.errors, [], why);
         assert.equal(run.timedOut, false, why);
@@ -226,6 +230,8 @@ describe('real agent CLIs against a scripted model server', function () {
           [servedMain.input, served.input].includes(reported.input ?? -1),
           `input tokens ${reported.input} vs served ${servedMain.input}/${served.input}\n${why}`,
         );
+        // Cost: Claude Code prices the model name from its own table; opencode from the model's `cost` config.
+        if (cli.name === 'claude' || cli.name === 'opencode') assert.ok((reported.costUsd ?? 0) > 0, why);
         assert.ok(
           [servedMain.output, served.output].includes(reported.output ?? -1),
           `output tokens ${reported.output} vs served ${servedMain.output}/${served.output}\n${why}`,
@@ -247,7 +253,7 @@ describe('real agent CLIs against a scripted model server', function () {
           repo,
         );
         const why = describeRun(run, server);
-        saveFixture(cli.name, 'read-only', run, work);
+        saveFixture(cli.name, 'read-only', run, work, server);
 
         assert.equal(run.timedOut, false, why);
         assert.ok(run.events.length > 0, why);
@@ -264,6 +270,27 @@ describe('real agent CLIs against a scripted model server', function () {
             .join(' | ')}`,
         );
         assert.ok(main[1]!.toolResults.length > 0, `the refusal went back to the model as a tool result\n${why}`);
+      });
+
+      it('reports a model error in its stream', async () => {
+        server.setScript({
+          steps: [{ error: { status: 400, message: 'Scripted failure: this request is refused.' } }],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        const run = await runLaunch(
+          cli.launch({ home, cwd: repo, serverUrl: server.url, prompt: PROMPT, mode: 'write' }),
+          repo,
+          60_000,
+        );
+        const why = describeRun(run, server);
+        saveFixture(cli.name, 'model-error', run, work, server);
+        assert.equal(run.timedOut, false, why);
+        assert.deepEqual(run.otherLines, [], why);
+        const mentioned = run.stdout.includes('Scripted failure') || run.stderr.includes('Scripted failure');
+        console.log(
+          `      ${cli.name} model error: exit ${run.code}, message in stdout ${run.stdout.includes('Scripted failure')}, in stderr ${run.stderr.includes('Scripted failure')}, ${run.events.length} events`,
+        );
+        assert.ok(mentioned, `the error message is reported\n${why}`);
       });
 
       it('resumes its session: the second run carries the first conversation', async () => {
@@ -298,7 +325,7 @@ describe('real agent CLIs against a scripted model server', function () {
           repo,
         );
         const why = describeRun(second, server);
-        saveFixture(cli.name, 'resumed', second, work);
+        saveFixture(cli.name, 'resumed', second, work, server);
         assert.deepEqual(server.errors, [], why);
         assert.equal(second.code, 0, why);
         const last = server.mainRequests().at(-1)!;
