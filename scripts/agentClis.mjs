@@ -74,7 +74,17 @@ export function ensureAgentCli(cli, log = (line) => process.stderr.write(`${line
     {
       cwd: dir,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, TMPDIR: join(dir, 'tmp'), npm_config_update_notifier: 'false' },
+      // Install scripts run the CLI (opencode's postinstall runs `opencode --version`, which makes its
+      // XDG folders): those land in the install folder, not in the home folder. npm keeps HOME (its config).
+      env: {
+        ...process.env,
+        TMPDIR: join(dir, 'tmp'),
+        XDG_CONFIG_HOME: join(dir, 'tmp', 'config'),
+        XDG_DATA_HOME: join(dir, 'tmp', 'data'),
+        XDG_CACHE_HOME: join(dir, 'tmp', 'cache'),
+        XDG_STATE_HOME: join(dir, 'tmp', 'state'),
+        npm_config_update_notifier: 'false',
+      },
     },
   );
   if (!existsSync(bin)) throw new Error(`${spec.package} did not install its "${spec.bin}" binary into ${dir}.`);
