@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { BatonError } from '../../../src/engine/domain/errors';
 import { canHeartbeat, deriveRuntimeStatus } from '../../../src/engine/domain/transitions';
-import { DELEGATION_STATUSES, type DelegationStatus } from '../../../src/engine/domain/types';
+import {
+  DELEGATION_STATUSES,
+  TASK_STATUSES,
+  type DelegationStatus,
+  type TaskStatus,
+} from '../../../src/engine/domain/types';
+import { setTaskStatus } from '../../../src/engine/operations/tasks/setTaskStatus';
 import { enqueueDelegation } from '../../../src/engine/operations/delegations/enqueueDelegation';
 import { getDelegation } from '../../../src/engine/queries/delegations';
 import { transitionDelegation } from '../../../src/engine/operations/delegations/transitionDelegation';
@@ -180,5 +186,77 @@ describe('runtime status (derived)', () => {
       'claimed',
       'active',
     ]);
+  });
+});
+
+/**
+ * The task state machine of docs/architecture.md ("Tasks and the run"), written out here and
+ * not read from TASK_TRANSITIONS: ends are final; a replan carries completion to a task that
+ * never ran; a same-status move changes only the reason.
+ */
+const TASK_MOVES: Record<TaskStatus, TaskStatus[]> = {
+  pending: ['pending', 'ready', 'gated', 'running', 'completed', 'blocked', 'cancelled'],
+  ready: ['ready', 'pending', 'gated', 'running', 'completed', 'failed', 'blocked', 'cancelled'],
+  gated: ['gated', 'ready', 'pending', 'running', 'verifying', 'completed', 'failed', 'blocked', 'cancelled'],
+  running: ['running', 'ready', 'gated', 'verifying', 'completed', 'failed', 'cancelled'],
+  verifying: ['verifying', 'ready', 'gated', 'completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  blocked: [],
+  skipped: [],
+  cancelled: [],
+};
+
+describe('task transitions', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = new EngineFixture()));
+  afterEach(() => fixture.dispose());
+
+  it('setTaskStatus allows exactly the documented moves, compare-and-set in the store, and writes nothing for the others', async () => {
+    fixture.write('plan.md', DEMO_PLAN);
+    const engine = await fixture.open();
+    const run = await engine.startRun('plan.md');
+    await engine.close();
+    const store = await FileStore.open(`${fixture.workspace}/.baton/store`);
+    const wrong: string[] = [];
+    try {
+      for (const from of TASK_STATUSES) {
+        for (const to of TASK_STATUSES) {
+          // Put T5 in `from` directly (the row, not a move), then ask for the move.
+          const outcome = await store
+            .transact(async (tx) => {
+              await tx.run(`UPDATE tasks SET status = ?, status_reason = 'set up' WHERE run_id = ? AND id = 'T5'`, [
+                from,
+                run.id,
+              ]);
+              await setTaskStatus(tx, run.id, 'T5', to, `to ${to}`, 0);
+              return 'moved';
+            })
+            .catch((err: unknown) => (BatonError.is(err, 'task.illegal-transition') ? 'refused' : String(err)));
+          const expected = TASK_MOVES[from].includes(to) ? 'moved' : 'refused';
+          if (outcome !== expected) wrong.push(`${from} → ${to}: ${outcome}, expected ${expected}`);
+        }
+      }
+      // A refused move writes nothing: a completed task stays completed, with its reason.
+      await store.transact((tx) =>
+        tx.run(`UPDATE tasks SET status = 'completed', status_reason = 'done' WHERE run_id = ? AND id = 'T5'`, [
+          run.id,
+        ]),
+      );
+      await assert.rejects(
+        store.transact((tx) => setTaskStatus(tx, run.id, 'T5', 'ready', 'again', 0)),
+        (err: unknown) => BatonError.is(err, 'task.illegal-transition'),
+      );
+      const after = await store.read((r) =>
+        r.get<{ status: string; status_reason: string }>(
+          `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = 'T5'`,
+          [run.id],
+        ),
+      );
+      assert.deepEqual(after, { status: 'completed', status_reason: 'done' });
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual(wrong, []);
   });
 });
