@@ -1,107 +1,73 @@
-import type { EventOf, EventType } from './domain/events';
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
-import { join, resolve } from 'node:path';
-import { DEFAULT_CONFIG, parseConfig, type BatonConfig } from './domain/config';
-import { decideGate, type DecideGateOutcome, type GateDecision } from './operations/gates/decideGate';
-import { ingestArtifact, workspacePath, type IngestOutcome } from './usecases/ingestArtifact';
-import type { EngineContext } from './usecases/context';
-import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
-import { isLeaseLive } from './usecases/coordinatorLiveness';
-import { readCoordinatorLease } from './queries/coordinatorLease';
-import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
-import { liftStops, requestStop } from './operations/stops/stopRequests';
-import { applyStopHere } from './usecases/applyStop';
-import { readStop } from './queries/stops';
-import { type StopMode } from './domain/types';
-import { type StopReportEntry, type StopRequest } from './domain/stops';
-import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
-import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
-import { worktreesRoot } from './effects/workspaceLayout';
-import { type AttemptWorktree, type RunIsolation } from './domain/isolation';
-import { findGit, gitMissing } from './effects/git/git';
-import {
-  cleanupWorktrees,
-  inspectWorktrees,
-  type CleanupReport,
-  type WorktreeFinding,
-} from './usecases/cleanupWorktrees';
-import { runPaths } from './effects/workspaceLayout';
-import { folderSize } from './effects/folderSize';
-import { isProcessAlive } from './effects/processes/processes';
-import { resolveWorker } from './domain/workerLaunch';
-import { sleep, systemClock, systemIds, type Clock, type IdSource } from './domain/clock';
+import { resolve } from 'node:path';
+import { EventAnnouncer } from './announcer';
+import type { Clock, IdSource } from './domain/clock';
+import { sleep, systemClock, systemIds } from './domain/clock';
+import type { BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
+import type { AttemptWorktree, RunIsolation } from './domain/isolation';
 import { hasErrors, type Issue } from './domain/issue';
+import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
+import type { StopRequest } from './domain/stops';
 import type {
   Delegation,
   DelegationStatus,
   Gate,
+  GateDecision,
   GateStatus,
   IngestionRecord,
-  ParsedPlan,
   Run,
   RunEvent,
-  Task,
+  StopMode,
   WorkerRuntime,
 } from './domain/types';
-import { parsePlan } from './domain/plan/parsePlan';
+import { resolveWorker } from './domain/workerLaunch';
+import { folderSize } from './effects/folderSize';
+import { findGit, gitMissing } from './effects/git/git';
+import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
+import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
-import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
-import { readRunSettings } from './queries/runs';
-import { createRun, planDigest } from './operations/runs/createRun';
+import { decideGate, type DecideGateOutcome } from './operations/gates/decideGate';
+import { openRunForPlan } from './operations/runs/openRunForPlan';
+import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
 import { expireStaleRuntimes, type ExpiredRuntime } from './operations/runtimes/expireStaleRuntimes';
 import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
-import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
-import type { StoreReader } from './store/port';
+import { liftStops, requestStop } from './operations/stops/stopRequests';
+import { readCoordinatorLease } from './queries/coordinatorLease';
+import { readRunSettings } from './queries/runs';
 import {
-  DELEGATION_COLUMNS,
-  GATE_COLUMNS,
-  INGESTION_COLUMNS,
-  toIngestion,
-  type IngestionRow,
-  RUN_COLUMNS,
-  RUNTIME_SELECT,
-  TASK_COLUMNS,
-  toDelegation,
-  toEvent,
-  toGate,
-  toRun,
-  toRuntime,
-  toTask,
-  type DelegationRow,
-  type EventRow,
-  type GateRow,
-  type RunRow,
-  type RuntimeRow,
-  type TaskRow,
-} from './store/rows';
-import { Emitter, type Disposable } from './domain/emitter';
+  countLiveWorktrees,
+  findDelegation,
+  findRun,
+  listDelegations,
+  listEvents,
+  listGates,
+  listIngestions,
+  listRuns,
+  readOverview,
+  readTaskRecord,
+  type RunOverview,
+  type TaskRecord,
+} from './queries/runView';
+import { readStop } from './queries/stops';
+import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
+import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
+import { applyStopHere } from './usecases/applyStop';
+import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
+import type { EngineContext } from './usecases/context';
+import { isLeaseLive } from './usecases/coordinatorLiveness';
+import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
+import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
+import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
+import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
 
-export const BATON_DIR = '.baton';
-
-export function storeDirOf(workspace: string): string {
-  return join(workspace, BATON_DIR, 'store');
-}
-
-export function configPathOf(workspace: string): string {
-  return join(workspace, BATON_DIR, 'config.json');
-}
-
-/**
- * What the engine announces. Log events come from the run's event log (with `seq`);
- * heartbeats are announced from the runtimes' state (they are not logged: a heartbeat
- * is a renewal, not a transition).
- */
-export type EngineEvent<K extends EventType = EventType> = EventOf<K> & {
-  runId: string;
-  at: number;
-  /** The run's sequence number; absent for heartbeats. */
-  seq?: number;
-  /** Global order across runs; absent for heartbeats. */
-  id?: number;
-};
+export { BATON_DIR, configPathOf, runPaths, storeDirOf } from './effects/workspaceLayout';
+export { loadConfig, readPlan, requireValidPlan } from './usecases/workspaceFiles';
+export type { LoadedPlan } from './usecases/workspaceFiles';
+export type { EngineEvent } from './announcer';
+export type { RunOverview, TaskRecord } from './queries/runView';
+export type { Diagnosis } from './usecases/diagnoseRun';
 
 export interface EngineOptions {
   workspace: string;
@@ -114,88 +80,19 @@ export interface EngineOptions {
   cliPath?: string;
 }
 
-export interface LoadedPlan {
-  /** Workspace-relative (POSIX separators) when inside the workspace, else absolute. */
-  path: string;
-  text: string;
-  parsed: ParsedPlan;
-}
-
-export interface RunOverview {
-  run: Run;
-  tasks: Task[];
-  delegations: Delegation[];
-  runtimes: WorkerRuntime[];
-  gates: Gate[];
-}
-
-export interface Diagnosis extends RunOverview {
-  now: number;
-  coordinator?: {
-    holder: string;
-    epoch: number;
-    expiresAt: number;
-    released: boolean;
-    alive: boolean | null;
-    live: boolean;
-  };
-  workers: Array<{
-    runtimeId: string;
-    delegationId: string;
-    worker?: string;
-    pid?: number;
-    alive: boolean | null;
-    logPath?: string;
-  }>;
-  receipts: Array<{
-    delegationId: string;
-    command: string[];
-    exitCode: number | null;
-    timedOut: boolean;
-    durationMs: number;
-    logPath: string;
-  }>;
-  stops: Array<{
-    id: string;
-    delegationId?: string;
-    mode: string;
-    status: string;
-    requestedBy: string;
-    requestedAt: number;
-    report: StopReportEntry[];
-  }>;
-  /** Bytes under .baton/runs/<run> (logs, prompts, artifacts). */
-  diskBytes: number;
-  /**
-   * Isolation of the run (docs/isolation.md): mode, target branch, base; its worktrees, what they use on disk, and
-   * findings.
-   */
-  isolation?: RunIsolation;
-  worktrees: Array<AttemptWorktree & { bytes: number }>;
-  worktreeBytes: number;
-  worktreeFindings: WorktreeFinding[];
-  /** The command that most likely helps next, and why. */
-  next: { command: string; why: string };
-}
-
 export interface ClaimOutcome extends Claim {
   runId: string;
   runCreated: boolean;
 }
 
 /**
- * The engine's public face: every adapter (CLI, extension) goes through it. Each command
- * is one store transaction built from the operations under queue/, runtime/, gates/ and
- * ingest/; file reading and validation happen before the transaction.
+ * The engine's public face: every adapter (CLI, extension) goes through it. A method
+ * validates its input (reading files first, outside any transaction), then runs one
+ * operation in a transaction, one query, or one use case (docs/architecture.md, tiers).
  */
 export class Engine {
-  private readonly emitter = new Emitter<EngineEvent>();
-  readonly onEvent = this.emitter.event;
-  private lastEventId = 0;
-  private readonly beats = new Map<string, number>();
-  private announcing: Promise<void> = Promise.resolve();
-  private announceQueued = false;
-  private readonly subscription: Disposable;
+  private readonly announcer: EventAnnouncer;
+  readonly onEvent: EventAnnouncer['onEvent'];
 
   private constructor(
     readonly workspace: string,
@@ -204,19 +101,11 @@ export class Engine {
     private readonly store: FileStore,
     private readonly clock: Clock,
     private readonly ids: IdSource,
+    announcer: EventAnnouncer,
     private readonly cliPath?: string,
   ) {
-    this.subscription = store.watch(() => {
-      // One announcement waiting is enough: it reads everything since the last one.
-      if (this.announceQueued) return;
-      this.announceQueued = true;
-      this.announcing = this.announcing
-        .then(() => {
-          this.announceQueued = false;
-          return this.announce();
-        })
-        .catch(() => undefined);
-    });
+    this.announcer = announcer;
+    this.onEvent = announcer.onEvent;
   }
 
   /** Opens (creating if needed) the store of a workspace. An invalid config is refused with its issues. */
@@ -236,17 +125,10 @@ export class Engine {
       ...options.store,
       follow: options.follow ?? false,
     });
-    const engine = new Engine(
-      workspace,
-      config,
-      issues,
-      store,
-      clock,
-      options.ids ?? systemIds(clock),
-      options.cliPath,
-    );
-    await engine.primeAnnouncements();
-    return engine;
+    // Announcement failures have no caller to report to; the next change tries again.
+    const announcer = await EventAnnouncer.start(store, clock, () => undefined);
+    const ids = options.ids ?? systemIds(clock);
+    return new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
   }
 
   static hasStore(workspace: string): boolean {
@@ -258,16 +140,19 @@ export class Engine {
   }
 
   async close(): Promise<void> {
-    this.subscription.dispose();
-    await this.announcing;
-    this.emitter.dispose();
+    await this.announcer.settled();
+    this.announcer.dispose();
     await this.store.close();
   }
 
   /** Catches up with other processes now and announces what they did. */
   async refresh(): Promise<void> {
     await this.store.refresh();
-    await this.announcing;
+    await this.announcer.settled();
+  }
+
+  now(): number {
+    return this.clock.now();
   }
 
   // ── plans and runs ──────────────────────────────────────────────────────
@@ -278,14 +163,18 @@ export class Engine {
 
   /** Starts a new run from a plan file; a plan with errors is refused with its issues. */
   async startRun(planPath: string): Promise<Run> {
-    const plan = this.validPlan(planPath);
-    return this.store.transact((tx) =>
-      createRun(
-        tx,
-        { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings: runSettingsFrom(this.config) },
-        this.operationContext(),
-      ),
-    );
+    const { runId } = await this.openRun(planPath, { fresh: true, whatNext: '', checkGit: false });
+    return this.getRun(runId);
+  }
+
+  /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
+  async runForPlan(
+    planPath: string,
+    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {},
+  ): Promise<{ run: Run; created: boolean }> {
+    const whatNext = 'resume that run, replan it, or start fresh with --new';
+    const { runId, created } = await this.openRun(planPath, { ...options, whatNext });
+    return { run: await this.getRun(runId), created };
   }
 
   /**
@@ -301,8 +190,9 @@ export class Engine {
     leaseSeconds?: number;
     holder?: string;
   }): Promise<ClaimOutcome> {
-    if (!input.planPath && !input.runId)
+    if (!input.planPath && !input.runId) {
       throw new BatonError('claim.no-run', 'Name the plan (--plan) or the run (--run) to claim from.');
+    }
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     return this.store.transact(async (tx) => {
@@ -310,50 +200,27 @@ export class Engine {
       let runId = input.runId;
       let runCreated = false;
       if (runId) {
-        const run = await tx.get<{ plan_path: string; status: string }>(
-          `SELECT plan_path, status FROM runs WHERE id = ?`,
-          [runId],
-        );
-        if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
-        if (plan && run.plan_path !== plan.path)
-          throw new BatonError('run.plan-mismatch', `Run ${runId} runs ${run.plan_path}, not ${plan.path}.`);
+        const run = await findRun(tx, runId);
+        if (plan && run.planPath !== plan.path) {
+          throw new BatonError('run.plan-mismatch', `Run ${runId} runs ${run.planPath}, not ${plan.path}.`);
+        }
       } else {
-        const active = await activeRunOf(tx, plan!.path);
-        if (active && active.plan_digest !== planDigest(plan!.text)) {
-          throw new BatonError(
-            'run.plan-changed',
-            `${plan!.path} changed since run ${active.id} started from it; finish that run or replan it.`,
-          );
-        }
-        if (active) runId = active.id;
-        else {
-          runId = (
-            await createRun(
-              tx,
-              {
-                planPath: plan!.path,
-                planText: plan!.text,
-                tasks: plan!.parsed.tasks,
-                settings: runSettingsFrom(this.config),
-              },
-              ctx,
-            )
-          ).id;
-          runCreated = true;
-        }
+        const opened = await openRunForPlan(
+          tx,
+          {
+            plan: { path: plan!.path, text: plan!.text, tasks: plan!.parsed.tasks },
+            settings: runSettingsFrom(this.config),
+            whatNext: 'finish that run or replan it',
+          },
+          ctx,
+        );
+        runId = opened.runId;
+        runCreated = opened.created;
       }
       await expireStaleRuntimes(tx, ctx.now);
-      const claim = await claimTask(
-        tx,
-        {
-          runId,
-          taskId: input.taskId,
-          leaseMs,
-          holder: input.holder ?? `${hostname()}`,
-          ...(input.agent ? { agent: input.agent } : {}),
-        },
-        ctx,
-      );
+      const holder = input.holder ?? hostname();
+      const agent = input.agent ? { agent: input.agent } : {};
+      const claim = await claimTask(tx, { runId, taskId: input.taskId, leaseMs, holder, ...agent }, ctx);
       return { ...claim, runId, runCreated };
     });
   }
@@ -385,21 +252,8 @@ export class Engine {
    * ingestion (recorded, the delegation BLOCKED behind a gate).
    */
   async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
-    const delegation = await this.findDelegation(input.delegationId, input.runId);
+    const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
     return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath));
-  }
-
-  /** What the use cases work with (a coordinator gives them a fenced one of its own). */
-  private engineContext(): EngineContext {
-    return {
-      store: this.store,
-      clock: this.clock,
-      ids: this.ids,
-      workspace: this.workspace,
-      config: this.config,
-      log: () => undefined,
-      ...(this.cliPath ? { cliPath: this.cliPath } : {}),
-    };
   }
 
   async decideGate(input: {
@@ -409,68 +263,14 @@ export class Engine {
     by?: string;
     accept?: boolean;
   }): Promise<DecideGateOutcome> {
-    return this.store.transact((tx) =>
-      decideGate(
-        tx,
-        {
-          gateId: input.gateId,
-          decision: input.decision,
-          by: input.by ?? defaultDecider(),
-          ...(input.note ? { note: input.note } : {}),
-          ...(input.accept ? { accept: true } : {}),
-        },
-        this.clock.now(),
-      ),
-    );
-  }
-
-  // ── execution ───────────────────────────────────────────────────────────
-
-  /**
-   * Becomes the coordinator of a run (reconciling what a predecessor left), or reports who
-   * is. The caller runs `coordinator.run()` and, on exit, `shutdown()` if it was interrupted.
-   */
-  async coordinate(
-    options: CoordinatorOptions & { log?: (line: string) => void },
-  ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
-    await this.refuseUnknownWorkers(options.runId, options.worker);
-    const { log, ...coordinatorOptions } = options;
-    return Coordinator.take(
-      {
-        ...this.engineContext(),
-        ...(log ? { log } : {}),
-        onStoreChange: (listener) => this.store.watch(listener),
-      },
-      coordinatorOptions,
-    );
-  }
-
-  /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
-  async runForPlan(
-    planPath: string,
-    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {},
-  ): Promise<{ run: Run; created: boolean }> {
-    const plan = this.validPlan(planPath);
-    const settings = { ...runSettingsFrom(this.config), ...options.settings };
-    // A run that must isolate its tasks cannot start without git (exit 7); `auto` falls back to the shared tree.
-    if (settings.isolation === 'worktree' && !(await findGit())) throw gitMissing();
-    const { runId, created } = await this.store.transact(async (tx) => {
-      const active = options.fresh ? undefined : await activeRunOf(tx, plan.path);
-      if (active && active.plan_digest !== planDigest(plan.text)) {
-        throw new BatonError(
-          'run.plan-changed',
-          `${plan.path} changed since run ${active.id} started from it; resume that run, replan it, or start fresh with --new.`,
-        );
-      }
-      if (active) return { runId: active.id, created: false };
-      const run = await createRun(
-        tx,
-        { planPath: plan.path, planText: plan.text, tasks: plan.parsed.tasks, settings },
-        this.operationContext(),
-      );
-      return { runId: run.id, created: true };
-    });
-    return { run: await this.getRun(runId), created };
+    const decision = {
+      gateId: input.gateId,
+      decision: input.decision,
+      by: input.by ?? defaultDecider(),
+      ...(input.note ? { note: input.note } : {}),
+      ...(input.accept ? { accept: true } : {}),
+    };
+    return this.store.transact((tx) => decideGate(tx, decision, this.clock.now()));
   }
 
   /**
@@ -490,127 +290,32 @@ export class Engine {
         `Run ${input.runId} is driven by ${lease!.holder}; stop it first (baton stop --run ${input.runId}).`,
       );
     }
-    return this.store.transact((tx) =>
-      replanRun(
-        tx,
-        {
-          oldRunId: input.runId,
-          planPath: plan.path,
-          planText: plan.text,
-          tasks: plan.parsed.tasks,
-          settings: runSettingsFrom(this.config),
-          mapping: input.mapping ?? {},
-        },
-        this.operationContext(),
-      ),
-    );
+    const replan = {
+      oldRunId: input.runId,
+      planPath: plan.path,
+      planText: plan.text,
+      tasks: plan.parsed.tasks,
+      settings: runSettingsFrom(this.config),
+      mapping: input.mapping ?? {},
+    };
+    return this.store.transact((tx) => replanRun(tx, replan, this.operationContext()));
   }
 
-  /** Everything about a run in one place, with the command that most likely helps next. */
-  async diagnose(runId?: string): Promise<Diagnosis> {
-    const view = await this.overview(runId);
-    const diagnosedRun = view.run.id;
-    const now = this.clock.now();
-    const extra = await this.store.read(async (r) => ({
-      lease: await readCoordinatorLease(r, diagnosedRun),
-      stops: await r.all<{
-        id: string;
-        delegation_id: string | null;
-        mode: string;
-        status: string;
-        requested_by: string;
-        requested_at: number;
-        report_json: string;
-      }>(
-        `SELECT id, delegation_id, mode, status, requested_by, requested_at, report_json FROM stop_requests WHERE run_id = ? ORDER BY ordinal`,
-        [diagnosedRun],
-      ),
-      receipts: await r.all<{
-        delegation_id: string;
-        command_json: string;
-        exit_code: number | null;
-        timed_out: number;
-        duration_ms: number;
-        log_path: string;
-      }>(
-        `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? ORDER BY id`,
-        [diagnosedRun],
-      ),
-      processes: await r.all<{
-        id: string;
-        delegation_id: string;
-        pid: number | null;
-        pid_start: string | null;
-        host: string | null;
-        worker: string | null;
-        log_path: string | null;
-      }>(
-        `SELECT id, delegation_id, pid, pid_start, host, worker, log_path FROM runtimes WHERE run_id = ? ORDER BY claimed_at`,
-        [diagnosedRun],
-      ),
-    }));
-    const coordinator = extra.lease
-      ? {
-          holder: extra.lease.holder,
-          epoch: extra.lease.epoch,
-          expiresAt: extra.lease.expiresAt,
-          released: extra.lease.releasedAt !== undefined,
-          alive: isProcessAlive(extra.lease.identity) ?? null,
-          live: isLeaseLive(extra.lease, now),
-        }
-      : undefined;
-    const workers = extra.processes.map((p) => ({
-      runtimeId: p.id,
-      delegationId: p.delegation_id,
-      worker: p.worker ?? undefined,
-      pid: p.pid ?? undefined,
-      alive:
-        p.pid !== null && p.host
-          ? (isProcessAlive({ pid: p.pid, startTime: p.pid_start, host: p.host }) ?? null)
-          : false,
-      logPath: p.log_path ?? undefined,
-    }));
-    const diskBytes = folderSize(runPaths(this.workspace, diagnosedRun).root);
-    const isolation = await this.store.read((r) => readRunIsolation(r, diagnosedRun));
-    const worktrees = (await this.store.read((r) => listAttemptWorktrees(r, diagnosedRun))).map((w) => ({
-      ...w,
-      bytes: w.removedAt === undefined ? folderSize(w.path) : 0,
-    }));
-    const worktreeFindings = await inspectWorktrees(this.store, this.workspace, diagnosedRun).catch((err: unknown) => [
-      {
-        path: worktreesRoot(this.workspace, diagnosedRun),
-        finding: `could not inspect the worktrees: ${(err as Error).message}`,
-      },
-    ]);
-    return {
-      ...view,
-      now,
-      ...(coordinator ? { coordinator } : {}),
-      workers,
-      receipts: extra.receipts.map((r) => ({
-        delegationId: r.delegation_id,
-        command: JSON.parse(r.command_json) as string[],
-        exitCode: r.exit_code,
-        timedOut: r.timed_out === 1,
-        durationMs: r.duration_ms,
-        logPath: r.log_path,
-      })),
-      stops: extra.stops.map((s) => ({
-        id: s.id,
-        delegationId: s.delegation_id ?? undefined,
-        mode: s.mode,
-        status: s.status,
-        requestedBy: s.requested_by,
-        requestedAt: s.requested_at,
-        report: JSON.parse(s.report_json) as StopReportEntry[],
-      })),
-      diskBytes,
-      ...(isolation ? { isolation } : {}),
-      worktrees,
-      worktreeBytes: folderSize(worktreesRoot(this.workspace, diagnosedRun)),
-      worktreeFindings,
-      next: suggestNext(view, coordinator?.live ?? false, workers),
-    };
+  // ── execution ───────────────────────────────────────────────────────────
+
+  /**
+   * Becomes the coordinator of a run (reconciling what a predecessor left), or reports who
+   * is. The caller runs `coordinator.run()` and, on exit, `shutdown()` if it was interrupted.
+   */
+  async coordinate(
+    options: CoordinatorOptions & { log?: (line: string) => void },
+  ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
+    await this.refuseUnknownWorkers(options.runId, options.worker);
+    const { log, ...coordinatorOptions } = options;
+    return Coordinator.take(
+      { ...this.engineContext(), ...(log ? { log } : {}), onStoreChange: (listener) => this.store.watch(listener) },
+      coordinatorOptions,
+    );
   }
 
   /** Lets a stopped run dispatch again (the coordinator's job resumes with `coordinate`). */
@@ -631,19 +336,13 @@ export class Engine {
     by?: string;
     waitMs?: number;
   }): Promise<{ request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' }> {
-    const by = input.by ?? defaultDecider();
-    const { request, repeated } = await this.store.transact((tx) =>
-      requestStop(
-        tx,
-        {
-          runId: input.runId,
-          mode: input.mode,
-          by,
-          ...(input.delegationId ? { delegationId: input.delegationId } : {}),
-        },
-        this.clock.now(),
-      ),
-    );
+    const stop = {
+      runId: input.runId,
+      mode: input.mode,
+      by: input.by ?? defaultDecider(),
+      ...(input.delegationId ? { delegationId: input.delegationId } : {}),
+    };
+    const { request, repeated } = await this.store.transact((tx) => requestStop(tx, stop, this.clock.now()));
     if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
     if (isLeaseLive(lease, this.clock.now())) {
@@ -677,103 +376,48 @@ export class Engine {
     return { runId: run.id, ...(await cleanupWorktrees(this.store, this.clock, this.workspace, run.id)) };
   }
 
-  /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
-  private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
-    const tasks = await this.store.read((r) =>
-      r.all<{ id: string; worker: string | null }>(`SELECT id, worker FROM tasks WHERE run_id = ?`, [runId]),
-    );
-    const unknown = new Set<string>();
-    for (const task of tasks) {
-      const id = override ?? task.worker ?? this.config.defaultWorker;
-      try {
-        resolveWorker(this.config, id);
-      } catch {
-        unknown.add(id);
-      }
-    }
-    if (unknown.size > 0) {
-      resolveWorker(this.config, [...unknown][0]!); // throws the readable error
-    }
+  /** Everything about a run in one place, with the command that most likely helps next. */
+  async diagnose(runId?: string): Promise<Diagnosis> {
+    return diagnoseRun(this.engineContext(), runId);
   }
 
-  // ── queries ─────────────────────────────────────────────────────────────
+  // ── queries (queries/runView.ts) ───────────────────────────────────────
 
-  async listRuns(): Promise<Run[]> {
-    return this.store.read(async (r) =>
-      (await r.all<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC`)).map(toRun),
-    );
+  listRuns(): Promise<Run[]> {
+    return this.store.read((r) => listRuns(r));
   }
 
   /** The run with this id, or the most recent run when no id is given. */
-  async getRun(runId?: string): Promise<Run> {
-    const row = await this.store.read((r) =>
-      runId
-        ? r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, [runId])
-        : r.get<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs ORDER BY ordinal DESC LIMIT 1`),
-    );
-    if (!row)
-      throw new BatonError(
-        'run.unknown',
-        runId ? `There is no run ${runId}.` : 'There is no run yet; claim a task or start a plan first.',
-      );
-    return toRun(row);
+  getRun(runId?: string): Promise<Run> {
+    return this.store.read((r) => findRun(r, runId));
   }
 
-  async overview(runId?: string): Promise<RunOverview> {
-    const run = await this.getRun(runId);
-    const now = this.clock.now();
-    return this.store.read(async (r) => ({
-      run,
-      tasks: (
-        await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])
-      ).map(toTask),
-      delegations: (
-        await r.all<DelegationRow>(
-          `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`,
-          [run.id],
-        )
-      ).map(toDelegation),
-      runtimes: (await r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.run_id = ? ORDER BY r.claimed_at`, [run.id])).map(
-        (row) => toRuntime(row, now),
-      ),
-      gates: (
-        await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])
-      ).map(toGate),
-    }));
+  overview(runId?: string): Promise<RunOverview> {
+    return this.store.read((r) => readOverview(r, runId, this.clock.now()));
   }
 
-  async listDelegations(runId?: string, status?: DelegationStatus): Promise<{ run: Run; delegations: Delegation[] }> {
-    const run = await this.getRun(runId);
-    const rows = await this.store.read((r) =>
-      status
-        ? r.all<DelegationRow>(
-            `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND status = ? ORDER BY created_at, id`,
-            [run.id, status],
-          )
-        : r.all<DelegationRow>(
-            `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? ORDER BY created_at, id`,
-            [run.id],
-          ),
-    );
-    return { run, delegations: rows.map(toDelegation) };
+  listDelegations(runId?: string, status?: DelegationStatus): Promise<{ run: Run; delegations: Delegation[] }> {
+    return this.store.read((r) => listDelegations(r, runId, status));
   }
 
-  async listGates(filter: { runId?: string; status?: GateStatus } = {}): Promise<Gate[]> {
-    const where: string[] = [];
-    const params: string[] = [];
-    if (filter.runId) {
-      where.push('run_id = ?');
-      params.push(filter.runId);
-    }
-    if (filter.status) {
-      where.push('status = ?');
-      params.push(filter.status);
-    }
-    const sql = `SELECT ${GATE_COLUMNS} FROM gates ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ordinal`;
-    return (await this.store.read((r) => r.all<GateRow>(sql, params))).map(toGate);
+  listGates(filter: { runId?: string; status?: GateStatus } = {}): Promise<Gate[]> {
+    return this.store.read((r) => listGates(r, filter));
   }
 
   /** A run's ingestion records, oldest first. */
+  listIngestions(runId: string): Promise<IngestionRecord[]> {
+    return this.store.read((r) => listIngestions(r, runId));
+  }
+
+  listEvents(runId: string, afterSeq = 0, limit = 10_000): Promise<Array<RunEvent & { id: number }>> {
+    return this.store.read((r) => listEvents(r, runId, afterSeq, limit));
+  }
+
+  /** One task's attempts with their receipts, log paths and ingestions, in one read (the dashboard's task details). */
+  taskRecord(runId: string, taskId: string): Promise<TaskRecord> {
+    return this.store.read((r) => readTaskRecord(r, runId, taskId));
+  }
+
   /** How the run isolates its tasks (once decided at its first dispatch), its live worktrees and the disk they use. */
   async isolationSummary(runId?: string): Promise<{
     runId: string;
@@ -782,17 +426,15 @@ export class Engine {
     liveWorktrees: number;
     worktreeBytes: number;
   }> {
-    const run = await this.getRun(runId);
-    const { settings, isolation, live } = await this.store.read(async (r) => ({
-      settings: await readRunSettings(r, run.id),
-      isolation: await readRunIsolation(r, run.id),
-      live:
-        (
-          await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM worktrees WHERE run_id = ? AND removed_at IS NULL`, [
-            run.id,
-          ])
-        )?.n ?? 0,
-    }));
+    const { run, settings, isolation, live } = await this.store.read(async (r) => {
+      const found = await findRun(r, runId);
+      return {
+        run: found,
+        settings: await readRunSettings(r, found.id),
+        isolation: await readRunIsolation(r, found.id),
+        live: await countLiveWorktrees(r, found.id),
+      };
+    });
     return {
       runId: run.id,
       setting: settings.isolation ?? 'none',
@@ -803,99 +445,24 @@ export class Engine {
   }
 
   /** The run's isolated attempts: worktree, branch, what became of their work. */
-  async listWorktrees(runId?: string): Promise<AttemptWorktree[]> {
-    const run = await this.getRun(runId);
-    return this.store.read((r) => listAttemptWorktrees(r, run.id));
-  }
-
-  /**
-   * One task's attempts with their verification receipts, worker log paths and ingestions,
-   * in one read (the dashboard's task details; `diagnose` is the whole run, processes and disk).
-   */
-  async taskRecord(
-    runId: string,
-    taskId: string,
-  ): Promise<{
-    delegations: Delegation[];
-    receipts: Diagnosis['receipts'];
-    logPaths: Map<string, string>;
-    ingestions: IngestionRecord[];
-  }> {
-    return this.store.read(async (r) => {
-      const delegations = (
-        await r.all<DelegationRow>(
-          `SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND task_id = ? ORDER BY created_at, id`,
-          [runId, taskId],
-        )
-      ).map(toDelegation);
-      const receipts = await r.all<{
-        delegation_id: string;
-        command_json: string;
-        exit_code: number | null;
-        timed_out: number;
-        duration_ms: number;
-        log_path: string;
-      }>(
-        `SELECT delegation_id, command_json, exit_code, timed_out, duration_ms, log_path FROM verification_receipts WHERE run_id = ? AND task_id = ? ORDER BY id`,
-        [runId, taskId],
-      );
-      const ids = delegations.map((d) => d.id);
-      const inIds = ids.map(() => '?').join(', ');
-      const logs = ids.length
-        ? await r.all<{ delegation_id: string; log_path: string }>(
-            `SELECT delegation_id, log_path FROM runtimes WHERE run_id = ? AND log_path IS NOT NULL AND delegation_id IN (${inIds})`,
-            [runId, ...ids],
-          )
-        : [];
-      const ingestions = ids.length
-        ? (
-            await r.all<IngestionRow>(
-              `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id IN (${inIds}) ORDER BY created_at, id`,
-              [runId, ...ids],
-            )
-          ).map(toIngestion)
-        : [];
-      return {
-        delegations,
-        receipts: receipts.map((x) => ({
-          delegationId: x.delegation_id,
-          command: JSON.parse(x.command_json) as string[],
-          exitCode: x.exit_code,
-          timedOut: x.timed_out === 1,
-          durationMs: x.duration_ms,
-          logPath: x.log_path,
-        })),
-        logPaths: new Map(logs.map((l) => [l.delegation_id, l.log_path])),
-        ingestions,
-      };
-    });
-  }
-
-  async listIngestions(runId: string): Promise<IngestionRecord[]> {
-    return (
-      await this.store.read((r) =>
-        r.all<IngestionRow>(`SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? ORDER BY created_at, id`, [
-          runId,
-        ]),
-      )
-    ).map(toIngestion);
-  }
-
-  async listEvents(runId: string, afterSeq = 0, limit = 10_000): Promise<Array<RunEvent & { id: number }>> {
-    const rows = await this.store.read((r) =>
-      r.all<EventRow>(
-        `SELECT id, run_id, seq, type, at, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-        [runId, afterSeq, limit],
-      ),
-    );
-    return rows.map((row) => ({ ...toEvent(row), id: row.id }));
-  }
-
-  now(): number {
-    return this.clock.now();
+  listWorktrees(runId?: string): Promise<AttemptWorktree[]> {
+    return this.store.read(async (r) => listAttemptWorktrees(r, (await findRun(r, runId)).id));
   }
 
   // ── internals ───────────────────────────────────────────────────────────
+
+  /** What the use cases work with (a coordinator gives them a fenced one of its own). */
+  private engineContext(): EngineContext {
+    return {
+      store: this.store,
+      clock: this.clock,
+      ids: this.ids,
+      workspace: this.workspace,
+      config: this.config,
+      log: () => undefined,
+      ...(this.cliPath ? { cliPath: this.cliPath } : {}),
+    };
+  }
 
   private operationContext(): OperationContext {
     return { now: this.clock.now(), ids: this.ids };
@@ -905,123 +472,29 @@ export class Engine {
     return requireValidPlan(readPlan(this.workspace, planPath));
   }
 
-  /** A delegation id names one attempt; without a run, the most recent run that has it. */
-  private async findDelegation(delegationId: string, runId?: string): Promise<Delegation> {
-    const row = await this.store.read((r) =>
-      runId
-        ? r.get<DelegationRow>(`SELECT ${DELEGATION_COLUMNS} FROM delegations WHERE run_id = ? AND id = ?`, [
-            runId,
-            delegationId,
-          ])
-        : r.get<DelegationRow>(
-            `SELECT ${DELEGATION_COLUMNS.split(', ')
-              .map((c) => `d.${c}`)
-              .join(
-                ', ',
-              )} FROM delegations d JOIN runs ON runs.id = d.run_id WHERE d.id = ? ORDER BY runs.ordinal DESC LIMIT 1`,
-            [delegationId],
-          ),
-    );
-    if (!row)
-      throw new BatonError(
-        'delegation.unknown',
-        `There is no delegation ${delegationId}${runId ? ` in run ${runId}` : ''}.`,
-      );
-    return toDelegation(row);
-  }
-
-  private displayPath(absolute: string): string {
-    return workspacePath(this.workspace, absolute);
-  }
-
-  private async primeAnnouncements(): Promise<void> {
-    await this.store.read(async (r) => {
-      this.lastEventId = (await r.get<{ id: number | null }>(`SELECT MAX(id) AS id FROM events`))?.id ?? 0;
-      for (const row of await liveRuntimes(r)) this.beats.set(row.id, row.heartbeat_count);
-    });
-  }
-
-  /** Announces what changed since the last announcement: new log events, then heartbeats. */
-  private async announce(): Promise<void> {
-    // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
-    const now = this.clock.now();
-    const { events, runtimes } = await this.store.read(async (r) => ({
-      events: await r.all<EventRow>(
-        `SELECT id, run_id, seq, type, at, data_json FROM events WHERE id > ? ORDER BY id`,
-        [this.lastEventId],
+  private async openRun(
+    planPath: string,
+    options: { fresh?: boolean; whatNext: string; settings?: Partial<RunSettings>; checkGit?: boolean },
+  ): Promise<{ runId: string; created: boolean }> {
+    const plan = this.validPlan(planPath);
+    const settings = { ...runSettingsFrom(this.config), ...options.settings };
+    // A run that must isolate its tasks cannot start without git (exit 7); `auto` falls back to the shared tree.
+    if (options.checkGit !== false && settings.isolation === 'worktree' && !(await findGit())) throw gitMissing();
+    const snapshot = { path: plan.path, text: plan.text, tasks: plan.parsed.tasks };
+    return this.store.transact((tx) =>
+      openRunForPlan(
+        tx,
+        { plan: snapshot, settings, whatNext: options.whatNext, ...(options.fresh ? { fresh: true } : {}) },
+        this.operationContext(),
       ),
-      runtimes: await liveRuntimes(r),
-    }));
-    for (const row of events) {
-      this.lastEventId = row.id;
-      this.emitter.fire({ ...toEvent(row), id: row.id });
-    }
-    const live = new Set<string>();
-    for (const row of runtimes) {
-      live.add(row.id);
-      if (this.beats.get(row.id) === row.heartbeat_count) continue;
-      const first = !this.beats.has(row.id);
-      this.beats.set(row.id, row.heartbeat_count);
-      if (first && row.heartbeat_count === 0) continue;
-      const runtime = toRuntime(row, now);
-      this.emitter.fire({
-        runId: row.run_id,
-        type: 'runtime:heartbeat',
-        at: runtime.lastHeartbeatAt ?? now,
-        data: {
-          runtimeId: runtime.id,
-          delegationId: runtime.delegationId,
-          heartbeatCount: runtime.heartbeatCount,
-          leaseExpiresAt: runtime.leaseExpiresAt,
-          ...(runtime.progress !== undefined ? { progress: runtime.progress } : {}),
-        },
-      });
-    }
-    for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
-  }
-}
-
-/** Reads and parses a plan file (relative paths are resolved against the workspace). */
-export function readPlan(workspace: string, planPath: string): LoadedPlan {
-  const absolute = resolve(workspace, planPath);
-  let text: string;
-  try {
-    text = readFileSync(absolute, 'utf8');
-  } catch (err) {
-    throw new BatonError(
-      'plan.unreadable',
-      `Cannot read the plan ${planPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  return { path: workspacePath(workspace, absolute), text, parsed: parsePlan(text) };
-}
 
-/** A plan with errors cannot start a run: refused with its issues. */
-export function requireValidPlan(plan: LoadedPlan): LoadedPlan {
-  if (!hasErrors(plan.parsed.issues)) return plan;
-  const errors = plan.parsed.issues.filter((i) => i.severity === 'error');
-  throw new BatonError(
-    'plan.invalid',
-    `${plan.path} has ${errors.length} error${errors.length === 1 ? '' : 's'}; run 'baton validate ${plan.path}'.`,
-    plan.parsed.issues.map((i) => ({ ...i, file: plan.path })),
-  );
-}
-
-function liveRuntimes(r: StoreReader): Promise<RuntimeRow[]> {
-  return r.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.ended_at IS NULL AND d.status = 'RUNNING'`);
-}
-
-async function activeRunOf(r: StoreReader, planPath: string): Promise<{ id: string; plan_digest: string } | undefined> {
-  return r.get<{ id: string; plan_digest: string }>(
-    `SELECT id, plan_digest FROM runs WHERE plan_path = ? AND status NOT IN ('completed', 'failed', 'superseded') ORDER BY ordinal DESC LIMIT 1`,
-    [planPath],
-  );
-}
-
-export function loadConfig(workspace: string): { config: BatonConfig; issues: Issue[] } {
-  const path = configPathOf(workspace);
-  if (!existsSync(path)) return { config: DEFAULT_CONFIG, issues: [] };
-  return parseConfig(readFileSync(path, 'utf8'));
+  /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
+  private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
+    const overview = await this.overview(runId);
+    for (const task of overview.tasks) resolveWorker(this.config, override ?? task.worker ?? this.config.defaultWorker);
+  }
 }
 
 function defaultDecider(): string {
@@ -1030,33 +503,4 @@ function defaultDecider(): string {
   } catch {
     return 'someone';
   }
-}
-
-function suggestNext(view: RunOverview, coordinated: boolean, workers: Diagnosis['workers']): Diagnosis['next'] {
-  const id = view.run.id;
-  const open = view.gates.filter((g) => g.status === 'open');
-  if (view.run.status === 'completed') return { command: '', why: 'The run is complete.' };
-  if (view.run.status === 'superseded')
-    return { command: 'baton status', why: 'This run was replanned; the newest run continues it.' };
-  if (coordinated)
-    return { command: `baton events --run ${id} --follow`, why: 'A coordinator is driving this run; follow it.' };
-  const orphaned = view.delegations.filter(
-    (d) => d.status === 'RUNNING' && !workers.some((w) => w.delegationId === d.id && w.alive),
-  );
-  if (orphaned.length > 0)
-    return {
-      command: `baton reconcile --run ${id}`,
-      why: `${orphaned.map((d) => d.id).join(', ')} ${orphaned.length === 1 ? 'is' : 'are'} RUNNING with no live worker.`,
-    };
-  if (open.length > 0)
-    return {
-      command: `baton approve ${open[0]!.id}   (or baton reject ${open[0]!.id} --note …)`,
-      why: `${open.length} gate${open.length === 1 ? '' : 's'} wait${open.length === 1 ? 's' : ''} for a decision: ${open[0]!.reason}`,
-    };
-  if (view.run.status === 'failed' || view.run.status === 'blocked')
-    return {
-      command: `baton replan --run ${id} --plan <fixed plan>`,
-      why: 'Tasks failed and their dependents are blocked.',
-    };
-  return { command: `baton resume --run ${id}`, why: 'Nothing drives this run; resume continues it.' };
 }

@@ -2,8 +2,25 @@
  * The engine's public API: the only module adapters (src/cli, src/extension) import.
  * Nothing here knows about VS Code.
  */
-export { Engine, BATON_DIR, configPathOf, loadConfig, readPlan, requireValidPlan, storeDirOf } from './engine';
-export type { ClaimOutcome, Diagnosis, EngineEvent, EngineOptions, LoadedPlan, RunOverview } from './engine';
+export {
+  Engine,
+  BATON_DIR,
+  configPathOf,
+  loadConfig,
+  readPlan,
+  requireValidPlan,
+  runPaths,
+  storeDirOf,
+} from './engine';
+export type {
+  ClaimOutcome,
+  Diagnosis,
+  EngineEvent,
+  EngineOptions,
+  LoadedPlan,
+  RunOverview,
+  TaskRecord,
+} from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { MAX_ARTIFACT_BYTES } from './usecases/ingestArtifact';
 export type { IngestOutcome } from './usecases/ingestArtifact';

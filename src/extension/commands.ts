@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { hasErrors, readPlan, type Delegation, type Engine, type IngestOutcome } from '../engine/index';
+import { hasErrors, readPlan, runPaths, type Delegation, type Engine, type IngestOutcome } from '../engine/index';
 import type { ResultDiagnostics } from './diagnostics';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
 import type { GateNode, RunsNode, WorkerNode } from './views';
@@ -378,7 +378,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       'baton.openLog',
       async (node: Node) => {
         const d = await delegationOf(node);
-        await openPath(join(session.workspace, '.baton', 'runs', d.runId, 'logs', `${d.id}.log`), 'log');
+        await openPath(runPaths(session.workspace, d.runId).log(d.id), 'log');
       },
       log,
     ),

@@ -1,6 +1,13 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { describeEvent, type Disposable, type IngestionRecord, type RunEvent, type RunOverview } from '../engine/index';
+import { resolve } from 'node:path';
+import {
+  describeEvent,
+  runPaths,
+  type Disposable,
+  type IngestionRecord,
+  type RunEvent,
+  type RunOverview,
+} from '../engine/index';
 import {
   PROTOCOL_VERSION,
   type Beat,
@@ -163,8 +170,10 @@ export class DashboardFeed implements Disposable {
     const artifactPath =
       ingested ??
       latest?.artifactPath ??
-      (latest ? join('.baton', 'runs', runId, 'artifacts', `${latest.id}.md`) : undefined);
-    const artifactText = artifactPath ? readHead(join(this.cache.workspace, artifactPath), ARTIFACT_BYTES) : undefined;
+      (latest ? runPaths(this.cache.workspace, runId).artifact(latest.id) : undefined);
+    const artifactText = artifactPath
+      ? readHead(resolve(this.cache.workspace, artifactPath), ARTIFACT_BYTES)
+      : undefined;
     const logPath = latest ? record.logPaths.get(latest.id) : undefined;
     return {
       type: 'taskDetails',

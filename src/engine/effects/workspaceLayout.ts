@@ -1,8 +1,19 @@
 import { join, relative } from 'node:path';
 
+/** Baton's folder in a workspace (DESIGN §3 layout): the store, runs' files, worktrees, the config. */
+export const BATON_DIR = '.baton';
+
+export function storeDirOf(workspace: string): string {
+  return join(workspace, BATON_DIR, 'store');
+}
+
+export function configPathOf(workspace: string): string {
+  return join(workspace, BATON_DIR, 'config.json');
+}
+
 /** Where a run keeps its files in the workspace (DESIGN §3 layout). */
 export function runPaths(workspace: string, runId: string) {
-  const root = join(workspace, '.baton', 'runs', runId);
+  const root = join(workspace, BATON_DIR, 'runs', runId);
   return {
     root,
     artifact: (delegationId: string) => join(root, 'artifacts', `${delegationId}.md`),
@@ -21,13 +32,13 @@ export function worktreeLocation(
 ): { path: string; branch: string } {
   const n = String(attempt).padStart(3, '0');
   return {
-    path: join(workspace, '.baton', 'worktrees', runId, `${taskId}-${n}`),
+    path: join(workspace, BATON_DIR, 'worktrees', runId, `${taskId}-${n}`),
     branch: `baton/${runId}/${taskId}/${n}`,
   };
 }
 
 export function worktreesRoot(workspace: string, runId?: string): string {
-  return runId ? join(workspace, '.baton', 'worktrees', runId) : join(workspace, '.baton', 'worktrees');
+  return runId ? join(workspace, BATON_DIR, 'worktrees', runId) : join(workspace, BATON_DIR, 'worktrees');
 }
 
 /** The worker's folder inside a worktree: the workspace's place in the repository, mirrored. */

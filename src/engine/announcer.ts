@@ -1,0 +1,111 @@
+import type { Clock } from './domain/clock';
+import { Emitter, type Disposable } from './domain/emitter';
+import type { EventOf, EventType } from './domain/events';
+import { eventsSince, lastEventId, liveRuntimes } from './queries/runView';
+import type { StorePort } from './store/port';
+import { toRuntime } from './store/rows';
+
+/**
+ * What the engine announces. Log events come from the run's event log (with `seq`);
+ * heartbeats are announced from the runtimes' state (they are not logged: a heartbeat
+ * is a renewal, not a transition).
+ */
+export type EngineEvent<K extends EventType = EventType> = EventOf<K> & {
+  runId: string;
+  at: number;
+  /** The run's sequence number; absent for heartbeats. */
+  seq?: number;
+  /** Global order across runs; absent for heartbeats. */
+  id?: number;
+};
+
+/**
+ * Announces every change the store's watch reports — commits of this process and of others —
+ * as typed events, in commit order: new rows of the event log, then heartbeats found by
+ * comparing the live runtimes' heartbeat counts with the last look.
+ */
+export class EventAnnouncer implements Disposable {
+  private readonly emitter = new Emitter<EngineEvent>();
+  readonly onEvent = this.emitter.event;
+  private lastId = 0;
+  private readonly beats = new Map<string, number>();
+  private announcing: Promise<void> = Promise.resolve();
+  private queued = false;
+  private readonly subscription: Disposable;
+
+  private constructor(
+    private readonly store: StorePort,
+    private readonly clock: Clock,
+    private readonly log: (line: string) => void,
+  ) {
+    this.subscription = store.watch(() => {
+      // One announcement waiting is enough: it reads everything since the last one.
+      if (this.queued) return;
+      this.queued = true;
+      this.announcing = this.announcing
+        .then(() => {
+          this.queued = false;
+          return this.announce();
+        })
+        .catch((err: unknown) =>
+          this.log(`events not announced (the next change tries again): ${(err as Error).message}`),
+        );
+    });
+  }
+
+  /** Starts after what the store holds now: a listener hears what happens from here on. */
+  static async start(store: StorePort, clock: Clock, log: (line: string) => void): Promise<EventAnnouncer> {
+    const announcer = new EventAnnouncer(store, clock, log);
+    await store.read(async (r) => {
+      announcer.lastId = await lastEventId(r);
+      for (const row of await liveRuntimes(r)) announcer.beats.set(row.id, row.heartbeat_count);
+    });
+    return announcer;
+  }
+
+  /** Resolves once what was queued is announced. */
+  settled(): Promise<void> {
+    return this.announcing;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.emitter.dispose();
+  }
+
+  /** Announces what changed since the last announcement: new log events, then heartbeats. */
+  private async announce(): Promise<void> {
+    // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
+    const now = this.clock.now();
+    const { events, runtimes } = await this.store.read(async (r) => ({
+      events: await eventsSince(r, this.lastId),
+      runtimes: await liveRuntimes(r),
+    }));
+    for (const event of events) {
+      this.lastId = event.id;
+      this.emitter.fire(event);
+    }
+    const live = new Set<string>();
+    for (const row of runtimes) {
+      live.add(row.id);
+      if (this.beats.get(row.id) === row.heartbeat_count) continue;
+      const first = !this.beats.has(row.id);
+      this.beats.set(row.id, row.heartbeat_count);
+      if (first && row.heartbeat_count === 0) continue;
+      const runtime = toRuntime(row, now);
+      this.emitter.fire({
+        runId: row.run_id,
+        type: 'runtime:heartbeat',
+        at: runtime.lastHeartbeatAt ?? now,
+        data: {
+          runtimeId: runtime.id,
+          delegationId: runtime.delegationId,
+          heartbeatCount: runtime.heartbeatCount,
+          leaseExpiresAt: runtime.leaseExpiresAt,
+          ...(runtime.progress !== undefined ? { progress: runtime.progress } : {}),
+        },
+      });
+    }
+    for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
+  }
+}
