@@ -9,7 +9,7 @@ import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
 import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
-import { spawnWorker } from '../effects/processes/spawnWorker';
+import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';

@@ -1,7 +1,7 @@
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
-import type { WorkerExit } from '../effects/processes/spawnWorker';
+import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { getDelegation } from '../queries/delegations';

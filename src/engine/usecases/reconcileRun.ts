@@ -2,18 +2,10 @@ import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { recordRuntimeProcess } from '../operations/runtimes/createRuntime';
 import { BatonError } from '../domain/errors';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
-import { readFileSync } from 'node:fs';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import { getDelegation } from '../queries/delegations';
-import {
-  findWorkerProcesses,
-  identityOf,
-  isProcessAlive,
-  terminateWorker,
-  thisHost,
-  workerMarker,
-} from '../effects/processes/processes';
+import { findMarkedRoot, isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
 import { type ProcessIdentity } from '../domain/process';
 import { runPaths } from '../effects/workspaceLayout';
 import { inspectWorktrees } from './cleanupWorktrees';
@@ -152,7 +144,7 @@ export async function reconcileRun(
       !attempt.holder?.includes('manual')
     ) {
       // Its coordinator died between starting the worker and recording its pid: find it by its marker.
-      const found = markedRoot(attempt.runtime_id);
+      const found = findMarkedRoot(workerMarker(attempt.runtime_id));
       if (found) {
         identity = found;
         if (!options.reportOnly) {
@@ -288,25 +280,6 @@ export async function reconcileRun(
     });
   }
   return { runId, entries };
-}
-
-/** The process that carries a runtime's marker and whose parent does not: the worker its coordinator started. */
-function markedRoot(runtimeId: string): ProcessIdentity | undefined {
-  if (process.platform !== 'linux') return undefined; // the marker is read from /proc
-  const marked = findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, workerMarker(runtimeId));
-  if (marked.length === 0) return undefined;
-  const pids = new Set(marked.map((p) => p.pid));
-  const root = marked.find((p) => !pids.has(parentOf(p.pid))) ?? marked[0]!;
-  return identityOf(root.pid);
-}
-
-function parentOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return -1;
-  }
 }
 
 async function markStale(ctx: EngineContext, runId: string, delegationId: string, reason: string): Promise<void> {

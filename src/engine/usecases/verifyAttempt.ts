@@ -5,14 +5,12 @@ import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } fr
 import { dirname } from 'node:path';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
-import type { Clock } from '../domain/clock';
-import { findWorkerProcesses, isProcessAlive, thisHost } from '../effects/processes/processes';
+import { terminateWorker } from '../effects/processes/processes';
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import type { StoreTx } from '../store/port';
-import { loadExeca } from '../effects/processes/execa';
-import type { Options } from 'execa';
+import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
 import { getAttemptWorktree } from '../queries/worktrees';
@@ -70,7 +68,6 @@ export async function verifyAttempt(
     ),
   );
   const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
-  const { execa } = await loadExeca();
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
   mkdirSync(dirname(logPath), { recursive: true });
   let ran = 0;
@@ -94,11 +91,9 @@ export async function verifyAttempt(
     const started = ctx.clock.monotonic();
     const startedAt = ctx.clock.now();
     appendFileSync(logPath, `$ ${command.join(' ')}\n`);
-    const result = await runVerifyCommand(execa, command, {
+    const result = await runVerifyCommand(ctx, command, {
       cwd: facts.cwd ?? ctx.workspace,
       logPath,
-      timeoutMs: ctx.config.verifyTimeoutSeconds * 1000,
-      clock: ctx.clock,
       env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
       marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
     });
@@ -198,85 +193,53 @@ interface CommandResult {
 }
 
 /**
- * Runs one verify command as argv (never a shell) in a process group of its own, its output
- * appended to the verification log through a file descriptor — not a pipe, which a background
- * child could hold open long after the command ended (or timed out). On timeout the whole
- * group is killed; after the command ends, whatever it left running (found by its group or by
- * the marker in its environment) is killed too: verification leaves no process behind.
+ * Runs one verify command the way workers run (spawnSupervised: argv, never a shell, its own
+ * process group, output appended to the verification log through a file descriptor). On
+ * timeout it is ended like a worker — TERM, the grace period, KILL, and a look proving it is
+ * gone; after it ends, whatever it left running (found by the marker in its environment) is
+ * ended the same way: verification leaves no process behind.
  */
 async function runVerifyCommand(
-  execa: Awaited<ReturnType<typeof loadExeca>>['execa'],
+  ctx: EngineContext,
   command: string[],
-  options: {
-    cwd: string;
-    logPath: string;
-    timeoutMs: number;
-    clock: Clock;
-    env: Record<string, string>;
-    marker: string;
-  },
+  options: { cwd: string; logPath: string; env: Record<string, string>; marker: string },
 ): Promise<CommandResult> {
   const from = statSync(options.logPath).size;
-  const fd = openSync(options.logPath, 'a');
   const [markerName, markerValue] = [
     options.marker.slice(0, options.marker.indexOf('=')),
     options.marker.slice(options.marker.indexOf('=') + 1),
   ];
-  let subprocess;
-  try {
-    const execaOptions: Options = {
-      cwd: options.cwd,
-      reject: false,
-      stdin: 'ignore',
-      stdout: fd as unknown as Options['stdout'],
-      stderr: fd as unknown as Options['stderr'],
-      detached: true,
-      cleanup: true,
-      env: { ...options.env, [markerName]: markerValue },
+  await ctx.fence?.assertHeld();
+  const started = await spawnSupervised(
+    { argv: command },
+    { cwd: options.cwd, logPath: options.logPath, env: { ...options.env, [markerName]: markerValue } },
+  );
+  if ('notStarted' in started) {
+    return {
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      startError: started.notStarted,
+      output: readFrom(options.logPath, from),
     };
-    subprocess = execa(command[0]!, command.slice(1), execaOptions);
-  } finally {
-    closeSync(fd); // the command has its own copy
   }
-  const pid = subprocess.pid;
+  const graceMs = ctx.config.stopGraceSeconds * 1000;
   let timedOut = false;
-  const cancelTimeout =
-    pid === undefined
-      ? () => undefined
-      : options.clock.setTimer(options.timeoutMs, () => {
-          timedOut = true;
-          killGroup(pid);
-        });
-  const result = await subprocess;
+  let ending: Promise<unknown> = Promise.resolve();
+  const cancelTimeout = ctx.clock.setTimer(ctx.config.verifyTimeoutSeconds * 1000, () => {
+    timedOut = true;
+    ending = terminateWorker(started.identity, { marker: options.marker, graceMs, clock: ctx.clock });
+  });
+  const exit = await started.exited;
   cancelTimeout();
-  if (pid !== undefined) killLeftovers(pid, options.marker);
+  await ending;
+  // What it left running (a background child) carries its marker: ended now, not waited for.
+  const leftovers = await terminateWorker(undefined, { marker: options.marker, graceMs: 0, clock: ctx.clock });
+  if (!leftovers.confirmed) {
+    ctx.log(`verify \`${command.join(' ')}\`: ${leftovers.survivors.length} process(es) it left NOT confirmed gone`);
+  }
   const output = readFrom(options.logPath, from);
-  if (pid === undefined) {
-    const code = (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error';
-    return { exitCode: null, signal: null, timedOut: false, startError: code, output };
-  }
-  return { exitCode: timedOut ? null : (result.exitCode ?? null), signal: result.signal ?? null, timedOut, output };
-}
-
-/** The command leader is our unreaped child until its exit is handled, so its group number is still its own. */
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is gone
-  }
-}
-
-function killLeftovers(pid: number, marker: string): void {
-  if (process.platform !== 'linux') return; // groups and markers are read from /proc
-  for (const p of findWorkerProcesses({ pid: 0, startTime: null, host: thisHost() }, marker)) {
-    if (p.pid <= 0 || p.pid === process.pid || p.pid === pid || isProcessAlive(p) !== true) continue;
-    try {
-      process.kill(p.pid, 'SIGKILL');
-    } catch {
-      // gone meanwhile
-    }
-  }
+  return { exitCode: timedOut ? null : exit.exitCode, signal: exit.signal, timedOut, output };
 }
 
 function readFrom(path: string, from: number): string {

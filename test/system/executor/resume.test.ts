@@ -8,7 +8,7 @@ import { runPaths } from '../../../src/engine/effects/workspaceLayout';
 import { systemIds } from '../../../src/engine/domain/clock';
 import { claimDelegation } from '../../../src/engine/operations/delegations/claimDelegation';
 import { enqueueDelegation } from '../../../src/engine/operations/delegations/enqueueDelegation';
-import { spawnWorker } from '../../../src/engine/effects/processes/spawnWorker';
+import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { workerLaunch } from '../../../src/engine/domain/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
 import {
@@ -421,11 +421,31 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
     assert.equal(gate!.kind, 'verification_failed');
     assert.equal(gate!.details.timedOut, true);
-    assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\(exit SIGKILL, timed out\)/);
+    // Ended like a worker: TERM first (the shell honours it), then the look that proves it gone.
+    assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\(exit SIGTERM, timed out\)/);
     const started3 = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(Number);
     pids.push(...started3);
     assert.equal(started3.length, 3);
     await waitFor('every process of the command to be gone', () => started3.every((pid) => !pidAlive(pid)), 3000);
+  });
+
+  it('gives a verify command that ignores TERM its grace period, then KILL, and proves it gone', async () => {
+    fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1, stopGraceSeconds: 1 }));
+    const script = "trap '' TERM; echo $$ >> pids; while :; do sleep 0.1; done";
+    fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
+    const engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken);
+    const started = Date.now();
+    assert.deepEqual(await taken.coordinator.run(), { kind: 'paused', status: 'paused', openGates: 1, stopped: false });
+    const took = Date.now() - started;
+    assert.ok(took >= 1900, `TERM was ignored: KILL came only after the 1 s grace (${took} ms)`);
+    const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\(exit SIGKILL, timed out\)/);
+    const shell = Number(readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim());
+    pids.push(shell);
+    assert.equal(pidAlive(shell), false, 'gone when the verification ended, not later');
   });
 
   it('ends what a passing verify command left running in the background, without waiting for it', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../../src/engine/index';
-import { spawnWorker } from '../../../src/engine/effects/processes/spawnWorker';
+import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { makeTempDir } from '../../support/tempDir';
 
 const node = (script: string) => ({

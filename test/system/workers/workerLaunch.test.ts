@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnWorker } from '../../../src/engine/effects/processes/spawnWorker';
+import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { workerLaunch, type LaunchValues } from '../../../src/engine/domain/workerLaunch';
 import { makeTempDir } from '../../support/tempDir';
 

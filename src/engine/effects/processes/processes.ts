@@ -196,6 +196,19 @@ function membersOf(
   return [...members.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, host }));
 }
 
+/**
+ * The process that carries a marker while its parent does not: the root a coordinator
+ * started (found when it died between spawning it and recording its pid).
+ */
+export function findMarkedRoot(marker: string): ProcessIdentity | undefined {
+  if (!HAS_PROC) return undefined; // the marker is read from /proc
+  const marked = findWorkerProcesses(undefined, marker);
+  if (marked.length === 0) return undefined;
+  const pids = new Set(marked.map((p) => p.pid));
+  const root = marked.find((p) => !pids.has(readProcStat(p.pid)?.ppid ?? -1)) ?? marked[0]!;
+  return identityOf(root.pid);
+}
+
 export interface TerminationReport {
   /** Every process of the worker that was found (and signalled). */
   processes: ProcessIdentity[];

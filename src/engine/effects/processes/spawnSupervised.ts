@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Options } from 'execa';
+import { BatonError } from '../../domain/errors';
+import type { ProcessIdentity } from '../../domain/process';
+import type { WorkerLaunch } from '../../domain/workerLaunch';
+import { loadExeca } from './execa';
+import { identityOf } from './processes';
+
+export interface WorkerExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+export interface SupervisedProcess {
+  identity: ProcessIdentity;
+  exited: Promise<WorkerExit>;
+}
+
+export interface SupervisedCommand {
+  argv: readonly string[];
+  env?: Record<string, string>;
+  /** Written to its stdin, then closed; without it stdin is ignored. */
+  stdin?: string;
+}
+
+export interface SpawnOptions {
+  cwd: string;
+  /** Where its stdout and stderr go (appended). */
+  logPath: string;
+  /** BATON_* variables, among them the marker (BATON_RUNTIME_ID, BATON_VERIFY_ID) that finds its descendants. */
+  env: Record<string, string>;
+}
+
+/**
+ * Starts a process Baton supervises — a worker or a verify command — the one way: argv only
+ * (execa, never a shell), in its own process group and session (so it and its children stop
+ * together), stdout and stderr appended to its log file — a file, not a pipe, so the process
+ * outlives a coordinator that dies and can be adopted by the next one. Resolves with its
+ * identity (pid and start time), or with why it could not start (ENOENT, EACCES).
+ */
+export async function spawnSupervised(
+  command: SupervisedCommand,
+  options: SpawnOptions,
+): Promise<SupervisedProcess | { notStarted: string }> {
+  const { execa } = await loadExeca();
+  mkdirSync(dirname(options.logPath), { recursive: true });
+  // The log is handed over as the process's own file descriptor (O_APPEND, shared by stdout and
+  // stderr), never piped through this process: the process keeps writing if this one dies.
+  // Opened on the thread pool: creating a file costs ~1 ms on some disks, time the
+  // coordinator's thread spends on other workers meanwhile.
+  const logFile = await open(options.logPath, 'a');
+  const log = logFile.fd;
+  try {
+    const execaOptions: Options = {
+      cwd: options.cwd,
+      env: { ...command.env, ...options.env },
+      extendEnv: true,
+      detached: true,
+      cleanup: false,
+      reject: false,
+      stdout: fileDescriptor(log),
+      stderr: fileDescriptor(log),
+      ...(command.stdin !== undefined ? { input: command.stdin } : { stdin: 'ignore' }),
+    };
+    const subprocess = execa(command.argv[0]!, command.argv.slice(1), execaOptions);
+    const exited = subprocess.then((result) => ({ exitCode: result.exitCode ?? null, signal: result.signal ?? null }));
+    if (subprocess.pid === undefined) {
+      const result = await subprocess;
+      return { notStarted: (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error' };
+    }
+    return { identity: identityOf(subprocess.pid), exited };
+  } finally {
+    await logFile.close(); // the process has its own copy
+  }
+}
+
+/** A worker, started as spawnSupervised does; one that cannot start is `worker.spawn-failed`. */
+export async function spawnWorker(launch: WorkerLaunch, options: SpawnOptions): Promise<SupervisedProcess> {
+  const started = await spawnSupervised(launch, options);
+  if ('notStarted' in started) {
+    throw new BatonError(
+      'worker.spawn-failed',
+      `Could not start worker "${launch.workerId}" (${launch.argv[0]}): ${started.notStarted}.`,
+    );
+  }
+  return started;
+}
+
+/** execa passes an integer stdio value to the child as that descriptor; its typings only lack the case. */
+function fileDescriptor(fd: number): Options['stdout'] {
+  return fd as unknown as Options['stdout'];
+}
