@@ -67,6 +67,7 @@ export class DashboardPanel extends DisposableStore {
           maxConcurrency: () =>
             vscode.workspace.getConfiguration('baton', session.folder).get<number | null>('maxConcurrency') ??
             cache.config.maxConcurrency,
+          log: (line) => session.log.warn(line),
         },
         (message) => this.post(message),
       ),

@@ -31,6 +31,8 @@ export interface FeedOptions {
   /** Is this window coordinating the run (Stop applies here, Resume does not)? */
   coordinatedHere(runId: string): boolean;
   maxConcurrency(): number;
+  /** Where a failure no caller waits for is written (the Baton log). */
+  log?(line: string): void;
 }
 
 const EVENTS_IN_SNAPSHOT = 1000;
@@ -222,7 +224,9 @@ export class DashboardFeed implements Disposable {
         this.follow(newest);
         if (this.live) {
           this.live = false;
-          void this.sendSnapshot().catch(() => undefined);
+          void this.sendSnapshot().catch((err: unknown) =>
+            this.options.log?.(`dashboard: the snapshot of ${newest} was not sent: ${(err as Error).message}`),
+          );
         }
         return;
       }

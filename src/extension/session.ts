@@ -149,7 +149,15 @@ export class BatonSession extends DisposableStore {
   async shutdown(): Promise<void> {
     const all = [...this.driving.values()];
     this.driving.clear();
-    await Promise.all(all.map((c) => c.shutdown('VS Code window closed').catch(() => [])));
+    await Promise.all(
+      all.map((c) =>
+        c.shutdown('VS Code window closed').catch((err: unknown) => {
+          // Its workers are then left to the next coordinator, which reconciles them.
+          this.log.error(`${c.options.runId}: shutdown did not stop every worker: ${(err as Error).message}`);
+          return [];
+        }),
+      ),
+    );
   }
 
   override dispose(): void {

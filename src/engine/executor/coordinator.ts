@@ -174,6 +174,7 @@ export class Coordinator {
         if (this.shuttingDown) return { kind: 'shut-down' };
         if (this.lease.lost) return { kind: 'lease-lost', detail: this.lease.lost };
         const pass = this.tick();
+        // Only for shutdown to wait on; the pass's own failure is handled by the await below.
         this.tickInProgress = pass.catch(() => undefined);
         const outcome = await pass;
         if (outcome) return outcome;

@@ -889,6 +889,7 @@ export class FileStore implements StorePort {
       this.refreshQueued = true;
       setImmediate(() => {
         this.refreshQueued = false;
+        // A catch-up that fails (a line being written, a busy disk) is tried again by the next change or the poll.
         if (!this.closed) this.refresh().catch(() => undefined);
       });
     };
