@@ -57,11 +57,34 @@ const claudeCodeWorkerSchema = z
   })
   .strict();
 
+/** The agent CLIs with a preset of their own (docs/workers.md, "Agent presets"). */
+function agentWorkerSchema<K extends 'codex' | 'gemini' | 'opencode'>(type: K, cli: string, executable: string) {
+  return z
+    .object({
+      type: z.literal(type),
+      executable: z.string().min(1).default(executable).describe(`Path to the ${cli} CLI.`),
+      model: z.string().min(1).optional().describe('The model the CLI asks for (its own default when absent).'),
+      args: workerArgs.describe("Extra arguments, after the preset's own and before the prompt."),
+      env: z
+        .record(z.string(), z.string())
+        .default({})
+        .describe('Extra environment variables (e.g. an API key variable).'),
+      continueSession: z
+        .boolean()
+        .default(false)
+        .describe(`A retried task continues the ${cli} session of its previous attempt instead of starting over.`),
+    })
+    .strict();
+}
+
 const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
 
 export const workerSchema = z.discriminatedUnion('type', [
   processWorkerSchema,
   claudeCodeWorkerSchema,
+  agentWorkerSchema('codex', 'Codex', 'codex'),
+  agentWorkerSchema('gemini', 'Gemini CLI', 'gemini'),
+  agentWorkerSchema('opencode', 'opencode', 'opencode'),
   manualWorkerSchema,
 ]);
 export type WorkerDefinition = z.output<typeof workerSchema>;

@@ -72,6 +72,7 @@ export const ERROR_CODES = {
   'validate.unreadable': 'invalid-input',
   'worker.spawn-failed': 'worker-failure',
   'worker.unknown': 'invalid-input',
+  'worker.not-launched': 'invalid-input',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
