@@ -127,7 +127,8 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
     await engine.refresh();
     await until('a delta with the issues', () => Boolean(posted.some((m) => m.type === 'delta' && m.issues?.length)));
-    const issues = last('delta')?.issues ?? [];
+    const withIssues = posted.filter((m) => m.type === 'delta' && m.issues?.length).at(-1);
+    const issues = (withIssues?.type === 'delta' && withIssues.issues) || [];
     assert.deepEqual(issues.map((i) => i.code).sort(), ['result.invalid-status', 'result.task-mismatch'].sort());
     const status = issues.find((i) => i.code === 'result.invalid-status')!;
     assert.equal(status.line, 7, 'the status line of the artifact');
