@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { BatonError } from '../engine/index';
-import { BATON_DIR, Engine, type EngineOptions } from '../engine/index';
+import { BATON_DIR, BatonError, Engine, type EngineOptions } from '../engine/index';
 import { createOutput, type Output } from './render';
 
 export interface GlobalOptions {
@@ -62,6 +61,14 @@ export function printJson(ctx: CommandContext, document: Record<string, unknown>
 }
 
 /** A command that acts on existing state is refused before the engine opens (and would create) the store. */
-export function requireStore(ctx: CommandContext, refusal: () => BatonError): void {
+export function requireStore(ctx: CommandContext, refusal: () => BatonError = () => noRuns(ctx)): void {
   if (!Engine.hasStore(ctx.workspace)) throw refusal();
+}
+
+/** The refusal of a command about runs in a workspace that has none (nothing is created). */
+export function noRuns(ctx: CommandContext): BatonError {
+  return new BatonError(
+    'run.unknown',
+    `There are no Baton runs in ${ctx.workspace} yet; start one with baton start <plan.md>.`,
+  );
 }

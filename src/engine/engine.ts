@@ -114,13 +114,7 @@ export class Engine {
   static async open(options: EngineOptions): Promise<Engine> {
     const workspace = resolve(options.workspace);
     const { config, issues } = loadConfig(workspace);
-    if (hasErrors(issues)) {
-      throw new BatonError(
-        'config.invalid',
-        `${configPathOf(workspace)} is invalid.`,
-        issues.map((i) => ({ ...i, file: configPathOf(workspace) })),
-      );
-    }
+    if (hasErrors(issues)) throw invalidConfig(workspace, issues);
     const clock = options.clock ?? systemClock;
     const store = await FileStore.open(storeDirOf(workspace), {
       clock,
@@ -495,22 +489,32 @@ export class Engine {
   /**
    * Every task's worker (or the override) must be defined, and its program installed, before a
    * coordinator dispatches anything: a missing CLI is refused here (exit 7, `worker.missing`)
-   * instead of failing every attempt at dispatch.
+   * instead of failing every attempt at dispatch. `resume` asks before it lifts a stop.
    */
-  private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
+  async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
     const overview = await this.overview(runId);
-    const ids = new Set(overview.tasks.map((task) => override ?? task.worker ?? this.config.defaultWorker));
-    for (const id of ids) {
-      const worker = resolveWorker(this.config, id);
-      if (worker.type === 'manual') continue;
-      const executable = worker.type === 'process' ? worker.command : worker.executable;
-      if (!findExecutable(executable, this.workspace)) {
-        throw new BatonError(
-          'worker.missing',
-          `Worker "${id}" cannot start: ${executable} is not installed (not found${isAbsolute(executable) ? '' : ' on PATH'}). Install it or change the worker in .baton/config.json; baton doctor checks every worker.`,
-        );
-      }
-    }
+    refuseWorkers(
+      this.config,
+      this.workspace,
+      overview.tasks.map((task) => override ?? task.worker ?? this.config.defaultWorker),
+    );
+  }
+
+  /**
+   * The same check for `start`, from the config and the plan alone, before any store is
+   * opened: a refusal writes nothing (no run, no journal line, no .baton/store). Also
+   * refuses an invalid config or plan, as opening the engine would.
+   */
+  static refuseUnknownWorkersForPlan(options: { workspace: string; planPath: string; worker?: string }): void {
+    const workspace = resolve(options.workspace);
+    const { config, issues } = loadConfig(workspace);
+    if (hasErrors(issues)) throw invalidConfig(workspace, issues);
+    const plan = requireValidPlan(readPlan(workspace, options.planPath));
+    refuseWorkers(
+      config,
+      workspace,
+      plan.parsed.tasks.map((t) => options.worker ?? t.worker ?? config.defaultWorker),
+    );
   }
 
   /**
@@ -554,5 +558,28 @@ function defaultDecider(): string {
     return process.env.BATON_USER || userInfo().username;
   } catch {
     return 'someone';
+  }
+}
+
+function invalidConfig(workspace: string, issues: readonly Issue[]): BatonError {
+  return new BatonError(
+    'config.invalid',
+    `${configPathOf(workspace)} is invalid.`,
+    issues.map((i) => ({ ...i, file: configPathOf(workspace) })),
+  );
+}
+
+/** Each worker id must be defined (`worker.unknown`, exit 2) and, unless manual, installed (`worker.missing`, 7). */
+function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[]): void {
+  for (const id of new Set(ids)) {
+    const worker = resolveWorker(config, id);
+    if (worker.type === 'manual') continue;
+    const executable = worker.type === 'process' ? worker.command : worker.executable;
+    if (!findExecutable(executable, workspace)) {
+      throw new BatonError(
+        'worker.missing',
+        `Worker "${id}" cannot start: ${executable} is not installed (not found${isAbsolute(executable) ? '' : ' on PATH'}). Install it or change the worker in .baton/config.json; baton doctor checks every worker.`,
+      );
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Engine, readPlan, requireValidPlan } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
 export interface ClaimOptions {
@@ -18,6 +18,8 @@ export async function claim(ctx: CommandContext, options: ClaimOptions): Promise
   const planPath = options.plan ? resolve(options.plan) : undefined;
   // Refuse a bad plan before the engine opens (and would create) a store for it.
   if (planPath && !Engine.hasStore(ctx.workspace)) requireValidPlan(readPlan(ctx.workspace, planPath));
+  // Without a plan there is nothing to start: a claim in a workspace without runs is refused, creating nothing.
+  if (!planPath) requireStore(ctx);
   await withEngine(ctx, async (engine) => {
     const c = await engine.claimTask({
       taskId: options.task,

@@ -1,9 +1,11 @@
 import { relative } from 'node:path';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { bytes, paint, table } from '../render';
 
 /** `baton cleanup --run`: removes the worktrees and branches of attempts that are over; says what it kept and why. */
 export async function cleanup(ctx: CommandContext, runId: string | undefined): Promise<void> {
+  // Refused before the engine opens (and would create) a store.
+  requireStore(ctx);
   await withEngine(ctx, async (engine) => {
     const report = await engine.cleanupWorktrees(runId);
     if (ctx.output.json) return printJson(ctx, { ...report });

@@ -1,5 +1,5 @@
 import { totalUsage } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
 import { renderOverview, usageTable } from './status';
 
@@ -8,6 +8,8 @@ import { renderOverview, usageTable } from './status';
  * command.
  */
 export async function diagnose(ctx: CommandContext, runId: string | undefined): Promise<void> {
+  // Refused before the engine opens (and would create) a store.
+  requireStore(ctx);
   await withEngine(ctx, async (engine) => {
     const d = await engine.diagnose(runId);
     if (ctx.output.json) return printJson(ctx, { ...d, usageTotals: totalUsage(d.usage) });

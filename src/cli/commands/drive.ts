@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import type { CoordinatorOutcome, Engine, EngineEvent, Run } from '../../engine/index';
-import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
+import { Engine, type CoordinatorOutcome, type EngineEvent, type Run } from '../../engine/index';
+import { PROTOCOL_VERSION, printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { duration, oneLine, paint, status } from '../render';
 import { formatEvent } from './events';
 
@@ -34,6 +34,13 @@ export async function start(
     settings?: { isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' };
   },
 ): Promise<number> {
+  // Refusals write nothing: an unknown or missing worker (or a bad plan or config) is refused
+  // before the engine opens the store, so no run, journal line or .baton/store is left behind.
+  Engine.refuseUnknownWorkersForPlan({
+    workspace: ctx.workspace,
+    planPath: resolve(planPath),
+    ...(options.worker ? { worker: options.worker } : {}),
+  });
   return withEngine(
     ctx,
     async (engine) => {
@@ -53,10 +60,13 @@ export async function start(
 
 /** `baton resume`: reconcile, take the lease, and continue the run to its end. */
 export async function resume(ctx: CommandContext, runId: string | undefined, options: DriveOptions): Promise<number> {
+  requireStore(ctx);
   return withEngine(
     ctx,
     async (engine) => {
       const run = await engine.getRun(runId);
+      // Checked before the user's stop is lifted: a refused resume leaves the run stopped.
+      await engine.refuseUnknownWorkers(run.id, options.worker);
       await engine.liftStops(run.id);
       if (!ctx.output.json) ctx.output.out(`Resuming run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
       return drive(ctx, engine, await engine.getRun(run.id), options);

@@ -1,5 +1,5 @@
 import { describeEvent, Engine, type EngineEvent } from '../../engine/index';
-import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
+import { PROTOCOL_VERSION, printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
 /**
@@ -10,7 +10,9 @@ export async function events(
   ctx: CommandContext,
   options: { run?: string; follow?: boolean; after?: number },
 ): Promise<void> {
-  if (!Engine.hasStore(ctx.workspace) && !options.follow) {
+  // --follow without a store is refused (run.unknown) before the engine opens (and would create) one.
+  if (options.follow) requireStore(ctx);
+  if (!Engine.hasStore(ctx.workspace)) {
     if (ctx.output.json) printJson(ctx, { events: [] });
     else ctx.output.out('No events: there is no Baton run here yet.');
     return;

@@ -1,5 +1,5 @@
 import { BatonError } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { timestamp } from '../render';
 
 /** Renews a runtime's lease. The runtime and token default to $BATON_RUNTIME_ID / $BATON_RUNTIME_TOKEN. */
@@ -15,6 +15,14 @@ export async function heartbeat(
       'Give --runtime and --token (or set BATON_RUNTIME_ID and BATON_RUNTIME_TOKEN).',
     );
   }
+  requireStore(
+    ctx,
+    () =>
+      new BatonError(
+        'runtime.unknown',
+        `There is no runtime ${runtimeId}: there are no Baton runs in ${ctx.workspace}.`,
+      ),
+  );
   await withEngine(ctx, async (engine) => {
     const runtime = await engine.heartbeat({
       runtimeId,

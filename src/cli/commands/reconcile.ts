@@ -1,8 +1,10 @@
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, table } from '../render';
 
 /** `baton reconcile`: classify every task from the evidence and repair what can be proven. */
 export async function reconcile(ctx: CommandContext, runId: string | undefined): Promise<void> {
+  // Refused before the engine opens (and would create) a store.
+  requireStore(ctx);
   await withEngine(ctx, async (engine) => {
     const run = await engine.getRun(runId);
     const report = await engine.reconcile(run.id);

@@ -1,5 +1,5 @@
 import { type StopMode } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint } from '../render';
 
 /** `baton stop`: graceful (finish in-flight work, dispatch nothing new) or immediate (end it now, and prove it). */
@@ -7,6 +7,8 @@ export async function stop(
   ctx: CommandContext,
   options: { run?: string; mode: StopMode; delegation?: string },
 ): Promise<number> {
+  // Refused before the engine opens (and would create) a store.
+  requireStore(ctx);
   return withEngine(ctx, async (engine) => {
     const run = await engine.getRun(options.run);
     const { request, repeated, appliedBy } = await engine.requestStop({

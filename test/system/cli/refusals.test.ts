@@ -1,0 +1,110 @@
+// Refusals write nothing (issue 15, item 16): a command that is refused — an unknown worker,
+// a workspace without runs — leaves every file under .baton/store byte-identical, or creates
+// no .baton/store at all, and says why in one line with the documented exit code.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  runCli,
+  STACK_FRAME,
+  storeFingerprint,
+  writeFile,
+  type CliResult,
+} from '../../support/cli';
+
+function assertRefused(r: CliResult, exit: number, message: RegExp): void {
+  assert.equal(r.code, exit, describeResult(r));
+  assert.doesNotMatch(r.stderr, STACK_FRAME, describeResult(r));
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line on stderr: ${describeResult(r)}`);
+  assert.match(lines[0]!, message, describeResult(r));
+}
+
+describe('baton CLI: refusals write nothing', function () {
+  this.timeout(120_000);
+  let ws: string;
+  const run = (args: string[], cwd = ws): Promise<CliResult> => runCli(args, { cwd });
+
+  before(() => ensureCliBuilt());
+  beforeEach(() => {
+    ws = makeWorkspace('baton-refusals-');
+    writeFile(ws, 'plan.md', planText([{ id: 'T1' }, { id: 'T2' }]));
+  });
+  afterEach(() => removeWorkspace(ws));
+
+  describe('an unknown worker', () => {
+    it('start --worker nope in a workspace without a store: exit 2 worker.unknown, no .baton/store', async () => {
+      const r = await run(['start', 'plan.md', '--worker', 'nope']);
+      assertRefused(r, 2, /^baton: There is no worker "nope"/);
+      assert.equal(existsSync(join(ws, '.baton', 'store')), false, 'the refused start created .baton/store');
+    });
+
+    it('a plan whose task names an unknown worker: start refuses before creating a run', async () => {
+      writeFile(ws, 'ghost.md', planText([{ id: 'T1' }]).replace('agent: coder', 'agent: coder\nworker: ghost'));
+      const r = await run(['start', 'ghost.md', '--json']);
+      assert.equal(r.code, 2, describeResult(r));
+      assert.equal(r.json().error.code, 'worker.unknown');
+      assert.equal(existsSync(join(ws, '.baton', 'store')), false);
+    });
+
+    describe('with a store and a run', () => {
+      beforeEach(async () => {
+        const r = await run(['claim', '--plan', 'plan.md', '--task', 'T1']);
+        assert.equal(r.code, 0, describeResult(r));
+      });
+
+      for (const args of [
+        ['start', 'plan.md', '--worker', 'nope'],
+        ['start', 'plan.md', '--new', '--worker', 'nope'],
+      ]) {
+        it(`${args.join(' ')}: exit 2, every file under .baton/store byte-identical (no run, no journal line)`, async () => {
+          const before = storeFingerprint(ws);
+          const r = await run(args);
+          assertRefused(r, 2, /^baton: There is no worker "nope"/);
+          assert.deepEqual(storeFingerprint(ws), before, 'the refused start wrote to the store');
+          const status = await run(['status', '--json']);
+          assert.equal(status.json().run.status, 'running', 'the claimed run is the only run, as it was');
+        });
+      }
+
+      it("resume --worker nope after a stop: exit 2 and the user's stop stays (store byte-identical)", async () => {
+        const stopped = await run(['stop']);
+        assert.equal(stopped.code, 0, describeResult(stopped));
+        const before = storeFingerprint(ws);
+        const r = await run(['resume', '--worker', 'nope']);
+        assertRefused(r, 2, /^baton: There is no worker "nope"/);
+        assert.deepEqual(storeFingerprint(ws), before, 'the refused resume lifted the stop');
+      });
+    });
+  });
+
+  describe('a workspace without runs: commands about runs create nothing', () => {
+    const COMMANDS: Array<{ args: string[]; code: string }> = [
+      { args: ['resume'], code: 'run.unknown' },
+      { args: ['stop'], code: 'run.unknown' },
+      { args: ['reconcile'], code: 'run.unknown' },
+      { args: ['cleanup'], code: 'run.unknown' },
+      { args: ['diagnose'], code: 'run.unknown' },
+      { args: ['heartbeat', '--runtime', 'RT-1', '--token', 'x'], code: 'runtime.unknown' },
+      { args: ['claim', '--run', 'R-1', '--task', 'T1'], code: 'run.unknown' },
+      { args: ['claim', '--task', 'T1'], code: 'run.unknown' },
+      { args: ['events', '--follow'], code: 'run.unknown' },
+    ];
+    for (const c of COMMANDS) {
+      it(`${c.args.join(' ')}: exit 2 ${c.code}, one line, no .baton/store`, async () => {
+        const r = await run(c.args);
+        assertRefused(r, 2, /^baton: There (are no Baton runs|is no runtime)/);
+        assert.equal(existsSync(join(ws, '.baton')), false, `${c.args[0]} created .baton`);
+        const json = await run([...c.args, '--json']);
+        assert.equal(json.code, 2, describeResult(json));
+        assert.equal(json.json().error.code, c.code);
+        assert.equal(existsSync(join(ws, '.baton')), false);
+      });
+    }
+  });
+});
