@@ -48,11 +48,18 @@ export async function withEngine<T>(
 ): Promise<T> {
   // Workers this process starts can heartbeat through the same CLI (BATON_CLI).
   const engine = await Engine.open({ workspace: ctx.workspace, cliPath: process.argv[1] ?? __filename, ...options });
+  let printed = 0;
+  const printNotices = (): void => {
+    for (const notice of engine.recoveryNotices.slice(printed)) ctx.output.err(`baton: ${notice}`);
+    printed = engine.recoveryNotices.length;
+  };
   try {
-    for (const notice of engine.recoveryNotices) ctx.output.err(`baton: ${notice}`);
+    printNotices();
     return await work(engine);
   } finally {
     await engine.close();
+    // A snapshot that failed on close is a notice on stderr; the command's output and exit code stand.
+    printNotices();
   }
 }
 

@@ -5,6 +5,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   watch,
@@ -21,6 +22,7 @@ import { Mutex } from './mutex';
 import {
   decodeJournalChunk,
   encodeJournalLine,
+  JournalMark,
   JournalSegment,
   type JournalEntry,
   type JournalStatement,
@@ -104,6 +106,10 @@ export class FileStore implements StorePort {
   private readonly changed = new Emitter<void>();
   private readonly lock: ProcessLock;
   private readonly clock: Pick<Clock, 'monotonic'>;
+  /** The newest acknowledged line, kept apart from the segments: see `JournalMark` and `checkJournalMark`. */
+  private mark: JournalMark | undefined;
+  /** What the mark said when this process opened the store (undefined: no usable mark). */
+  private markOnOpen: number | undefined;
   private watcher: FSWatcher | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshQueued = false;
@@ -141,13 +147,16 @@ export class FileStore implements StorePort {
     try {
       await store.withProcessLock(async () => {
         store.removeStrayTempFiles();
+        store.openJournalMark();
         store.loadNewestSnapshot();
         store.catchUp(true);
         store.refuseNewerSchema(store.schemaVersion);
+        store.checkJournalMark();
       });
     } catch (err) {
       store.clearPrepared();
       store.db?.close();
+      store.mark?.close();
       throw err;
     }
     if (store.schemaVersion < SCHEMA_VERSION) await store.migrate();
@@ -201,15 +210,24 @@ export class FileStore implements StorePort {
       try {
         await this.drainFlushes();
         if (this.journalBytesSinceSnapshot >= minBytes && !this.flushFailure) {
-          await this.withProcessLock(async () => {
-            this.catchUp(true);
-            this.writeSnapshot();
-          });
+          // Every commit is durable in the journal by now: a snapshot that fails here (disk full)
+          // loses nothing, so it is a notice, never the failure of the command that is closing.
+          try {
+            await this.withProcessLock(async () => {
+              this.catchUp(true);
+              this.writeSnapshot();
+            });
+          } catch (err) {
+            this.recovery.notices.push(
+              `A snapshot on close could not be written (${(err as Error).message}); nothing was lost: every commit is in the journal, and the next open replays it.`,
+            );
+          }
         }
       } finally {
         this.releaseHeldLock();
         this.closed = true;
         this.closeSegment();
+        this.mark?.close();
         this.clearPrepared();
         this.db.close();
         this.changed.dispose();
@@ -383,6 +401,12 @@ export class FileStore implements StorePort {
     if (target.seq > this.durableSeq) {
       this.durableSeq = target.seq;
       this.durableOffset = target.offset;
+      // Still under the lock (lines not yet durable ⇒ lock held): the mark only moves forward here.
+      try {
+        this.mark?.advance(target.seq);
+      } catch {
+        // The lines are durable; a mark that lags only weakens loss detection.
+      }
     }
     const waiting = this.durabilityWaiters.splice(0);
     for (const waiter of waiting) {
@@ -517,9 +541,13 @@ export class FileStore implements StorePort {
             );
           }
           const cut = chunk.length - decoded.goodBytes;
+          const aside = this.keepAside(segment.path, segment.offset, chunk.subarray(decoded.goodBytes));
           segment.truncate(segment.offset);
+          const what = `${cut} byte${cut === 1 ? '' : 's'}, ${decoded.stop.reason === 'incomplete-line' ? 'incomplete' : 'bad checksum'}`;
           this.recovery.notices.push(
-            `Cut off a torn last journal line (${cut} byte${cut === 1 ? '' : 's'}, ${decoded.stop.reason === 'incomplete-line' ? 'incomplete' : 'bad checksum'}) in ${segment.path}: a commit that was interrupted before it was acknowledged.`,
+            this.markOnOpen !== undefined && this.markOnOpen > this.appliedSeq
+              ? `Journal line ${this.appliedSeq + 1} in ${segment.path} is damaged (${what}), though it was acknowledged: moved the damaged bytes aside to ${aside}.`
+              : `Cut off a torn last journal line (${what}) in ${segment.path}: a commit that was interrupted before it was acknowledged. Its bytes are kept in ${aside}.`,
           );
         }
       }
@@ -590,7 +618,9 @@ export class FileStore implements StorePort {
   }
 
   private applyJournalEntry(entry: JournalEntry, path: string): void {
-    if (entry.seq !== this.appliedSeq + 1) {
+    // A line written after a recorded loss follows the last line that survived, skipping the lost numbers.
+    const follows = entry.after ?? entry.seq - 1;
+    if (follows !== this.appliedSeq || entry.seq <= this.appliedSeq) {
       throw this.unrecoverable(`${path} jumps from line ${this.appliedSeq} to ${entry.seq}`);
     }
     this.refuseNewerSchema(entry.schema);
@@ -618,6 +648,70 @@ export class FileStore implements StorePort {
 
   // ── snapshots ───────────────────────────────────────────────────────────
 
+  // ── the journal mark: loss of acknowledged lines is never silent ─────────
+
+  private openJournalMark(): void {
+    const { mark, found } = JournalMark.open(join(this.dir, 'journal.mark'));
+    this.mark = mark;
+    if (typeof found === 'number') this.markOnOpen = found;
+    else if (found === 'damaged')
+      this.recovery.notices.push(
+        `The journal mark ${mark.path} is damaged; it is reset to the journal's last line, so a loss before now cannot be detected.`,
+      );
+  }
+
+  /**
+   * On open, under the lock, after catching up: the journal must reach the mark. When it does
+   * not, acknowledged commits are gone (a segment deleted or cut back, a damaged line). That is
+   * reported with what was lost and from which line the store continues; journal segments past
+   * the gap are moved aside, never deleted; and a line numbered past the mark records the gap,
+   * so that no lost number is ever reused and no old line can be spliced onto new history.
+   */
+  private checkJournalMark(): void {
+    const mark = this.mark!;
+    const acknowledged = this.markOnOpen;
+    if (acknowledged === undefined || acknowledged <= this.appliedSeq) {
+      // No mark yet (a new store, one from before marks, or the file was removed), or it lags: it starts here.
+      if (acknowledged === undefined || acknowledged < this.appliedSeq) mark.set(this.appliedSeq);
+      return;
+    }
+    const from = this.appliedSeq;
+    const movedAside: string[] = [];
+    for (const later of this.listSegments().filter((s) => s.start > from + 1)) {
+      const aside = `${later.path}.corrupt`;
+      renameSync(later.path, aside);
+      movedAside.push(aside);
+    }
+    if (!this.segment) {
+      // Named for the line after the last one that survived: segments stay contiguous by name.
+      this.segment = JournalSegment.create(from + 1, this.segmentPath(from + 1));
+      this.durableOffset = 0;
+    }
+    fsyncDirectory(this.dir);
+    const entry: JournalEntry = { seq: acknowledged + 1, schema: this.schemaVersion, after: from, statements: [] };
+    const line = encodeJournalLine(entry);
+    this.segment.add(line);
+    this.segment.flushNow();
+    this.appliedSeq = entry.seq;
+    this.durableSeq = entry.seq;
+    this.durableOffset = this.segment.offset;
+    this.journalBytesSinceSnapshot += line.length;
+    mark.set(entry.seq);
+    mark.sync();
+    const lost = acknowledged === from + 1 ? `line ${acknowledged}` : `lines ${from + 1}–${acknowledged}`;
+    this.recovery.notices.push(
+      `Acknowledged commits were lost: the journal ends at line ${from}, but line ${acknowledged} was acknowledged (journal ${lost} ${acknowledged === from + 1 ? 'is' : 'are'} missing or damaged${movedAside.length ? `; moved aside ${movedAside.join(', ')}` : ''}). The store continues from line ${from}, as it was then; the next line is ${entry.seq + 1}, no number is reused.`,
+    );
+  }
+
+  /** Copies damaged journal bytes to a file beside the segment before they are cut off; returns its path. */
+  private keepAside(segmentPath: string, offset: number, bytes: Buffer): string {
+    const aside = `${segmentPath}.${offset}.corrupt`;
+    writeFileDurably(aside, bytes);
+    fsyncDirectory(this.dir);
+    return aside;
+  }
+
   /** Loads the newest snapshot that opens; moves aside (never deletes) the ones that do not. */
   private loadNewestSnapshot(): void {
     this.clearPrepared();
@@ -629,6 +723,9 @@ export class FileStore implements StorePort {
       try {
         const bytes = readFileSync(snapshot.path);
         const sum = readChecksum(`${snapshot.path}.sha256`);
+        // A store with a journal mark writes every snapshot's checksum before the snapshot takes
+        // its name: one without it was tampered with, and SQLite's page scan cannot see a changed value.
+        if (sum === undefined && this.markOnOpen !== undefined) throw new Error('its checksum file is missing');
         if (sum !== undefined && sum !== createHash('sha256').update(bytes).digest('hex'))
           throw new Error('its sha256 does not match the one written with it');
         db = new this.SQL.Database(bytes);
@@ -721,14 +818,23 @@ export class FileStore implements StorePort {
     configureConnection(this.db);
     const path = join(this.dir, `snapshot-${pad(seq)}.sqlite`);
     // Each step is a fault point: the crash matrix (docs/reliability.md, row 2) kills the process at each.
-    writeFileDurably(`${path}.tmp`, bytes, () => faultPoint('snapshot:temp-written'));
-    faultPoint('snapshot:temp-fsynced');
-    // Its checksum, durable before the snapshot takes its name: a flipped bit is found on open.
-    writeFileDurably(`${path}.sha256`, Buffer.from(`${createHash('sha256').update(bytes).digest('hex')}\n`));
-    renameSync(`${path}.tmp`, path);
+    try {
+      writeFileDurably(`${path}.tmp`, bytes, () => faultPoint('snapshot:temp-written'));
+      faultPoint('snapshot:temp-fsynced');
+      // Its checksum, durable before the snapshot takes its name: a flipped bit is found on open.
+      writeFileDurably(`${path}.sha256`, Buffer.from(`${createHash('sha256').update(bytes).digest('hex')}\n`));
+      renameSync(`${path}.tmp`, path);
+    } catch (err) {
+      // Disk full or an I/O error: a half-written temp file would only hold on to the space that ran out.
+      for (const leftover of [`${path}.tmp`, `${path}.sha256`]) rmSync(leftover, { force: true });
+      throw err;
+    }
     faultPoint('snapshot:renamed');
     fsyncDirectory(this.dir);
     faultPoint('snapshot:folder-fsynced');
+    // Rare and already paying for fsyncs: the mark is made durable here, not on every commit.
+    this.mark?.advance(seq);
+    this.mark?.sync();
 
     // Later lines go to a new segment, so that old ones can be dropped whole.
     if (this.segment && this.segment.offset > 0) {

@@ -10,6 +10,11 @@ export interface JournalEntry {
   /** Schema version the transaction was written against; a newer one is refused. */
   schema: number;
   statements: JournalStatement[];
+  /**
+   * Set only on the line written after a loss of acknowledged lines: the line it follows
+   * (`seq` - 1 otherwise). The lost numbers are skipped, never reused (see `JournalMark`).
+   */
+  after?: number;
 }
 
 /**
@@ -20,7 +25,8 @@ export interface JournalEntry {
 export function encodeJournalLine(entry: JournalEntry): Buffer {
   // The same JSON as JSON.stringify({ q, v, s }); a statement's SQL text is encoded once per process.
   const statements = entry.statements.map(([sql, params]) => `[${sqlJson(sql)},${JSON.stringify(params)}]`).join(',');
-  const json = `{"q":${entry.seq},"v":${entry.schema},"s":[${statements}]}`;
+  const after = entry.after === undefined ? '' : `,"a":${entry.after}`;
+  const json = `{"q":${entry.seq},"v":${entry.schema},"s":[${statements}]${after}}`;
   return Buffer.from(`${checksum(json)} ${json}\n`, 'utf8');
 }
 
@@ -88,10 +94,16 @@ function decodeLine(line: Buffer): JournalEntry | undefined {
   const json = line.subarray(17);
   if (checksum(json) !== line.subarray(0, 16).toString('latin1')) return undefined;
   try {
-    const parsed = JSON.parse(json.toString('utf8')) as { q: unknown; v: unknown; s: unknown };
+    const parsed = JSON.parse(json.toString('utf8')) as { q: unknown; v: unknown; s: unknown; a?: unknown };
     if (!Number.isSafeInteger(parsed.q) || !Number.isSafeInteger(parsed.v) || !Array.isArray(parsed.s))
       return undefined;
-    return { seq: parsed.q as number, schema: parsed.v as number, statements: parsed.s as JournalStatement[] };
+    const entry: JournalEntry = {
+      seq: parsed.q as number,
+      schema: parsed.v as number,
+      statements: parsed.s as JournalStatement[],
+    };
+    if (Number.isSafeInteger(parsed.a)) entry.after = parsed.a as number;
+    return entry;
   } catch {
     return undefined;
   }
@@ -235,3 +247,72 @@ export class JournalSegment {
     closeSync(this.fd);
   }
 }
+
+/**
+ * The journal mark: the newest journal line known acknowledged (durable before its commit
+ * returned), kept in its own small file apart from the segments. A segment deleted or cut
+ * back, or a damaged last line, leaves the journal ending before the mark: that is a loss of
+ * acknowledged commits, which the store reports instead of opening silently. The mark is
+ * rewritten in place after each flush (no fsync of its own: a power cut can only leave it
+ * behind, which weakens detection and never claims a loss that did not happen) and fsynced
+ * with each snapshot. Format: `<seq, 12 digits> <16 hex of sha256(seq)>\n`.
+ */
+export class JournalMark {
+  private constructor(
+    readonly path: string,
+    private readonly fd: number,
+    /** The mark as this process last read or wrote it. */
+    private seq: number,
+  ) {}
+
+  /** Opens (creating if missing) the mark file. `found`: what it says, or why it says nothing. */
+  static open(path: string): { mark: JournalMark; found: number | 'missing' | 'damaged' } {
+    let fd: number;
+    let created = false;
+    try {
+      fd = openSync(path, 'r+');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      fd = openSync(path, 'w+');
+      created = true;
+    }
+    const found = created ? 'missing' : JournalMark.readFd(fd);
+    return { mark: new JournalMark(path, fd, typeof found === 'number' ? found : 0), found };
+  }
+
+  private static readFd(fd: number): number | 'damaged' {
+    const buffer = Buffer.alloc(MARK_LENGTH);
+    const n = readSync(fd, buffer, 0, MARK_LENGTH, 0);
+    const match = /^(\d{12}) ([0-9a-f]{16})\n$/.exec(buffer.subarray(0, n).toString('latin1'));
+    if (!match || checksum(match[1]!) !== match[2]) return 'damaged';
+    return Number(match[1]);
+  }
+
+  /** What the file says now (another process may have advanced it). */
+  read(): number | 'damaged' {
+    return JournalMark.readFd(this.fd);
+  }
+
+  /** Records `seq` as acknowledged when it is beyond the mark. The caller holds the process lock. */
+  advance(seq: number): void {
+    if (seq <= this.seq) return;
+    this.set(seq);
+  }
+
+  /** Sets the mark to `seq` (also backwards: only when the loss before it has been recorded). */
+  set(seq: number): void {
+    const digits = String(seq).padStart(12, '0');
+    writeSync(this.fd, Buffer.from(`${digits} ${checksum(digits)}\n`, 'latin1'), 0, MARK_LENGTH, 0);
+    this.seq = seq;
+  }
+
+  sync(): void {
+    fdatasyncSync(this.fd);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+const MARK_LENGTH = 30;
