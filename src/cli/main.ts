@@ -327,6 +327,13 @@ function reportError(err: unknown, json: boolean): number {
 }
 
 if (require.main === module) {
+  // `baton status | head -c1`: the reader went away. What is left to print is dropped, quietly;
+  // the command itself runs to its end (a coordinator is not cut off mid-commit by a closed pipe).
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') process.exitCode = 1;
+    });
+  }
   // exitCode, not exit(): let stdout drain; every handle the engine opens is closed or unref'd.
   runCli(process.argv.slice(2)).then(
     (code) => (process.exitCode = code),

@@ -20,10 +20,14 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
     if (!d.coordinator) lines.push('  never coordinated (tasks were claimed by hand)');
     else {
       const c = d.coordinator;
+      // The state and the lease wording come from the same facts: a lease with time left is never "expired".
+      const leaseRunning = c.expiresAt > d.now;
       const state = c.released
         ? 'released'
-        : c.live
-          ? 'live'
+        : leaseRunning
+          ? c.alive === false
+            ? 'holder gone before its lease ended'
+            : 'live'
           : c.alive
             ? 'expired, holder still running'
             : 'expired, holder gone';

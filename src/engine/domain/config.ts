@@ -219,9 +219,41 @@ export interface ParsedConfig {
   issues: Issue[];
 }
 
+/** The largest config Baton reads (docs/config.md); a real one is a few KiB. */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+/** How deep objects and arrays may nest in the config; the deepest real setting is 4 levels down. */
+export const MAX_CONFIG_DEPTH = 32;
+
 /** Parses config text (JSON with comments allowed). Never throws; issues carry ranges into the text. */
-export function parseConfig(text: string): ParsedConfig {
+export function parseConfig(source: string): ParsedConfig {
+  // A byte order mark is accepted, as in plans; a space in its place keeps every offset and column.
+  const text = source.charCodeAt(0) === 0xfeff ? ` ${source.slice(1)}` : source;
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_CONFIG_BYTES) {
+    const message = `The config is ${size} bytes; the limit is ${MAX_CONFIG_BYTES} bytes (256 KiB).`;
+    return {
+      config: DEFAULT_CONFIG,
+      issues: [issue('config.too-large', '', message, 'Keep only Baton settings in it.')],
+    };
+  }
   const lines = new LineIndex(text);
+  // The JSON parser and the schema walk recurse: a config nested 100,000 levels deep must be an
+  // issue, not a stack overflow.
+  const tooDeep = offsetBeyondDepth(text, MAX_CONFIG_DEPTH);
+  if (tooDeep !== undefined) {
+    return {
+      config: DEFAULT_CONFIG,
+      issues: [
+        issue(
+          'config.too-deep',
+          '',
+          `Objects and arrays nest more than ${MAX_CONFIG_DEPTH} levels deep.`,
+          'A Baton config nests a few levels at most: see docs/config.md.',
+          lines.range(tooDeep, tooDeep + 1),
+        ),
+      ],
+    };
+  }
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   const issues: Issue[] = errors.map((e) =>
@@ -314,4 +346,28 @@ function nodeRange(lines: LineIndex, node: JsonNode): Range {
 
 export function configJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;
+}
+
+/**
+ * Where `{` or `[` first opens past `maxDepth` levels, skipping strings and comments (JSON with
+ * comments); undefined when the text never nests that deep. One pass, no recursion.
+ */
+function offsetBeyondDepth(text: string, maxDepth: number): number | undefined {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === '{' || c === '[') {
+      if (++depth > maxDepth) return i;
+    } else if (c === '}' || c === ']') {
+      depth--;
+    }
+  }
+  return undefined;
 }

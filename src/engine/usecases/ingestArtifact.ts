@@ -33,9 +33,16 @@ export async function ingestArtifact(
   let size: number;
   try {
     const stat = statSync(absolutePath);
-    if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
     size = stat.size;
+    if (!stat.isFile()) {
+      // A folder, a FIFO, a device or a socket: never opened (reading a FIFO would block).
+      throw new BatonError(
+        'ingest.artifact-unreadable',
+        `Cannot read the artifact ${absolutePath}: it is ${stat.isDirectory() ? 'a folder' : 'not a regular file'}.`,
+      );
+    }
   } catch (err) {
+    if (BatonError.is(err)) throw err;
     throw new BatonError(
       'ingest.artifact-unreadable',
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,

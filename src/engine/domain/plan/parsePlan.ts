@@ -546,10 +546,29 @@ class TaskBlockReader {
 }
 
 /** Parses a plan. Tasks keep the order of the file; every problem is an issue with a range in the markdown. */
+/**
+ * The largest plan Baton reads (docs/plan-format.md): a plan is instructions for people and
+ * agents, and every run stores a copy of it; a bigger file is refused before it is parsed.
+ */
+export const MAX_PLAN_BYTES = 1024 * 1024;
+
 export function parsePlan(markdown: string): ParsedPlan {
   const text = typeof markdown === 'string' ? markdown : '';
   const lines = new LineIndex(text);
   const issues: Issue[] = [];
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size > MAX_PLAN_BYTES) {
+    issues.push(
+      issue(
+        'plan.too-large',
+        '',
+        `The plan is ${size} bytes; the limit is ${MAX_PLAN_BYTES} bytes (1 MiB).`,
+        'Split it into smaller plans, or move long reference material into files the tasks name.',
+        lines.range(0, 0),
+      ),
+    );
+    return { tasks: [], issues };
+  }
   const blocks = findFencedBlocks(text).filter((b) => b.info === TASK_BLOCK_INFO);
   if (blocks.length === 0) {
     const firstLineEnd = text.search(/\r?\n|$/);
