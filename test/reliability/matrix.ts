@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -204,6 +205,191 @@ async function damagedFiles(trials: number): Promise<RowOutcome> {
     }
   }
   return { trials, failures, note: [...seen].map(([d, n]) => `${d} ×${n}`).join(', ') };
+}
+
+// ── row 3b: journal loss detection ──────────────────────────────────────────────────
+
+const LOSSES = [
+  'newest-segment-deleted',
+  'cut-at-line-end',
+  'bit-flipped-in-last-line',
+  'snapshot-lost-and-bit-flipped',
+  'sidecar-removed-and-value-changed',
+] as const;
+
+/** Every journal line's number, in file order across the segments. */
+function journalLineNumbers(dir: string): number[] {
+  return readdirSync(dir)
+    .filter((n) => /^journal-\d+\.log$/.test(n))
+    .sort()
+    .flatMap((n) =>
+      readFileSync(join(dir, n), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line.slice(17)) as { q: number }).q),
+    );
+}
+
+async function journalLoss(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const seen = new Map<string, number>();
+  const rowsOf = async (store: FileStore): Promise<string[]> =>
+    (await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters ORDER BY value`))).map((r) => r.name);
+  for (let trial = 0; trial < trials; trial++) {
+    const loss = LOSSES[trial % LOSSES.length]!;
+    seen.set(loss, (seen.get(loss) ?? 0) + 1);
+    const dir = makeTempDir('baton-loss-');
+    try {
+      const a = 2 + Math.floor(Math.random() * 4);
+      const b = a + 2 + Math.floor(Math.random() * 4);
+      const c = b + 2 + Math.floor(Math.random() * 4);
+      const store = await FileStore.open(dir);
+      await insertRows(store, 0, a);
+      await store.snapshot();
+      await insertRows(store, a, b);
+      await store.snapshot();
+      await insertRows(store, b, c);
+      await store.close();
+      const acknowledged = Array.from({ length: c }, (_, i) => `r${i}`);
+      const list = (re: RegExp): string[] =>
+        readdirSync(dir)
+          .filter((n) => re.test(n))
+          .sort()
+          .map((n) => join(dir, n));
+      const newestSegment = list(/^journal-\d+\.log$/).pop()!;
+      const newestSnapshot = list(/^snapshot-\d+\.sqlite$/).pop()!;
+      const flipLast = (): void => {
+        const lines = readFileSync(newestSegment, 'utf8').split('\n');
+        lines[lines.length - 2] = lines[lines.length - 2]!.replace(`"r${c - 1}"`, '"rX"');
+        writeFileSync(newestSegment, lines.join('\n'));
+      };
+      let lossExpected = true;
+      if (loss === 'newest-segment-deleted') rmSync(newestSegment);
+      else if (loss === 'cut-at-line-end') {
+        const text = readFileSync(newestSegment, 'utf8');
+        const lines = text.split('\n').filter(Boolean);
+        const drop = 1 + Math.floor(Math.random() * Math.min(2, lines.length));
+        const keep = text.length - lines.slice(-drop).reduce((n, l) => n + l.length + 1, 0);
+        writeFileSync(newestSegment, text.slice(0, keep));
+      } else if (loss === 'bit-flipped-in-last-line') flipLast();
+      else if (loss === 'snapshot-lost-and-bit-flipped') {
+        rmSync(newestSnapshot);
+        rmSync(`${newestSnapshot}.sha256`);
+        flipLast();
+      } else {
+        lossExpected = false;
+        rmSync(`${newestSnapshot}.sha256`);
+        const bytes = readFileSync(newestSnapshot);
+        const at = bytes.indexOf(Buffer.from(`r${a}`));
+        bytes[at + 1] = bytes[at + 1]! ^ 0x01;
+        writeFileSync(newestSnapshot, bytes);
+      }
+      const reopened = await FileStore.open(dir);
+      const rows = await rowsOf(reopened);
+      const notices = reopened.recovery.notices.join('\n');
+      if (rows.join() !== acknowledged.slice(0, rows.length).join())
+        failures.push(`trial ${trial} (${loss}): not a prefix of the acknowledged history: ${rows.join()}`);
+      if (lossExpected && !/Acknowledged commits were lost: the journal ends at line \d+/.test(notices))
+        failures.push(`trial ${trial} (${loss}): the loss was not reported: ${notices || '(no notice)'}`);
+      if (lossExpected && rows.length >= c) failures.push(`trial ${trial} (${loss}): nothing was lost?`);
+      if (!lossExpected && (rows.length !== c || !/checksum file is missing/.test(notices)))
+        failures.push(`trial ${trial} (${loss}): the changed snapshot was served (${rows.join()}; ${notices})`);
+      if (/interrupted before it was acknowledged/.test(notices))
+        failures.push(`trial ${trial} (${loss}): acknowledged damage called a torn write`);
+      await insertRows(reopened, 100, 102);
+      await reopened.close();
+      const again = await FileStore.open(dir);
+      const after = await rowsOf(again);
+      if (after.join() !== [...rows, 'r100', 'r101'].join())
+        failures.push(`trial ${trial} (${loss}): reopened to ${after.join()}, expected ${rows.join()},r100,r101`);
+      if (again.recovery.notices.length > 0)
+        failures.push(
+          `trial ${trial} (${loss}): a recorded loss reported again: ${again.recovery.notices.join(' | ')}`,
+        );
+      await again.close();
+      const numbers = journalLineNumbers(dir);
+      if (new Set(numbers).size !== numbers.length || numbers.some((n, i) => i > 0 && n <= numbers[i - 1]!))
+        failures.push(`trial ${trial} (${loss}): journal line numbers reused or out of order: ${numbers.join(',')}`);
+    } catch (err) {
+      failures.push(`trial ${trial} (${loss}): ${(err as Error).message}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return { trials, failures, note: [...seen].map(([d, n]) => `${d} ×${n}`).join(', ') };
+}
+
+// ── row R1: refusals write nothing ──────────────────────────────────────────────────
+
+const REFUSALS: Array<{ args: string[]; withStore: boolean; stopped?: boolean }> = [
+  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: false },
+  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: true },
+  { args: ['start', 'plan.md', '--new', '--worker', 'nope'], withStore: true },
+  { args: ['resume', '--worker', 'nope'], withStore: true, stopped: true },
+  { args: ['resume'], withStore: false },
+  { args: ['stop'], withStore: false },
+  { args: ['reconcile'], withStore: false },
+  { args: ['cleanup'], withStore: false },
+  { args: ['diagnose'], withStore: false },
+  { args: ['heartbeat', '--runtime', 'RT-1', '--token', 'x'], withStore: false },
+  { args: ['claim', '--run', 'R-1', '--task', 'T1'], withStore: false },
+  { args: ['events', '--follow'], withStore: false },
+];
+
+async function refusalsWriteNothing(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const cli = join(ROOT, 'dist', 'cli.js');
+  const run = (cwd: string, args: string[]): Promise<{ code: number | null; stderr: string }> =>
+    new Promise((done) => {
+      const child = spawn(process.execPath, [cli, ...args], {
+        cwd,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' },
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        done({ code, stderr });
+      });
+    });
+  for (let trial = 0; trial < trials; trial++) {
+    const refusal = REFUSALS[trial % REFUSALS.length]!;
+    const workspace = makeTempDir('baton-refusal-');
+    try {
+      writeFileSync(join(workspace, 'plan.md'), '```baton-task\nid: T1\nagent: coder\n```\nDo it.\n');
+      if (refusal.withStore) await run(workspace, ['claim', '--plan', 'plan.md', '--task', 'T1']);
+      if (refusal.stopped) await run(workspace, ['stop']);
+      const before = fingerprintTree(join(workspace, '.baton'));
+      const r = await run(workspace, refusal.args);
+      const what = `trial ${trial} (${refusal.args.join(' ')}${refusal.withStore ? ', with a run' : ', no store'})`;
+      if (r.code !== 2) failures.push(`${what}: exit ${r.code}: ${r.stderr.trim()}`);
+      if (/^\s+at /m.test(r.stderr)) failures.push(`${what}: a stack trace`);
+      if (JSON.stringify(fingerprintTree(join(workspace, '.baton'))) !== JSON.stringify(before))
+        failures.push(`${what}: .baton changed`);
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message}`);
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }
+  return { trials, failures, note: `${REFUSALS.length} refused commands in turn, each in a fresh workspace` };
+}
+
+/** Every file under `dir` (recursively) with its bytes' length and content; {} when `dir` does not exist. */
+function fingerprintTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!existsSync(dir)) return out;
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out[path] = readFileSync(path).toString('base64');
+    }
+  };
+  walk(dir);
+  return out;
 }
 
 // ── row 4: I/O errors at the Nth file operation ─────────────────────────────────────
@@ -948,6 +1134,18 @@ export const ROWS: MatrixRow[] = [
     run: damagedFiles,
   },
   {
+    id: '3b',
+    fault:
+      'Journal loss: the newest segment deleted; cut exactly at a line end; a bit flipped in the last acknowledged line; the newest snapshot lost plus a flipped bit; a snapshot checksum file removed plus a value changed',
+    guarantee:
+      'detected and reported (which acknowledged lines were lost, from which line the store continues); damaged bytes moved aside; no line number reused; no history spliced on reopen; a changed snapshot is not served',
+    injection:
+      'a store with two snapshots and 2–5 commits between them, then one of the five faults; reopen, commit two more, reopen again and read every journal line number',
+    full: 250,
+    smoke: 5,
+    run: journalLoss,
+  },
+  {
     id: '4',
     fault: 'I/O errors (ENOSPC, EACCES, EIO; EBUSY/EPERM on rename and unlink) at the Nth file operation, swept over N',
     guarantee:
@@ -1120,6 +1318,18 @@ export const ROWS: MatrixRow[] = [
     smoke: 3,
     run: shellMetacharacters,
   },
+  {
+    id: 'R1',
+    fault:
+      'Refused commands: start/resume with an unknown worker (resume after a stop), commands about runs in a workspace without one',
+    guarantee:
+      'exit 2, one line, no stack trace; every file under .baton byte-identical (no run, no journal line, the stop stays), or no .baton created',
+    injection:
+      'each refused command run as a real CLI process in a fresh workspace, with a run (and a stop) or with none',
+    full: 36,
+    smoke: 3,
+    run: refusalsWriteNothing,
+  },
 ];
 
 export interface MatrixResult extends RowOutcome {
@@ -1185,6 +1395,17 @@ many times, and checks one guarantee. \`npm test\` runs every row with a few tri
 ${rows}
 
 ${failing.length === 0 ? 'Every row: 0 failures.' : `Failing rows:\n\n${failing.map((r) => `- ${r.row.id}: ${r.failures.slice(0, 5).join('; ')}`).join('\n')}`}
+
+## What a damaged store reports
+
+Every repair is a recovery notice (stderr, \`baton:\` …; \`store.recovery.notices\`) and keeps the damaged bytes aside as \`*.corrupt\`; Baton never deletes them (docs/architecture.md, "Journal damage is never silent"):
+
+- a torn or garbage journal tail that was never acknowledged: "Cut off a torn last journal line (… bytes, incomplete | bad checksum) in …: a commit that was interrupted before it was acknowledged. Its bytes are kept in ….";
+- a damaged line the journal mark says was acknowledged: "Journal line n in … is damaged (…), though it was acknowledged: moved the damaged bytes aside to …";
+- acknowledged lines missing (the newest segment deleted, the journal cut at a line end, a damaged acknowledged line, a lost snapshot plus damage): "Acknowledged commits were lost: the journal ends at line n, but line m was acknowledged (journal lines n+1–m are missing or damaged; moved aside …). The store continues from line n, as it was then; the next line is m+2, no number is reused." — reported once; the gap is recorded in the journal, so no line number is reused and no old line is spliced onto the new history;
+- a snapshot whose checksum does not match, or whose checksum file is missing in a store with a journal mark: "Snapshot … would not open (…); moved it aside to … and recovered from the previous snapshot | the journal.";
+- damage in the middle of the journal (valid lines after it): refused, \`store.journal-corrupt\` (exit 1), nothing changed; nothing left that can rebuild the store: \`store.unrecoverable\`, naming every preserved file;
+- a snapshot that could not be written on close (disk full): "A snapshot on close could not be written (…); nothing was lost: every commit is in the journal, and the next open replays it." — the command's exit code and output stand.
 
 ## Covered elsewhere, not yet rows of this runner
 
