@@ -48,6 +48,7 @@ export type { StopMode } from './domain/types';
 export type { VerificationOutcome } from './usecases/verifyAttempt';
 export { findGit } from './effects/git/git';
 export type { AttemptWorktree, RunIsolation } from './domain/isolation';
+export type { AttemptChanges, FileChange } from './domain/changes';
 export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';

@@ -1,5 +1,6 @@
 import type { Delegation, Run, Task } from '../engine/index';
-import { formatDuration, taskDuration } from '../protocol/time';
+import { describeLiveness } from '../protocol/liveness';
+import { taskDuration } from '../protocol/time';
 import type { RunStateCache } from './runState';
 
 /**
@@ -147,22 +148,18 @@ export function workerRow(cache: RunStateCache, runId: string, runtimeId: string
 }
 
 function workerRowOf(r: ReturnType<RunStateCache['liveRuntimes']>[number], now: number): WorkerRow {
-  const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
-  const beat = r.lastHeartbeatAt !== undefined ? `beat ${formatDuration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-  const lease = stale
-    ? `lease expired ${formatDuration(now - r.leaseExpiresAt)} ago`
-    : `lease ${formatDuration(r.leaseExpiresAt - now)}`;
-  const status = stale ? 'stale' : r.status;
+  const live = describeLiveness(r, now);
+  const stale = live.state === 'stale';
   return {
     id: `runtime:${r.id}`,
     runId: r.runId,
     runtimeId: r.id,
     row: {
       label: `${r.taskId}  ${r.delegationId}`,
-      description: [stale ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · '),
+      description: [live.summary, live.lease, r.progress].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
-      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
-      contextValue: `baton.runtime status=${status}`,
+      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
+      contextValue: `baton.runtime status=${live.state}`,
       collapsible: 'none',
     },
   };

@@ -44,6 +44,8 @@ export interface EventMap {
     heartbeatCount: number;
     leaseExpiresAt: number;
     progress?: string;
+    /** The worker's own last beat (absent while only its coordinator renews the lease). */
+    workerBeatAt?: number;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
   'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };

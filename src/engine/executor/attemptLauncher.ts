@@ -8,6 +8,7 @@ import { buildPrompt } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
 import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
@@ -24,6 +25,7 @@ import { readRunIsolation } from '../queries/worktrees';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { planIsolation } from '../usecases/planIsolation';
+import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
 import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
 
 /** What the launcher needs from the coordinator it serves. */
@@ -50,11 +52,22 @@ export interface LauncherHost {
  * manual_handoff gate instead of a process.
  */
 export class AttemptLauncher {
+  /** The workspace's git repository, asked once per coordinator (undefined outside git). */
+  private sharedRepo: Promise<string | undefined> | undefined;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly supervisor: AttemptSupervisor,
     private readonly host: LauncherHost,
   ) {}
+
+  private sharedRepository(): Promise<string | undefined> {
+    this.sharedRepo ??= sharedTreeRepository(this.ctx.workspace).catch((err: unknown) => {
+      this.ctx.log(`the working tree's repository could not be read: ${(err as Error).message}`);
+      return undefined;
+    });
+    return this.sharedRepo;
+  }
 
   async start(task: Task): Promise<void> {
     const { runId } = this.host;
@@ -190,6 +203,9 @@ export class AttemptLauncher {
       return;
     }
 
+    // A shared-tree attempt has no branch to compare later: the working tree as its worker finds it is recorded.
+    if (!claim.worktree) await recordSharedTreeBefore(this.ctx, { runId, delegationId }, await this.sharedRepository());
+
     let spawned;
     try {
       // The one side effect no transaction covers: only a coordinator that still holds the run starts a worker.
@@ -226,7 +242,9 @@ export class AttemptLauncher {
     }
     attempt.identity = spawned.identity;
     this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000);
-    await this.ctx.store.transact((tx) => recordRuntimeProcess(tx, claim.runtimeId, spawned.identity));
+    await this.ctx.store.transact((tx) =>
+      recordRuntimeProcess(tx, claim.runtimeId, spawned.identity, this.ctx.clock.now()),
+    );
     this.ctx.log(`${delegationId}: started ${workerId} (pid ${spawned.identity.pid})`);
     const stop = this.host.shutdownStop();
     if (stop) {

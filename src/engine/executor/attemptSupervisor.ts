@@ -10,6 +10,7 @@ import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { resultOnDisk } from '../usecases/resultOnDisk';
+import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
 export interface Attempt {
@@ -231,7 +232,9 @@ export class AttemptSupervisor {
       clock: this.ctx.clock,
     });
     const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
-    this.ctx.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${unconfirmed}`);
+    const ended = `${report.processes.length} process${report.processes.length === 1 ? '' : 'es'} ended`;
+    this.ctx.log(`${attempt.delegationId}: ${why}; ${ended}${unconfirmed}`);
+    await recordSharedTreeAfter(this.ctx, { runId: this.host.runId, delegationId: attempt.delegationId });
     return report;
   }
 
@@ -331,6 +334,8 @@ export class AttemptSupervisor {
     try {
       const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
+      // Before its result is taken: completing it may start dependents that change the shared tree.
+      await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
       const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath);
       if (!artifact) {
         const how = exit.signal

@@ -23,6 +23,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   coordinator_leases: 'coordinatorLease',
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
+  tree_snapshots: 'treeSnapshots',
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {

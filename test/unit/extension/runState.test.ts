@@ -180,6 +180,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
         lastHeartbeatAt: fixture.fakeClock.now(),
         leaseExpiresAt: cache.liveRuntimes()[0]!.leaseExpiresAt,
         progress: 'reading the task',
+        // `baton heartbeat` is the worker's own beat, not a renewal by its coordinator.
+        workerBeatAt: fixture.fakeClock.now(),
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');

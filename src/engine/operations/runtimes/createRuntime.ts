@@ -57,10 +57,13 @@ export async function recordRuntimeProcess(
   tx: StoreTx,
   runtimeId: string,
   identity: { pid: number; startTime: string | null; host: string },
+  now: number,
   options: { onlyIfUnknown?: boolean } = {},
 ): Promise<void> {
+  // The first record of a process is when Baton's supervisor started to see it (views show "alive for …").
   await tx.run(
-    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
-    [identity.pid, identity.startTime, identity.host, runtimeId],
+    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ?, process_started_at = COALESCE(process_started_at, ?)
+     WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
+    [identity.pid, identity.startTime, identity.host, now, runtimeId],
   );
 }
