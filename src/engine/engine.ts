@@ -99,8 +99,8 @@ export class Engine {
 
   private constructor(
     readonly workspace: string,
-    readonly config: BatonConfig,
-    readonly configIssues: readonly Issue[],
+    private loadedConfig: BatonConfig,
+    private loadedConfigIssues: readonly Issue[],
     private readonly store: FileStore,
     private readonly clock: Clock,
     private readonly ids: IdSource,
@@ -132,6 +132,33 @@ export class Engine {
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
     const ids = options.ids ?? systemIds(clock);
     return new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
+  }
+
+  /** The workspace's settings, as last read (Engine.open, reloadConfig). */
+  get config(): BatonConfig {
+    return this.loadedConfig;
+  }
+
+  /** Warnings of the config as last read (errors refuse it). */
+  get configIssues(): readonly Issue[] {
+    return this.loadedConfigIssues;
+  }
+
+  /**
+   * Reads `.baton/config.json` again (the editor calls this when the file changes). A valid file
+   * is used from now on by what starts here — new runs, coordinators, stops, claims; a
+   * coordinator already running keeps the settings it started with, and a run keeps the ones
+   * it froze (docs/config.md). An invalid file changes nothing: its issues are returned.
+   */
+  reloadConfig(): { changed: boolean; applied: boolean; issues: readonly Issue[] } {
+    const { config, issues } = loadConfig(this.workspace);
+    const path = configPathOf(this.workspace);
+    const located = issues.map((i) => ({ ...i, file: path }));
+    if (hasErrors(issues)) return { changed: false, applied: false, issues: located };
+    const changed = JSON.stringify(config) !== JSON.stringify(this.loadedConfig);
+    this.loadedConfig = config;
+    this.loadedConfigIssues = located;
+    return { changed, applied: true, issues: located };
   }
 
   static hasStore(workspace: string): boolean {

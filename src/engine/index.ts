@@ -53,3 +53,4 @@ export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export { describeEvent, oneLine } from './domain/describeEvent';
+export { counted } from './domain/plural';

@@ -100,7 +100,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     ...(duration ? { duration } : {}),
     icon: TASK_ICONS[task?.status ?? 'pending'],
     tooltip: `**${taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
-    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}`,
+    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}`,
     collapsible: attempts.length ? 'collapsed' : 'none',
   };
 }
@@ -120,7 +120,7 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
     ...(tooltip ? { tooltip, plainTooltip: true } : {}),
     // A string tooltip would be the row's accessible name: name the delegation and its state.
     accessibilityLabel: `${delegationId} ${description}`.trim(),
-    contextValue: `baton.delegation status=${d?.status}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
+    contextValue: `baton.delegation status=${d?.status}${d?.startedAt !== undefined ? ' started' : ''}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
     collapsible: 'none',
     ...(d?.artifactPath ? { command: { command: 'baton.openArtifact', title: 'Open Artifact' } } : {}),
   };

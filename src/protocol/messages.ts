@@ -231,6 +231,9 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('requestTaskDetails'), taskId: id }).strict(),
+  /** An attempt of the shown run: open its diff, or follow its output (docs/extension.md). */
+  z.object({ type: z.literal('showChanges'), delegationId: id }).strict(),
+  z.object({ type: z.literal('showOutput'), delegationId: id }).strict(),
 ]);
 export type WebviewMessage = z.infer<typeof webviewMessageSchema>;
 
