@@ -73,12 +73,14 @@ export function runtimeTable(ctx: CommandContext, runtimes: WorkerRuntime[], now
     ['RUNTIME', 'DELEGATION', 'STATUS', 'LIVENESS', 'LEASE', 'PROGRESS'],
     runtimes.map((r) => {
       const live = describeLiveness(r, now);
+      // Under the LEASE header: "1m 57s", "expired 5s ago".
+      const lease = live.lease.replace(/^lease /, '');
       return [
         r.id,
         r.delegationId,
         status(ctx.output, live.state),
         live.state === 'stale' ? '-' : live.summary,
-        live.state === 'stale' ? paint(ctx.output, 'magenta', live.lease) : live.lease,
+        live.state === 'stale' ? paint(ctx.output, 'magenta', lease) : lease,
         oneLine(r.progress ?? '', 50),
       ];
     }),

@@ -28,6 +28,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.delegationId)} claimed by runtime ${text(e.data.runtimeId)} (epoch ${e.data.epoch})`;
     case 'runtime:heartbeat':
       return `${text(e.data.runtimeId)} heartbeat ${e.data.heartbeatCount}${e.data.progress ? `: ${text(e.data.progress)}` : ''}`;
+    case 'runtime:started':
+      return `${text(e.data.delegationId)}: its worker ${e.data.found ? 'was found, running' : 'runs'} as pid ${e.data.pid} on ${text(e.data.host)}`;
     case 'runtime:stale':
       return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
     case 'gate:opened':

@@ -48,6 +48,8 @@ export interface EventMap {
     workerBeatAt?: number;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
+  /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */
+  'runtime:started': { runtimeId: string; delegationId: string; pid: number; host: string; found?: boolean };
   'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };
   'gate:decided': { gateId: string; kind: GateKind; decision: GateDecision; by: string; note?: string };
   'gate:updated': { gateId: string; kind: GateKind; reason: string };
@@ -115,6 +117,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'delegation:status': true,
   'runtime:heartbeat': true,
   'runtime:stale': true,
+  'runtime:started': true,
   'gate:opened': true,
   'gate:decided': true,
   'gate:updated': true,

@@ -80,6 +80,6 @@ describe('liveness: what the Workers view, the dashboard and `baton status` say 
       NOW,
     );
     const line = table.split('\n')[1]!;
-    assert.match(line, /^W-1\s+D-T1-coder-001\s+alive\s+alive 2m 05s · pid 4242\s+lease 1m 40s$/);
+    assert.match(line, /^W-1\s+D-T1-coder-001\s+alive\s+alive 2m 05s · pid 4242\s+1m 40s$/);
   });
 });
