@@ -230,7 +230,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    version: 4,
+    version: 6,
     name: 'what an attempt changed and how its worker lives: shared-tree snapshots, own beats, process start',
     statements: [
       // The last heartbeat the worker sent itself (its token), apart from the coordinator's renewals.
