@@ -49,7 +49,7 @@ export async function readAttemptChanges(
       `${delegationId} worked in the shared working tree, and ${ctx.workspace} is not in a git repository: Baton records what an attempt changed with git, so it cannot show this one's changes.`,
     );
   return unavailable(
-    `Baton recorded no starting point for ${delegationId} (a person's hand-off, or an attempt from before Baton recorded them), so it cannot tell its changes from the rest of the working tree.`,
+    `Baton recorded no starting point for ${delegationId} (a person's hand-off, an attempt from before Baton recorded them, or git failed as it started: see the Baton log), so it cannot tell its changes from the rest of the working tree.`,
   );
 }
 

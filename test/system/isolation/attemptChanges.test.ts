@@ -4,7 +4,7 @@
 // between its base and its branch, its files while nothing is committed, or the commit
 // integration made; outside git it says so.
 import assert from 'node:assert/strict';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { AttemptChanges, Engine } from '../../../src/engine/index';
@@ -179,6 +179,26 @@ describe('what an attempt changed', function () {
       changes.available ? '' : changes.reason,
       /^D-T1-coder-001 worked in the shared working tree, and .+ is not in a git repository: Baton records what an attempt changed with git, so it cannot show this one's changes\.$/,
     );
+  });
+
+  it('snapshots a tree whose .baton/ git ignores (as worktree isolation makes it), leaving out even its tracked files', async () => {
+    const folder = realpathSync(mkdtempSync(join(tmpdir(), 'baton-snap-')));
+    try {
+      git(folder, 'init', '--quiet');
+      mkdirSync(join(folder, '.baton', 'store'), { recursive: true });
+      writeFileSync(join(folder, '.baton', 'config.json'), '{}\n');
+      writeFileSync(join(folder, 'first.txt'), 'first\n');
+      git(folder, 'add', '--all');
+      git(folder, '-c', 'user.name=T', '-c', 'user.email=t@example.invalid', 'commit', '--quiet', '-m', 'start');
+      appendFileSync(join(folder, '.git', 'info', 'exclude'), '/.baton/\n');
+      writeFileSync(join(folder, '.baton', 'store', 'journal.log'), 'x\n');
+      writeFileSync(join(folder, 'second.txt'), 'second\n');
+      const commit = await snapshotWorkingTree(folder, folder, 'test');
+      assert.equal(git(folder, 'ls-tree', '-r', '--name-only', commit), 'first.txt\nsecond.txt');
+      assert.equal(git(folder, 'status', '--porcelain'), '?? second.txt', 'nothing was staged');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('snapshots a repository with no commit yet, and never follows the workspace’s .baton/', async () => {

@@ -42,8 +42,13 @@ export async function snapshotWorkingTree(folder: string, workspace: string, mes
     });
     const scratchGit = new Git(folder, { GIT_INDEX_FILE: index });
     const batonDir = relative(folder, join(workspace, BATON_DIR)).split('\\').join('/');
-    const exclude = batonDir.startsWith('..') || isAbsolute(batonDir) ? [] : [`:(exclude)${batonDir}`];
-    await scratchGit.run(['add', '--all', '--', ':/', ...exclude]);
+    const inTree = !batonDir.startsWith('..') && !isAbsolute(batonDir);
+    // An exclude pathspec naming an ignored folder fails the add ("paths are ignored"), and `.baton/`
+    // usually is ignored (worktree isolation puts it in info/exclude): then the add skips it anyway.
+    const ignored = inTree && (await git.attempt(['check-ignore', '--quiet', '--no-index', batonDir])).exitCode === 0;
+    await scratchGit.run(['add', '--all', '--', ':/', ...(inTree && !ignored ? [`:(exclude)${batonDir}`] : [])]);
+    // Files of .baton/ that are tracked (a shared config.json) stay out too: the snapshot is the person's tree.
+    if (inTree) await scratchGit.run(['rm', '-r', '--cached', '--quiet', '--ignore-unmatch', '--', batonDir]);
     const tree = (await scratchGit.run(['write-tree'])).trim();
     const head = await git.attempt(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
     const parent = head.exitCode === 0 ? ['-p', head.stdout.trim()] : [];
