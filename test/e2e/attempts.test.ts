@@ -337,6 +337,36 @@ describe('Baton in the browser: what each attempt changed, its output, its liven
     );
   });
 
+  check('the dashboard’s task details: Changes opens the same diff, Output the same terminal', async () => {
+    await runCommand(page(), 'Baton: Open Dashboard');
+    const frame = await dashboardFrame(page());
+    await frame.locator('.queue-row[data-task="T2"]').click();
+    const attempt = frame.locator('.details .attempts li', { hasText: 'D-T2-coder-001' });
+    await attempt.getByRole('button', { name: 'Changes' }).click();
+    const tab = page().locator('.part.editor .tab.active');
+    await eventually(
+      'the diff of T2 from the dashboard',
+      async () => (await tab.getAttribute('aria-label')) ?? '',
+      (t) => t.startsWith('D-T2-coder-001 (T2): in the shared working tree, before → after its worker'),
+      { timeoutMs: 15_000 },
+    );
+    assert.deepEqual([...(await diffFiles(page()))].sort(), ['guide.md', 'notes.txt']);
+    await runCommand(page(), 'Baton: Open Dashboard');
+    await (
+      await dashboardFrame(page())
+    )
+      .locator('.details .attempts li', { hasText: 'D-T2-coder-001' })
+      .getByRole('button', { name: 'Output' })
+      .click();
+    const lines = await eventually(
+      'T2’s output from the dashboard',
+      () => terminalLines(page()),
+      (l) => l.some((x) => x.startsWith('── D-T2-coder-001 ended')),
+      { timeoutMs: 15_000 },
+    );
+    assert.ok(lines.includes('T2 done'));
+  });
+
   step('a graceful stop while T3 runs says it stops after T3 finishes, not "Stopped"', async () => {
     await clearNotifications(page());
     await runCommand(page(), 'Baton: Stop Run…');
