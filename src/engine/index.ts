@@ -55,3 +55,4 @@ export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export { describeEvent, oneLine } from './domain/describeEvent';
 export { counted } from './domain/plural';
+export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';

@@ -50,6 +50,22 @@ export interface EventMap {
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
   /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */
   'runtime:started': { runtimeId: string; delegationId: string; pid: number; host: string; found?: boolean };
+  /** The exact prompt an attempt got (prompt provenance): its digest, its length, whether it was cut to fit. */
+  'delegation:prompt': { delegationId: string; taskId: string; sha256: string; bytes: number; truncated: boolean };
+  /** An agent preset's attempt ended: what it did and spent (docs/workers.md, "Tokens and cost"). */
+  'agent:usage': {
+    delegationId: string;
+    taskId: string;
+    agent: string;
+    kind: string;
+    sessionId?: string;
+    model?: string;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd?: number;
+    turns: number;
+    toolCalls: number;
+  };
   'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };
   'gate:decided': { gateId: string; kind: GateKind; decision: GateDecision; by: string; note?: string };
   'gate:updated': { gateId: string; kind: GateKind; reason: string };
@@ -118,6 +134,8 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'runtime:heartbeat': true,
   'runtime:stale': true,
   'runtime:started': true,
+  'delegation:prompt': true,
+  'agent:usage': true,
   'gate:opened': true,
   'gate:decided': true,
   'gate:updated': true,
