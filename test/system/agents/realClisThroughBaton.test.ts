@@ -125,6 +125,10 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           if (value !== undefined && process.env[key] !== value) env[key] = value;
         for (const key of Object.keys(process.env))
           if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
+        // opencode: no undo snapshots (a shadow git repository it commits to at every step, the slowest part of
+        // its run here), set the way a user may configure it, through the variable the preset also uses for the
+        // task's permissions: both must hold (the read-only case proves the permissions still win).
+        if (cli.name === 'opencode') env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
         const model = MODEL[cli.name];
         fixture.write(
           '.baton/config.json',

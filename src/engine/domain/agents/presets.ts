@@ -1,3 +1,4 @@
+import { BatonError } from '../errors';
 import type { AgentKind } from './agentActivity';
 
 /**
@@ -26,11 +27,14 @@ export interface AgentPresetInput {
   permissions: Permissions;
   /** Continue this session of the agent (a retried task whose worker asks for it). */
   resumeSession?: string;
+  /** The worker's own `env` from the config: it wins over the preset's defaults, never over the task's permissions. */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface AgentPresetLaunch {
   argv: string[];
   stdin?: string;
+  /** The worker's environment: the preset's defaults, then the worker's `env`, then the task's permissions. */
   env: Record<string, string>;
   /** What the CLI itself will enforce, as recorded with the attempt. */
   effective: { profile: PermissionProfile; allowTools: string[]; denyTools: string[]; flags: string[] };
@@ -91,7 +95,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           '--',
         ],
         stdin: input.prompt,
-        env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+        env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ...input.env },
         effective: { profile: permissions.profile, allowTools: allowed, denyTools: deny, flags },
       };
     }
@@ -108,7 +112,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       return {
         argv: [input.executable, ...command, '--json', '--skip-git-repo-check', ...model, ...flags, ...input.args, '-'],
         stdin: input.prompt,
-        env: {},
+        env: { ...input.env },
         effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
       };
     }
@@ -129,7 +133,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           input.prompt,
         ],
         // Headless Gemini CLI refuses a folder it was not told to trust; Baton's own trust check came first.
-        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true', ...input.env },
         effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
       };
     }
@@ -149,10 +153,39 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const flags = ['permission', JSON.stringify(permission)];
       return {
         argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
-        // Merged over the user's own opencode config: only the permissions of this task.
-        env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ permission }) },
+        // opencode merges this over its config files. A worker that configures opencode through the same
+        // variable keeps its settings, but the task's permissions win: they are the profile's only guard.
+        env: { ...input.env, OPENCODE_CONFIG_CONTENT: JSON.stringify(withPermission(input.env, permission)) },
         effective: { profile: permissions.profile, allowTools: allow, denyTools: deny, flags },
       };
     }
   }
+}
+
+/** The worker's own OPENCODE_CONFIG_CONTENT (a JSON object), its `permission` overridden rule by rule by the task's. */
+function withPermission(
+  env: Readonly<Record<string, string>> | undefined,
+  permission: Record<string, string>,
+): Record<string, unknown> {
+  const own = env?.OPENCODE_CONFIG_CONTENT;
+  if (own === undefined || own.trim() === '') return { permission };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(own);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BatonError(
+      'config.invalid',
+      "The opencode worker's env OPENCODE_CONFIG_CONTENT is not a JSON object; Baton adds the task's permissions to it.",
+    );
+  }
+  const config = parsed as Record<string, unknown>;
+  // A permission for every tool at once ("permission": "allow") is replaced: the profile decides per tool.
+  const theirs =
+    config.permission && typeof config.permission === 'object' && !Array.isArray(config.permission)
+      ? (config.permission as Record<string, unknown>)
+      : {};
+  return { ...config, permission: { ...theirs, ...permission } };
 }
