@@ -128,7 +128,11 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         // opencode: no undo snapshots (a shadow git repository it commits to at every step, the slowest part of
         // its run here), set the way a user may configure it, through the variable the preset also uses for the
         // task's permissions: both must hold (the read-only case proves the permissions still win).
-        if (cli.name === 'opencode') env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
+        // And a user's broad default in OPENCODE_PERMISSION, which opencode merges over every config.
+        if (cli.name === 'opencode') {
+          env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
+          env.OPENCODE_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
+        }
         const model = MODEL[cli.name];
         fixture.write(
           '.baton/config.json',

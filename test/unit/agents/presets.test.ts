@@ -106,6 +106,15 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
       permission: { edit: 'deny', bash: 'deny', webfetch: 'deny', external_directory: 'deny' },
     });
     assert.equal(l.env.KEY, 'k');
+    // OPENCODE_PERMISSION, which opencode merges over every config, gets the task's rules too.
+    const broad = launch('opencode', 'read-only', { env: { OPENCODE_PERMISSION: '{"edit":"allow","read":"allow"}' } });
+    assert.deepEqual(JSON.parse(broad.env.OPENCODE_PERMISSION!), {
+      edit: 'deny',
+      read: 'allow',
+      bash: 'deny',
+      webfetch: 'deny',
+    });
+    assert.deepEqual(JSON.parse(l.env.OPENCODE_PERMISSION!), { edit: 'deny', bash: 'deny', webfetch: 'deny' });
     // "allow everything" in one word is replaced: the profile decides tool by tool.
     const blanket = launch('opencode', 'read-only', { env: { OPENCODE_CONFIG_CONTENT: '{"permission":"allow"}' } });
     assert.deepEqual(JSON.parse(blanket.env.OPENCODE_CONFIG_CONTENT!).permission, {

@@ -153,39 +153,47 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const flags = ['permission', JSON.stringify(permission)];
       return {
         argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
-        // opencode merges this over its config files. A worker that configures opencode through the same
-        // variable keeps its settings, but the task's permissions win: they are the profile's only guard.
-        env: { ...input.env, OPENCODE_CONFIG_CONTENT: JSON.stringify(withPermission(input.env, permission)) },
+        env: opencodeEnv(input.env, permission),
         effective: { profile: permissions.profile, allowTools: allow, denyTools: deny, flags },
       };
     }
   }
 }
 
-/** The worker's own OPENCODE_CONFIG_CONTENT (a JSON object), its `permission` overridden rule by rule by the task's. */
-function withPermission(
+/**
+ * opencode's environment for a task. It reads OPENCODE_CONFIG_CONTENT over its config files (the
+ * project's too), and OPENCODE_PERMISSION over all of that: a worker that configures opencode
+ * through either keeps its settings, but the task's permission rules win, rule by rule — they
+ * are the profile's only guard. (One word for every tool, `"permission": "allow"`, is replaced.)
+ */
+function opencodeEnv(
   env: Readonly<Record<string, string>> | undefined,
   permission: Record<string, string>,
-): Record<string, unknown> {
-  const own = env?.OPENCODE_CONFIG_CONTENT;
-  if (own === undefined || own.trim() === '') return { permission };
+): Record<string, string> {
+  const config = jsonObject(env, 'OPENCODE_CONFIG_CONTENT');
+  const ownRules = config.permission && typeof config.permission === 'object' ? config.permission : {};
+  return {
+    ...env,
+    OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...config, permission: { ...ownRules, ...permission } }),
+    OPENCODE_PERMISSION: JSON.stringify({ ...jsonObject(env, 'OPENCODE_PERMISSION'), ...permission }),
+  };
+}
+
+/** A variable of the worker's env that holds a JSON object (none: `{}`); anything else is a config error. */
+function jsonObject(env: Readonly<Record<string, string>> | undefined, name: string): Record<string, unknown> {
+  const value = env?.[name];
+  if (value === undefined || value.trim() === '') return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(own);
+    parsed = JSON.parse(value);
   } catch {
     parsed = undefined;
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BatonError(
       'config.invalid',
-      "The opencode worker's env OPENCODE_CONFIG_CONTENT is not a JSON object; Baton adds the task's permissions to it.",
+      `The opencode worker's env ${name} is not a JSON object; Baton adds the task's permissions to it.`,
     );
   }
-  const config = parsed as Record<string, unknown>;
-  // A permission for every tool at once ("permission": "allow") is replaced: the profile decides per tool.
-  const theirs =
-    config.permission && typeof config.permission === 'object' && !Array.isArray(config.permission)
-      ? (config.permission as Record<string, unknown>)
-      : {};
-  return { ...config, permission: { ...theirs, ...permission } };
+  return parsed as Record<string, unknown>;
 }
