@@ -4,6 +4,7 @@ import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { FAKE_CLAUDE, config, readTrace, killQuietly, waitFor, withWorkerEnv } from '../../fixtures/executor/harness';
+import { ensureCliBuilt, runCli } from '../../support/cli';
 import { EngineFixture } from '../../support/engineFixture';
 
 /**
@@ -103,6 +104,22 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     // The heartbeats carried the activity; the final one is past the last tool call.
     const runtime = view.runtimes.find((r) => r.delegationId === 'D-A-coder-001')!;
     assert.ok(runtime.heartbeatCount >= 2, `beats: ${runtime.heartbeatCount}`);
+
+    // What a person reads: status sums the spend; diagnose shows each attempt's agent, and the prompt digest.
+    await engine.close();
+    ensureCliBuilt();
+    const status = await runCli(['status'], { cwd: fixture.workspace });
+    assert.match(status.stdout, /Spent: 4,800 tokens, \$0\.0400 — by agent: coder 4,800, \$0\.0400/);
+    const diagnose = await runCli(['diagnose'], { cwd: fixture.workspace });
+    assert.match(
+      diagnose.stdout,
+      /D-A-coder-001\s+claude-code\s+edit\s+5\s+4\s+4,000\/800\s+\$0\.0400\s+fake-session-\d+/,
+    );
+    assert.match(diagnose.stdout, /D-A-coder-001\s+sha256 [0-9a-f]{64}/);
+    const json = JSON.parse((await runCli(['status', '--json'], { cwd: fixture.workspace })).stdout) as {
+      usageTotals: { run: { tokens: number; costUsd: number } };
+    };
+    assert.deepEqual([json.usageTotals.run.tokens, json.usageTotals.run.costUsd], [4800, 0.04]);
   });
 
   it('keeps the exact prompt with its digest and size, in the store and in an event', async () => {
