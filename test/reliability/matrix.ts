@@ -234,7 +234,11 @@ async function journalLoss(trials: number): Promise<RowOutcome> {
   const failures: string[] = [];
   const seen = new Map<string, number>();
   const rowsOf = async (store: FileStore): Promise<string[]> =>
-    (await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters ORDER BY value`))).map((r) => r.name);
+    (
+      await store.read((r) =>
+        r.all<{ name: string }>(`SELECT name FROM counters WHERE name GLOB 'r[0-9]*' ORDER BY value`),
+      )
+    ).map((r) => r.name);
   for (let trial = 0; trial < trials; trial++) {
     const loss = LOSSES[trial % LOSSES.length]!;
     seen.set(loss, (seen.get(loss) ?? 0) + 1);
