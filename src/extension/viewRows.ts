@@ -45,6 +45,7 @@ const RUN_ICONS: Record<Run['status'], Icon> = {
   completed: ['pass-filled', 'testing.iconPassed'],
   failed: ['error', 'testing.iconFailed'],
   blocked: ['circle-slash', 'charts.orange'],
+  cancelled: ['circle-large-filled', 'disabledForeground'],
   superseded: ['history', 'disabledForeground'],
 };
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BATON_DIR, configPathOf, DEFAULT_CONFIG } from '../../engine/index';
+import { BATON_DIR, configPathOf, DEFAULT_CONFIG, excludeBatonFromRepository } from '../../engine/index';
 import { printJson, type CommandContext } from '../context';
 
 const GITIGNORE =
@@ -11,6 +11,8 @@ export function init(ctx: CommandContext): void {
   const dir = join(ctx.workspace, BATON_DIR);
   const configPath = configPathOf(ctx.workspace);
   const created: string[] = [];
+  // Before the first write: Baton's state never shows as untracked in the repository (config.json does, to commit).
+  excludeBatonFromRepository(ctx.workspace);
   mkdirSync(dir, { recursive: true });
   if (!existsSync(configPath)) {
     writeFileSync(configPath, `${JSON.stringify(DEFAULT_CONFIG, null, 2)}\n`, { flag: 'wx' });
