@@ -11,8 +11,8 @@ export function init(ctx: CommandContext): void {
   const dir = join(ctx.workspace, BATON_DIR);
   const configPath = configPathOf(ctx.workspace);
   const created: string[] = [];
-  // Before the first write: Baton's state never shows as untracked in the repository (config.json does, to commit).
-  excludeBatonFromRepository(ctx.workspace);
+  // Before the first write: Baton's folder never shows as untracked in the repository.
+  const repository = excludeBatonFromRepository(ctx.workspace);
   mkdirSync(dir, { recursive: true });
   if (!existsSync(configPath)) {
     writeFileSync(configPath, `${JSON.stringify(DEFAULT_CONFIG, null, 2)}\n`, { flag: 'wx' });
@@ -26,4 +26,8 @@ export function init(ctx: CommandContext): void {
   if (ctx.output.json) return printJson(ctx, { workspace: ctx.workspace, created });
   if (created.length === 0) ctx.output.out(`Baton is already set up in ${ctx.workspace} (config: ${configPath}).`);
   else ctx.output.out(`Set up Baton in ${ctx.workspace}:\n${created.map((c) => `  created ${c}`).join('\n')}`);
+  if (repository)
+    ctx.output.out(
+      `.baton/ is in the git repository's info/exclude; to share the config, commit it once: git add -f ${BATON_DIR}/config.json`,
+    );
 }

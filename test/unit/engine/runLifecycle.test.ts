@@ -166,7 +166,7 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
         const exclude = readFileSync(join(other.workspace, '.git', 'info', 'exclude'), 'utf8');
         assert.equal(
           exclude,
-          "# git ls-files --others --exclude-from=…\n# Baton's store, logs and task worktrees (its config.json is the project's, to commit)\n**/.baton/*\n!**/.baton/config.json\n",
+          "# git ls-files --others --exclude-from=…\n# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)\n.baton/\n",
         );
       } finally {
         await other.dispose();

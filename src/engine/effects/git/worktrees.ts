@@ -106,14 +106,13 @@ export function excludeBatonFromRepository(workspace: string): string | undefine
 }
 
 /**
- * Everything under any `.baton/` folder of the repository (the workspace may be a sub-folder)
- * except `config.json`, the project's settings, which `baton init` means to be committed.
- * The folder itself is not excluded, so that the config can be re-included.
+ * Every `.baton/` folder of the repository (the workspace may be a sub-folder): the store,
+ * logs, artifacts and worktrees are never the user's work. The config is excluded too — to
+ * share it, commit it once (`git add -f .baton/config.json`); a tracked file is not affected.
  */
 const BATON_EXCLUDE = [
-  "# Baton's store, logs and task worktrees (its config.json is the project's, to commit)",
-  '**/.baton/*',
-  '!**/.baton/config.json',
+  "# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)",
+  '.baton/',
 ] as const;
 
 /**
@@ -140,7 +139,7 @@ export function ensureBatonExcluded(repoRoot: string): void {
   const exclude = join(infoDir, 'exclude');
   const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
   const lines = current.split('\n').map((line) => line.trim());
-  if (lines.some((line) => line === BATON_EXCLUDE[1] || line === '.baton/' || line === '.baton')) return;
+  if (lines.some((line) => line === '.baton/' || line === '.baton' || line === '**/.baton/*')) return;
   mkdirSync(infoDir, { recursive: true });
   writeFileSync(
     exclude,
