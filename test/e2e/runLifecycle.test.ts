@@ -174,7 +174,7 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
             .map((name) => RUN_ID.exec(name)?.[1])
             .filter((id): id is string => id !== undefined && id !== firstRun && id !== secondRun),
         (ids) => ids.length > 0,
-        { timeoutMs: 30_000 },
+        { timeoutMs: 60_000 },
       );
       await treeRow(pane, new RegExp(`^plan\\.md (running|paused) · \\d+/6 · ${third[0]}$`)).waitFor({
         timeout: 30_000,
@@ -186,6 +186,9 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
 
     step('removes the finished run from the view: History goes; the run stays in the store', async () => {
       const pane = await runs();
+      // Two running runs fill the pane: collapse everything so History is in view (the tree renders only what shows).
+      await clickViewTitleAction(pane, 'Collapse All');
+      await expandRow(treeRow(pane, /^History 1 finished run$/));
       const run = treeRow(pane, new RegExp(`^plan\\.md failed · 2/6 · ${firstRun}$`));
       await clickInlineAction(run, 'Remove from View');
       await run.waitFor({ state: 'detached', timeout: 15_000 });
