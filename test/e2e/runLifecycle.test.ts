@@ -243,6 +243,7 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
       async () => {
         const pane = await runs();
         await runContextMenuItem(page(), treeRow(pane, new RegExp(`^plan\\.md running · .* ${runId}$`)), 'Cancel Run…');
+        await page().locator('.monaco-dialog-box').waitFor({ state: 'visible', timeout: 15_000 });
         await screenshot(page(), 'e2e-lifecycle-4-cancel-confirm');
         await clickDialogButton(page(), new RegExp(`Cancel run ${runId}\\?`), 'Cancel Run');
         const history = treeRow(pane, /^History 1 finished run$/);

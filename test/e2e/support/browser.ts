@@ -136,7 +136,8 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
     .first();
   await label.waitFor({ state: 'visible', timeout: timeoutMs });
   const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
-  if (!checked) await label.click();
+  // Its badge (gates waiting, pending changes) covers the icon's lower right corner and takes the pointer there.
+  if (!checked) await label.click({ position: { x: 6, y: 6 } });
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
   await page
     .locator('.part.sidebar .composite.title h2', { hasText: exact })
