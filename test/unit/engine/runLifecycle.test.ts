@@ -73,7 +73,12 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
       await engine.liftStops(runId);
       await engine.expireStaleRuntimes();
       assert.equal((await engine.getRun(runId)).status, 'cancelled');
-      const taken = await engine.coordinate({ runId });
+      // A coordinator refuses a worker that is not installed (worker.missing): give the tasks one that is.
+      fixture.write(
+        '.baton/config.json',
+        JSON.stringify({ defaultWorker: 'node', workers: { node: { type: 'process', command: 'node', args: [] } } }),
+      );
+      const taken = await (await fixture.open()).coordinate({ runId });
       assert.ok('coordinator' in taken);
       assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'cancelled' });
       await assert.rejects(
