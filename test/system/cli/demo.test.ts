@@ -25,11 +25,12 @@ interface GateJson {
  * result and hand it in again, turn down T6's verification; T3, T4 and T5 then run and pass.
  */
 describe('the demo (examples/demo) fails exactly where its README says', function () {
-  this.timeout(120_000);
+  // A dozen CLI processes and a worker that beats through `baton heartbeat`: minutes on a loaded 2-core machine.
+  this.timeout(360_000);
   let dir: string | undefined;
   let ws: string;
   const env = { DEMO_AGENT_STEP_MS: '40', NO_COLOR: '1' };
-  const run = (args: string[], timeoutMs = 60_000): Promise<CliResult> => runCli(args, { cwd: ws, env, timeoutMs });
+  const run = (args: string[], timeoutMs = 180_000): Promise<CliResult> => runCli(args, { cwd: ws, env, timeoutMs });
 
   before(() => {
     ensureCliBuilt();
