@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../../src/engine/store/fileStore';
-import { encodeJournalLine } from '../../../src/engine/store/journal';
+import { encodeJournalLine, type JournalStatement } from '../../../src/engine/store/journal';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/engine/store/migrations';
 import { useTempDir } from '../../support/tempDir';
 
 /** The journal a Baton at schema `version` writes: its migrations, one line each, then `rows`. */
-function journalAt(version: number, rows: Array<[string, unknown[]]>): Buffer {
+function journalAt(version: number, rows: JournalStatement[]): Buffer {
   const lines: Buffer[] = [];
   let seq = 0;
   for (const migration of MIGRATIONS.filter((m) => m.version <= version)) {
@@ -18,7 +18,7 @@ function journalAt(version: number, rows: Array<[string, unknown[]]>): Buffer {
         seq: ++seq,
         schema: migration.version,
         statements: [
-          ...migration.statements.map((sql): [string, unknown[]] => [sql, []]),
+          ...migration.statements.map((sql): JournalStatement => [sql, []]),
           [`INSERT OR REPLACE INTO store_meta (key, value) VALUES ('schema_version', ?)`, [String(migration.version)]],
         ],
       }),
