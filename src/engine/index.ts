@@ -22,6 +22,7 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
+export type { DoctorCheck } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { MAX_ARTIFACT_BYTES } from './usecases/ingestArtifact';
 export type { IngestOutcome } from './usecases/ingestArtifact';

@@ -231,10 +231,44 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 4,
+    name: 'agents: permission profiles, prompt provenance, usage per attempt',
+    statements: [
+      // The task's permission profile as its plan gave it (JSON: { profile, allowTools?, denyTools? }).
+      `ALTER TABLE tasks ADD COLUMN permissions_json TEXT`,
+      // The exact prompt an attempt got: its digest, its length, and whether it was cut to fit.
+      `ALTER TABLE delegations ADD COLUMN prompt_sha256 TEXT`,
+      `ALTER TABLE delegations ADD COLUMN prompt_bytes INTEGER`,
+      `ALTER TABLE delegations ADD COLUMN prompt_truncated INTEGER`,
+      // What an agent preset's attempt did and cost (docs/workers.md, "Tokens and cost").
+      `CREATE TABLE agent_usage (
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        session_id TEXT,
+        model TEXT,
+        permissions_json TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL,
+        cost_source TEXT,
+        turns INTEGER NOT NULL DEFAULT 0,
+        tool_calls INTEGER NOT NULL DEFAULT 0,
+        failed_tool_calls INTEGER NOT NULL DEFAULT 0,
+        activity TEXT,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, delegation_id)
+      )`,
+      `CREATE INDEX agent_usage_by_task ON agent_usage (run_id, task_id)`,
+    ],
+  },
+  {
+    version: 5,
     name: 'a result is its content and its findings: the same artifact may be ingested again once the workspace changed',
     // SQLite drops a UNIQUE constraint only by rebuilding the table. The rows keep their ids and order.
     statements: [
-      `ALTER TABLE ingestions RENAME TO ingestions_v3`,
+      `ALTER TABLE ingestions RENAME TO ingestions_before_5`,
       `CREATE TABLE ingestions (
         id TEXT PRIMARY KEY,
         run_id TEXT NOT NULL,
@@ -248,8 +282,8 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
       `INSERT INTO ingestions (id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at)
         SELECT id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at
-        FROM ingestions_v3 ORDER BY rowid`,
-      `DROP TABLE ingestions_v3`,
+        FROM ingestions_before_5 ORDER BY rowid`,
+      `DROP TABLE ingestions_before_5`,
       `CREATE INDEX ingestions_by_result ON ingestions (run_id, delegation_id, digest)`,
     ],
   },

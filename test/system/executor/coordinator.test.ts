@@ -1,6 +1,7 @@
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { BatonError } from '../../../src/engine/index';
+import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
@@ -142,18 +143,38 @@ describe('coordinator: dispatch to real worker processes', () => {
     );
   });
 
-  it('fails an attempt whose worker cannot start with the reason, retries it per policy, and does not hang', async () => {
+  it('refuses to coordinate a run whose worker is not installed, before dispatching anything (worker.missing)', async () => {
     fixture.write(
       '.baton/config.json',
-      config({
-        maxAttempts: 2,
-        workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } },
-      }),
+      config({ workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } } }),
     );
     fixture.write('plan.md', plan([{ id: 'M', worker: 'missing' }, { id: 'OK' }]));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const outcome = await drive(engine, run.id);
+    await assert.rejects(engine.coordinate({ runId: run.id }), (err: unknown) => {
+      assert.ok(BatonError.is(err, 'worker.missing'));
+      assert.match(err.message, /baton-no-such-agent-cli is not installed/);
+      return true;
+    });
+    assert.deepEqual((await engine.overview(run.id)).delegations, [], 'nothing was dispatched');
+  });
+
+  it('fails an attempt whose worker cannot start with the reason, retries it per policy, and does not hang', async () => {
+    // Installed when the run is taken (so it is not refused), gone by the time the worker starts:
+    // the spawn itself fails, and that is a failed attempt with the reason, not a hang.
+    const program = fixture.write('bin/vanishing-agent', '#!/bin/sh\nexit 0\n');
+    chmodSync(program, 0o755);
+    fixture.write(
+      '.baton/config.json',
+      config({ maxAttempts: 2, workers: { broken: { type: 'process', command: program, args: [] } } }),
+    );
+    fixture.write('plan.md', plan([{ id: 'M', worker: 'broken' }, { id: 'OK' }]));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken, 'the lease is free');
+    rmSync(program);
+    const outcome = await taken.coordinator.run();
     assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view).sort(), [
@@ -162,7 +183,7 @@ describe('coordinator: dispatch to real worker processes', () => {
       'D-OK-coder-001:COMPLETED',
     ]);
     for (const d of view.delegations.filter((x) => x.taskId === 'M'))
-      assert.match(d.reason ?? '', /Could not start worker "missing" \(baton-no-such-agent-cli\): ENOENT/);
+      assert.match(d.reason ?? '', /Could not start worker "broken" \(.*vanishing-agent\): ENOENT/);
     assert.match(view.tasks.find((t) => t.id === 'M')!.statusReason ?? '', /no attempts left \(2\)/);
   });
 

@@ -108,7 +108,11 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
   });
 
   it('does not launch a manual worker, and names the known workers for an unknown id', () => {
-    assert.throws(() => workerLaunch('manual', { type: 'manual' }, values('/ws')), /a manual worker is not launched/);
+    assert.throws(
+      () => workerLaunch('manual', { type: 'manual' }, values('/ws')),
+      (err: unknown) =>
+        BatonError.is(err, 'worker.not-launched') && /A manual worker is not launched/.test(err.message),
+    );
     const { config } = parseConfig(JSON.stringify({ workers: { mine: { type: 'process', command: 'x' } } }));
     assert.equal(resolveWorker(config, 'mine').type, 'process');
     assert.equal(resolveWorker(DEFAULT_CONFIG, 'claude-code').type, 'claude-code');
