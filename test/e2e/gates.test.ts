@@ -34,6 +34,7 @@ import {
   waitForLogLine,
   waitForWorkbench,
 } from './support/index';
+import { EXTENSION_HOST_EXITED } from './support/codeServer';
 
 const FIXTURE = resolve(__dirname, 'fixtures/gates');
 const T2 = 'D-T2-coder-001';
@@ -122,14 +123,18 @@ describe('Baton in the browser: gates, and results that belong to their run', fu
     return found;
   }
 
-  /** Reloads the window and shows the Baton views again (a reload may come back with the side bar hidden). */
+  /**
+   * Reloads the window: the old extension host ends, a new one starts, and the workbench comes
+   * back with the Baton views it showed (clicking the container while the workbench restores
+   * would toggle it).
+   */
   async function reloadWindow(): Promise<void> {
     const from = editor.current.server.lines.length;
     await runCommand(page(), 'Developer: Reload Window');
+    await waitForLogLine(editor.current.server, EXTENSION_HOST_EXITED, { from, timeoutMs: 60_000 });
+    await waitForLogLine(editor.current.server, EXTENSION_HOST_LAUNCHED, { from, timeoutMs: 60_000 });
     await waitForWorkbench(page());
-    await waitForLogLine(editor.current.server, EXTENSION_HOST_LAUNCHED, { from });
-    await runCommand(page(), 'View: Show Baton');
-    await openViewContainer(page(), 'Baton');
+    await viewPane(page(), 'Runs', 60_000);
   }
 
   /** A run's row in the Runs view, by its id. */

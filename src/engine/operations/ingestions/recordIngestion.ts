@@ -225,7 +225,7 @@ export async function completeAttempt(
 
 /** Why a result was rejected, in words a person reads in the Runs view (no record ids). */
 function rejectionReason(errors: readonly Issue[]): string {
-  const first = errors[0]?.message ?? 'it is not a valid result';
+  const first = (errors[0]?.message ?? 'it is not a valid result').replace(/\.$/, '');
   return `result rejected: ${first}${errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : ''}`;
 }
 
