@@ -147,7 +147,7 @@ describe('Baton in the editor', function () {
       await vscode.commands.executeCommand('baton.rejectGate', { ...node, note: 'too late' });
     });
     const said = new RegExp(
-      `^G-1 \\(risk approval of T3\\) was already approved by ${gate.decidedBy} \\d+s ago; nothing changed\\.$`,
+      `^G-1 \\(risk approval of T3\\) was already approved by ${gate.decidedBy} (?:\\d+[hms] ?)+ ago; nothing changed\\.$`,
     );
     assert.equal(shown.length, 2, JSON.stringify(shown));
     for (const message of shown) {
