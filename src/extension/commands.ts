@@ -348,12 +348,14 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       const resolution = resolveArtifact(cache, uri.fsPath, text);
       const shown = arg && !(arg instanceof vscode.Uri) && 'uri' in arg ? arg : undefined;
       if (resolution?.kind === 'refuse') {
+        log.info(`Not ingested: ${resolution.message}`);
         void vscode.window.showWarningMessage(plain(resolution.message));
         return undefined;
       }
       if (resolution && shown?.delegationId) {
         const same = resolution.runId === shown.runId && resolution.delegation.id === shown.delegationId;
         if (!same) {
+          log.info(`Not ingested: ${uri.fsPath} now resolves to ${resolution.delegation.id} of ${resolution.runId}.`);
           void vscode.window.showWarningMessage(
             `Nothing was ingested: this result now goes to ${resolution.delegation.id} of run ${resolution.runId}, not to ${shown.delegationId} of run ${shown.runId ?? '?'} as the lens said. Use the lens again.`,
           );
@@ -365,7 +367,11 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
     if (!chosen) chosen = await pickWaitingDelegation(e, owner?.runId);
     if (!chosen) return undefined;
     if (document?.isDirty) await document.save();
+    log.info(`Ingesting ${vscode.workspace.asRelativePath(uri)} for ${chosen.delegationId} of ${chosen.runId}.`);
     const outcome = await e.ingest({ ...chosen, artifactPath: uri.fsPath });
+    log.info(
+      `${outcome.record.id}: ${outcome.record.accepted ? `accepted ${outcome.record.resultStatus}` : 'rejected'} for ${chosen.delegationId}${outcome.duplicate ? ' (the same result as before: nothing changed)' : ''}.`,
+    );
     diagnostics.show(uri, outcome);
     const r = outcome.record;
     const d = outcome.delegation;
