@@ -76,8 +76,13 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     );
   }
 
-  /** The artifacts whose problems this collection shows (plan files are not among them). */
-  private resultUris = new Set<string>();
+  /**
+   * The artifacts whose problems this collection shows (plan files are not among them), each
+   * with the ingestion record they come from: a record already shown is not set again, so a
+   * problem the person fixed in the editor (VS Code drops a marker whose text was replaced)
+   * does not come back with the next publication.
+   */
+  private shownRecords = new Map<string, string>();
 
   /**
    * An ingestion this window just made: a rejected result's problems on its artifact at once;
@@ -85,12 +90,13 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
    * (showCurrentProblems).
    */
   show(uri: vscode.Uri, outcome: Pick<IngestOutcome, 'record' | 'delegation'>): void {
-    this.resultUris.add(uri.toString());
     if (outcome.record.accepted) {
+      this.shownRecords.delete(uri.toString());
       this.collection.delete(uri);
       this.fixes.delete(uri.toString());
       return;
     }
+    this.shownRecords.set(uri.toString(), outcome.record.id);
     this.collection.set(
       uri,
       outcome.record.issues.map((i) => toDiagnostic(i)),
@@ -125,13 +131,14 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
         current.set(uri.toString(), { uri, record, delegation });
       }
     }
-    for (const key of this.resultUris) {
+    for (const key of [...this.shownRecords.keys()]) {
       if (current.has(key)) continue;
+      this.shownRecords.delete(key);
       this.collection.delete(vscode.Uri.parse(key));
       this.fixes.delete(key);
     }
-    this.resultUris = new Set(current.keys());
-    for (const { uri, record, delegation } of current.values()) this.show(uri, { record, delegation });
+    for (const [key, { uri, record, delegation }] of current)
+      if (this.shownRecords.get(key) !== record.id) this.show(uri, { record, delegation });
   }
 
   provideCodeActions(
