@@ -309,6 +309,7 @@ describe('Baton in the browser: the demo run', function () {
   step('fixes both issues with Ctrl+. quick fixes; re-ingesting clears the diagnostics', async () => {
     const listed = () => page().locator('.part.panel [role=treeitem]');
     // The task: line. Selecting a problem moves the editor's cursor to it.
+    await moveMouseAway(page());
     await listed().filter({ hasText: 'The result is for task "T3"' }).click();
     await eventually(
       'the cursor on the task: line',
@@ -330,7 +331,9 @@ describe('Baton in the browser: the demo run', function () {
       { timeoutMs: 10_000 },
     );
 
-    // The status: line: three statuses of the contract are offered.
+    // The status: line: three statuses of the contract are offered. (The mouse leaves the
+    // task: line first: a hover left open there would cover the Problems panel.)
+    await moveMouseAway(page());
     await listed().filter({ hasText: 'The status "DONE"' }).click();
     await eventually(
       'the cursor on the status: line',
