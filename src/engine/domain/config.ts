@@ -47,22 +47,16 @@ const processWorkerSchema = z
   })
   .strict();
 
-const claudeCodeWorkerSchema = z
-  .object({
-    type: z.literal('claude-code'),
-    executable: z.string().min(1).default('claude').describe('Path to the Claude Code CLI.'),
-    args: workerArgs.describe('Extra arguments after the print-mode ones, e.g. ["--permission-mode", "acceptEdits"].'),
-    model: z.string().min(1).optional(),
-    env: z.record(z.string(), z.string()).default({}),
-  })
-  .strict();
-
 /** The agent CLIs with a preset of their own (docs/workers.md, "Agent presets"). */
-function agentWorkerSchema<K extends 'codex' | 'gemini' | 'opencode'>(type: K, cli: string, executable: string) {
+function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'opencode'>(
+  type: K,
+  cli: string,
+  executable: string,
+) {
   return z
     .object({
       type: z.literal(type),
-      executable: z.string().min(1).default(executable).describe(`Path to the ${cli} CLI.`),
+      executable: z.string().min(1).default(executable).describe(`Path to the ${cli} executable (or a name on PATH).`),
       model: z.string().min(1).optional().describe('The model the CLI asks for (its own default when absent).'),
       args: workerArgs.describe("Extra arguments, after the preset's own and before the prompt."),
       env: z
@@ -89,7 +83,7 @@ const budgetLimit = z
 
 export const workerSchema = z.discriminatedUnion('type', [
   processWorkerSchema,
-  claudeCodeWorkerSchema,
+  agentWorkerSchema('claude-code', 'Claude Code', 'claude'),
   agentWorkerSchema('codex', 'Codex', 'codex'),
   agentWorkerSchema('gemini', 'Gemini CLI', 'gemini'),
   agentWorkerSchema('opencode', 'opencode', 'opencode'),
@@ -99,7 +93,7 @@ export type WorkerDefinition = z.output<typeof workerSchema>;
 
 /** Always available, whatever the config says (a config entry with the same id replaces one). */
 export const BUILTIN_WORKERS: Readonly<Record<string, WorkerDefinition>> = {
-  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {} },
+  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {}, continueSession: false },
   manual: { type: 'manual' },
 };
 

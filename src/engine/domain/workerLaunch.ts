@@ -29,6 +29,26 @@ export interface LaunchValues {
   resumeSession?: string;
 }
 
+/** The agent CLI a worker runs, if it is an agent preset (its log is then an event stream); tolerant of unknown ids. */
+export function agentKindOf(config: BatonConfig, workerId: string | null | undefined): AgentKind | undefined {
+  if (!workerId) return undefined;
+  const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
+  return worker && isAgentWorker(worker) ? worker.type : undefined;
+}
+
+export function isAgentWorker(worker: WorkerDefinition): worker is Extract<WorkerDefinition, { type: AgentKind }> {
+  return (
+    worker.type === 'claude-code' || worker.type === 'codex' || worker.type === 'gemini' || worker.type === 'opencode'
+  );
+}
+
+/** Whether a worker gets its prompt as an argument (a size limit applies) rather than on stdin or in a file. */
+export function promptInArgv(worker: WorkerDefinition): boolean {
+  if (worker.type === 'gemini' || worker.type === 'opencode') return true;
+  if (worker.type !== 'process') return false;
+  return worker.args.some((a) => a.includes('{prompt}'));
+}
+
 export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefinition {
   const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
   if (!worker) {
@@ -67,20 +87,6 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
       };
     }
     case 'claude-code':
-      // Print mode: the prompt arrives on stdin, the answer (with its result block) leaves on stdout.
-      return {
-        workerId,
-        argv: [
-          worker.executable,
-          '-p',
-          '--output-format',
-          'text',
-          ...(worker.model ? ['--model', worker.model] : []),
-          ...worker.args.map((a) => substitute(a, values)),
-        ],
-        stdin: values.prompt,
-        env: worker.env,
-      };
     case 'codex':
     case 'gemini':
     case 'opencode': {

@@ -230,7 +230,7 @@ describe('coordinator: dispatch to real worker processes', () => {
     );
   });
 
-  it('drives the claude-code adapter: print mode, prompt on stdin, answer on stdout; a bad flag fails the attempt', async () => {
+  it('drives the claude-code preset: its event stream, prompt on stdin, the result from the final message; a bad flag fails the attempt', async () => {
     const claude = join(fixture.workspace, 'bin', 'claude');
     fixture.write('bin/.keep', '');
     copyFileSync(FAKE_CLAUDE, claude);
@@ -245,7 +245,6 @@ describe('coordinator: dispatch to real worker processes', () => {
             type: 'claude-code',
             executable: claude,
             model: 'sonnet',
-            args: ['--permission-mode', 'acceptEdits'],
           },
           'claude-bad': { type: 'claude-code', executable: claude, args: ['--no-such-flag'] },
         },
@@ -273,13 +272,22 @@ describe('coordinator: dispatch to real worker processes', () => {
     assert.deepEqual(calls[0]!.argv, [
       '-p',
       '--output-format',
-      'text',
+      'stream-json',
+      '--verbose',
       '--model',
       'sonnet',
       '--permission-mode',
       'acceptEdits',
+      '--',
     ]);
     assert.ok(calls[0]!.promptLength > 200, 'the prompt arrived on stdin');
+    // The result is the final message, not the JSON stream it came in.
+    const artifact = readFileSync(
+      join(fixture.workspace, '.baton', 'runs', run.id, 'artifacts', 'D-C1-coder-001.md'),
+      'utf8',
+    );
+    assert.match(artifact, /^I read the task C1[\s\S]*```baton-result\n[\s\S]*status: PASS/);
+    assert.doesNotMatch(artifact, /"type":/);
     const log = readFileSync(join(fixture.workspace, '.baton', 'runs', run.id, 'logs', 'D-C2-coder-001.log'), 'utf8');
     assert.match(log, /unknown option '--no-such-flag'/);
   });

@@ -3,9 +3,18 @@ import { claudeCodeParser } from './claudeCode';
 import { codexParser } from './codex';
 import { geminiCliParser } from './geminiCli';
 import { opencodeParser } from './opencode';
+import type { Permissions } from './presets';
 
 export const AGENT_KINDS = ['claude-code', 'codex', 'gemini', 'opencode'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
+
+/** The agent behind an attempt: which CLI's stream, the plan's agent name (budgets add up per agent), its
+ * permissions. */
+export interface AttemptAgent {
+  kind: AgentKind;
+  agent: string;
+  permissions: Permissions;
+}
 
 export function agentStreamParser(kind: AgentKind, options: ParserOptions = {}): AgentStreamParser {
   switch (kind) {

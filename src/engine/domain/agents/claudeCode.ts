@@ -14,7 +14,7 @@ import {
  * line, `assistant` lines with one content block each (a `tool_use` starts a call, `text` is a
  * message), `user` lines whose `tool_result` finishes a call, and a `result` line with the
  * final text, this run's usage and its priced cost. The usage on `assistant` lines is partial
- * (output tokens 1): only the result's counts.
+ * (output tokens 1): it adds up to a running estimate, which the result's totals replace.
  */
 export function claudeCodeParser(options: ParserOptions = {}): AgentStreamParser {
   let cwd = options.cwd;
@@ -41,6 +41,12 @@ export function claudeCodeParser(options: ParserOptions = {}): AgentStreamParser
           if (id !== lastTurn) {
             lastTurn = id;
             events.push({ kind: 'turn' });
+            // A running estimate (so a token budget can stop a long run): the result's totals replace it.
+            const usage = record(message.usage);
+            const input = count(usage.input_tokens);
+            const output = count(usage.output_tokens);
+            if (input + output > 0)
+              events.push({ kind: 'usage', scope: 'call', inputTokens: input, outputTokens: output });
           }
           if (o.is_api_error_message === true) {
             const said = blocks(message)

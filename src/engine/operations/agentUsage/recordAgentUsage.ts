@@ -1,6 +1,7 @@
 import type { AgentActivity, AgentKind } from '../../domain/agents/agentActivity';
 import type { Permissions } from '../../domain/agents/presets';
 import type { StoreTx } from '../../store/port';
+import { appendEvent } from '../events/appendEvent';
 
 export interface AgentUsageInput {
   runId: string;
@@ -15,6 +16,8 @@ export interface AgentUsageInput {
   /** Where the cost came from: the CLI's own figure, or Baton's price table; absent when unknown. */
   costSource?: 'cli' | 'priced';
   costUsd?: number;
+  /** The attempt ended: its figures are final and an `agent:usage` event records them. */
+  final?: boolean;
 }
 
 /**
@@ -51,4 +54,18 @@ export async function recordAgentUsage(tx: StoreTx, input: AgentUsageInput, now:
       now,
     ],
   );
+  if (!input.final) return;
+  await appendEvent(tx, input.runId, 'agent:usage', now, {
+    delegationId: input.delegationId,
+    taskId: input.taskId,
+    agent: input.agent,
+    kind: input.kind,
+    ...(a.sessionId ? { sessionId: a.sessionId } : {}),
+    ...(a.model ? { model: a.model } : {}),
+    inputTokens: a.inputTokens,
+    outputTokens: a.outputTokens,
+    ...(input.costUsd !== undefined ? { costUsd: input.costUsd } : {}),
+    turns: a.turns,
+    toolCalls: a.toolCalls,
+  });
 }
