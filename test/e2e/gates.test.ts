@@ -405,7 +405,8 @@ describe('Baton in the browser: gates, and results that belong to their run', fu
 
   step('after a window reload, only the new run’s current problem comes back', async () => {
     await reloadWindow();
-    await treeRow(await runs(), new RegExp(`· ${run2}$`)).waitFor({ timeout: 30_000 });
+    // The new extension host activates Baton and opens the store: slow on a loaded machine.
+    await treeRow(await runs(), new RegExp(`· ${run2}$`)).waitFor({ timeout: 90_000 });
     const listed = await eventually('the current problem', batonProblems, (list) => list.length >= 1, {
       timeoutMs: 30_000,
     });
@@ -451,7 +452,7 @@ describe('Baton in the browser: gates, and results that belong to their run', fu
     await lens.click();
     await eventually('no problem', batonProblems, (list) => list.length === 0, { timeoutMs: 30_000 });
     await reloadWindow();
-    await treeRow(await runs(), new RegExp(`· ${run2}$`)).waitFor({ timeout: 30_000 });
+    await treeRow(await runs(), new RegExp(`· ${run2}$`)).waitFor({ timeout: 90_000 });
     // Give the store time to open and the diagnostics to be computed, then look: still none.
     await (await gates()).getByText('No gate is waiting for a decision.').waitFor({ timeout: 30_000 });
     assert.deepEqual(await batonProblems(), []);
