@@ -57,6 +57,9 @@ import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import { applyStopHere } from './usecases/applyStop';
 import { readAttemptChanges } from './usecases/attemptChanges';
+import type { AgentKind } from './domain/agents/agentActivity';
+import { agentKindOf } from './domain/workerLaunch';
+import { attemptWorker } from './queries/agentUsage';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
 import { isLeaseLive } from './usecases/coordinatorLiveness';
@@ -483,6 +486,11 @@ export class Engine {
    */
   attemptChanges(runId: string, delegationId: string): Promise<AttemptChanges> {
     return readAttemptChanges(this.engineContext(), runId, delegationId);
+  }
+
+  /** The agent CLI an attempt ran (its log is then an event stream: renderTranscript), or undefined. */
+  async attemptAgentKind(runId: string, delegationId: string): Promise<AgentKind | undefined> {
+    return agentKindOf(this.config, await this.store.read((r) => attemptWorker(r, runId, delegationId)));
   }
 
   /** A file's text at a commit that `attemptChanges` named; undefined when the commit has no such file. */

@@ -57,5 +57,5 @@ export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export { describeEvent, oneLine } from './domain/describeEvent';
 export { counted } from './domain/plural';
 export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';
-export { renderTranscript } from './domain/agents/transcript';
+export { renderTranscript, TranscriptRenderer } from './domain/agents/transcript';
 export { agentKindOf } from './domain/workerLaunch';

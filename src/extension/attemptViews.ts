@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { runPaths, type AttemptChanges, type Engine } from '../engine/index';
+import { runPaths, TranscriptRenderer, type AttemptChanges, type Engine } from '../engine/index';
 import { attemptEndLine } from './attempts';
 import { DisposableStore } from './lifecycle';
 import { LogFollower } from './logFollower';
@@ -89,6 +89,8 @@ export class AttemptViews extends DisposableStore {
     const logPath = runPaths(this.session.workspace, runId).log(delegationId);
     const writeEmitter = new vscode.EventEmitter<string>();
     const write = (text: string): void => writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
+    const agentKind = await (await this.session.engine()).attemptAgentKind(runId, delegationId).catch(() => undefined);
+    let transcriptEnd: (() => string) | undefined;
     let follower: LogFollower | undefined;
     let watching: vscode.Disposable | undefined;
     let ended = false;
@@ -97,6 +99,7 @@ export class AttemptViews extends DisposableStore {
       ended = true;
       watching?.dispose();
       await follower?.finish();
+      if (transcriptEnd) write(transcriptEnd());
       write(`\n\u001b[2m── ${line} ──\u001b[0m\n`);
     };
     const checkEnded = (): void => {
@@ -108,7 +111,10 @@ export class AttemptViews extends DisposableStore {
       onDidWrite: writeEmitter.event,
       open: () => {
         write(`\u001b[2m── ${delegationId}: ${vscode.workspace.asRelativePath(logPath)} ──\u001b[0m\n`);
-        follower = new LogFollower(logPath, write);
+        // An agent preset's log is its event stream: shown as the transcript a person reads (the file stays raw).
+        const transcript = agentKind ? new TranscriptRenderer(agentKind, this.session.workspace) : undefined;
+        transcriptEnd = transcript ? () => transcript.end() : undefined;
+        follower = new LogFollower(logPath, transcript ? (text) => write(transcript.write(text)) : write);
         void follower.start().then(() => {
           if (cache) {
             watching = cache.onDidChange((change) => {
