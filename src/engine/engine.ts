@@ -70,7 +70,7 @@ import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
 
-export { BATON_DIR, configPathOf, runPaths, storeDirOf } from './effects/workspaceLayout';
+export { BATON_DIR, configPathOf, runFolderOf, runPaths, storeDirOf } from './effects/workspaceLayout';
 export { loadConfig, readPlan, requireValidPlan } from './usecases/workspaceFiles';
 export type { LoadedPlan } from './usecases/workspaceFiles';
 export type { EngineEvent } from './announcer';

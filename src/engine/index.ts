@@ -9,6 +9,7 @@ export {
   loadConfig,
   readPlan,
   requireValidPlan,
+  runFolderOf,
   runPaths,
   storeDirOf,
 } from './engine';

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { isAbsolute, join } from 'node:path';
 import {
@@ -7,15 +8,19 @@ import {
   hasErrors,
   isFinishedRun,
   readPlan,
+  runFolderOf,
   runPaths,
   type Delegation,
+  type Gate,
   type IngestOutcome,
   type Run,
   type RunStatus,
 } from '../engine/index';
+import { resolveArtifact } from './artifactOwner';
 import type { AttemptViews } from './attemptViews';
 import { latestStartedAttempt } from './attempts';
 import type { ResultDiagnostics } from './diagnostics';
+import { describeDecision, plain } from './gateNotice';
 import { eventLine, stopNotice } from './notices';
 import type { HiddenRuns } from './hiddenRuns';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
@@ -23,6 +28,13 @@ import { runsByPlace } from './viewRows';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
 type Node = RunsNode | GateNode | WorkerNode | undefined;
+
+/** What a result CodeLens hands the ingest command: the file, and the target the lens showed. */
+interface IngestArgs {
+  uri: string;
+  runId?: string;
+  delegationId?: string;
+}
 
 /** Every command guards its own preconditions and reports a clear message, never a stack trace. */
 function command(
@@ -340,11 +352,18 @@ export function registerCommands(
       );
   }
 
+  /**
+   * Decides a gate. A gate decided meanwhile (elsewhere, or from a notification that had not
+   * caught up) is not an error: the person is told who decided it, and nothing changes.
+   */
   async function decide(node: Node, decision: 'approved' | 'rejected'): Promise<void> {
     const e = await engine();
     const gateId = node?.kind === 'gate' ? node.gateId : await pickGate(e);
-    const gate = (await e.listGates({ status: 'open' })).find((g) => g.id === gateId);
-    if (!gate) throw new UserFacingError(`Gate ${gateId} is no longer open.`);
+    if (!gateId) return;
+    const runId = node?.kind === 'gate' ? node.runId : undefined;
+    const gate = (await e.listGates(runId ? { runId } : {})).find((g) => g.id === gateId);
+    if (!gate) throw new UserFacingError(`There is no gate ${gateId}.`);
+    if (gate.status !== 'open') return alreadyDecided(gate, decision);
     let accept = false;
     let note: string | undefined;
     const givenAccept = (node as { accept?: unknown } | undefined)?.accept;
@@ -372,15 +391,37 @@ export function registerCommands(
       });
       if (note === undefined) return;
     }
-    const outcome = await e.decideGate({
-      gateId: gate.id,
-      decision,
-      ...(note ? { note } : {}),
-      ...(accept ? { accept } : {}),
-    });
+    let outcome: Awaited<ReturnType<Engine['decideGate']>>;
+    try {
+      outcome = await e.decideGate({
+        gateId: gate.id,
+        decision,
+        ...(note ? { note } : {}),
+        ...(accept ? { accept } : {}),
+      });
+    } catch (err) {
+      // Decided by someone else while the quick pick or the note was open.
+      if (!BatonError.is(err, 'gate.already-decided')) throw err;
+      const now = (await e.listGates({ runId: gate.runId })).find((g) => g.id === gate.id);
+      if (!now || now.status === 'open') throw err;
+      return alreadyDecided(now, decision);
+    }
+    if (outcome.alreadyDecided) return alreadyDecided(outcome.gate, decision);
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
     await session.runState?.refreshNow();
     if (decision === 'approved') await continueIfReleased(gate.runId);
+  }
+
+  /**
+   * The gate was decided before this decision arrived: say by whom, change nothing. When it was
+   * approved, as this person wanted, the run goes on here if nobody drives it.
+   */
+  async function alreadyDecided(gate: Gate, wanted: 'approved' | 'rejected'): Promise<void> {
+    const said = describeDecision(gate, (await engine()).now());
+    log.info(`${wanted === 'approved' ? 'Approve' : 'Reject'} ${gate.id}: ${said}`);
+    void vscode.window.showInformationMessage(said);
+    await session.runState?.refreshNow();
+    if (wanted === 'approved' && gate.status === 'approved') await continueIfReleased(gate.runId);
   }
 
   /** A decision or a result may have released work: keep the run going if nobody drives it. */
@@ -390,15 +431,18 @@ export function registerCommands(
     if (run.status === 'running') await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
   }
 
-  async function pickGate(e: Engine): Promise<string> {
+  /** A gate to decide, from a quick pick; none waiting is information, not an error. */
+  async function pickGate(e: Engine): Promise<string | undefined> {
     const open = await e.listGates({ status: 'open' });
-    if (open.length === 0) throw new UserFacingError('No gate is waiting for a decision.');
+    if (open.length === 0) {
+      void vscode.window.showInformationMessage('No gate is waiting for a decision.');
+      return undefined;
+    }
     const pick = await vscode.window.showQuickPick(
       open.map((g) => ({ label: g.id, description: g.kind, detail: g.reason })),
       { title: 'Baton: which gate?' },
     );
-    if (!pick) throw new UserFacingError('No gate chosen.');
-    return pick.label;
+    return pick?.label;
   }
 
   async function stopRun(node: Node, mode?: 'graceful' | 'immediate'): Promise<void> {
@@ -434,56 +478,127 @@ export function registerCommands(
     await session.runState?.refreshNow();
   }
 
-  async function ingest(
-    arg?: vscode.Uri | { delegationId: string; runId: string; uri: string },
-  ): Promise<IngestOutcome | undefined> {
+  /**
+   * Hands a result artifact in. The file is resolved to the delegation of the run it belongs
+   * to (resolveArtifact): from a CodeLens, the lens's delegation must still be that target; a
+   * file another run owns, or whose attempt or run takes no result any more, is refused with
+   * a message that names the run, and nothing is written (the engine refuses it too).
+   */
+  async function ingest(arg?: vscode.Uri | IngestArgs | RunsNode): Promise<IngestOutcome | undefined> {
     session.requireTrust('ingest a result (verification runs commands)');
     const e = await engine();
+    const cache = session.runState;
+    await cache?.refreshNow();
     let uri: vscode.Uri;
-    let delegationId: string;
-    let runId: string | undefined;
-    if (arg && !(arg instanceof vscode.Uri)) {
+    let chosen: { runId: string; delegationId: string } | undefined;
+    if (arg && 'kind' in arg && arg.kind === 'delegation') {
+      // From the Runs view: this attempt, with its own result file (or one the person picks).
+      const d = await delegationOf(arg);
+      const own = runPaths(session.workspace, d.runId).artifact(d.id);
+      const path = d.artifactPath ? join(session.workspace, d.artifactPath) : existsSync(own) ? own : undefined;
+      const picked = path
+        ? vscode.Uri.file(path)
+        : (
+            await vscode.window.showOpenDialog({
+              title: `The result artifact for ${d.id}`,
+              defaultUri: session.folder.uri,
+              filters: { Markdown: ['md'] },
+            })
+          )?.[0];
+      if (!picked) return undefined;
+      uri = picked;
+      chosen = { runId: d.runId, delegationId: d.id };
+    } else if (arg && !(arg instanceof vscode.Uri) && 'uri' in arg) {
       uri = vscode.Uri.parse(arg.uri);
-      delegationId = arg.delegationId;
-      runId = arg.runId;
     } else {
-      uri =
-        arg ??
-        vscode.window.activeTextEditor?.document.uri ??
-        (() => {
-          throw new UserFacingError('Open the result artifact first.');
-        })();
-      const open = (await e.listRuns()).slice(0, 5);
-      const candidates: Delegation[] = [];
-      for (const run of open)
-        candidates.push(
-          ...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'),
-        );
-      if (candidates.length === 0) throw new UserFacingError('No delegation is waiting for a result.');
-      const pick = await vscode.window.showQuickPick(
-        candidates.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })),
-        { title: 'Ingest for which delegation?' },
-      );
-      if (!pick) return undefined;
-      delegationId = pick.d.id;
-      runId = pick.d.runId;
+      const active = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+      if (!active) throw new UserFacingError('Open the result artifact first.');
+      uri = active;
     }
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const text = document?.getText() ?? (existsSync(uri.fsPath) ? readFileSync(uri.fsPath, 'utf8') : '');
+    const owner = runFolderOf(session.workspace, uri.fsPath);
+    if (chosen && owner && owner.runId !== chosen.runId) {
+      void vscode.window.showWarningMessage(
+        `${vscode.workspace.asRelativePath(uri)} belongs to run ${owner.runId}: it is not ingested for ${chosen.delegationId} of run ${chosen.runId}.`,
+      );
+      return undefined;
+    }
+    if (!chosen && cache) {
+      const resolution = resolveArtifact(cache, uri.fsPath, text);
+      const shown = arg && !(arg instanceof vscode.Uri) && 'uri' in arg ? arg : undefined;
+      if (resolution?.kind === 'refuse') {
+        log.info(`Not ingested: ${resolution.message}`);
+        void vscode.window.showWarningMessage(plain(resolution.message));
+        return undefined;
+      }
+      if (resolution && shown?.delegationId) {
+        const same = resolution.runId === shown.runId && resolution.delegation.id === shown.delegationId;
+        if (!same) {
+          log.info(`Not ingested: ${uri.fsPath} now resolves to ${resolution.delegation.id} of ${resolution.runId}.`);
+          void vscode.window.showWarningMessage(
+            `Nothing was ingested: this result now goes to ${resolution.delegation.id} of run ${resolution.runId}, not to ${shown.delegationId} of run ${shown.runId ?? '?'} as the lens said. Use the lens again.`,
+          );
+          return undefined;
+        }
+      }
+      if (resolution) chosen = { runId: resolution.runId, delegationId: resolution.delegation.id };
+    }
+    if (!chosen) chosen = await pickWaitingDelegation(e, owner?.runId);
+    if (!chosen) return undefined;
     if (document?.isDirty) await document.save();
-    const outcome = await e.ingest({ delegationId, artifactPath: uri.fsPath, ...(runId ? { runId } : {}) });
+    log.info(`Ingesting ${vscode.workspace.asRelativePath(uri)} for ${chosen.delegationId} of ${chosen.runId}.`);
+    const outcome = await e.ingest({ ...chosen, artifactPath: uri.fsPath });
+    log.info(
+      `${outcome.record.id}: ${outcome.record.accepted ? `accepted ${outcome.record.resultStatus}` : 'rejected'} for ${chosen.delegationId}${outcome.duplicate ? ' (the same result as before: nothing changed)' : ''}.`,
+    );
     diagnostics.show(uri, outcome);
     const r = outcome.record;
-    if (r.accepted)
+    const d = outcome.delegation;
+    const errors = r.issues.filter((i) => i.severity === 'error');
+    if (outcome.duplicate)
       void vscode.window.showInformationMessage(
-        `${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`,
+        `Nothing changed: this result was already ingested for ${d.id} with the same content and the same findings (${r.accepted ? `accepted ${r.resultStatus}` : `rejected, ${errors.length} problem${errors.length === 1 ? '' : 's'}`}).`,
+      );
+    else if (r.accepted)
+      void vscode.window.showInformationMessage(
+        `Accepted the ${r.resultStatus} result for ${d.id}; the attempt is ${d.status}.`,
       );
     else
       void vscode.window.showWarningMessage(
-        `${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`,
+        plain(
+          `The result for ${d.id} was rejected: ${errors[0]?.message ?? 'it is not a valid result'}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}. See Problems.`,
+        ),
       );
     await session.runState?.refreshNow();
-    if (r.accepted) await continueIfReleased(outcome.delegation.runId);
+    if (r.accepted && !outcome.duplicate) await continueIfReleased(d.runId);
     return outcome;
+  }
+
+  /** No file resolves to a delegation: the person picks one that waits for a result (of the run that owns the file). */
+  async function pickWaitingDelegation(
+    e: Engine,
+    onlyRun: string | undefined,
+  ): Promise<{ runId: string; delegationId: string } | undefined> {
+    const runs = (await e.listRuns()).filter((r) => r.status !== 'superseded' && (!onlyRun || r.id === onlyRun));
+    const candidates: Delegation[] = [];
+    for (const run of runs.slice(0, 5))
+      candidates.push(
+        ...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'),
+      );
+    if (candidates.length === 0) {
+      void vscode.window.showInformationMessage(
+        onlyRun
+          ? `No delegation of run ${onlyRun} (the run this file belongs to) is waiting for a result.`
+          : 'No delegation is waiting for a result.',
+      );
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((d) => ({ label: d.id, description: `${d.status} · run ${d.runId}`, d })),
+      { title: 'Ingest for which delegation?' },
+    );
+    return pick ? { runId: pick.d.runId, delegationId: pick.d.id } : undefined;
   }
 
   async function openPath(path: string | undefined, what: string): Promise<void> {

@@ -98,7 +98,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   );
   context.subscriptions.push(
     current.onRunStateReady((cache) => {
-      void current.engine().then((engine) => context.subscriptions.push(new GateNotifications(engine)));
+      void current.engine().then((engine) => context.subscriptions.push(new GateNotifications(engine, cache, log)));
       lenses.refresh();
       // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
       const workers = new WorkersTreeProvider(cache);
@@ -127,11 +127,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         hasRuns = cache.runs.length > 0;
         void vscode.commands.executeCommand('setContext', 'baton.hasRuns', hasRuns);
       };
-      const showIngestions = (): void =>
-        diagnostics.showIngestions(
-          cache,
-          cache.runs.slice(0, 3).map((r) => r.id),
-        );
+      const showIngestions = (): void => diagnostics.showCurrentProblems(cache);
       // The cache skips work while no Baton view (nor the dashboard) shows, and catches up when one does.
       const treeViews = [runsView, workersView, gatesView];
       const onVisibility = (): void => {
@@ -147,7 +143,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
           // A heartbeat or a tick changes no count, no lens and no diagnostic.
           if (change.structure || change.runs.size || change.runtimes.size || change.gates.size) updateChrome();
           if (change.structure || change.runs.size || change.tasks.size || change.ingestions.size) lenses.refresh();
-          if (change.structure || change.ingestions.size) showIngestions();
+          // A result's problems go when its ingestion_failed gate closes, and come when one opens.
+          if (change.structure || change.ingestions.size || change.gates.size || change.runs.size) showIngestions();
         }),
         current.onDidChangeDriving(updateChrome),
         hidden.onDidChange(updateChrome),

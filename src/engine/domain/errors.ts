@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   'gate.unknown': 'invalid-input',
   'git.missing': 'not-qualified',
   'heartbeat.missing-identity': 'invalid-input',
+  // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).
+  'ingest.artifact-of-other-run': 'mismatch',
   'ingest.artifact-unreadable': 'invalid-input',
   'ingest.delegation-not-started': 'mismatch',
   'ingest.delegation-terminal': 'mismatch',

@@ -112,6 +112,8 @@ export interface Run {
   status: RunStatus;
   createdAt: number;
   updatedAt: number;
+  /** The run a replan mapped this one onto (status `superseded`). */
+  supersededBy?: string;
 }
 
 export interface Task {
