@@ -9,6 +9,7 @@ export {
   loadConfig,
   readPlan,
   requireValidPlan,
+  runFolderOf,
   runPaths,
   storeDirOf,
 } from './engine';
@@ -45,9 +46,13 @@ export type { Disposable } from './domain/emitter';
 export type { CoordinatorOutcome, CoordinatorOptions } from './executor/coordinator';
 export type { ReconcileEntry, ReconcileReport } from './usecases/reconcileRun';
 export type { StopReportEntry, StopRequest } from './domain/stops';
+export type { StopOutcome } from './usecases/applyStop';
+export type { CancelOutcome } from './usecases/cancelRun';
+export type { IsolationRecheck } from './usecases/recheckIsolation';
 export type { StopMode } from './domain/types';
 export type { VerificationOutcome } from './usecases/verifyAttempt';
 export { findGit } from './effects/git/git';
+export { excludeBatonFromRepository } from './effects/git/worktrees';
 export type { AttemptWorktree, RunIsolation } from './domain/isolation';
 export type { AttemptChanges, FileChange } from './domain/changes';
 export type { IntegrationStrategy } from './domain/types';

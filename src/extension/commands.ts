@@ -1,23 +1,40 @@
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
+import { isAbsolute, join } from 'node:path';
 import {
   BatonError,
   counted,
   Engine,
   hasErrors,
+  isFinishedRun,
   readPlan,
+  runFolderOf,
   runPaths,
   type Delegation,
+  type Gate,
   type IngestOutcome,
+  type Run,
+  type RunStatus,
 } from '../engine/index';
+import { resolveArtifact } from './artifactOwner';
 import type { AttemptViews } from './attemptViews';
 import { latestStartedAttempt } from './attempts';
 import type { ResultDiagnostics } from './diagnostics';
+import { describeDecision, plain } from './gateNotice';
 import { eventLine, stopNotice } from './notices';
+import type { HiddenRuns } from './hiddenRuns';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
+import { runsByPlace } from './viewRows';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
 type Node = RunsNode | GateNode | WorkerNode | undefined;
+
+/** What a result CodeLens hands the ingest command: the file, and the target the lens showed. */
+interface IngestArgs {
+  uri: string;
+  runId?: string;
+  delegationId?: string;
+}
 
 /** Every command guards its own preconditions and reports a clear message, never a stack trace. */
 function command(
@@ -69,18 +86,41 @@ async function offerTrust(
   await vscode.commands.executeCommand('workbench.trust.manage');
 }
 
+/** The runs a command applies to, by status (the same rule as the menus' when-clauses, viewRows.runActions). */
+const APPLIES: Record<'stop' | 'resume' | 'cancel' | 'any', (status: RunStatus) => boolean> = {
+  stop: (status) => status === 'running' || status === 'stopping',
+  resume: (status) => !isFinishedRun(status),
+  cancel: (status) => !isFinishedRun(status),
+  any: (status) => status !== 'superseded',
+};
+
 export function registerCommands(
   session: BatonSession,
   diagnostics: ResultDiagnostics,
   attemptViews: AttemptViews,
+  hidden: HiddenRuns,
 ): vscode.Disposable[] {
   const log = session.log;
   const engine = (): Promise<Engine> => session.engine();
 
-  async function pickRun(node: Node, what: string): Promise<string> {
-    if (node && 'runId' in node) return node.runId;
-    const runs = (await (await engine()).listRuns()).filter((r) => r.status !== 'superseded');
-    if (runs.length === 0) throw new UserFacingError('There is no Baton run in this workspace yet.');
+  /**
+   * The run a command is for: the node's, else a quick pick of the runs it applies to. A run
+   * given that it does not apply to (a stale menu, a palette argument) is refused with why.
+   */
+  async function pickRun(node: Node, what: string, applies: keyof typeof APPLIES = 'any'): Promise<string> {
+    if (node && 'runId' in node) {
+      const run = await (await engine()).getRun(node.runId);
+      if (!APPLIES[applies](run.status))
+        throw new UserFacingError(`Run ${run.id} is ${run.status}: ${what} does not apply to it.`);
+      return run.id;
+    }
+    const runs = (await (await engine()).listRuns()).filter((r) => APPLIES[applies](r.status));
+    if (runs.length === 0)
+      throw new UserFacingError(
+        applies === 'any'
+          ? 'There is no Baton run in this workspace yet.'
+          : `No run is in a state to ${what.toLowerCase()}.`,
+      );
     if (runs.length === 1) return runs[0]!.id;
     const pick = await vscode.window.showQuickPick(
       runs.map((r) => ({ label: r.id, description: `${r.status} · ${r.planPath}` })),
@@ -159,22 +199,138 @@ export function registerCommands(
     return { runId: pick.d.runId, delegationId: pick.d.id };
   }
 
-  async function startRun(uri?: vscode.Uri): Promise<void> {
-    session.requireTrust('start a run');
+  /** A plan the person chose, checked: with errors it is opened and refused (the errors are in Problems). */
+  async function validPlan(uri?: vscode.Uri): Promise<{ uri: vscode.Uri; path: string }> {
     const planUri = await pickPlan(uri);
     const plan = readPlan(session.workspace, planUri.fsPath);
     if (hasErrors(plan.parsed.issues)) {
       await vscode.window.showTextDocument(planUri);
       throw new UserFacingError(`${plan.path} has errors (see Problems); fix them to start a run.`);
     }
-    const { run, created } = await (await engine()).runForPlan(planUri.fsPath);
+    return { uri: planUri, path: plan.path };
+  }
+
+  /** Coordinates the run from this window and says so (or who drives it instead). */
+  async function driveAndTell(run: Run, verb: string): Promise<void> {
     const driving = await session.drive(run.id);
     void vscode.window.showInformationMessage(
       driving
-        ? `Baton ${created ? 'started' : 'continues'} run ${run.id} of ${run.planPath}.`
+        ? `Baton ${verb} run ${run.id} of ${run.planPath}.`
         : `Run ${run.id} is already driven by another window or process; this window shows it.`,
     );
     void vscode.commands.executeCommand('baton.runs.focus');
+  }
+
+  /**
+   * Continues the plan's active run, or starts one. When the plan changed since its active run
+   * started, the person chooses: a new run of the plan as it is now, or a replan of that run.
+   */
+  async function startRun(uri?: vscode.Uri): Promise<void> {
+    session.requireTrust('start a run');
+    const plan = await validPlan(uri);
+    const e = await engine();
+    let opened: { run: Run; created: boolean };
+    try {
+      opened = await e.runForPlan(plan.uri.fsPath);
+    } catch (err) {
+      if (!BatonError.is(err, 'run.plan-changed')) throw err;
+      const active = (await e.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
+      const NEW = 'Start a New Run';
+      const REPLAN = 'Replan';
+      const pick = await vscode.window.showWarningMessage(
+        `${plan.path} changed since run ${active?.id ?? ''} started from it. Start a new run of the plan as it is now, or replan ${active?.id ?? 'that run'} (its completed tasks carry over)?`,
+        NEW,
+        ...(active ? [REPLAN] : []),
+      );
+      if (pick === NEW) return startNewRun(plan.uri);
+      if (pick === REPLAN && active) return replanOnto(active.id, plan.uri);
+      return;
+    }
+    await driveAndTell(opened.run, opened.created ? 'started' : 'continues');
+  }
+
+  /** Always a new run of the plan (the CLI's `start --new`), whatever its other runs are doing. */
+  async function startNewRun(arg?: vscode.Uri | Node): Promise<void> {
+    session.requireTrust('start a run');
+    let uri: vscode.Uri | undefined;
+    if (arg instanceof vscode.Uri) uri = arg;
+    else if (arg && 'runId' in arg) {
+      const { planPath } = await (await engine()).getRun(arg.runId);
+      uri = vscode.Uri.file(isAbsolute(planPath) ? planPath : join(session.workspace, planPath));
+    }
+    const plan = await validPlan(uri);
+    const { run } = await (await engine()).runForPlan(plan.uri.fsPath, { fresh: true });
+    await driveAndTell(run, 'started a new');
+  }
+
+  /** Maps a run onto a plan (its completed tasks carry over) and goes on with the new run from this window. */
+  async function replanOnto(runId: string, planUri: vscode.Uri): Promise<void> {
+    const outcome = await (await engine()).replan({ runId, planPath: planUri.fsPath });
+    log.info(`${runId} replanned as ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over`);
+    await session.runState?.refreshNow();
+    await driveAndTell(outcome.run, `replanned ${runId} (${outcome.carried.length} completed task(s) carried over) as`);
+  }
+
+  /**
+   * Ends a run for good, after the person confirms: its workers are ended (and proven gone),
+   * its gates closed, its attempts and tasks cancelled (Engine.cancelRun).
+   */
+  async function cancelRun(node: Node): Promise<void> {
+    const runId = await pickRun(node, 'Cancel Run', 'cancel');
+    const CANCEL = 'Cancel Run';
+    const confirmed = await vscode.window.showWarningMessage(
+      `Cancel run ${runId}? Its workers are ended, its open gates closed and its unfinished tasks cancelled. A cancelled run cannot be resumed; its plan can be started again.`,
+      { modal: true },
+      CANCEL,
+    );
+    if (confirmed !== CANCEL) return;
+    const outcome = await (await engine()).cancelRun({ runId, by: 'VS Code' });
+    await session.runState?.refreshNow();
+    const report = outcome.stop?.report ?? [];
+    const unconfirmed = report.filter((entry) => !entry.confirmed);
+    const message = outcome.alreadyCancelled
+      ? `Run ${runId} was already cancelled.`
+      : `Cancelled run ${runId}: ${outcome.attemptsCancelled.length} attempt(s) ended${report.length ? (unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ', their processes are gone') : ''}; ${outcome.tasksCancelled} task(s) cancelled, ${outcome.gatesClosed} gate(s) closed.`;
+    if (unconfirmed.length) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+  }
+
+  /** Finished runs leave the Runs view (hidden in this workspace's editor state; the store keeps them). */
+  async function removeRuns(node: Node): Promise<void> {
+    const cache = session.runState;
+    if (!cache) return;
+    let ids: string[];
+    if (node?.kind === 'history') ids = runsByPlace(cache, (id) => hidden.has(id)).history.map((r) => r.id);
+    else {
+      const runId = await pickRun(node, 'Remove from View');
+      const run = cache.runs.find((r) => r.id === runId) ?? (await (await engine()).getRun(runId));
+      if (!isFinishedRun(run.status))
+        throw new UserFacingError(`Run ${runId} is ${run.status}; only a finished run can be removed from the view.`);
+      ids = [runId];
+    }
+    await hidden.hide(ids);
+    log.info(`Removed from the Runs view: ${ids.join(', ')} (Show Removed Runs brings them back).`);
+  }
+
+  /** "Check Again" on an isolation gate: closes by itself when the tree is clean now, and the run goes on. */
+  async function recheckIsolation(node: Node): Promise<void> {
+    const e = await engine();
+    const gateId =
+      node?.kind === 'gate'
+        ? node.gateId
+        : ((await e.listGates({ status: 'open' })).find((g) => g.kind === 'isolation')?.id ??
+          (() => {
+            throw new UserFacingError('No isolation gate is open.');
+          })());
+    const [checked] = await e.recheckIsolation({ gateId });
+    await session.runState?.refreshNow();
+    if (!checked) return;
+    if (!checked.resolved) {
+      void vscode.window.showWarningMessage(`${checked.gate.id} still waits: ${checked.reason}`);
+      return;
+    }
+    void vscode.window.showInformationMessage(`${checked.gate.id} closed: ${checked.reason}.`);
+    await continueIfReleased(checked.gate.runId);
   }
 
   async function runTask(arg?: RunsNode | { planUri: string; taskId: string }): Promise<void> {
@@ -196,11 +352,18 @@ export function registerCommands(
       );
   }
 
+  /**
+   * Decides a gate. A gate decided meanwhile (elsewhere, or from a notification that had not
+   * caught up) is not an error: the person is told who decided it, and nothing changes.
+   */
   async function decide(node: Node, decision: 'approved' | 'rejected'): Promise<void> {
     const e = await engine();
     const gateId = node?.kind === 'gate' ? node.gateId : await pickGate(e);
-    const gate = (await e.listGates({ status: 'open' })).find((g) => g.id === gateId);
-    if (!gate) throw new UserFacingError(`Gate ${gateId} is no longer open.`);
+    if (!gateId) return;
+    const runId = node?.kind === 'gate' ? node.runId : undefined;
+    const gate = (await e.listGates(runId ? { runId } : {})).find((g) => g.id === gateId);
+    if (!gate) throw new UserFacingError(`There is no gate ${gateId}.`);
+    if (gate.status !== 'open') return alreadyDecided(gate, decision);
     let accept = false;
     let note: string | undefined;
     const givenAccept = (node as { accept?: unknown } | undefined)?.accept;
@@ -228,15 +391,37 @@ export function registerCommands(
       });
       if (note === undefined) return;
     }
-    const outcome = await e.decideGate({
-      gateId: gate.id,
-      decision,
-      ...(note ? { note } : {}),
-      ...(accept ? { accept } : {}),
-    });
+    let outcome: Awaited<ReturnType<Engine['decideGate']>>;
+    try {
+      outcome = await e.decideGate({
+        gateId: gate.id,
+        decision,
+        ...(note ? { note } : {}),
+        ...(accept ? { accept } : {}),
+      });
+    } catch (err) {
+      // Decided by someone else while the quick pick or the note was open.
+      if (!BatonError.is(err, 'gate.already-decided')) throw err;
+      const now = (await e.listGates({ runId: gate.runId })).find((g) => g.id === gate.id);
+      if (!now || now.status === 'open') throw err;
+      return alreadyDecided(now, decision);
+    }
+    if (outcome.alreadyDecided) return alreadyDecided(outcome.gate, decision);
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
     await session.runState?.refreshNow();
     if (decision === 'approved') await continueIfReleased(gate.runId);
+  }
+
+  /**
+   * The gate was decided before this decision arrived: say by whom, change nothing. When it was
+   * approved, as this person wanted, the run goes on here if nobody drives it.
+   */
+  async function alreadyDecided(gate: Gate, wanted: 'approved' | 'rejected'): Promise<void> {
+    const said = describeDecision(gate, (await engine()).now());
+    log.info(`${wanted === 'approved' ? 'Approve' : 'Reject'} ${gate.id}: ${said}`);
+    void vscode.window.showInformationMessage(said);
+    await session.runState?.refreshNow();
+    if (wanted === 'approved' && gate.status === 'approved') await continueIfReleased(gate.runId);
   }
 
   /** A decision or a result may have released work: keep the run going if nobody drives it. */
@@ -246,19 +431,22 @@ export function registerCommands(
     if (run.status === 'running') await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
   }
 
-  async function pickGate(e: Engine): Promise<string> {
+  /** A gate to decide, from a quick pick; none waiting is information, not an error. */
+  async function pickGate(e: Engine): Promise<string | undefined> {
     const open = await e.listGates({ status: 'open' });
-    if (open.length === 0) throw new UserFacingError('No gate is waiting for a decision.');
+    if (open.length === 0) {
+      void vscode.window.showInformationMessage('No gate is waiting for a decision.');
+      return undefined;
+    }
     const pick = await vscode.window.showQuickPick(
       open.map((g) => ({ label: g.id, description: g.kind, detail: g.reason })),
       { title: 'Baton: which gate?' },
     );
-    if (!pick) throw new UserFacingError('No gate chosen.');
-    return pick.label;
+    return pick?.label;
   }
 
   async function stopRun(node: Node, mode?: 'graceful' | 'immediate'): Promise<void> {
-    const runId = await pickRun(node, 'Stop Run');
+    const runId = await pickRun(node, 'Stop Run', 'stop');
     const chosen =
       mode ??
       (
@@ -290,56 +478,127 @@ export function registerCommands(
     await session.runState?.refreshNow();
   }
 
-  async function ingest(
-    arg?: vscode.Uri | { delegationId: string; runId: string; uri: string },
-  ): Promise<IngestOutcome | undefined> {
+  /**
+   * Hands a result artifact in. The file is resolved to the delegation of the run it belongs
+   * to (resolveArtifact): from a CodeLens, the lens's delegation must still be that target; a
+   * file another run owns, or whose attempt or run takes no result any more, is refused with
+   * a message that names the run, and nothing is written (the engine refuses it too).
+   */
+  async function ingest(arg?: vscode.Uri | IngestArgs | RunsNode): Promise<IngestOutcome | undefined> {
     session.requireTrust('ingest a result (verification runs commands)');
     const e = await engine();
+    const cache = session.runState;
+    await cache?.refreshNow();
     let uri: vscode.Uri;
-    let delegationId: string;
-    let runId: string | undefined;
-    if (arg && !(arg instanceof vscode.Uri)) {
+    let chosen: { runId: string; delegationId: string } | undefined;
+    if (arg && 'kind' in arg && arg.kind === 'delegation') {
+      // From the Runs view: this attempt, with its own result file (or one the person picks).
+      const d = await delegationOf(arg);
+      const own = runPaths(session.workspace, d.runId).artifact(d.id);
+      const path = d.artifactPath ? join(session.workspace, d.artifactPath) : existsSync(own) ? own : undefined;
+      const picked = path
+        ? vscode.Uri.file(path)
+        : (
+            await vscode.window.showOpenDialog({
+              title: `The result artifact for ${d.id}`,
+              defaultUri: session.folder.uri,
+              filters: { Markdown: ['md'] },
+            })
+          )?.[0];
+      if (!picked) return undefined;
+      uri = picked;
+      chosen = { runId: d.runId, delegationId: d.id };
+    } else if (arg && !(arg instanceof vscode.Uri) && 'uri' in arg) {
       uri = vscode.Uri.parse(arg.uri);
-      delegationId = arg.delegationId;
-      runId = arg.runId;
     } else {
-      uri =
-        arg ??
-        vscode.window.activeTextEditor?.document.uri ??
-        (() => {
-          throw new UserFacingError('Open the result artifact first.');
-        })();
-      const open = (await e.listRuns()).slice(0, 5);
-      const candidates: Delegation[] = [];
-      for (const run of open)
-        candidates.push(
-          ...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'),
-        );
-      if (candidates.length === 0) throw new UserFacingError('No delegation is waiting for a result.');
-      const pick = await vscode.window.showQuickPick(
-        candidates.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })),
-        { title: 'Ingest for which delegation?' },
-      );
-      if (!pick) return undefined;
-      delegationId = pick.d.id;
-      runId = pick.d.runId;
+      const active = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+      if (!active) throw new UserFacingError('Open the result artifact first.');
+      uri = active;
     }
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const text = document?.getText() ?? (existsSync(uri.fsPath) ? readFileSync(uri.fsPath, 'utf8') : '');
+    const owner = runFolderOf(session.workspace, uri.fsPath);
+    if (chosen && owner && owner.runId !== chosen.runId) {
+      void vscode.window.showWarningMessage(
+        `${vscode.workspace.asRelativePath(uri)} belongs to run ${owner.runId}: it is not ingested for ${chosen.delegationId} of run ${chosen.runId}.`,
+      );
+      return undefined;
+    }
+    if (!chosen && cache) {
+      const resolution = resolveArtifact(cache, uri.fsPath, text);
+      const shown = arg && !(arg instanceof vscode.Uri) && 'uri' in arg ? arg : undefined;
+      if (resolution?.kind === 'refuse') {
+        log.info(`Not ingested: ${resolution.message}`);
+        void vscode.window.showWarningMessage(plain(resolution.message));
+        return undefined;
+      }
+      if (resolution && shown?.delegationId) {
+        const same = resolution.runId === shown.runId && resolution.delegation.id === shown.delegationId;
+        if (!same) {
+          log.info(`Not ingested: ${uri.fsPath} now resolves to ${resolution.delegation.id} of ${resolution.runId}.`);
+          void vscode.window.showWarningMessage(
+            `Nothing was ingested: this result now goes to ${resolution.delegation.id} of run ${resolution.runId}, not to ${shown.delegationId} of run ${shown.runId ?? '?'} as the lens said. Use the lens again.`,
+          );
+          return undefined;
+        }
+      }
+      if (resolution) chosen = { runId: resolution.runId, delegationId: resolution.delegation.id };
+    }
+    if (!chosen) chosen = await pickWaitingDelegation(e, owner?.runId);
+    if (!chosen) return undefined;
     if (document?.isDirty) await document.save();
-    const outcome = await e.ingest({ delegationId, artifactPath: uri.fsPath, ...(runId ? { runId } : {}) });
+    log.info(`Ingesting ${vscode.workspace.asRelativePath(uri)} for ${chosen.delegationId} of ${chosen.runId}.`);
+    const outcome = await e.ingest({ ...chosen, artifactPath: uri.fsPath });
+    log.info(
+      `${outcome.record.id}: ${outcome.record.accepted ? `accepted ${outcome.record.resultStatus}` : 'rejected'} for ${chosen.delegationId}${outcome.duplicate ? ' (the same result as before: nothing changed)' : ''}.`,
+    );
     diagnostics.show(uri, outcome);
     const r = outcome.record;
-    if (r.accepted)
+    const d = outcome.delegation;
+    const errors = r.issues.filter((i) => i.severity === 'error');
+    if (outcome.duplicate)
       void vscode.window.showInformationMessage(
-        `${r.id}: accepted ${r.resultStatus} for ${delegationId}; ${outcome.delegation.status}.`,
+        `Nothing changed: this result was already ingested for ${d.id} with the same content and the same findings (${r.accepted ? `accepted ${r.resultStatus}` : `rejected, ${errors.length} problem${errors.length === 1 ? '' : 's'}`}).`,
+      );
+    else if (r.accepted)
+      void vscode.window.showInformationMessage(
+        `Accepted the ${r.resultStatus} result for ${d.id}; the attempt is ${d.status}.`,
       );
     else
       void vscode.window.showWarningMessage(
-        `${r.id}: the result for ${delegationId} was rejected (${r.issues.filter((i) => i.severity === 'error').length} issues, see Problems).`,
+        plain(
+          `The result for ${d.id} was rejected: ${errors[0]?.message ?? 'it is not a valid result'}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}. See Problems.`,
+        ),
       );
     await session.runState?.refreshNow();
-    if (r.accepted) await continueIfReleased(outcome.delegation.runId);
+    if (r.accepted && !outcome.duplicate) await continueIfReleased(d.runId);
     return outcome;
+  }
+
+  /** No file resolves to a delegation: the person picks one that waits for a result (of the run that owns the file). */
+  async function pickWaitingDelegation(
+    e: Engine,
+    onlyRun: string | undefined,
+  ): Promise<{ runId: string; delegationId: string } | undefined> {
+    const runs = (await e.listRuns()).filter((r) => r.status !== 'superseded' && (!onlyRun || r.id === onlyRun));
+    const candidates: Delegation[] = [];
+    for (const run of runs.slice(0, 5))
+      candidates.push(
+        ...(await e.overview(run.id)).delegations.filter((d) => d.status === 'RUNNING' || d.status === 'BLOCKED'),
+      );
+    if (candidates.length === 0) {
+      void vscode.window.showInformationMessage(
+        onlyRun
+          ? `No delegation of run ${onlyRun} (the run this file belongs to) is waiting for a result.`
+          : 'No delegation is waiting for a result.',
+      );
+      return undefined;
+    }
+    const pick = await vscode.window.showQuickPick(
+      candidates.map((d) => ({ label: d.id, description: `${d.status} · run ${d.runId}`, d })),
+      { title: 'Ingest for which delegation?' },
+    );
+    return pick ? { runId: pick.d.runId, delegationId: pick.d.id } : undefined;
   }
 
   async function openPath(path: string | undefined, what: string): Promise<void> {
@@ -350,6 +609,17 @@ export function registerCommands(
 
   return [
     command('baton.startRun', startRun, log),
+    command('baton.startNewRun', startNewRun, log),
+    command('baton.cancelRun', cancelRun, log),
+    command('baton.removeRun', removeRuns, log),
+    command(
+      'baton.showRemovedRuns',
+      async () => {
+        await hidden.showAll();
+      },
+      log,
+    ),
+    command('baton.recheckIsolation', recheckIsolation, log),
     command('baton.runTask', runTask, log),
     command('baton.approveGate', (node: Node) => decide(node, 'approved'), log),
     command('baton.rejectGate', (node: Node) => decide(node, 'rejected'), log),
@@ -364,8 +634,12 @@ export function registerCommands(
     command(
       'baton.resumeRun',
       async (node: Node) => {
-        const runId = await pickRun(node, 'Resume Run');
-        await (await engine()).liftStops(runId);
+        const runId = await pickRun(node, 'Resume Run', 'resume');
+        const e = await engine();
+        // What kept a task out of its worktree may be fixed by now: its isolation gate closes by itself.
+        for (const checked of await e.recheckIsolation({ runId }))
+          log.info(`${checked.gate.id}: ${checked.resolved ? 'closed' : 'still waits'}: ${checked.reason}`);
+        await e.liftStops(runId);
         if (!(await session.drive(runId)))
           void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process.`);
       },

@@ -1,6 +1,13 @@
 import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, RESULT_FENCE, type IngestOutcome, type Issue } from '../engine/index';
+import {
+  parsePlan,
+  RESULT_FENCE,
+  type Delegation,
+  type IngestionRecord,
+  type IngestOutcome,
+  type Issue,
+} from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import type { RunStateCache } from './runState';
 
@@ -69,12 +76,30 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     );
   }
 
-  /** Shows an ingestion's issues on its artifact (or clears them when it was accepted cleanly). */
+  /**
+   * The artifacts whose problems this collection shows (plan files are not among them), each
+   * with the ingestion record they come from: a record already shown is not set again, so a
+   * problem the person fixed in the editor (VS Code drops a marker whose text was replaced)
+   * does not come back with the next publication.
+   */
+  private shownRecords = new Map<string, string>();
+
+  /**
+   * An ingestion this window just made: a rejected result's problems on its artifact at once;
+   * an accepted one leaves none. The run-state cache's next publication confirms it
+   * (showCurrentProblems).
+   */
   show(uri: vscode.Uri, outcome: Pick<IngestOutcome, 'record' | 'delegation'>): void {
-    const issues = outcome.record.issues;
+    if (outcome.record.accepted) {
+      this.shownRecords.delete(uri.toString());
+      this.collection.delete(uri);
+      this.fixes.delete(uri.toString());
+      return;
+    }
+    this.shownRecords.set(uri.toString(), outcome.record.id);
     this.collection.set(
       uri,
-      issues.map((i) => toDiagnostic(i)),
+      outcome.record.issues.map((i) => toDiagnostic(i)),
     );
     this.fixes.set(uri.toString(), {
       expectedTask: outcome.delegation.taskId,
@@ -82,20 +107,38 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     });
   }
 
-  /** Rejected ingestions made in the background (by a coordinator, any window) appear too: mapped from the cache. */
-  showIngestions(cache: RunStateCache, runIds: readonly string[]): void {
-    for (const runId of runIds) {
-      const view = cache.overview(runId);
-      if (!view) continue;
-      for (const ingestion of cache.ingestions(runId) ?? []) {
-        const delegation = view.delegations.find((d) => d.id === ingestion.delegationId);
-        if (!delegation) continue;
-        const path = isAbsolute(ingestion.artifactPath)
-          ? ingestion.artifactPath
-          : join(this.workspace, ingestion.artifactPath);
-        this.show(vscode.Uri.file(path), { record: ingestion, delegation });
+  /**
+   * The problems of results that are still current, wherever they were ingested (this window,
+   * another, the CLI), mapped from the cache: the rejected result each open ingestion_failed
+   * gate waits on (docs/extension.md, "Result problems"). When that gate closes — a corrected
+   * result was accepted, the attempt was retried or failed, the run was replanned or stopped —
+   * its problems go; after a reload only these come back.
+   */
+  showCurrentProblems(cache: RunStateCache): void {
+    const current = new Map<string, { uri: vscode.Uri; record: IngestionRecord; delegation: Delegation }>();
+    for (const run of cache.runs) {
+      const view = cache.overview(run.id);
+      if (!view || run.status === 'superseded') continue;
+      const records = cache.ingestions(run.id) ?? [];
+      for (const gate of view.gates) {
+        if (gate.status !== 'open' || gate.kind !== 'ingestion_failed') continue;
+        const record = records.find((r) => r.id === gate.details.ingestionId);
+        const delegation = view.delegations.find((d) => d.id === gate.delegationId);
+        if (!record || !delegation) continue;
+        const uri = vscode.Uri.file(
+          isAbsolute(record.artifactPath) ? record.artifactPath : join(this.workspace, record.artifactPath),
+        );
+        current.set(uri.toString(), { uri, record, delegation });
       }
     }
+    for (const key of [...this.shownRecords.keys()]) {
+      if (current.has(key)) continue;
+      this.shownRecords.delete(key);
+      this.collection.delete(vscode.Uri.parse(key));
+      this.fixes.delete(key);
+    }
+    for (const [key, { uri, record, delegation }] of current)
+      if (this.shownRecords.get(key) !== record.id) this.show(uri, { record, delegation });
   }
 
   provideCodeActions(

@@ -1,52 +1,148 @@
 import * as vscode from 'vscode';
-import type { Engine, EngineEvent, EventMap } from '../engine/index';
+import type { Engine, EngineEvent } from '../engine/index';
+import { gateNoticeMessage, type OpenGateNotice } from './gateNotice';
 import { DisposableStore } from './lifecycle';
+import type { RunStateCache } from './runState';
+
+/** Gates that open together (a run's risk gates, in one transaction) make one notification, not several. */
+const GATHER_MS = 150;
 
 /**
- * A notification when a gate opens (in any process): Approve / Reject / Show. At most one
- * at a time; gates that open meanwhile are summed up in the next one. Silenced with the
- * `baton.notifyOnGate` setting (the notification offers it).
+ * One notification that lists exactly the open gates, in any process, and stays current
+ * (docs/extension.md, "Gate notifications"): a gate that opens brings it up (again, if it was
+ * hidden); a gate decided anywhere leaves it at once; with none open it closes. It is a
+ * progress notification because that is the only kind VS Code lets an extension change or
+ * close; its links approve, reject or show. Silenced with `baton.notifyOnGate`.
  */
 export class GateNotifications extends DisposableStore {
-  private showing = false;
-  private queued: Array<EventMap['gate:opened'] & { runId: string }> = [];
+  private readonly open = new Map<string, OpenGateNotice>();
+  /** Gates decided while the first read of the open ones was under way: that read must not bring them back. */
+  private readonly decidedEarly = new Set<string>();
+  private seeded = false;
+  private shown: { report(message: string): void; close(): void; message: string } | undefined;
+  /** A gate opened since the notification was shown: show a new one, so that it pops up even if hidden. */
+  private fresh = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly cache: RunStateCache,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
     super();
     this._register(engine.onEvent((e) => this.onEvent(e)));
+    this._register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('baton.notifyOnGate')) this.schedule(true);
+      }),
+    );
+    this._register({
+      dispose: () => {
+        if (this.timer) clearTimeout(this.timer);
+        this.close();
+      },
+    });
+    void this.seed();
+  }
+
+  /** Gates already open when this window starts (a reload, another window's run) reach the person too. */
+  private async seed(): Promise<void> {
+    try {
+      const open = await this.engine.listGates({ status: 'open' });
+      const held = new Set(this.cache.runs.map((r) => r.id));
+      for (const gate of open) {
+        if (this.decidedEarly.has(gate.id) || this.open.has(gate.id) || !held.has(gate.runId)) continue;
+        this.open.set(gate.id, this.notice({ ...gate, gateId: gate.id }));
+      }
+    } catch (err) {
+      this.log.warn(`Could not read the open gates: ${(err as Error).message}`);
+    }
+    this.seeded = true;
+    this.decidedEarly.clear();
+    this.schedule(this.open.size > 0);
   }
 
   private onEvent(e: EngineEvent): void {
-    if (e.type !== 'gate:opened') return;
-    if (!vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true)) return;
-    this.queued.push({ ...e.data, runId: e.runId });
-    if (!this.showing) void this.showNext();
+    if (e.type === 'gate:opened') {
+      this.open.set(e.data.gateId, this.notice({ ...e.data, runId: e.runId }));
+      this.schedule(true);
+    } else if (e.type === 'gate:decided') {
+      if (!this.seeded) this.decidedEarly.add(e.data.gateId);
+      if (this.open.delete(e.data.gateId)) this.schedule(false);
+    } else if (e.type === 'gate:updated') {
+      const gate = this.open.get(e.data.gateId);
+      if (gate) {
+        this.open.set(gate.gateId, { ...gate, reason: e.data.reason });
+        this.schedule(false);
+      }
+    }
   }
 
-  private async showNext(): Promise<void> {
-    this.showing = true;
-    try {
-      while (this.queued.length > 0) {
-        const events = this.queued.splice(0);
-        const e = events[0]!; // each message speaks of its own gate(s), never of the one that started the loop
-        const gates = events.map((x) => x.gateId);
-        const single = gates.length === 1;
-        const message = single
-          ? `Baton: ${gates[0]} waits for a decision — ${e.reason}`
-          : `Baton: ${gates.length} gates wait for a decision (${gates.join(', ')}).`;
-        const actions = single ? ['Approve', 'Reject', 'Show', "Don't Notify"] : ['Show', "Don't Notify"];
-        const pick = await vscode.window.showInformationMessage(message, ...actions);
-        const node = { kind: 'gate', id: `gate:${gates[0]}`, runId: e.runId, gateId: gates[0] };
-        if (pick === 'Approve') await vscode.commands.executeCommand('baton.approveGate', node);
-        else if (pick === 'Reject') await vscode.commands.executeCommand('baton.rejectGate', node);
-        else if (pick === 'Show') await vscode.commands.executeCommand('baton.gates.focus');
-        else if (pick === "Don't Notify")
-          await vscode.workspace
-            .getConfiguration('baton')
-            .update('notifyOnGate', false, vscode.ConfigurationTarget.Global);
-      }
-    } finally {
-      this.showing = false;
+  private notice(gate: Omit<OpenGateNotice, 'taskTitle'>): OpenGateNotice {
+    const title = gate.taskId
+      ? this.cache.overview(gate.runId)?.tasks.find((t) => t.id === gate.taskId)?.title
+      : undefined;
+    return {
+      gateId: gate.gateId,
+      runId: gate.runId,
+      kind: gate.kind,
+      reason: gate.reason,
+      ...(gate.taskId ? { taskId: gate.taskId } : {}),
+      ...(title ? { taskTitle: title } : {}),
+    };
+  }
+
+  /** `fresh`: something new to tell (a gate opened, notifications turned on). */
+  private schedule(fresh: boolean): void {
+    this.fresh ||= fresh;
+    if (!this.seeded || this.timer) return;
+    // Leaving is immediate (a decided gate is never shown as waiting); arriving is gathered.
+    const wait = this.fresh ? GATHER_MS : 0;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.update();
+    }, wait);
+  }
+
+  private update(): void {
+    const enabled = vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true);
+    // A run this window had not read when its gate opened: its task titles are known by now.
+    const gates = [...this.open.values()].map((g) => (g.taskTitle ? g : this.notice(g)));
+    const fresh = this.fresh;
+    this.fresh = false;
+    if (!enabled || gates.length === 0) return this.close();
+    const message = gateNoticeMessage(gates);
+    if (this.shown && !fresh) {
+      if (this.shown.message !== message) this.shown.report(message);
+      return;
     }
+    this.close();
+    this.show(message);
+  }
+
+  private show(message: string): void {
+    let finish: () => void = () => undefined;
+    let progress: vscode.Progress<{ message?: string; increment?: number }> | undefined;
+    const shown = {
+      message,
+      report: (next: string) => {
+        shown.message = next;
+        progress?.report({ message: next });
+      },
+      close: () => finish(),
+    };
+    this.shown = shown;
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification }, (p) => {
+      progress = p;
+      // A progress of 0 (not an endless bar): the notification waits for a person, nothing is working.
+      p.report({ message: shown.message, increment: 0 });
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+  }
+
+  private close(): void {
+    const shown = this.shown;
+    this.shown = undefined;
+    shown?.close();
   }
 }

@@ -136,6 +136,32 @@ describe('Baton in the editor', function () {
     await waitFor('the Gates view to empty', () => api.views.gates!.getChildren().length === 0);
   });
 
+  it('acting on a gate decided meanwhile says who decided it, as information, and changes nothing', async () => {
+    const engine = await api.session!.engine();
+    const gate = (await engine.listGates()).find((g) => g.id === 'G-1')!;
+    assert.equal(gate.status, 'approved');
+    const node = { kind: 'gate', id: 'gate:G-1', runId: gate.runId, gateId: 'G-1' };
+    const events = (await engine.listEvents(gate.runId)).length;
+    const shown = await messagesShownDuring(async () => {
+      await vscode.commands.executeCommand('baton.approveGate', node);
+      await vscode.commands.executeCommand('baton.rejectGate', { ...node, note: 'too late' });
+    });
+    const said = new RegExp(
+      `^G-1 \\(risk approval of T3\\) was already approved by ${gate.decidedBy} (?:\\d+[hms] ?)+ ago; nothing changed\\.$`,
+    );
+    assert.equal(shown.length, 2, JSON.stringify(shown));
+    for (const message of shown) {
+      assert.equal(message.level, 'information');
+      assert.match(message.message, said);
+    }
+    assert.equal((await engine.listEvents(gate.runId)).length, events, 'nothing written');
+  });
+
+  it('"No gate is waiting" is information, not an error', async () => {
+    const shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.approveGate'));
+    assert.deepEqual(shown, [{ level: 'information', message: 'No gate is waiting for a decision.' }]);
+  });
+
   it('shows a rejected result as diagnostics on the artifact, with quick fixes, and a fixed one is accepted', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'invalid' });
     await vscode.commands.executeCommand('baton.startRun', planUri());
@@ -256,7 +282,7 @@ describe('Baton in the editor', function () {
     const shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.approveGate', node));
     assert.deepEqual(
       shown.filter((m) => m.message.includes('G-999')),
-      [{ level: 'error', message: 'Gate G-999 is no longer open.' }],
+      [{ level: 'error', message: 'There is no gate G-999.' }],
     );
   });
 

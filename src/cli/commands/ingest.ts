@@ -28,7 +28,7 @@ export async function ingest(
     const o = ctx.output;
     for (const i of record.issues)
       o.out(paint(o, i.severity === 'error' ? 'red' : 'yellow', formatIssue(i, record.artifactPath)));
-    const again = outcome.duplicate ? ' (already ingested: same content, nothing changed)' : '';
+    const again = outcome.duplicate ? ' (already ingested: same content, same findings; nothing changed)' : '';
     o.out(
       record.accepted
         ? `${paint(o, 'green', '✓')} ${record.id}: accepted ${record.resultStatus} for ${delegation.id}; delegation ${status(o, delegation.status)}${again}.`

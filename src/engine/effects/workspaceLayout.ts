@@ -1,4 +1,4 @@
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 
 /** Baton's folder in a workspace (DESIGN §3 layout): the store, runs' files, worktrees, the config. */
 export const BATON_DIR = '.baton';
@@ -21,6 +21,19 @@ export function runPaths(workspace: string, runId: string) {
     log: (delegationId: string) => join(root, 'logs', `${delegationId}.log`),
     verifyLog: (delegationId: string) => join(root, 'logs', `${delegationId}.verify.log`),
   };
+}
+
+/**
+ * The run whose folder (`.baton/runs/<run>/`) holds `path`, and the delegation a file there is
+ * named after (`artifacts/<delegation>.md`, `logs/<delegation>.log`). Undefined for a path
+ * outside every run's folder. Lexical: the caller resolves links first where it matters.
+ */
+export function runFolderOf(workspace: string, path: string): { runId: string; delegationId?: string } | undefined {
+  const [top, runs, runId, ...inside] = relative(workspace, path).split(sep);
+  if (top !== BATON_DIR || runs !== 'runs' || !runId || inside.length === 0) return undefined;
+  const named = /^(?:artifacts\/([^/]+)\.md|logs\/([^/]+)\.log)$/.exec(inside.join('/'));
+  const delegationId = named?.[1] ?? named?.[2];
+  return { runId, ...(delegationId ? { delegationId } : {}) };
 }
 
 /** Where an attempt's worktree lives, and its branch (docs/isolation.md). */

@@ -264,6 +264,30 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 5,
+    name: 'a result is its content and its findings: the same artifact may be ingested again once the workspace changed',
+    // SQLite drops a UNIQUE constraint only by rebuilding the table. The rows keep their ids and order.
+    statements: [
+      `ALTER TABLE ingestions RENAME TO ingestions_before_5`,
+      `CREATE TABLE ingestions (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        artifact_path TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        accepted INTEGER NOT NULL,
+        result_status TEXT,
+        issues_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+      `INSERT INTO ingestions (id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at)
+        SELECT id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at
+        FROM ingestions_before_5 ORDER BY rowid`,
+      `DROP TABLE ingestions_before_5`,
+      `CREATE INDEX ingestions_by_result ON ingestions (run_id, delegation_id, digest)`,
+    ],
+  },
+  {
     version: 6,
     name: 'what an attempt changed and how its worker lives: shared-tree snapshots, own beats, process start',
     statements: [

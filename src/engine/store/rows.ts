@@ -24,8 +24,9 @@ export interface RunRow {
   status: string;
   created_at: number;
   updated_at: number;
+  superseded_by: string | null;
 }
-export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at';
+export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at, superseded_by';
 export function toRun(r: RunRow): Run {
   return {
     id: r.id,
@@ -34,6 +35,7 @@ export function toRun(r: RunRow): Run {
     status: r.status as RunStatus,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    ...(r.superseded_by !== null ? { supersededBy: r.superseded_by } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { EngineContext } from './context';
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { createReadStream, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import { verifyAttempt, type VerificationOutcome } from './verifyAttempt';
 import { BatonError } from '../domain/errors';
@@ -10,6 +10,7 @@ import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
+import { runFolderOf } from '../effects/workspaceLayout';
 
 export const MAX_ARTIFACT_BYTES = 1024 * 1024;
 
@@ -23,13 +24,15 @@ export interface IngestOutcome extends IngestionOutcome {
  * Accepts (or rejects) a result artifact for a delegation: read it (at most 1 MiB), hash
  * it, check it against the contract, the delegation and the workspace — all before the
  * transaction — then record it in one transaction, and verify a PASS when the task has
- * verify commands. A missing file is bad input: nothing is written.
+ * verify commands. A missing file is bad input, and a file in another run's folder is
+ * refused (`ingest.artifact-of-other-run`): nothing is written.
  */
 export async function ingestArtifact(
   ctx: EngineContext,
   delegation: Delegation,
   absolutePath: string,
 ): Promise<IngestOutcome> {
+  refuseOtherRunsArtifact(ctx.workspace, delegation, absolutePath);
   let size: number;
   try {
     const stat = statSync(absolutePath);
@@ -48,6 +51,7 @@ export async function ingestArtifact(
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
+  refuseOtherRunsArtifact(realpathOr(ctx.workspace), delegation, realpathOr(absolutePath));
   let digest: string;
   let issues: Issue[];
   let resultStatus: Delegation['resultStatus'];
@@ -115,6 +119,28 @@ export async function ingestArtifact(
     delegation: final!,
     ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}),
   };
+}
+
+/**
+ * Delegation ids repeat across the runs of one plan (D-T2-coder-001 in each), so a result in
+ * `.baton/runs/<run>/` is evidence of that run only: handed in for a delegation of another run
+ * it would complete the wrong attempt with an old result.
+ */
+function refuseOtherRunsArtifact(workspace: string, delegation: Delegation, path: string): void {
+  const owner = runFolderOf(workspace, path);
+  if (!owner || owner.runId === delegation.runId) return;
+  throw new BatonError(
+    'ingest.artifact-of-other-run',
+    `${workspacePath(workspace, path)} belongs to run ${owner.runId}, not to run ${delegation.runId}: it is not ingested for ${delegation.id} of ${delegation.runId}. Delegation ids repeat across runs; to hand it in to its own run, name that run (--run ${owner.runId}).`,
+  );
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // checked lexically already; statSync reports what is wrong with it
+  }
 }
 
 /** Workspace-relative with POSIX separators when inside the workspace, else absolute. */

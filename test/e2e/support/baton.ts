@@ -111,6 +111,45 @@ export async function runContextMenuItem(page: Page, row: Locator, item: string)
   await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/** The entries of a row's context menu (their titles, in order); the menu is closed again. */
+export async function contextMenuItems(page: Page, row: Locator): Promise<string[]> {
+  await row.click({ button: 'right' });
+  const menu = page.locator('.context-view .monaco-menu');
+  await menu.waitFor({ state: 'visible', timeout: 10_000 });
+  const items = await menu
+    .getByRole('menuitem')
+    .evaluateAll((entries) => entries.map((e) => (e.querySelector('.action-label')?.textContent ?? '').trim()));
+  await page.keyboard.press('Escape');
+  await menu.waitFor({ state: 'hidden', timeout: 10_000 });
+  return items;
+}
+
+/** Clicks a button of the notification toast whose message matches, once it shows. */
+export async function clickNotificationButton(page: Page, message: RegExp, button: string): Promise<void> {
+  const toast = page.locator('.notifications-toasts .notification-toast', {
+    has: page.locator('.notification-list-item-message', { hasText: message }),
+  });
+  await toast.first().waitFor({ state: 'visible', timeout: 30_000 });
+  await toast.first().getByRole('button', { name: button, exact: true }).click();
+}
+
+/** Clicks a button of the modal dialog (window.dialogStyle "custom") whose message matches. */
+export async function clickDialogButton(page: Page, message: RegExp, button: string): Promise<void> {
+  const dialog = page.locator('.monaco-dialog-box', { hasText: message });
+  await dialog.waitFor({ state: 'visible', timeout: 15_000 });
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
+/** Answers the open input box (e.g. the note a Reject asks for). */
+export async function answerInputBox(page: Page, text: string): Promise<void> {
+  const input = quickInput(page).locator('.quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(text);
+  await page.keyboard.press('Enter');
+  await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
 /** Clicks a button of a view's title bar (e.g. "Start Run…" of the Runs view). */
 export async function clickViewTitleAction(pane: Locator, title: string): Promise<void> {
   const header = pane.locator('.pane-header').first();
@@ -138,18 +177,27 @@ export async function pickQuickItem(page: Page, label: string, timeoutMs = 15_00
 }
 
 /**
- * Clears every notification, shown or not (the command "Notifications: Clear All
- * Notifications"): toasts would cover part of the editor in screenshots, and a pending
- * notification holds back the next one of an extension that shows one at a time.
+ * Clears every notification that can be cleared, shown or not (the command "Notifications:
+ * Clear All Notifications"): toasts would cover part of the editor in screenshots. Baton's gate
+ * notification stays while a gate is open: it is a progress notification (docs/extension.md,
+ * "Gate notifications"), which VS Code does not clear — it has no close button.
  */
 export async function clearNotifications(page: Page): Promise<void> {
   await runCommand(page, 'Notifications: Clear All Notifications');
   await eventually(
     'the notifications to close',
-    () => notificationToasts(page).count(),
+    () =>
+      notificationToasts(page)
+        .filter({ has: page.locator('.codicon-notifications-clear') })
+        .count(),
     (n) => n === 0,
     { timeoutMs: 10_000 },
   );
+}
+
+/** Baton's gate notification (the one that lists the open gates), if it shows. */
+export function gateNotification(page: Page): Locator {
+  return notificationToasts(page).filter({ hasText: /Baton: .*\bwaits? for a decision\b/ });
 }
 
 /** The notification toasts on screen. */

@@ -30,13 +30,16 @@ export interface RecordIngestionInput {
 
 export interface IngestionOutcome {
   record: IngestionRecord;
-  /** True when this exact content was ingested for this delegation before: nothing was written. */
+  /** True when this same result (content and findings) was ingested for this delegation before: nothing was written. */
   duplicate: boolean;
 }
 
 /**
- * Applies one validated (or rejected) result to its delegation. Idempotent by content: the
- * same artifact digest for the same delegation returns the first record and changes nothing.
+ * Applies one validated (or rejected) result to its delegation. Idempotent by result: the same
+ * artifact digest for the same delegation, with the same findings (the issues its checks
+ * against the contract and the workspace found), returns the record it made before and
+ * changes nothing. The same bytes with different findings — the person created the file the
+ * result lists — are a new result, recorded and applied as such.
  * A rejected result never completes anything: the delegation is BLOCKED behind an
  * ingestion_failed gate until a corrected artifact is ingested or the gate is decided.
  */
@@ -45,11 +48,15 @@ export async function recordIngestion(
   input: RecordIngestionInput,
   now: number,
 ): Promise<IngestionOutcome> {
+  // The newest record of these bytes: an older one with the same findings is history, not this result.
   const existing = await tx.get<IngestionRow>(
-    `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id = ? AND digest = ?`,
+    `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id = ? AND digest = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
     [input.runId, input.delegationId, input.digest],
   );
-  if (existing) return { record: toIngestion(existing), duplicate: true };
+  if (existing) {
+    const before = toIngestion(existing);
+    if (findingsKey(before.issues) === findingsKey(input.issues)) return { record: before, duplicate: true };
+  }
 
   const delegation = await getDelegation(tx, input.runId, input.delegationId);
   if (!delegation)
@@ -122,7 +129,7 @@ async function applyAcceptedResult(
   await closeOpenGates(
     tx,
     { runId: delegation.runId, taskId: delegation.taskId, delegationId: delegation.id },
-    { decision: 'approved', note: `resolved by ${record.id}` },
+    { decision: 'approved', note: `resolved: a valid ${status} result was ingested` },
     now,
   );
   if (status === 'BLOCKED') {
@@ -177,16 +184,16 @@ async function blockOnRejectedResult(
   record: IngestionRecord,
   now: number,
 ): Promise<void> {
+  const errors = record.issues.filter((i) => i.severity === 'error');
   if (delegation.status === 'RUNNING') {
     await transitionDelegation(
       tx,
       delegation,
       'BLOCKED',
-      { reason: `result rejected by ${record.id}`, artifactPath: record.artifactPath },
+      { reason: rejectionReason(errors), artifactPath: record.artifactPath },
       now,
     );
   }
-  const errors = record.issues.filter((i) => i.severity === 'error');
   await openGateOnce(
     tx,
     delegation,
@@ -214,4 +221,17 @@ export async function completeAttempt(
     now,
   );
   await promoteDependents(tx, delegation.runId, delegation.taskId, now);
+}
+
+/** Why a result was rejected, in words a person reads in the Runs view (no record ids). */
+function rejectionReason(errors: readonly Issue[]): string {
+  const first = (errors[0]?.message ?? 'it is not a valid result').replace(/\.$/, '');
+  return `result rejected: ${first}${errors.length > 1 ? ` (and ${errors.length - 1} more problem${errors.length > 2 ? 's' : ''})` : ''}`;
+}
+
+/** What the checks found, compared as a whole: codes, fields, places and messages, in order. */
+function findingsKey(issues: readonly Issue[]): string {
+  return JSON.stringify(
+    issues.map((i) => [i.severity, i.code, i.field, i.range?.start.line, i.range?.start.column, i.message]),
+  );
 }
