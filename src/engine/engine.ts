@@ -56,7 +56,7 @@ import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore
 import { applyStopHere } from './usecases/applyStop';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
-import { isLeaseLive } from './usecases/coordinatorLiveness';
+import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
@@ -392,8 +392,14 @@ export class Engine {
     return this.store.read((r) => findRun(r, runId));
   }
 
-  overview(runId?: string): Promise<RunOverview> {
-    return this.store.read((r) => readOverview(r, runId, this.clock.now()));
+  /** The run with its tasks, attempts, runtimes, gates and coordinator (its holder's process looked at). */
+  async overview(runId?: string): Promise<RunOverview> {
+    const now = this.clock.now();
+    const view = await this.store.read((r) => readOverview(r, runId, now));
+    const coordinatorLease = withHolderProcess(view.coordinatorLease, now);
+    return coordinatorLease === view.coordinatorLease
+      ? view
+      : { ...view, ...(coordinatorLease ? { coordinatorLease } : {}) };
   }
 
   listDelegations(runId?: string, status?: DelegationStatus): Promise<{ run: Run; delegations: Delegation[] }> {

@@ -83,6 +83,8 @@ export interface Run {
   status: RunStatus;
   createdAt: number;
   updatedAt: number;
+  /** A stop in force (nothing new is dispatched until it is lifted by resume). */
+  stopMode?: StopMode;
 }
 
 export interface Task {

@@ -11,6 +11,7 @@ import type {
   WorkerRuntime,
 } from '../domain/types';
 import type { StoreReader } from '../store/port';
+import { readCoordinatorState, type CoordinatorState } from './coordinatorLease';
 import {
   DELEGATION_COLUMNS,
   GATE_COLUMNS,
@@ -41,6 +42,8 @@ export interface RunOverview {
   delegations: Delegation[];
   runtimes: WorkerRuntime[];
   gates: Gate[];
+  /** Who drives the run: its coordinator lease (absent while no coordinator ever took it). */
+  coordinatorLease?: CoordinatorState;
 }
 
 /** What one verify command did, as `diagnose` and the task details show it. */
@@ -92,6 +95,7 @@ export async function activeRunOf(
 /** Runtime statuses are derived at `now` (a lease that ran out reads as stale). */
 export async function readOverview(r: StoreReader, runId: string | undefined, now: number): Promise<RunOverview> {
   const run = await findRun(r, runId);
+  const coordinatorLease = await readCoordinatorState(r, run.id);
   return {
     run,
     tasks: (await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(
@@ -109,6 +113,7 @@ export async function readOverview(r: StoreReader, runId: string | undefined, no
     gates: (await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(
       toGate,
     ),
+    ...(coordinatorLease ? { coordinatorLease } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type {
   Run,
   RunEvent,
   RunStatus,
+  StopMode,
   Task,
   TaskStatus,
   WorkerRuntime,
@@ -24,8 +25,9 @@ export interface RunRow {
   status: string;
   created_at: number;
   updated_at: number;
+  stop_mode: string | null;
 }
-export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at';
+export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at, stop_mode';
 export function toRun(r: RunRow): Run {
   return {
     id: r.id,
@@ -34,6 +36,7 @@ export function toRun(r: RunRow): Run {
     status: r.status as RunStatus,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    ...(r.stop_mode ? { stopMode: r.stop_mode as StopMode } : {}),
   };
 }
 

@@ -21,6 +21,12 @@ export type LeaseAuthority =
       epoch: number;
       /** The coordinator's monotonic clock says the lease still holds: a wall-clock jump does not end it. */
       withinLease: boolean;
+      /**
+       * Hold the lease until this time instead of one lease length from now: a coordinator that
+       * hands its workers over keeps them adoptable for as long as their task may still run,
+       * however late its successor comes.
+       */
+      until?: number;
     };
 
 export interface RenewLeaseInput {
@@ -88,7 +94,8 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   }
   const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
-  const leaseExpiresAt = now + runtime.leaseMs;
+  const until = authority.holder === 'coordinator' ? authority.until : undefined;
+  const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0);
   await tx.run(
     beat
       ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
