@@ -72,8 +72,8 @@ export class Coordinator {
   private pendingWake = false;
   private wakeTimer: { at: number; cancel: () => void } | undefined;
   private shuttingDown = false;
-  /** Set by handOver: the run was left to a successor with its workers running. */
-  private handedOver: { workers: number } | undefined;
+  /** Set by handOver: the run is being left to a successor with its workers running (the loop returns its outcome). */
+  private handingOver: Promise<{ workers: number }> | undefined;
   /** The stop that shutdown recorded; a worker that starts while shutting down is ended under it. */
   private shutdownStop: StopRequest | undefined;
   /** The pass running now: shutdown waits for it, so that a worker it is starting is ended too. */
@@ -175,7 +175,7 @@ export class Coordinator {
     try {
       for (;;) {
         if (this.shuttingDown)
-          return this.handedOver ? { kind: 'handed-over', ...this.handedOver } : { kind: 'shut-down' };
+          return this.handingOver ? { kind: 'handed-over', ...(await this.handingOver) } : { kind: 'shut-down' };
         if (this.lease.lost) return { kind: 'lease-lost', detail: this.lease.lost };
         const pass = this.tick();
         // Only for shutdown to wait on; the pass's own failure is handled by the await below.
@@ -240,11 +240,18 @@ export class Coordinator {
    * lets the running attempts finish. A worker that exits meanwhile is not taken as a result
    * here; the successor ingests what it left on disk.
    */
-  async handOver(options: { by?: string; stop?: 'graceful' } = {}): Promise<{ workers: number }> {
-    if (this.shuttingDown) return { workers: 0 };
+  handOver(options: { by?: string; stop?: 'graceful' } = {}): Promise<{ workers: number }> {
+    if (this.handingOver) return this.handingOver;
+    if (this.shuttingDown) return Promise.resolve({ workers: 0 });
     this.shuttingDown = true;
+    // Set before the loop wakes: it returns the hand-over's outcome once that is done.
+    this.handingOver = this.letGo(options);
     this.wake();
     this.wakeAt(undefined);
+    return this.handingOver;
+  }
+
+  private async letGo(options: { by?: string; stop?: 'graceful' }): Promise<{ workers: number }> {
     if (!this.lease.holds()) {
       this.supervisor.abandon();
       await this.release();
@@ -257,8 +264,10 @@ export class Coordinator {
         .transact((tx) => requestStop(tx, stop, this.ctx.clock.now()))
         .catch((err: unknown) => this.ctx.log(`hand-over: the stop was not recorded: ${(err as Error).message}`));
     }
+    // A pass that is starting a worker finishes first (no new one starts: the coordinator is halted), so that worker
+    // is handed over with the others.
+    await this.tickInProgress;
     const workers = await this.supervisor.handOver();
-    this.handedOver = { workers };
     await this.release({ workers, ...(this.options.tasks ? { tasks: [...this.options.tasks] } : {}) });
     this.ctx.log(`handed run ${runId} over with ${workers} worker(s) still running`);
     return { workers };
