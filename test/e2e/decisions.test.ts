@@ -254,6 +254,13 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
     );
     const workers = await viewPane(page(), 'Workers');
     await treeRow(workers, /^T1 D-T1-coder-001 /).waitFor({ timeout: 30_000 });
+    // The superseded run asks for nothing any more: only the new run's risk gate waits.
+    const gates = await viewPane(page(), 'Gates');
+    await eventually(
+      'the Gates view to show only the new run’s gate',
+      () => treeRowNames(gates),
+      (rows) => rows.length === 1 && /^G-\d+ +risk approval · T3\b/.test(rows[0]!),
+    );
     assert.match(batonLog(editor.current.server), new RegExp(`\\[${newRunId}\\] D-T1-coder-001: started demo-agent`));
     const facts = await storeFacts(ws(), newRunId);
     assert.equal(facts.events.filter((e) => e.type === 'coordinator:acquired').length, 1);
