@@ -21,6 +21,7 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
+export type { DoctorCheck } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { isCoordinatorLive } from './queries/coordinatorLease';
 export type { CoordinatorState } from './queries/coordinatorLease';

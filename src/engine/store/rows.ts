@@ -55,9 +55,10 @@ export interface TaskRow {
   status: string;
   status_reason: string | null;
   isolation: string | null;
+  permissions_json: string | null;
 }
 export const TASK_COLUMNS =
-  'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation';
+  'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation, permissions_json';
 export function toTask(r: TaskRow): Task {
   return {
     runId: r.run_id,
@@ -74,6 +75,7 @@ export function toTask(r: TaskRow): Task {
     status: r.status as TaskStatus,
     ...(r.status_reason ? { statusReason: r.status_reason } : {}),
     ...(r.isolation ? { isolation: r.isolation as NonNullable<Task['isolation']> } : {}),
+    ...(r.permissions_json ? { permissions: JSON.parse(r.permissions_json) as NonNullable<Task['permissions']> } : {}),
   };
 }
 
