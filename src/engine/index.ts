@@ -56,3 +56,6 @@ export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export { describeEvent, oneLine } from './domain/describeEvent';
+export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';
+export { renderTranscript } from './domain/agents/transcript';
+export { agentKindOf } from './domain/workerLaunch';

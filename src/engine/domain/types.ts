@@ -123,6 +123,8 @@ export interface Delegation {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** The exact prompt the attempt got (prompt provenance): its sha256, its length in bytes, whether it was cut. */
+  prompt?: { sha256: string; bytes: number; truncated: boolean };
 }
 
 export interface WorkerRuntime {

@@ -157,7 +157,8 @@ export class AgentStreamFollower {
         return this.budgetCrossings(tx);
       });
       if (renewedAtMono > 0) attempt.leaseUntilMono = Math.max(attempt.leaseUntilMono, renewedAtMono + attempt.leaseMs);
-      if (crossings.length > 0 && !this.overBudgetReported && !attempt.ending) {
+      // An agent that already gave its answer is not stopped: its result is taken, and nothing more starts.
+      if (crossings.length > 0 && !this.overBudgetReported && !attempt.ending && !this.activity.ended) {
         this.overBudgetReported = true;
         this.host.overBudget(attempt, crossings);
       }

@@ -1,3 +1,4 @@
+import { listAgentUsage, type AttemptUsage } from './agentUsage';
 import { BatonError } from '../domain/errors';
 import type { RunEvent } from '../domain/events';
 import type {
@@ -42,6 +43,8 @@ export interface RunOverview {
   delegations: Delegation[];
   runtimes: WorkerRuntime[];
   gates: Gate[];
+  /** What each agent preset's attempt did and spent (docs/workers.md, "Tokens and cost"). */
+  usage: AttemptUsage[];
   /** Who drives the run: its coordinator lease (absent while no coordinator ever took it). */
   coordinatorLease?: CoordinatorState;
 }
@@ -113,6 +116,7 @@ export async function readOverview(r: StoreReader, runId: string | undefined, no
     gates: (await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(
       toGate,
     ),
+    usage: await listAgentUsage(r, run.id),
     ...(coordinatorLease ? { coordinatorLease } : {}),
   };
 }

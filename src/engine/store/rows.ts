@@ -94,9 +94,12 @@ export interface DelegationRow {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+  prompt_sha256: string | null;
+  prompt_bytes: number | null;
+  prompt_truncated: number | null;
 }
 export const DELEGATION_COLUMNS =
-  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at';
+  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at, prompt_sha256, prompt_bytes, prompt_truncated';
 export function toDelegation(r: DelegationRow): Delegation {
   return {
     runId: r.run_id,
@@ -113,6 +116,9 @@ export function toDelegation(r: DelegationRow): Delegation {
     updatedAt: r.updated_at,
     ...(r.started_at !== null ? { startedAt: r.started_at } : {}),
     ...(r.finished_at !== null ? { finishedAt: r.finished_at } : {}),
+    ...(r.prompt_sha256 !== null
+      ? { prompt: { sha256: r.prompt_sha256, bytes: r.prompt_bytes ?? 0, truncated: r.prompt_truncated === 1 } }
+      : {}),
   };
 }
 

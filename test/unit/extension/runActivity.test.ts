@@ -42,6 +42,7 @@ function view(r: Run, facts: { lease?: CoordinatorState; gates?: Gate[] } = {}):
     delegations: [],
     runtimes: [],
     gates: facts.gates ?? [],
+    usage: [],
     ...(facts.lease ? { coordinatorLease: facts.lease } : {}),
   };
 }
