@@ -95,7 +95,10 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
   const until = authority.holder === 'coordinator' ? authority.until : undefined;
-  const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0);
+  // A worker's heartbeat extends its lease, never shortens it: a coordinator that handed its workers over held their
+  // leases for their task timeout, and a beat must not cut that back to one lease length before a successor comes.
+  const held = authority.holder === 'worker' ? runtime.leaseExpiresAt : 0;
+  const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0, held);
   await tx.run(
     beat
       ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
