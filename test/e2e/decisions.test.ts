@@ -209,7 +209,12 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
         acquiredBefore + 1,
         'this window took the run again after the decision',
       );
-      assert.match(batonLog(editor.current.server), new RegExp(`\\[${runId}\\] D-T6-coder-001: started demo-agent`));
+      // The log reaches its file a little later.
+      await eventually(
+        'the start in the Baton log',
+        async () => batonLog(editor.current.server),
+        (log) => new RegExp(`\\[${runId}\\] D-T6-coder-001: started demo-agent`).test(log),
+      );
       await clearNotifications(page());
       await moveMouseAway(page());
       await screenshot(page(), 'e2e-decisions-3-rejected-driven');
@@ -261,7 +266,12 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
       () => treeRowNames(gates),
       (rows) => rows.length === 1 && /^G-\d+ +risk approval · T3\b/.test(rows[0]!),
     );
-    assert.match(batonLog(editor.current.server), new RegExp(`\\[${newRunId}\\] D-T1-coder-001: started demo-agent`));
+    // The log reaches its file a little later.
+    await eventually(
+      'the start in the Baton log',
+      async () => batonLog(editor.current.server),
+      (log) => new RegExp(`\\[${newRunId}\\] D-T1-coder-001: started demo-agent`).test(log),
+    );
     const facts = await storeFacts(ws(), newRunId);
     assert.equal(facts.events.filter((e) => e.type === 'coordinator:acquired').length, 1);
     await clearNotifications(page());
