@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { BatonError, Engine, type CoordinatorOutcome } from '../engine/index';
+import { BatonError, counted, Engine, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
+import { outcomeLine } from './notices';
 import { RunStateCache } from './runState';
 
 type Coordination = Awaited<ReturnType<Engine['coordinate']>>;
@@ -71,6 +72,11 @@ export class BatonSession extends DisposableStore {
   /** The run-state cache every view and the dashboard map from (once the store is open). */
   get runState(): RunStateCache | undefined {
     return this.cache;
+  }
+
+  /** The engine once the store is open (undefined before, or while it cannot open). */
+  get openedEngine(): Engine | undefined {
+    return this.opened;
   }
 
   get drivenRuns(): string[] {
@@ -170,7 +176,9 @@ export class BatonSession extends DisposableStore {
       if (this.takeOversTried.has(key)) continue;
       this.takeOversTried.add(key);
       const { workers, tasks } = lease.handedOver;
-      this.log.info(`Taking over ${run.id}: ${lease.holder} handed it over with ${workers} worker(s) running.`);
+      this.log.info(
+        `Taking over ${run.id}: ${lease.holder} handed it over with ${counted(workers, 'worker')} running.`,
+      );
       void this.drive(run.id, tasks ? { tasks } : {}).catch((err: unknown) =>
         this.log.warn(`Could not take over ${run.id}: ${describeError(err)}`),
       );
@@ -178,7 +186,7 @@ export class BatonSession extends DisposableStore {
   }
 
   private onRunOutcome(runId: string, outcome: CoordinatorOutcome): void {
-    this.log.info(`[${runId}] ${JSON.stringify(outcome)}`);
+    this.log.info(outcomeLine(runId, outcome));
     if (outcome.kind === 'finished') {
       const message = `Baton run ${runId} ${outcome.status}.`;
       if (outcome.status === 'completed') void vscode.window.showInformationMessage(message);
@@ -219,14 +227,14 @@ export class BatonSession extends DisposableStore {
             const report = await c.shutdown('VS Code window closed', { graceMs: CLOSING_GRACE_MS });
             const unconfirmed = report.filter((e) => !e.confirmed).length;
             this.log.info(
-              `[${runId}] window closing: stopped ${report.length} attempt(s)${unconfirmed ? `, ${unconfirmed} NOT confirmed` : ''}.`,
+              `[${runId}] window closing: stopped ${counted(report.length, 'attempt')}${unconfirmed ? `, ${unconfirmed} NOT confirmed` : ''}.`,
             );
           } else {
             const { workers } = await c.handOver({
               by: 'VS Code window closed',
               ...(behaviour === 'stopGracefully' ? { stop: 'graceful' as const } : {}),
             });
-            this.log.info(`[${runId}] window closing: handed over with ${workers} worker(s) running.`);
+            this.log.info(`[${runId}] window closing: handed over with ${counted(workers, 'worker')} running.`);
           }
         } catch (err) {
           // Its workers are then left to the next coordinator, which reconciles them.

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import {
+  counted,
   isCoordinatorLive,
   type CoordinatorState,
   type Delegation,
@@ -7,7 +8,9 @@ import {
   type RunOverview,
   type Task,
 } from '../engine/index';
+import { describeLiveness } from '../protocol/liveness';
 import { formatDuration, taskDuration } from '../protocol/time';
+import { statusTooltip } from './notices';
 import { isLiveRuntime, type RunStateCache } from './runState';
 
 /**
@@ -156,7 +159,7 @@ export function runActivity(run: Run, view: RunOverview | undefined, now: number
 function nobodyDrives(lease: CoordinatorState | undefined, now: number): string {
   if (!lease) return 'Nothing drives it: no coordinator has taken it yet.';
   if (lease.handedOver)
-    return `Its window closed with ${lease.handedOver.workers} worker(s) left running, for the next window to adopt.`;
+    return `Its window closed with ${counted(lease.handedOver.workers, 'worker')} left running, for the next window to adopt.`;
   if (lease.releasedAt !== undefined) return `Nothing drives it: its coordinator (${lease.holder}) let go.`;
   if (lease.holderProcess === 'gone') return `Nothing drives it: its coordinator (${lease.holder}) is gone.`;
   if (lease.holderProcess === 'stopped')
@@ -206,7 +209,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     ...(duration ? { duration } : {}),
     icon: TASK_ICONS[task?.status ?? 'pending'],
     tooltip: `**${taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
-    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}`,
+    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}`,
     collapsible: attempts.length ? 'collapsed' : 'none',
   };
 }
@@ -226,7 +229,7 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
     ...(tooltip ? { tooltip, plainTooltip: true } : {}),
     // A string tooltip would be the row's accessible name: name the delegation and its state.
     accessibilityLabel: `${delegationId} ${description}`.trim(),
-    contextValue: `baton.delegation status=${d?.status}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
+    contextValue: `baton.delegation status=${d?.status}${d?.startedAt !== undefined ? ' started' : ''}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
     collapsible: 'none',
     ...(d?.artifactPath ? { command: { command: 'baton.openArtifact', title: 'Open Artifact' } } : {}),
   };
@@ -254,22 +257,18 @@ export function workerRow(cache: RunStateCache, runId: string, runtimeId: string
 }
 
 function workerRowOf(r: ReturnType<RunStateCache['liveRuntimes']>[number], now: number): WorkerRow {
-  const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
-  const beat = r.lastHeartbeatAt !== undefined ? `beat ${formatDuration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-  const lease = stale
-    ? `lease expired ${formatDuration(now - r.leaseExpiresAt)} ago`
-    : `lease ${formatDuration(r.leaseExpiresAt - now)}`;
-  const status = stale ? 'stale' : r.status;
+  const live = describeLiveness(r, now);
+  const stale = live.state === 'stale';
   return {
     id: `runtime:${r.id}`,
     runId: r.runId,
     runtimeId: r.id,
     row: {
       label: `${r.taskId}  ${r.delegationId}`,
-      description: [stale ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · '),
+      description: [live.summary, live.lease, r.progress].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
-      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
-      contextValue: `baton.runtime status=${status}`,
+      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
+      contextValue: `baton.runtime status=${live.state}`,
       collapsible: 'none',
     },
   };
@@ -328,8 +327,8 @@ export function statusSummary(
   drivenHere: readonly string[],
 ): { text: string; tooltip: string; warning: boolean } {
   const { running, gates, undriven } = statusCounts(cache);
-  const gatesText = `${gates} gate${gates === 1 ? '' : 's'} waiting`;
-  const undrivenText = `${undriven} run${undriven === 1 ? '' : 's'} waiting for a coordinator`;
+  const gatesText = `${counted(gates, 'gate')} waiting`;
+  const undrivenText = `${counted(undriven, 'run')} waiting for a coordinator`;
   const parts = [gates ? gatesText : '', undriven ? undrivenText : ''].filter(Boolean);
   const text =
     running > 0
@@ -339,6 +338,6 @@ export function statusSummary(
         : undriven > 0
           ? `$(debug-disconnect) Baton: ${undrivenText}`
           : '$(check) Baton: idle';
-  const tooltip = `Baton — ${running} worker(s) running, ${gatesText}${undriven ? `, ${undrivenText} (Resume in the Runs view)` : ''}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+  const tooltip = `${statusTooltip(running, gates, [])}${undriven ? `, ${undrivenText} (Resume in the Runs view)` : ''}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
   return { text, tooltip, warning: running === 0 && (gates > 0 || undriven > 0) };
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { BatonError } from '../domain/errors';
+import { counted } from '../domain/plural';
 import type { Disposable } from '../domain/emitter';
 import type { HandOver } from '../domain/events';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
@@ -269,7 +270,7 @@ export class Coordinator {
     await this.tickInProgress;
     const workers = await this.supervisor.handOver();
     await this.release({ workers, ...(this.options.tasks ? { tasks: [...this.options.tasks] } : {}) });
-    this.ctx.log(`handed run ${runId} over with ${workers} worker(s) still running`);
+    this.ctx.log(`handed run ${runId} over with ${counted(workers, 'worker')} still running`);
     return { workers };
   }
 

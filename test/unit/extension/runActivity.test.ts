@@ -80,7 +80,7 @@ describe('the shown state of a run (viewRows.runActivity)', () => {
     assert.match(why(lease({ releasedAt: NOW - 1 })), /its coordinator \(box:4242\) let go/);
     assert.match(
       why(lease({ releasedAt: NOW - 1, handedOver: { workers: 2 } })),
-      /Its window closed with 2 worker\(s\) left running, for the next window to adopt/,
+      /Its window closed with 2 workers left running, for the next window to adopt/,
     );
     assert.match(why(lease({ holderProcess: 'gone' })), /its coordinator \(box:4242\) is gone/);
     assert.match(why(lease({ holderProcess: 'stopped' })), /is stopped \(Ctrl-Z or a debugger\)/);

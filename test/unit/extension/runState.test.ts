@@ -186,6 +186,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
         lastHeartbeatAt: fixture.fakeClock.now(),
         leaseExpiresAt: cache.liveRuntimes()[0]!.leaseExpiresAt,
         progress: 'reading the task',
+        // `baton heartbeat` is the worker's own beat, not a renewal by its coordinator.
+        workerBeatAt: fixture.fakeClock.now(),
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');
@@ -279,6 +281,27 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       'T1 completed and T3 became ready; nothing else',
     );
     assert.ok(seen.ingestions.has(claim.runId), 'the ingestion is news for the diagnostics');
+  });
+
+  it('a task done while the run goes on changes the run too: its row counts it at once', async () => {
+    const engine = await fixture.open({ follow: true });
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const cache = open(engine, { ...QUIET, coalesceMs: 50 });
+    await cache.refreshNow();
+    const total = cache.overview(claim.runId)!.tasks.length;
+    assert.match(runRow(cache, claim.runId).description ?? '', new RegExp(` · 0/${total} · ${claim.runId}$`));
+    const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
+    // The Runs view refreshes the run's node only when the change names the run.
+    assert.ok((await change).runs.has(claim.runId), 'the run changed: its done count did');
+    // No coordinator drives this run (the task was claimed as `baton claim` does): it says so, with the new count.
+    assert.match(
+      runRow(cache, claim.runId).description ?? '',
+      new RegExp(`^waiting for a coordinator · 1/${total} · ${claim.runId}$`),
+    );
   });
 
   it('publications are at least publishGapMs apart, and a beat after a quiet spell goes out at once', async () => {
