@@ -62,6 +62,27 @@ describe('replan: a run mapped onto a new plan', () => {
     );
   });
 
+  it('closes the open gates of the superseded run: nobody is left to decide them', async () => {
+    const oldRun = await complete('T1');
+    const open = await engine.listGates({ status: 'open' });
+    assert.deepEqual(
+      open.map((g) => [g.runId, g.taskId, g.kind]),
+      [[oldRun, 'T2', 'risk_approval']],
+    );
+    fixture.write('plan2.md', DEMO_PLAN);
+    const outcome = await engine.replan({ runId: oldRun, planPath: 'plan2.md' });
+    const old = await engine.listGates({ runId: oldRun });
+    assert.deepEqual(
+      old.map((g) => [g.id, g.status, g.decidedBy, g.note]),
+      [[open[0]!.id, 'rejected', 'baton', `the run was replanned as ${outcome.run.id}`]],
+    );
+    assert.deepEqual(
+      (await engine.listGates({ status: 'open' })).map((g) => [g.runId, g.taskId]),
+      [[outcome.run.id, 'T2']],
+      'only the new run asks',
+    );
+  });
+
   it('is refused while work of the old run is in flight, and writes nothing', async () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     fixture.write('plan2.md', DEMO_PLAN);
