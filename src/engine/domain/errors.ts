@@ -75,6 +75,8 @@ export const ERROR_CODES = {
   'worker.not-launched': 'invalid-input',
   // A worker's program is not installed (or not executable): nothing is dispatched; `baton doctor` says more.
   'worker.missing': 'not-qualified',
+  // A file Baton writes under .baton/ (or a folder above it) is a link or not a plain file: nothing is written.
+  'workspace.link-refused': 'mismatch',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
