@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   'ingest.artifact-unreadable': 'invalid-input',
   'ingest.delegation-not-started': 'mismatch',
   'ingest.delegation-terminal': 'mismatch',
+  // A result handed in for a RUNNING attempt under a live lease, without its runtime token.
+  'ingest.token-required': 'conflict',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
   'replan.already-superseded': 'mismatch',
