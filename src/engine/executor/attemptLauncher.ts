@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
 import { firstOverlap } from '../domain/fileOverlap';
 import type { RunIsolation } from '../domain/isolation';
@@ -8,6 +8,7 @@ import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES }
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
 import { DEFAULT_PERMISSIONS, isAgentWorker, promptInArgv, resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
@@ -28,6 +29,7 @@ import { readRunIsolation } from '../queries/worktrees';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { planIsolation } from '../usecases/planIsolation';
+import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
 import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
 
 /** What the launcher needs from the coordinator it serves. */
@@ -54,11 +56,22 @@ export interface LauncherHost {
  * manual_handoff gate instead of a process.
  */
 export class AttemptLauncher {
+  /** The workspace's git repository, asked once per coordinator (undefined outside git). */
+  private sharedRepo: Promise<string | undefined> | undefined;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly supervisor: AttemptSupervisor,
     private readonly host: LauncherHost,
   ) {}
+
+  private sharedRepository(): Promise<string | undefined> {
+    this.sharedRepo ??= sharedTreeRepository(this.ctx.workspace).catch((err: unknown) => {
+      this.ctx.log(`the working tree's repository could not be read: ${(err as Error).message}`);
+      return undefined;
+    });
+    return this.sharedRepo;
+  }
 
   async start(task: Task): Promise<void> {
     const { runId } = this.host;
@@ -205,6 +218,9 @@ export class AttemptLauncher {
       return;
     }
 
+    // A shared-tree attempt has no branch to compare later: the working tree as its worker finds it is recorded.
+    if (!claim.worktree) await recordSharedTreeBefore(this.ctx, { runId, delegationId }, await this.sharedRepository());
+
     // A retry may continue the agent's session of the task's last attempt, when its worker asks for it.
     const resumeSession =
       agentPreset?.continueSession && claim.delegation.attempt > 1
@@ -247,11 +263,16 @@ export class AttemptLauncher {
       return;
     }
     attempt.identity = spawned.identity;
+    if (worker.type === 'process' && worker.result === 'exit-code') {
+      attempt.plainCommand = { command: basename(worker.command), cwd: claim.cwd, agent: claim.delegation.agent };
+    }
     const agent = launch.agent
       ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
       : undefined;
     this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000, agent);
-    await this.ctx.store.transact((tx) => recordRuntimeProcess(tx, claim.runtimeId, spawned.identity));
+    await this.ctx.store.transact((tx) =>
+      recordRuntimeProcess(tx, claim.runtimeId, spawned.identity, this.ctx.clock.now()),
+    );
     this.ctx.log(`${delegationId}: started ${workerId} (pid ${spawned.identity.pid})`);
     const stop = this.host.shutdownStop();
     if (stop) {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
@@ -12,6 +13,8 @@ import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { resultOnDisk } from '../usecases/resultOnDisk';
+import { writeExitCodeResult } from '../usecases/exitCodeResult';
+import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
@@ -35,6 +38,8 @@ export interface Attempt {
    */
   settling?: boolean;
   timers: Map<'renew' | 'timeout' | 'poll' | 'stream', () => void>;
+  /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
+  plainCommand?: { command: string; cwd: string; agent: string };
   /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
   stream?: AgentStreamFollower;
   done: Promise<void>;
@@ -256,11 +261,13 @@ export class AttemptSupervisor implements StreamFollowerHost {
       clock: this.ctx.clock,
     });
     const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
-    this.ctx.log(`${attempt.delegationId}: ${why}; ${report.processes.length} process(es) ended${unconfirmed}`);
+    const ended = `${report.processes.length} process${report.processes.length === 1 ? '' : 'es'} ended`;
+    this.ctx.log(`${attempt.delegationId}: ${why}; ${ended}${unconfirmed}`);
     // What the agent did and spent up to its end stays on record.
     await attempt.stream
       ?.finish()
       .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: usage not recorded: ${(err as Error).message}`));
+    await recordSharedTreeAfter(this.ctx, { runId: this.host.runId, delegationId: attempt.delegationId });
     return report;
   }
 
@@ -388,6 +395,23 @@ export class AttemptSupervisor implements StreamFollowerHost {
     try {
       const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
+      // Before its result is taken: completing it may start dependents that change the shared tree.
+      await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
+      if (attempt.plainCommand && !existsSync(attempt.artifactPath)) {
+        const { command, cwd, agent } = attempt.plainCommand;
+        await writeExitCodeResult(
+          this.ctx,
+          {
+            runId,
+            delegationId: attempt.delegationId,
+            taskId: attempt.taskId,
+            agent,
+            artifactPath: attempt.artifactPath,
+          },
+          { command, cwd },
+          exit,
+        );
+      }
       const activity = await attempt.stream?.finish();
       const agent = attempt.stream
         ? {

@@ -3,6 +3,7 @@ import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopR
 import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
 import type { AttemptSupervisor } from './attemptSupervisor';
+import { counted } from '../domain/plural';
 
 /**
  * Applies a stop request as the run's coordinator: graceful lets in-flight work finish (and
@@ -71,6 +72,6 @@ export async function applyStopAsCoordinator(
     }));
     await ctx.store.transact((tx) => markStopApplied(tx, request, report, ctx.clock.now()));
   }
-  ctx.log(`stop ${request.id} (${request.mode}) applied to ${report.length} attempt(s)`);
+  ctx.log(`stop ${request.id} (${request.mode}) applied to ${counted(report.length, 'attempt')}`);
   return report;
 }

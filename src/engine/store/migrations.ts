@@ -263,6 +263,27 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX agent_usage_by_task ON agent_usage (run_id, task_id)`,
     ],
   },
+  {
+    version: 6,
+    name: 'what an attempt changed and how its worker lives: shared-tree snapshots, own beats, process start',
+    statements: [
+      // The last heartbeat the worker sent itself (its token), apart from the coordinator's renewals.
+      `ALTER TABLE runtimes ADD COLUMN worker_beat_at INTEGER`,
+      // When the worker's process was first recorded (started, or found by its marker).
+      `ALTER TABLE runtimes ADD COLUMN process_started_at INTEGER`,
+      // A shared-tree attempt's working tree before and after its worker: commits no ref points at (docs/workers.md).
+      `CREATE TABLE tree_snapshots (
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        repo_root TEXT NOT NULL,
+        before_commit TEXT NOT NULL,
+        before_at INTEGER NOT NULL,
+        after_commit TEXT,
+        after_at INTEGER,
+        PRIMARY KEY (run_id, delegation_id)
+      )`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

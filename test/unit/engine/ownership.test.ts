@@ -23,6 +23,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   coordinator_leases: 'coordinatorLease',
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
+  tree_snapshots: 'treeSnapshots',
   agent_usage: 'agentUsage',
 };
 /** Written by the store itself, below the operations. */

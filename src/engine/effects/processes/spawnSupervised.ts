@@ -62,7 +62,8 @@ export async function spawnSupervised(
   try {
     const execaOptions: Options = {
       cwd: options.cwd,
-      env: { ...command.env, ...options.env },
+      // PWD as a shell sets it: opencode takes its project folder from $PWD, not getcwd() (docs/agent-clis.md).
+      env: { ...command.env, ...options.env, PWD: options.cwd },
       extendEnv: true,
       detached: true,
       cleanup: false,

@@ -1,3 +1,4 @@
+import { appendEvent } from '../events/appendEvent';
 import type { StoreTx } from '../../store/port';
 
 export interface NewRuntime {
@@ -57,10 +58,27 @@ export async function recordRuntimeProcess(
   tx: StoreTx,
   runtimeId: string,
   identity: { pid: number; startTime: string | null; host: string },
+  now: number,
   options: { onlyIfUnknown?: boolean } = {},
 ): Promise<void> {
-  await tx.run(
-    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
-    [identity.pid, identity.startTime, identity.host, runtimeId],
+  // The first record of a process is when Baton's supervisor started to see it (views show "alive for …").
+  const changed = await tx.run(
+    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ?, process_started_at = COALESCE(process_started_at, ?)
+     WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
+    [identity.pid, identity.startTime, identity.host, now, runtimeId],
   );
+  if (changed === 0) return;
+  // A transition worth a line in the timeline, and what tells the views the worker's pid.
+  const row = await tx.get<{ run_id: string; delegation_id: string }>(
+    `SELECT run_id, delegation_id FROM runtimes WHERE id = ?`,
+    [runtimeId],
+  );
+  if (!row) return;
+  await appendEvent(tx, row.run_id, 'runtime:started', now, {
+    runtimeId,
+    delegationId: row.delegation_id,
+    pid: identity.pid,
+    host: identity.host,
+    ...(options.onlyIfUnknown ? { found: true } : {}),
+  });
 }
