@@ -2,7 +2,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { BatonError, DELEGATION_STATUSES, formatIssue, type DelegationStatus, type ErrorKind } from '../engine/index';
 import { claim } from './commands/claim';
 import { events } from './commands/events';
-import { decide, listGates } from './commands/gates';
+import { decide, listGates, recheck } from './commands/gates';
+import { cancel } from './commands/cancel';
 import { heartbeat } from './commands/heartbeat';
 import { ingest } from './commands/ingest';
 import { init } from './commands/init';
@@ -142,6 +143,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'rejected', o.note));
 
   program
+    .command('recheck [gateId]')
+    .description(
+      'check an isolation gate again (default: every open one): when the tree is clean now, it closes and its task gets a worktree',
+    )
+    .option('--run <id>', 'only the gates of this run')
+    .action(async (gateId: string | undefined, o: { run?: string }, cmd: Command) =>
+      setExitCode(await recheck(ctx(cmd), gateId, o)),
+    );
+
+  program
     .command('start <plan>')
     .description(
       'run a plan: its active run (or a new one) is driven in the foreground until it ends or waits on a person',
@@ -215,6 +226,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
         }),
       ),
     );
+
+  program
+    .command('cancel')
+    .description(
+      'end a run for good: its workers are ended (and proven gone), its gates closed, its attempts and tasks cancelled',
+    )
+    .option('--run <id>', 'the run (default: the most recent)')
+    .option('--note <text>', 'why (kept with the closed gates and the cancelled tasks)')
+    .action(async (o: { run?: string; note?: string }, cmd: Command) => setExitCode(await cancel(ctx(cmd), o)));
 
   program
     .command('reconcile')

@@ -2,14 +2,13 @@ import { hostname, userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { EventAnnouncer } from './announcer';
 import type { Clock, IdSource } from './domain/clock';
-import { sleep, systemClock, systemIds } from './domain/clock';
+import { systemClock, systemIds } from './domain/clock';
 import { DEFAULT_CONFIG, type BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
 import type { AttemptChanges } from './domain/changes';
 import type { AttemptWorktree, RunIsolation } from './domain/isolation';
 import { hasErrors, type Issue } from './domain/issue';
 import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
-import type { StopRequest } from './domain/stops';
 import type {
   Delegation,
   DelegationStatus,
@@ -26,6 +25,7 @@ import { resolveWorker } from './domain/workerLaunch';
 import { folderSize } from './effects/folderSize';
 import { findGit, gitMissing } from './effects/git/git';
 import { readFileAtCommit } from './effects/git/treeSnapshot';
+import { excludeBatonFromRepository } from './effects/git/worktrees';
 import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
@@ -35,7 +35,7 @@ import { openRunForPlan } from './operations/runs/openRunForPlan';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
 import { expireStaleRuntimes, type ExpiredRuntime } from './operations/runtimes/expireStaleRuntimes';
 import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
-import { liftStops, requestStop } from './operations/stops/stopRequests';
+import { liftStops } from './operations/stops/stopRequests';
 import { readCoordinatorLease } from './queries/coordinatorLease';
 import { readRunSettings } from './queries/runs';
 import {
@@ -52,14 +52,15 @@ import {
   type RunOverview,
   type TaskRecord,
 } from './queries/runView';
-import { readStop } from './queries/stops';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
-import { applyStopHere } from './usecases/applyStop';
 import { readAttemptChanges } from './usecases/attemptChanges';
 import type { AgentKind } from './domain/agents/agentActivity';
 import { agentKindOf } from './domain/workerLaunch';
 import { attemptWorker } from './queries/agentUsage';
+import { stopAndApply, type StopOutcome } from './usecases/applyStop';
+import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
+import { recheckIsolationGate, recheckIsolationGates, type IsolationRecheck } from './usecases/recheckIsolation';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
 import { isLeaseLive } from './usecases/coordinatorLiveness';
@@ -101,6 +102,7 @@ export interface ClaimOutcome extends Claim {
 export class Engine {
   private readonly announcer: EventAnnouncer;
   readonly onEvent: EventAnnouncer['onEvent'];
+  private openNotices: readonly string[] = [];
 
   private constructor(
     readonly workspace: string,
@@ -127,6 +129,15 @@ export class Engine {
         issues.map((i) => ({ ...i, file: configPathOf(workspace) })),
       );
     }
+    const notices: string[] = [];
+    try {
+      // Before the store's first write: .baton/ never shows as untracked work in the user's repository.
+      excludeBatonFromRepository(workspace);
+    } catch (err) {
+      notices.push(
+        `Could not add .baton/ to the git repository's info/exclude (${(err as Error).message}); Source Control may list Baton's files.`,
+      );
+    }
     const clock = options.clock ?? systemClock;
     const store = await FileStore.open(storeDirOf(workspace), {
       clock,
@@ -136,7 +147,9 @@ export class Engine {
     // Announcement failures have no caller to report to; the next change tries again.
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
     const ids = options.ids ?? systemIds(clock);
-    return new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
+    const engine = new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
+    engine.openNotices = notices;
+    return engine;
   }
 
   /** The workspace's settings, as last read (Engine.open, reloadConfig). */
@@ -170,8 +183,9 @@ export class Engine {
     return storeExists(storeDirOf(resolve(workspace)));
   }
 
+  /** What opening found and repaired (the store's recovery), or could not do, for the adapter to show. */
   get recoveryNotices(): readonly string[] {
-    return this.store.recovery.notices;
+    return [...this.openNotices, ...this.store.recovery.notices];
   }
 
   async close(): Promise<void> {
@@ -378,28 +392,38 @@ export class Engine {
     mode: StopMode;
     by?: string;
     waitMs?: number;
-  }): Promise<{ request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' }> {
+  }): Promise<StopOutcome> {
     const stop = {
       runId: input.runId,
       mode: input.mode,
       by: input.by ?? defaultDecider(),
       ...(input.delegationId ? { delegationId: input.delegationId } : {}),
     };
-    const { request, repeated } = await this.store.transact((tx) => requestStop(tx, stop, this.clock.now()));
-    if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
-    const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
-    if (isLeaseLive(lease, this.clock.now())) {
-      // The coordinator notices the request through the journal; wait a little for its report.
-      const deadline = this.clock.monotonic() + (input.waitMs ?? (this.config.stopGraceSeconds + 10) * 1000);
-      while (this.clock.monotonic() < deadline) {
-        const current = await this.store.read((r) => readStop(r, request.id));
-        if (current?.status === 'applied') return { request: current, repeated, appliedBy: 'coordinator' };
-        await sleep(this.clock, 50);
-      }
-      return { request, repeated, appliedBy: 'pending' };
-    }
-    const applied = await applyStopHere(this.engineContext(), request, this.config.stopGraceSeconds * 1000);
-    return { request: applied, repeated, appliedBy: 'this process' };
+    return stopAndApply(this.engineContext(), stop, input.waitMs ?? (this.config.stopGraceSeconds + 10) * 1000);
+  }
+
+  /**
+   * "Check again" on an isolation gate, or on every open one (of a run): when what stood in
+   * the way of a worktree is gone (the tree was committed), the gate closes by itself and its
+   * task runs in a worktree at its next dispatch (docs/isolation.md).
+   */
+  async recheckIsolation(input: { gateId?: string; runId?: string } = {}): Promise<IsolationRecheck[]> {
+    if (input.gateId) return [await recheckIsolationGate(this.engineContext(), input.gateId)];
+    return recheckIsolationGates(this.engineContext(), input.runId);
+  }
+
+  /**
+   * Cancels a run (docs/architecture.md, "Cancelling a run"): an immediate stop ends its
+   * workers and proves it, then its gates, attempts and tasks are closed and the run is
+   * `cancelled` for good.
+   */
+  async cancelRun(input: { runId: string; by?: string; note?: string; waitMs?: number }): Promise<CancelOutcome> {
+    const cancel = {
+      runId: input.runId,
+      by: input.by ?? defaultDecider(),
+      ...(input.note ? { note: input.note } : {}),
+    };
+    return cancelRun(this.engineContext(), cancel, input.waitMs ?? (this.config.stopGraceSeconds + 10) * 1000);
   }
 
   /**

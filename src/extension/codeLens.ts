@@ -1,13 +1,14 @@
-import { basename } from 'node:path';
+import { basename, relative, sep } from 'node:path';
 import * as vscode from 'vscode';
-import { parsePlan, RESULT_FENCE } from '../engine/index';
+import { isFinishedRun, parsePlan, RESULT_FENCE, type Run } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import type { RunStateCache } from './runState';
 
 const TASK_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*baton-task\b/m;
 
 /**
- * On a plan: "▶ Start run" above the first task and "▶ Run task T3" on each task. On a
+ * On a plan: "▶ Start run" above the first task (with "＋ Start new run" beside it while the
+ * plan has a run that goes on) and "▶ Run task T3" on each task. On a
  * result artifact: "Ingest for D-…" (or "Re-ingest") for the delegation it belongs to — the
  * one its file is named after, else the waiting delegation of the task it names.
  */
@@ -35,6 +36,17 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
         lenses.push(
           new vscode.CodeLens(top, { title: '▶ Start run', command: 'baton.startRun', arguments: [document.uri] }),
         );
+        // "Start run" continues the plan's run while it goes on; a new one is a separate, explicit choice.
+        const active = this.activeRunOf(document);
+        if (active)
+          lenses.push(
+            new vscode.CodeLens(top, {
+              title: '＋ Start new run',
+              tooltip: `Start a new run of this plan as it is now (run ${active.id} is ${active.status})`,
+              command: 'baton.startNewRun',
+              arguments: [document.uri],
+            }),
+          );
       }
       for (const task of plan.tasks) {
         const line = new vscode.Range(task.range.start.line - 1, 0, task.range.start.line - 1, 0);
@@ -53,6 +65,14 @@ export class BatonCodeLenses extends DisposableStore implements vscode.CodeLensP
       if (lens) lenses.push(lens);
     }
     return lenses;
+  }
+
+  /** The newest run of this plan that can still go on, as the run-state cache holds it. */
+  private activeRunOf(document: vscode.TextDocument): Run | undefined {
+    const cache = this.runState();
+    if (!cache) return undefined;
+    const path = relative(cache.workspace, document.uri.fsPath).split(sep).join('/');
+    return cache.runs.find((r) => r.planPath === path && !isFinishedRun(r.status));
   }
 
   private ingestLens(cache: RunStateCache, document: vscode.TextDocument, text: string): vscode.CodeLens | undefined {

@@ -1,20 +1,25 @@
-import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { isAbsolute, join } from 'node:path';
 import {
   BatonError,
   counted,
   Engine,
   hasErrors,
+  isFinishedRun,
   readPlan,
   runPaths,
   type Delegation,
   type IngestOutcome,
+  type Run,
+  type RunStatus,
 } from '../engine/index';
 import type { AttemptViews } from './attemptViews';
 import { latestStartedAttempt } from './attempts';
 import type { ResultDiagnostics } from './diagnostics';
 import { eventLine, stopNotice } from './notices';
+import type { HiddenRuns } from './hiddenRuns';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
+import { runsByPlace } from './viewRows';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
 type Node = RunsNode | GateNode | WorkerNode | undefined;
@@ -69,18 +74,41 @@ async function offerTrust(
   await vscode.commands.executeCommand('workbench.trust.manage');
 }
 
+/** The runs a command applies to, by status (the same rule as the menus' when-clauses, viewRows.runActions). */
+const APPLIES: Record<'stop' | 'resume' | 'cancel' | 'any', (status: RunStatus) => boolean> = {
+  stop: (status) => status === 'running' || status === 'stopping',
+  resume: (status) => !isFinishedRun(status),
+  cancel: (status) => !isFinishedRun(status),
+  any: (status) => status !== 'superseded',
+};
+
 export function registerCommands(
   session: BatonSession,
   diagnostics: ResultDiagnostics,
   attemptViews: AttemptViews,
+  hidden: HiddenRuns,
 ): vscode.Disposable[] {
   const log = session.log;
   const engine = (): Promise<Engine> => session.engine();
 
-  async function pickRun(node: Node, what: string): Promise<string> {
-    if (node && 'runId' in node) return node.runId;
-    const runs = (await (await engine()).listRuns()).filter((r) => r.status !== 'superseded');
-    if (runs.length === 0) throw new UserFacingError('There is no Baton run in this workspace yet.');
+  /**
+   * The run a command is for: the node's, else a quick pick of the runs it applies to. A run
+   * given that it does not apply to (a stale menu, a palette argument) is refused with why.
+   */
+  async function pickRun(node: Node, what: string, applies: keyof typeof APPLIES = 'any'): Promise<string> {
+    if (node && 'runId' in node) {
+      const run = await (await engine()).getRun(node.runId);
+      if (!APPLIES[applies](run.status))
+        throw new UserFacingError(`Run ${run.id} is ${run.status}: ${what} does not apply to it.`);
+      return run.id;
+    }
+    const runs = (await (await engine()).listRuns()).filter((r) => APPLIES[applies](r.status));
+    if (runs.length === 0)
+      throw new UserFacingError(
+        applies === 'any'
+          ? 'There is no Baton run in this workspace yet.'
+          : `No run is in a state to ${what.toLowerCase()}.`,
+      );
     if (runs.length === 1) return runs[0]!.id;
     const pick = await vscode.window.showQuickPick(
       runs.map((r) => ({ label: r.id, description: `${r.status} · ${r.planPath}` })),
@@ -159,22 +187,138 @@ export function registerCommands(
     return { runId: pick.d.runId, delegationId: pick.d.id };
   }
 
-  async function startRun(uri?: vscode.Uri): Promise<void> {
-    session.requireTrust('start a run');
+  /** A plan the person chose, checked: with errors it is opened and refused (the errors are in Problems). */
+  async function validPlan(uri?: vscode.Uri): Promise<{ uri: vscode.Uri; path: string }> {
     const planUri = await pickPlan(uri);
     const plan = readPlan(session.workspace, planUri.fsPath);
     if (hasErrors(plan.parsed.issues)) {
       await vscode.window.showTextDocument(planUri);
       throw new UserFacingError(`${plan.path} has errors (see Problems); fix them to start a run.`);
     }
-    const { run, created } = await (await engine()).runForPlan(planUri.fsPath);
+    return { uri: planUri, path: plan.path };
+  }
+
+  /** Coordinates the run from this window and says so (or who drives it instead). */
+  async function driveAndTell(run: Run, verb: string): Promise<void> {
     const driving = await session.drive(run.id);
     void vscode.window.showInformationMessage(
       driving
-        ? `Baton ${created ? 'started' : 'continues'} run ${run.id} of ${run.planPath}.`
+        ? `Baton ${verb} run ${run.id} of ${run.planPath}.`
         : `Run ${run.id} is already driven by another window or process; this window shows it.`,
     );
     void vscode.commands.executeCommand('baton.runs.focus');
+  }
+
+  /**
+   * Continues the plan's active run, or starts one. When the plan changed since its active run
+   * started, the person chooses: a new run of the plan as it is now, or a replan of that run.
+   */
+  async function startRun(uri?: vscode.Uri): Promise<void> {
+    session.requireTrust('start a run');
+    const plan = await validPlan(uri);
+    const e = await engine();
+    let opened: { run: Run; created: boolean };
+    try {
+      opened = await e.runForPlan(plan.uri.fsPath);
+    } catch (err) {
+      if (!BatonError.is(err, 'run.plan-changed')) throw err;
+      const active = (await e.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
+      const NEW = 'Start a New Run';
+      const REPLAN = 'Replan';
+      const pick = await vscode.window.showWarningMessage(
+        `${plan.path} changed since run ${active?.id ?? ''} started from it. Start a new run of the plan as it is now, or replan ${active?.id ?? 'that run'} (its completed tasks carry over)?`,
+        NEW,
+        ...(active ? [REPLAN] : []),
+      );
+      if (pick === NEW) return startNewRun(plan.uri);
+      if (pick === REPLAN && active) return replanOnto(active.id, plan.uri);
+      return;
+    }
+    await driveAndTell(opened.run, opened.created ? 'started' : 'continues');
+  }
+
+  /** Always a new run of the plan (the CLI's `start --new`), whatever its other runs are doing. */
+  async function startNewRun(arg?: vscode.Uri | Node): Promise<void> {
+    session.requireTrust('start a run');
+    let uri: vscode.Uri | undefined;
+    if (arg instanceof vscode.Uri) uri = arg;
+    else if (arg && 'runId' in arg) {
+      const { planPath } = await (await engine()).getRun(arg.runId);
+      uri = vscode.Uri.file(isAbsolute(planPath) ? planPath : join(session.workspace, planPath));
+    }
+    const plan = await validPlan(uri);
+    const { run } = await (await engine()).runForPlan(plan.uri.fsPath, { fresh: true });
+    await driveAndTell(run, 'started a new');
+  }
+
+  /** Maps a run onto a plan (its completed tasks carry over) and goes on with the new run from this window. */
+  async function replanOnto(runId: string, planUri: vscode.Uri): Promise<void> {
+    const outcome = await (await engine()).replan({ runId, planPath: planUri.fsPath });
+    log.info(`${runId} replanned as ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over`);
+    await session.runState?.refreshNow();
+    await driveAndTell(outcome.run, `replanned ${runId} (${outcome.carried.length} completed task(s) carried over) as`);
+  }
+
+  /**
+   * Ends a run for good, after the person confirms: its workers are ended (and proven gone),
+   * its gates closed, its attempts and tasks cancelled (Engine.cancelRun).
+   */
+  async function cancelRun(node: Node): Promise<void> {
+    const runId = await pickRun(node, 'Cancel Run', 'cancel');
+    const CANCEL = 'Cancel Run';
+    const confirmed = await vscode.window.showWarningMessage(
+      `Cancel run ${runId}? Its workers are ended, its open gates closed and its unfinished tasks cancelled. A cancelled run cannot be resumed; its plan can be started again.`,
+      { modal: true },
+      CANCEL,
+    );
+    if (confirmed !== CANCEL) return;
+    const outcome = await (await engine()).cancelRun({ runId, by: 'VS Code' });
+    await session.runState?.refreshNow();
+    const report = outcome.stop?.report ?? [];
+    const unconfirmed = report.filter((entry) => !entry.confirmed);
+    const message = outcome.alreadyCancelled
+      ? `Run ${runId} was already cancelled.`
+      : `Cancelled run ${runId}: ${outcome.attemptsCancelled.length} attempt(s) ended${report.length ? (unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ', their processes are gone') : ''}; ${outcome.tasksCancelled} task(s) cancelled, ${outcome.gatesClosed} gate(s) closed.`;
+    if (unconfirmed.length) void vscode.window.showWarningMessage(message);
+    else void vscode.window.showInformationMessage(message);
+  }
+
+  /** Finished runs leave the Runs view (hidden in this workspace's editor state; the store keeps them). */
+  async function removeRuns(node: Node): Promise<void> {
+    const cache = session.runState;
+    if (!cache) return;
+    let ids: string[];
+    if (node?.kind === 'history') ids = runsByPlace(cache, (id) => hidden.has(id)).history.map((r) => r.id);
+    else {
+      const runId = await pickRun(node, 'Remove from View');
+      const run = cache.runs.find((r) => r.id === runId) ?? (await (await engine()).getRun(runId));
+      if (!isFinishedRun(run.status))
+        throw new UserFacingError(`Run ${runId} is ${run.status}; only a finished run can be removed from the view.`);
+      ids = [runId];
+    }
+    await hidden.hide(ids);
+    log.info(`Removed from the Runs view: ${ids.join(', ')} (Show Removed Runs brings them back).`);
+  }
+
+  /** "Check Again" on an isolation gate: closes by itself when the tree is clean now, and the run goes on. */
+  async function recheckIsolation(node: Node): Promise<void> {
+    const e = await engine();
+    const gateId =
+      node?.kind === 'gate'
+        ? node.gateId
+        : ((await e.listGates({ status: 'open' })).find((g) => g.kind === 'isolation')?.id ??
+          (() => {
+            throw new UserFacingError('No isolation gate is open.');
+          })());
+    const [checked] = await e.recheckIsolation({ gateId });
+    await session.runState?.refreshNow();
+    if (!checked) return;
+    if (!checked.resolved) {
+      void vscode.window.showWarningMessage(`${checked.gate.id} still waits: ${checked.reason}`);
+      return;
+    }
+    void vscode.window.showInformationMessage(`${checked.gate.id} closed: ${checked.reason}.`);
+    await continueIfReleased(checked.gate.runId);
   }
 
   async function runTask(arg?: RunsNode | { planUri: string; taskId: string }): Promise<void> {
@@ -258,7 +402,7 @@ export function registerCommands(
   }
 
   async function stopRun(node: Node, mode?: 'graceful' | 'immediate'): Promise<void> {
-    const runId = await pickRun(node, 'Stop Run');
+    const runId = await pickRun(node, 'Stop Run', 'stop');
     const chosen =
       mode ??
       (
@@ -350,6 +494,17 @@ export function registerCommands(
 
   return [
     command('baton.startRun', startRun, log),
+    command('baton.startNewRun', startNewRun, log),
+    command('baton.cancelRun', cancelRun, log),
+    command('baton.removeRun', removeRuns, log),
+    command(
+      'baton.showRemovedRuns',
+      async () => {
+        await hidden.showAll();
+      },
+      log,
+    ),
+    command('baton.recheckIsolation', recheckIsolation, log),
     command('baton.runTask', runTask, log),
     command('baton.approveGate', (node: Node) => decide(node, 'approved'), log),
     command('baton.rejectGate', (node: Node) => decide(node, 'rejected'), log),
@@ -364,8 +519,12 @@ export function registerCommands(
     command(
       'baton.resumeRun',
       async (node: Node) => {
-        const runId = await pickRun(node, 'Resume Run');
-        await (await engine()).liftStops(runId);
+        const runId = await pickRun(node, 'Resume Run', 'resume');
+        const e = await engine();
+        // What kept a task out of its worktree may be fixed by now: its isolation gate closes by itself.
+        for (const checked of await e.recheckIsolation({ runId }))
+          log.info(`${checked.gate.id}: ${checked.resolved ? 'closed' : 'still waits'}: ${checked.reason}`);
+        await e.liftStops(runId);
         if (!(await session.drive(runId)))
           void vscode.window.showInformationMessage(`Run ${runId} is driven by another window or process.`);
       },

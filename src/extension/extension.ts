@@ -5,10 +5,12 @@ import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
 import { ResultDiagnostics } from './diagnostics';
 import { GateNotifications } from './gateNotifications';
-import { BatonSession, describeError } from './session';
+import { BatonSession, describeError, UserFacingError } from './session';
 import { BatonStatusBar } from './statusBar';
 import { DashboardPanel } from './dashboard';
 import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
+import { HiddenRuns } from './hiddenRuns';
+import { runsByPlace } from './viewRows';
 
 let session: BatonSession | undefined;
 
@@ -56,16 +58,26 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   context.subscriptions.push(diagnostics);
   const attemptViews = new AttemptViews(session);
   context.subscriptions.push(attemptViews);
-  context.subscriptions.push(...registerCommands(session, diagnostics, attemptViews));
+  const hidden = new HiddenRuns(context.workspaceState);
+  context.subscriptions.push(hidden);
+  const updateHiddenContext = (): Thenable<unknown> =>
+    vscode.commands.executeCommand('setContext', 'baton.hasRemovedRuns', hidden.size > 0);
+  void updateHiddenContext();
+  context.subscriptions.push(hidden.onDidChange(() => void updateHiddenContext()));
+  context.subscriptions.push(...registerCommands(session, diagnostics, attemptViews, hidden));
   const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
   context.subscriptions.push(statusBar);
   context.subscriptions.push(
     vscode.commands.registerCommand('baton.createExamplePlan', async () => {
-      const uri = vscode.Uri.joinPath(folder.uri, 'baton-plan.md');
-      await vscode.workspace.fs.writeFile(uri, Buffer.from(EXAMPLE_PLAN));
-      await vscode.window.showTextDocument(uri);
+      try {
+        const uri = await freePlanUri(folder.uri);
+        await vscode.workspace.fs.writeFile(uri, Buffer.from(EXAMPLE_PLAN));
+        await vscode.window.showTextDocument(uri);
+      } catch (err) {
+        void vscode.window.showErrorMessage(describeError(err));
+      }
     }),
     vscode.commands.registerCommand('baton.openDashboard', async (node?: { runId?: unknown }) => {
       try {
@@ -78,8 +90,10 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         void vscode.window.showErrorMessage(describeError(err));
       }
     }),
+    // The README, rendered by VS Code's own Markdown preview: a file URI handed to openExternal does nothing in a
+    // browser (code-server), and the preview works the same on the desktop.
     vscode.commands.registerCommand('baton.openDocs', () =>
-      vscode.env.openExternal(vscode.Uri.joinPath(vscode.Uri.file(context.extensionPath), 'README.md')),
+      vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.joinPath(context.extensionUri, 'README.md')),
     ),
   );
   context.subscriptions.push(
@@ -88,13 +102,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       lenses.refresh();
       // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
       const workers = new WorkersTreeProvider(cache);
-      const runs = new RunsTreeProvider(cache);
+      const runs = new RunsTreeProvider(cache, hidden);
       const gates = new GatesTreeProvider(cache);
       Object.assign(views, { runs, workers, gates });
       const runsView = vscode.window.createTreeView('baton.runs', { treeDataProvider: runs, showCollapseAll: true });
       const workersView = vscode.window.createTreeView('baton.workers', { treeDataProvider: workers });
       const gatesView = vscode.window.createTreeView('baton.gates', { treeDataProvider: gates });
       let hasRuns: boolean | undefined;
+      let hasVisibleRuns: boolean | undefined;
       const updateChrome = (): void => {
         const open = gates.count;
         gatesView.badge =
@@ -102,6 +117,12 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
             ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` }
             : undefined;
         statusBar.update(cache, current.drivenRuns);
+        const places = runsByPlace(cache, (id) => hidden.has(id));
+        const visible = places.current.length + places.history.length > 0;
+        if (visible !== hasVisibleRuns) {
+          hasVisibleRuns = visible;
+          void vscode.commands.executeCommand('setContext', 'baton.hasVisibleRuns', visible);
+        }
         if (hasRuns === cache.runs.length > 0) return;
         hasRuns = cache.runs.length > 0;
         void vscode.commands.executeCommand('setContext', 'baton.hasRuns', hasRuns);
@@ -129,6 +150,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
           if (change.structure || change.ingestions.size) showIngestions();
         }),
         current.onDidChangeDriving(updateChrome),
+        hidden.onDidChange(updateChrome),
       );
       onVisibility();
       updateChrome();
@@ -164,6 +186,22 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 /** Ends every worker this window started, within VS Code's deactivation budget. */
 export async function deactivate(): Promise<void> {
   await session?.shutdown();
+}
+
+/**
+ * Where Create Example Plan writes: baton-plan.md, else baton-plan-2.md, -3, … — never over a
+ * file that is there (the person's own plan, or the example they already edited).
+ */
+async function freePlanUri(folder: vscode.Uri): Promise<vscode.Uri> {
+  for (let n = 1; n < 1000; n++) {
+    const uri = vscode.Uri.joinPath(folder, n === 1 ? 'baton-plan.md' : `baton-plan-${n}.md`);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      return uri; // nothing there
+    }
+  }
+  throw new UserFacingError('There are 999 example plans in this folder already; rename one and try again.');
 }
 
 const EXAMPLE_PLAN = `# Example plan

@@ -1,4 +1,4 @@
-import type { Delegation, Run, Task } from '../engine/index';
+import { isFinishedRun, type Delegation, type Run, type Task } from '../engine/index';
 import { describeLiveness } from '../protocol/liveness';
 import { taskDuration } from '../protocol/time';
 import type { RunStateCache } from './runState';
@@ -46,6 +46,7 @@ const RUN_ICONS: Record<Run['status'], Icon> = {
   completed: ['pass-filled', 'testing.iconPassed'],
   failed: ['error', 'testing.iconFailed'],
   blocked: ['circle-slash', 'charts.orange'],
+  cancelled: ['circle-large-filled', 'disabledForeground'],
   superseded: ['history', 'disabledForeground'],
 };
 
@@ -69,15 +70,59 @@ export function runRow(cache: RunStateCache, runId: string): Row {
   const run = view?.run ?? cache.runs.find((r) => r.id === runId);
   if (!run) return { label: runId, contextValue: 'baton.run', collapsible: 'expanded' };
   const done = view ? view.tasks.filter((t) => t.status === 'completed').length : 0;
-  const canResume = run.status === 'paused' || run.status === 'running' || run.status === 'stopping';
-  const canStop = run.status === 'running' || run.status === 'stopping';
+  const finished = isFinishedRun(run.status);
   return {
     label: run.planPath,
     description: `${run.status} · ${done}/${view?.tasks.length ?? '?'} · ${run.id}`,
     icon: RUN_ICONS[run.status],
     tooltip: `**Run ${run.id}** — ${run.status}\n\nPlan: \`${run.planPath}\``,
-    contextValue: `baton.run status=${run.status}${canResume ? ' canResume' : ''}${canStop ? ' canStop' : ''}`,
-    collapsible: 'expanded',
+    contextValue: `baton.run status=${run.status}${runActions(run.status)
+      .map((a) => ` ${a}`)
+      .join('')}`,
+    // A finished run is history: its tasks are there when asked for, not in the way.
+    collapsible: finished ? 'collapsed' : 'expanded',
+  };
+}
+
+/**
+ * What can be done with a run in this state: the flags of its row's contextValue, which the
+ * menus' when-clauses test (package.json). Nothing that would start, stop or cancel work is
+ * offered on a finished run; a finished run can be removed from the view.
+ */
+export function runActions(status: Run['status']): string[] {
+  if (isFinishedRun(status))
+    return ['finished', 'canRemove', ...(status === 'superseded' || status === 'cancelled' ? [] : ['canReplan'])];
+  return ['canResume', ...(status === 'running' || status === 'stopping' ? ['canStop'] : []), 'canCancel', 'canReplan'];
+}
+
+/**
+ * The runs of the Runs view: those still going on, and the finished ones (under History),
+ * newest first; the ones removed from the view are left out.
+ */
+export function runsByPlace(
+  cache: Pick<RunStateCache, 'runs'>,
+  hidden: (runId: string) => boolean,
+): { current: Run[]; history: Run[] } {
+  const current: Run[] = [];
+  const history: Run[] = [];
+  for (const run of cache.runs) {
+    if (!isFinishedRun(run.status)) current.push(run);
+    else if (!hidden(run.id)) history.push(run);
+  }
+  return { current, history };
+}
+
+/** The History node: finished runs, collapsed. */
+export function historyRow(count: number): Row {
+  return {
+    label: 'History',
+    description: `${count} finished run${count === 1 ? '' : 's'}`,
+    icon: ['history'],
+    tooltip:
+      'Runs that completed, failed, ended blocked, were cancelled or replanned. Remove one from the view with its context menu; *Show Removed Runs* brings them back.',
+    // Not a plain tooltip: VS Code would read a plain one as the row's accessible name, not "History 2 finished runs".
+    contextValue: 'baton.history',
+    collapsible: 'collapsed',
   };
 }
 

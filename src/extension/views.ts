@@ -1,9 +1,22 @@
 import * as vscode from 'vscode';
+import { isFinishedRun, type Run } from '../engine/index';
 import type { RunStateCache, RunStateChange } from './runState';
-import { countsUp, delegationRow, gateRows, runRow, taskRow, workerRow, type Row } from './viewRows';
+import type { HiddenRuns } from './hiddenRuns';
+import {
+  countsUp,
+  delegationRow,
+  gateRows,
+  historyRow,
+  runRow,
+  runsByPlace,
+  taskRow,
+  workerRow,
+  type Row,
+} from './viewRows';
 
 /** Tree nodes are plain data with stable ids; providers only map them to TreeItems (rows: viewRows.ts). */
 export type RunsNode =
+  | { kind: 'history'; id: 'history' }
   | { kind: 'run'; id: string; runId: string }
   | { kind: 'task'; id: string; runId: string; taskId: string }
   | { kind: 'delegation'; id: string; runId: string; delegationId: string };
@@ -31,18 +44,33 @@ function treeItem(id: string, row: Row, commandArgument?: unknown): vscode.TreeI
 }
 
 /**
- * Runs → tasks → delegations. Refreshes only the nodes the cache says changed — in one event per
+ * Runs → tasks → delegations; finished runs under a collapsed History node, those the person
+ * removed left out. Refreshes only the nodes the cache says changed — in one event per
  * publication, since VS Code holds back a change that follows another within 200 ms — and the
- * running tasks, whose durations count up with every publication's clock.
+ * running tasks, whose durations count up with every publication's clock. A run that moves
+ * to History (it finished) changes the tree's structure: the root is refreshed.
  */
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<RunsNode | RunsNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly nodes = new Map<string, RunsNode>();
-  private readonly subscription;
+  private readonly subscriptions: vscode.Disposable[];
+  private readonly history: RunsNode = { kind: 'history', id: 'history' };
+  /** Where each run was last listed: true under History. */
+  private readonly placed = new Map<string, boolean>();
 
-  constructor(private readonly cache: RunStateCache) {
-    this.subscription = cache.onDidChange((change) => this.onCacheChange(change));
+  constructor(
+    private readonly cache: RunStateCache,
+    private readonly hidden?: Pick<HiddenRuns, 'has' | 'onDidChange'>,
+  ) {
+    this.subscriptions = [
+      cache.onDidChange((change) => this.onCacheChange(change)),
+      ...(hidden ? [hidden.onDidChange(() => this.changed.fire(undefined))] : []),
+    ];
+  }
+
+  private places(): { current: Run[]; history: Run[] } {
+    return runsByPlace(this.cache, (runId) => this.hidden?.has(runId) ?? false);
   }
 
   private node<T extends RunsNode>(node: T): T {
@@ -53,7 +81,11 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   private onCacheChange(change: RunStateChange): void {
-    if (change.structure) {
+    const moved = [...change.runs].some((runId) => {
+      const run = this.cache.runs.find((r) => r.id === runId);
+      return run !== undefined && this.placed.has(runId) && this.placed.get(runId) !== isFinishedRun(run.status);
+    });
+    if (change.structure || moved) {
       this.changed.fire(undefined);
       return;
     }
@@ -75,7 +107,13 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   getChildren(element?: RunsNode): RunsNode[] {
-    if (!element) return this.cache.runs.map((run) => this.node({ kind: 'run', id: `run:${run.id}`, runId: run.id }));
+    if (!element || element.kind === 'history') {
+      const { current, history } = this.places();
+      const runs = element ? history : current;
+      for (const run of runs) this.placed.set(run.id, element !== undefined);
+      const nodes: RunsNode[] = runs.map((run) => this.node({ kind: 'run', id: `run:${run.id}`, runId: run.id }));
+      return !element && history.length > 0 ? [...nodes, this.history] : nodes;
+    }
     const view = this.cache.overview(element.runId);
     if (!view) return [];
     if (element.kind === 'run')
@@ -93,20 +131,25 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
   }
 
   getParent(element: RunsNode): RunsNode | undefined {
-    if (element.kind === 'run') return undefined;
+    if (element.kind === 'history') return undefined;
+    if (element.kind === 'run') {
+      const run = this.cache.runs.find((r) => r.id === element.runId);
+      return run && isFinishedRun(run.status) ? this.history : undefined;
+    }
     if (element.kind === 'task') return this.nodes.get(`run:${element.runId}`);
     const d = this.cache.overview(element.runId)?.delegations.find((x) => x.id === element.delegationId);
     return d ? this.nodes.get(`task:${element.runId}/${d.taskId}`) : undefined;
   }
 
   getTreeItem(element: RunsNode): vscode.TreeItem {
+    if (element.kind === 'history') return treeItem(element.id, historyRow(this.places().history.length));
     if (element.kind === 'run') return treeItem(element.id, runRow(this.cache, element.runId));
     if (element.kind === 'task') return treeItem(element.id, taskRow(this.cache, element.runId, element.taskId));
     return treeItem(element.id, delegationRow(this.cache, element.runId, element.delegationId), element);
   }
 
   dispose(): void {
-    this.subscription.dispose();
+    for (const subscription of this.subscriptions) subscription.dispose();
     this.changed.dispose();
   }
 }

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -135,6 +136,20 @@ export function describeResult(r: CliResult): string {
 /** A fresh workspace folder (real path, so it compares equal to what the CLI resolves). */
 export function makeWorkspace(prefix = 'baton-cli-'): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** A fresh copy of examples/demo inside `into` (its machine-local .baton state left behind); returns its path. */
+export function copyDemo(into: string): string {
+  const source = join(ROOT, 'examples', 'demo');
+  const target = join(into, 'demo');
+  cpSync(source, target, {
+    recursive: true,
+    filter: (path) => {
+      const rel = path.slice(source.length + 1).split(/[\\/]/);
+      return !(rel[0] === '.baton' && rel.length > 1 && rel[1] !== 'config.json');
+    },
+  });
+  return target;
 }
 
 export function removeWorkspace(dir: string | undefined): void {

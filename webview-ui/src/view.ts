@@ -160,7 +160,8 @@ export class DashboardView {
       'Resume',
       'Continue the run from this window',
       () => this.actions.post({ type: 'resumeRun' }),
-      run.coordinatedHere || run.status === 'completed' || run.status === 'superseded',
+      // Nothing of a finished run can start again (the engine's FINISHED_RUN_STATUSES; the webview cannot import it).
+      run.coordinatedHere || ['completed', 'failed', 'blocked', 'cancelled', 'superseded'].includes(run.status),
     );
     const plan = run.planPath.split(/[\\/]/).pop() ?? run.planPath;
     this.header.append(

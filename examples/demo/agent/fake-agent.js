@@ -2,16 +2,17 @@
 // A deterministic stand-in for a coding agent, so the demo runs anywhere without an API key.
 // It reads its prompt on stdin, reports progress with `baton heartbeat`, "works" for a few
 // seconds, and writes a result artifact where Baton asked for it (BATON_ARTIFACT_PATH).
-// Every task passes except T2, whose result is deliberately invalid (wrong task, status
-// DONE) so that the demo shows an ingestion issue. T6 reports PASS without doing the work,
-// so its verify command fails and the demo shows a verification gate.
+// Like a real agent, it signs its result as the agent its prompt names ("You are the
+// "reviewer" agent"), so T5, the reviewer's task, passes like the others. Every task passes
+// except T2, whose result is deliberately invalid (wrong task, status DONE) so that the demo
+// shows an ingestion issue. T6 reports PASS without doing the work, so its verify command
+// fails and the demo shows a verification gate.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 
 const taskId = process.argv[2];
-const agent = process.argv[3] || 'coder';
 const artifact = process.env.BATON_ARTIFACT_PATH;
 const stepMs = Number(process.env.DEMO_AGENT_STEP_MS || 900);
 const steps = ['reading the task', 'looking at the code', 'making the change', 'checking the result'];
@@ -25,7 +26,12 @@ function heartbeat(progress) {
   }
 }
 
-function result(status, task, summary) {
+/** The agent Baton delegated the task to, as the prompt names it. */
+function agentOf(prompt) {
+  return /^You are the "([^"]+)" agent\./m.exec(prompt)?.[1] || process.argv[3] || 'coder';
+}
+
+function result(status, task, summary, agent) {
   return [
     `# ${taskId}: ${summary}`,
     '',
@@ -46,7 +52,8 @@ function result(status, task, summary) {
 let prompt = '';
 process.stdin.on('data', (chunk) => (prompt += chunk));
 process.stdin.on('end', () => {
-  console.log(`fake agent: task ${taskId}, prompt of ${prompt.length} characters`);
+  const agent = agentOf(prompt);
+  console.log(`fake agent: task ${taskId} as ${agent}, prompt of ${prompt.length} characters`);
   let step = 0;
   const next = () => {
     if (step < steps.length) {
@@ -57,8 +64,8 @@ process.stdin.on('end', () => {
       return;
     }
     fs.mkdirSync(path.dirname(artifact), { recursive: true });
-    if (taskId === 'T2') fs.writeFileSync(artifact, result('DONE', 'T3', 'added the notes commands'));
-    else fs.writeFileSync(artifact, result('PASS', taskId, `finished ${taskId}`));
+    if (taskId === 'T2') fs.writeFileSync(artifact, result('DONE', 'T3', 'added the notes commands', agent));
+    else fs.writeFileSync(artifact, result('PASS', taskId, `finished ${taskId}`, agent));
     console.log(`fake agent: wrote ${artifact}`);
   };
   next();

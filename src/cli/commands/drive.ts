@@ -15,7 +15,8 @@ export interface DriveOptions {
 export function exitCodeFor(outcome: CoordinatorOutcome, openGateKinds: readonly string[] = []): number {
   switch (outcome.kind) {
     case 'finished':
-      return outcome.status === 'completed' ? 0 : 5;
+      // A cancel is a person's decision, like a stop: not a failure of the run's work.
+      return outcome.status === 'completed' || outcome.status === 'cancelled' ? 0 : 5;
     case 'paused':
       if (outcome.openGates === 0 || outcome.stopped) return 0;
       return openGateKinds.includes('integration_conflict') ? 6 : 8;
@@ -60,6 +61,9 @@ export async function resume(ctx: CommandContext, runId: string | undefined, opt
       const run = await engine.getRun(runId);
       await engine.liftStops(run.id);
       if (!ctx.output.json) ctx.output.out(`Resuming run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`);
+      // What kept a task out of its worktree may be fixed by now (the tree committed): its gate closes by itself.
+      for (const checked of await engine.recheckIsolation({ runId: run.id }))
+        if (!ctx.output.json && checked.resolved) ctx.output.out(`${checked.gate.id} closed: ${checked.reason}.`);
       return drive(ctx, engine, await engine.getRun(run.id), options);
     },
     { follow: true },
@@ -134,6 +138,10 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
     o.out(
       paint(o, 'dim', `Decide with baton approve <gate> / baton reject <gate>, then baton resume --run ${run.id}.`),
     );
+    if (open.some((g) => g.kind === 'isolation'))
+      o.out(
+        paint(o, 'dim', 'An isolation gate closes by itself once its problem is fixed: commit, then baton recheck.'),
+      );
   } else if (outcome.kind === 'lease-lost') {
     o.out(`This process lost the coordinator lease: ${outcome.detail}`);
   } else if (outcome.kind === 'idle') {
@@ -157,7 +165,7 @@ async function observe(ctx: CommandContext, engine: Engine, runId: string): Prom
       else ctx.output.out(formatEvent(ctx, e));
       if (e.type === 'run:status') {
         const to = e.data.to;
-        if (to === 'completed') finish(0);
+        if (to === 'completed' || to === 'cancelled') finish(0);
         else if (to === 'failed' || to === 'blocked') finish(5);
         else if (to === 'paused') finish(8);
       }

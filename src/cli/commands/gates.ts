@@ -59,3 +59,40 @@ export async function decide(
     );
   });
 }
+
+/**
+ * `baton recheck [gate]`: "Check again" on an isolation gate (or on every open one): when the
+ * working tree is clean now, the gate closes by itself and its task runs in a worktree once
+ * the run is resumed. Exit 8 while a gate still waits (what is in the way is printed).
+ */
+export async function recheck(
+  ctx: CommandContext,
+  gateId: string | undefined,
+  options: { run?: string },
+): Promise<number> {
+  requireStore(
+    ctx,
+    () => new BatonError('gate.unknown', gateId ? `There is no gate ${gateId}.` : 'There is no gate here yet.'),
+  );
+  return withEngine(ctx, async (engine) => {
+    const checked = await engine.recheckIsolation({
+      ...(gateId ? { gateId } : {}),
+      ...(options.run ? { runId: options.run } : {}),
+    });
+    const waiting = checked.filter((c) => !c.resolved);
+    const code = waiting.length > 0 ? 8 : 0;
+    if (ctx.output.json) {
+      printJson(ctx, { checked, exitCode: code });
+      return code;
+    }
+    const o = ctx.output;
+    if (checked.length === 0) o.out('No isolation gate is open.');
+    for (const c of checked) {
+      if (c.resolved) o.out(`${paint(o, 'green', '✓')} ${c.gate.id} closed: ${c.reason}.`);
+      else o.out(`${paint(o, 'yellow', '✗')} ${c.gate.id} still waits: ${c.reason}`);
+    }
+    const runs = [...new Set(checked.filter((c) => c.resolved).map((c) => c.gate.runId))];
+    for (const runId of runs) o.out(paint(o, 'dim', `Continue with: baton resume --run ${runId}`));
+    return code;
+  });
+}

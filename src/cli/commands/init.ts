@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BATON_DIR, configPathOf, DEFAULT_CONFIG } from '../../engine/index';
+import { BATON_DIR, configPathOf, DEFAULT_CONFIG, excludeBatonFromRepository } from '../../engine/index';
 import { printJson, type CommandContext } from '../context';
 
 const GITIGNORE =
@@ -11,6 +11,8 @@ export function init(ctx: CommandContext): void {
   const dir = join(ctx.workspace, BATON_DIR);
   const configPath = configPathOf(ctx.workspace);
   const created: string[] = [];
+  // Before the first write: Baton's folder never shows as untracked in the repository.
+  const repository = excludeBatonFromRepository(ctx.workspace);
   mkdirSync(dir, { recursive: true });
   if (!existsSync(configPath)) {
     writeFileSync(configPath, `${JSON.stringify(DEFAULT_CONFIG, null, 2)}\n`, { flag: 'wx' });
@@ -24,4 +26,8 @@ export function init(ctx: CommandContext): void {
   if (ctx.output.json) return printJson(ctx, { workspace: ctx.workspace, created });
   if (created.length === 0) ctx.output.out(`Baton is already set up in ${ctx.workspace} (config: ${configPath}).`);
   else ctx.output.out(`Set up Baton in ${ctx.workspace}:\n${created.map((c) => `  created ${c}`).join('\n')}`);
+  if (repository)
+    ctx.output.out(
+      `.baton/ is in the git repository's info/exclude; to share the config, commit it once: git add -f ${BATON_DIR}/config.json`,
+    );
 }

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   'delegation.unknown': 'invalid-input',
   'gate.accept-not-applicable': 'invalid-input',
   'gate.already-decided': 'mismatch',
+  // "Check again" asked of a gate that is not an isolation gate.
+  'gate.not-isolation': 'invalid-input',
   'gate.unknown': 'invalid-input',
   'git.missing': 'not-qualified',
   'heartbeat.missing-identity': 'invalid-input',
@@ -46,6 +48,10 @@ export const ERROR_CODES = {
   'replan.coordinator-alive': 'conflict',
   'replan.invalid-mapping': 'invalid-input',
   'replan.workers-alive': 'conflict',
+  // A cancel whose stop the run's coordinator did not apply in time: nothing was cancelled.
+  'run.cancel-pending': 'conflict',
+  // Cancelling a run that already ended (completed, failed, blocked, superseded).
+  'run.finished': 'mismatch',
   'run.plan-changed': 'mismatch',
   'run.plan-mismatch': 'mismatch',
   'run.unknown': 'invalid-input',

@@ -1,8 +1,34 @@
 import type { Permissions } from './agents/presets';
 import type { Issue, Range } from './issue';
 
-export const RUN_STATUSES = ['running', 'paused', 'stopping', 'completed', 'failed', 'blocked', 'superseded'] as const;
+export const RUN_STATUSES = [
+  'running',
+  'paused',
+  'stopping',
+  'completed',
+  'failed',
+  'blocked',
+  'cancelled',
+  'superseded',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/**
+ * A run in one of these states does nothing more by itself: no task of it can start again.
+ * `blocked` is among them (what is left depends on work that failed or was cancelled); a new
+ * try is a new run (or a replan). The editor files them under History.
+ */
+export const FINISHED_RUN_STATUSES: readonly RunStatus[] = [
+  'completed',
+  'failed',
+  'blocked',
+  'cancelled',
+  'superseded',
+];
+
+export function isFinishedRun(status: RunStatus): boolean {
+  return FINISHED_RUN_STATUSES.includes(status);
+}
 
 export const TASK_STATUSES = [
   'pending',

@@ -28,7 +28,7 @@ import { readRunSettings } from '../queries/runs';
 import { readRunIsolation } from '../queries/worktrees';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
-import { planIsolation } from '../usecases/planIsolation';
+import { isolationGateReason, planIsolation } from '../usecases/planIsolation';
 import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
 import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
 
@@ -433,14 +433,13 @@ export class AttemptLauncher {
     if (plan.mode === 'gate') {
       await this.ctx.store.transact(async (tx) => {
         const now = this.ctx.clock.now();
-        const why = `${plan.reason.charAt(0).toLowerCase()}${plan.reason.slice(1)}`;
         await openGate(
           tx,
           {
             runId,
             kind: 'isolation',
             taskId: task.id,
-            reason: `${task.id} should run in a git worktree of its own, but ${why} Approve to run this run's tasks in the shared working tree instead, reject to cancel ${task.id}.`,
+            reason: isolationGateReason(task.id, plan.reason),
             details: { problem: plan.problem },
           },
           now,

@@ -1,4 +1,4 @@
-import type { RunStatus, StopMode } from '../domain/types';
+import { isFinishedRun, type RunStatus, type StopMode } from '../domain/types';
 
 /** What one pass of the coordinator reads from the store (queries/dispatchSnapshot.ts). */
 export interface DispatchSnapshot {
@@ -44,7 +44,7 @@ export interface DispatchPlan {
 
 /**
  * One dispatch decision, from a snapshot and the coordinator's own state, with no I/O: which
- * ready tasks may start (none while the run is stopped or superseded, or the coordinator
+ * ready tasks may start (none while the run is stopped or finished, or the coordinator
  * halted), when to look again, and which verifying tasks to finish.
  */
 export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView): DispatchPlan {
@@ -52,7 +52,7 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
   const candidates: string[] = [];
   let wakeAt: number | undefined;
   let waitingForBackoff = false;
-  const dispatching = !snapshot.run.stopMode && snapshot.run.status !== 'superseded' && !view.halted;
+  const dispatching = !snapshot.run.stopMode && !isFinishedRun(snapshot.run.status) && !view.halted;
   if (dispatching) {
     for (const task of snapshot.ready) {
       if (!selected(task.id) || view.tasksInFlight.has(task.id)) continue;
@@ -103,7 +103,7 @@ export function passOutcome(input: {
 }): CoordinatorOutcome | undefined {
   if (input.inFlight > 0 || input.plan.waitingForBackoff || input.plan.heldElsewhere > 0) return undefined;
   const status = input.runStatus;
-  if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') {
+  if (isFinishedRun(status)) {
     return { kind: 'finished', status };
   }
   if (status === 'paused' || status === 'stopping') {

@@ -80,13 +80,17 @@ export async function findRun(r: StoreReader, runId?: string): Promise<Run> {
   return toRun(row);
 }
 
-/** The active run of a plan: the newest one that has not ended (or been replanned). */
+/**
+ * The active run of a plan: the newest one that can still go on (running, paused, stopping).
+ * A finished run — blocked and cancelled included — is never continued by starting its plan
+ * again: that starts a new run.
+ */
 export async function activeRunOf(
   r: StoreReader,
   planPath: string,
 ): Promise<{ id: string; plan_digest: string } | undefined> {
   return r.get<{ id: string; plan_digest: string }>(
-    `SELECT id, plan_digest FROM runs WHERE plan_path = ? AND status NOT IN ('completed', 'failed', 'superseded')
+    `SELECT id, plan_digest FROM runs WHERE plan_path = ? AND status IN ('running', 'paused', 'stopping')
      ORDER BY ordinal DESC LIMIT 1`,
     [planPath],
   );

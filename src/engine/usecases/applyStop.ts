@@ -1,9 +1,48 @@
-import type { Clock } from '../domain/clock';
+import { sleep, type Clock } from '../domain/clock';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
+import type { StopMode } from '../domain/types';
 import { isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
-import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
+import { cancelStoppedAttempt, markStopApplied, requestStop } from '../operations/stops/stopRequests';
+import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { readStop, recordedWorker } from '../queries/stops';
 import type { StorePort } from '../store/port';
+import type { EngineContext } from './context';
+import { isLeaseLive } from './coordinatorLiveness';
+
+export interface StopOutcome {
+  request: StopRequest;
+  repeated: boolean;
+  appliedBy: 'coordinator' | 'this process' | 'pending';
+}
+
+/**
+ * Records a stop and sees it applied. A live coordinator of the run applies it (it watches
+ * the store): this waits up to `waitMs` for its report, and answers `pending` if none came.
+ * With none alive, this process applies it: it ends the workers recorded on this host and
+ * cancels their attempts. Either way the returned request, once applied, reports per attempt
+ * whether the end of its processes was confirmed.
+ */
+export async function stopAndApply(
+  ctx: Pick<EngineContext, 'store' | 'clock' | 'config'>,
+  stop: { runId: string; delegationId?: string; mode: StopMode; by: string },
+  waitMs: number,
+): Promise<StopOutcome> {
+  const { request, repeated } = await ctx.store.transact((tx) => requestStop(tx, stop, ctx.clock.now()));
+  if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
+  const lease = await ctx.store.read((r) => readCoordinatorLease(r, stop.runId));
+  if (isLeaseLive(lease, ctx.clock.now())) {
+    // The coordinator notices the request through the journal; wait a little for its report.
+    const deadline = ctx.clock.monotonic() + waitMs;
+    while (ctx.clock.monotonic() < deadline) {
+      const current = await ctx.store.read((r) => readStop(r, request.id));
+      if (current?.status === 'applied') return { request: current, repeated, appliedBy: 'coordinator' };
+      await sleep(ctx.clock, 50);
+    }
+    return { request, repeated, appliedBy: 'pending' };
+  }
+  const applied = await applyStopHere(ctx, request, ctx.config.stopGraceSeconds * 1000);
+  return { request: applied, repeated, appliedBy: 'this process' };
+}
 
 /**
  * Ends the worker an attempt recorded, for whoever did not spawn it (this process after its

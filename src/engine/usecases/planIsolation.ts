@@ -1,7 +1,9 @@
+import { resolve } from 'node:path';
 import type { IsolationPlan, RunIsolation } from '../domain/isolation';
 import type { Task } from '../domain/types';
 import { probeRepository } from '../effects/git/worktrees';
 import { readRunSettings } from '../queries/runs';
+import { findRun } from '../queries/runView';
 import { readRunIsolation } from '../queries/worktrees';
 import type { StoreReader } from '../store/port';
 
@@ -9,8 +11,9 @@ import type { StoreReader } from '../store/port';
  * Decides how a task runs (docs/isolation.md): its own `isolation:` wins, else the run's
  * setting; `auto` is a worktree when the workspace is a git repository and more than one
  * task may run at once. The first isolated dispatch of a run checks the repository (git
- * present, a repository, a branch checked out, a clean tree) and records the run's target
- * branch and base commit; a problem is a gate, never a silent fallback.
+ * present, a repository, a branch checked out, a clean tree — the run's own plan file and
+ * `.baton/` do not count as changes) and records the run's target branch and base commit; a
+ * problem is a gate, never a silent fallback.
  */
 export async function planIsolation(
   read: <T>(work: (r: StoreReader) => Promise<T>) => Promise<T>,
@@ -18,9 +21,10 @@ export async function planIsolation(
   task: Pick<Task, 'runId' | 'isolation'>,
   maxConcurrency: number,
 ): Promise<IsolationPlan | { mode: 'decided'; run: RunIsolation }> {
-  const { settings, recorded } = await read(async (r) => ({
+  const { settings, recorded, planPath } = await read(async (r) => ({
     settings: await readRunSettings(r, task.runId),
     recorded: await readRunIsolation(r, task.runId),
+    planPath: (await findRun(r, task.runId)).planPath,
   }));
   const setting = settings.isolation ?? 'none';
   if (task.isolation === 'none') return { mode: 'none' };
@@ -35,7 +39,7 @@ export async function planIsolation(
   const explicit = task.isolation === 'worktree' || setting === 'worktree';
   if (!explicit && (setting === 'none' || maxConcurrency <= 1)) return { mode: 'none' };
   const strategy = settings.integration ?? 'merge';
-  const probe = await probeRepository(workspace);
+  const probe = await probeRepository(workspace, { ignore: [resolve(workspace, planPath)] });
   if (!probe.ok) {
     if (!explicit && probe.problem !== 'dirty' && probe.problem !== 'detached') {
       // auto outside a git repository (or without git): the shared working tree, recorded once for the run.
@@ -54,4 +58,14 @@ export async function planIsolation(
       baseCommit: probe.head,
     },
   };
+}
+
+/**
+ * What an isolation gate says: the task, what is wrong (the probe's reason), and the three
+ * ways on — fix it and check again (the gate then closes by itself), approve (the shared
+ * working tree), reject (cancel the task).
+ */
+export function isolationGateReason(taskId: string, problem: string): string {
+  const why = `${problem.charAt(0).toLowerCase()}${problem.slice(1)}`;
+  return `${taskId} should run in a git worktree of its own, but ${why} Fix that and check again (Check Again, or baton recheck) to run it in a worktree; approve to run this run's tasks in the shared working tree instead; reject to cancel ${taskId}.`;
 }

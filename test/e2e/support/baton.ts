@@ -111,6 +111,45 @@ export async function runContextMenuItem(page: Page, row: Locator, item: string)
   await page.locator('.context-view .monaco-menu').waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/** The entries of a row's context menu (their titles, in order); the menu is closed again. */
+export async function contextMenuItems(page: Page, row: Locator): Promise<string[]> {
+  await row.click({ button: 'right' });
+  const menu = page.locator('.context-view .monaco-menu');
+  await menu.waitFor({ state: 'visible', timeout: 10_000 });
+  const items = await menu
+    .getByRole('menuitem')
+    .evaluateAll((entries) => entries.map((e) => (e.querySelector('.action-label')?.textContent ?? '').trim()));
+  await page.keyboard.press('Escape');
+  await menu.waitFor({ state: 'hidden', timeout: 10_000 });
+  return items;
+}
+
+/** Clicks a button of the notification toast whose message matches, once it shows. */
+export async function clickNotificationButton(page: Page, message: RegExp, button: string): Promise<void> {
+  const toast = page.locator('.notifications-toasts .notification-toast', {
+    has: page.locator('.notification-list-item-message', { hasText: message }),
+  });
+  await toast.first().waitFor({ state: 'visible', timeout: 30_000 });
+  await toast.first().getByRole('button', { name: button, exact: true }).click();
+}
+
+/** Clicks a button of the modal dialog (window.dialogStyle "custom") whose message matches. */
+export async function clickDialogButton(page: Page, message: RegExp, button: string): Promise<void> {
+  const dialog = page.locator('.monaco-dialog-box', { hasText: message });
+  await dialog.waitFor({ state: 'visible', timeout: 15_000 });
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
+/** Answers the open input box (e.g. the note a Reject asks for). */
+export async function answerInputBox(page: Page, text: string): Promise<void> {
+  const input = quickInput(page).locator('.quick-input-box input');
+  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await input.fill(text);
+  await page.keyboard.press('Enter');
+  await quickInput(page).waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
 /** Clicks a button of a view's title bar (e.g. "Start Run…" of the Runs view). */
 export async function clickViewTitleAction(pane: Locator, title: string): Promise<void> {
   const header = pane.locator('.pane-header').first();

@@ -71,7 +71,8 @@ export async function openWorkbench(
 ): Promise<Workbench> {
   const context = await browser.newContext({ viewport: options.viewport ?? { width: 1400, height: 900 } });
   const page = await context.newPage();
-  await page.goto(url);
+  // The workbench's first load can take well over playwright's default 30 s on a loaded machine.
+  await page.goto(url, { timeout: 120_000 });
   if (options.waitUntilReady !== false) await waitForWorkbench(page, options.timeoutMs);
   return { context, page, close: () => context.close() };
 }
@@ -136,7 +137,8 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
     .first();
   await label.waitFor({ state: 'visible', timeout: timeoutMs });
   const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
-  if (!checked) await label.click();
+  // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
+  if (!checked) await label.locator('xpath=..').click();
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
   await page
     .locator('.part.sidebar .composite.title h2', { hasText: exact })

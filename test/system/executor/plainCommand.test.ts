@@ -5,7 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo } from '../../support/gitRepo';
 
-/** Plain commands as workers (`"result": "exit-code"`): no result block; the exit code and the changes are the result. */
+/** Plain commands as workers ("result": "exit-code"): no result block; the exit code and changes are the result. */
 describe('plain command workers: exit 0 is PASS with the changed files, anything else FAIL', function () {
   this.timeout(120_000);
   let fixture: EngineFixture;

@@ -87,6 +87,7 @@ describe('dispatch pass (pure)', () => {
       { status: 'running' as const, stopMode: 'graceful' as const },
       { status: 'stopping' as const, stopMode: 'immediate' as const },
       { status: 'superseded' as const, stopMode: null },
+      { status: 'cancelled' as const, stopMode: null },
     ]) {
       it(`starts nothing in a run that is ${run.status}${run.stopMode ? ` (${run.stopMode} stop)` : ''}`, () => {
         assert.deepEqual(planDispatch(snapshot({ run, ready: ready('A') }), view()).candidates, []);
@@ -150,7 +151,7 @@ describe('dispatch pass (pure)', () => {
     });
 
     it('reports a run that ended', () => {
-      for (const status of ['completed', 'failed', 'blocked', 'superseded'] as const) {
+      for (const status of ['completed', 'failed', 'blocked', 'cancelled', 'superseded'] as const) {
         assert.deepEqual(passOutcome({ ...base, runStatus: status }), { kind: 'finished', status });
       }
     });

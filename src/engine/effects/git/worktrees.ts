@@ -1,10 +1,18 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { AttemptWorktree, RepositoryProbe } from '../../domain/isolation';
+import { BATON_DIR } from '../workspaceLayout';
 import { findGit, Git } from './git';
 
-/** Can this workspace's tasks run in worktrees? Says exactly why not. */
-export async function probeRepository(workspace: string): Promise<RepositoryProbe> {
+/**
+ * Can this workspace's tasks run in worktrees? Says exactly why not. `ignore` (absolute paths)
+ * are files that do not count as uncommitted work: the run's plan — a worker gets its task
+ * from the plan text frozen into the run, not from the file — like everything under `.baton/`.
+ */
+export async function probeRepository(
+  workspace: string,
+  options: { ignore?: readonly string[] } = {},
+): Promise<RepositoryProbe> {
   if (!(await findGit()))
     return {
       ok: false,
@@ -44,7 +52,11 @@ export async function probeRepository(workspace: string): Promise<RepositoryProb
       reason: `HEAD is detached in ${repoRoot}; Baton integrates finished tasks into a branch. Check out a branch first.`,
     };
   ensureBatonExcluded(repoRoot);
-  const dirty = await git.dirtyPaths();
+  // git prints the repository root with links resolved; so are these paths before comparing.
+  const batonDir = toGitPath(relative(repoRoot, join(realPath(workspace), BATON_DIR)));
+  const ignored = new Set((options.ignore ?? []).map((path) => toGitPath(relative(repoRoot, realPath(path)))));
+  // `.baton/` is excluded above; a tracked file under it (a committed config.json) still is not the user's work.
+  const dirty = (await git.dirtyPaths()).filter((path) => !ignored.has(path) && !path.startsWith(`${batonDir}/`));
   if (dirty.length > 0) {
     const shown = dirty.slice(0, 5).join(', ') + (dirty.length > 5 ? ` and ${dirty.length - 5} more` : '');
     return {
@@ -56,8 +68,56 @@ export async function probeRepository(workspace: string): Promise<RepositoryProb
   return { ok: true, repoRoot, branch, head: head.stdout.trim() };
 }
 
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // not there (any more): as given
+  }
+}
+
+/** Paths as git prints them: relative to the repository root, with `/`. */
+function toGitPath(path: string): string {
+  return path.split(sep).join('/');
+}
+
 /**
- * `.baton/` (store, logs, worktrees) is never part of the user's history: it goes into the repository's info/exclude.
+ * The root of the git repository a folder is in, found without running git (the unit tier
+ * starts no process, and this runs on every open of the store): the nearest folder upwards
+ * that has a `.git` folder or file.
+ */
+export function repositoryRootOf(folder: string): string | undefined {
+  for (let dir = resolve(folder); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Before Baton's first write to a workspace (the store opens, `baton init`): when the
+ * workspace is in a git repository, `.baton/` goes into that repository's info/exclude, so
+ * the store, logs and worktrees never show as untracked files in Source Control — not only
+ * once a task first runs in a worktree. Returns the repository root, if any.
+ */
+export function excludeBatonFromRepository(workspace: string): string | undefined {
+  const repoRoot = repositoryRootOf(workspace);
+  if (repoRoot) ensureBatonExcluded(repoRoot);
+  return repoRoot;
+}
+
+/**
+ * Every `.baton/` folder of the repository (the workspace may be a sub-folder): the store,
+ * logs, artifacts and worktrees are never the user's work. The config is excluded too — to
+ * share it, commit it once (`git add -f .baton/config.json`); a tracked file is not affected.
+ */
+const BATON_EXCLUDE = [
+  "# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)",
+  '.baton/',
+] as const;
+
+/**
+ * `.baton/` (store, logs, worktrees) is never part of the user's history: it goes into the
+ * repository's info/exclude (never into a file the user commits).
  */
 export function ensureBatonExcluded(repoRoot: string): void {
   const gitPath = join(repoRoot, '.git');
@@ -78,11 +138,12 @@ export function ensureBatonExcluded(repoRoot: string): void {
   }
   const exclude = join(infoDir, 'exclude');
   const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
-  if (current.split('\n').some((line) => line.trim() === '.baton/' || line.trim() === '.baton')) return;
+  const lines = current.split('\n').map((line) => line.trim());
+  if (lines.some((line) => line === '.baton/' || line === '.baton' || line === '**/.baton/*')) return;
   mkdirSync(infoDir, { recursive: true });
   writeFileSync(
     exclude,
-    `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}# Baton's state, logs and task worktrees\n.baton/\n`,
+    `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}${BATON_EXCLUDE.join('\n')}\n`,
   );
 }
 

@@ -170,7 +170,7 @@ async function applyDecision(
 }
 
 /** Tasks that waited at another task's isolation gate go back to the queue once it is decided (either way). */
-async function releaseTasksWaitingAt(tx: StoreTx, gate: Gate, now: number): Promise<void> {
+export async function releaseTasksWaitingAt(tx: StoreTx, gate: Gate, now: number): Promise<void> {
   const waiting = await tx.all<{ id: string }>(
     `SELECT id FROM tasks WHERE run_id = ? AND status = 'gated' AND status_reason = ?`,
     [gate.runId, waitsAtGateReason(gate.id, gate.kind)],

@@ -3,7 +3,11 @@ import { BatonError } from '../../domain/errors';
 import type { RunStatus, TaskStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 
-/** The run's status follows its tasks (see docs/architecture.md, "Run status"). */
+/**
+ * The run's status follows its tasks (see docs/architecture.md, "Tasks and the run"), except
+ * `superseded` (a replan) and `cancelled` (a person's cancel): those are ends that nothing
+ * the tasks do afterwards can undo.
+ */
 export async function refreshRunStatus(tx: StoreTx, runId: string, now: number): Promise<RunStatus> {
   const run = await tx.get<{ status: string; stop_mode: string | null }>(
     `SELECT status, stop_mode FROM runs WHERE id = ?`,
@@ -11,7 +15,7 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   );
   if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
-  if (current === 'superseded') return current;
+  if (current === 'superseded' || current === 'cancelled') return current;
   // The common case, a run going on with no stop: one probe settles it.
   if (!run.stop_mode && current === 'running') {
     const active = await tx.get<{ active: number }>(

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RUN_STATUSES, type Run, type RunStatus } from '../../../src/engine/index';
+import { runActions, runsByPlace } from '../../../src/extension/viewRows';
+
+const ROOT = join(__dirname, '../../..');
+
+interface MenuItem {
+  command: string;
+  when: string;
+}
+
+/** The Runs view's context-menu entries of package.json. */
+const MENU: MenuItem[] = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    contributes: { menus: { 'view/item/context': MenuItem[] } };
+  }
+).contributes.menus['view/item/context'].filter((m) => m.when.includes('view == baton.runs'));
+
+/**
+ * Evaluates the `viewItem =~ /…/` or `viewItem == …` part of a when-clause against a row's
+ * contextValue, as VS Code does (the rest of these clauses is `view == baton.runs`).
+ */
+function offered(contextValue: string): string[] {
+  return MENU.filter((m) => {
+    const regex = /viewItem =~ \/(.+)\/$/.exec(m.when);
+    if (regex) return new RegExp(regex[1]!).test(contextValue);
+    const equal = /viewItem == (\S+)$/.exec(m.when);
+    return equal ? equal[1] === contextValue : true;
+  }).map((m) => m.command);
+}
+
+const contextValueOf = (status: RunStatus): string =>
+  `baton.run status=${status}${runActions(status)
+    .map((a) => ` ${a}`)
+    .join('')}`;
+
+describe('Runs view rows: where a run goes, and what its menus offer', () => {
+  const FINISHED: RunStatus[] = ['completed', 'failed', 'blocked', 'cancelled', 'superseded'];
+  const GOING_ON: RunStatus[] = ['running', 'paused', 'stopping'];
+
+  it('every run status is either going on or finished', () => {
+    assert.deepEqual([...GOING_ON, ...FINISHED].sort(), [...RUN_STATUSES].sort());
+  });
+
+  it('offers neither Stop nor Resume nor Cancel on a finished run, and Remove from View only there', () => {
+    for (const status of FINISHED) {
+      const menu = offered(contextValueOf(status));
+      for (const command of ['baton.stopRun', 'baton.stopRunImmediately', 'baton.resumeRun', 'baton.cancelRun'])
+        assert.ok(!menu.includes(command), `${command} is not offered on a ${status} run`);
+      assert.ok(menu.includes('baton.removeRun'), `Remove from View on a ${status} run`);
+      assert.ok(menu.includes('baton.startNewRun'), `Start New Run on a ${status} run`);
+    }
+    for (const status of GOING_ON) {
+      const menu = offered(contextValueOf(status));
+      assert.ok(menu.includes('baton.cancelRun'), `Cancel on a ${status} run`);
+      assert.ok(menu.includes('baton.resumeRun'), `Resume on a ${status} run`);
+      assert.ok(!menu.includes('baton.removeRun'), `no Remove on a ${status} run`);
+    }
+    assert.ok(offered(contextValueOf('running')).includes('baton.stopRun'));
+    assert.ok(!offered(contextValueOf('paused')).includes('baton.stopRun'), 'nothing to stop in a paused run');
+    assert.ok(!offered(contextValueOf('superseded')).includes('baton.replanRun'), 'a superseded run was replanned');
+    assert.ok(!offered(contextValueOf('cancelled')).includes('baton.replanRun'));
+  });
+
+  it('lists runs that go on at the top, finished ones under History, and leaves removed ones out', () => {
+    const run = (id: string, status: RunStatus): Run => ({
+      id,
+      status,
+      planPath: 'plan.md',
+      planDigest: 'sha256:x',
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    const runs = [run('R-4', 'running'), run('R-3', 'cancelled'), run('R-2', 'paused'), run('R-1', 'blocked')];
+    const hidden = new Set(['R-1']);
+    const { current, history } = runsByPlace({ runs }, (id) => hidden.has(id));
+    assert.deepEqual(
+      current.map((r) => r.id),
+      ['R-4', 'R-2'],
+    );
+    assert.deepEqual(
+      history.map((r) => r.id),
+      ['R-3'],
+    );
+  });
+});
