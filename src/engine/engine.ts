@@ -300,9 +300,17 @@ export class Engine {
    * A missing file is bad input (nothing written); an invalid artifact is a rejected
    * ingestion (recorded, the delegation BLOCKED behind a gate).
    */
-  async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
+  async ingest(input: {
+    delegationId: string;
+    runId?: string;
+    artifactPath: string;
+    /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
+    token?: string;
+  }): Promise<IngestOutcome> {
     const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
-    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath));
+    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), {
+      ...(input.token !== undefined ? { token: input.token } : {}),
+    });
   }
 
   async decideGate(input: {

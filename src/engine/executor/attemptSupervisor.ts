@@ -460,7 +460,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
             ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
           }
         : undefined;
-      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath, true, agent);
+      const artifact = resultOnDisk(this.ctx.workspace, attempt.artifactPath, attempt.logPath, true, agent);
       if (!artifact) {
         const how = exit.signal
           ? `was killed by ${exit.signal}`

@@ -16,6 +16,7 @@ describe('replan: a run mapped onto a new plan', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId, agent }),
     });
     return claim.runId;
@@ -48,11 +49,16 @@ describe('replan: a run mapped onto a new plan', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann' });
     const t2 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' });
-    await engine.ingest({ delegationId: t2.delegation.id, artifactPath: fixture.writeResult('T2.md', { task: 'T2' }) });
+    await engine.ingest({
+      delegationId: t2.delegation.id,
+      token: t2.token,
+      artifactPath: fixture.writeResult('T2.md', { task: 'T2' }),
+    });
     fixture.write('plan2.md', DEMO_PLAN + '\n```baton-task\nid: T6\n```\nOne more.\n');
     const outcome = await engine.replan({ runId: claim.runId, planPath: 'plan2.md' });
     const gates = await engine.listGates({ runId: outcome.run.id });
@@ -125,6 +131,7 @@ describe('diagnose', () => {
       assert.match(d.next.command, /baton reconcile --run/, 'T1 is RUNNING but no worker process is recorded alive');
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
       });
       d = await engine.diagnose();

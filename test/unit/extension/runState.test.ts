@@ -218,7 +218,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     });
     dashboard = reduce(dashboard, await feed.sendSnapshot(), 0);
     posted.length = 0;
-    const t1 = await engine.claimTask({ runId: run.id, taskId: 'T1' });
+    // A lease longer than the hour T1 runs for: a result handed in after its lease ran out is refused.
+    const t1 = await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 7200 });
     fixture.fakeClock.advance(4_300);
     await engine.claimTask({ runId: run.id, taskId: 'T5' });
     for (const step of [900, 61_000, 400, 3_599_000]) {
@@ -226,7 +227,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       await sleep(120);
     }
     // T1 finishes; T5 keeps running.
-    await engine.ingest({ delegationId: t1.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+    await engine.ingest({
+      delegationId: t1.delegation.id,
+      token: t1.token,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
     await engine.refresh();
     await sleep(150);
     fixture.fakeClock.advance(65_000);
@@ -249,6 +254,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'hidden' });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.refresh();
@@ -271,6 +277,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     const seen = await change;
@@ -293,6 +300,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     // The Runs view refreshes the run's node only when the change names the run.
