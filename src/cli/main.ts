@@ -115,7 +115,8 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .requiredOption('--delegation <id>', 'the delegation, e.g. D-T1-coder-001')
     .requiredOption('--artifact <path>', 'the markdown result artifact')
     .option('--run <id>', 'the run (default: the most recent run with that delegation)')
-    .action(async (o: { delegation: string; artifact: string; run?: string }, cmd: Command) =>
+    .option('--token <token>', "the attempt's runtime token while it runs (default: $BATON_RUNTIME_TOKEN)")
+    .action(async (o: { delegation: string; artifact: string; run?: string; token?: string }, cmd: Command) =>
       setExitCode(await ingest(ctx(cmd), o)),
     );
 

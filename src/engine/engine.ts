@@ -63,7 +63,7 @@ import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
 import { recheckIsolationGate, recheckIsolationGates, type IsolationRecheck } from './usecases/recheckIsolation';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
-import { isLeaseLive } from './usecases/coordinatorLiveness';
+import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
@@ -294,9 +294,17 @@ export class Engine {
    * A missing file is bad input (nothing written); an invalid artifact is a rejected
    * ingestion (recorded, the delegation BLOCKED behind a gate).
    */
-  async ingest(input: { delegationId: string; runId?: string; artifactPath: string }): Promise<IngestOutcome> {
+  async ingest(input: {
+    delegationId: string;
+    runId?: string;
+    artifactPath: string;
+    /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
+    token?: string;
+  }): Promise<IngestOutcome> {
     const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
-    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath));
+    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), {
+      ...(input.token !== undefined ? { token: input.token } : {}),
+    });
   }
 
   async decideGate(input: {
@@ -445,8 +453,14 @@ export class Engine {
     return this.store.read((r) => findRun(r, runId));
   }
 
-  overview(runId?: string): Promise<RunOverview> {
-    return this.store.read((r) => readOverview(r, runId, this.clock.now()));
+  /** The run with its tasks, attempts, runtimes, gates and coordinator (its holder's process looked at). */
+  async overview(runId?: string): Promise<RunOverview> {
+    const now = this.clock.now();
+    const view = await this.store.read((r) => readOverview(r, runId, now));
+    const coordinatorLease = withHolderProcess(view.coordinatorLease, now);
+    return coordinatorLease === view.coordinatorLease
+      ? view
+      : { ...view, ...(coordinatorLease ? { coordinatorLease } : {}) };
   }
 
   listDelegations(runId?: string, status?: DelegationStatus): Promise<{ run: Run; delegations: Delegation[] }> {

@@ -1,4 +1,4 @@
-import { basename, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
 import * as vscode from 'vscode';
 import { isFinishedRun, parsePlan, RESULT_FENCE, type Run } from '../engine/index';
 import { lensTitle, resolveArtifact } from './artifactOwner';

@@ -409,7 +409,8 @@ export function registerCommands(
     if (outcome.alreadyDecided) return alreadyDecided(outcome.gate, decision);
     log.info(`${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
     await session.runState?.refreshNow();
-    if (decision === 'approved') await continueIfReleased(gate.runId);
+    // Either way: a rejection releases work too (an isolation gate's other tasks, a task's siblings).
+    await continueIfReleased(gate.runId);
   }
 
   /**
@@ -424,11 +425,16 @@ export function registerCommands(
     if (wanted === 'approved' && gate.status === 'approved') await continueIfReleased(gate.runId);
   }
 
-  /** A decision or a result may have released work: keep the run going if nobody drives it. */
+  /**
+   * A decision taken here (approve, reject, the isolation answer, a replan, a result ingested)
+   * may have released work: when nothing drives the run, this window drives it on — in a
+   * trusted workspace. A run another window or process drives is left to it.
+   */
   async function continueIfReleased(runId: string): Promise<void> {
     if (!vscode.workspace.isTrusted || session.drivenRuns.includes(runId)) return;
     const run = await (await engine()).getRun(runId);
-    if (run.status === 'running') await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
+    if (run.status !== 'running') return;
+    await session.drive(run.id).catch((err: unknown) => log.warn(describeError(err)));
   }
 
   /** A gate to decide, from a quick pick; none waiting is information, not an error. */
@@ -675,20 +681,21 @@ export function registerCommands(
         });
         if (!picked?.[0]) return;
         const outcome = await (await engine()).replan({ runId, planPath: picked[0].fsPath });
-        void vscode.window
-          .showInformationMessage(
-            `Run ${runId} is superseded by ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over.`,
-            'Resume',
-          )
-          .then((pick) => {
-            if (pick)
-              void vscode.commands.executeCommand('baton.resumeRun', {
-                kind: 'run',
-                id: `run:${outcome.run.id}`,
-                runId: outcome.run.id,
-              });
-          });
         await session.runState?.refreshNow();
+        const replanned = `Run ${runId} is superseded by ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over`;
+        await continueIfReleased(outcome.run.id);
+        if (session.drivenRuns.includes(outcome.run.id)) {
+          void vscode.window.showInformationMessage(`${replanned}; this window drives it.`);
+          return;
+        }
+        void vscode.window.showInformationMessage(`${replanned}.`, 'Resume').then((pick) => {
+          if (pick)
+            void vscode.commands.executeCommand('baton.resumeRun', {
+              kind: 'run',
+              id: `run:${outcome.run.id}`,
+              runId: outcome.run.id,
+            });
+        });
       },
       log,
     ),

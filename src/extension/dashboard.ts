@@ -37,16 +37,33 @@ export class DashboardPanel extends DisposableStore {
       DashboardPanel.viewType,
       'Baton Dashboard',
       vscode.ViewColumn.Active,
-      {
-        enableScripts: true,
-        localResourceRoots: [
-          vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
-          vscode.Uri.joinPath(extensionUri, 'media'),
-        ],
-      },
+      webviewOptions(extensionUri),
     );
-    panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'baton.svg');
     DashboardPanel.current = new DashboardPanel(panel, extensionUri, session, cache, runId);
+    return DashboardPanel.current;
+  }
+
+  /**
+   * The panel VS Code kept across a reload (or a restart), handed back by the serializer: the
+   * dashboard comes back on the run it showed — the webview saved its id with its filter and
+   * selection, which it finds again in its state. A run that is gone gives way to the newest.
+   */
+  static async revive(
+    panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
+    session: BatonSession,
+    saved: unknown,
+  ): Promise<DashboardPanel> {
+    panel.webview.options = webviewOptions(extensionUri);
+    const engine = await session.engine();
+    const savedRunId = (saved as { runId?: unknown } | undefined)?.runId;
+    const runId =
+      typeof savedRunId === 'string' && (await engine.listRuns()).some((r) => r.id === savedRunId)
+        ? savedRunId
+        : undefined;
+    if (DashboardPanel.current && DashboardPanel.current.panel !== panel) DashboardPanel.current.panel.dispose();
+    DashboardPanel.current = new DashboardPanel(panel, extensionUri, session, session.runState!, runId);
+    session.log.info(`Dashboard restored${runId ? ` on ${runId}` : ''}.`);
     return DashboardPanel.current;
   }
 
@@ -58,6 +75,7 @@ export class DashboardPanel extends DisposableStore {
     runId: string | undefined,
   ) {
     super();
+    panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'baton.svg');
     this.feed = this._register(
       new DashboardFeed(
         cache,
@@ -196,6 +214,17 @@ export class DashboardPanel extends DisposableStore {
       viewColumn: vscode.ViewColumn.Beside,
     });
   }
+}
+
+/** Scripts on, and only the webview bundle and media/ to load from (also set again on a restored panel). */
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      vscode.Uri.joinPath(extensionUri, 'media'),
+    ],
+  };
 }
 
 /** The webview's document: its own script with a nonce, the stylesheet from media/, nothing else may load. */

@@ -24,6 +24,7 @@ import {
   type TaskView,
 } from '../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
+import { runActivity } from './viewRows';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -300,6 +301,7 @@ export class DashboardFeed implements Disposable {
 
   private header(view: RunOverview): RunHeader {
     const count = (...statuses: string[]): number => view.tasks.filter((t) => statuses.includes(t.status)).length;
+    const activity = runActivity(view.run, view, this.cache.now);
     return {
       id: view.run.id,
       planPath: view.run.planPath,
@@ -308,6 +310,12 @@ export class DashboardFeed implements Disposable {
       maxConcurrency: this.options.maxConcurrency(),
       slotsInUse: view.runtimes.filter((r) => r.status === 'claimed' || r.status === 'active').length,
       coordinatedHere: this.options.coordinatedHere(view.run.id),
+      activity: {
+        kind: activity.kind,
+        label: activity.label,
+        detail: activity.detail,
+        canResume: activity.action === 'resume',
+      },
       counts: {
         total: view.tasks.length,
         done: count('completed', 'skipped'),

@@ -25,6 +25,7 @@ export interface BatonApi {
   /** The open dashboard panel, if any. */
   readonly dashboard: () => DashboardPanel | undefined;
   whenReady(): Promise<void>;
+  /** What deactivation does with the runs this window drives (`baton.onWindowClose`). */
   shutdown(): Promise<void>;
 }
 
@@ -35,13 +36,20 @@ export interface BatonApi {
  */
 export function activate(context: vscode.ExtensionContext): BatonApi {
   const activationStarted = performance.now();
-  const log = vscode.window.createOutputChannel('Baton', { log: true });
-  context.subscriptions.push(log);
+  const channel = vscode.window.createOutputChannel('Baton', { log: true });
+  context.subscriptions.push(channel);
+  const log = silentOnceClosed(channel);
   context.subscriptions.push(vscode.commands.registerCommand('baton.showLog', () => log.show()));
   const views: BatonApi['views'] = {};
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     log.info('Baton needs a folder: open one to run a plan.');
+    // A dashboard kept from a window that had a folder has nothing to show here.
+    context.subscriptions.push(
+      vscode.window.registerWebviewPanelSerializer(DashboardPanel.viewType, {
+        deserializeWebviewPanel: async (panel) => panel.dispose(),
+      }),
+    );
     return {
       session: undefined,
       views,
@@ -89,6 +97,17 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       } catch (err) {
         void vscode.window.showErrorMessage(describeError(err));
       }
+    }),
+    // The dashboard comes back after a reload, on the run it showed (activation event onWebviewPanel:baton.dashboard).
+    vscode.window.registerWebviewPanelSerializer(DashboardPanel.viewType, {
+      deserializeWebviewPanel: async (panel, saved: unknown) => {
+        try {
+          await DashboardPanel.revive(panel, context.extensionUri, current, saved);
+        } catch (err) {
+          panel.dispose();
+          void vscode.window.showErrorMessage(describeError(err));
+        }
+      },
     }),
     // The README, rendered by VS Code's own Markdown preview: a file URI handed to openExternal does nothing in a
     // browser (code-server), and the preview works the same on the desktop.
@@ -176,13 +195,37 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     whenReady: async () => {
       await current.engine();
     },
-    shutdown: () => current.shutdown(),
+    shutdown: () => current.windowClosing(),
   };
 }
 
-/** Ends every worker this window started, within VS Code's deactivation budget. */
+/** The window closes or reloads: the runs it drives are handed over or stopped, as `baton.onWindowClose` says. */
 export async function deactivate(): Promise<void> {
-  await session?.shutdown();
+  await session?.windowClosing();
+  // VS Code disposed the session meanwhile (it does not wait for deactivate to do so): the store closes after the runs.
+  await session?.whenStoreClosed();
+}
+
+/**
+ * The log channel, whose methods never throw. VS Code disposes an extension's subscriptions —
+ * the channel among them — right after it calls `deactivate`, without waiting for it; a closed
+ * channel throws on every line. The window's closing work (handing runs over, stopping
+ * workers) logs as it goes and must not be cut short by that.
+ */
+function silentOnceClosed(channel: vscode.LogOutputChannel): vscode.LogOutputChannel {
+  return new Proxy(channel, {
+    get(target, key, receiver): unknown {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        try {
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        } catch {
+          return undefined; // closed at deactivation: the line has nowhere to go
+        }
+      };
+    },
+  });
 }
 
 /**

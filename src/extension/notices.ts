@@ -78,6 +78,8 @@ export function outcomeLine(runId: string, outcome: CoordinatorOutcome): string 
       return `[${runId}] another process took the run over: ${outcome.detail}`;
     case 'shut-down':
       return `[${runId}] this window stopped driving the run (it is closing).`;
+    case 'handed-over':
+      return `[${runId}] this window handed the run over with ${counted(outcome.workers, 'worker')} still running (it is closing); the next window takes it over.`;
   }
 }
 

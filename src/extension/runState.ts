@@ -11,7 +11,7 @@ import type {
   RunOverview,
   WorkerRuntime,
 } from '../engine/index';
-import { Emitter } from '../engine/index';
+import { Emitter, isCoordinatorLive } from '../engine/index';
 
 /** What a heartbeat carries (announced from the runtimes' state; not in the event log). */
 type HeartbeatPayload = EventMap['runtime:heartbeat'];
@@ -79,9 +79,12 @@ const DEFAULTS = {
 const BEAT_GUARD_BEFORE_MS = 250;
 const BEAT_GUARD_AFTER_MS = 50;
 const EVENTS_PAGE = 10_000;
+const LEASE_EXPIRY_MARGIN_MS = 50;
 
 interface RunEntry {
   overview: RunOverview;
+  /** Whether a live coordinator held the run as of this read: time alone can flip it (at the lease's expiry). */
+  coordinatorLive: boolean;
   ingestions?: readonly IngestionRecord[];
   /** Followed runs: delegations that ran in their own worktree. */
   worktrees?: ReadonlySet<string>;
@@ -180,6 +183,8 @@ export class RunStateCache implements Disposable {
   private readTimer: ReturnType<typeof setTimeout> | undefined;
   private publishTimer: ReturnType<typeof setTimeout> | undefined;
   private tickTimer: ReturnType<typeof setTimeout> | undefined;
+  /** At the earliest expiry of a held coordinator lease: the run is read again and its shown state may flip. */
+  private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   private reading: Promise<void> | undefined;
   private lastPublishedAt = -Infinity;
   private shared: number;
@@ -366,7 +371,8 @@ export class RunStateCache implements Disposable {
 
   dispose(): void {
     this.disposed = true;
-    for (const timer of [this.readTimer, this.publishTimer, this.tickTimer]) if (timer) clearTimeout(timer);
+    for (const timer of [this.readTimer, this.publishTimer, this.tickTimer, this.leaseTimer?.timer])
+      if (timer) clearTimeout(timer);
     this.subscription.dispose();
     this.changed.dispose();
   }
@@ -457,6 +463,7 @@ export class RunStateCache implements Disposable {
         this.reading = undefined;
         if (this.disposed) return;
         if (this.isDirty()) this.scheduleRead();
+        this.scheduleLeaseExpiry();
         this.publishSoon(this.options.publishGapMs);
       });
     this.reading = reading;
@@ -498,7 +505,10 @@ export class RunStateCache implements Disposable {
     const previous = this.entries.get(runId);
     const overview = this.withLatestBeats(await this.engine.overview(runId));
     diffOverview(previous?.overview, overview, change);
-    const entry: RunEntry = { overview };
+    const coordinatorLive = isCoordinatorLive(overview.coordinatorLease, this.engine.now());
+    // The lease ran out (or its holder went) with nothing logged: the run's shown state changes all the same.
+    if (previous && previous.coordinatorLive !== coordinatorLive) change.runs.add(runId);
+    const entry: RunEntry = { overview, coordinatorLive };
     if (previous?.ingestions && !work.ingestions.has(runId) && !work.all) entry.ingestions = previous.ingestions;
     else {
       entry.ingestions = await this.engine.listIngestions(runId);
@@ -551,6 +561,41 @@ export class RunStateCache implements Disposable {
         const beat = this.latestBeats.get(r.id);
         return beat && beat.heartbeatCount > r.heartbeatCount ? withBeat(r, beat, beat.at) : r;
       }),
+    };
+  }
+
+  /**
+   * A coordinator lease is renewed without an event, and one that runs out changes nothing in
+   * the store — yet the run it held then has no live coordinator, and every surface must say so.
+   * A timer at the earliest expiry among the held runs reads those runs again: a renewed lease
+   * moves the timer on (one read per run every lease or so); one that ran out flips the run.
+   */
+  private scheduleLeaseExpiry(): void {
+    if (this.disposed) return;
+    const now = this.engine.now();
+    let at: number | undefined;
+    for (const entry of this.entries.values()) {
+      const lease = entry.overview.coordinatorLease;
+      if (entry.coordinatorLive && lease) at = Math.min(at ?? Infinity, lease.expiresAt);
+    }
+    if (this.leaseTimer?.at === at) return;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+    this.leaseTimer = undefined;
+    if (at === undefined) return;
+    // A little past the expiry, so that the read finds it run out; at most an hour ahead (a timer's limit is ~24 days).
+    const delay = Math.min(Math.max(0, at - now) + LEASE_EXPIRY_MARGIN_MS, 3_600_000);
+    this.leaseTimer = {
+      at,
+      timer: setTimeout(() => {
+        this.leaseTimer = undefined;
+        const later = this.engine.now();
+        for (const [runId, entry] of this.entries) {
+          const lease = entry.overview.coordinatorLease;
+          if (entry.coordinatorLive && lease && lease.expiresAt <= later) this.dirty.runs.add(runId);
+        }
+        if (this.isDirty()) void this.read();
+        else this.scheduleLeaseExpiry();
+      }, delay),
     };
   }
 
@@ -698,7 +743,23 @@ function diffFacts(
 function runFacts(view: RunOverview): string {
   const tally: Record<string, number> = {};
   for (const t of view.tasks) tally[t.status] = (tally[t.status] ?? 0) + 1;
-  return JSON.stringify([view.run.status, view.run.planPath, view.tasks.length, tally]);
+  // Who holds the run, not until when: a renewal (every third of a lease) is no change to show.
+  const lease = view.coordinatorLease;
+  const coordinator = lease && [
+    lease.holder,
+    lease.epoch,
+    lease.releasedAt !== undefined,
+    lease.handedOver ?? null,
+    lease.holderProcess ?? null,
+  ];
+  return JSON.stringify([
+    view.run.status,
+    view.run.stopMode ?? null,
+    view.run.planPath,
+    view.tasks.length,
+    tally,
+    coordinator,
+  ]);
 }
 
 function taskFacts(view: RunOverview): Map<string, string> {

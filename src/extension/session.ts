@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { BatonError, Engine, type CoordinatorOutcome } from '../engine/index';
+import { BatonError, counted, Engine, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import { outcomeLine } from './notices';
 import { RunStateCache } from './runState';
@@ -27,6 +27,16 @@ export class TrustRequiredError extends UserFacingError {
   }
 }
 
+/** What closing (or reloading) the window does to the runs it drives: the `baton.onWindowClose` setting. */
+export type WindowCloseBehaviour = 'keepRunning' | 'stopGracefully' | 'stopImmediately';
+const WINDOW_CLOSE_BEHAVIOURS: readonly WindowCloseBehaviour[] = ['keepRunning', 'stopGracefully', 'stopImmediately'];
+
+/**
+ * With `stopImmediately`, how long a worker gets between SIGTERM and SIGKILL: VS Code gives all
+ * extensions 5 s in all to deactivate, so the config's stopGraceSeconds (5 s by default) cannot be.
+ */
+const CLOSING_GRACE_MS = 1000;
+
 /**
  * The extension's hold on one workspace folder: the engine (opened on first need, off the
  * activation path), the run-state cache, and the runs this window coordinates. Spawning
@@ -37,6 +47,11 @@ export class BatonSession extends DisposableStore {
   private opened: Engine | undefined;
   private cache: RunStateCache | undefined;
   private readonly driving = new Map<string, DrivingCoordinator>();
+  /** The window is closing: what it does with its runs, which the store must outlive. */
+  private closing: Promise<void> | undefined;
+  private storeClosed: Promise<void> | undefined;
+  /** Hand-overs this window tried to take (run@epoch): each once; if another window won it, this one observes. */
+  private readonly takeOversTried = new Set<string>();
   private readonly runStateReady = this._register(new vscode.EventEmitter<RunStateCache>());
   readonly onRunStateReady = this.runStateReady.event;
   private readonly drivingChanged = this._register(new vscode.EventEmitter<void>());
@@ -85,6 +100,13 @@ export class BatonSession extends DisposableStore {
       });
       await this.cache.refreshNow();
       this.runStateReady.fire(this.cache);
+      const cache = this.cache;
+      this._register(
+        cache.onDidChange((change) => {
+          if (change.structure || change.runs.size > 0) this.takeOverHandedOverRuns(cache);
+        }),
+      );
+      this.takeOverHandedOverRuns(cache);
       this.log.info(`Opened the Baton store of ${this.workspace} in ${(performance.now() - started).toFixed(0)} ms.`);
       return engine;
     })();
@@ -127,11 +149,40 @@ export class BatonSession extends DisposableStore {
       .then((outcome) => this.onRunOutcome(runId, outcome))
       .catch((err: unknown) => this.log.error(`[${runId}] the coordinator stopped: ${(err as Error).message}`))
       .finally(() => {
+        // Handed over or stopped by a closing window: the window is going, nothing to update.
+        if (this.driving.get(runId) !== taken.coordinator) return;
         this.driving.delete(runId);
         this.drivingChanged.fire();
         void this.cache?.refreshNow();
       });
     return true;
+  }
+
+  /**
+   * Takes over the runs a closing window handed over with their workers running (a reload, or
+   * the last window closed with `keepRunning`): at activation, and whenever one is handed over
+   * while this window is open. Its reconcile adopts the live workers — same attempt, same pid —
+   * and takes what finished meanwhile from disk. Only in a trusted workspace, and each hand-over
+   * once: when another window takes it first, this one observes.
+   */
+  private takeOverHandedOverRuns(cache: RunStateCache): void {
+    if (!vscode.workspace.isTrusted || this.closing || this.isDisposed) return;
+    for (const run of cache.runs) {
+      if (run.status !== 'running' && run.status !== 'stopping') continue;
+      const lease = cache.overview(run.id)?.coordinatorLease;
+      // Not one this very process handed over (the API's shutdown in a test): a window that closes is going anyway.
+      if (!lease?.handedOver || this.driving.has(run.id) || lease.identity.pid === process.pid) continue;
+      const key = `${run.id}@${lease.epoch}`;
+      if (this.takeOversTried.has(key)) continue;
+      this.takeOversTried.add(key);
+      const { workers, tasks } = lease.handedOver;
+      this.log.info(
+        `Taking over ${run.id}: ${lease.holder} handed it over with ${counted(workers, 'worker')} running.`,
+      );
+      void this.drive(run.id, tasks ? { tasks } : {}).catch((err: unknown) =>
+        this.log.warn(`Could not take over ${run.id}: ${describeError(err)}`),
+      );
+    }
   }
 
   private onRunOutcome(runId: string, outcome: CoordinatorOutcome): void {
@@ -149,27 +200,66 @@ export class BatonSession extends DisposableStore {
   }
 
   /**
-   * Ends every worker this window started (the window closes, the extension deactivates):
-   * within VS Code's few-second budget, so with a short grace period.
+   * The window closes or reloads — the extension deactivates, and VS Code cannot tell which — so
+   * each run this window drives gets what `baton.onWindowClose` says, within the few seconds VS
+   * Code gives (docs/extension.md, "Reload and window close"):
+   * - `keepRunning` (default): handed over — the lease is released at once, marked so, and the
+   *   workers run on; the next window (this one reloaded) takes the run over and adopts them.
+   *   A reload is never destructive.
+   * - `stopGracefully`: the same, under a graceful stop: nothing new starts; the next window
+   *   lets the running attempts finish.
+   * - `stopImmediately`: every worker is ended (TERM, 1 s, KILL, proof), the attempts cancelled,
+   *   the lease released.
+   * The store stays open until this is done (VS Code disposes the subscriptions right after it
+   * calls `deactivate`, without waiting).
    */
-  async shutdown(): Promise<void> {
+  windowClosing(): Promise<void> {
+    if (this.closing) return this.closing;
+    const setting = vscode.workspace.getConfiguration('baton', this.folder).get<string>('onWindowClose');
+    const behaviour = WINDOW_CLOSE_BEHAVIOURS.find((b) => b === setting) ?? 'keepRunning';
     const all = [...this.driving.values()];
     this.driving.clear();
-    await Promise.all(
-      all.map((c) =>
-        c.shutdown('VS Code window closed').catch((err: unknown) => {
+    this.closing = Promise.all(
+      all.map(async (c) => {
+        const runId = c.options.runId;
+        try {
+          if (behaviour === 'stopImmediately') {
+            const report = await c.shutdown('VS Code window closed', { graceMs: CLOSING_GRACE_MS });
+            const unconfirmed = report.filter((e) => !e.confirmed).length;
+            this.log.info(
+              `[${runId}] window closing: stopped ${counted(report.length, 'attempt')}${unconfirmed ? `, ${unconfirmed} NOT confirmed` : ''}.`,
+            );
+          } else {
+            const { workers } = await c.handOver({
+              by: 'VS Code window closed',
+              ...(behaviour === 'stopGracefully' ? { stop: 'graceful' as const } : {}),
+            });
+            this.log.info(`[${runId}] window closing: handed over with ${counted(workers, 'worker')} running.`);
+          }
+        } catch (err) {
           // Its workers are then left to the next coordinator, which reconciles them.
-          this.log.error(`${c.options.runId}: shutdown did not stop every worker: ${(err as Error).message}`);
-          return [];
-        }),
-      ),
-    );
+          this.log.error(`[${runId}] window closing (${behaviour}): ${(err as Error).message}`);
+        }
+      }),
+    ).then(() => {
+      // Still here (the API's shutdown, not a deactivation): the window may drive runs again.
+      if (!this.isDisposed) this.closing = undefined;
+    });
+    return this.closing;
   }
 
   override dispose(): void {
     super.dispose();
     this.cache?.dispose();
-    void this.opened?.close();
+    const close = async (): Promise<void> => {
+      await this.opened?.close().catch((err: unknown) => this.log.warn(`Closing the store: ${(err as Error).message}`));
+    };
+    this.storeClosed = this.closing ? this.closing.then(close, close) : close();
+  }
+
+  /** Settles once the store is closed after disposal (deactivation waits for it: a clean close, no torn snapshot). */
+  whenStoreClosed(): Promise<void> {
+    return this.storeClosed ?? Promise.resolve();
   }
 }
 

@@ -1,7 +1,18 @@
-import { isFinishedRun, type Delegation, type Run, type Task } from '../engine/index';
+import { hostname } from 'node:os';
+import {
+  counted,
+  isFinishedRun,
+  isCoordinatorLive,
+  type CoordinatorState,
+  type Delegation,
+  type Run,
+  type RunOverview,
+  type Task,
+} from '../engine/index';
 import { describeLiveness } from '../protocol/liveness';
-import { taskDuration } from '../protocol/time';
-import type { RunStateCache } from './runState';
+import { formatDuration, taskDuration } from '../protocol/time';
+import { statusTooltip } from './notices';
+import { isLiveRuntime, type RunStateCache } from './runState';
 
 /**
  * What each row of the Runs, Workers and Gates views and the status bar say, mapped from the
@@ -50,6 +61,15 @@ const RUN_ICONS: Record<Run['status'], Icon> = {
   superseded: ['history', 'disabledForeground'],
 };
 
+/** A run that is not ended shows what it does (its status alone would say "running" with nothing driving it). */
+const ACTIVITY_ICONS: Partial<Record<RunActivityKind, Icon>> = {
+  running: ['play-circle', 'charts.blue'],
+  stopping: ['loading~spin', 'charts.orange'],
+  'waiting-decision': ['shield', 'charts.yellow'],
+  stopped: ['debug-pause', 'charts.yellow'],
+  'waiting-coordinator': ['debug-disconnect', 'charts.orange'],
+};
+
 const DELEGATION_ICONS: Record<Delegation['status'], Icon> = {
   PENDING: ['clock'],
   RUNNING: ['sync~spin', 'charts.blue'],
@@ -65,20 +85,110 @@ export function countsUp(task: Task): boolean {
   return task.status === 'running' || task.status === 'verifying';
 }
 
+/**
+ * What a run is doing, as every surface shows it (the Runs view, the status bar, the dashboard
+ * header). The invariant (docs/extension.md, "Run states"): a run shows *running* (or
+ * *stopping*) only while a live coordinator holds its lease; otherwise it says what it waits
+ * for — a decision at its gates, a coordinator (nothing drives it: Resume), a Resume after a
+ * stop — or that it ended.
+ */
+export type RunActivityKind = 'running' | 'stopping' | 'waiting-decision' | 'stopped' | 'waiting-coordinator' | 'ended';
+
+export interface RunActivity {
+  kind: RunActivityKind;
+  /** The words shown: "running", "waiting for a decision (2 gates)", "waiting for a coordinator", "completed", … */
+  label: string;
+  /** Why, and what moves it on (a tooltip, the dashboard header). */
+  detail: string;
+  /** What moves it on, when a person must: Resume (drive it from this window) or a decision at its gates. */
+  action?: 'resume' | 'decide';
+  /** Its open gates. */
+  gates: number;
+}
+
+const ENDED_DETAIL: Partial<Record<Run['status'], string>> = {
+  completed: 'Every task completed.',
+  failed: 'It ended: a task failed.',
+  blocked: 'It ended: the tasks left are blocked by ones that did not complete.',
+  superseded: 'It was replanned: the newer run carries its finished work.',
+};
+
+/**
+ * The one derivation of a run's shown state, as of `now` (the cache's shared clock): the same
+ * facts give every surface the same words. A lease that runs out flips it without any store
+ * change (the run-state cache reads the run again at the expiry).
+ */
+export function runActivity(run: Run, view: RunOverview | undefined, now: number): RunActivity {
+  const gates = view?.gates.filter((g) => g.status === 'open').length ?? 0;
+  const gatesText = `${gates} gate${gates === 1 ? '' : 's'}`;
+  const ended = ENDED_DETAIL[run.status];
+  if (ended) return { kind: 'ended', label: run.status, detail: ended, gates };
+  const lease = view?.coordinatorLease;
+  const live = isCoordinatorLive(lease, now);
+  if (live && lease && (run.status === 'running' || run.status === 'stopping')) {
+    const by = holderHere(lease) ? 'this window' : lease.holder;
+    return run.status === 'running'
+      ? { kind: 'running', label: 'running', detail: `Driven by ${by}.`, gates }
+      : { kind: 'stopping', label: 'stopping', detail: `${by} applies the ${run.stopMode ?? ''} stop.`, gates };
+  }
+  if (run.status === 'paused' && run.stopMode)
+    return {
+      kind: 'stopped',
+      label: 'stopped',
+      detail: `Stopped (${run.stopMode}); nothing new starts. Resume continues it from this window.`,
+      action: 'resume',
+      gates,
+    };
+  if (run.status === 'paused' && gates > 0)
+    return {
+      kind: 'waiting-decision',
+      label: `waiting for a decision (${gatesText})`,
+      detail: `Nothing can run until ${gates === 1 ? 'its gate is' : 'its gates are'} decided (the Gates view). A decision taken here drives the run on from this window.`,
+      action: 'decide',
+      gates,
+    };
+  const stop = run.stopMode ? `A ${run.stopMode} stop is in force and no coordinator applies it. ` : '';
+  return {
+    kind: 'waiting-coordinator',
+    label: 'waiting for a coordinator',
+    detail: `${stop}${nobodyDrives(lease, now)} Resume continues it from this window.`,
+    action: 'resume',
+    gates,
+  };
+}
+
+/** Why no coordinator drives a run that has work to do. */
+function nobodyDrives(lease: CoordinatorState | undefined, now: number): string {
+  if (!lease) return 'Nothing drives it: no coordinator has taken it yet.';
+  if (lease.handedOver)
+    return `Its window closed with ${counted(lease.handedOver.workers, 'worker')} left running, for the next window to adopt.`;
+  if (lease.releasedAt !== undefined) return `Nothing drives it: its coordinator (${lease.holder}) let go.`;
+  if (lease.holderProcess === 'gone') return `Nothing drives it: its coordinator (${lease.holder}) is gone.`;
+  if (lease.holderProcess === 'stopped')
+    return `Nothing drives it: its coordinator (${lease.holder}) is stopped (Ctrl-Z or a debugger); Resume takes over once its lease runs out.`;
+  return `Nothing drives it: the lease of its coordinator (${lease.holder}) ran out ${formatDuration(now - lease.expiresAt)} ago.`;
+}
+
+/** Held by this process (this window's extension host)? */
+function holderHere(lease: CoordinatorState): boolean {
+  return lease.identity.pid === process.pid && lease.identity.host === hostname();
+}
+
 export function runRow(cache: RunStateCache, runId: string): Row {
   const view = cache.overview(runId);
   const run = view?.run ?? cache.runs.find((r) => r.id === runId);
   if (!run) return { label: runId, contextValue: 'baton.run', collapsible: 'expanded' };
+  const activity = runActivity(run, view, cache.now);
   const done = view ? view.tasks.filter((t) => t.status === 'completed').length : 0;
   const finished = isFinishedRun(run.status);
+  // Resume only where the state allows it and nothing drives the run now (runActivity).
+  const actions = runActions(run.status).filter((a) => a !== 'canResume' || activity.action === 'resume');
   return {
     label: run.planPath,
-    description: `${run.status} · ${done}/${view?.tasks.length ?? '?'} · ${run.id}`,
-    icon: RUN_ICONS[run.status],
-    tooltip: `**Run ${run.id}** — ${run.status}\n\nPlan: \`${run.planPath}\``,
-    contextValue: `baton.run status=${run.status}${runActions(run.status)
-      .map((a) => ` ${a}`)
-      .join('')}`,
+    description: `${activity.label} · ${done}/${view?.tasks.length ?? '?'} · ${run.id}`,
+    icon: ACTIVITY_ICONS[activity.kind] ?? RUN_ICONS[run.status],
+    tooltip: `**Run ${run.id}** — ${activity.label}\n\n${activity.detail}\n\nPlan: \`${run.planPath}\``,
+    contextValue: `baton.run status=${run.status} activity=${activity.kind}${actions.map((a) => ` ${a}`).join('')}`,
     // A finished run is history: its tasks are there when asked for, not in the way.
     collapsible: finished ? 'collapsed' : 'expanded',
   };
@@ -239,7 +349,41 @@ export function gateRows(cache: RunStateCache): GateRow[] {
   });
 }
 
-/** What the status bar counts. */
-export function statusCounts(cache: RunStateCache): { running: number; gates: number } {
-  return { running: cache.liveRuntimes().length, gates: cache.openGates().length };
+/**
+ * What the status bar counts, from the runs' shown states: workers running under a live
+ * coordinator (a worker whose lease ran out, or of a run nothing drives, is not running),
+ * open gates, and runs waiting for a coordinator.
+ */
+export function statusCounts(cache: RunStateCache): { running: number; gates: number; undriven: number } {
+  let running = 0;
+  let undriven = 0;
+  for (const run of cache.runs) {
+    const view = cache.overview(run.id);
+    const activity = runActivity(run, view, cache.now);
+    if (activity.kind === 'waiting-coordinator') undriven++;
+    if (activity.kind !== 'running' && activity.kind !== 'stopping') continue;
+    running += view?.runtimes.filter((r) => isLiveRuntime(r) && r.leaseExpiresAt > cache.now).length ?? 0;
+  }
+  return { running, gates: cache.openGates().length, undriven };
+}
+
+/** The status bar item: its text (with a codicon), tooltip line and whether it warns. */
+export function statusSummary(
+  cache: RunStateCache,
+  drivenHere: readonly string[],
+): { text: string; tooltip: string; warning: boolean } {
+  const { running, gates, undriven } = statusCounts(cache);
+  const gatesText = `${counted(gates, 'gate')} waiting`;
+  const undrivenText = `${counted(undriven, 'run')} waiting for a coordinator`;
+  const parts = [gates ? gatesText : '', undriven ? undrivenText : ''].filter(Boolean);
+  const text =
+    running > 0
+      ? `$(sync~spin) Baton: ${running} running${gates ? `, ${gates} waiting` : ''}${undriven ? `, ${undriven} not driven` : ''}`
+      : gates > 0
+        ? `$(shield) Baton: ${parts.join(', ')}`
+        : undriven > 0
+          ? `$(debug-disconnect) Baton: ${undrivenText}`
+          : '$(check) Baton: idle';
+  const tooltip = `${statusTooltip(running, gates, [])}${undriven ? `, ${undrivenText} (Resume in the Runs view)` : ''}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+  return { text, tooltip, warning: running === 0 && (gates > 0 || undriven > 0) };
 }

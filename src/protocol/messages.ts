@@ -106,6 +106,19 @@ export const runHeaderSchema = z
     slotsInUse: count,
     /** Driven by this window (Stop applies here), or by another process. */
     coordinatedHere: z.boolean(),
+    /**
+     * What the run is doing, as the Runs view and the status bar say it (viewRows.ts,
+     * runActivity): running only while a live coordinator holds it; otherwise what it waits for.
+     */
+    activity: z
+      .object({
+        kind: z.enum(['running', 'stopping', 'waiting-decision', 'stopped', 'waiting-coordinator', 'ended']),
+        label: text,
+        detail: text,
+        /** Resume is what moves it on. */
+        canResume: z.boolean(),
+      })
+      .strict(),
     counts: z
       .object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count })
       .strict(),

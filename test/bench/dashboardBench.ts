@@ -86,6 +86,7 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       maxConcurrency: runtimes,
       slotsInUse: runtimes,
       coordinatedHere: true,
+      activity: { kind: 'running', label: 'running', detail: 'Driven by this window.', canResume: false },
       counts: {
         total: tasks,
         done: Math.floor(tasks * 0.375),

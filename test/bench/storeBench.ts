@@ -350,6 +350,7 @@ export async function prepareBaton(
         await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'halfway there' });
         const outcome = await engine.ingest({
           delegationId: claim.delegation.id,
+          token: claim.token,
           runId: run.id,
           artifactPath: `${RESULTS_DIR}/${taskId}.md`,
         });

@@ -255,25 +255,71 @@ describe('Baton in the editor', function () {
     assert.deepEqual(processesOf(runtimeIds), [], 'no worker process is left');
   });
 
-  it('shutting down (what deactivation does) ends the workers this window started', async () => {
+  it('closing the window (what deactivation does) hands the run over with its workers running by default; Resume adopts them', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ S1: 'hang', S2: 'hang' });
-    await vscode.commands.executeCommand('baton.resumeRun', {
-      kind: 'run',
-      id: 'run:x',
-      runId: (await overview()).run.id,
-    });
+    const runId = (await overview()).run.id;
+    await vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: `run:${runId}`, runId });
     const running = await waitFor('the workers to run again', async () => {
       const view = await overview();
       const live = view.runtimes.filter((r) => r.status !== 'terminal');
       return live.length === 2 ? live.map((r) => r.id) : undefined;
     });
-    await waitFor('their processes', () => processesOf(running).length >= 2);
+    // The workers' own processes, as recorded (their `baton heartbeat` children carry the marker too, briefly).
+    const pids = await waitFor('their processes', async () => {
+      const { workers } = await (await api.session!.engine()).diagnose(runId);
+      const found = workers.filter((w) => w.pid && w.alive).map((w) => w.pid!);
+      return found.length === 2 && found.every((pid) => processesOf(running).includes(pid)) ? found.sort() : undefined;
+    });
+    const attempts = (await overview()).delegations.map((d) => d.id).sort();
+    assert.equal(vscode.workspace.getConfiguration('baton').get('onWindowClose'), 'keepRunning');
     await api.shutdown();
-    assert.deepEqual(processesOf(running), []);
-    const view = await overview();
-    assert.ok(
-      view.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'CANCELLED'),
+    assert.deepEqual(
+      pids.filter((pid) => processesOf(running).includes(pid)),
+      pids,
+      'the workers run on',
     );
+    const handedOver = await overview();
+    assert.deepEqual(handedOver.coordinatorLease?.handedOver, { workers: 2 });
+    assert.ok(handedOver.coordinatorLease?.releasedAt !== undefined, 'the lease was released at once');
+    assert.ok(
+      handedOver.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'RUNNING'),
+    );
+    // This window drives it again: the same attempts, the same processes.
+    await vscode.commands.executeCommand('baton.resumeRun', { kind: 'run', id: `run:${runId}`, runId });
+    await waitFor('the run to be driven here again', () =>
+      api.session!.drivenRuns.includes(runId) ? true : undefined,
+    );
+    await waitFor('the lease to be taken', async () => {
+      const lease = (await overview()).coordinatorLease;
+      return lease && lease.releasedAt === undefined && lease.epoch > handedOver.coordinatorLease!.epoch
+        ? lease
+        : undefined;
+    });
+    assert.deepEqual((await overview()).delegations.map((d) => d.id).sort(), attempts, 'no new attempt');
+    assert.deepEqual(
+      pids.filter((pid) => processesOf(running).includes(pid)),
+      pids,
+    );
+  });
+
+  it('with baton.onWindowClose: stopImmediately, closing the window ends the workers this window drives', async () => {
+    const config = vscode.workspace.getConfiguration('baton');
+    await config.update('onWindowClose', 'stopImmediately', vscode.ConfigurationTarget.Workspace);
+    try {
+      const view = await overview();
+      const running = view.runtimes.filter((r) => r.status !== 'terminal').map((r) => r.id);
+      assert.equal(running.length, 2, 'the workers adopted by the previous test');
+      assert.ok(api.session!.drivenRuns.includes(view.run.id));
+      await api.shutdown();
+      assert.deepEqual(processesOf(running), []);
+      const after = await overview();
+      assert.ok(
+        after.delegations.filter((d) => running.includes(d.runtimeId ?? '')).every((d) => d.status === 'CANCELLED'),
+      );
+      assert.equal(after.coordinatorLease?.handedOver, undefined, 'not handed over');
+    } finally {
+      await config.update('onWindowClose', undefined, vscode.ConfigurationTarget.Workspace);
+    }
   });
 
   it('reports a command whose precondition fails as a message, not an exception', async () => {

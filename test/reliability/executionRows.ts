@@ -180,7 +180,7 @@ export async function lateResult(trials: number): Promise<RowOutcome> {
           '```baton-result\ncontract: baton-result-v1\ntask: S\nagent: coder\nstatus: PASS\nsummary: late\nartifacts: []\n```\n',
         );
         const late = await engine
-          .ingest({ runId: first.runId, delegationId: first.delegation.id, artifactPath: artifact })
+          .ingest({ runId: first.runId, delegationId: first.delegation.id, token: first.token, artifactPath: artifact })
           .then(
             () => 'accepted',
             (err: Error) => err.message,
@@ -189,6 +189,7 @@ export async function lateResult(trials: number): Promise<RowOutcome> {
         const onTime = await engine.ingest({
           runId: first.runId,
           delegationId: second.delegation.id,
+          token: second.token,
           artifactPath: artifact,
         });
         const view = await engine.overview(first.runId);

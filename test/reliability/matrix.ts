@@ -35,6 +35,7 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
+import { forgedIngest, plantedLinks } from './boundaryRows';
 import { runClaimRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -637,9 +638,12 @@ async function ingestionReplay(trials: number): Promise<RowOutcome> {
       const claim = await engines[0]!.claimTask({ planPath: join(workspace, 'plan.md'), taskId: 'T1' });
       // Replayed from two processes' engines at once, and again and again.
       const replays = Array.from({ length: trials }, (_, i) =>
-        engines[i % 2]!.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact }).catch(
-          (err: Error) => err,
-        ),
+        engines[i % 2]!.ingest({
+          runId: claim.runId,
+          delegationId: claim.delegation.id,
+          token: claim.token,
+          artifactPath: artifact,
+        }).catch((err: Error) => err),
       );
       const outcomes = await Promise.all(replays);
       const errors = outcomes.filter((o) => o instanceof Error) as Error[];
@@ -1321,6 +1325,30 @@ export const ROWS: MatrixRow[] = [
     full: 7,
     smoke: 3,
     run: shellMetacharacters,
+  },
+  {
+    id: 'H5',
+    fault:
+      'A worker plants links under `.baton/runs/<run>/` where Baton writes the next task’s prompt, log, artifact copy or verify log (symlink to a file or folder outside, hard link, FIFO)',
+    guarantee:
+      'Baton writes nothing through them: the write is refused (`workspace.link-refused`, naming the path), the attempt fails with that reason, nothing outside the workspace changes',
+    injection:
+      'task T1’s worker plants one trap (cycling through 8 kinds), then the coordinator starts T2; the files outside are compared',
+    full: 40,
+    smoke: 8,
+    run: plantedLinks,
+  },
+  {
+    id: 'H6',
+    fault:
+      'A result handed in for another task’s running attempt (no token, another attempt’s token), or after its lease ran out',
+    guarantee:
+      'refused (`ingest.token-required`, `runtime.wrong-token`, `runtime.lease-expired`), nothing recorded; a late one makes the expiry official (STALE)',
+    injection:
+      'two claims; a forged PASS for A without a token, with B’s token, then with A’s token after its lease ran out (fake clock)',
+    full: 100,
+    smoke: 5,
+    run: forgedIngest,
   },
   {
     id: 'R1',

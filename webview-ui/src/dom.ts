@@ -97,3 +97,18 @@ export function statusClass(status: string): string {
       return 'idle';
   }
 }
+
+/** The colour of the run's activity chip: waiting for a person or for a coordinator stands out. */
+export function activityClass(kind: string, status: string): string {
+  switch (kind) {
+    case 'running':
+    case 'stopping':
+      return 'busy';
+    case 'waiting-decision':
+    case 'stopped':
+    case 'waiting-coordinator':
+      return 'wait';
+    default:
+      return statusClass(status);
+  }
+}

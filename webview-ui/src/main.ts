@@ -15,8 +15,19 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
-const saved = vscode.getState() as { ui?: Partial<UiState> } | undefined;
+/**
+ * What VS Code keeps for the panel: the filter and selection, and the run shown — after a
+ * reload its serializer (src/extension/dashboard.ts) restores the panel on that run.
+ */
+interface SavedState {
+  ui?: Partial<UiState>;
+  runId?: string;
+}
+const saved = vscode.getState() as SavedState | undefined;
 let state: DashboardState = initialState(saved?.ui ?? {});
+let savedRunId = saved?.runId;
+const save = (): void =>
+  vscode.setState({ ui: state.ui, ...(savedRunId ? { runId: savedRunId } : {}) } satisfies SavedState);
 let pendingBeats: Beat[] = [];
 let pendingBeatsNow = 0;
 let frame = 0;
@@ -26,7 +37,7 @@ const dispatch = (action: UiAction): void => {
   const next = reduceUi(state, action);
   if (next === state) return;
   state = next;
-  vscode.setState({ ui: state.ui });
+  save();
   schedule();
 };
 
@@ -54,6 +65,10 @@ window.addEventListener('message', (event: MessageEvent) => {
   }
   const message = received.message;
   state = received.state;
+  if (state.run && state.run.id !== savedRunId) {
+    savedRunId = state.run.id;
+    save();
+  }
   if (message.type === 'heartbeats') {
     // Batched: applied once, in the next animation frame.
     pendingBeats.push(...message.beats);

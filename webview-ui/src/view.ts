@@ -4,7 +4,7 @@
  */
 import type { GateView, IssueView, WebviewMessage } from '../../src/protocol/messages';
 import { renderCharts } from './charts';
-import { clear, clock, duration, h, setText, statusClass } from './dom';
+import { activityClass, clear, clock, duration, h, setText, statusClass } from './dom';
 import { QueueList } from './queue';
 import { hostNow, STATUS_FILTERS, visibleTasks, type DashboardState, type UiAction } from './state';
 import { WorkersPanel } from './workers';
@@ -160,8 +160,7 @@ export class DashboardView {
       'Resume',
       'Continue the run from this window',
       () => this.actions.post({ type: 'resumeRun' }),
-      // Nothing of a finished run can start again (the engine's FINISHED_RUN_STATUSES; the webview cannot import it).
-      run.coordinatedHere || ['completed', 'failed', 'blocked', 'cancelled', 'superseded'].includes(run.status),
+      !run.activity.canResume,
     );
     const plan = run.planPath.split(/[\\/]/).pop() ?? run.planPath;
     this.header.append(
@@ -169,7 +168,11 @@ export class DashboardView {
         'div',
         { class: 'title-row' },
         h('h1', { title: run.planPath }, plan),
-        h('span', { class: `chip ${statusClass(run.status)}` }, run.status),
+        h(
+          'span',
+          { class: `chip ${activityClass(run.activity.kind, run.status)}`, title: run.activity.detail },
+          run.activity.label,
+        ),
         h('span', { class: 'run-id' }, run.id),
         h('span', { class: 'spacer' }),
         stopGraceful,
@@ -186,7 +189,7 @@ export class DashboardView {
         h('span', {}, `${c.failed} failed`),
         h('span', { title: 'attempts in flight of maxConcurrency' }, `slots ${run.slotsInUse}/${run.maxConcurrency}`),
         this.elapsed,
-        h('span', { class: 'dim' }, run.coordinatedHere ? 'driven by this window' : 'driven elsewhere or idle'),
+        h('span', { class: 'dim activity-detail' }, run.activity.detail),
       ),
     );
   }

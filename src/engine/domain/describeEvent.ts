@@ -51,7 +51,9 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'coordinator:acquired':
       return `coordinated by ${text(e.data.holder)} (epoch ${e.data.epoch})${e.data.tookOverFrom ? `, taking over from ${text(e.data.tookOverFrom)}` : ''}`;
     case 'coordinator:released':
-      return `coordinator (epoch ${e.data.epoch}) let go`;
+      return e.data.handedOver
+        ? `coordinator (epoch ${e.data.epoch}) handed the run over with ${counted(e.data.handedOver.workers, 'worker')} still running`
+        : `coordinator (epoch ${e.data.epoch}) let go`;
     case 'stop:requested':
       return `${text(e.data.stopId)} ${e.data.mode} stop of ${text(e.data.delegationId) || 'the run'} requested by ${text(e.data.by)}`;
     case 'stop:applied':

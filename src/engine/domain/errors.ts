@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   'ingest.artifact-unreadable': 'invalid-input',
   'ingest.delegation-not-started': 'mismatch',
   'ingest.delegation-terminal': 'mismatch',
+  // A result handed in for a RUNNING attempt under a live lease, without its runtime token.
+  'ingest.token-required': 'conflict',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
   'replan.already-superseded': 'mismatch',
@@ -84,6 +86,8 @@ export const ERROR_CODES = {
   'worker.not-launched': 'invalid-input',
   // A worker's program is not installed (or not executable): nothing is dispatched; `baton doctor` says more.
   'worker.missing': 'not-qualified',
+  // A file Baton writes under .baton/ (or a folder above it) is a link or not a plain file: nothing is written.
+  'workspace.link-refused': 'mismatch',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -16,6 +16,14 @@ import type {
  * rows of the run's event log; heartbeats are announced from the runtimes' state (a
  * heartbeat is a renewal, not a transition — docs/architecture.md).
  */
+/** What a coordinator that let go of a run without stopping it left to its successor. */
+export interface HandOver {
+  /** Workers it was supervising, left running for the successor to adopt. */
+  workers: number;
+  /** The tasks it was limited to (`Run Task`), if any: the successor keeps to them. */
+  tasks?: string[];
+}
+
 export interface EventMap {
   'run:created': { planPath: string; planDigest: string; tasks: number };
   'run:status': { from: RunStatus; to: RunStatus; reason?: string };
@@ -87,7 +95,12 @@ export interface EventMap {
     durationMs: number;
   };
   'coordinator:acquired': { holder: string; epoch: number; tookOverFrom?: string };
-  'coordinator:released': { epoch: number };
+  /**
+   * `handedOver`: the coordinator let go without stopping its workers (its window closed with
+   * `baton.onWindowClose: keepRunning`); the next coordinator adopts them and drives on with the
+   * same task selection. Without it, a coordinator let go because its work was done for now.
+   */
+  'coordinator:released': { epoch: number; handedOver?: HandOver };
   'stop:requested': { stopId: string; mode: StopMode; by: string; delegationId?: string };
   'stop:applied': { stopId: string; mode: StopMode; attempts: number; confirmed: boolean; delegationId?: string };
   'integration:committed': { delegationId: string; taskId: string; sourceHead: string; changedFiles: number };

@@ -114,6 +114,8 @@ export interface Run {
   updatedAt: number;
   /** The run a replan mapped this one onto (status `superseded`). */
   supersededBy?: string;
+  /** A stop in force (nothing new is dispatched until it is lifted by resume). */
+  stopMode?: StopMode;
 }
 
 export interface Task {

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
 import { firstOverlap } from '../domain/fileOverlap';
@@ -12,6 +10,7 @@ import type { Task } from '../domain/types';
 import { DEFAULT_PERMISSIONS, isAgentWorker, promptInArgv, resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
+import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
@@ -161,11 +160,9 @@ export class AttemptLauncher {
         promptInArgv(worker) ? ARGV_PROMPT_MAX_BYTES : STDIN_PROMPT_MAX_BYTES,
       );
       prompt = fitted.text;
-      mkdirSync(dirname(promptPath), { recursive: true });
-      mkdirSync(dirname(artifactPath), { recursive: true });
-      // On the thread pool: creating a file costs ~1 ms on some disks, time this thread spends on other workers
-      // meanwhile.
-      await writeFile(promptPath, prompt);
+      // Never through a link a worker planted under .baton/ (workspace.link-refused fails the attempt).
+      ensureBatonFolder(this.ctx.workspace, dirname(artifactPath));
+      writeBatonFile(this.ctx.workspace, promptPath, prompt);
       // Prompt provenance: the file keeps the exact text, the store its digest and size (docs/workers.md).
       const provenance = {
         sha256: createHash('sha256').update(prompt).digest('hex'),
@@ -176,6 +173,8 @@ export class AttemptLauncher {
         recordPrompt(tx, { runId, delegationId, taskId: task.id }, provenance, this.ctx.clock.now()),
       );
       if (claim.worktree) {
+        // git would create the worktree through a link planted at .baton/worktrees/<run>.
+        ensureBatonFolder(this.ctx.workspace, dirname(claim.worktree.path));
         await createWorktree(claim.worktree.repoRoot, claim.worktree, baseCommit!);
         const where = workspacePath(this.ctx.workspace, claim.worktree.path);
         this.ctx.log(`${delegationId}: worktree ${where} on ${claim.worktree.branch}`);
@@ -244,6 +243,7 @@ export class AttemptLauncher {
       spawned = await spawnWorker(launch, {
         cwd: claim.cwd,
         logPath,
+        workspace: this.ctx.workspace,
         env: {
           BATON_RUN_ID: runId,
           BATON_DELEGATION_ID: delegationId,

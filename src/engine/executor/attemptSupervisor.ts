@@ -131,6 +131,43 @@ export class AttemptSupervisor implements StreamFollowerHost {
     this.host.wake();
   }
 
+  /**
+   * The coordinator hands the run over with its workers running: each worker it drives keeps
+   * its lease for as long as its task may still run (a task timeout from now), so that a
+   * successor that comes later than one lease length still adopts it instead of ending it;
+   * then, as `abandon`, every timer stops and the workers are left alone. Returns how many it
+   * left running. A worker that exited and is being settled is not counted: its result is on
+   * disk for the successor's reconcile.
+   */
+  async handOver(): Promise<number> {
+    const kept = [...this.attempts.values()].filter((a) => !a.manual && !a.ending && !a.settling);
+    const now = this.ctx.clock.now();
+    const authority = {
+      holder: 'coordinator' as const,
+      runId: this.host.runId,
+      epoch: this.host.epoch(),
+      withinLease: true,
+      until: now + this.ctx.config.taskTimeoutSeconds * 1000,
+    };
+    try {
+      await this.ctx.store.transact(async (tx) => {
+        for (const attempt of kept) {
+          await renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority, beat: false }, now).catch(
+            (err: unknown) => {
+              // Ended meanwhile (its exit is being recorded): nothing to hold.
+              if (!BatonError.is(err, 'runtime.not-live')) throw err;
+            },
+          );
+        }
+      });
+    } catch (err) {
+      // Their leases then run out by themselves; a successor within one lease still adopts them.
+      this.ctx.log(`hand-over: the workers' leases were not extended: ${(err as Error).message}`);
+    }
+    this.abandon();
+    return kept.length;
+  }
+
   /** Another coordinator holds the run: stop every timer and leave the workers to it. */
   abandon(): void {
     this.cancelTimers();
@@ -248,7 +285,11 @@ export class AttemptSupervisor implements StreamFollowerHost {
    * still holds the run. It stays tracked — its slot busy, the run not idle — until the
    * caller has recorded the outcome and forgets it.
    */
-  async end(attempt: Attempt, why: NonNullable<Attempt['ending']>): Promise<TerminationReport | undefined> {
+  async end(
+    attempt: Attempt,
+    why: NonNullable<Attempt['ending']>,
+    graceMs = this.ctx.config.stopGraceSeconds * 1000,
+  ): Promise<TerminationReport | undefined> {
     if (attempt.ending) return undefined;
     attempt.ending = why;
     for (const cancel of attempt.timers.values()) cancel();
@@ -257,7 +298,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
     await this.ctx.fence?.assertHeld();
     const report = await terminateWorker(attempt.identity, {
       marker: workerMarker(attempt.runtimeId),
-      graceMs: this.ctx.config.stopGraceSeconds * 1000,
+      graceMs,
       clock: this.ctx.clock,
     });
     const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
@@ -419,7 +460,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
             ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
           }
         : undefined;
-      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath, true, agent);
+      const artifact = resultOnDisk(this.ctx.workspace, attempt.artifactPath, attempt.logPath, true, agent);
       if (!artifact) {
         const how = exit.signal
           ? `was killed by ${exit.signal}`

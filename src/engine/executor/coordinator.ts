@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { BatonError } from '../domain/errors';
+import { counted } from '../domain/plural';
 import type { Disposable } from '../domain/emitter';
+import type { HandOver } from '../domain/events';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
 import { removeWorktree } from '../effects/git/worktrees';
 import { selfIdentity } from '../effects/processes/processes';
@@ -71,6 +73,8 @@ export class Coordinator {
   private pendingWake = false;
   private wakeTimer: { at: number; cancel: () => void } | undefined;
   private shuttingDown = false;
+  /** Set by handOver: the run is being left to a successor with its workers running (the loop returns its outcome). */
+  private handingOver: Promise<{ workers: number }> | undefined;
   /** The stop that shutdown recorded; a worker that starts while shutting down is ended under it. */
   private shutdownStop: StopRequest | undefined;
   /** The pass running now: shutdown waits for it, so that a worker it is starting is ended too. */
@@ -171,7 +175,8 @@ export class Coordinator {
     const subscription = this.deps.onStoreChange(() => this.wake());
     try {
       for (;;) {
-        if (this.shuttingDown) return { kind: 'shut-down' };
+        if (this.shuttingDown)
+          return this.handingOver ? { kind: 'handed-over', ...(await this.handingOver) } : { kind: 'shut-down' };
         if (this.lease.lost) return { kind: 'lease-lost', detail: this.lease.lost };
         const pass = this.tick();
         // Only for shutdown to wait on; the pass's own failure is handled by the await below.
@@ -196,9 +201,11 @@ export class Coordinator {
   /**
    * Ends every worker this coordinator drives (the extension deactivating, Ctrl-C on
    * `baton start`): they are stopped like an immediate stop, recorded, and the lease released.
-   * A coordinator that already lost its lease leaves them to its successor.
+   * A coordinator that already lost its lease leaves them to its successor. `graceMs` shortens
+   * the time each worker gets between SIGTERM and SIGKILL (an editor window closing has a few
+   * seconds in all).
    */
-  async shutdown(by = 'coordinator shutdown'): Promise<StopReportEntry[]> {
+  async shutdown(by = 'coordinator shutdown', options: { graceMs?: number } = {}): Promise<StopReportEntry[]> {
     if (this.shuttingDown) return [];
     this.shuttingDown = true;
     this.wake();
@@ -210,7 +217,7 @@ export class Coordinator {
           requestStop(tx, { runId, mode: 'immediate', by }, this.ctx.clock.now()),
         );
         this.shutdownStop = stop.request;
-        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request);
+        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request, options.graceMs);
       } catch (err) {
         // Whatever was not stopped is left to the next coordinator, which reconciles it.
         this.ctx.log(`shutdown: the workers were not all stopped: ${(err as Error).message}`);
@@ -222,6 +229,49 @@ export class Coordinator {
     await this.sweeper.flush();
     await this.release();
     return report;
+  }
+
+  /**
+   * Lets go of the run without stopping its workers (an editor window closing with
+   * `baton.onWindowClose: keepRunning`, or a reload): the loop and every timer stop, each
+   * worker keeps its lease for as long as its task may run, and the lease is released at once,
+   * marked as handed over — so the next window takes the run over without waiting for the lease
+   * to run out, and its reconcile adopts the workers (pid and start time unchanged). With
+   * `stop: 'graceful'` a graceful stop is recorded first: nothing new starts, and the successor
+   * lets the running attempts finish. A worker that exits meanwhile is not taken as a result
+   * here; the successor ingests what it left on disk.
+   */
+  handOver(options: { by?: string; stop?: 'graceful' } = {}): Promise<{ workers: number }> {
+    if (this.handingOver) return this.handingOver;
+    if (this.shuttingDown) return Promise.resolve({ workers: 0 });
+    this.shuttingDown = true;
+    // Set before the loop wakes: it returns the hand-over's outcome once that is done.
+    this.handingOver = this.letGo(options);
+    this.wake();
+    this.wakeAt(undefined);
+    return this.handingOver;
+  }
+
+  private async letGo(options: { by?: string; stop?: 'graceful' }): Promise<{ workers: number }> {
+    if (!this.lease.holds()) {
+      this.supervisor.abandon();
+      await this.release();
+      return { workers: 0 };
+    }
+    const runId = this.options.runId;
+    if (options.stop) {
+      const stop = { runId, mode: options.stop, by: options.by ?? 'coordinator hand-over' };
+      await this.ctx.store
+        .transact((tx) => requestStop(tx, stop, this.ctx.clock.now()))
+        .catch((err: unknown) => this.ctx.log(`hand-over: the stop was not recorded: ${(err as Error).message}`));
+    }
+    // A pass that is starting a worker finishes first (no new one starts: the coordinator is halted), so that worker
+    // is handed over with the others.
+    await this.tickInProgress;
+    const workers = await this.supervisor.handOver();
+    await this.release({ workers, ...(this.options.tasks ? { tasks: [...this.options.tasks] } : {}) });
+    this.ctx.log(`handed run ${runId} over with ${counted(workers, 'worker')} still running`);
+    return { workers };
   }
 
   // ── the loop ────────────────────────────────────────────────────────────
@@ -398,12 +448,12 @@ export class Coordinator {
     if (activeHere.get(this.registryKey) === this) activeHere.delete(this.registryKey);
   }
 
-  private async release(): Promise<void> {
+  private async release(handedOver?: HandOver): Promise<void> {
     this.wakeTimer?.cancel();
     this.wakeTimer = undefined;
     this.supervisor.cancelTimers();
     for (const cancel of this.retryTimers) cancel();
     this.unregister();
-    await this.lease.release();
+    await this.lease.release(handedOver);
   }
 }

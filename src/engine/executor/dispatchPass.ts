@@ -84,7 +84,9 @@ export type CoordinatorOutcome =
   | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean }
   | { kind: 'idle'; status: RunStatus; reason: string }
   | { kind: 'lease-lost'; detail: string }
-  | { kind: 'shut-down' };
+  | { kind: 'shut-down' }
+  /** Let go with its workers running, for a successor to adopt (Coordinator.handOver). */
+  | { kind: 'handed-over'; workers: number };
 
 /**
  * After a pass has acted: whether the coordinator's work is over for now. It goes on while

@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock';
 import { BatonError } from '../domain/errors';
+import type { HandOver } from '../domain/events';
 import type { ProcessIdentity } from '../domain/process';
 import {
   assertCoordinatorEpoch,
@@ -72,15 +73,18 @@ export class LeaseKeeper {
     this.onLost(detail);
   }
 
-  /** Lets the lease go (a coordinator that lost it has nothing to let go). */
-  async release(): Promise<void> {
+  /**
+   * Lets the lease go (a coordinator that lost it has nothing to let go); `handedOver`: with its
+   * workers still running, for the successor to adopt.
+   */
+  async release(handedOver?: HandOver): Promise<void> {
     if (this.released) return;
     this.released = true;
     this.cancelRenewal?.();
     if (this.lostDetail || this.currentEpoch === 0) return;
-    const { runId } = this.lease;
+    const release = { runId: this.lease.runId, epoch: this.currentEpoch, ...(handedOver ? { handedOver } : {}) };
     await this.deps.store
-      .transact((tx) => releaseCoordinatorLease(tx, { runId, epoch: this.currentEpoch }, this.deps.clock.now()))
+      .transact((tx) => releaseCoordinatorLease(tx, release, this.deps.clock.now()))
       .catch((err: unknown) => {
         // The lease then runs out by itself; a successor takes over after it.
         this.deps.log(`could not release the coordinator lease (it expires by itself): ${(err as Error).message}`);

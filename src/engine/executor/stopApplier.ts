@@ -17,6 +17,8 @@ export async function applyStopAsCoordinator(
   supervisor: AttemptSupervisor,
   runId: string,
   request: StopRequest,
+  /** After SIGTERM, how long a worker gets before SIGKILL (default: the config's stopGraceSeconds). */
+  graceMs = ctx.config.stopGraceSeconds * 1000,
 ): Promise<StopReportEntry[]> {
   const targets = supervisor.all().filter((a) => !request.delegationId || a.delegationId === request.delegationId);
   let report: StopReportEntry[];
@@ -24,7 +26,7 @@ export async function applyStopAsCoordinator(
     // Every worker gets its grace period at the same time, not one after another.
     const driven = await Promise.all(
       targets.map(async (attempt): Promise<StopReportEntry> => {
-        const termination = await supervisor.end(attempt, 'stopped');
+        const termination = await supervisor.end(attempt, 'stopped', graceMs);
         return {
           delegationId: attempt.delegationId,
           processes: termination?.processes.map((p) => p.pid) ?? [],
@@ -41,7 +43,6 @@ export async function applyStopAsCoordinator(
         request.delegationId ? [runId, request.delegationId] : [runId],
       ),
     );
-    const graceMs = ctx.config.stopGraceSeconds * 1000;
     const external = await Promise.all(
       others
         .filter((d) => !targets.some((a) => a.delegationId === d.id))

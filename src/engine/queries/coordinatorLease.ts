@@ -1,3 +1,4 @@
+import type { HandOver } from '../domain/events';
 import type { ProcessIdentity } from '../domain/process';
 import type { StoreReader } from '../store/port';
 
@@ -8,6 +9,20 @@ export interface CoordinatorLease {
   epoch: number;
   expiresAt: number;
   releasedAt?: number;
+}
+
+/**
+ * A run's coordinator lease as the views show it: the lease, and — once it was let go — whether
+ * it was handed over with its workers still running (the next window takes such a run over).
+ */
+export interface CoordinatorState extends CoordinatorLease {
+  handedOver?: HandOver;
+  /**
+   * What a look at the holder's process said, when it proves the holder is not driving the run
+   * although its lease has not run out: `gone` (dead, or its pid reused) or `stopped` (by a
+   * signal: Ctrl-Z, a debugger). Set by the engine facade (a probe is an effect, not a query).
+   */
+  holderProcess?: 'gone' | 'stopped';
 }
 
 interface LeaseRow {
@@ -38,4 +53,32 @@ export async function readCoordinatorLease(
     expiresAt: row.expires_at,
     ...(row.released_at !== null ? { releasedAt: row.released_at } : {}),
   };
+}
+
+/**
+ * The lease with what its release said. Only a released lease has a release event to read: it
+ * is the run's newest `coordinator:released` (the lease row is written again when the run is
+ * next taken), so the lookup walks back over the few events logged since, never the whole log.
+ */
+export async function readCoordinatorState(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+): Promise<CoordinatorState | undefined> {
+  const lease = await readCoordinatorLease(r, runId);
+  if (!lease || lease.releasedAt === undefined) return lease;
+  const release = await r.get<{ data_json: string }>(
+    `SELECT data_json FROM events WHERE run_id = ? AND type = 'coordinator:released' ORDER BY seq DESC LIMIT 1`,
+    [runId],
+  );
+  const data = release ? (JSON.parse(release.data_json) as { epoch?: number; handedOver?: HandOver }) : undefined;
+  return data?.epoch === lease.epoch && data.handedOver ? { ...lease, handedOver: data.handedOver } : lease;
+}
+
+/**
+ * Whether a live coordinator holds the run at `now`, as far as the store and the last look at
+ * its process tell: not let go, not run out, its holder not proven gone or stopped. The one
+ * rule every surface applies (the views flip when it turns false, without a store change).
+ */
+export function isCoordinatorLive(lease: CoordinatorState | undefined, now: number): boolean {
+  return Boolean(lease && lease.releasedAt === undefined && lease.expiresAt > now && !lease.holderProcess);
 }

@@ -12,6 +12,7 @@ import type {
   WorkerRuntime,
 } from '../domain/types';
 import type { StoreReader } from '../store/port';
+import { readCoordinatorState, type CoordinatorState } from './coordinatorLease';
 import {
   DELEGATION_COLUMNS,
   GATE_COLUMNS,
@@ -44,6 +45,8 @@ export interface RunOverview {
   gates: Gate[];
   /** What each agent preset's attempt did and spent (docs/workers.md, "Tokens and cost"). */
   usage: AttemptUsage[];
+  /** Who drives the run: its coordinator lease (absent while no coordinator ever took it). */
+  coordinatorLease?: CoordinatorState;
 }
 
 /** What one verify command did, as `diagnose` and the task details show it. */
@@ -99,6 +102,7 @@ export async function activeRunOf(
 /** Runtime statuses are derived at `now` (a lease that ran out reads as stale). */
 export async function readOverview(r: StoreReader, runId: string | undefined, now: number): Promise<RunOverview> {
   const run = await findRun(r, runId);
+  const coordinatorLease = await readCoordinatorState(r, run.id);
   return {
     run,
     tasks: (await r.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(
@@ -117,6 +121,7 @@ export async function readOverview(r: StoreReader, runId: string | undefined, no
       toGate,
     ),
     usage: await listAgentUsage(r, run.id),
+    ...(coordinatorLease ? { coordinatorLease } : {}),
   };
 }
 

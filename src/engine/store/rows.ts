@@ -11,6 +11,7 @@ import type {
   Run,
   RunEvent,
   RunStatus,
+  StopMode,
   Task,
   TaskStatus,
   WorkerRuntime,
@@ -25,8 +26,9 @@ export interface RunRow {
   created_at: number;
   updated_at: number;
   superseded_by: string | null;
+  stop_mode: string | null;
 }
-export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at, superseded_by';
+export const RUN_COLUMNS = 'id, plan_path, plan_digest, status, created_at, updated_at, superseded_by, stop_mode';
 export function toRun(r: RunRow): Run {
   return {
     id: r.id,
@@ -36,6 +38,7 @@ export function toRun(r: RunRow): Run {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     ...(r.superseded_by !== null ? { supersededBy: r.superseded_by } : {}),
+    ...(r.stop_mode ? { stopMode: r.stop_mode as StopMode } : {}),
   };
 }
 

@@ -5,7 +5,7 @@ import {
   type AcquireInput,
   type AcquireOutcome,
 } from '../operations/coordinatorLease/coordinatorLease';
-import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
+import { readCoordinatorLease, type CoordinatorLease, type CoordinatorState } from '../queries/coordinatorLease';
 import type { StorePort } from '../store/port';
 
 /** Is a live coordinator holding the run (so that others observe and leave the driving to it)? */
@@ -13,6 +13,20 @@ export function isLeaseLive(lease: CoordinatorLease | undefined, now: number): b
   if (!lease || lease.releasedAt !== undefined) return false;
   if (lease.expiresAt > now) return probeProcess(lease.identity).alive !== false;
   return false;
+}
+
+/**
+ * The lease as the views show it, with a look at its holder: a lease that has not run out
+ * although its holder is dead or stopped (a crashed window, a Ctrl-Z'd `baton start`) drives
+ * nothing, and the views say so at once instead of at its expiry. A holder on another host
+ * cannot be looked at and is taken at its lease's word.
+ */
+export function withHolderProcess(lease: CoordinatorState | undefined, now: number): CoordinatorState | undefined {
+  if (!lease || lease.releasedAt !== undefined || lease.expiresAt <= now) return lease;
+  const probe = probeProcess(lease.identity);
+  if (probe.alive === false) return { ...lease, holderProcess: 'gone' };
+  if (probe.alive && probe.stopped) return { ...lease, holderProcess: 'stopped' };
+  return lease;
 }
 
 /**

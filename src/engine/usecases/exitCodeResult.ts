@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { writeBatonFile } from '../effects/files/safeWrite';
 import { Git } from '../effects/git/git';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { readAttemptChanges } from './attemptChanges';
@@ -36,7 +36,8 @@ export async function writeExitCodeResult(
     '```',
     '',
   ].join('\n');
-  await writeFile(attempt.artifactPath, block);
+  // As every file under .baton/: never through a link the worker planted at its artifact path.
+  writeBatonFile(ctx.workspace, attempt.artifactPath, block);
 }
 
 /** The files the attempt added or changed, relative to the folder it worked in. */

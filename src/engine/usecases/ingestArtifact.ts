@@ -9,6 +9,7 @@ import type { Delegation } from '../domain/types';
 import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
+import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
 import { runFolderOf } from '../effects/workspaceLayout';
 
@@ -31,6 +32,8 @@ export async function ingestArtifact(
   ctx: EngineContext,
   delegation: Delegation,
   absolutePath: string,
+  /** Handed in from outside the coordinator (`baton ingest`, the editor): checked by authorizeIngest. */
+  handedIn?: { token?: string },
 ): Promise<IngestOutcome> {
   refuseOtherRunsArtifact(ctx.workspace, delegation, absolutePath);
   let size: number;
@@ -88,7 +91,16 @@ export async function ingestArtifact(
   }
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
   // transaction.
-  const { outcome, after, verifying } = await ctx.store.transact(async (tx) => {
+  const committed = await ctx.store.transact(async (tx) => {
+    if (handedIn) {
+      const refusal = await authorizeIngest(
+        tx,
+        { runId: delegation.runId, delegationId: delegation.id, ...handedIn },
+        ctx.clock.now(),
+      );
+      // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).
+      if (refusal) return { refusal };
+    }
     const recorded = await recordIngestion(
       tx,
       {
@@ -109,6 +121,8 @@ export async function ingestArtifact(
     ]);
     return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
   });
+  if ('refusal' in committed) throw committed.refusal;
+  const { outcome, after, verifying } = committed;
   // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts
   // afresh.
   const verification =

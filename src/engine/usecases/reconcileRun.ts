@@ -255,6 +255,7 @@ export async function reconcileRun(
       continue;
     }
     const result = resultOnDisk(
+      ctx.workspace,
       artifactPath,
       logPath,
       !options.reportOnly,

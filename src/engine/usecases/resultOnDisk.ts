@@ -1,4 +1,5 @@
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeBatonFile } from '../effects/files/safeWrite';
 import { readAgentStream, type AgentKind } from '../domain/agents/agentActivity';
 
 /** The opening fence of a result block (up to three spaces of indent, as CommonMark allows). */
@@ -13,8 +14,10 @@ export function hasResultBlock(text: string): boolean {
  * when that holds a result block — copied to the artifact path unless `copy` is false. A
  * plain worker's answer is its log (it printed it); an agent preset's answer is the final
  * message of its event stream (`agent`), never the raw stream, whose JSON escapes the block.
+ * The copy is written as every file under .baton/ is: never through a planted link.
  */
 export function resultOnDisk(
+  workspace: string,
   artifactPath: string,
   logPath: string,
   copy = true,
@@ -29,11 +32,11 @@ export function resultOnDisk(
         : undefined);
     if (finalText === undefined || !hasResultBlock(finalText)) return undefined;
     if (!copy) return logPath;
-    writeFileSync(artifactPath, finalText.endsWith('\n') ? finalText : `${finalText}\n`);
+    writeBatonFile(workspace, artifactPath, finalText.endsWith('\n') ? finalText : `${finalText}\n`);
     return artifactPath;
   }
   if (!existsSync(logPath) || !hasResultBlock(readFileSync(logPath, 'utf8'))) return undefined;
   if (!copy) return logPath;
-  copyFileSync(logPath, artifactPath);
+  writeBatonFile(workspace, artifactPath, readFileSync(logPath));
   return artifactPath;
 }

@@ -1,7 +1,7 @@
 import type { EngineContext } from './context';
 import { recordVerificationReceipt } from '../operations/receipts/recordVerificationReceipt';
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
@@ -10,6 +10,7 @@ import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import type { StoreTx } from '../store/port';
+import { appendBatonFile, ensureBatonFolder } from '../effects/files/safeWrite';
 import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
@@ -69,7 +70,7 @@ export async function verifyAttempt(
   );
   const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
-  mkdirSync(dirname(logPath), { recursive: true });
+  ensureBatonFolder(ctx.workspace, dirname(logPath));
   let ran = 0;
   let reused = 0;
   for (const command of commands) {
@@ -84,13 +85,17 @@ export async function verifyAttempt(
     );
     if (receipt) {
       reused++;
-      appendFileSync(logPath, `$ ${command.join(' ')}\n(passed before for this artifact; not run again)\n`);
+      appendBatonFile(
+        ctx.workspace,
+        logPath,
+        `$ ${command.join(' ')}\n(passed before for this artifact; not run again)\n`,
+      );
       continue;
     }
     ran++;
     const started = ctx.clock.monotonic();
     const startedAt = ctx.clock.now();
-    appendFileSync(logPath, `$ ${command.join(' ')}\n`);
+    appendBatonFile(ctx.workspace, logPath, `$ ${command.join(' ')}\n`);
     const result = await runVerifyCommand(ctx, command, {
       cwd: facts.cwd ?? ctx.workspace,
       logPath,
@@ -101,7 +106,7 @@ export async function verifyAttempt(
     const how = result.startError
       ? `could not start: ${result.startError}`
       : `exit ${result.exitCode ?? result.signal ?? '?'}${result.timedOut ? ', timed out' : ''}`;
-    appendFileSync(logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
+    appendBatonFile(ctx.workspace, logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
     const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
     await ctx.store.transact((tx) =>
@@ -212,7 +217,12 @@ async function runVerifyCommand(
   await ctx.fence?.assertHeld();
   const started = await spawnSupervised(
     { argv: command },
-    { cwd: options.cwd, logPath: options.logPath, env: { ...options.env, [markerName]: markerValue } },
+    {
+      cwd: options.cwd,
+      logPath: options.logPath,
+      workspace: ctx.workspace,
+      env: { ...options.env, [markerName]: markerValue },
+    },
   );
   if ('notStarted' in started) {
     return {

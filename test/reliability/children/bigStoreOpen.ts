@@ -26,7 +26,12 @@ async function main(): Promise<void> {
       const s = performance.now();
       const claim = await engine.claimTask({ runId: run.id, taskId: `C${i}` });
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });
-      await engine.ingest({ runId: run.id, delegationId: claim.delegation.id, artifactPath: artifact });
+      await engine.ingest({
+        runId: run.id,
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: artifact,
+      });
       cycleMs.push(performance.now() - s);
     }
     process.stdout.write(`${JSON.stringify({ openMs, cycleMs, rssMiB: process.memoryUsage().rss / 2 ** 20 })}\n`);

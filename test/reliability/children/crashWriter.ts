@@ -41,7 +41,12 @@ async function main(): Promise<void> {
       artifact,
       `Done.\n\n\`\`\`baton-result\ncontract: baton-result-v1\ntask: ${taskId}\nagent: coder\nstatus: PASS\nsummary: did ${taskId}\nartifacts: []\n\`\`\`\n`,
     );
-    await engine.ingest({ runId: claim.runId, delegationId: claim.delegation.id, artifactPath: artifact });
+    await engine.ingest({
+      runId: claim.runId,
+      delegationId: claim.delegation.id,
+      token: claim.token,
+      artifactPath: artifact,
+    });
     ack(`ingest ${claim.runId} ${claim.delegation.id}`);
   }
   await engine.close();

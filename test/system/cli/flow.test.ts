@@ -142,7 +142,16 @@ describe('baton CLI: driving a run by hand', () => {
       'results/T1.md',
       resultText({ task: 'T1', agent: 'coder', status: 'PASS', summary: 'notes written' }),
     );
-    const r = await run(['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'results/T1.md', '--json']);
+    const r = await run([
+      'ingest',
+      '--delegation',
+      'D-T1-coder-001',
+      '--artifact',
+      'results/T1.md',
+      '--token',
+      claim.token,
+      '--json',
+    ]);
     assert.equal(r.code, 0, describeResult(r));
     const doc = r.json();
     assert.equal(doc.protocolVersion, 1);

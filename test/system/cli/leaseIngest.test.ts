@@ -95,16 +95,27 @@ describe('baton CLI: stale leases and result ingestion', () => {
 
   describe('an invalid result artifact', () => {
     let firstRecordId: string;
+    let token: string;
 
     before(async () => {
       const r = await run(['claim', '--plan', 'plan.md', '--task', 'B', '--json']);
       assert.equal(r.code, 0, describeResult(r));
+      token = r.json().token;
       assert.equal(r.json().delegationId, 'D-B-writer-001');
       writeFile(ws, 'results/B.md', resultText({ task: 'A', agent: 'writer', status: 'DONE' }));
     });
 
     it('with the wrong task id and status DONE exits 4; the record is not accepted and every issue has a range', async () => {
-      const r = await run(['ingest', '--delegation', 'D-B-writer-001', '--artifact', 'results/B.md', '--json']);
+      const r = await run([
+        'ingest',
+        '--delegation',
+        'D-B-writer-001',
+        '--artifact',
+        'results/B.md',
+        '--token',
+        token,
+        '--json',
+      ]);
       assert.equal(r.code, 4, describeResult(r));
       const doc = r.json();
       assert.equal(doc.protocolVersion, 1);

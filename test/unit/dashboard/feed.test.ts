@@ -124,7 +124,7 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     await feed.sendSnapshot();
     const claim = await engine.claimTask({ runId: run.id, taskId: 'T1' });
     const artifact = fixture.writeResult('bad.md', { task: 'T9', status: 'DONE' });
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+    await engine.ingest({ delegationId: claim.delegation.id, token: claim.token, artifactPath: artifact });
     await engine.refresh();
     await until('a delta with the issues', () => Boolean(posted.some((m) => m.type === 'delta' && m.issues?.length)));
     const withIssues = posted.filter((m) => m.type === 'delta' && m.issues?.length).at(-1);

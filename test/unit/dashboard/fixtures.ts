@@ -52,6 +52,7 @@ export function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
       maxConcurrency: 4,
       slotsInUse: 1,
       coordinatedHere: true,
+      activity: { kind: 'running', label: 'running', detail: 'Driven by this window.', canResume: false },
       counts: { total: 2, done: 0, running: 1, waiting: 1, failed: 0, gated: 0 },
     },
     tasks: [task('T1', { status: 'running', attempt: 1, delegationId: 'D-T1-coder-001', startedAt: 2000 }), task('T2')],

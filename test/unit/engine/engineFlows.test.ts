@@ -169,6 +169,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       assert.equal(await taskStatus('T2'), 'pending');
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
       });
       assert.equal(await taskStatus('T2'), 'ready');
@@ -188,6 +189,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const outcome = await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
       });
       assert.equal(outcome.record.accepted, true);
@@ -201,7 +203,11 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('rejects an invalid artifact with ranged issues, BLOCKs the delegation and opens an ingestion_failed gate', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const artifact = fixture.writeResult('bad.md', { task: 'T9', status: 'DONE' });
-      const outcome = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+      const outcome = await engine.ingest({
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: artifact,
+      });
       assert.equal(outcome.record.accepted, false);
       const codes = outcome.record.issues.map((i) => `${i.code}@${i.range?.start.line}`);
       assert.ok(codes.includes('result.invalid-status@7'), codes.join(' '));
@@ -216,10 +222,18 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('is idempotent: the same content twice gives the same record and no second effect', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const artifact = fixture.writeResult('bad.md', { task: 'T9' });
-      const first = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+      const first = await engine.ingest({
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: artifact,
+      });
       const events = (await engine.listEvents(claim.runId)).length;
       const before = storeBytes(fixture.workspace);
-      const second = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+      const second = await engine.ingest({
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: artifact,
+      });
       assert.equal(second.duplicate, true);
       assert.equal(second.record.id, first.record.id);
       assert.equal((await engine.listEvents(claim.runId)).length, events);
@@ -230,10 +244,12 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T9' }),
       });
       const fixed = await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
       });
       assert.equal(fixed.record.accepted, true);
@@ -247,6 +263,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T9' }),
       });
       const gate = (await engine.listGates({ status: 'open' })).find((g) => g.kind === 'ingestion_failed')!;
@@ -259,13 +276,18 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('refuses a result for a finished delegation with an issue, and writes nothing', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const artifact = fixture.writeResult('T1.md', { task: 'T1' });
-      await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
-      const again = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+      await engine.ingest({ delegationId: claim.delegation.id, token: claim.token, artifactPath: artifact });
+      const again = await engine.ingest({
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: artifact,
+      });
       assert.equal(again.duplicate, true, 'the same artifact again is the same record, not an error');
       const before = storeBytes(fixture.workspace);
       await assert.rejects(
         engine.ingest({
           delegationId: claim.delegation.id,
+          token: claim.token,
           artifactPath: fixture.writeResult('other.md', { task: 'T1', summary: 'different' }),
         }),
         (err) =>
@@ -282,6 +304,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         assert.equal(claim.delegation.attempt, attempt);
         await engine.ingest({
           delegationId: claim.delegation.id,
+          token: claim.token,
           artifactPath: fixture.writeResult(`T5-${attempt}.md`, {
             task: 'T5',
             status: 'FAIL',
@@ -296,6 +319,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T5.md', { task: 'T5', status: 'BLOCKED', summary: 'need an API key' }),
       });
       const gate = (await engine.listGates({ status: 'open' })).find((g) => g.kind === 'manual_handoff')!;
@@ -307,7 +331,11 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const path = fixture.writeResult('T1.md', { task: 'T1' });
       writeFileSync(path, readFileSync(path, 'utf8') + 'x'.repeat(1024 * 1024));
-      const outcome = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: path });
+      const outcome = await engine.ingest({
+        delegationId: claim.delegation.id,
+        token: claim.token,
+        artifactPath: path,
+      });
       assert.deepEqual(
         outcome.record.issues.map((i) => i.code),
         ['result.artifact-too-large'],
@@ -319,6 +347,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       symlinkSync('/etc', join(fixture.workspace, 'escape'));
       const outcome = await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1', artifacts: ['../outside.txt', 'escape/hostname'] }),
       });
       assert.equal(outcome.record.accepted, false);
@@ -333,7 +362,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const before = storeBytes(fixture.workspace);
       await assert.rejects(
-        engine.ingest({ delegationId: claim.delegation.id, artifactPath: 'results/nope.md' }),
+        engine.ingest({ delegationId: claim.delegation.id, token: claim.token, artifactPath: 'results/nope.md' }),
         (err) => BatonError.is(err, 'ingest.artifact-unreadable') && err.kind === 'invalid-input',
       );
       assert.deepEqual(storeBytes(fixture.workspace), before);
@@ -349,6 +378,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         runId = claim.runId;
         await engine.ingest({
           delegationId: claim.delegation.id,
+          token: claim.token,
           artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId }),
         });
       }
@@ -359,6 +389,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
         await engine.ingest({
           delegationId: claim.delegation.id,
+          token: claim.token,
           artifactPath: fixture.writeResult(`${taskId}.md`, {
             task: taskId,
             agent: taskId === 'T4' ? 'reviewer' : 'coder',

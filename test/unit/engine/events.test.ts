@@ -21,6 +21,7 @@ describe('events: gate:decided carries the gate kind on every path', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('bad.md', { task: 'T9' }),
     });
     await engine.requestStop({ runId: claim.runId, delegationId: claim.delegation.id, mode: 'immediate', by: 'ann' });
@@ -37,12 +38,17 @@ describe('events: gate:decided carries the gate kind on every path', () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId }),
       });
     }
     await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann' });
     const t2 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' });
-    await engine.ingest({ delegationId: t2.delegation.id, artifactPath: fixture.writeResult('T2.md', { task: 'T2' }) });
+    await engine.ingest({
+      delegationId: t2.delegation.id,
+      token: t2.token,
+      artifactPath: fixture.writeResult('T2.md', { task: 'T2' }),
+    });
     fixture.write('plan2.md', DEMO_PLAN + '\n```baton-task\nid: T6\n```\nOne more.\n');
     const { run } = await engine.replan({ runId: t2.runId, planPath: 'plan2.md' });
     assert.deepEqual(

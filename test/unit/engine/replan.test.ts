@@ -16,6 +16,7 @@ describe('replan: a run mapped onto a new plan', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult(`${taskId}.md`, { task: taskId, agent }),
     });
     return claim.runId;
@@ -48,17 +49,43 @@ describe('replan: a run mapped onto a new plan', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.decideGate({ gateId: 'G-1', decision: 'approved', by: 'ann' });
     const t2 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' });
-    await engine.ingest({ delegationId: t2.delegation.id, artifactPath: fixture.writeResult('T2.md', { task: 'T2' }) });
+    await engine.ingest({
+      delegationId: t2.delegation.id,
+      token: t2.token,
+      artifactPath: fixture.writeResult('T2.md', { task: 'T2' }),
+    });
     fixture.write('plan2.md', DEMO_PLAN + '\n```baton-task\nid: T6\n```\nOne more.\n');
     const outcome = await engine.replan({ runId: claim.runId, planPath: 'plan2.md' });
     const gates = await engine.listGates({ runId: outcome.run.id });
     assert.deepEqual(
       gates.map((g) => [g.taskId, g.status, g.decidedBy]),
       [['T2', 'approved', 'baton']],
+    );
+  });
+
+  it('closes the open gates of the superseded run: nobody is left to decide them', async () => {
+    const oldRun = await complete('T1');
+    const open = await engine.listGates({ status: 'open' });
+    assert.deepEqual(
+      open.map((g) => [g.runId, g.taskId, g.kind]),
+      [[oldRun, 'T2', 'risk_approval']],
+    );
+    fixture.write('plan2.md', DEMO_PLAN);
+    const outcome = await engine.replan({ runId: oldRun, planPath: 'plan2.md' });
+    const old = await engine.listGates({ runId: oldRun });
+    assert.deepEqual(
+      old.map((g) => [g.id, g.status, g.decidedBy, g.note]),
+      [[open[0]!.id, 'rejected', 'baton', `the run was replanned as ${outcome.run.id}`]],
+    );
+    assert.deepEqual(
+      (await engine.listGates({ status: 'open' })).map((g) => [g.runId, g.taskId]),
+      [[outcome.run.id, 'T2']],
+      'only the new run asks',
     );
   });
 
@@ -104,6 +131,7 @@ describe('diagnose', () => {
       assert.match(d.next.command, /baton reconcile --run/, 'T1 is RUNNING but no worker process is recorded alive');
       await engine.ingest({
         delegationId: claim.delegation.id,
+        token: claim.token,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
       });
       d = await engine.diagnose();

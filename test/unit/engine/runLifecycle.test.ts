@@ -25,15 +25,21 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
     return readFileSync(join(dir, 'journal-000000000001.log'), 'utf8');
   };
 
-  async function ingest(delegationId: string, task: string, status = 'PASS'): Promise<void> {
+  /** Hands in the result as the claim's worker would: with its runtime token. */
+  async function ingest(
+    claimed: { delegation: { id: string }; token: string },
+    task: string,
+    status = 'PASS',
+  ): Promise<void> {
+    const delegationId = claimed.delegation.id;
     const artifact = fixture.writeResult(`${delegationId}.md`, { task, status });
-    await engine.ingest({ delegationId, artifactPath: artifact });
+    await engine.ingest({ delegationId, token: claimed.token, artifactPath: artifact });
   }
 
   describe('cancel', () => {
     it('closes its open gates, cancels its attempts and unfinished tasks, and ends the run as cancelled', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-      await ingest(claim.delegation.id, 'T1');
+      await ingest(claim, 'T1');
       const t3 = await engine.claimTask({ runId: claim.runId, taskId: 'T3' });
       assert.equal((await engine.listGates({ status: 'open' })).length, 1, 'T2 waits at its risk gate');
 
@@ -99,8 +105,9 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
     });
 
     it('refuses a run that already ended otherwise (run.finished, exit 4), writing nothing', async () => {
-      const { runId, delegation } = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
-      await ingest(delegation.id, 'T5');
+      const t5 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
+      const { runId } = t5;
+      await ingest(t5, 'T5');
       await engine.replan({ runId, planPath: 'plan.md' });
       const before = journal();
       await assert.rejects(
@@ -120,10 +127,10 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
       const t1 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const [risk] = await engine.listGates({ status: 'open' });
       await engine.decideGate({ gateId: risk!.id, decision: 'rejected', note: 'not now' });
-      await ingest(t1.delegation.id, 'T1');
+      await ingest(t1, 'T1');
       for (const task of ['T3', 'T5']) {
         const claim = await engine.claimTask({ runId: t1.runId, taskId: task });
-        await ingest(claim.delegation.id, task);
+        await ingest(claim, task);
       }
       assert.equal((await engine.getRun(t1.runId)).status, 'blocked');
       return t1.runId;

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import type { Engine, EngineEvent } from '../../../src/engine/index';
 import { DashboardFeed } from '../../../src/extension/dashboardFeed';
 import { RunStateCache, isTick, type RunStateChange, type RunStateOptions } from '../../../src/extension/runState';
-import { runRow, taskRow, workerRows } from '../../../src/extension/viewRows';
+import { runRow, statusSummary, taskRow, workerRows } from '../../../src/extension/viewRows';
+import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
+import { selfIdentity } from '../../../src/engine/effects/processes/processes';
+import { renewCoordinatorLease } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { FileStore } from '../../../src/engine/store/fileStore';
+import { systemClock } from '../../../src/engine/domain/clock';
+import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import type { HostMessage } from '../../../src/protocol/messages';
 import { taskDuration } from '../../../src/protocol/time';
 import { hostNow, initialState, reduce, type DashboardState } from '../../../webview-ui/src/state';
@@ -212,7 +218,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     });
     dashboard = reduce(dashboard, await feed.sendSnapshot(), 0);
     posted.length = 0;
-    const t1 = await engine.claimTask({ runId: run.id, taskId: 'T1' });
+    // A lease longer than the hour T1 runs for: a result handed in after its lease ran out is refused.
+    const t1 = await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 7200 });
     fixture.fakeClock.advance(4_300);
     await engine.claimTask({ runId: run.id, taskId: 'T5' });
     for (const step of [900, 61_000, 400, 3_599_000]) {
@@ -220,7 +227,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       await sleep(120);
     }
     // T1 finishes; T5 keeps running.
-    await engine.ingest({ delegationId: t1.delegation.id, artifactPath: fixture.writeResult('T1.md', { task: 'T1' }) });
+    await engine.ingest({
+      delegationId: t1.delegation.id,
+      token: t1.token,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
     await engine.refresh();
     await sleep(150);
     fixture.fakeClock.advance(65_000);
@@ -243,6 +254,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'hidden' });
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.refresh();
@@ -265,6 +277,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     const seen = await change;
@@ -287,11 +300,16 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
     await engine.ingest({
       delegationId: claim.delegation.id,
+      token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     // The Runs view refreshes the run's node only when the change names the run.
     assert.ok((await change).runs.has(claim.runId), 'the run changed: its done count did');
-    assert.match(runRow(cache, claim.runId).description ?? '', new RegExp(`^running · 1/${total} · ${claim.runId}$`));
+    // No coordinator drives this run (the task was claimed as `baton claim` does): it says so, with the new count.
+    assert.match(
+      runRow(cache, claim.runId).description ?? '',
+      new RegExp(`^waiting for a coordinator · 1/${total} · ${claim.runId}$`),
+    );
   });
 
   it('publications are at least publishGapMs apart, and a beat after a quiet spell goes out at once', async () => {
@@ -344,4 +362,79 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     await sleep(170);
     assert.ok(changes.length >= 3, `and it ticks on: ${changes.length} publications`);
   });
+
+  describe('a coordinator lease that runs out with nothing written', () => {
+    let leaseFixture: EngineFixture;
+    let holderStore: FileStore | undefined;
+    beforeEach(() => {
+      leaseFixture = new EngineFixture({ realClock: true });
+      leaseFixture.write('plan.md', DEMO_PLAN);
+    });
+    afterEach(async () => {
+      await holderStore?.close();
+      holderStore = undefined;
+      await leaseFixture.dispose();
+    });
+
+    /** A run whose coordinator holds a lease of `leaseMs` and then stops renewing it — like one that hangs. */
+    async function heldRun(engine: Engine, leaseMs: number): Promise<{ runId: string; epoch: number }> {
+      const { run } = await engine.runForPlan('plan.md');
+      holderStore = await FileStore.open(storeDirOf(leaseFixture.workspace));
+      const taken = await takeCoordinatorLease(holderStore, systemClock, {
+        runId: run.id,
+        holder: 'box:4242',
+        identity: selfIdentity(),
+        leaseMs,
+      });
+      assert.ok(taken.acquired);
+      return { runId: run.id, epoch: taken.epoch };
+    }
+
+    it('flips the run from running to waiting for a coordinator at its expiry, with no store change to announce it', async () => {
+      const engine = await leaseFixture.open({ follow: true });
+      const { runId } = await heldRun(engine, 700);
+      const cache = open(engine);
+      await cache.refreshNow();
+      assert.match(runRow(cache, runId).description!, /^running · 0\/5 · /);
+      const events: EngineEvent[] = [];
+      engine.onEvent((e) => events.push(e));
+      const changes: RunStateChange[] = [];
+      cache.onDidChange((c) => changes.push(c));
+      const flipped = await waitUntil(
+        () => /^waiting for a coordinator · /.test(runRow(cache, runId).description!),
+        5000,
+      );
+      assert.ok(flipped, `the run row still says ${runRow(cache, runId).description}`);
+      assert.deepEqual(events, [], 'nothing was written meanwhile');
+      assert.ok(
+        changes.some((c) => c.runs.has(runId)),
+        'the run was published as changed (the Runs view and the dashboard header refresh it)',
+      );
+      assert.match(runRow(cache, runId).tooltip!, /the lease of its coordinator \(box:4242\) ran out \d+s ago/);
+      assert.match(runRow(cache, runId).contextValue, /canResume/);
+      assert.equal(statusSummary(cache, []).text, '$(shield) Baton: 1 gate waiting, 1 run waiting for a coordinator');
+    });
+
+    it('stays running when the lease was renewed meanwhile (renewals announce nothing): the run is read again at the old expiry', async () => {
+      const engine = await leaseFixture.open({ follow: true });
+      const { runId, epoch } = await heldRun(engine, 700);
+      const cache = open(engine);
+      await cache.refreshNow();
+      const reads = countReads(engine);
+      await holderStore!.transact((tx) => renewCoordinatorLease(tx, { runId, epoch, leaseMs: 60_000 }, Date.now()));
+      await sleep(1200);
+      assert.match(runRow(cache, runId).description!, /^running · /);
+      assert.ok(reads.overview >= 1, 'read again at the old expiry');
+      assert.ok(reads.overview <= 2, `${reads.overview} reads`);
+    });
+  });
 });
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await sleep(20);
+  }
+  return condition();
+}

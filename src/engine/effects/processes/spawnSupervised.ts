@@ -1,8 +1,8 @@
-import { mkdirSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Options } from 'execa';
 import { BatonError } from '../../domain/errors';
+import { openBatonFile } from '../files/safeWrite';
 import type { ProcessIdentity } from '../../domain/process';
 import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
@@ -29,6 +29,11 @@ export interface SpawnOptions {
   cwd: string;
   /** Where its stdout and stderr go (appended). */
   logPath: string;
+  /**
+   * The workspace whose `.baton/` holds the log: the log is then opened as every file there is,
+   * never through a planted link (effects/files/safeWrite.ts). Every engine caller passes it.
+   */
+  workspace?: string;
   /** BATON_* variables, among them the marker (BATON_RUNTIME_ID, BATON_VERIFY_ID) that finds its descendants. */
   env: Record<string, string>;
 }
@@ -45,13 +50,15 @@ export async function spawnSupervised(
   options: SpawnOptions,
 ): Promise<SupervisedProcess | { notStarted: string }> {
   const { execa } = await loadExeca();
-  mkdirSync(dirname(options.logPath), { recursive: true });
   // The log is handed over as the process's own file descriptor (O_APPEND, shared by stdout and
   // stderr), never piped through this process: the process keeps writing if this one dies.
-  // Opened on the thread pool: creating a file costs ~1 ms on some disks, time the
-  // coordinator's thread spends on other workers meanwhile.
-  const logFile = await open(options.logPath, 'a');
-  const log = logFile.fd;
+  let log: number;
+  if (options.workspace !== undefined) {
+    log = openBatonFile(options.workspace, options.logPath, 'append');
+  } else {
+    mkdirSync(dirname(options.logPath), { recursive: true });
+    log = openSync(options.logPath, 'a');
+  }
   try {
     const execaOptions: Options = {
       cwd: options.cwd,
@@ -73,7 +80,7 @@ export async function spawnSupervised(
     }
     return { identity: identityOf(subprocess.pid), exited };
   } finally {
-    await logFile.close(); // the process has its own copy
+    closeSync(log); // the process has its own copy
   }
 }
 

@@ -1,4 +1,5 @@
 import { BatonError } from '../../domain/errors';
+import type { HandOver } from '../../domain/events';
 import { sameProcess, type ProcessIdentity, type ProcessProbe } from '../../domain/process';
 import { readCoordinatorLease, type CoordinatorLease } from '../../queries/coordinatorLease';
 import type { StoreTx } from '../../store/port';
@@ -103,14 +104,24 @@ export async function renewCoordinatorLease(
   ]);
 }
 
+/**
+ * Lets the lease go. With `handedOver`, the coordinator leaves the run to a successor without
+ * stopping its workers: the event says so (with how many it left running and its task
+ * selection), and that is what tells the next window to take the run over
+ * (queries/coordinatorLease.ts, `handedOver`).
+ */
 export async function releaseCoordinatorLease(
   tx: StoreTx,
-  input: { runId: string; epoch: number },
+  input: { runId: string; epoch: number; handedOver?: HandOver },
   now: number,
 ): Promise<void> {
   const changed = await tx.run(
     `UPDATE coordinator_leases SET released_at = ? WHERE run_id = ? AND epoch = ? AND released_at IS NULL`,
     [now, input.runId, input.epoch],
   );
-  if (changed === 1) await appendEvent(tx, input.runId, 'coordinator:released', now, { epoch: input.epoch });
+  if (changed === 1)
+    await appendEvent(tx, input.runId, 'coordinator:released', now, {
+      epoch: input.epoch,
+      ...(input.handedOver ? { handedOver: input.handedOver } : {}),
+    });
 }

@@ -124,6 +124,14 @@ export async function replanRun(tx: StoreTx, input: ReplanInput, ctx: OperationC
   for (const { id } of waiting)
     if ((await readinessOf(tx, run.id, id)) === 'ready') await setTaskStatus(tx, run.id, id, 'ready', null, ctx.now);
 
+  // Nobody decides for a superseded run: its open gates would ask for a decision that moves nothing (the Gates view,
+  // the status bar's "waiting").
+  await closeOpenGates(
+    tx,
+    { runId: input.oldRunId },
+    { decision: 'rejected', note: `the run was replanned as ${run.id}` },
+    ctx.now,
+  );
   await tx.run(`UPDATE runs SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE id = ?`, [
     run.id,
     ctx.now,

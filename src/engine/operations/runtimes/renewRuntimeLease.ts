@@ -21,6 +21,12 @@ export type LeaseAuthority =
       epoch: number;
       /** The coordinator's monotonic clock says the lease still holds: a wall-clock jump does not end it. */
       withinLease: boolean;
+      /**
+       * Hold the lease until this time instead of one lease length from now: a coordinator that
+       * hands its workers over keeps them adoptable for as long as their task may still run,
+       * however late its successor comes.
+       */
+      until?: number;
     };
 
 export interface RenewLeaseInput {
@@ -88,7 +94,11 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   }
   const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
-  const leaseExpiresAt = now + runtime.leaseMs;
+  const until = authority.holder === 'coordinator' ? authority.until : undefined;
+  // A worker's heartbeat extends its lease, never shortens it: a coordinator that handed its workers over held their
+  // leases for their task timeout, and a beat must not cut that back to one lease length before a successor comes.
+  const held = authority.holder === 'worker' ? runtime.leaseExpiresAt : 0;
+  const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0, held);
   // The worker's own beat is kept apart: a supervised worker that never beats still reads as alive, not as beating.
   const ownBeat = beat && authority.holder === 'worker';
   await tx.run(

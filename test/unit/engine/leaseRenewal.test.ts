@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { selfIdentity } from '../../../src/engine/effects/processes/processes';
+import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
+import { renewRuntimeLease } from '../../../src/engine/operations/runtimes/renewRuntimeLease';
+import { FileStore } from '../../../src/engine/store/fileStore';
+import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
+import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+
+describe('a worker lease held past one lease length (a coordinator handing its workers over)', () => {
+  let fixture: EngineFixture;
+  let store: FileStore | undefined;
+  beforeEach(() => {
+    fixture = new EngineFixture();
+    fixture.write('plan.md', DEMO_PLAN);
+  });
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+    await fixture.dispose();
+  });
+
+  it("is not cut back by the worker's own heartbeat: a beat extends a lease, never shortens it", async () => {
+    const engine = await fixture.open();
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const now = fixture.fakeClock.now();
+    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const coordinator = await takeCoordinatorLease(store, fixture.fakeClock, {
+      runId: claim.runId,
+      holder: 'box:1',
+      identity: selfIdentity(),
+      leaseMs: 30_000,
+    });
+    assert.ok(coordinator.acquired);
+    const held = now + 3_600_000;
+    const authority = {
+      holder: 'coordinator' as const,
+      runId: claim.runId,
+      epoch: coordinator.epoch,
+      withinLease: true,
+    };
+    await store.transact((tx) =>
+      renewRuntimeLease(tx, { runtimeId: claim.runtimeId, authority: { ...authority, until: held }, beat: false }, now),
+    );
+
+    fixture.fakeClock.advance(5_000);
+    await engine.refresh();
+    const beat = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'still here' });
+    assert.equal(beat.leaseExpiresAt, held, 'the held lease stands');
+    assert.equal(beat.heartbeatCount, 1);
+
+    // Near the held time, a beat extends it by one lease length from now, as usual.
+    fixture.fakeClock.advance(3_600_000 - 15_000);
+    const later = await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token });
+    assert.ok(later.leaseExpiresAt > held);
+  });
+});
