@@ -188,6 +188,7 @@ describe('baton CLI: stale leases and result ingestion', () => {
     const run2 = (args: string[]): Promise<CliResult> => runCli(args, { cwd: ws2 });
     let firstRun = '';
     let secondRun = '';
+    let secondToken = '';
 
     before(async () => {
       ws2 = makeWorkspace();
@@ -197,12 +198,14 @@ describe('baton CLI: stale leases and result ingestion', () => {
       firstRun = first.json().runId;
       const artifact = `.baton/runs/${firstRun}/artifacts/D-A-coder-001.md`;
       writeFile(ws2, artifact, resultText({ task: 'A', agent: 'coder', status: 'PASS' }));
-      const done = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact, '--json']);
+      const token = ['--token', first.json().token as string];
+      const done = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact, ...token, '--json']);
       assert.equal(done.code, 0, describeResult(done));
       // The first run is completed: claiming the task again starts a second run, with its own D-A-coder-001.
       const second = await run2(['claim', '--plan', 'plan.md', '--task', 'A', '--json']);
       assert.equal(second.code, 0, describeResult(second));
       secondRun = second.json().runId;
+      secondToken = second.json().token as string;
       assert.notEqual(secondRun, firstRun);
       assert.equal(second.json().delegationId, 'D-A-coder-001');
     });
@@ -210,13 +213,15 @@ describe('baton CLI: stale leases and result ingestion', () => {
 
     it('is refused (exit 4, ingest.artifact-of-other-run) for the newest run’s delegation of the same id, in one line naming both runs; that attempt stays RUNNING', async () => {
       const artifact = `.baton/runs/${firstRun}/artifacts/D-A-coder-001.md`;
-      const human = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact]);
+      // Handed in with the new attempt's own token (its worker, say): still not its result.
+      const token = ['--token', secondToken];
+      const human = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact, ...token]);
       assert.equal(human.code, 4, describeResult(human));
       const lines = human.stderr.trim().split('\n');
       assert.equal(lines.length, 1, `one line: ${human.stderr}`);
       assert.match(lines[0]!, new RegExp(`belongs to run ${firstRun}, not to run ${secondRun}`));
       assert.doesNotMatch(human.stderr, /\bat .*\.(js|ts):\d+/, 'no stack trace');
-      const json = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact, '--json']);
+      const json = await run2(['ingest', '--delegation', 'D-A-coder-001', '--artifact', artifact, ...token, '--json']);
       assert.equal(json.code, 4, describeResult(json));
       assert.equal(json.json().error.code, 'ingest.artifact-of-other-run');
       const queue = (await run2(['queue', '--run', secondRun, '--json'])).json();

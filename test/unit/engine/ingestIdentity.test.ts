@@ -46,19 +46,30 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
     async function twoRuns() {
       const first = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const oldArtifact = writeRunArtifact(first.runId, first.delegation.id, { task: 'T1' });
-      await engine.ingest({ delegationId: first.delegation.id, runId: first.runId, artifactPath: oldArtifact });
+      await engine.ingest({
+        delegationId: first.delegation.id,
+        runId: first.runId,
+        artifactPath: oldArtifact,
+        token: first.token,
+      });
       assert.equal((await engine.getRun(first.runId)).status, 'completed');
       const { run: second } = await engine.runForPlan('plan.md', { fresh: true });
       const claim = await engine.claimTask({ runId: second.id, taskId: 'T1' });
       assert.equal(claim.delegation.id, first.delegation.id, 'delegation ids repeat across runs of one plan');
-      return { oldRun: first.runId, newRun: second.id, delegationId: claim.delegation.id, oldArtifact };
+      return {
+        oldRun: first.runId,
+        newRun: second.id,
+        delegationId: claim.delegation.id,
+        oldArtifact,
+        token: claim.token,
+      };
     }
 
     it('is refused with ingest.artifact-of-other-run when the delegation id resolves to the newest run, naming both runs; nothing is written', async () => {
-      const { oldRun, newRun, delegationId, oldArtifact } = await twoRuns();
+      const { oldRun, newRun, delegationId, oldArtifact, token } = await twoRuns();
       const before = storeBytes(fixture.workspace);
       await assert.rejects(
-        engine.ingest({ delegationId, artifactPath: oldArtifact }),
+        engine.ingest({ delegationId, artifactPath: oldArtifact, token }),
         (err) =>
           BatonError.is(err, 'ingest.artifact-of-other-run') &&
           err.kind === 'mismatch' &&
@@ -72,8 +83,8 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
     });
 
     it('is refused for an explicitly named other run too; named for its own run it meets that run’s rules', async () => {
-      const { oldRun, newRun, delegationId, oldArtifact } = await twoRuns();
-      await assert.rejects(engine.ingest({ delegationId, runId: newRun, artifactPath: oldArtifact }), (err) =>
+      const { oldRun, newRun, delegationId, oldArtifact, token } = await twoRuns();
+      await assert.rejects(engine.ingest({ delegationId, runId: newRun, artifactPath: oldArtifact, token }), (err) =>
         BatonError.is(err, 'ingest.artifact-of-other-run'),
       );
       // In its own run the attempt is finished: the same result again is the record it made.
@@ -83,18 +94,19 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
     });
 
     it('is refused when it reaches the other run’s folder through a symbolic link', async () => {
-      const { delegationId, oldArtifact } = await twoRuns();
+      const { delegationId, oldArtifact, token } = await twoRuns();
       symlinkSync(oldArtifact, join(fixture.workspace, 'results', 'linked.md'));
-      await assert.rejects(engine.ingest({ delegationId, artifactPath: 'results/linked.md' }), (err) =>
+      await assert.rejects(engine.ingest({ delegationId, artifactPath: 'results/linked.md', token }), (err) =>
         BatonError.is(err, 'ingest.artifact-of-other-run'),
       );
     });
 
     it('does not apply to a file outside every run’s folder: a hand-in for the newest run goes there', async () => {
-      const { newRun, delegationId } = await twoRuns();
+      const { newRun, delegationId, token } = await twoRuns();
       const outcome = await engine.ingest({
         delegationId,
         artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+        token,
       });
       assert.equal(outcome.record.runId, newRun);
       assert.equal(outcome.delegation.status, 'COMPLETED');
@@ -122,7 +134,11 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
     async function rejectedForMissingFile() {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const artifact = fixture.writeResult('T1.md', { task: 'T1', artifacts: ['notes/report.txt'] });
-      const first = await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
+      const first = await engine.ingest({
+        delegationId: claim.delegation.id,
+        artifactPath: artifact,
+        token: claim.token,
+      });
       assert.equal(first.record.accepted, false);
       assert.deepEqual(
         first.record.issues.map((i) => i.code),

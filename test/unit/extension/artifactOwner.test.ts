@@ -63,6 +63,7 @@ describe('a result file belongs to the delegation of its own run', () => {
         delegationId: claim.delegation.id,
         runId: claim.runId,
         artifactPath: runArtifact(claim.runId, claim.delegation.id, task),
+        token: claim.token,
       });
     }
     const { run } = await engine.runForPlan('plan.md', { fresh: true });
@@ -103,7 +104,7 @@ describe('a result file belongs to the delegation of its own run', () => {
   it('a file an ingestion named is re-ingested for that attempt while it waits (a rejected result)', async () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const path = fixture.writeResult('mine.md', { task: 'T1', artifacts: ['missing.txt'] });
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: path });
+    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: path, token: claim.token });
     const resolution = await resolve(path);
     assert.equal(resolution?.kind, 'ingest');
     assert.equal(resolution.kind === 'ingest' && resolution.reingest, true);
@@ -113,7 +114,7 @@ describe('a result file belongs to the delegation of its own run', () => {
   it('a superseded run’s artifact is refused, naming the run that superseded it', async () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T2' });
     const path = runArtifact(claim.runId, claim.delegation.id, 'T1'); // wrong task: rejected, the attempt BLOCKED
-    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: path });
+    await engine.ingest({ delegationId: claim.delegation.id, artifactPath: path, token: claim.token });
     fixture.write('plan2.md', PLAN.replace('Check it.', 'Check it twice.'));
     const { run } = await engine.replan({ runId: claim.runId, planPath: 'plan2.md' });
     const resolution = await resolve(path);
