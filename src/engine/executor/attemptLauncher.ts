@@ -9,6 +9,7 @@ import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
 import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
+import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
@@ -16,11 +17,12 @@ import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
 import { openGate, waitsAtGateReason } from '../operations/gates/openGate';
 import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
-import { recordRuntimeLaunch, recordRuntimeProcess } from '../operations/runtimes/createRuntime';
+import { recordRuntimeLaunch, recordStartedWorker } from '../operations/runtimes/createRuntime';
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { setTaskStatus } from '../operations/tasks/setTaskStatus';
 import { recordWorktree } from '../operations/worktrees/worktrees';
 import { readRunIsolation } from '../queries/worktrees';
+import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { planIsolation } from '../usecases/planIsolation';
@@ -192,8 +194,9 @@ export class AttemptLauncher {
 
     let spawned;
     try {
-      // The one side effect no transaction covers: only a coordinator that still holds the run starts a worker.
+      // Proven just before the spawn, and again by the transaction that records the worker before it may run.
       await this.ctx.fence?.assertHeld();
+      await sideEffectPoint('launch:after-fence');
       spawned = await spawnWorker(
         workerLaunch(workerId, worker, {
           prompt,
@@ -215,6 +218,8 @@ export class AttemptLauncher {
             ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
             ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
           },
+          marker: workerMarker(claim.runtimeId),
+          held: true,
         },
       );
     } catch (err) {
@@ -224,10 +229,28 @@ export class AttemptLauncher {
       await this.supervisor.fail(delegationId, reason);
       return;
     }
-    attempt.identity = spawned.identity;
+    // The worker waits at its gate until the store knows it as this attempt's — recorded through the fenced store, and
+    // only while the attempt is still RUNNING. A coordinator stopped anywhere before this commit cannot run it later:
+    // its successor's epoch (or a stop that decided the attempt) refuses the record, and the worker never runs.
+    const identity = spawned.identity;
+    try {
+      await this.ctx.store.transact((tx) =>
+        recordStartedWorker(tx, { runId, delegationId, runtimeId: claim.runtimeId, identity }),
+      );
+    } catch (err) {
+      spawned.abort();
+      if (BatonError.is(err, 'coordinator.superseded')) throw err;
+      this.ctx.log(`${delegationId}: ${(err as Error).message}`);
+      // Decided elsewhere meanwhile: nothing to record. Any other failure: the attempt fails, its worker never ran.
+      if (!BatonError.is(err, 'runtime.not-live'))
+        await this.supervisor.fail(delegationId, `could not record the worker: ${(err as Error).message}`);
+      return;
+    }
+    attempt.identity = identity;
     this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000);
-    await this.ctx.store.transact((tx) => recordRuntimeProcess(tx, claim.runtimeId, spawned.identity));
-    this.ctx.log(`${delegationId}: started ${workerId} (pid ${spawned.identity.pid})`);
+    await sideEffectPoint('launch:before-release');
+    spawned.release();
+    this.ctx.log(`${delegationId}: started ${workerId} (pid ${identity.pid})`);
     const stop = this.host.shutdownStop();
     if (stop) {
       // Shutdown's stop was applied while this worker was starting: it ends like the others.

@@ -16,7 +16,7 @@ import { BatonError } from '../domain/errors';
 import { systemClock, type Clock } from '../domain/clock';
 import { Emitter, type Disposable } from '../domain/emitter';
 import { fsyncDirectory, writeFileDurably } from './fsync';
-import { faultPoint } from './faultPoint';
+import { faultPoint, registerLockProbe } from './faultPoint';
 import { Mutex } from './mutex';
 import {
   decodeJournalChunk,
@@ -108,6 +108,7 @@ export class FileStore implements StorePort {
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshQueued = false;
   private closed = false;
+  private readonly unregisterLockProbe: () => void;
 
   // Group commit: commits are written under the process lock and acknowledged once a
   // flush that started after their write completes. While flushes are in flight the next
@@ -133,6 +134,7 @@ export class FileStore implements StorePort {
   ) {
     this.lock = createProcessLock(dir);
     this.clock = options.clock ?? systemClock;
+    this.unregisterLockProbe = registerLockProbe(() => this.lockHeld);
   }
 
   static async open(dir: string, options: FileStoreOptions = {}): Promise<FileStore> {
@@ -208,6 +210,7 @@ export class FileStore implements StorePort {
         }
       } finally {
         this.releaseHeldLock();
+        this.unregisterLockProbe();
         this.closed = true;
         this.closeSegment();
         this.clearPrepared();

@@ -229,6 +229,29 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX worktrees_by_status ON worktrees (run_id, status)`,
     ],
   },
+  {
+    version: 4,
+    name: 'fenced side effects: verify processes, the coordinator chain',
+    statements: [
+      // One row per verify command started: its process, so that a successor or a stop finds it (docs/reliability.md).
+      `CREATE TABLE verify_processes (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        command_json TEXT NOT NULL,
+        marker TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_start TEXT,
+        host TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        end_reason TEXT
+      )`,
+      `CREATE INDEX verify_processes_open ON verify_processes (run_id, delegation_id, ended_at)`,
+      // Since when coordinators have followed each other without a clean release: what a successor looks over.
+      `ALTER TABLE coordinator_leases ADD COLUMN chain_since INTEGER`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

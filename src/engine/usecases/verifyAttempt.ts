@@ -9,6 +9,7 @@ import { terminateWorker } from '../effects/processes/processes';
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
+import { sideEffectPoint } from '../store/faultPoint';
 import type { StoreTx } from '../store/port';
 import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
@@ -210,6 +211,7 @@ async function runVerifyCommand(
     options.marker.slice(options.marker.indexOf('=') + 1),
   ];
   await ctx.fence?.assertHeld();
+  await sideEffectPoint('verify:after-fence');
   const started = await spawnSupervised(
     { argv: command },
     { cwd: options.cwd, logPath: options.logPath, env: { ...options.env, [markerName]: markerValue } },

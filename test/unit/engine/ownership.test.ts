@@ -23,6 +23,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   coordinator_leases: 'coordinatorLease',
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
+  verify_processes: 'verifyProcesses',
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {
