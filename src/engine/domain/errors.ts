@@ -70,6 +70,7 @@ export const ERROR_CODES = {
   'task.skipped': 'mismatch',
   'task.cancelled': 'mismatch',
   'validate.unreadable': 'invalid-input',
+  'verify.not-current': 'conflict',
   'worker.spawn-failed': 'worker-failure',
   'worker.unknown': 'invalid-input',
 } as const satisfies Record<string, ErrorKind>;

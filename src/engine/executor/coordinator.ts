@@ -150,6 +150,11 @@ export class Coordinator {
       acquired();
     }
     try {
+      // A stop asked for while no coordinator could apply it (its holder stopped or dead) is applied first, to the
+      // workers the store records: otherwise reconcile would burn those attempts as STALE and the stop report none.
+      for (const request of await coordinator.ctx.store.read((r) => pendingStops(r, options.runId)))
+        if (request.mode === 'immediate' || request.delegationId)
+          await applyStopAsCoordinator(coordinator.ctx, coordinator.supervisor, options.runId, request);
       const reconcile = await reconcileRun(coordinator.ctx, options.runId, {
         adopt: { runId: options.runId, epoch: coordinator.lease.epoch, take: (w) => coordinator.supervisor.adopt(w) },
       });

@@ -2,6 +2,7 @@ import type { StopReportEntry, StopRequest } from '../domain/stops';
 import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
 import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
+import { endVerifyProcesses, withVerifyProcesses } from '../usecases/endVerifyProcesses';
 import type { AttemptSupervisor } from './attemptSupervisor';
 
 /**
@@ -21,16 +22,24 @@ export async function applyStopAsCoordinator(
   let report: StopReportEntry[];
   if (request.mode === 'immediate' || request.delegationId) {
     // Every worker gets its grace period at the same time, not one after another.
+    const graceMs = ctx.config.stopGraceSeconds * 1000;
     const driven = await Promise.all(
       targets.map(async (attempt): Promise<StopReportEntry> => {
-        const termination = await supervisor.end(attempt, 'stopped');
-        return {
-          delegationId: attempt.delegationId,
-          processes: termination?.processes.map((p) => p.pid) ?? [],
-          confirmed: termination ? termination.confirmed : true,
-          survivors: termination?.survivors.map((p) => p.pid) ?? [],
-          ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
-        };
+        const [termination, verifies] = await Promise.all([
+          supervisor.end(attempt, 'stopped'),
+          // An attempt being verified: its verify command ends with it.
+          endVerifyProcesses(ctx, runId, attempt.delegationId, 'stopped', graceMs),
+        ]);
+        return withVerifyProcesses(
+          {
+            delegationId: attempt.delegationId,
+            processes: termination?.processes.map((p) => p.pid) ?? [],
+            confirmed: termination ? termination.confirmed : true,
+            survivors: termination?.survivors.map((p) => p.pid) ?? [],
+            ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
+          },
+          verifies,
+        );
       }),
     );
     const statuses = request.delegationId ? "'RUNNING', 'PENDING', 'BLOCKED'" : "'RUNNING', 'PENDING'";
@@ -40,7 +49,6 @@ export async function applyStopAsCoordinator(
         request.delegationId ? [runId, request.delegationId] : [runId],
       ),
     );
-    const graceMs = ctx.config.stopGraceSeconds * 1000;
     const external = await Promise.all(
       others
         .filter((d) => !targets.some((a) => a.delegationId === d.id))

@@ -230,7 +230,8 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    version: 4,
+    // Numbered as assigned to this change (5–9 went to branches merged in any order).
+    version: 7,
     name: 'fenced side effects: verify processes, the coordinator chain',
     statements: [
       // One row per verify command started: its process, so that a successor or a stop finds it (docs/reliability.md).

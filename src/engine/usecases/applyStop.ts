@@ -4,21 +4,25 @@ import { isProcessAlive, terminateWorker, workerMarker } from '../effects/proces
 import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
 import { readStop, recordedWorker } from '../queries/stops';
 import type { StorePort } from '../store/port';
+import type { Fence } from './context';
+import { endVerifyProcesses, withVerifyProcesses } from './endVerifyProcesses';
 
 /**
  * Ends the worker an attempt recorded, for whoever did not spawn it (this process after its
  * coordinator died; a coordinator asked to stop an attempt it does not drive): the recorded
  * process and its descendants, and whatever carries its runtime's marker — so also what a
  * worker left behind when it exited, or what a coordinator spawned and died before
- * recording. A worker on another host is not touched and not confirmed.
+ * recording — and the verify commands recorded for the attempt. A worker on another host is
+ * not touched and not confirmed.
  */
 export async function endRecordedWorker(
-  ctx: { store: StorePort; clock: Clock },
+  ctx: { store: StorePort; clock: Clock; fence?: Fence },
   runId: string,
   delegationId: string,
   graceMs: number,
 ): Promise<StopReportEntry> {
-  const entry: StopReportEntry = { delegationId, processes: [], confirmed: true, survivors: [] };
+  const verifies = await endVerifyProcesses(ctx, runId, delegationId, 'stopped', graceMs);
+  const entry = withVerifyProcesses({ delegationId, processes: [], confirmed: true, survivors: [] }, verifies);
   const worker = await ctx.store.read((r) => recordedWorker(r, runId, delegationId));
   if (!worker) return entry;
   if (worker.identity && isProcessAlive(worker.identity) === undefined) {
@@ -35,9 +39,9 @@ export async function endRecordedWorker(
   });
   return {
     ...entry,
-    processes: termination.processes.map((p) => p.pid),
-    confirmed: termination.confirmed,
-    survivors: termination.survivors.map((p) => p.pid),
+    processes: [...termination.processes.map((p) => p.pid), ...entry.processes],
+    confirmed: termination.confirmed && entry.confirmed,
+    survivors: [...termination.survivors.map((p) => p.pid), ...entry.survivors],
   };
 }
 

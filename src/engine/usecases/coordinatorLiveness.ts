@@ -8,11 +8,17 @@ import {
 import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
 import type { StorePort } from '../store/port';
 
-/** Is a live coordinator holding the run (so that others observe and leave the driving to it)? */
+/**
+ * Is a live coordinator holding the run (so that others observe and leave the driving to it)?
+ * Not one stopped by a signal (Ctrl-Z, SIGSTOP, a debugger): it can apply nothing while it is
+ * stopped, so a stop asked for meanwhile is applied by whoever asks — and wins over the worker
+ * leases that run out while it sleeps. When it wakes, its writes about those attempts are refused.
+ */
 export function isLeaseLive(lease: CoordinatorLease | undefined, now: number): boolean {
   if (!lease || lease.releasedAt !== undefined) return false;
-  if (lease.expiresAt > now) return probeProcess(lease.identity).alive !== false;
-  return false;
+  if (lease.expiresAt <= now) return false;
+  const probe = probeProcess(lease.identity);
+  return probe.alive !== false && !probe.stopped;
 }
 
 /**

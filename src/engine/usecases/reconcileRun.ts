@@ -6,6 +6,8 @@ import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import { getDelegation } from '../queries/delegations';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
+import { openVerifyProcesses } from '../queries/verifyProcesses';
+import { endVerifyProcesses } from './endVerifyProcesses';
 import {
   findMarkedRoot,
   findProcessesOfWorkers,
@@ -110,10 +112,23 @@ export async function reconcileRun(
     const base = { taskId: attempt.task_id, delegationId: attempt.delegation_id };
     if (attempt.task_status === 'verifying') {
       // Its result was ingested; the coordinator finishes the verification (passed commands are not run again).
-      entries.push({
-        ...base,
-        classification: 'verifying: the coordinator finishes it (passed commands are not run again)',
-      });
+      // A verify command its coordinator left running is ended first: nothing verifies the attempt twice at once.
+      const classification = 'verifying: the coordinator finishes it (passed commands are not run again)';
+      const open = await ctx.store.read((r) => openVerifyProcesses(r, runId, attempt.delegation_id));
+      if (open.length === 0) entries.push({ ...base, classification });
+      else if (options.reportOnly)
+        entries.push({ ...base, classification: `verifying: ${open.length} verify command(s) recorded running` });
+      else {
+        const graceMs = ctx.config.stopGraceSeconds * 1000;
+        const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
+        const processes = ended.reduce((n, e) => n + e.processes.length, 0);
+        const confirmed = ended.every((e) => e.confirmed);
+        entries.push({
+          ...base,
+          classification: `${classification}; a verify command of its coordinator still ran`,
+          repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
+        });
+      }
       continue;
     }
     const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);

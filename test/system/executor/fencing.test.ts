@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { storeDirOf } from '../../../src/engine/engine';
+import { FileStore } from '../../../src/engine/store/fileStore';
+import { requestStop as requestStopOperation } from '../../../src/engine/operations/stops/stopRequests';
 import { EngineFixture } from '../../support/engineFixture';
 import { processesCarrying } from '../../support/processes';
 import {
@@ -33,7 +35,8 @@ async function summary(engine: Engine, runId: string): Promise<string[]> {
   return (await engine.overview(runId)).delegations.map((d) => `${d.id}:${d.status}`);
 }
 
-describe('fencing: a coordinator stopped between its check and its side effect (SIGSTOP at a fault point)', () => {
+describe('fencing: a coordinator stopped between its check and its side effect (SIGSTOP at a fault point)', function () {
+  this.timeout(60_000);
   let fixture: EngineFixture;
   const children: ChildCoordinator[] = [];
   beforeEach(() => {
@@ -171,6 +174,205 @@ describe('fencing: a coordinator stopped between its check and its side effect (
         );
       }
       assert.equal(pidAlive(worker.pid), false);
+    });
+  }
+
+  /** A verify command that notes its start and end (also on TERM) and passes once the file `release` exists. */
+  const SLOW_CHECK = [
+    `const fs = require('node:fs');`,
+    `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + process.pid + ' ' + Date.now() + '\\n');`,
+    `note('start');`,
+    `process.on('SIGTERM', () => { note('end'); process.exit(143); });`,
+    `setInterval(() => { if (fs.existsSync('release')) { note('end'); process.exit(0); } }, 20);`,
+  ].join('\n');
+
+  /** [pid, from, to] of every run of the check; one still running lasts until now. */
+  function checkRuns(): Array<{ pid: number; from: number; to: number }> {
+    let text: string;
+    try {
+      text = readFileSync(join(fixture.workspace, 'checks.txt'), 'utf8');
+    } catch {
+      return [];
+    }
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '));
+    return lines
+      .filter(([kind]) => kind === 'start')
+      .map(([, pid, at]) => ({
+        pid: Number(pid),
+        from: Number(at),
+        to: Number(lines.find(([kind, p]) => kind === 'end' && p === pid)?.[2] ?? Date.now()),
+      }));
+  }
+
+  const verifyFaults = [
+    ['SIGKILL', 'killed while its verify command runs'],
+    ['SIGSTOP', 'stopped while its verify command runs'],
+    ['verify:after-fence', 'stopped after the fence, before its verify command starts'],
+  ] as const;
+  for (const [fault, what] of verifyFaults) {
+    it(`item 3: a coordinator ${what}: its verify command is found and ended before the successor verifies, never run twice at once, never orphaned`, async () => {
+      fixture.write('check.js', SLOW_CHECK);
+      fixture.write('.baton/config.json', config({ leaseSeconds: 5 }));
+      fixture.write('plan.md', plan([{ id: 'V', verify: [[process.execPath, 'check.js']] }]));
+      const engine = await fixture.open({ follow: true });
+      const { run } = await engine.runForPlan('plan.md');
+      const atFault = fault === 'verify:after-fence';
+      const first = new ChildCoordinator(
+        fixture.workspace,
+        run.id,
+        { leaseMs: 600 },
+        atFault ? { BATON_FAULT_POINT: fault, BATON_FAULT_SIGNAL: 'SIGSTOP' } : {},
+      );
+      children.push(first);
+      if (atFault)
+        await waitFor('the coordinator to stop before verifying', () => processState(first.pid) === 'T', 20_000);
+      else {
+        await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+        if (fault === 'SIGKILL') {
+          first.kill('SIGKILL');
+          await first.exited;
+        } else await stopOutsideCommit(first, storeDirOf(fixture.workspace));
+      }
+      const taken = await coordinateWhenFree(engine, run.id);
+      const running = taken.coordinator.run();
+      await waitFor('the successor to start its verification', () => checkRuns().length >= (atFault ? 1 : 2), 20_000);
+      first.kill('SIGCONT'); // a stopped predecessor wakes while its successor verifies
+      await sleepReal(300);
+      fixture.write('release', '');
+      assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+      await Promise.race([first.exited, sleepReal(10_000)]);
+      await sleepReal(300); // a late start would show now
+
+      const runs = checkRuns().sort((a, b) => a.from - b.from);
+      assert.equal(
+        runs.length,
+        atFault ? 1 : 2,
+        `the check ran once by each coordinator that got to run it: ${JSON.stringify(runs)}`,
+      );
+      for (let i = 1; i < runs.length; i++)
+        assert.ok(
+          runs[i]!.from >= runs[i - 1]!.to,
+          `a verify command started while another still ran: ${JSON.stringify(runs)}`,
+        );
+      for (const r of runs) assert.equal(pidAlive(r.pid), false, `verify command ${r.pid} is gone`);
+      const view = await engine.overview(run.id);
+      assert.deepEqual(
+        view.delegations.map((d) => `${d.id}:${d.status}`),
+        ['D-V-coder-001:COMPLETED'],
+      );
+    });
+  }
+
+  for (const who of ['its coordinator', 'the stopping process, its coordinator dead'] as const) {
+    it(`item 3: an immediate stop during verification ends the verify command (applied by ${who}), reports it, and opens no gate`, async () => {
+      fixture.write('check.js', SLOW_CHECK);
+      fixture.write('.baton/config.json', config({ leaseSeconds: 5, stopGraceSeconds: 1 }));
+      fixture.write('plan.md', plan([{ id: 'V', verify: [[process.execPath, 'check.js']] }]));
+      const engine = await fixture.open({ follow: true });
+      const { run } = await engine.runForPlan('plan.md');
+      const inProcess = who === 'its coordinator';
+      let running: Promise<unknown> | undefined;
+      if (inProcess) {
+        const taken = await engine.coordinate({ runId: run.id });
+        assert.ok('coordinator' in taken);
+        running = taken.coordinator.run();
+      } else {
+        const child = new ChildCoordinator(fixture.workspace, run.id, { leaseMs: 600 });
+        children.push(child);
+        await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+        child.kill('SIGKILL');
+        await child.exited;
+        await sleepReal(700); // its lease runs out: nobody coordinates
+      }
+      await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+      const check = checkRuns()[0]!;
+      const { request, appliedBy } = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'test' });
+      assert.equal(appliedBy, inProcess ? 'coordinator' : 'this process');
+      if (running) await running;
+      assert.equal(pidAlive(check.pid), false, 'the verify command is gone');
+      const entry = request.report.find((e) => e.delegationId === 'D-V-coder-001');
+      assert.ok(
+        entry?.processes.includes(check.pid),
+        `the report lists the verify command: ${JSON.stringify(request.report)}`,
+      );
+      assert.equal(entry!.confirmed, true);
+      await engine.refresh();
+      const view = await engine.overview(run.id);
+      assert.deepEqual(
+        view.delegations.map((d) => `${d.id}:${d.status}`),
+        ['D-V-coder-001:CANCELLED'],
+      );
+      assert.deepEqual(
+        view.gates.filter((g) => g.status === 'open').map((g) => g.kind),
+        [],
+      );
+    });
+  }
+
+  for (const how of ['asked for while it is paused', 'left pending when its coordinator is taken over'] as const) {
+    it(`item 4: a stop ${how} cancels every attempt (not STALE) and reports them all`, async () => {
+      // Worker leases run out while the coordinator is paused: a lease expiry must not win over a person's stop.
+      fixture.write('.baton/config.json', config({ leaseSeconds: 5, stopGraceSeconds: 1 }));
+      fixture.write('plan.md', plan([{ id: 'A' }, { id: 'B' }]));
+      const tracePath = join(fixture.workspace, 'trace.txt');
+      const env = { FAKE_TRACE: tracePath, FAKE_BEHAVIOUR: JSON.stringify({ A: 'hang', B: 'hang' }) };
+      const engine = await fixture.open({ follow: true });
+      const { run } = await engine.runForPlan('plan.md');
+      const paused = how === 'asked for while it is paused';
+      const first = new ChildCoordinator(
+        fixture.workspace,
+        run.id,
+        { leaseMs: paused ? 15_000 : 600, maxConcurrency: 2 },
+        env,
+      );
+      children.push(first);
+      const workers = await waitFor('both workers to start', () => {
+        const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
+        return starts.length === 2 ? starts : undefined;
+      });
+      await stopOutsideCommit(first, storeDirOf(fixture.workspace));
+      await sleepReal(5500); // the workers' leases run out
+
+      let report;
+      if (paused) {
+        // Its coordinator lease still runs; the coordinator cannot apply anything while stopped: this process does.
+        const stop = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'test', waitMs: 2000 });
+        assert.equal(stop.appliedBy, 'this process');
+        report = stop.request.report;
+        first.kill('SIGCONT');
+        const said = await Promise.race([first.exited.then(() => first.find('outcome')), sleepReal(15_000)]);
+        assert.deepEqual(said, { kind: 'paused', status: 'paused', openGates: 0, stopped: true }, first.stderr);
+      } else {
+        // A `baton stop` that recorded its request and died before applying it.
+        const store = await FileStore.open(storeDirOf(fixture.workspace));
+        try {
+          await store.transact((tx) =>
+            requestStopOperation(tx, { runId: run.id, mode: 'immediate', by: 'test' }, Date.now()),
+          );
+        } finally {
+          await store.close();
+        }
+        await engine.refresh();
+        const taken = await coordinateWhenFree(engine, run.id);
+        assert.deepEqual(await taken.coordinator.run(), {
+          kind: 'paused',
+          status: 'paused',
+          openGates: 0,
+          stopped: true,
+        });
+        report = (await engine.diagnose(run.id)).stops[0]!.report;
+      }
+      assert.deepEqual(
+        report.map((e) => `${e.delegationId}:${e.confirmed}`).sort(),
+        ['D-A-coder-001:true', 'D-B-coder-001:true'],
+        JSON.stringify(report),
+      );
+      await engine.refresh();
+      assert.deepEqual(await summary(engine, run.id), ['D-A-coder-001:CANCELLED', 'D-B-coder-001:CANCELLED']);
+      for (const w of workers) assert.equal(pidAlive(w.pid), false);
     });
   }
 });
