@@ -1,5 +1,5 @@
 import { Engine, type DelegationStatus, type RunOverview, type WorkerRuntime } from '../../engine/index';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, READING, withEngine, type CommandContext } from '../context';
 import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
 
 function noRuns(ctx: CommandContext): boolean {
@@ -12,13 +12,17 @@ function noRuns(ctx: CommandContext): boolean {
 /** A run at a glance: tasks, live runtimes, open gates. */
 export async function showStatus(ctx: CommandContext, runId: string | undefined): Promise<void> {
   if (noRuns(ctx)) return;
-  await withEngine(ctx, async (engine) => {
-    const view = await engine.overview(runId);
-    const isolation = await engine.isolationSummary(view.run.id);
-    if (ctx.output.json) return printJson(ctx, { ...view, isolation, now: engine.now() });
-    ctx.output.out(renderOverview(ctx, view, engine.now()));
-    ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
-  });
+  await withEngine(
+    ctx,
+    async (engine) => {
+      const view = await engine.overview(runId);
+      const isolation = await engine.isolationSummary(view.run.id);
+      if (ctx.output.json) return printJson(ctx, { ...view, isolation, now: engine.now() });
+      ctx.output.out(renderOverview(ctx, view, engine.now()));
+      ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
+    },
+    READING,
+  );
 }
 
 export function renderOverview(ctx: CommandContext, view: RunOverview, now: number): string {
@@ -89,36 +93,40 @@ export async function showQueue(
   filter: DelegationStatus | undefined,
 ): Promise<void> {
   if (noRuns(ctx)) return;
-  await withEngine(ctx, async (engine) => {
-    const { run, delegations } = await engine.listDelegations(runId, filter);
-    const { runtimes } = await engine.overview(run.id);
-    const now = engine.now();
-    if (ctx.output.json) return printJson(ctx, { runId: run.id, delegations, runtimes, now });
-    if (delegations.length === 0) {
-      ctx.output.out(`Run ${run.id} has no ${filter ? `${filter} ` : ''}delegations.`);
-      return;
-    }
-    const byId = new Map(runtimes.map((r) => [r.id, r]));
-    ctx.output.out(
-      table(
-        ctx.output,
-        ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LAST BEAT', 'RESULT', 'REASON'],
-        delegations.map((d) => {
-          const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
-          return [
-            d.id,
-            d.taskId,
-            String(d.attempt),
-            status(ctx.output, d.status),
-            runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
-            runtime?.lastHeartbeatAt ? `${duration(now - runtime.lastHeartbeatAt)} ago` : '-',
-            d.resultStatus ?? '-',
-            oneLine(d.reason ?? '', 60),
-          ];
-        }),
-      ),
-    );
-  });
+  await withEngine(
+    ctx,
+    async (engine) => {
+      const { run, delegations } = await engine.listDelegations(runId, filter);
+      const { runtimes } = await engine.overview(run.id);
+      const now = engine.now();
+      if (ctx.output.json) return printJson(ctx, { runId: run.id, delegations, runtimes, now });
+      if (delegations.length === 0) {
+        ctx.output.out(`Run ${run.id} has no ${filter ? `${filter} ` : ''}delegations.`);
+        return;
+      }
+      const byId = new Map(runtimes.map((r) => [r.id, r]));
+      ctx.output.out(
+        table(
+          ctx.output,
+          ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LAST BEAT', 'RESULT', 'REASON'],
+          delegations.map((d) => {
+            const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
+            return [
+              d.id,
+              d.taskId,
+              String(d.attempt),
+              status(ctx.output, d.status),
+              runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
+              runtime?.lastHeartbeatAt ? `${duration(now - runtime.lastHeartbeatAt)} ago` : '-',
+              d.resultStatus ?? '-',
+              oneLine(d.reason ?? '', 60),
+            ];
+          }),
+        ),
+      );
+    },
+    READING,
+  );
 }
 
 /** One line on how the run isolates its tasks and what its worktrees use on disk. */

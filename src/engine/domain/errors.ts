@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   'runtime.unknown': 'invalid-input',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
+  'store.holder-stopped': 'conflict',
   'store.commit-failed': 'io',
   'store.journal-corrupt': 'io',
   'store.schema-too-new': 'not-qualified',

@@ -7,7 +7,7 @@ import type { RunIsolation } from '../domain/isolation';
 import { buildPrompt } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
-import { resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import { MANUAL_HOLDER, resolveWorker, workerLaunch } from '../domain/workerLaunch';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
@@ -87,7 +87,7 @@ export class AttemptLauncher {
       claim = await this.ctx.store.transact(async (tx) => {
         const now = this.ctx.clock.now();
         const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
-        const holder = manual ? 'a person (manual)' : this.host.holder;
+        const holder = manual ? MANUAL_HOLDER : this.host.holder;
         const claimed = await claimDelegation(
           tx,
           { runId, delegationId: queued.id, leaseMs, holder },

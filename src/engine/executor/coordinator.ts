@@ -215,7 +215,7 @@ export class Coordinator {
           requestStop(tx, { runId, mode: 'immediate', by }, this.ctx.clock.now()),
         );
         this.shutdownStop = stop.request;
-        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request);
+        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request, { keepHandOffs: true });
       } catch (err) {
         // Whatever was not stopped is left to the next coordinator, which reconciles it.
         this.ctx.log(`shutdown: the workers were not all stopped: ${(err as Error).message}`);
@@ -275,14 +275,21 @@ export class Coordinator {
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
     for (const taskId of plan.finish) this.finishInBackground(taskId);
 
-    const inFlight = this.supervisor.size + this.finishing.size;
+    // A person's hand-off (manual worker) is not waited for: it may take days, and the run waits at its gate.
+    const inFlight = this.supervisor.busySlots() + this.finishing.size;
     if (inFlight > 0 || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
-    const runStatus = await this.ctx.store.read((r) => readRunStatus(r, runId));
+    // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
+    const { runStatus, openGates } = await this.ctx.store.read(async (r) => ({
+      runStatus: await readRunStatus(r, runId),
+      openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
+        runId,
+      ]))!.n,
+    }));
     return passOutcome({
       inFlight,
       plan,
       runStatus,
-      openGates: snapshot.openGates,
+      openGates,
       stopped: Boolean(snapshot.run.stopMode),
       readyCount: snapshot.ready.length,
       ...(this.options.tasks ? { selected: this.options.tasks } : {}),

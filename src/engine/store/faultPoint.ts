@@ -13,7 +13,8 @@ function reached(name: string): boolean {
 }
 
 export function faultPoint(name: string): void {
-  if (reached(name)) process.kill(process.pid, 'SIGKILL');
+  // SIGSTOP: stopped right there, holding whatever it holds (the store's lock), until SIGCONT.
+  if (reached(name)) process.kill(process.pid, process.env.BATON_FAULT_SIGNAL === 'SIGSTOP' ? 'SIGSTOP' : 'SIGKILL');
 }
 
 /** Whether this process holds a store's cross-process lock (each open FileStore registers one). */
