@@ -9,7 +9,8 @@ let passes = 0;
 
 function reached(name: string): boolean {
   if (process.env.BATON_FAULT_POINT !== name) return false;
-  return passes++ >= Number(process.env.BATON_FAULT_SKIP ?? 0);
+  // Once: a process stopped there and continued goes on past every later pass.
+  return passes++ === Number(process.env.BATON_FAULT_SKIP ?? 0);
 }
 
 export function faultPoint(name: string): void {

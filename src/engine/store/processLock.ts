@@ -88,8 +88,10 @@ function socketOwner(name: string): number | undefined {
   let inode: string | undefined;
   try {
     for (const line of readFileSync('/proc/net/unix', 'utf8').split('\n')) {
+      // The path column shows the name's leading NUL, and the NULs it is padded with, as '@'.
       const fields = line.trim().split(/\s+/);
-      if (fields[7] === `@${name}`) inode = fields[6];
+      const path = fields[7];
+      if (path?.startsWith(`@${name}`) && /^@*$/.test(path.slice(name.length + 1))) inode = fields[6];
     }
   } catch {
     return undefined;

@@ -74,10 +74,13 @@ describe('a coordinator stopped while it holds the store lock', function () {
   for (const args of [['stop', '--mode', 'immediate'], ['resume'], ['approve', 'G-1'], ['reconcile']]) {
     it(`baton ${args.join(' ')} is refused at once with exit 3, names the holder and what to do, and writes nothing`, async () => {
       const before = storeFingerprint(workspace);
-      const started = Date.now();
       const r = await runCli(args, { cwd: workspace, timeoutMs: 60_000 });
       assert.equal(r.code, 3, describeResult(r));
-      assert.ok(Date.now() - started < 9_000, 'said before the 10 s lock timeout');
+      assert.doesNotMatch(
+        r.stderr,
+        /stayed locked/,
+        'refused on seeing the stopped holder, not after the lock timeout',
+      );
       assert.match(r.stderr, new RegExp(`pid ${holder!.pid}\\b.*stopped`));
       assert.match(r.stderr, new RegExp(`kill -CONT ${holder!.pid}`));
       assert.match(r.stderr, /baton resume/);

@@ -253,11 +253,17 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       assert.notEqual(detached.session, worker.session);
       assert.notEqual(detached.pgrp, worker.pgrp);
       assert.notEqual(setsid.session, worker.session);
+      const envless = w.procs.get('envless')!;
+      assert.notEqual(envless.session, worker.session);
+      assert.equal(readFileSync(`/proc/${envless.pid}/environ`).length, 0, 'the daemon cleared its environment');
       assert.deepEqual(
         processesOfRuntime(w.runtimeId)
           .map((p) => p.pid)
           .sort((a, b) => a - b),
-        [...w.procs.values()].map((p) => p.pid).sort((a, b) => a - b),
+        [...w.procs]
+          .filter(([name]) => name !== 'envless')
+          .map(([, p]) => p.pid)
+          .sort((a, b) => a - b),
         'the worker reported every process that carries its marker',
       );
     }
