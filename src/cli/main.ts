@@ -13,6 +13,7 @@ import { reconcile } from './commands/reconcile';
 import { stop } from './commands/stop';
 import { replan } from './commands/replan';
 import { diagnose } from './commands/diagnose';
+import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
@@ -249,6 +250,13 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .option('--run <id>', 'the run (default: the most recent)')
     .action((o: { run?: string }, cmd: Command) => diagnose(ctx(cmd), o.run));
+
+  program
+    .command('doctor [plan]')
+    .description(
+      'check what a run needs before it starts: node, git, the config, each worker (installed, version, credentials), the store, disk; with a plan, the workers its tasks name; exit 7 when something blocks a run',
+    )
+    .action(async (plan: string | undefined, _o: unknown, cmd: Command) => setExitCode(await doctor(ctx(cmd), plan)));
 
   program
     .command('events')

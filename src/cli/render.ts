@@ -95,3 +95,12 @@ export function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** Dollars as agents are billed: four decimals below a dollar. */
+export function usd(amount: number): string {
+  return amount < 1 ? `$${amount.toFixed(4)}` : `$${amount.toFixed(2)}`;
+}
+
+export function tokens(n: number): string {
+  return n.toLocaleString('en-US');
+}

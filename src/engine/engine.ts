@@ -1,9 +1,9 @@
 import { hostname, userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { EventAnnouncer } from './announcer';
 import type { Clock, IdSource } from './domain/clock';
 import { sleep, systemClock, systemIds } from './domain/clock';
-import type { BatonConfig } from './domain/config';
+import { DEFAULT_CONFIG, type BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
 import type { AttemptWorktree, RunIsolation } from './domain/isolation';
 import { hasErrors, type Issue } from './domain/issue';
@@ -58,6 +58,7 @@ import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktree
 import type { EngineContext } from './usecases/context';
 import { isLeaseLive } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
+import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
@@ -68,6 +69,7 @@ export type { LoadedPlan } from './usecases/workspaceFiles';
 export type { EngineEvent } from './announcer';
 export type { RunOverview, TaskRecord } from './queries/runView';
 export type { Diagnosis } from './usecases/diagnoseRun';
+export type { DoctorCheck } from './usecases/doctor';
 
 export interface EngineOptions {
   workspace: string;
@@ -490,10 +492,60 @@ export class Engine {
     );
   }
 
-  /** Every task's worker (or the override) must be defined before a coordinator dispatches anything. */
+  /**
+   * Every task's worker (or the override) must be defined, and its program installed, before a
+   * coordinator dispatches anything: a missing CLI is refused here (exit 7, `worker.missing`)
+   * instead of failing every attempt at dispatch.
+   */
   private async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
     const overview = await this.overview(runId);
-    for (const task of overview.tasks) resolveWorker(this.config, override ?? task.worker ?? this.config.defaultWorker);
+    const ids = new Set(overview.tasks.map((task) => override ?? task.worker ?? this.config.defaultWorker));
+    for (const id of ids) {
+      const worker = resolveWorker(this.config, id);
+      if (worker.type === 'manual') continue;
+      const executable = worker.type === 'process' ? worker.command : worker.executable;
+      if (!findExecutable(executable, this.workspace)) {
+        throw new BatonError(
+          'worker.missing',
+          `Worker "${id}" cannot start: ${executable} is not installed (not found${isAbsolute(executable) ? '' : ' on PATH'}). Install it or change the worker in .baton/config.json; baton doctor checks every worker.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * What a run needs before it starts (`baton doctor`), without opening an engine — so it
+   * also answers for a workspace whose config is invalid.
+   */
+  static async doctor(options: {
+    workspace: string;
+    planPath?: string;
+    env?: NodeJS.ProcessEnv;
+  }): Promise<DoctorCheck[]> {
+    const workspace = resolve(options.workspace);
+    const { config, issues } = loadConfig(workspace);
+    const effective = hasErrors(issues) ? DEFAULT_CONFIG : config;
+    // With a plan, the workers its tasks name are the ones a run needs; without, the default one.
+    const plan = options.planPath ? readPlan(workspace, options.planPath) : undefined;
+    const planWorkers = plan?.parsed.tasks.map((t) => t.worker ?? effective.defaultWorker);
+    return runDoctor({
+      workspace,
+      config: effective,
+      configIssues: issues,
+      ...(planWorkers ? { planWorkers } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      store: async () => {
+        if (!Engine.hasStore(workspace)) return { exists: false, notices: [] };
+        try {
+          const store = await FileStore.open(storeDirOf(workspace));
+          const notices = [...store.recovery.notices];
+          await store.close();
+          return { exists: true, notices };
+        } catch (err) {
+          return { exists: true, notices: [], error: (err as Error).message };
+        }
+      },
+    });
   }
 }
 

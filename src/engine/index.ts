@@ -21,6 +21,7 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
+export type { DoctorCheck } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { MAX_ARTIFACT_BYTES } from './usecases/ingestArtifact';
 export type { IngestOutcome } from './usecases/ingestArtifact';
@@ -52,3 +53,6 @@ export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export { describeEvent, oneLine } from './domain/describeEvent';
+export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';
+export { renderTranscript } from './domain/agents/transcript';
+export { agentKindOf } from './domain/workerLaunch';

@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { hasErrors, readPlan, runPaths, type Delegation, type Engine, type IngestOutcome } from '../engine/index';
+import {
+  BatonError,
+  Engine,
+  hasErrors,
+  readPlan,
+  runPaths,
+  type Delegation,
+  type IngestOutcome,
+} from '../engine/index';
 import type { ResultDiagnostics } from './diagnostics';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
 import type { GateNode, RunsNode, WorkerNode } from './views';
@@ -21,6 +29,11 @@ function command(
       log.warn(`${id}: ${message}`);
       if (err instanceof TrustRequiredError)
         void offerTrust(message, () => vscode.commands.executeCommand(id, ...args), log);
+      else if (BatonError.is(err, 'worker.missing'))
+        // A worker's program is not installed: nothing was dispatched; Doctor says what else is missing.
+        void vscode.window.showErrorMessage(message, 'Run Doctor').then((pick) => {
+          if (pick) void vscode.commands.executeCommand('baton.doctor');
+        });
       else void vscode.window.showErrorMessage(message);
       return undefined;
     }
@@ -393,6 +406,30 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
             `${String(ev.seq).padStart(4)} ${new Date(ev.at).toISOString()} ${ev.type} ${JSON.stringify(ev.data)}`,
           );
         log.show(true);
+      },
+      log,
+    ),
+    command(
+      'baton.doctor',
+      async () => {
+        const checks = await Engine.doctor({ workspace: session.workspace });
+        log.info('── Baton doctor ──');
+        for (const check of checks) {
+          const line = `${check.status === 'ok' ? '✓' : check.status === 'warn' ? '!' : '✗'} ${check.name}: ${check.detail}`;
+          if (check.status === 'fail') log.error(line);
+          else if (check.status === 'warn') log.warn(line);
+          else log.info(line);
+        }
+        const failed = checks.filter((c) => c.status === 'fail');
+        const warned = checks.filter((c) => c.status === 'warn').length;
+        const summary = failed.length
+          ? `Baton doctor: ${failed.map((c) => c.name).join(', ')} ${failed.length === 1 ? 'blocks' : 'block'} a run — ${failed[0]!.detail}`
+          : `Baton doctor: ready to run${warned ? ` (${warned} warning${warned === 1 ? '' : 's'})` : ''}.`;
+        const shown = failed.length
+          ? vscode.window.showErrorMessage(summary, 'Show Log')
+          : vscode.window.showInformationMessage(summary, 'Show Log');
+        void shown.then((pick) => pick && log.show(true));
+        return checks;
       },
       log,
     ),

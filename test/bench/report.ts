@@ -345,6 +345,7 @@ npm run bench -- --quick                        # smoke run with tiny sizes; pri
 BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
 BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
 npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
+npm run bench -- --only agents                  # only the agent-stream rows (1,000 events/s → heartbeats, coordinator CPU); rewrites their section
 npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
 npm run bench -- --only visible                 # heartbeat → on screen in code-server; rewrites its section
 npm run bench -- --only activation              # extension activation with a 10k store vs empty; rewrites its section

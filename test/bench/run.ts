@@ -1,3 +1,4 @@
+import { agentStreamSection, runAgentStreamBench, type AgentStreamBenchResult } from './agentStreamBench';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { evaluateTargets, renderMarkdown, resultsTable, targetSummary, type TargetCheck } from './report';
@@ -23,7 +24,8 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_SCHED_CONCURRENCY=1,4,8   BATON_BENCH_SCHED_REPS=3
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
- *   --only dashboard|engine|visible|activation  runs only those rows and rewrites only their section of the file
+ *   BATON_BENCH_AGENTS=1,4 (agents at once in the agent-stream rows; 0 skips them)
+ *   --only dashboard|engine|agents|visible|activation  runs only those rows and rewrites only their section of the file
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
  * the file
  */
@@ -64,6 +66,10 @@ export interface BenchConfig {
   engineDelegations: number;
   engineJournalLines: number;
   engineOpenReps: number;
+  /** The agent-stream rows: agents at once per configuration (empty skips), seconds of streaming, repetitions. */
+  agentStreamAgents: number[];
+  agentStreamSeconds: number;
+  agentStreamReps: number;
   /** The rows in a real editor (code-server, installed on first use): heartbeat → visible, activation. */
   editorRows: boolean;
   log?: (line: string) => void;
@@ -117,12 +123,25 @@ export const SMOKE_ENGINE: EngineConfig = {
   engineOpenReps: 1,
 };
 
+export type AgentStreamConfig = Pick<BenchConfig, 'agentStreamAgents' | 'agentStreamSeconds' | 'agentStreamReps'>;
+export const FULL_AGENT_STREAM: AgentStreamConfig = {
+  agentStreamAgents: [1, 4],
+  agentStreamSeconds: 10,
+  agentStreamReps: 3,
+};
+export const SMOKE_AGENT_STREAM: AgentStreamConfig = {
+  agentStreamAgents: [1],
+  agentStreamSeconds: 1,
+  agentStreamReps: 1,
+};
+
 export interface BenchOutcome {
   result: StoreBenchResult;
   /** The scheduling rows (absent when both task counts are 0). */
   sched?: SchedBenchResult;
   dashboard?: DashboardBenchResult;
   engine?: EngineBenchResult;
+  agentStream?: AgentStreamBenchResult;
   checks: TargetCheck[];
   markdown: string;
   written?: string;
@@ -137,11 +156,13 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
   const givesDashboard = config.dashboardTasks !== undefined;
   const givesEngine = config.engineRuntimes !== undefined;
+  const givesAgentStream = config.agentStreamAgents !== undefined;
   const full: BenchConfig = {
     ...defaultConfig(),
     ...(givesSched ? {} : SMOKE_SCHED),
     ...(givesDashboard ? {} : SMOKE_DASHBOARD),
     ...(givesEngine ? {} : SMOKE_ENGINE),
+    ...(givesAgentStream ? {} : SMOKE_AGENT_STREAM),
     editorRows: false,
     ...config,
   };
@@ -170,16 +191,18 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
       : undefined;
   const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
   const engine = full.engineRuntimes > 0 ? await runEngine(full) : undefined;
+  const agentStream = full.agentStreamAgents.length > 0 ? await runAgentStream(full) : undefined;
   const editor = full.editorRows
     ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) }
     : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}`;
+  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${agentStream ? `\n${agentStreamSection(agentStream)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}`;
   const outcome = {
     result,
     ...(sched ? { sched } : {}),
     ...(dashboard ? { dashboard } : {}),
     ...(engine ? { engine } : {}),
+    ...(agentStream ? { agentStream } : {}),
     checks,
     markdown,
   };
@@ -227,8 +250,19 @@ function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
   });
 }
 
+function runAgentStream(config: BenchConfig): Promise<AgentStreamBenchResult> {
+  return runAgentStreamBench({
+    agents: config.agentStreamAgents,
+    seconds: config.agentStreamSeconds,
+    rate: 1000,
+    reps: config.agentStreamReps,
+    ...(config.log ? { log: config.log } : {}),
+  });
+}
+
 /** The sections `--only` can rewrite alone: their heading and end marker in the file. */
 const SECTIONS = {
+  agents: { heading: '## Agent streams: a fast agent → heartbeats → the views', end: '<!-- agents:end -->' },
   activation: {
     heading: '## Extension activation (code-server 4.99.4 extension host)',
     end: '<!-- activation:end -->',
@@ -255,7 +289,9 @@ export async function runSectionOnly(
       ? dashboardSection(await runDashboard(config))
       : which === 'engine'
         ? engineSection(await runEngine(config))
-        : await editorSection(which, config);
+        : which === 'agents'
+          ? agentStreamSection(await runAgentStream(config))
+          : await editorSection(which, config);
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
@@ -281,6 +317,7 @@ export function defaultConfig(): BenchConfig {
     ...FULL_SCHED,
     ...FULL_DASHBOARD,
     ...FULL_ENGINE,
+    ...FULL_AGENT_STREAM,
     editorRows: true,
   };
 }
@@ -291,6 +328,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     ...FULL_SCHED,
     ...FULL_DASHBOARD,
     ...FULL_ENGINE,
+    ...FULL_AGENT_STREAM,
     editorRows: env.BATON_BENCH_EDITOR !== '0',
   };
   if (argv.includes('--quick'))
@@ -300,6 +338,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
       QUICK_SCHED,
       QUICK_DASHBOARD,
       QUICK_ENGINE,
+      SMOKE_AGENT_STREAM,
     );
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
@@ -342,6 +381,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (dashboardTasks !== undefined) config.dashboardTasks = dashboardTasks;
   const engineRuntimes = num('BATON_BENCH_ENGINE_RUNTIMES', 0);
   if (engineRuntimes !== undefined) config.engineRuntimes = engineRuntimes;
+  const agentStreamAgents = list('BATON_BENCH_AGENTS');
+  if (agentStreamAgents !== undefined) config.agentStreamAgents = agentStreamAgents.filter((n) => n > 0);
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;
   const outAt = argv.indexOf('--out');
   if (outAt >= 0) {
@@ -358,9 +399,8 @@ async function main(): Promise<void> {
   const only = process.argv.indexOf('--only');
   if (only >= 0) {
     const which = process.argv[only + 1];
-    if (which !== 'dashboard' && which !== 'engine' && which !== 'visible' && which !== 'activation')
-      throw new Error('--only takes: dashboard, engine, visible, activation');
-    const outcome = await runSectionOnly(which, {
+    if (!(which && which in SECTIONS)) throw new Error(`--only takes: ${Object.keys(SECTIONS).join(', ')}`);
+    const outcome = await runSectionOnly(which as keyof typeof SECTIONS, {
       ...defaultConfig(),
       ...config,
       log: (line) => process.stderr.write(`[bench] ${line}\n`),

@@ -259,4 +259,21 @@ describe('Baton in the editor', function () {
       [{ level: 'error', message: 'Gate G-999 is no longer open.' }],
     );
   });
+
+  it('Baton: Doctor checks what a run needs and says so in one message (the worker of this workspace is installed)', async () => {
+    let checks: Array<{ name: string; status: string }> = [];
+    const shown = await messagesShownDuring(async () => {
+      checks = (await vscode.commands.executeCommand('baton.doctor')) as typeof checks;
+    });
+    assert.deepEqual(
+      checks.filter((c) => c.status === 'fail'),
+      [],
+      'node, config, the fake worker, store, disk: nothing blocks a run here',
+    );
+    assert.ok(checks.some((c) => c.name === 'store'));
+    assert.deepEqual(
+      shown.filter((m) => m.message.startsWith('Baton doctor')).map((m) => m.level),
+      ['information'],
+    );
+  });
 });

@@ -1,6 +1,7 @@
+import { totalUsage } from '../../engine/index';
 import { printJson, READING, withEngine, type CommandContext } from '../context';
 import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
-import { renderOverview } from './status';
+import { renderOverview, usageTable } from './status';
 
 /**
  * `baton diagnose`: everything about a run — tasks, attempts, workers, leases, gates, receipts, stops — and the next
@@ -11,7 +12,7 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
     ctx,
     async (engine) => {
       const d = await engine.diagnose(runId);
-      if (ctx.output.json) return printJson(ctx, { ...d });
+      if (ctx.output.json) return printJson(ctx, { ...d, usageTotals: totalUsage(d.usage) });
       const o = ctx.output;
       const section = (title: string): string => `\n${paint(o, 'bold', title)}`;
       const lines = [renderOverview(ctx, d, d.now)];
@@ -56,6 +57,17 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
           }),
         ),
       );
+      const prompts = d.delegations.filter((del) => del.prompt);
+      if (prompts.length > 0) {
+        lines.push(section('Prompts'));
+        for (const del of prompts)
+          lines.push(
+            `  ${del.id}  sha256 ${del.prompt!.sha256}  ${bytes(del.prompt!.bytes)}${del.prompt!.truncated ? paint(o, 'yellow', '  truncated') : ''}`,
+          );
+      }
+      if (d.usage.length > 0) {
+        lines.push(section('Agents'), usageTable(ctx, d.usage));
+      }
       if (d.receipts.length > 0) {
         lines.push(section('Verification receipts'));
         for (const r of d.receipts)

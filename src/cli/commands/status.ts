@@ -1,6 +1,13 @@
-import { Engine, type DelegationStatus, type RunOverview, type WorkerRuntime } from '../../engine/index';
+import {
+  Engine,
+  totalUsage,
+  type AttemptUsage,
+  type DelegationStatus,
+  type RunOverview,
+  type WorkerRuntime,
+} from '../../engine/index';
 import { printJson, READING, withEngine, type CommandContext } from '../context';
-import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
+import { bytes, duration, oneLine, paint, status, table, timestamp, tokens, usd } from '../render';
 
 function noRuns(ctx: CommandContext): boolean {
   if (Engine.hasStore(ctx.workspace)) return false;
@@ -17,7 +24,9 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
     async (engine) => {
       const view = await engine.overview(runId);
       const isolation = await engine.isolationSummary(view.run.id);
-      if (ctx.output.json) return printJson(ctx, { ...view, isolation, now: engine.now() });
+      if (ctx.output.json) {
+        return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, now: engine.now() });
+      }
       ctx.output.out(renderOverview(ctx, view, engine.now()));
       ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
     },
@@ -48,6 +57,7 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
       }),
     ),
   ];
+  if (view.usage.length > 0) lines.push('', spentLine(view.usage));
   const live = view.runtimes.filter((r) => r.status !== 'terminal');
   if (live.length > 0) {
     lines.push('', runtimeTable(ctx, live, now));
@@ -67,6 +77,37 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
     );
   }
   return lines.join('\n');
+}
+
+/** What the run's agents spent, in one line: tokens, cost (where known) and per agent. */
+export function spentLine(usage: readonly AttemptUsage[]): string {
+  const totals = totalUsage(usage);
+  const cost = (c?: number): string => (c === undefined ? '' : `, ${usd(c)}`);
+  const priced = usage.filter((u) => u.costUsd !== undefined).length;
+  const unpriced = priced < usage.length ? ` (cost known for ${priced} of ${usage.length} attempts)` : '';
+  const byAgent = Object.entries(totals.byAgent)
+    .map(([agent, s]) => `${agent} ${tokens(s.tokens)}${cost(s.costUsd)}`)
+    .join('; ');
+  return `Spent: ${tokens(totals.run.tokens)} tokens${cost(totals.run.costUsd)}${unpriced} — by agent: ${byAgent}`;
+}
+
+/** Each agent attempt: its CLI, profile, turns, tool calls, tokens, cost and session (diagnose). */
+export function usageTable(ctx: CommandContext, usage: readonly AttemptUsage[]): string {
+  return table(
+    ctx.output,
+    ['DELEGATION', 'CLI', 'PROFILE', 'TURNS', 'TOOLS', 'TOKENS IN/OUT', 'COST', 'SESSION', 'DOING'],
+    usage.map((u) => [
+      u.delegationId,
+      u.kind,
+      u.permissions.profile,
+      String(u.turns),
+      u.failedToolCalls ? `${u.toolCalls} (${u.failedToolCalls} refused)` : String(u.toolCalls),
+      `${tokens(u.inputTokens)}/${tokens(u.outputTokens)}`,
+      u.costUsd === undefined ? 'unknown' : `${usd(u.costUsd)}${u.costSource === 'priced' ? ' (priced)' : ''}`,
+      u.sessionId ?? '-',
+      oneLine(u.activity ?? '', 40),
+    ]),
+  );
 }
 
 export function runtimeTable(ctx: CommandContext, runtimes: WorkerRuntime[], now: number): string {

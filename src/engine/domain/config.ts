@@ -47,28 +47,53 @@ const processWorkerSchema = z
   })
   .strict();
 
-const claudeCodeWorkerSchema = z
-  .object({
-    type: z.literal('claude-code'),
-    executable: z.string().min(1).default('claude').describe('Path to the Claude Code CLI.'),
-    args: workerArgs.describe('Extra arguments after the print-mode ones, e.g. ["--permission-mode", "acceptEdits"].'),
-    model: z.string().min(1).optional(),
-    env: z.record(z.string(), z.string()).default({}),
-  })
-  .strict();
+/** The agent CLIs with a preset of their own (docs/workers.md, "Agent presets"). */
+function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'opencode'>(
+  type: K,
+  cli: string,
+  executable: string,
+) {
+  return z
+    .object({
+      type: z.literal(type),
+      executable: z.string().min(1).default(executable).describe(`Path to the ${cli} executable (or a name on PATH).`),
+      model: z.string().min(1).optional().describe('The model the CLI asks for (its own default when absent).'),
+      args: workerArgs.describe("Extra arguments, after the preset's own and before the prompt."),
+      env: z
+        .record(z.string(), z.string())
+        .default({})
+        .describe('Extra environment variables (e.g. an API key variable).'),
+      continueSession: z
+        .boolean()
+        .default(false)
+        .describe(`A retried task continues the ${cli} session of its previous attempt instead of starting over.`),
+    })
+    .strict();
+}
 
 const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
 
+/** A spending limit: US dollars, tokens (input and output together), or both. */
+const budgetLimit = z
+  .object({
+    usd: z.number().positive().optional(),
+    tokens: z.number().int().positive().optional(),
+  })
+  .strict();
+
 export const workerSchema = z.discriminatedUnion('type', [
   processWorkerSchema,
-  claudeCodeWorkerSchema,
+  agentWorkerSchema('claude-code', 'Claude Code', 'claude'),
+  agentWorkerSchema('codex', 'Codex', 'codex'),
+  agentWorkerSchema('gemini', 'Gemini CLI', 'gemini'),
+  agentWorkerSchema('opencode', 'opencode', 'opencode'),
   manualWorkerSchema,
 ]);
 export type WorkerDefinition = z.output<typeof workerSchema>;
 
 /** Always available, whatever the config says (a config entry with the same id replaces one). */
 export const BUILTIN_WORKERS: Readonly<Record<string, WorkerDefinition>> = {
-  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {} },
+  'claude-code': { type: 'claude-code', executable: 'claude', args: [], env: {}, continueSession: false },
   manual: { type: 'manual' },
 };
 
@@ -144,6 +169,43 @@ export const configSchema = z.object({
     .record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/), workerSchema)
     .default({})
     .describe('Worker definitions by id (docs/workers.md).'),
+  budget: z
+    .object({
+      run: budgetLimit.optional().describe('What one run may spend, all its attempts together.'),
+      task: budgetLimit.optional().describe('What one task may spend, all its attempts together.'),
+      agent: budgetLimit.optional().describe('What one plan agent (coder, reviewer, …) may spend in a run.'),
+    })
+    .strict()
+    .default({})
+    .describe('Limits that stop work when crossed: the attempt is stopped and a budget gate opens (docs/workers.md).'),
+  prices: z
+    .record(
+      z.string().min(1),
+      z
+        .object({
+          inputPerMTok: z.number().min(0).describe('US dollars per million input tokens.'),
+          outputPerMTok: z.number().min(0).describe('US dollars per million output tokens.'),
+        })
+        .strict(),
+    )
+    .default({})
+    .describe(
+      'Prices by model name, for CLIs that report tokens but no cost (Codex, Gemini CLI); a CLI that prices its own calls (Claude Code, opencode) is taken at its word.',
+    ),
+  permissionPolicy: z
+    .object({
+      forbid: z
+        .array(z.enum(['read-only', 'edit', 'full']))
+        .default([])
+        .describe('Profiles no task may run with: such a task waits at a gate instead of being dispatched.'),
+      forbidForRisk: z
+        .record(z.string().min(1), z.array(z.enum(['read-only', 'edit', 'full'])))
+        .default({})
+        .describe('By risk tag: profiles a task with that tag may not run with (e.g. { "production": ["full"] }).'),
+    })
+    .strict()
+    .default({ forbid: [], forbidForRisk: {} })
+    .describe('Which permission profiles tasks may use (docs/workers.md, "Permission profiles").'),
 });
 
 export type BatonConfig = z.output<typeof configSchema>;

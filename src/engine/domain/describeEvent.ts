@@ -29,6 +29,12 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.runtimeId)} heartbeat ${e.data.heartbeatCount}${e.data.progress ? `: ${text(e.data.progress)}` : ''}`;
     case 'runtime:stale':
       return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
+    case 'delegation:prompt':
+      return `${text(e.data.delegationId)} prompt ${e.data.sha256.slice(0, 12)} (${e.data.bytes} bytes${e.data.truncated ? ', truncated' : ''})`;
+    case 'agent:usage': {
+      const cost = e.data.costUsd !== undefined ? `, $${e.data.costUsd.toFixed(4)}` : '';
+      return `${text(e.data.delegationId)} ${text(e.data.kind)}: ${e.data.turns} turns, ${e.data.toolCalls} tool calls, ${e.data.inputTokens + e.data.outputTokens} tokens${cost}`;
+    }
     case 'gate:opened':
       return `${text(e.data.gateId)} opened (${e.data.kind}): ${text(e.data.reason)}`;
     case 'gate:decided':

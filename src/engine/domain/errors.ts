@@ -74,6 +74,9 @@ export const ERROR_CODES = {
   'verify.not-current': 'conflict',
   'worker.spawn-failed': 'worker-failure',
   'worker.unknown': 'invalid-input',
+  'worker.not-launched': 'invalid-input',
+  // A worker's program is not installed (or not executable): nothing is dispatched; `baton doctor` says more.
+  'worker.missing': 'not-qualified',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

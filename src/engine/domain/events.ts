@@ -46,6 +46,22 @@ export interface EventMap {
     progress?: string;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
+  /** The exact prompt an attempt got (prompt provenance): its digest, its length, whether it was cut to fit. */
+  'delegation:prompt': { delegationId: string; taskId: string; sha256: string; bytes: number; truncated: boolean };
+  /** An agent preset's attempt ended: what it did and spent (docs/workers.md, "Tokens and cost"). */
+  'agent:usage': {
+    delegationId: string;
+    taskId: string;
+    agent: string;
+    kind: string;
+    sessionId?: string;
+    model?: string;
+    inputTokens: number;
+    outputTokens: number;
+    costUsd?: number;
+    turns: number;
+    toolCalls: number;
+  };
   'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };
   'gate:decided': { gateId: string; kind: GateKind; decision: GateDecision; by: string; note?: string };
   'gate:updated': { gateId: string; kind: GateKind; reason: string };
@@ -113,6 +129,8 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'delegation:status': true,
   'runtime:heartbeat': true,
   'runtime:stale': true,
+  'delegation:prompt': true,
+  'agent:usage': true,
   'gate:opened': true,
   'gate:decided': true,
   'gate:updated': true,

@@ -68,3 +68,23 @@ export function buildPrompt(input: PromptInput): string {
   );
   return lines.join('\n');
 }
+
+/** The most a prompt passed as one argv element may hold (Linux refuses a single argument over 128 KiB). */
+export const ARGV_PROMPT_MAX_BYTES = 120 * 1024;
+/** The most a prompt on stdin may hold: a plan's instructions are not a place for megabytes. */
+export const STDIN_PROMPT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The prompt cut to `maxBytes` (on a character boundary) with a last line that says so, or
+ * as it is. What is returned is what the worker gets: its digest is the prompt's provenance.
+ */
+export function fitPrompt(prompt: string, maxBytes: number): { text: string; truncated: boolean } {
+  const bytes = Buffer.from(prompt, 'utf8');
+  if (bytes.length <= maxBytes) return { text: prompt, truncated: false };
+  const note = `\n\n[Baton cut this prompt at ${maxBytes} bytes of ${bytes.length} to fit how the worker takes it.]\n`;
+  const keep = bytes
+    .subarray(0, maxBytes - Buffer.byteLength(note))
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+  return { text: `${keep}${note}`, truncated: true };
+}

@@ -7,9 +7,13 @@ export interface OperationContext {
   ids: IdSource;
 }
 
-/** Settings frozen into a run when it starts (a later config edit does not change a running run). */
+/**
+ * Settings frozen into a run when it starts (a later config edit does not change a running
+ * run). The budget changes only when a person approves a budget gate (it is raised); runs
+ * started before budgets existed have none.
+ */
 export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
-  Partial<Pick<BatonConfig, 'isolation' | 'integration'>>;
+  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy'>>;
 
 export function runSettingsFrom(config: BatonConfig): RunSettings {
   return {
@@ -19,6 +23,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     retryBackoffSeconds: config.retryBackoffSeconds,
     isolation: config.isolation,
     integration: config.integration,
+    budget: config.budget,
+    permissionPolicy: config.permissionPolicy,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Permissions } from './agents/presets';
 import type { Issue, Range } from './issue';
 
 export const RUN_STATUSES = ['running', 'paused', 'stopping', 'completed', 'failed', 'blocked', 'superseded'] as const;
@@ -65,6 +66,8 @@ export interface PlanTask {
   verify: string[][];
   /** Overrides the run's isolation for this task (docs/isolation.md). */
   isolation?: 'worktree' | 'none';
+  /** What its agent may do (agent presets; docs/workers.md, "Permission profiles"). */
+  permissions?: Permissions;
   /** The free text after the block: the task's instructions. */
   instructions: string;
   /** Where the `baton-task` block sits in the markdown (the fence lines included). */
@@ -100,6 +103,7 @@ export interface Task {
   status: TaskStatus;
   statusReason?: string;
   isolation?: 'worktree' | 'none';
+  permissions?: Permissions;
 }
 
 export interface Delegation {
@@ -117,6 +121,8 @@ export interface Delegation {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** The exact prompt the attempt got (prompt provenance): its sha256, its length in bytes, whether it was cut. */
+  prompt?: { sha256: string; bytes: number; truncated: boolean };
 }
 
 export interface WorkerRuntime {

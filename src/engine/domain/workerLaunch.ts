@@ -1,4 +1,6 @@
-import { BUILTIN_WORKERS, type BatonConfig, type WorkerDefinition } from './config';
+import type { AgentKind } from './agents/agentActivity';
+import { agentPresetLaunch, type AgentPresetLaunch, type Permissions } from './agents/presets';
+import { BUILTIN_WORKERS, type BatonConfig, type WORKER_PLACEHOLDERS, type WorkerDefinition } from './config';
 import { BatonError } from './errors';
 
 /** What to start for one attempt: argv (never a shell), stdin, environment. */
@@ -11,7 +13,12 @@ export interface WorkerLaunch {
   /** Written to the worker's stdin, then stdin is closed. */
   stdin?: string;
   env: Record<string, string>;
+  /** An agent preset: its stream is read live (docs/workers.md) and its permissions as the CLI enforces them. */
+  agent?: { kind: AgentKind; effective: AgentPresetLaunch['effective'] };
 }
+
+/** The profile a task gets when its plan block names none. */
+export const DEFAULT_PERMISSIONS: Permissions = { profile: 'edit' };
 
 export interface LaunchValues {
   prompt: string;
@@ -19,6 +26,30 @@ export interface LaunchValues {
   artifactPath: string;
   taskId: string;
   workspace: string;
+  /** The task's permission profile (agent presets); DEFAULT_PERMISSIONS when absent. */
+  permissions?: Permissions;
+  /** The agent session a retry continues (a preset whose worker asks for it). */
+  resumeSession?: string;
+}
+
+/** The agent CLI a worker runs, if it is an agent preset (its log is then an event stream); tolerant of unknown ids. */
+export function agentKindOf(config: BatonConfig, workerId: string | null | undefined): AgentKind | undefined {
+  if (!workerId) return undefined;
+  const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
+  return worker && isAgentWorker(worker) ? worker.type : undefined;
+}
+
+export function isAgentWorker(worker: WorkerDefinition): worker is Extract<WorkerDefinition, { type: AgentKind }> {
+  return (
+    worker.type === 'claude-code' || worker.type === 'codex' || worker.type === 'gemini' || worker.type === 'opencode'
+  );
+}
+
+/** Whether a worker gets its prompt as an argument (a size limit applies) rather than on stdin or in a file. */
+export function promptInArgv(worker: WorkerDefinition): boolean {
+  if (worker.type === 'gemini' || worker.type === 'opencode') return true;
+  if (worker.type !== 'process') return false;
+  return worker.args.some((a) => a.includes('{prompt}'));
 }
 
 export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefinition {
@@ -36,7 +67,7 @@ export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefi
 function substitute(arg: string, values: LaunchValues): string {
   return arg.replace(
     /\{(prompt|promptFile|artifactPath|taskId|workspace)\}/g,
-    (_m, key: keyof LaunchValues) => values[key],
+    (_m, key: (typeof WORKER_PLACEHOLDERS)[number]) => values[key],
   );
 }
 
@@ -59,21 +90,27 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
       };
     }
     case 'claude-code':
-      // Print mode: the prompt arrives on stdin, the answer (with its result block) leaves on stdout.
+    case 'codex':
+    case 'gemini':
+    case 'opencode': {
+      const preset = agentPresetLaunch({
+        kind: worker.type,
+        executable: worker.executable,
+        ...(worker.model ? { model: worker.model } : {}),
+        args: worker.args.map((a) => substitute(a, values)),
+        prompt: values.prompt,
+        permissions: values.permissions ?? DEFAULT_PERMISSIONS,
+        ...(worker.continueSession && values.resumeSession ? { resumeSession: values.resumeSession } : {}),
+      });
       return {
         workerId,
-        argv: [
-          worker.executable,
-          '-p',
-          '--output-format',
-          'text',
-          ...(worker.model ? ['--model', worker.model] : []),
-          ...worker.args.map((a) => substitute(a, values)),
-        ],
-        stdin: values.prompt,
-        env: worker.env,
+        argv: preset.argv,
+        ...(preset.stdin !== undefined ? { stdin: preset.stdin } : {}),
+        env: { ...preset.env, ...worker.env },
+        agent: { kind: worker.type, effective: preset.effective },
       };
+    }
     case 'manual':
-      throw new Error('a manual worker is not launched');
+      throw new BatonError('worker.not-launched', 'A manual worker is not launched: a person does the task.');
   }
 }

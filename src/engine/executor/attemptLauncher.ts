@@ -1,19 +1,29 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
 import { firstOverlap } from '../domain/fileOverlap';
 import type { RunIsolation } from '../domain/isolation';
-import { buildPrompt } from '../domain/prompt';
+import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/agents/budget';
+import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
-import { MANUAL_HOLDER, resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import {
+  DEFAULT_PERMISSIONS,
+  isAgentWorker,
+  MANUAL_HOLDER,
+  promptInArgv,
+  resolveWorker,
+  workerLaunch,
+} from '../domain/workerLaunch';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
+import { recordPrompt } from '../operations/delegations/recordPrompt';
 import { openGate, waitsAtGateReason } from '../operations/gates/openGate';
 import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
@@ -21,6 +31,8 @@ import { recordRuntimeLaunch, recordStartedWorker } from '../operations/runtimes
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { setTaskStatus } from '../operations/tasks/setTaskStatus';
 import { recordWorktree } from '../operations/worktrees/worktrees';
+import { lastAgentSession, spendSoFar } from '../queries/agentUsage';
+import { readRunSettings } from '../queries/runs';
 import { readRunIsolation } from '../queries/worktrees';
 import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
@@ -63,6 +75,10 @@ export class AttemptLauncher {
     const workerId = this.host.worker ?? task.worker ?? this.ctx.config.defaultWorker;
     const worker = resolveWorker(this.ctx.config, workerId);
     const manual = worker.type === 'manual';
+    const agentPreset = isAgentWorker(worker) ? worker : undefined;
+    const permissions = task.permissions ?? DEFAULT_PERMISSIONS;
+    if (await this.heldBackByBudget(task)) return;
+    if (agentPreset && (await this.heldBackByPermissionPolicy(task, permissions.profile))) return;
     if (await this.heldBackByOverlap(task)) return;
     const isolation = manual ? 'none' : await this.isolationFor(task);
     if (isolation === 'gated') return;
@@ -136,18 +152,25 @@ export class AttemptLauncher {
       );
       // An isolated worker works elsewhere: it gets the artifact's absolute path.
       const shownArtifact = claim.worktree ? artifactPath : workspacePath(this.ctx.workspace, artifactPath);
-      prompt = buildPrompt({
-        task,
-        delegationId,
-        agent: claim.delegation.agent,
-        artifactPath: shownArtifact,
-        dependencies,
-      });
+      const fitted = fitPrompt(
+        buildPrompt({ task, delegationId, agent: claim.delegation.agent, artifactPath: shownArtifact, dependencies }),
+        promptInArgv(worker) ? ARGV_PROMPT_MAX_BYTES : STDIN_PROMPT_MAX_BYTES,
+      );
+      prompt = fitted.text;
       mkdirSync(dirname(promptPath), { recursive: true });
       mkdirSync(dirname(artifactPath), { recursive: true });
       // On the thread pool: creating a file costs ~1 ms on some disks, time this thread spends on other workers
       // meanwhile.
       await writeFile(promptPath, prompt);
+      // Prompt provenance: the file keeps the exact text, the store its digest and size (docs/workers.md).
+      const provenance = {
+        sha256: createHash('sha256').update(prompt).digest('hex'),
+        bytes: Buffer.byteLength(prompt),
+        truncated: fitted.truncated,
+      };
+      await this.ctx.store.transact((tx) =>
+        recordPrompt(tx, { runId, delegationId, taskId: task.id }, provenance, this.ctx.clock.now()),
+      );
       if (claim.worktree) {
         await createWorktree(claim.worktree.repoRoot, claim.worktree, baseCommit!);
         const where = workspacePath(this.ctx.workspace, claim.worktree.path);
@@ -192,36 +215,43 @@ export class AttemptLauncher {
       return;
     }
 
+    // A retry may continue the agent's session of the task's last attempt, when its worker asks for it.
+    const resumeSession =
+      agentPreset?.continueSession && claim.delegation.attempt > 1
+        ? await this.ctx.store.read((r) => lastAgentSession(r, runId, task.id, agentPreset.type))
+        : undefined;
     let spawned;
+    let launch;
     try {
       // Proven just before the spawn, and again by the transaction that records the worker before it may run.
       await this.ctx.fence?.assertHeld();
       await sideEffectPoint('launch:after-fence');
-      spawned = await spawnWorker(
-        workerLaunch(workerId, worker, {
-          prompt,
-          promptFile: promptPath,
-          artifactPath,
-          taskId: task.id,
-          workspace: claim.cwd,
-        }),
-        {
-          cwd: claim.cwd,
-          logPath,
-          env: {
-            BATON_RUN_ID: runId,
-            BATON_DELEGATION_ID: delegationId,
-            BATON_RUNTIME_ID: claim.runtimeId,
-            BATON_RUNTIME_TOKEN: claim.token,
-            BATON_ARTIFACT_PATH: artifactPath,
-            BATON_WORKSPACE: this.ctx.workspace,
-            ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
-            ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
-          },
-          marker: workerMarker(claim.runtimeId),
-          held: true,
+      launch = workerLaunch(workerId, worker, {
+        prompt,
+        promptFile: promptPath,
+        artifactPath,
+        taskId: task.id,
+        workspace: claim.cwd,
+        permissions,
+        ...(resumeSession ? { resumeSession } : {}),
+      });
+      spawned = await spawnWorker(launch, {
+        cwd: claim.cwd,
+        logPath,
+        // Held at its gate until the store records it (below): its marker is also its tag, inherited by all it starts.
+        marker: workerMarker(claim.runtimeId),
+        held: true,
+        env: {
+          BATON_RUN_ID: runId,
+          BATON_DELEGATION_ID: delegationId,
+          BATON_RUNTIME_ID: claim.runtimeId,
+          BATON_RUNTIME_TOKEN: claim.token,
+          BATON_ARTIFACT_PATH: artifactPath,
+          BATON_WORKSPACE: this.ctx.workspace,
+          ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
+          ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
         },
-      );
+      });
     } catch (err) {
       if (BatonError.is(err, 'coordinator.superseded')) throw err;
       const reason = BatonError.is(err) ? err.message : `could not start the worker: ${(err as Error).message}`;
@@ -247,7 +277,10 @@ export class AttemptLauncher {
       return;
     }
     attempt.identity = identity;
-    this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000);
+    const agent = launch.agent
+      ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
+      : undefined;
+    this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000, agent);
     await sideEffectPoint('launch:before-release');
     spawned.release();
     this.ctx.log(`${delegationId}: started ${workerId} (pid ${identity.pid})`);
@@ -269,6 +302,85 @@ export class AttemptLauncher {
         this.supervisor.forget(attempt);
       }
     }
+  }
+
+  /**
+   * A run, task or agent already over its budget starts nothing more (docs/workers.md,
+   * "Budgets"): the task waits at a budget gate — its own, or the one already open for the
+   * run's budget, which every task then waits at.
+   */
+  private async heldBackByBudget(task: Task): Promise<boolean> {
+    const { runId } = this.host;
+    const budget = (await this.ctx.store.read((r) => readRunSettings(r, runId))).budget;
+    if (!budget || (!budget.run && !budget.task && !budget.agent)) return false;
+    const spent = await this.ctx.store.read((r) => spendSoFar(r, runId, { taskId: task.id, agent: task.agent }));
+    const crossings = budgetCrossings(budget, spent);
+    if (crossings.length === 0) return false;
+    await this.ctx.store.transact(async (tx) => {
+      const now = this.ctx.clock.now();
+      const runWide = crossings.every((c) => c.scope === 'run')
+        ? await tx.get<{ id: string }>(
+            `SELECT id FROM gates WHERE run_id = ? AND kind = 'budget' AND status = 'open' AND task_id IS NOT ? LIMIT 1`,
+            [runId, task.id],
+          )
+        : undefined;
+      if (runWide) await setTaskStatus(tx, runId, task.id, 'gated', waitsAtGateReason(runWide.id, 'budget'), now);
+      else {
+        const why = crossings.map(describeCrossing).join('; ');
+        await openGate(
+          tx,
+          {
+            runId,
+            kind: 'budget',
+            taskId: task.id,
+            reason: `Task ${task.id} was not started: ${why}. Approve to raise the limit and start it, reject to fail it.`,
+            details: { crossings },
+          },
+          now,
+        );
+      }
+      await refreshRunStatus(tx, runId, now);
+    });
+    return true;
+  }
+
+  /**
+   * The run's permission policy may forbid the task's profile (docs/workers.md, "Permission
+   * profiles"): the task is not dispatched and waits at a risk_approval gate that says why;
+   * once a person approved the profile for the task, it starts.
+   */
+  private async heldBackByPermissionPolicy(task: Task, profile: 'read-only' | 'edit' | 'full'): Promise<boolean> {
+    const { runId } = this.host;
+    const settings = await this.ctx.store.read((r) => readRunSettings(r, runId));
+    const why = forbiddenProfile(settings.permissionPolicy ?? this.ctx.config.permissionPolicy, {
+      profile,
+      risk: task.risk,
+    });
+    if (!why) return false;
+    const approved = await this.ctx.store.read((r) =>
+      r.get(
+        `SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND kind = 'risk_approval' AND status = 'approved'
+           AND json_extract(details_json, '$.permissionProfile') = ? LIMIT 1`,
+        [runId, task.id, profile],
+      ),
+    );
+    if (approved) return false;
+    await this.ctx.store.transact(async (tx) => {
+      const now = this.ctx.clock.now();
+      await openGate(
+        tx,
+        {
+          runId,
+          kind: 'risk_approval',
+          taskId: task.id,
+          reason: `Task ${task.id} asks for the ${profile} permission profile, but ${why}. Approve to run it with ${profile} anyway, reject to cancel it.`,
+          details: { permissionProfile: profile, policy: why },
+        },
+        now,
+      );
+      await refreshRunStatus(tx, runId, now);
+    });
+    return true;
   }
 
   /**

@@ -1,7 +1,9 @@
+import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
+import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { getDelegation } from '../queries/delegations';
@@ -11,6 +13,7 @@ import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { resultOnDisk } from '../usecases/resultOnDisk';
+import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
 export interface Attempt {
@@ -27,12 +30,14 @@ export interface Attempt {
   /**
    * Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result; the ender records the outcome.
    */
-  ending?: 'stopped' | 'timeout' | 'stale';
+  ending?: 'stopped' | 'timeout' | 'stale' | 'budget';
   /**
    * Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's decision.
    */
   settling?: boolean;
-  timers: Map<'renew' | 'timeout' | 'poll', () => void>;
+  timers: Map<'renew' | 'timeout' | 'poll' | 'stream', () => void>;
+  /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
+  stream?: AgentStreamFollower;
   done: Promise<void>;
 }
 
@@ -61,13 +66,21 @@ export interface SupervisorHost {
  * or the attempt fails), and ends attempts someone else decided. An attempt stays tracked —
  * its slot busy — until its outcome is recorded.
  */
-export class AttemptSupervisor {
+export class AttemptSupervisor implements StreamFollowerHost {
   private readonly attempts = new Map<string, Attempt>();
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly host: SupervisorHost,
   ) {}
+
+  get runId(): string {
+    return this.host.runId;
+  }
+
+  epoch(): number {
+    return this.host.epoch();
+  }
 
   get size(): number {
     return this.attempts.size;
@@ -127,9 +140,21 @@ export class AttemptSupervisor {
     }
   }
 
-  /** Lease renewals at a third of the lease, the task timeout, and what happens when the worker exits. */
-  watch(attempt: Attempt, exited: Promise<WorkerExit>, timeoutMs: number): void {
+  /**
+   * Lease renewals at a third of the lease, the task timeout, what happens when the worker
+   * exits — and for an agent preset its event stream, followed from the start of its log.
+   */
+  watch(
+    attempt: Attempt,
+    exited: Promise<WorkerExit>,
+    timeoutMs: number,
+    agent?: { agent: AttemptAgent; cwd: string },
+  ): void {
     this.attempts.set(attempt.delegationId, attempt);
+    if (agent) {
+      attempt.stream = new AgentStreamFollower(this.ctx, this, attempt, agent.agent, agent.cwd);
+      attempt.stream.start();
+    }
     const renewEvery = Math.max(1000, Math.floor((this.ctx.config.leaseSeconds * 1000) / 3));
     const renew = (delay: number): void => {
       attempt.timers.set(
@@ -187,7 +212,7 @@ export class AttemptSupervisor {
       poll();
     });
     const elapsed = found.startedAt !== undefined ? this.ctx.clock.now() - found.startedAt : 0;
-    this.watch(attempt, exited, this.ctx.config.taskTimeoutSeconds * 1000 - elapsed);
+    this.watch(attempt, exited, this.ctx.config.taskTimeoutSeconds * 1000 - elapsed, found.agent);
   }
 
   /**
@@ -247,6 +272,10 @@ export class AttemptSupervisor {
     this.ctx.log(
       `${attempt.delegationId}: ${attempt.ending ?? 'ended'}; ${report.processes.length} process(es) ended${unconfirmed}`,
     );
+    // What the agent did and spent up to its end stays on record.
+    await attempt.stream
+      ?.finish()
+      .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: usage not recorded: ${(err as Error).message}`));
     return report;
   }
 
@@ -323,6 +352,34 @@ export class AttemptSupervisor {
   }
 
   /**
+   * The agent's spend crossed a budget line (docs/workers.md, "Budgets"): the attempt is ended
+   * (graceful, then immediate) and cancelled, and the task waits at a budget gate — approve
+   * raises the limits and continues, reject fails the task.
+   */
+  overBudget(attempt: Attempt, crossings: BudgetCrossing[]): void {
+    if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
+    const why = crossings.map(describeCrossing).join('; ');
+    void (async () => {
+      try {
+        const report = await this.end(attempt, 'budget');
+        const unconfirmed = report && !report.confirmed ? '; termination NOT confirmed' : '';
+        await this.ctx.store.transact((tx) =>
+          endAttemptOverBudget(
+            tx,
+            { runId: this.host.runId, delegationId: attempt.delegationId, crossings, why: `${why}${unconfirmed}` },
+            this.ctx.clock.now(),
+          ),
+        );
+      } catch (err) {
+        if (!BatonError.is(err, 'coordinator.superseded'))
+          this.ctx.log(`${attempt.delegationId}: over budget, not recorded: ${(err as Error).message}`);
+      } finally {
+        this.forget(attempt);
+      }
+    })();
+  }
+
+  /**
    * The task timeout: decided first — the attempt FAILED, through the fenced store, so only
    * while this coordinator holds the run — and only then are its processes ended. A
    * coordinator that was paused past its lease has its decision refused and kills nothing;
@@ -356,14 +413,23 @@ export class AttemptSupervisor {
     try {
       const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
-      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath);
+      const activity = await attempt.stream?.finish();
+      const agent = attempt.stream
+        ? {
+            kind: attempt.stream.agent.kind,
+            ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
+          }
+        : undefined;
+      const artifact = resultOnDisk(attempt.artifactPath, attempt.logPath, true, agent);
       if (!artifact) {
         const how = exit.signal
           ? `was killed by ${exit.signal}`
           : exit.exitCode === null
             ? 'ended'
             : `exited with code ${exit.exitCode}`;
-        await this.fail(attempt.delegationId, `the worker ${how} without a result`);
+        // An agent that said why it stopped (a refused request, a model error) is quoted.
+        const said = activity?.errors.at(-1);
+        await this.fail(attempt.delegationId, `the worker ${how} without a result${said ? `: ${said}` : ''}`);
         return;
       }
       const outcome = await ingestArtifact(this.ctx, delegation, artifact);

@@ -1,3 +1,4 @@
+import { listAgentUsage, type AttemptUsage } from './agentUsage';
 import { BatonError } from '../domain/errors';
 import type { RunEvent } from '../domain/events';
 import type {
@@ -41,6 +42,8 @@ export interface RunOverview {
   delegations: Delegation[];
   runtimes: WorkerRuntime[];
   gates: Gate[];
+  /** What each agent preset's attempt did and spent (docs/workers.md, "Tokens and cost"). */
+  usage: AttemptUsage[];
 }
 
 /** What one verify command did, as `diagnose` and the task details show it. */
@@ -109,6 +112,7 @@ export async function readOverview(r: StoreReader, runId: string | undefined, no
     gates: (await r.all<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? ORDER BY ordinal`, [run.id])).map(
       toGate,
     ),
+    usage: await listAgentUsage(r, run.id),
   };
 }
 

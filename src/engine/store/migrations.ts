@@ -230,6 +230,40 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 4,
+    name: 'agents: permission profiles, prompt provenance, usage per attempt',
+    statements: [
+      // The task's permission profile as its plan gave it (JSON: { profile, allowTools?, denyTools? }).
+      `ALTER TABLE tasks ADD COLUMN permissions_json TEXT`,
+      // The exact prompt an attempt got: its digest, its length, and whether it was cut to fit.
+      `ALTER TABLE delegations ADD COLUMN prompt_sha256 TEXT`,
+      `ALTER TABLE delegations ADD COLUMN prompt_bytes INTEGER`,
+      `ALTER TABLE delegations ADD COLUMN prompt_truncated INTEGER`,
+      // What an agent preset's attempt did and cost (docs/workers.md, "Tokens and cost").
+      `CREATE TABLE agent_usage (
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        session_id TEXT,
+        model TEXT,
+        permissions_json TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        cost_usd REAL,
+        cost_source TEXT,
+        turns INTEGER NOT NULL DEFAULT 0,
+        tool_calls INTEGER NOT NULL DEFAULT 0,
+        failed_tool_calls INTEGER NOT NULL DEFAULT 0,
+        activity TEXT,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, delegation_id)
+      )`,
+      `CREATE INDEX agent_usage_by_task ON agent_usage (run_id, task_id)`,
+    ],
+  },
+  {
     // Numbered as assigned to this change (5–9 went to branches merged in any order).
     version: 7,
     name: 'fenced side effects: verify processes, the coordinator chain',

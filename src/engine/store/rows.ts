@@ -52,9 +52,10 @@ export interface TaskRow {
   status: string;
   status_reason: string | null;
   isolation: string | null;
+  permissions_json: string | null;
 }
 export const TASK_COLUMNS =
-  'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation';
+  'run_id, id, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, status_reason, isolation, permissions_json';
 export function toTask(r: TaskRow): Task {
   return {
     runId: r.run_id,
@@ -71,6 +72,7 @@ export function toTask(r: TaskRow): Task {
     status: r.status as TaskStatus,
     ...(r.status_reason ? { statusReason: r.status_reason } : {}),
     ...(r.isolation ? { isolation: r.isolation as NonNullable<Task['isolation']> } : {}),
+    ...(r.permissions_json ? { permissions: JSON.parse(r.permissions_json) as NonNullable<Task['permissions']> } : {}),
   };
 }
 
@@ -89,9 +91,12 @@ export interface DelegationRow {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+  prompt_sha256: string | null;
+  prompt_bytes: number | null;
+  prompt_truncated: number | null;
 }
 export const DELEGATION_COLUMNS =
-  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at';
+  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at, prompt_sha256, prompt_bytes, prompt_truncated';
 export function toDelegation(r: DelegationRow): Delegation {
   return {
     runId: r.run_id,
@@ -108,6 +113,9 @@ export function toDelegation(r: DelegationRow): Delegation {
     updatedAt: r.updated_at,
     ...(r.started_at !== null ? { startedAt: r.started_at } : {}),
     ...(r.finished_at !== null ? { finishedAt: r.finished_at } : {}),
+    ...(r.prompt_sha256 !== null
+      ? { prompt: { sha256: r.prompt_sha256, bytes: r.prompt_bytes ?? 0, truncated: r.prompt_truncated === 1 } }
+      : {}),
   };
 }
 

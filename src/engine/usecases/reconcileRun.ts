@@ -17,6 +17,9 @@ import {
   workerMarker,
 } from '../effects/processes/processes';
 import { type ProcessIdentity } from '../domain/process';
+import type { AttemptAgent } from '../domain/agents/agentActivity';
+import type { Permissions } from '../domain/agents/presets';
+import { agentKindOf, DEFAULT_PERMISSIONS } from '../domain/workerLaunch';
 import { runPaths } from '../effects/workspaceLayout';
 import { inspectWorktrees } from './cleanupWorktrees';
 import type { EngineContext } from './context';
@@ -46,6 +49,8 @@ export interface LiveWorker {
   startedAt?: number;
   /** Its lease length (renewed to now + this). */
   leaseMs: number;
+  /** An agent preset's worker: its event stream is followed from the start of its log. */
+  agent?: { agent: AttemptAgent; cwd: string };
 }
 
 export interface ReconcileOptions {
@@ -69,6 +74,9 @@ interface Running {
   host: string | null;
   worker: string | null;
   log_path: string | null;
+  cwd: string | null;
+  agent: string;
+  permissions_json: string | null;
   holder: string | null;
   lease_ms: number | null;
   lease_expires_at: number | null;
@@ -96,7 +104,8 @@ export async function reconcileRun(
     ),
     running: await r.all<Running>(
       `SELECT d.id AS delegation_id, d.task_id, t.status AS task_status, d.started_at, rt.id AS runtime_id, rt.pid, rt.pid_start, rt.host, rt.worker, rt.log_path,
-         rt.holder, rt.lease_ms, rt.lease_expires_at, rt.ended_at
+         rt.holder, rt.lease_ms, rt.lease_expires_at, rt.ended_at,
+         rt.cwd, d.agent, t.permissions_json
        FROM delegations d JOIN tasks t ON t.run_id = d.run_id AND t.id = d.task_id
        LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
        WHERE d.run_id = ? AND d.status = 'RUNNING' ORDER BY d.created_at`,
@@ -132,6 +141,7 @@ export async function reconcileRun(
       continue;
     }
     const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
+    const agentKind = agentKindOf(ctx.config, attempt.worker);
     const artifactPath = paths.artifact(attempt.delegation_id);
     const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
     let identity: ProcessIdentity | undefined =
@@ -244,6 +254,20 @@ export async function reconcileRun(
             artifactPath,
             leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
             ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
+            ...(agentKind
+              ? {
+                  agent: {
+                    agent: {
+                      kind: agentKind,
+                      agent: attempt.agent,
+                      permissions: attempt.permissions_json
+                        ? (JSON.parse(attempt.permissions_json) as Permissions)
+                        : DEFAULT_PERMISSIONS,
+                    },
+                    cwd: attempt.cwd ?? ctx.workspace,
+                  },
+                }
+              : {}),
           });
           entries.push({
             ...base,
@@ -274,7 +298,12 @@ export async function reconcileRun(
       });
       continue;
     }
-    const result = resultOnDisk(artifactPath, logPath, !options.reportOnly);
+    const result = resultOnDisk(
+      artifactPath,
+      logPath,
+      !options.reportOnly,
+      agentKind ? { kind: agentKind } : undefined,
+    );
     if (options.reportOnly) {
       entries.push({
         ...base,

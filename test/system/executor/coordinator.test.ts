@@ -1,6 +1,7 @@
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { BatonError } from '../../../src/engine/index';
+import { chmodSync, copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
@@ -142,18 +143,38 @@ describe('coordinator: dispatch to real worker processes', () => {
     );
   });
 
-  it('fails an attempt whose worker cannot start with the reason, retries it per policy, and does not hang', async () => {
+  it('refuses to coordinate a run whose worker is not installed, before dispatching anything (worker.missing)', async () => {
     fixture.write(
       '.baton/config.json',
-      config({
-        maxAttempts: 2,
-        workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } },
-      }),
+      config({ workers: { missing: { type: 'process', command: 'baton-no-such-agent-cli', args: [] } } }),
     );
     fixture.write('plan.md', plan([{ id: 'M', worker: 'missing' }, { id: 'OK' }]));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const outcome = await drive(engine, run.id);
+    await assert.rejects(engine.coordinate({ runId: run.id }), (err: unknown) => {
+      assert.ok(BatonError.is(err, 'worker.missing'));
+      assert.match(err.message, /baton-no-such-agent-cli is not installed/);
+      return true;
+    });
+    assert.deepEqual((await engine.overview(run.id)).delegations, [], 'nothing was dispatched');
+  });
+
+  it('fails an attempt whose worker cannot start with the reason, retries it per policy, and does not hang', async () => {
+    // Installed when the run is taken (so it is not refused), gone by the time the worker starts:
+    // the spawn itself fails, and that is a failed attempt with the reason, not a hang.
+    const program = fixture.write('bin/vanishing-agent', '#!/bin/sh\nexit 0\n');
+    chmodSync(program, 0o755);
+    fixture.write(
+      '.baton/config.json',
+      config({ maxAttempts: 2, workers: { broken: { type: 'process', command: program, args: [] } } }),
+    );
+    fixture.write('plan.md', plan([{ id: 'M', worker: 'broken' }, { id: 'OK' }]));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken, 'the lease is free');
+    rmSync(program);
+    const outcome = await taken.coordinator.run();
     assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view).sort(), [
@@ -162,7 +183,7 @@ describe('coordinator: dispatch to real worker processes', () => {
       'D-OK-coder-001:COMPLETED',
     ]);
     for (const d of view.delegations.filter((x) => x.taskId === 'M'))
-      assert.match(d.reason ?? '', /Could not start worker "missing" \(baton-no-such-agent-cli\): ENOENT/);
+      assert.match(d.reason ?? '', /Could not start worker "broken" \(.*vanishing-agent\): ENOENT/);
     assert.match(view.tasks.find((t) => t.id === 'M')!.statusReason ?? '', /no attempts left \(2\)/);
   });
 
@@ -209,7 +230,7 @@ describe('coordinator: dispatch to real worker processes', () => {
     );
   });
 
-  it('drives the claude-code adapter: print mode, prompt on stdin, answer on stdout; a bad flag fails the attempt', async () => {
+  it('drives the claude-code preset: its event stream, prompt on stdin, the result from the final message; a bad flag fails the attempt', async () => {
     const claude = join(fixture.workspace, 'bin', 'claude');
     fixture.write('bin/.keep', '');
     copyFileSync(FAKE_CLAUDE, claude);
@@ -224,7 +245,6 @@ describe('coordinator: dispatch to real worker processes', () => {
             type: 'claude-code',
             executable: claude,
             model: 'sonnet',
-            args: ['--permission-mode', 'acceptEdits'],
           },
           'claude-bad': { type: 'claude-code', executable: claude, args: ['--no-such-flag'] },
         },
@@ -252,13 +272,22 @@ describe('coordinator: dispatch to real worker processes', () => {
     assert.deepEqual(calls[0]!.argv, [
       '-p',
       '--output-format',
-      'text',
+      'stream-json',
+      '--verbose',
       '--model',
       'sonnet',
       '--permission-mode',
       'acceptEdits',
+      '--',
     ]);
     assert.ok(calls[0]!.promptLength > 200, 'the prompt arrived on stdin');
+    // The result is the final message, not the JSON stream it came in.
+    const artifact = readFileSync(
+      join(fixture.workspace, '.baton', 'runs', run.id, 'artifacts', 'D-C1-coder-001.md'),
+      'utf8',
+    );
+    assert.match(artifact, /^I read the task C1[\s\S]*```baton-result\n[\s\S]*status: PASS/);
+    assert.doesNotMatch(artifact, /"type":/);
     const log = readFileSync(join(fixture.workspace, '.baton', 'runs', run.id, 'logs', 'D-C2-coder-001.log'), 'utf8');
     assert.match(log, /unknown option '--no-such-flag'/);
   });

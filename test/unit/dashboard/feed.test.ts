@@ -35,6 +35,15 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
   });
 
   const settle = () => new Promise((r) => setTimeout(r, 120));
+  /** Waits for what the feed is expected to post (a fixed pause would race the machine's load). */
+  async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await settle(); // and for a batch that may still follow
+  }
   const last = <T extends HostMessage['type']>(type: T) =>
     posted.filter((m) => m.type === type).at(-1) as Extract<HostMessage, { type: T }> | undefined;
 
@@ -43,7 +52,7 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     assert.equal(last('snapshot')!.run, null);
     await engine.runForPlan('plan.md');
     await engine.refresh();
-    await settle();
+    await until('a snapshot of the new run', () => Boolean(last('snapshot')?.run));
     const snap = last('snapshot')!;
     assert.ok(snap.run, 'a second snapshot, of the new run');
     assert.deepEqual(
@@ -63,7 +72,7 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     posted.length = 0;
     const claim = await engine.claimTask({ runId: run.id, taskId: 'T1' });
     await engine.refresh();
-    await settle();
+    await until('a delta with the claimed task', () => Boolean(last('delta')?.tasks?.length));
     const delta = last('delta')!;
     assert.deepEqual(
       delta.tasks?.map((t) => `${t.id}:${t.status}:${t.attempt}`),
@@ -82,7 +91,9 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     for (let i = 0; i < 3; i++)
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i + 1}` });
     await engine.refresh();
-    await settle();
+    await until('the third beat', () =>
+      posted.some((m) => m.type === 'heartbeats' && m.beats.some((b) => b.heartbeatCount === 3)),
+    );
     const beats = posted.filter((m) => m.type === 'heartbeats');
     assert.ok(beats.length >= 1 && beats.length <= 3, `batched: ${beats.length} message(s) for 3 beats`);
     const final = beats.at(-1)!.beats.find((b) => b.runtimeId === claim.runtimeId)!;
@@ -115,8 +126,9 @@ describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
     const artifact = fixture.writeResult('bad.md', { task: 'T9', status: 'DONE' });
     await engine.ingest({ delegationId: claim.delegation.id, artifactPath: artifact });
     await engine.refresh();
-    await settle();
-    const issues = last('delta')?.issues ?? [];
+    await until('a delta with the issues', () => Boolean(posted.some((m) => m.type === 'delta' && m.issues?.length)));
+    const withIssues = posted.filter((m) => m.type === 'delta' && m.issues?.length).at(-1);
+    const issues = (withIssues?.type === 'delta' && withIssues.issues) || [];
     assert.deepEqual(issues.map((i) => i.code).sort(), ['result.invalid-status', 'result.task-mismatch'].sort());
     const status = issues.find((i) => i.code === 'result.invalid-status')!;
     assert.equal(status.line, 7, 'the status line of the artifact');

@@ -24,6 +24,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
   verify_processes: 'verifyProcesses',
+  agent_usage: 'agentUsage',
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {

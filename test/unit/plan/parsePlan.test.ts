@@ -538,3 +538,24 @@ describe('splitCommandLine', () => {
     assert.deepEqual(splitCommandLine('echo ">"'), { argv: ['echo', '>'] });
   });
 });
+
+describe('parsePlan: permissions (agent presets)', () => {
+  const block = (permissions: string): string =>
+    ['```baton-task', 'id: T1', permissions, '```', '', 'Do it.', ''].join('\n');
+
+  it('takes a profile, or a mapping with tool lists', () => {
+    assert.deepEqual(parsePlan(block('permissions: read-only')).tasks[0]!.permissions, { profile: 'read-only' });
+    const mapped = parsePlan(block('permissions:\n  profile: edit\n  allow: [Bash(npm test:*)]\n  deny: WebFetch'))
+      .tasks[0]!.permissions;
+    assert.deepEqual(mapped, { profile: 'edit', allowTools: ['Bash(npm test:*)'], denyTools: ['WebFetch'] });
+    assert.equal(parsePlan(block('title: x')).tasks[0]!.permissions, undefined, 'absent: the default profile applies');
+  });
+
+  it('refuses an unknown profile with an issue at the value, naming the profiles', () => {
+    const parsed = parsePlan(block('permissions: admin'));
+    const problem = parsed.issues.find((i) => i.field === 'permissions');
+    assert.ok(problem && problem.severity === 'error');
+    assert.match(problem.message, /"permissions" is "admin"; it must be read-only, edit, full/);
+    assert.equal(problem.range?.start.line, 3, 'the line of the value');
+  });
+});

@@ -79,16 +79,17 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     assert.equal(none.stdin, undefined);
   });
 
-  it('launches claude-code in print mode with text output, the model, then the extra arguments, prompt on stdin', () => {
-    const v = values('/ws');
+  it('launches claude-code as its preset: the stream-json event stream, the model, the task profile, extra arguments, then `--` and the prompt on stdin', () => {
+    const v = { ...values('/ws'), permissions: { profile: 'edit' as const, denyTools: ['WebFetch'] } };
     const launch = workerLaunch(
       'claude',
       {
         type: 'claude-code',
         executable: '/opt/claude',
         model: 'opus',
-        args: ['--permission-mode', 'acceptEdits', '--add-dir', '{workspace}'],
-        env: {},
+        args: ['--add-dir', '{workspace}'],
+        env: { EXTRA: '1' },
+        continueSession: false,
       },
       v,
     );
@@ -96,19 +97,41 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
       '/opt/claude',
       '-p',
       '--output-format',
-      'text',
+      'stream-json',
+      '--verbose',
       '--model',
       'opus',
       '--permission-mode',
       'acceptEdits',
+      '--disallowedTools',
+      'WebFetch',
       '--add-dir',
       '/ws',
+      '--',
     ]);
     assert.equal(launch.stdin, v.prompt);
+    assert.equal(launch.env.EXTRA, '1');
+    assert.deepEqual(launch.agent?.kind, 'claude-code');
+    assert.equal(launch.agent?.effective.profile, 'edit');
+  });
+
+  it('continues the previous session only when the worker asks for it', () => {
+    const base = { type: 'claude-code' as const, executable: 'claude', args: [], env: {} };
+    const v = { ...values('/ws'), resumeSession: 'sess-1' };
+    assert.ok(!workerLaunch('c', { ...base, continueSession: false }, v).argv.includes('--resume'));
+    const resumed = workerLaunch('c', { ...base, continueSession: true }, v).argv;
+    assert.deepEqual(resumed.slice(resumed.indexOf('--resume'), resumed.indexOf('--resume') + 2), [
+      '--resume',
+      'sess-1',
+    ]);
   });
 
   it('does not launch a manual worker, and names the known workers for an unknown id', () => {
-    assert.throws(() => workerLaunch('manual', { type: 'manual' }, values('/ws')), /a manual worker is not launched/);
+    assert.throws(
+      () => workerLaunch('manual', { type: 'manual' }, values('/ws')),
+      (err: unknown) =>
+        BatonError.is(err, 'worker.not-launched') && /A manual worker is not launched/.test(err.message),
+    );
     const { config } = parseConfig(JSON.stringify({ workers: { mine: { type: 'process', command: 'x' } } }));
     assert.equal(resolveWorker(config, 'mine').type, 'process');
     assert.equal(resolveWorker(DEFAULT_CONFIG, 'claude-code').type, 'claude-code');

@@ -3,6 +3,7 @@ import type { Node } from 'yaml';
 import * as z from 'zod';
 import { issue } from '../issue';
 import type { Issue, Range } from '../issue';
+import { PERMISSION_PROFILES, type PermissionProfile } from '../agents/presets';
 import type { ParsedPlan, PlanTask } from '../types';
 import { LineIndex } from '../lineIndex';
 import { findFencedBlocks } from './markdownFences';
@@ -43,6 +44,7 @@ export const PLAN_TASK_FIELDS = [
   'files',
   'verify',
   'isolation',
+  'permissions',
 ] as const;
 export const TASK_ISOLATION_MODES = ['worktree', 'none'] as const;
 export type PlanTaskField = (typeof PLAN_TASK_FIELDS)[number];
@@ -203,6 +205,7 @@ class TaskBlockReader {
     );
     const verify = this.readVerify();
     const isolation = this.readIsolation();
+    const permissions = this.readPermissions();
     if (!id) return {};
     const uniqueDepends: string[] = [];
     const dependsRanges: Range[] = [];
@@ -224,6 +227,7 @@ class TaskBlockReader {
     };
     if (worker !== undefined) task.worker = worker;
     if (isolation !== undefined) task.isolation = isolation;
+    if (permissions !== undefined) task.permissions = permissions;
     return { draft: { task, idRange: id.range, dependsRanges } };
   }
 
@@ -339,6 +343,53 @@ class TaskBlockReader {
       return undefined;
     }
     return text as PlanTask['isolation'];
+  }
+
+  /**
+   * `permissions: read-only | edit | full`, or a mapping `{ profile, allow, deny }` whose tool
+   * lists go to the CLIs that have them (docs/plan-format.md).
+   */
+  private readPermissions(): PlanTask['permissions'] {
+    const entry = this.fields.get('permissions');
+    if (!entry || isNullNode(entry.value)) return undefined;
+    const profileOf = (node: unknown, where: string): PermissionProfile | undefined => {
+      const text = scalarString(node);
+      if (text !== undefined && (PERMISSION_PROFILES as readonly string[]).includes(text))
+        return text as PermissionProfile;
+      this.invalid(
+        'permissions',
+        node,
+        `"${where}" is ${text === undefined ? describeNode(node) : `"${text}"`}; it must be ${PERMISSION_PROFILES.join(', ')}.`,
+        'read-only: look and answer; edit: change files in its folder; full: change files and run commands.',
+      );
+      return undefined;
+    };
+    if (!isMap(entry.value)) {
+      const profile = profileOf(entry.value, 'permissions');
+      return profile ? { profile } : undefined;
+    }
+    const { yb } = this;
+    const map = entry.value;
+    const profile = profileOf(yb.deref(map.get('profile', true)), 'permissions.profile');
+    if (!profile) return undefined;
+    const tools = (key: 'allow' | 'deny'): string[] | undefined => {
+      const node = yb.deref(map.get(key, true));
+      if (node === undefined || isNullNode(node)) return undefined;
+      const items = isSeq(node) ? node.items.map((i) => scalarString(yb.deref(i))) : [scalarString(node)];
+      if (items.some((t) => t === undefined || !t.trim())) {
+        this.invalid(
+          'permissions',
+          node,
+          `permissions.${key} must be a tool name or a list of tool names.`,
+          `Write ${key}: [Bash, WebFetch] (the CLI's own tool names).`,
+        );
+        return undefined;
+      }
+      return items.map((t) => t!.trim());
+    };
+    const allow = tools('allow');
+    const deny = tools('deny');
+    return { profile, ...(allow ? { allowTools: allow } : {}), ...(deny ? { denyTools: deny } : {}) };
   }
 
   private readName(field: 'agent'): string | undefined {

@@ -11,6 +11,8 @@ import { setTaskStatus } from '../tasks/setTaskStatus';
 import { transitionDelegation } from '../delegations/transitionDelegation';
 import { getAttemptWorktree } from '../../queries/worktrees';
 import { recordRunIsolation } from '../runs/recordRunIsolation';
+import { raiseRunBudget } from '../runs/raiseRunBudget';
+import type { BudgetCrossing } from '../../domain/agents/budget';
 import { waitsAtGateReason } from './openGate';
 import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
@@ -39,6 +41,7 @@ export interface DecideGateOutcome {
  * - risk_approval: approve releases the task; reject cancels it and blocks its dependents.
  * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
  *   the task start a new one; reject fails the task.
+ * - budget: approve raises the run's crossed limits and lets the task continue; reject fails it.
  * Deciding a gate again the same way is a no-op; the opposite decision is refused.
  */
 export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
@@ -61,8 +64,12 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
       `Only a verification_failed gate can accept a result; ${gate.id} is ${gate.kind}.`,
     );
   }
+  if (gate.kind === 'budget' && input.decision === 'approved') {
+    await raiseRunBudget(tx, gate.runId, (gate.details.crossings ?? []) as BudgetCrossing[]);
+  }
   if (gate.taskId) await applyDecision(tx, gate, input.decision, note, input.accept ?? false, now);
-  if (gate.kind === 'isolation') await releaseTasksWaitingAt(tx, gate, now);
+  // Tasks that waited at a run-wide question (isolation, the run's budget) go back to the queue.
+  if (gate.kind === 'isolation' || gate.kind === 'budget') await releaseTasksWaitingAt(tx, gate, now);
   await refreshRunStatus(tx, gate.runId, now);
   const decided: Gate = {
     ...gate,

@@ -13,8 +13,8 @@ export async function insertPlanTasks(
 ): Promise<void> {
   for (const [ordinalInPlan, task] of tasks.entries()) {
     await tx.run(
-      `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at, isolation)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tasks (run_id, id, ordinal, title, agent, worker, depends_json, risk_json, files_json, verify_json, instructions, line, status, updated_at, isolation, permissions_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         runId,
         task.id,
@@ -31,6 +31,7 @@ export async function insertPlanTasks(
         task.depends.length === 0 ? 'ready' : 'pending',
         now,
         task.isolation ?? null,
+        task.permissions ? JSON.stringify(task.permissions) : null,
       ],
     );
     for (const dependency of task.depends) {

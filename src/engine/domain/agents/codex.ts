@@ -1,0 +1,120 @@
+import {
+  count,
+  jsonLine,
+  record,
+  text,
+  toolTarget,
+  type AgentEvent,
+  type AgentStreamParser,
+  type ParserOptions,
+} from './agentEvents';
+
+/**
+ * Codex's `exec --json`: `thread.started` (the session), `turn.started`, work items that start
+ * and complete (`command_execution`, `file_change`, `mcp_tool_call`, `web_search`; an
+ * `agent_message` is a message), `turn.completed` with usage, `turn.failed`. Codex reports no
+ * cost, and its usage is cumulative for the thread: a resumed session's first turn already
+ * counts the earlier run, so the parser reports the difference from the totals it was told
+ * the session had (`priorTotals`).
+ */
+export function codexParser(options: ParserOptions = {}): AgentStreamParser {
+  let previous = options.priorTotals ?? { inputTokens: 0, outputTokens: 0 };
+  let lastMessage: string | undefined;
+  let failed = false;
+  return {
+    feed(line) {
+      const o = jsonLine(line);
+      if (!o) return [];
+      const events: AgentEvent[] = [];
+      switch (o.type) {
+        case 'thread.started':
+          if (typeof o.thread_id === 'string') events.push({ kind: 'session', sessionId: o.thread_id });
+          break;
+        case 'turn.started':
+          events.push({ kind: 'turn' });
+          break;
+        case 'item.started':
+        case 'item.completed': {
+          const item = record(o.item);
+          const phase = o.type === 'item.started' ? 'started' : 'finished';
+          const callId = text(item.id);
+          const id = callId ? { callId } : {};
+          if (item.type === 'agent_message') {
+            if (phase === 'finished' && text(item.text)) {
+              lastMessage = text(item.text)!;
+              events.push({ kind: 'message', text: lastMessage });
+            }
+          } else if (item.type === 'command_execution') {
+            const target = toolTarget({ command: unwrapShell(text(item.command) ?? '') }, options.cwd);
+            const ok = item.status === 'completed' && (item.exit_code === 0 || item.exit_code === null);
+            events.push({
+              kind: 'tool',
+              phase,
+              tool: 'shell',
+              ...(target ? { target } : {}),
+              ...id,
+              ...(phase === 'finished' ? { ok, ...(ok ? {} : { detail: `exit ${String(item.exit_code)}` }) } : {}),
+            });
+          } else if (item.type === 'file_change') {
+            const changes = Array.isArray(item.changes) ? item.changes.map(record) : [];
+            const target =
+              changes
+                .map((c) => toolTarget({ path: c.path }, options.cwd))
+                .filter(Boolean)
+                .join(', ') || undefined;
+            const ok = item.status !== 'failed';
+            events.push({
+              kind: 'tool',
+              phase,
+              tool: 'apply_patch',
+              ...(target ? { target } : {}),
+              ...id,
+              ...(phase === 'finished' ? { ok } : {}),
+            });
+          } else if (item.type === 'mcp_tool_call' || item.type === 'web_search') {
+            const tool = text(item.tool) ?? String(item.type);
+            events.push({
+              kind: 'tool',
+              phase,
+              tool,
+              ...id,
+              ...(phase === 'finished' ? { ok: item.status !== 'failed' } : {}),
+            });
+          } else if (item.type === 'error' && text(item.message)) {
+            events.push({ kind: 'error', message: text(item.message)!, fatal: false });
+          }
+          break;
+        }
+        case 'turn.completed': {
+          const usage = record(o.usage);
+          const totals = { inputTokens: count(usage.input_tokens), outputTokens: count(usage.output_tokens) };
+          events.push({
+            kind: 'usage',
+            scope: 'call',
+            inputTokens: Math.max(0, totals.inputTokens - previous.inputTokens),
+            outputTokens: Math.max(0, totals.outputTokens - previous.outputTokens),
+          });
+          previous = totals;
+          break;
+        }
+        case 'turn.failed':
+          failed = true;
+          events.push({ kind: 'error', message: text(record(o.error).message) ?? 'the turn failed', fatal: true });
+          break;
+        case 'error':
+          // A stream-level error: also "Reconnecting... n/5" while it retries.
+          if (text(o.message)) events.push({ kind: 'error', message: text(o.message)!, fatal: false });
+          break;
+      }
+      return events;
+    },
+    // Codex has no final line of its own: the run ends when the process exits.
+    end: () => [{ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) }],
+  };
+}
+
+/** `/bin/bash -lc "npm test"` → `npm test`: the command the model asked for, not the wrapper. */
+function unwrapShell(command: string): string {
+  const match = /^\/bin\/(?:ba)?sh -lc "(.*)"$/s.exec(command) ?? /^\/bin\/(?:ba)?sh -lc '(.*)'$/s.exec(command);
+  return match ? match[1]!.replace(/\\(["\\$`])/g, '$1') : command;
+}

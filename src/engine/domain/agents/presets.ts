@@ -1,0 +1,158 @@
+import type { AgentKind } from './agentActivity';
+
+/**
+ * What a task may let its agent do (docs/workers.md, "Permission profiles"): read only
+ * (look, plan, answer), edit files in its folder, or everything its CLI allows short of
+ * skipping its safety checks (edit and run commands).
+ */
+export const PERMISSION_PROFILES = ['read-only', 'edit', 'full'] as const;
+export type PermissionProfile = (typeof PERMISSION_PROFILES)[number];
+
+export interface Permissions {
+  profile: PermissionProfile;
+  /** Tools the agent may use besides the profile's (Claude Code and opencode only). */
+  allowTools?: string[];
+  /** Tools the agent may not use whatever the profile says (Claude Code and opencode only). */
+  denyTools?: string[];
+}
+
+export interface AgentPresetInput {
+  kind: AgentKind;
+  executable: string;
+  model?: string;
+  /** Extra arguments the worker's config adds (before the prompt). */
+  args: readonly string[];
+  prompt: string;
+  permissions: Permissions;
+  /** Continue this session of the agent (a retried task whose worker asks for it). */
+  resumeSession?: string;
+}
+
+export interface AgentPresetLaunch {
+  argv: string[];
+  stdin?: string;
+  env: Record<string, string>;
+  /** What the CLI itself will enforce, as recorded with the attempt. */
+  effective: { profile: PermissionProfile; allowTools: string[]; denyTools: string[]; flags: string[] };
+}
+
+/** The executable each preset runs when its worker names none. */
+export const DEFAULT_EXECUTABLE: Readonly<Record<AgentKind, string>> = {
+  'claude-code': 'claude',
+  codex: 'codex',
+  gemini: 'gemini',
+  opencode: 'opencode',
+};
+
+/** Which presets honour tool lists (the others have only their profiles: docs/workers.md). */
+export const TOOL_LISTS: Readonly<Record<AgentKind, boolean>> = {
+  'claude-code': true,
+  codex: false,
+  gemini: false,
+  opencode: true,
+};
+
+/**
+ * The command line of an agent preset: the CLI's non-interactive JSON stream, its own
+ * permission controls for the task's profile, the model, a session to continue, and the
+ * prompt — always as argv elements or stdin, never through a shell. Flags checked against the
+ * pinned versions (docs/agent-clis.md): Claude Code 2.1, Codex 0.171, Gemini CLI 0.61,
+ * opencode 1.18.
+ */
+export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
+  const { permissions } = input;
+  const allow = TOOL_LISTS[input.kind] ? (permissions.allowTools ?? []) : [];
+  const deny = TOOL_LISTS[input.kind] ? (permissions.denyTools ?? []) : [];
+  const model = input.model ? ['--model', input.model] : [];
+  switch (input.kind) {
+    case 'claude-code': {
+      // bypassPermissions is refused as root and skips every check: `full` is edits plus the shell.
+      const mode = permissions.profile === 'read-only' ? 'plan' : 'acceptEdits';
+      const allowed = permissions.profile === 'full' ? ['Bash', ...allow] : allow;
+      const flags = [
+        '--permission-mode',
+        mode,
+        ...(allowed.length ? ['--allowedTools', ...allowed] : []),
+        ...(deny.length ? ['--disallowedTools', ...deny] : []),
+      ];
+      const resume = input.resumeSession ? ['--resume', input.resumeSession] : [];
+      return {
+        // The tool lists take several values: `--` ends them, and the prompt comes on stdin.
+        argv: [
+          input.executable,
+          '-p',
+          '--output-format',
+          'stream-json',
+          '--verbose',
+          ...model,
+          ...flags,
+          ...resume,
+          ...input.args,
+          '--',
+        ],
+        stdin: input.prompt,
+        env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+        effective: { profile: permissions.profile, allowTools: allowed, denyTools: deny, flags },
+      };
+    }
+    case 'codex': {
+      const sandbox =
+        permissions.profile === 'read-only'
+          ? 'read-only'
+          : permissions.profile === 'edit'
+            ? 'workspace-write'
+            : 'danger-full-access';
+      // `exec resume` takes no --sandbox: the config override works for both forms. `exec` never asks a person.
+      const flags = ['-c', `sandbox_mode="${sandbox}"`, '-c', 'approval_policy="never"'];
+      const command = input.resumeSession ? ['exec', 'resume', input.resumeSession] : ['exec'];
+      return {
+        argv: [input.executable, ...command, '--json', '--skip-git-repo-check', ...model, ...flags, ...input.args, '-'],
+        stdin: input.prompt,
+        env: {},
+        effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
+      };
+    }
+    case 'gemini': {
+      const mode = permissions.profile === 'read-only' ? 'plan' : permissions.profile === 'edit' ? 'auto_edit' : 'yolo';
+      const flags = ['--approval-mode', mode];
+      const resume = input.resumeSession ? ['--resume', input.resumeSession] : [];
+      return {
+        argv: [
+          input.executable,
+          '--output-format',
+          'stream-json',
+          ...model,
+          ...flags,
+          ...resume,
+          ...input.args,
+          '-p',
+          input.prompt,
+        ],
+        // Headless Gemini CLI refuses a folder it was not told to trust; Baton's own trust check came first.
+        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+        effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
+      };
+    }
+    case 'opencode': {
+      const base: Record<string, string> =
+        permissions.profile === 'read-only'
+          ? { edit: 'deny', bash: 'deny', webfetch: 'deny' }
+          : permissions.profile === 'edit'
+            ? { edit: 'allow', bash: 'deny' }
+            : { edit: 'allow', bash: 'allow' };
+      const permission = {
+        ...base,
+        ...Object.fromEntries(allow.map((t) => [t, 'allow'])),
+        ...Object.fromEntries(deny.map((t) => [t, 'deny'])),
+      };
+      const resume = input.resumeSession ? ['--session', input.resumeSession] : [];
+      const flags = ['permission', JSON.stringify(permission)];
+      return {
+        argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
+        // Merged over the user's own opencode config: only the permissions of this task.
+        env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ permission }) },
+        effective: { profile: permissions.profile, allowTools: allow, denyTools: deny, flags },
+      };
+    }
+  }
+}

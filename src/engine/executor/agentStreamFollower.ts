@@ -1,0 +1,182 @@
+import {
+  agentStreamParser,
+  applyAgentEvent,
+  emptyActivity,
+  progressOf,
+  type AgentActivity,
+  type AttemptAgent,
+} from '../domain/agents/agentActivity';
+import type { AgentStreamParser } from '../domain/agents/agentEvents';
+import { budgetCrossings, costOf, type BudgetCrossing } from '../domain/agents/budget';
+import { BatonError } from '../domain/errors';
+import { LogTail } from '../effects/processes/logTail';
+import { recordAgentUsage } from '../operations/agentUsage/recordAgentUsage';
+import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
+import { spendSoFar } from '../queries/agentUsage';
+import { readRunSettings } from '../queries/runs';
+import type { StoreTx } from '../store/port';
+import type { EngineContext } from '../usecases/context';
+import type { Attempt } from './attemptSupervisor';
+
+/** How often the log is read while the agent works. */
+export const STREAM_POLL_MS = 250;
+/** At most one heartbeat per this interval carries the activity (a stream emits hundreds of events a second). */
+export const ACTIVITY_BEAT_MS = 1000;
+
+export type { AttemptAgent };
+
+export interface StreamFollowerHost {
+  runId: string;
+  epoch(): number;
+  /** The spend crossed a budget line: the supervisor stops the attempt and opens the budget gate. */
+  overBudget(attempt: Attempt, crossings: BudgetCrossing[]): void;
+}
+
+/**
+ * Follows an agent preset's event stream while its worker runs (docs/workers.md, "Live
+ * activity"): reads the lines its CLI appends to the attempt's log, folds them into the
+ * attempt's activity, and — at most once a second, and only when something changed — renews
+ * the worker's lease as a heartbeat whose progress says what the agent does now, with the
+ * attempt's usage written beside it in the same transaction. After each write the spend is
+ * checked against the run's budget. The log stays the full transcript.
+ */
+export class AgentStreamFollower {
+  private readonly tail: LogTail;
+  private readonly parser: AgentStreamParser;
+  private activity: AgentActivity = emptyActivity();
+  /** Changed since the last heartbeat. */
+  private dirty = false;
+  private lastBeatMono = -Infinity;
+  private writing: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private overBudgetReported = false;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly host: StreamFollowerHost,
+    private readonly attempt: Attempt,
+    readonly agent: AttemptAgent,
+    cwd: string,
+  ) {
+    this.tail = new LogTail(attempt.logPath);
+    this.parser = agentStreamParser(agent.kind, { cwd });
+  }
+
+  /** Reads the stream every STREAM_POLL_MS until stopped. */
+  start(): void {
+    const poll = (): void => {
+      this.attempt.timers.set(
+        'stream',
+        this.ctx.clock.setTimer(STREAM_POLL_MS, () => {
+          if (this.stopped) return;
+          this.read(this.tail.lines());
+          const mono = this.ctx.clock.monotonic();
+          if (this.dirty && mono - this.lastBeatMono >= ACTIVITY_BEAT_MS && !this.attempt.ending) {
+            this.dirty = false;
+            this.lastBeatMono = mono;
+            this.writing = this.writing.then(() => this.beat());
+          }
+          poll();
+        }),
+      );
+    };
+    poll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.attempt.timers.get('stream')?.();
+    this.attempt.timers.delete('stream');
+  }
+
+  /** The worker exited: the rest of its stream is read and the attempt's final usage recorded. */
+  async finish(): Promise<AgentActivity> {
+    this.stop();
+    await this.writing;
+    this.read(this.tail.rest());
+    for (const event of this.parser.end()) this.activity = applyAgentEvent(this.activity, event);
+    await this.ctx.store.transact((tx) => this.recordUsage(tx, true));
+    return this.activity;
+  }
+
+  current(): AgentActivity {
+    return this.activity;
+  }
+
+  private read(lines: string[]): void {
+    for (const line of lines) {
+      for (const event of this.parser.feed(line)) {
+        this.activity = applyAgentEvent(this.activity, event);
+        this.dirty = true;
+      }
+    }
+  }
+
+  private async recordUsage(tx: StoreTx, final = false): Promise<void> {
+    const { attempt, agent } = this;
+    const cost = costOf(this.activity, this.ctx.config.prices);
+    await recordAgentUsage(
+      tx,
+      {
+        runId: this.host.runId,
+        delegationId: attempt.delegationId,
+        taskId: attempt.taskId,
+        agent: agent.agent,
+        kind: agent.kind,
+        permissions: agent.permissions,
+        activity: this.activity,
+        final,
+        ...(cost.source ? { costSource: cost.source, costUsd: cost.costUsd } : {}),
+      },
+      this.ctx.clock.now(),
+    );
+  }
+
+  /** One heartbeat with the agent's activity, its usage beside it; then the budget. */
+  private async beat(): Promise<void> {
+    const { attempt } = this;
+    try {
+      let renewedAtMono = 0;
+      const crossings = await this.ctx.store.transact(async (tx) => {
+        renewedAtMono = this.ctx.clock.monotonic();
+        const authority = {
+          holder: 'coordinator' as const,
+          runId: this.host.runId,
+          epoch: this.host.epoch(),
+          withinLease: renewedAtMono < attempt.leaseUntilMono,
+        };
+        const now = this.ctx.clock.now();
+        // A lease that ran out is the supervisor's to judge (its renewal makes it official): nothing is written here.
+        const outcome = await renewRuntimeLease(
+          tx,
+          { runtimeId: attempt.runtimeId, authority, progress: progressOf(this.activity), onLapsed: 'refuse' },
+          now,
+        );
+        if (!outcome.renewed) return [];
+        await this.recordUsage(tx);
+        return this.budgetCrossings(tx);
+      });
+      if (renewedAtMono > 0) attempt.leaseUntilMono = Math.max(attempt.leaseUntilMono, renewedAtMono + attempt.leaseMs);
+      // An agent that already gave its answer is not stopped: its result is taken, and nothing more starts.
+      if (crossings.length > 0 && !this.overBudgetReported && !attempt.ending && !this.activity.ended) {
+        this.overBudgetReported = true;
+        this.host.overBudget(attempt, crossings);
+      }
+    } catch (err) {
+      // Superseded, or the attempt was decided elsewhere: the supervisor's own renewal and pass act on it.
+      if (!BatonError.is(err, 'coordinator.superseded') && !BatonError.is(err, 'runtime.not-live')) {
+        this.ctx.log(`${attempt.delegationId}: activity not recorded: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private async budgetCrossings(tx: StoreTx): Promise<BudgetCrossing[]> {
+    const budget = (await readRunSettings(tx, this.host.runId)).budget ?? this.ctx.config.budget;
+    if (!budget.run && !budget.task && !budget.agent) return [];
+    const spent = await spendSoFar(tx, this.host.runId, {
+      taskId: this.attempt.taskId,
+      agent: this.agent.agent,
+    });
+    return budgetCrossings(budget, spent);
+  }
+}

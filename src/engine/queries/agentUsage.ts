@@ -1,0 +1,144 @@
+import type { AgentKind } from '../domain/agents/agentActivity';
+import type { Spend, SpendSoFar } from '../domain/agents/budget';
+import type { StoreReader } from '../store/port';
+
+type Reader = Pick<StoreReader, 'get' | 'all'>;
+
+interface SpendRow {
+  tokens: number | null;
+  cost: number | null;
+}
+
+const spend = (row: SpendRow | undefined): Spend => ({
+  tokens: row?.tokens ?? 0,
+  ...(row?.cost !== null && row?.cost !== undefined ? { costUsd: row.cost } : {}),
+});
+
+/**
+ * What a run, one of its tasks and one of its agents spent so far by the stored usage of
+ * their attempts — without `exclude` (the attempt in flight, whose figures the caller adds).
+ */
+export async function spendSoFar(
+  r: Reader,
+  runId: string,
+  scope: { taskId: string; agent: string; exclude?: string },
+): Promise<SpendSoFar> {
+  const sum = `SELECT SUM(input_tokens + output_tokens) AS tokens, SUM(cost_usd) AS cost FROM agent_usage
+    WHERE run_id = ? AND delegation_id <> ?`;
+  const exclude = scope.exclude ?? '';
+  const [run, task, agent] = await Promise.all([
+    r.get<SpendRow>(sum, [runId, exclude]),
+    r.get<SpendRow>(`${sum} AND task_id = ?`, [runId, exclude, scope.taskId]),
+    r.get<SpendRow>(`${sum} AND agent = ?`, [runId, exclude, scope.agent]),
+  ]);
+  return { run: spend(run), task: spend(task), agent: spend(agent) };
+}
+
+/** The agent session a task's latest attempt of this CLI left, for a retry that continues it. */
+export async function lastAgentSession(
+  r: Reader,
+  runId: string,
+  taskId: string,
+  kind: AgentKind,
+): Promise<string | undefined> {
+  const row = await r.get<{ session_id: string }>(
+    `SELECT u.session_id FROM agent_usage u JOIN delegations d ON d.run_id = u.run_id AND d.id = u.delegation_id
+     WHERE u.run_id = ? AND u.task_id = ? AND u.kind = ? AND u.session_id IS NOT NULL
+     ORDER BY d.attempt DESC LIMIT 1`,
+    [runId, taskId, kind],
+  );
+  return row?.session_id;
+}
+
+/** One attempt's usage as the views and reports show it. */
+export interface AttemptUsage {
+  delegationId: string;
+  taskId: string;
+  agent: string;
+  kind: AgentKind;
+  sessionId?: string;
+  model?: string;
+  permissions: { profile: string; allowTools?: string[]; denyTools?: string[] };
+  inputTokens: number;
+  outputTokens: number;
+  costUsd?: number;
+  costSource?: 'cli' | 'priced';
+  turns: number;
+  toolCalls: number;
+  failedToolCalls: number;
+  activity?: string;
+  updatedAt: number;
+}
+
+interface UsageRow {
+  delegation_id: string;
+  task_id: string;
+  agent: string;
+  kind: AgentKind;
+  session_id: string | null;
+  model: string | null;
+  permissions_json: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number | null;
+  cost_source: 'cli' | 'priced' | null;
+  turns: number;
+  tool_calls: number;
+  failed_tool_calls: number;
+  activity: string | null;
+  updated_at: number;
+}
+
+export async function listAgentUsage(r: Reader, runId: string): Promise<AttemptUsage[]> {
+  const rows = await r.all<UsageRow>(
+    `SELECT delegation_id, task_id, agent, kind, session_id, model, permissions_json, input_tokens, output_tokens,
+       cost_usd, cost_source, turns, tool_calls, failed_tool_calls, activity, updated_at
+     FROM agent_usage WHERE run_id = ? ORDER BY updated_at`,
+    [runId],
+  );
+  return rows.map((u) => ({
+    delegationId: u.delegation_id,
+    taskId: u.task_id,
+    agent: u.agent,
+    kind: u.kind,
+    ...(u.session_id ? { sessionId: u.session_id } : {}),
+    ...(u.model ? { model: u.model } : {}),
+    permissions: JSON.parse(u.permissions_json) as AttemptUsage['permissions'],
+    inputTokens: u.input_tokens,
+    outputTokens: u.output_tokens,
+    ...(u.cost_usd !== null ? { costUsd: u.cost_usd } : {}),
+    ...(u.cost_source ? { costSource: u.cost_source } : {}),
+    turns: u.turns,
+    toolCalls: u.tool_calls,
+    failedToolCalls: u.failed_tool_calls,
+    ...(u.activity ? { activity: u.activity } : {}),
+    updatedAt: u.updated_at,
+  }));
+}
+
+/** Usage added up: per task, per agent, and for the run (what `status`, `diagnose` and the views show). */
+export interface UsageTotals {
+  run: Spend & { inputTokens: number; outputTokens: number };
+  byTask: Record<string, Spend>;
+  byAgent: Record<string, Spend>;
+}
+
+export function totalUsage(usage: readonly AttemptUsage[]): UsageTotals {
+  const add = (into: Spend, u: AttemptUsage): Spend => ({
+    tokens: into.tokens + u.inputTokens + u.outputTokens,
+    ...(into.costUsd !== undefined || u.costUsd !== undefined
+      ? { costUsd: (into.costUsd ?? 0) + (u.costUsd ?? 0) }
+      : {}),
+  });
+  const totals: UsageTotals = { run: { tokens: 0, inputTokens: 0, outputTokens: 0 }, byTask: {}, byAgent: {} };
+  for (const u of usage) {
+    totals.run = {
+      ...add(totals.run, u),
+      inputTokens: totals.run.inputTokens + u.inputTokens,
+      outputTokens: totals.run.outputTokens + u.outputTokens,
+    };
+    totals.byTask[u.taskId] = add(totals.byTask[u.taskId] ?? { tokens: 0 }, u);
+    totals.byAgent[u.agent] = add(totals.byAgent[u.agent] ?? { tokens: 0 }, u);
+  }
+  return totals;
+}

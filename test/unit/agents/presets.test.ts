@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { agentPresetLaunch, type PermissionProfile } from '../../../src/engine/domain/agents/presets';
+import { parseConfig } from '../../../src/engine/domain/config';
+import { resolveWorker, workerLaunch } from '../../../src/engine/domain/workerLaunch';
+
+const HOSTILE = 'do it; rm -rf ~ && echo $(id) `id` | tee x';
+
+function launch(kind: 'claude-code' | 'codex' | 'gemini' | 'opencode', profile: PermissionProfile, extra = {}) {
+  return agentPresetLaunch({
+    kind,
+    executable: kind,
+    args: [],
+    prompt: HOSTILE,
+    permissions: { profile },
+    ...extra,
+  });
+}
+
+describe('agent presets: each CLI’s own flags for the JSON stream and the task’s permission profile', () => {
+  it('Claude Code: stream-json, plan mode when read-only, accept edits otherwise, the shell only with full; prompt on stdin', () => {
+    const readOnly = launch('claude-code', 'read-only');
+    assert.deepEqual(readOnly.argv, [
+      'claude-code',
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--permission-mode',
+      'plan',
+      '--',
+    ]);
+    assert.equal(readOnly.stdin, HOSTILE, 'the prompt never becomes an argument');
+    assert.deepEqual(launch('claude-code', 'edit').effective.flags, ['--permission-mode', 'acceptEdits']);
+    assert.deepEqual(launch('claude-code', 'full').effective.flags, [
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      'Bash',
+    ]);
+  });
+
+  it('Claude Code: tool lists become --allowedTools / --disallowedTools, ended by -- so the prompt is not eaten', () => {
+    const l = agentPresetLaunch({
+      kind: 'claude-code',
+      executable: 'claude',
+      args: [],
+      prompt: 'x',
+      permissions: { profile: 'edit', allowTools: ['Bash(npm test:*)'], denyTools: ['WebFetch'] },
+    });
+    assert.deepEqual(l.argv.slice(5), [
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools',
+      'Bash(npm test:*)',
+      '--disallowedTools',
+      'WebFetch',
+      '--',
+    ]);
+  });
+
+  it('Codex: exec --json with the sandbox of the profile, never asking; resume through exec resume', () => {
+    assert.ok(launch('codex', 'read-only').argv.includes('sandbox_mode="read-only"'));
+    assert.ok(launch('codex', 'edit').argv.includes('sandbox_mode="workspace-write"'));
+    assert.ok(launch('codex', 'full').argv.includes('sandbox_mode="danger-full-access"'));
+    const resumed = launch('codex', 'edit', { resumeSession: 'thread-1' });
+    assert.deepEqual(resumed.argv.slice(0, 4), ['codex', 'exec', 'resume', 'thread-1']);
+    assert.equal(resumed.argv.at(-1), '-', 'the prompt on stdin');
+    assert.equal(resumed.stdin, HOSTILE);
+  });
+
+  it('Gemini CLI: stream-json with plan / auto_edit / yolo; the prompt one argv element, however hostile', () => {
+    for (const [profile, mode] of [
+      ['read-only', 'plan'],
+      ['edit', 'auto_edit'],
+      ['full', 'yolo'],
+    ] as const) {
+      const l = launch('gemini', profile);
+      assert.deepEqual(l.effective.flags, ['--approval-mode', mode]);
+      assert.deepEqual(l.argv.slice(-2), ['-p', HOSTILE]);
+    }
+  });
+
+  it('opencode: run --format json; the profile as its permission config (read-only denies edit, bash, webfetch)', () => {
+    const l = launch('opencode', 'read-only');
+    assert.deepEqual(l.argv.slice(0, 4), ['opencode', 'run', '--format', 'json']);
+    assert.deepEqual(JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!), {
+      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' },
+    });
+    const full = agentPresetLaunch({
+      kind: 'opencode',
+      executable: 'opencode',
+      args: [],
+      prompt: 'x',
+      permissions: { profile: 'full', denyTools: ['webfetch'] },
+    });
+    assert.deepEqual(JSON.parse(full.env.OPENCODE_CONFIG_CONTENT!), {
+      permission: { edit: 'allow', bash: 'allow', webfetch: 'deny' },
+    });
+  });
+
+  it('Codex and Gemini CLI have no tool lists: only their profiles count, and what is recorded says so', () => {
+    const l = agentPresetLaunch({
+      kind: 'codex',
+      executable: 'codex',
+      args: [],
+      prompt: 'x',
+      permissions: { profile: 'edit', allowTools: ['x'], denyTools: ['y'] },
+    });
+    assert.deepEqual([l.effective.allowTools, l.effective.denyTools], [[], []]);
+  });
+
+  it('a worker of type codex in the config launches the preset, and continues a session only when it asks to', () => {
+    const { config, issues } = parseConfig(
+      JSON.stringify({
+        workers: { cx: { type: 'codex', model: 'gpt-5.5', continueSession: true }, g: { type: 'gemini' } },
+      }),
+    );
+    assert.deepEqual(issues, []);
+    const values = {
+      prompt: 'p',
+      promptFile: '/p',
+      artifactPath: '/a',
+      taskId: 'T1',
+      workspace: '/w',
+      resumeSession: 'th-9',
+    };
+    const cx = workerLaunch('cx', resolveWorker(config, 'cx'), values);
+    assert.equal(cx.agent?.kind, 'codex');
+    assert.deepEqual(cx.argv.slice(0, 4), ['codex', 'exec', 'resume', 'th-9']);
+    assert.ok(cx.argv.includes('gpt-5.5'));
+    const g = workerLaunch('g', resolveWorker(config, 'g'), values);
+    assert.ok(!g.argv.includes('--resume'), 'gemini worker did not ask to continue sessions');
+    assert.equal(g.agent?.effective.profile, 'edit', 'the default profile');
+  });
+});
