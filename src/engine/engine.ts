@@ -56,7 +56,7 @@ import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore
 import { applyStopHere } from './usecases/applyStop';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
-import { isLeaseLive } from './usecases/coordinatorLiveness';
+import { isCoordinatorResponsive, isLeaseLive } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
@@ -347,7 +347,7 @@ export class Engine {
     const { request, repeated } = await this.store.transact((tx) => requestStop(tx, stop, this.clock.now()));
     if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
     const lease = await this.store.read((r) => readCoordinatorLease(r, input.runId));
-    if (isLeaseLive(lease, this.clock.now())) {
+    if (isCoordinatorResponsive(lease, this.clock.now())) {
       // The coordinator notices the request through the journal; wait a little for its report.
       const deadline = this.clock.monotonic() + (input.waitMs ?? (this.config.stopGraceSeconds + 10) * 1000);
       while (this.clock.monotonic() < deadline) {

@@ -8,17 +8,23 @@ import {
 import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
 import type { StorePort } from '../store/port';
 
-/**
- * Is a live coordinator holding the run (so that others observe and leave the driving to it)?
- * Not one stopped by a signal (Ctrl-Z, SIGSTOP, a debugger): it can apply nothing while it is
- * stopped, so a stop asked for meanwhile is applied by whoever asks — and wins over the worker
- * leases that run out while it sleeps. When it wakes, its writes about those attempts are refused.
- */
+/** Is a live coordinator holding the run (so that others observe and leave the driving to it)? */
 export function isLeaseLive(lease: CoordinatorLease | undefined, now: number): boolean {
   if (!lease || lease.releasedAt !== undefined) return false;
-  if (lease.expiresAt <= now) return false;
-  const probe = probeProcess(lease.identity);
-  return probe.alive !== false && !probe.stopped;
+  if (lease.expiresAt > now) return probeProcess(lease.identity).alive !== false;
+  return false;
+}
+
+/**
+ * Will the run's coordinator apply a stop now? Not one stopped by a signal (Ctrl-Z, SIGSTOP, a
+ * debugger), though its lease still runs: it can apply nothing while stopped, so a stop asked
+ * for meanwhile is applied by whoever asks — and wins over the worker leases that run out
+ * while it sleeps. When it wakes, the attempts are decided and its writes about them refused.
+ * (Reconcile still only reports beside it: repairing under a live lease would end its workers.)
+ */
+export function isCoordinatorResponsive(lease: CoordinatorLease | undefined, now: number): boolean {
+  if (!isLeaseLive(lease, now)) return false;
+  return !probeProcess(lease!.identity).stopped;
 }
 
 /**
