@@ -31,12 +31,15 @@ function processState(pid: number): string | undefined {
   }
 }
 
+/** How long a child coordinator may take to get going: a bundle, a store, real workers, on a shared 2-core machine. */
+const STARTUP_MS = 60_000;
+
 async function summary(engine: Engine, runId: string): Promise<string[]> {
   return (await engine.overview(runId)).delegations.map((d) => `${d.id}:${d.status}`);
 }
 
 describe('fencing: a coordinator stopped between its check and its side effect (SIGSTOP at a fault point)', function () {
-  this.timeout(60_000);
+  this.timeout(180_000);
   let fixture: EngineFixture;
   const children: ChildCoordinator[] = [];
   beforeEach(() => {
@@ -72,7 +75,7 @@ describe('fencing: a coordinator stopped between its check and its side effect (
         );
         children.push(first);
         if (signal === 'SIGSTOP')
-          await waitFor(`the first coordinator to stop ${moment}`, () => processState(first.pid) === 'T');
+          await waitFor(`the first coordinator to stop ${moment}`, () => processState(first.pid) === 'T', STARTUP_MS);
         else assert.equal((await first.exited).signal, 'SIGKILL');
 
         const outcome = await withWorkerEnv(env, async () => {
@@ -126,9 +129,13 @@ describe('fencing: a coordinator stopped between its check and its side effect (
         atFault ? { ...env, BATON_FAULT_POINT: 'kill:after-fence', BATON_FAULT_SIGNAL: 'SIGSTOP' } : env,
       );
       children.push(first);
-      const worker = await waitFor('attempt 1 to start', () => readTrace(tracePath).find((l) => l.kind === 'start'));
+      const worker = await waitFor(
+        'attempt 1 to start',
+        () => readTrace(tracePath).find((l) => l.kind === 'start'),
+        STARTUP_MS,
+      );
       if (atFault)
-        await waitFor('the first coordinator to stop at its kill', () => processState(first.pid) === 'T', 20_000);
+        await waitFor('the first coordinator to stop at its kill', () => processState(first.pid) === 'T', STARTUP_MS);
       else await stopOutsideCommit(first, storeDirOf(fixture.workspace));
       fixture.write('.baton/config.json', config({ leaseSeconds: 5, taskTimeoutSeconds: 600 }));
       const successor = await fixture.open({ follow: true });
@@ -228,9 +235,9 @@ describe('fencing: a coordinator stopped between its check and its side effect (
       );
       children.push(first);
       if (atFault)
-        await waitFor('the coordinator to stop before verifying', () => processState(first.pid) === 'T', 20_000);
+        await waitFor('the coordinator to stop before verifying', () => processState(first.pid) === 'T', STARTUP_MS);
       else {
-        await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+        await waitFor('the verify command to start', () => checkRuns().length === 1, STARTUP_MS);
         if (fault === 'SIGKILL') {
           first.kill('SIGKILL');
           await first.exited;
@@ -238,7 +245,11 @@ describe('fencing: a coordinator stopped between its check and its side effect (
       }
       const taken = await coordinateWhenFree(engine, run.id);
       const running = taken.coordinator.run();
-      await waitFor('the successor to start its verification', () => checkRuns().length >= (atFault ? 1 : 2), 20_000);
+      await waitFor(
+        'the successor to start its verification',
+        () => checkRuns().length >= (atFault ? 1 : 2),
+        STARTUP_MS,
+      );
       first.kill('SIGCONT'); // a stopped predecessor wakes while its successor verifies
       await sleepReal(300);
       fixture.write('release', '');
@@ -282,12 +293,12 @@ describe('fencing: a coordinator stopped between its check and its side effect (
       } else {
         const child = new ChildCoordinator(fixture.workspace, run.id, { leaseMs: 600 });
         children.push(child);
-        await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+        await waitFor('the verify command to start', () => checkRuns().length === 1, STARTUP_MS);
         child.kill('SIGKILL');
         await child.exited;
         await sleepReal(700); // its lease runs out: nobody coordinates
       }
-      await waitFor('the verify command to start', () => checkRuns().length === 1, 20_000);
+      await waitFor('the verify command to start', () => checkRuns().length === 1, STARTUP_MS);
       const check = checkRuns()[0]!;
       const { request, appliedBy } = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'test' });
       assert.equal(appliedBy, inProcess ? 'coordinator' : 'this process');
@@ -329,10 +340,14 @@ describe('fencing: a coordinator stopped between its check and its side effect (
         env,
       );
       children.push(first);
-      const workers = await waitFor('both workers to start', () => {
-        const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
-        return starts.length === 2 ? starts : undefined;
-      });
+      const workers = await waitFor(
+        'both workers to start',
+        () => {
+          const starts = readTrace(tracePath).filter((l) => l.kind === 'start');
+          return starts.length === 2 ? starts : undefined;
+        },
+        STARTUP_MS,
+      );
       await stopOutsideCommit(first, storeDirOf(fixture.workspace));
       await sleepReal(5500); // the workers' leases run out
 
