@@ -285,9 +285,11 @@ export class Coordinator {
         runId,
       ]))!.n,
     }));
+    // Its own hand-offs counted now: one may have been handed out in this very pass.
+    const handOffs = plan.handOffs + this.supervisor.size - this.supervisor.busySlots();
     return passOutcome({
       inFlight,
-      plan,
+      plan: { ...plan, handOffs },
       runStatus,
       openGates,
       stopped: Boolean(snapshot.run.stopMode),

@@ -41,7 +41,7 @@ export interface DispatchPlan {
   waitingForBackoff: boolean;
   /** Attempts held by someone else that this pass waits for. */
   heldElsewhere: number;
-  /** A person's hand-offs (manual attempts) of the selected tasks, this coordinator's or not: waited for by no one. */
+  /** A person's hand-offs (manual attempts) of the selected tasks held by predecessors: waited for by no one. */
   handOffs: number;
   /** Verifying tasks with no attempt of this coordinator behind them: it finishes them alongside. */
   finish: string[];
@@ -82,7 +82,8 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
     ...(wakeAt !== undefined ? { wakeAt } : {}),
     waitingForBackoff,
     heldElsewhere: heldElsewhere.length,
-    handOffs: snapshot.leased.filter((d) => d.handOff && selected(d.taskId)).length,
+    handOffs: snapshot.leased.filter((d) => d.handOff && !view.ownDelegations.has(d.delegationId) && selected(d.taskId))
+      .length,
     finish,
   };
 }
@@ -115,11 +116,17 @@ export function passOutcome(input: {
   if (status === 'completed' || status === 'failed' || status === 'blocked' || status === 'superseded') {
     return { kind: 'finished', status };
   }
-  if (status === 'paused' || status === 'stopping') {
-    return { kind: 'paused', status, openGates: input.openGates, stopped: input.stopped };
-  }
   // Only a person's hand-offs are left: the coordinator does not wait days for them; the run waits at their gates.
   const handOffs = input.plan.handOffs ?? 0;
+  if (status === 'paused' || status === 'stopping') {
+    return {
+      kind: 'paused',
+      status,
+      openGates: input.openGates,
+      stopped: input.stopped,
+      ...(handOffs ? { handOffs } : {}),
+    };
+  }
   if (handOffs > 0 && input.readyCount === 0)
     return { kind: 'paused', status, openGates: input.openGates, stopped: input.stopped, handOffs };
   if (input.readyCount === 0) {
