@@ -28,6 +28,7 @@ const STATUS_COLOURS: Record<string, Colour> = {
   COMPLETED: 'green',
   approved: 'green',
   active: 'green',
+  alive: 'green',
   running: 'cyan',
   RUNNING: 'cyan',
   claimed: 'cyan',

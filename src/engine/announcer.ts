@@ -103,6 +103,7 @@ export class EventAnnouncer implements Disposable {
           heartbeatCount: runtime.heartbeatCount,
           leaseExpiresAt: runtime.leaseExpiresAt,
           ...(runtime.progress !== undefined ? { progress: runtime.progress } : {}),
+          ...(runtime.workerBeatAt !== undefined ? { workerBeatAt: runtime.workerBeatAt } : {}),
         },
       });
     }

@@ -5,6 +5,7 @@ import type { Clock, IdSource } from './domain/clock';
 import { sleep, systemClock, systemIds } from './domain/clock';
 import { DEFAULT_CONFIG, type BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
+import type { AttemptChanges } from './domain/changes';
 import type { AttemptWorktree, RunIsolation } from './domain/isolation';
 import { hasErrors, type Issue } from './domain/issue';
 import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
@@ -24,6 +25,7 @@ import type {
 import { resolveWorker } from './domain/workerLaunch';
 import { folderSize } from './effects/folderSize';
 import { findGit, gitMissing } from './effects/git/git';
+import { readFileAtCommit } from './effects/git/treeSnapshot';
 import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
@@ -54,6 +56,10 @@ import { readStop } from './queries/stops';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import { applyStopHere } from './usecases/applyStop';
+import { readAttemptChanges } from './usecases/attemptChanges';
+import type { AgentKind } from './domain/agents/agentActivity';
+import { agentKindOf } from './domain/workerLaunch';
+import { attemptWorker } from './queries/agentUsage';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
 import { isCoordinatorResponsive, isLeaseLive } from './usecases/coordinatorLiveness';
@@ -98,8 +104,8 @@ export class Engine {
 
   private constructor(
     readonly workspace: string,
-    readonly config: BatonConfig,
-    readonly configIssues: readonly Issue[],
+    private loadedConfig: BatonConfig,
+    private loadedConfigIssues: readonly Issue[],
     private readonly store: FileStore,
     private readonly clock: Clock,
     private readonly ids: IdSource,
@@ -131,6 +137,33 @@ export class Engine {
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
     const ids = options.ids ?? systemIds(clock);
     return new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
+  }
+
+  /** The workspace's settings, as last read (Engine.open, reloadConfig). */
+  get config(): BatonConfig {
+    return this.loadedConfig;
+  }
+
+  /** Warnings of the config as last read (errors refuse it). */
+  get configIssues(): readonly Issue[] {
+    return this.loadedConfigIssues;
+  }
+
+  /**
+   * Reads `.baton/config.json` again (the editor calls this when the file changes). A valid file
+   * is used from now on by what starts here — new runs, coordinators, stops, claims; a
+   * coordinator already running keeps the settings it started with, and a run keeps the ones
+   * it froze (docs/config.md). An invalid file changes nothing: its issues are returned.
+   */
+  reloadConfig(): { changed: boolean; applied: boolean; issues: readonly Issue[] } {
+    const { config, issues } = loadConfig(this.workspace);
+    const path = configPathOf(this.workspace);
+    const located = issues.map((i) => ({ ...i, file: path }));
+    if (hasErrors(issues)) return { changed: false, applied: false, issues: located };
+    const changed = JSON.stringify(config) !== JSON.stringify(this.loadedConfig);
+    this.loadedConfig = config;
+    this.loadedConfigIssues = located;
+    return { changed, applied: true, issues: located };
   }
 
   static hasStore(workspace: string): boolean {
@@ -444,6 +477,27 @@ export class Engine {
       liveWorktrees: live,
       worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)),
     };
+  }
+
+  /**
+   * What one attempt changed, for a diff view: its worktree's base → branch head (or its
+   * uncommitted files), the integrated commit, or the shared working tree before → after its
+   * worker; or why that cannot be shown (docs/workers.md, "What an attempt changed").
+   */
+  attemptChanges(runId: string, delegationId: string): Promise<AttemptChanges> {
+    return readAttemptChanges(this.engineContext(), runId, delegationId);
+  }
+
+  /** The agent CLI an attempt ran (its log is then an event stream: renderTranscript), or undefined. */
+  async attemptAgentKind(runId: string, delegationId: string): Promise<AgentKind | undefined> {
+    return agentKindOf(this.config, await this.store.read((r) => attemptWorker(r, runId, delegationId)));
+  }
+
+  /** A file's text at a commit that `attemptChanges` named; undefined when the commit has no such file. */
+  async fileAtCommit(repoRoot: string, commit: string, path: string): Promise<string | undefined> {
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(commit))
+      throw new BatonError('changes.bad-commit', `${commit} is not a commit id.`);
+    return readFileAtCommit(repoRoot, commit, path);
   }
 
   /** The run's isolated attempts: worktree, branch, what became of their work. */

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import {
   BatonError,
+  counted,
   Engine,
   hasErrors,
   readPlan,
@@ -9,7 +10,10 @@ import {
   type Delegation,
   type IngestOutcome,
 } from '../engine/index';
+import type { AttemptViews } from './attemptViews';
+import { latestStartedAttempt } from './attempts';
 import type { ResultDiagnostics } from './diagnostics';
+import { eventLine, stopNotice } from './notices';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
@@ -65,7 +69,11 @@ async function offerTrust(
   await vscode.commands.executeCommand('workbench.trust.manage');
 }
 
-export function registerCommands(session: BatonSession, diagnostics: ResultDiagnostics): vscode.Disposable[] {
+export function registerCommands(
+  session: BatonSession,
+  diagnostics: ResultDiagnostics,
+  attemptViews: AttemptViews,
+): vscode.Disposable[] {
   const log = session.log;
   const engine = (): Promise<Engine> => session.engine();
 
@@ -121,6 +129,34 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       if (found) return found;
     }
     throw new UserFacingError('Choose a delegation in the Runs view.');
+  }
+
+  /** The attempt a node stands for: a delegation, a worker's, a task's latest; else picked from the newest runs. */
+  async function attemptOf(node: Node, what: string): Promise<{ runId: string; delegationId: string }> {
+    if (node?.kind === 'delegation') return { runId: node.runId, delegationId: node.delegationId };
+    const e = await engine();
+    if (node?.kind === 'runtime' || node?.kind === 'task') {
+      const view = await e.overview(node.runId);
+      const found =
+        node.kind === 'task'
+          ? latestStartedAttempt(view, node.taskId)
+          : view.delegations.find((d) => d.id === view.runtimes.find((r) => r.id === node.runtimeId)?.delegationId);
+      if (!found)
+        throw new UserFacingError(
+          node.kind === 'task' ? `${node.taskId} has not started yet.` : 'That worker is gone.',
+        );
+      return { runId: found.runId, delegationId: found.id };
+    }
+    const attempts: Delegation[] = [];
+    for (const run of (await e.listRuns()).slice(0, 3))
+      attempts.push(...(await e.overview(run.id)).delegations.filter((d) => d.startedAt !== undefined).reverse());
+    if (attempts.length === 0) throw new UserFacingError('No attempt has started yet.');
+    const pick = await vscode.window.showQuickPick(
+      attempts.map((d) => ({ label: d.id, description: `${d.status} · ${d.runId}`, d })),
+      { title: `Baton: ${what}`, placeHolder: 'Which attempt?' },
+    );
+    if (!pick) throw new UserFacingError('No attempt chosen.');
+    return { runId: pick.d.runId, delegationId: pick.d.id };
   }
 
   async function startRun(uri?: vscode.Uri): Promise<void> {
@@ -235,11 +271,11 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
         )
       )?.mode;
     if (!chosen) return;
-    const { request, repeated } = await (await engine()).requestStop({ runId, mode: chosen, by: 'VS Code' });
-    const unconfirmed = request.report.filter((r) => !r.confirmed && !r.note);
-    const message = `${repeated ? 'Already stopping' : 'Stopped'} ${runId} (${request.mode})${request.report.length ? `: ${request.report.length} attempt(s)` : ''}${unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ''}.`;
-    if (unconfirmed.length) void vscode.window.showWarningMessage(message);
-    else void vscode.window.showInformationMessage(message);
+    const outcome = await (await engine()).requestStop({ runId, mode: chosen, by: 'VS Code' });
+    const notice = stopNotice(runId, outcome);
+    log.info(notice.message);
+    if (notice.level === 'warning') void vscode.window.showWarningMessage(notice.message);
+    else void vscode.window.showInformationMessage(notice.message);
     await session.runState?.refreshNow();
   }
 
@@ -367,7 +403,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
         const outcome = await (await engine()).replan({ runId, planPath: picked[0].fsPath });
         void vscode.window
           .showInformationMessage(
-            `Run ${runId} is superseded by ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over.`,
+            `Run ${runId} is superseded by ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over.`,
             'Resume',
           )
           .then((pick) => {
@@ -401,10 +437,7 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
         const e = await engine();
         const runId = await pickRun(node, 'Show Events');
         log.info(`── events of ${runId} ──`);
-        for (const ev of await e.listEvents(runId))
-          log.info(
-            `${String(ev.seq).padStart(4)} ${new Date(ev.at).toISOString()} ${ev.type} ${JSON.stringify(ev.data)}`,
-          );
+        for (const ev of await e.listEvents(runId)) log.info(eventLine(ev));
         log.show(true);
       },
       log,
@@ -434,5 +467,21 @@ export function registerCommands(session: BatonSession, diagnostics: ResultDiagn
       log,
     ),
     command('baton.refresh', async () => session.runState?.refreshNow(), log),
+    command(
+      'baton.showChanges',
+      async (node: Node) => {
+        const { runId, delegationId } = await attemptOf(node, 'Show Changes');
+        await attemptViews.showChanges(runId, delegationId);
+      },
+      log,
+    ),
+    command(
+      'baton.showOutput',
+      async (node: Node) => {
+        const { runId, delegationId } = await attemptOf(node, 'Show Output');
+        await attemptViews.showOutput(runId, delegationId);
+      },
+      log,
+    ),
   ];
 }

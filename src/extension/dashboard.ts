@@ -158,6 +158,19 @@ export class DashboardPanel extends DisposableStore {
       case 'openArtifact':
         await this.openInWorkspace(message.path, message.line, message.column);
         return;
+      case 'showChanges':
+      case 'showOutput':
+        if (!runId) throw new UserFacingError('There is no run shown.');
+        await vscode.commands.executeCommand(
+          message.type === 'showChanges' ? 'baton.showChanges' : 'baton.showOutput',
+          {
+            kind: 'delegation',
+            id: `delegation:${runId}/${message.delegationId}`,
+            runId,
+            delegationId: message.delegationId,
+          },
+        );
+        return;
     }
     this.feed.touch();
   }

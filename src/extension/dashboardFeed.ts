@@ -292,6 +292,7 @@ export class DashboardFeed implements Disposable {
         ...(r.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: r.lastHeartbeatAt } : {}),
         leaseExpiresAt: r.leaseExpiresAt,
         ...(r.progress !== undefined ? { progress: r.progress } : {}),
+        ...(r.workerBeatAt !== undefined ? { workerBeatAt: r.workerBeatAt } : {}),
       });
     }
     return out;
@@ -352,6 +353,10 @@ function runtimeView(view: RunOverview, r: RunOverview['runtimes'][number]): Run
     ...(r.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: r.lastHeartbeatAt } : {}),
     heartbeatCount: r.heartbeatCount,
     ...(r.progress !== undefined ? { progress: r.progress } : {}),
+    ...(r.workerBeatAt !== undefined ? { workerBeatAt: r.workerBeatAt } : {}),
+    ...(r.pid !== undefined ? { pid: r.pid } : {}),
+    ...(r.processStartedAt !== undefined ? { processStartedAt: r.processStartedAt } : {}),
+    ...(r.holder !== undefined ? { holder: r.holder } : {}),
   };
 }
 

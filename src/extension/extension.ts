@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { AttemptViews } from './attemptViews';
 import { registerCommands } from './commands';
+import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
 import { ResultDiagnostics } from './diagnostics';
 import { GateNotifications } from './gateNotifications';
@@ -52,7 +54,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   context.subscriptions.push(session);
   const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
   context.subscriptions.push(diagnostics);
-  context.subscriptions.push(...registerCommands(session, diagnostics));
+  const attemptViews = new AttemptViews(session);
+  context.subscriptions.push(attemptViews);
+  context.subscriptions.push(...registerCommands(session, diagnostics, attemptViews));
   const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
@@ -131,9 +135,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       showIngestions();
     }),
   );
+  const configWatcher = new ConfigWatcher(current);
+  context.subscriptions.push(configWatcher);
   // Off the activation path: open the store once VS Code is done activating.
   setTimeout(
-    () => void current.engine().catch((err: unknown) => void vscode.window.showErrorMessage(describeError(err))),
+    () =>
+      void current.engine().catch((err: unknown) => {
+        if (!configWatcher.showOpenFailure(err)) void vscode.window.showErrorMessage(describeError(err));
+      }),
     0,
   );
   // The activation path's own cost (docs/benchmarks.md, activation row): the store opens after it.

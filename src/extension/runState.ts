@@ -657,6 +657,7 @@ function withBeat(runtime: WorkerRuntime, beat: HeartbeatPayload, at: number): W
     lastHeartbeatAt: at,
     leaseExpiresAt: beat.leaseExpiresAt,
     ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
+    ...(beat.workerBeatAt !== undefined ? { workerBeatAt: beat.workerBeatAt } : {}),
     status: runtime.status === 'claimed' || runtime.status === 'stale' ? 'active' : runtime.status,
   };
 }

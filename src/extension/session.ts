@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { BatonError, Engine, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
+import { outcomeLine } from './notices';
 import { RunStateCache } from './runState';
 
 type Coordination = Awaited<ReturnType<Engine['coordinate']>>;
@@ -56,6 +57,11 @@ export class BatonSession extends DisposableStore {
   /** The run-state cache every view and the dashboard map from (once the store is open). */
   get runState(): RunStateCache | undefined {
     return this.cache;
+  }
+
+  /** The engine once the store is open (undefined before, or while it cannot open). */
+  get openedEngine(): Engine | undefined {
+    return this.opened;
   }
 
   get drivenRuns(): string[] {
@@ -129,7 +135,7 @@ export class BatonSession extends DisposableStore {
   }
 
   private onRunOutcome(runId: string, outcome: CoordinatorOutcome): void {
-    this.log.info(`[${runId}] ${JSON.stringify(outcome)}`);
+    this.log.info(outcomeLine(runId, outcome));
     if (outcome.kind === 'finished') {
       const message = `Baton run ${runId} ${outcome.status}.`;
       if (outcome.status === 'completed') void vscode.window.showInformationMessage(message);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { DisposableStore } from './lifecycle';
 import type { RunStateCache } from './runState';
+import { statusTooltip } from './notices';
 import { statusCounts } from './viewRows';
 
 /** Running / waiting on gates / idle, at a glance; a click opens the Runs view, the tooltip links the dashboard. */
@@ -37,7 +38,7 @@ export class BatonStatusBar extends DisposableStore {
       this.item.backgroundColor = undefined;
     }
     const tooltip = new vscode.MarkdownString(
-      `Baton — ${running} worker(s) running, ${gates} gate(s) waiting${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}\n\n[$(dashboard) Open Dashboard](command:baton.openDashboard) · [Show Runs](command:baton.runs.focus)`,
+      `${statusTooltip(running, gates, drivenHere)}\n\n[$(dashboard) Open Dashboard](command:baton.openDashboard) · [Show Runs](command:baton.runs.focus)`,
       true,
     );
     tooltip.isTrusted = { enabledCommands: ['baton.openDashboard', 'baton.runs.focus'] };

@@ -1,5 +1,6 @@
 import type { Delegation, Run, Task } from '../engine/index';
-import { formatDuration, taskDuration } from '../protocol/time';
+import { describeLiveness } from '../protocol/liveness';
+import { taskDuration } from '../protocol/time';
 import type { RunStateCache } from './runState';
 
 /**
@@ -99,7 +100,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     ...(duration ? { duration } : {}),
     icon: TASK_ICONS[task?.status ?? 'pending'],
     tooltip: `**${taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
-    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}`,
+    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}`,
     collapsible: attempts.length ? 'collapsed' : 'none',
   };
 }
@@ -119,7 +120,7 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
     ...(tooltip ? { tooltip, plainTooltip: true } : {}),
     // A string tooltip would be the row's accessible name: name the delegation and its state.
     accessibilityLabel: `${delegationId} ${description}`.trim(),
-    contextValue: `baton.delegation status=${d?.status}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
+    contextValue: `baton.delegation status=${d?.status}${d?.startedAt !== undefined ? ' started' : ''}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
     collapsible: 'none',
     ...(d?.artifactPath ? { command: { command: 'baton.openArtifact', title: 'Open Artifact' } } : {}),
   };
@@ -147,22 +148,18 @@ export function workerRow(cache: RunStateCache, runId: string, runtimeId: string
 }
 
 function workerRowOf(r: ReturnType<RunStateCache['liveRuntimes']>[number], now: number): WorkerRow {
-  const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
-  const beat = r.lastHeartbeatAt !== undefined ? `beat ${formatDuration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
-  const lease = stale
-    ? `lease expired ${formatDuration(now - r.leaseExpiresAt)} ago`
-    : `lease ${formatDuration(r.leaseExpiresAt - now)}`;
-  const status = stale ? 'stale' : r.status;
+  const live = describeLiveness(r, now);
+  const stale = live.state === 'stale';
   return {
     id: `runtime:${r.id}`,
     runId: r.runId,
     runtimeId: r.id,
     row: {
       label: `${r.taskId}  ${r.delegationId}`,
-      description: [stale ? 'STALE' : undefined, beat, lease, r.progress].filter(Boolean).join(' · '),
+      description: [live.summary, live.lease, r.progress].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
-      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- status: ${status}\n- ${beat}\n- ${lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
-      contextValue: `baton.runtime status=${status}`,
+      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
+      contextValue: `baton.runtime status=${live.state}`,
       collapsible: 'none',
     },
   };

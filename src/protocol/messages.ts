@@ -50,6 +50,11 @@ export const runtimeViewSchema = z
     lastHeartbeatAt: time.optional(),
     heartbeatCount: count,
     progress: text.optional(),
+    /** The liveness facts (src/protocol/liveness.ts): the worker's own last beat, its process, its holder. */
+    workerBeatAt: time.optional(),
+    pid: count.optional(),
+    processStartedAt: time.optional(),
+    holder: text.optional(),
   })
   .strict();
 export type RuntimeView = z.infer<typeof runtimeViewSchema>;
@@ -121,6 +126,7 @@ export const beatSchema = z
     lastHeartbeatAt: time.optional(),
     leaseExpiresAt: time,
     progress: text.optional(),
+    workerBeatAt: time.optional(),
   })
   .strict();
 export type Beat = z.infer<typeof beatSchema>;
@@ -225,6 +231,9 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('requestTaskDetails'), taskId: id }).strict(),
+  /** An attempt of the shown run: open its diff, or follow its output (docs/extension.md). */
+  z.object({ type: z.literal('showChanges'), delegationId: id }).strict(),
+  z.object({ type: z.literal('showOutput'), delegationId: id }).strict(),
 ]);
 export type WebviewMessage = z.infer<typeof webviewMessageSchema>;
 

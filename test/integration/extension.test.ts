@@ -276,4 +276,27 @@ describe('Baton in the editor', function () {
       ['information'],
     );
   });
+
+  it('Show Changes outside git says, in one message, why the changes cannot be shown, and opens nothing', async () => {
+    const view = await overview();
+    const attempt = view.delegations.find((d) => d.startedAt !== undefined)!;
+    assert.ok(attempt, 'an attempt of the last run started');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const node = {
+      kind: 'delegation',
+      id: `delegation:${attempt.runId}/${attempt.id}`,
+      runId: attempt.runId,
+      delegationId: attempt.id,
+    };
+    const shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.showChanges', node));
+    assert.equal(shown.length, 1, JSON.stringify(shown));
+    assert.equal(shown[0]!.level, 'information');
+    assert.match(
+      shown[0]!.message,
+      new RegExp(
+        `^${attempt.id} worked in the shared working tree, and .+ is not in a git repository: Baton records what an attempt changed with git, so it cannot show this one's changes\\.$`,
+      ),
+    );
+    assert.equal(vscode.window.tabGroups.all.flatMap((g) => g.tabs).length, 0, 'no diff was opened');
+  });
 });

@@ -41,6 +41,8 @@ export interface Reply {
   usage?: Usage;
   /** Answer with this HTTP error instead (400 and other 4xx are not retried by the CLIs; 5xx and 429 are). */
   error?: { status: number; message: string };
+  /** Think this long before answering (to watch what the agent shows meanwhile). */
+  delayMs?: number;
 }
 
 /** A step of the script: a reply, or a function of the request (to pick the CLI's own tool names). */
@@ -187,6 +189,7 @@ export async function startModelServer(script: ModelScript = { steps: [] }): Pro
     }
     reply = { ...reply, usage: reply.usage ?? DEFAULT_USAGE };
     request.reply = reply;
+    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     if (reply.error) return sendError(res, request.format, reply.error.status, reply.error.message);
     format.respond(res, request, reply, ids);
   };

@@ -73,6 +73,7 @@ export function statusClass(status: string): string {
     case 'COMPLETED':
     case 'approved':
     case 'active':
+    case 'alive':
       return 'ok';
     case 'running':
     case 'RUNNING':

@@ -165,6 +165,7 @@ export function applyBeats(state: DashboardState, beats: readonly Beat[], now: n
       leaseExpiresAt: beat.leaseExpiresAt,
       ...(beat.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: beat.lastHeartbeatAt } : {}),
       ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
+      ...(beat.workerBeatAt !== undefined ? { workerBeatAt: beat.workerBeatAt } : {}),
       status: r.status === 'claimed' ? 'active' : r.status,
     };
   });

@@ -220,6 +220,17 @@ export class DashboardView {
                 ` ${a.id}`,
                 a.resultStatus ? ` · ${a.resultStatus}` : '',
                 a.reason ? ` · ${a.reason}` : '',
+                ...(a.startedAt !== undefined
+                  ? [
+                      ' ',
+                      button('Changes', `Show what ${a.id} changed`, () =>
+                        this.actions.post({ type: 'showChanges', delegationId: a.id }),
+                      ),
+                      button('Output', `Follow the output of ${a.id}`, () =>
+                        this.actions.post({ type: 'showOutput', delegationId: a.id }),
+                      ),
+                    ]
+                  : []),
               ),
             ),
           ),

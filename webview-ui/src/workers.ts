@@ -4,8 +4,9 @@
  * keyed by runtime id and updated in place: a heartbeat touches one row, a tick touches
  * text and widths only — never the whole list.
  */
+import { describeLiveness } from '../../src/protocol/liveness';
 import type { RuntimeView } from '../../src/protocol/messages';
-import { duration, h, setText, statusClass } from './dom';
+import { h, setText, statusClass } from './dom';
 
 interface Row {
   element: HTMLElement;
@@ -64,24 +65,21 @@ export class WorkersPanel {
   tick(now: number): void {
     for (const row of this.rows.values()) {
       const r = row.runtime;
-      const stale = r.status === 'stale' || r.leaseExpiresAt <= now;
+      // The same words as the Workers view and `baton status` (src/protocol/liveness.ts).
+      const live = describeLiveness(r, now);
+      const stale = live.state === 'stale';
       if (row.element.classList.contains('stale') !== stale) row.element.classList.toggle('stale', stale);
-      setText(row.status, stale ? 'stale' : r.status);
-      const chip = `chip ${statusClass(stale ? 'stale' : r.status)}`;
+      setText(row.status, live.state);
+      const chip = `chip ${statusClass(live.state)}`;
       if (row.status.className !== chip) row.status.className = chip;
-      setText(
-        row.age,
-        r.lastHeartbeatAt !== undefined ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet',
-      );
+      setText(row.age, stale ? '' : live.summary);
+      if (row.age.title !== live.explanation) row.age.title = live.explanation;
       const left = Math.max(0, r.leaseExpiresAt - now);
       const fraction = r.leaseMs > 0 ? Math.min(1, left / r.leaseMs) : 0;
       // A transform, not a width: the bar drains on the compositor, without a layout.
       const scale = `scaleX(${fraction.toFixed(3)})`;
       if (row.lease.style.transform !== scale) row.lease.style.transform = scale;
-      setText(
-        row.leaseText,
-        stale ? `lease ran out ${duration(now - r.leaseExpiresAt)} ago` : `lease ${duration(left)} left`,
-      );
+      setText(row.leaseText, live.lease);
     }
   }
 

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import type { CoordinatorOutcome, Engine, EngineEvent, Run } from '../../engine/index';
+import { describeLiveness } from '../../protocol/liveness';
 import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
-import { duration, oneLine, paint, status } from '../render';
+import { oneLine, paint, status } from '../render';
 import { formatEvent } from './events';
 
 export interface DriveOptions {
@@ -286,9 +287,10 @@ class ProgressDisplay {
         (rt) => rt.status === 'claimed' || rt.status === 'active' || rt.status === 'stale',
       )) {
         const d = view.delegations.find((x) => x.id === r.delegationId);
-        const beat = r.lastHeartbeatAt ? `beat ${duration(now - r.lastHeartbeatAt)} ago` : 'no beat yet';
+        const live = describeLiveness(r, now);
+        const seen = live.state === 'stale' ? live.lease : live.summary;
         lines.push(
-          `  ${paint(o, 'cyan', '▶')} ${d?.taskId ?? '?'} ${r.delegationId}  ${beat}  ${status(o, r.status)}  ${oneLine(r.progress ?? '', 50)}`,
+          `  ${paint(o, 'cyan', '▶')} ${d?.taskId ?? '?'} ${r.delegationId}  ${seen}  ${status(o, live.state)}  ${oneLine(r.progress ?? '', 50)}`,
         );
       }
       this.clear();

@@ -6,8 +6,9 @@ import {
   type RunOverview,
   type WorkerRuntime,
 } from '../../engine/index';
+import { describeLiveness } from '../../protocol/liveness';
 import { printJson, READING, withEngine, type CommandContext } from '../context';
-import { bytes, duration, oneLine, paint, status, table, timestamp, tokens, usd } from '../render';
+import { bytes, oneLine, paint, status, table, timestamp, tokens, usd } from '../render';
 
 function noRuns(ctx: CommandContext): boolean {
   if (Engine.hasStore(ctx.workspace)) return false;
@@ -111,19 +112,23 @@ export function usageTable(ctx: CommandContext, usage: readonly AttemptUsage[]):
 }
 
 export function runtimeTable(ctx: CommandContext, runtimes: WorkerRuntime[], now: number): string {
+  // The same words as the editor's Workers view and dashboard (src/protocol/liveness.ts).
   return table(
     ctx.output,
-    ['RUNTIME', 'DELEGATION', 'STATUS', 'LAST BEAT', 'LEASE', 'PROGRESS'],
-    runtimes.map((r) => [
-      r.id,
-      r.delegationId,
-      status(ctx.output, r.status),
-      r.lastHeartbeatAt ? `${duration(now - r.lastHeartbeatAt)} ago` : 'never',
-      r.leaseExpiresAt > now
-        ? `${duration(r.leaseExpiresAt - now)} left`
-        : paint(ctx.output, 'magenta', `expired ${duration(now - r.leaseExpiresAt)} ago`),
-      oneLine(r.progress ?? '', 50),
-    ]),
+    ['RUNTIME', 'DELEGATION', 'STATUS', 'LIVENESS', 'LEASE', 'PROGRESS'],
+    runtimes.map((r) => {
+      const live = describeLiveness(r, now);
+      // Under the LEASE header: "1m 57s", "expired 5s ago".
+      const lease = live.lease.replace(/^lease /, '');
+      return [
+        r.id,
+        r.delegationId,
+        status(ctx.output, live.state),
+        live.state === 'stale' ? '-' : live.summary,
+        live.state === 'stale' ? paint(ctx.output, 'magenta', lease) : lease,
+        oneLine(r.progress ?? '', 50),
+      ];
+    }),
   );
 }
 
@@ -149,7 +154,7 @@ export async function showQueue(
       ctx.output.out(
         table(
           ctx.output,
-          ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LAST BEAT', 'RESULT', 'REASON'],
+          ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LIVENESS', 'RESULT', 'REASON'],
           delegations.map((d) => {
             const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
             return [
@@ -158,7 +163,7 @@ export async function showQueue(
               String(d.attempt),
               status(ctx.output, d.status),
               runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
-              runtime?.lastHeartbeatAt ? `${duration(now - runtime.lastHeartbeatAt)} ago` : '-',
+              runtime && runtime.status !== 'terminal' ? describeLiveness(runtime, now).summary : '-',
               d.resultStatus ?? '-',
               oneLine(d.reason ?? '', 60),
             ];

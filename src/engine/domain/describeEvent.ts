@@ -1,4 +1,5 @@
 import type { EventOf } from './events';
+import { counted } from './plural';
 
 /**
  * One line of plain text for an event, for people: the CLI's `events`, the dashboard's
@@ -20,13 +21,15 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'run:resumed':
       return 'run resumed';
     case 'run:replanned':
-      return `replanned from ${text(e.data.from)} (${e.data.carried} task(s) carried over)`;
+      return `replanned from ${text(e.data.from)} (${counted(e.data.carried, 'task')} carried over)`;
     case 'delegation:created':
       return `${text(e.data.delegationId)} queued (task ${text(e.data.taskId)}, attempt ${e.data.attempt})`;
     case 'delegation:claimed':
       return `${text(e.data.delegationId)} claimed by runtime ${text(e.data.runtimeId)} (epoch ${e.data.epoch})`;
     case 'runtime:heartbeat':
       return `${text(e.data.runtimeId)} heartbeat ${e.data.heartbeatCount}${e.data.progress ? `: ${text(e.data.progress)}` : ''}`;
+    case 'runtime:started':
+      return `${text(e.data.delegationId)}: its worker ${e.data.found ? 'was found, running' : 'runs'} as pid ${e.data.pid} on ${text(e.data.host)}`;
     case 'runtime:stale':
       return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
     case 'delegation:prompt':
@@ -52,9 +55,9 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'stop:requested':
       return `${text(e.data.stopId)} ${e.data.mode} stop of ${text(e.data.delegationId) || 'the run'} requested by ${text(e.data.by)}`;
     case 'stop:applied':
-      return `${text(e.data.stopId)} applied to ${e.data.attempts} attempt(s)${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
+      return `${text(e.data.stopId)} applied to ${counted(e.data.attempts, 'attempt')}${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
     case 'integration:committed':
-      return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${e.data.changedFiles} file(s) changed)`;
+      return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${counted(e.data.changedFiles, 'file')} changed)`;
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
   }

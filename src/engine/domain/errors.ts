@@ -20,6 +20,7 @@ export type ErrorKind =
  * a code always maps to the same exit code.
  */
 export const ERROR_CODES = {
+  'changes.bad-commit': 'invalid-input',
   'claim.no-run': 'invalid-input',
   'config.invalid': 'invalid-input',
   'coordinator.superseded': 'conflict',

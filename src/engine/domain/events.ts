@@ -44,8 +44,12 @@ export interface EventMap {
     heartbeatCount: number;
     leaseExpiresAt: number;
     progress?: string;
+    /** The worker's own last beat (absent while only its coordinator renews the lease). */
+    workerBeatAt?: number;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
+  /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */
+  'runtime:started': { runtimeId: string; delegationId: string; pid: number; host: string; found?: boolean };
   /** The exact prompt an attempt got (prompt provenance): its digest, its length, whether it was cut to fit. */
   'delegation:prompt': { delegationId: string; taskId: string; sha256: string; bytes: number; truncated: boolean };
   /** An agent preset's attempt ended: what it did and spent (docs/workers.md, "Tokens and cost"). */
@@ -129,6 +133,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'delegation:status': true,
   'runtime:heartbeat': true,
   'runtime:stale': true,
+  'runtime:started': true,
   'delegation:prompt': true,
   'agent:usage': true,
   'gate:opened': true,

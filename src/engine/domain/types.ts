@@ -139,6 +139,16 @@ export interface WorkerRuntime {
   holder?: string;
   endedAt?: number;
   endReason?: string;
+  /** The worker's process, once started (absent for an external claim, or before the spawn). */
+  pid?: number;
+  host?: string;
+  /** When the worker's process was recorded: how long Baton's supervisor has seen it. */
+  processStartedAt?: number;
+  /**
+   * The last heartbeat the worker sent itself (`baton heartbeat`). `lastHeartbeatAt` also counts the
+   * coordinator's renewals of a process it supervises.
+   */
+  workerBeatAt?: number;
   /** Derived from the delegation and the lease at read time (never stored). */
   status: RuntimeStatus;
 }

@@ -101,12 +101,13 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         prompt: values.prompt,
         permissions: values.permissions ?? DEFAULT_PERMISSIONS,
         ...(worker.continueSession && values.resumeSession ? { resumeSession: values.resumeSession } : {}),
+        env: worker.env,
       });
       return {
         workerId,
         argv: preset.argv,
         ...(preset.stdin !== undefined ? { stdin: preset.stdin } : {}),
-        env: { ...preset.env, ...worker.env },
+        env: preset.env,
         agent: { kind: worker.type, effective: preset.effective },
       };
     }

@@ -17,6 +17,7 @@ import {
   resolveWorker,
   workerLaunch,
 } from '../domain/workerLaunch';
+import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
@@ -38,6 +39,7 @@ import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { planIsolation } from '../usecases/planIsolation';
+import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
 import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
 
 /** What the launcher needs from the coordinator it serves. */
@@ -64,11 +66,22 @@ export interface LauncherHost {
  * manual_handoff gate instead of a process.
  */
 export class AttemptLauncher {
+  /** The workspace's git repository, asked once per coordinator (undefined outside git). */
+  private sharedRepo: Promise<string | undefined> | undefined;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly supervisor: AttemptSupervisor,
     private readonly host: LauncherHost,
   ) {}
+
+  private sharedRepository(): Promise<string | undefined> {
+    this.sharedRepo ??= sharedTreeRepository(this.ctx.workspace).catch((err: unknown) => {
+      this.ctx.log(`the working tree's repository could not be read: ${(err as Error).message}`);
+      return undefined;
+    });
+    return this.sharedRepo;
+  }
 
   async start(task: Task): Promise<void> {
     const { runId } = this.host;
@@ -215,6 +228,9 @@ export class AttemptLauncher {
       return;
     }
 
+    // A shared-tree attempt has no branch to compare later: the working tree as its worker finds it is recorded.
+    if (!claim.worktree) await recordSharedTreeBefore(this.ctx, { runId, delegationId }, await this.sharedRepository());
+
     // A retry may continue the agent's session of the task's last attempt, when its worker asks for it.
     const resumeSession =
       agentPreset?.continueSession && claim.delegation.attempt > 1
@@ -265,7 +281,7 @@ export class AttemptLauncher {
     const identity = spawned.identity;
     try {
       await this.ctx.store.transact((tx) =>
-        recordStartedWorker(tx, { runId, delegationId, runtimeId: claim.runtimeId, identity }),
+        recordStartedWorker(tx, { runId, delegationId, runtimeId: claim.runtimeId, identity }, this.ctx.clock.now()),
       );
     } catch (err) {
       spawned.abort();

@@ -13,6 +13,7 @@ import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { resultOnDisk } from '../usecases/resultOnDisk';
+import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
@@ -269,13 +270,13 @@ export class AttemptSupervisor implements StreamFollowerHost {
       clock: this.ctx.clock,
     });
     const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
-    this.ctx.log(
-      `${attempt.delegationId}: ${attempt.ending ?? 'ended'}; ${report.processes.length} process(es) ended${unconfirmed}`,
-    );
+    const ended = `${report.processes.length} process${report.processes.length === 1 ? '' : 'es'} ended`;
+    this.ctx.log(`${attempt.delegationId}: ${attempt.ending ?? 'ended'}; ${ended}${unconfirmed}`);
     // What the agent did and spent up to its end stays on record.
     await attempt.stream
       ?.finish()
       .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: usage not recorded: ${(err as Error).message}`));
+    await recordSharedTreeAfter(this.ctx, { runId: this.host.runId, delegationId: attempt.delegationId });
     return report;
   }
 
@@ -413,6 +414,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
     try {
       const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
+      // Before its result is taken: completing it may start dependents that change the shared tree.
+      await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
       const activity = await attempt.stream?.finish();
       const agent = attempt.stream
         ? {

@@ -5,6 +5,7 @@ import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
 import { endVerifyProcesses, withVerifyProcesses } from '../usecases/endVerifyProcesses';
 import type { AttemptSupervisor } from './attemptSupervisor';
+import { counted } from '../domain/plural';
 
 /**
  * Applies a stop request as the run's coordinator: graceful lets in-flight work finish (and
@@ -87,6 +88,6 @@ export async function applyStopAsCoordinator(
     }));
     await ctx.store.transact((tx) => markStopApplied(tx, request, report, ctx.clock.now()));
   }
-  ctx.log(`stop ${request.id} (${request.mode}) applied to ${report.length} attempt(s)`);
+  ctx.log(`stop ${request.id} (${request.mode}) applied to ${counted(report.length, 'attempt')}`);
   return report;
 }

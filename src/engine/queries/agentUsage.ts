@@ -142,3 +142,12 @@ export function totalUsage(usage: readonly AttemptUsage[]): UsageTotals {
   }
   return totals;
 }
+
+/** The worker id an attempt was started with (runtimes.worker), if it was started by a coordinator. */
+export async function attemptWorker(r: Reader, runId: string, delegationId: string): Promise<string | undefined> {
+  const row = await r.get<{ worker: string | null }>(
+    `SELECT worker FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+    [runId, delegationId],
+  );
+  return row?.worker ?? undefined;
+}

@@ -29,6 +29,7 @@ import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
 import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
 import { acquireProcessLock, createProcessLock, type LockWait, type ProcessLock } from './processLock';
 import { loadSqlJs } from './sqljs';
+import { counted } from '../domain/plural';
 
 export interface FileStoreOptions {
   clock?: Pick<Clock, 'monotonic'>;
@@ -534,7 +535,7 @@ export class FileStore implements StorePort {
           if (decoded.stop.reason === 'bad-checksum' && decoded.stop.linesAfter > 0) {
             throw new BatonError(
               'store.journal-corrupt',
-              `The Baton journal ${segment.path} is damaged at byte ${segment.offset}, with ${decoded.stop.linesAfter} line(s) after the damage. Nothing was changed; keep the file and report it.`,
+              `The Baton journal ${segment.path} is damaged at byte ${segment.offset}, with ${counted(decoded.stop.linesAfter, 'line')} after the damage. Nothing was changed; keep the file and report it.`,
             );
           }
           const cut = chunk.length - decoded.goodBytes;

@@ -264,6 +264,27 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 6,
+    name: 'what an attempt changed and how its worker lives: shared-tree snapshots, own beats, process start',
+    statements: [
+      // The last heartbeat the worker sent itself (its token), apart from the coordinator's renewals.
+      `ALTER TABLE runtimes ADD COLUMN worker_beat_at INTEGER`,
+      // When the worker's process was first recorded (started, or found by its marker).
+      `ALTER TABLE runtimes ADD COLUMN process_started_at INTEGER`,
+      // A shared-tree attempt's working tree before and after its worker: commits no ref points at (docs/workers.md).
+      `CREATE TABLE tree_snapshots (
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        repo_root TEXT NOT NULL,
+        before_commit TEXT NOT NULL,
+        before_at INTEGER NOT NULL,
+        after_commit TEXT,
+        after_at INTEGER,
+        PRIMARY KEY (run_id, delegation_id)
+      )`,
+    ],
+  },
+  {
     // Numbered as assigned to this change (5–9 went to branches merged in any order).
     version: 7,
     name: 'fenced side effects: verify processes, the coordinator chain',

@@ -19,6 +19,7 @@ import { removeWorktree } from '../effects/git/worktrees';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { type AttemptWorktree } from '../domain/isolation';
 import { type IntegrationStrategy } from '../domain/types';
+import { counted } from '../domain/plural';
 
 export type IntegrationOutcome =
   | {
@@ -306,7 +307,7 @@ async function recordIntegrated(
     }
   });
   ctx.log(
-    `${worktree.delegationId}: integrated ${facts.changedFiles.length} file(s) by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
+    `${worktree.delegationId}: integrated ${counted(facts.changedFiles.length, 'file')} by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
   );
   await cleanUpIntegrated(ctx, runId, worktree);
   return { kind: 'integrated', ...facts };

@@ -182,7 +182,7 @@ export async function reconcileRun(
         identity = found;
         if (!options.reportOnly) {
           await ctx.store.transact((tx) =>
-            recordRuntimeProcess(tx, attempt.runtime_id!, found, { onlyIfUnknown: true }),
+            recordRuntimeProcess(tx, attempt.runtime_id!, found, ctx.clock.now(), { onlyIfUnknown: true }),
           );
         }
       }

@@ -289,6 +289,8 @@ describe('git isolation: a worktree per task, integrated after it passed', funct
       {
         FAKE_TRACE: tracePath,
         FAKE_DELAY_MS: '500',
+        // A and C run together however slow their starts are (each shared-tree start records the tree first).
+        FAKE_TOGETHER: '2',
         FAKE_EDITS: JSON.stringify({ A: { 'src/a.ts': 'a' }, B: { 'src/b.ts': 'b' }, C: { 'docs/c.md': 'c' } }),
       },
       async () => {

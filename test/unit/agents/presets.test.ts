@@ -98,6 +98,41 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     });
   });
 
+  it("opencode: a worker's own OPENCODE_CONFIG_CONTENT keeps its settings, but the task's permissions win", () => {
+    const own = { snapshot: false, permission: { edit: 'allow', bash: 'allow', external_directory: 'deny' } };
+    const l = launch('opencode', 'read-only', { env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own), KEY: 'k' } });
+    assert.deepEqual(JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!), {
+      snapshot: false,
+      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny', external_directory: 'deny' },
+    });
+    assert.equal(l.env.KEY, 'k');
+    // OPENCODE_PERMISSION, which opencode merges over every config, gets the task's rules too.
+    const broad = launch('opencode', 'read-only', { env: { OPENCODE_PERMISSION: '{"edit":"allow","read":"allow"}' } });
+    assert.deepEqual(JSON.parse(broad.env.OPENCODE_PERMISSION!), {
+      edit: 'deny',
+      read: 'allow',
+      bash: 'deny',
+      webfetch: 'deny',
+    });
+    assert.deepEqual(JSON.parse(l.env.OPENCODE_PERMISSION!), { edit: 'deny', bash: 'deny', webfetch: 'deny' });
+    // "allow everything" in one word is replaced: the profile decides tool by tool.
+    const blanket = launch('opencode', 'read-only', { env: { OPENCODE_CONFIG_CONTENT: '{"permission":"allow"}' } });
+    assert.deepEqual(JSON.parse(blanket.env.OPENCODE_CONFIG_CONTENT!).permission, {
+      edit: 'deny',
+      bash: 'deny',
+      webfetch: 'deny',
+    });
+    assert.throws(
+      () => launch('opencode', 'edit', { env: { OPENCODE_CONFIG_CONTENT: '[1]' } }),
+      /OPENCODE_CONFIG_CONTENT is not a JSON object/,
+    );
+  });
+
+  it("the worker's env wins over a preset's defaults", () => {
+    const l = launch('gemini', 'edit', { env: { GEMINI_CLI_TRUST_WORKSPACE: 'false', GEMINI_API_KEY: 'g' } });
+    assert.deepEqual(l.env, { GEMINI_CLI_TRUST_WORKSPACE: 'false', GEMINI_API_KEY: 'g' });
+  });
+
   it('Codex and Gemini CLI have no tool lists: only their profiles count, and what is recorded says so', () => {
     const l = agentPresetLaunch({
       kind: 'codex',

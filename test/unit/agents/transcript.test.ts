@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { renderTranscript } from '../../../src/engine/domain/agents/transcript';
+import { renderTranscript, TranscriptRenderer } from '../../../src/engine/domain/agents/transcript';
 
 const FIXTURES = resolve(__dirname, '../../fixtures/agents');
 const lines = (cli: string, name: string): string[] =>
@@ -32,5 +32,22 @@ describe('agent transcripts: a real stream rendered for a person', () => {
       ...lines('claude', 'write-and-shell'),
     ]);
     assert.match(mixed, /^│ Warning: something on stderr$/m);
+  });
+
+  it('renders a log fed in arbitrary chunks (Show Output follows a running agent) exactly as the whole log', () => {
+    for (const [cli, kind] of [
+      ['claude', 'claude-code'],
+      ['codex', 'codex'],
+      ['gemini', 'gemini'],
+      ['opencode', 'opencode'],
+    ] as const) {
+      const raw = readFileSync(resolve(FIXTURES, cli, 'write-and-shell.jsonl'), 'utf8');
+      const renderer = new TranscriptRenderer(kind);
+      let shown = '';
+      for (let at = 0; at < raw.length; at += 37) shown += renderer.write(raw.slice(at, at + 37));
+      shown += renderer.end();
+      assert.equal(shown, renderTranscript(kind, raw.split('\n')), kind);
+      assert.match(shown, /■ finished/);
+    }
   });
 });

@@ -104,4 +104,6 @@ export const WEBVIEW_EXAMPLES: WebviewMessage[] = [
   { type: 'resumeRun' },
   { type: 'openArtifact', path: '.baton/runs/R-1/artifacts/D-T2-coder-001.md', line: 7, column: 5 },
   { type: 'requestTaskDetails', taskId: 'T1' },
+  { type: 'showChanges', delegationId: 'D-T1-coder-001' },
+  { type: 'showOutput', delegationId: 'D-T1-coder-001' },
 ];

@@ -24,6 +24,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
   verify_processes: 'verifyProcesses',
+  tree_snapshots: 'treeSnapshots',
   agent_usage: 'agentUsage',
 };
 /** Written by the store itself, below the operations. */

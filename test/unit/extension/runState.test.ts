@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Engine, EngineEvent } from '../../../src/engine/index';
 import { DashboardFeed } from '../../../src/extension/dashboardFeed';
 import { RunStateCache, isTick, type RunStateChange, type RunStateOptions } from '../../../src/extension/runState';
-import { taskRow, workerRows } from '../../../src/extension/viewRows';
+import { runRow, taskRow, workerRows } from '../../../src/extension/viewRows';
 import type { HostMessage } from '../../../src/protocol/messages';
 import { taskDuration } from '../../../src/protocol/time';
 import { hostNow, initialState, reduce, type DashboardState } from '../../../webview-ui/src/state';
@@ -180,6 +180,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
         lastHeartbeatAt: fixture.fakeClock.now(),
         leaseExpiresAt: cache.liveRuntimes()[0]!.leaseExpiresAt,
         progress: 'reading the task',
+        // `baton heartbeat` is the worker's own beat, not a renewal by its coordinator.
+        workerBeatAt: fixture.fakeClock.now(),
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');
@@ -273,6 +275,23 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       'T1 completed and T3 became ready; nothing else',
     );
     assert.ok(seen.ingestions.has(claim.runId), 'the ingestion is news for the diagnostics');
+  });
+
+  it('a task done while the run goes on changes the run too: its row counts it at once', async () => {
+    const engine = await fixture.open({ follow: true });
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const cache = open(engine, { ...QUIET, coalesceMs: 50 });
+    await cache.refreshNow();
+    const total = cache.overview(claim.runId)!.tasks.length;
+    assert.match(runRow(cache, claim.runId).description ?? '', new RegExp(` · 0/${total} · ${claim.runId}$`));
+    const change = new Promise<RunStateChange>((resolve) => cache.onDidChange(resolve));
+    await engine.ingest({
+      delegationId: claim.delegation.id,
+      artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
+    });
+    // The Runs view refreshes the run's node only when the change names the run.
+    assert.ok((await change).runs.has(claim.runId), 'the run changed: its done count did');
+    assert.match(runRow(cache, claim.runId).description ?? '', new RegExp(`^running · 1/${total} · ${claim.runId}$`));
   });
 
   it('publications are at least publishGapMs apart, and a beat after a quiet spell goes out at once', async () => {

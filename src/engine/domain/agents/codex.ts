@@ -16,11 +16,21 @@ import {
  * cost, and its usage is cumulative for the thread: a resumed session's first turn already
  * counts the earlier run, so the parser reports the difference from the totals it was told
  * the session had (`priorTotals`).
+ *
+ * A Codex `turn` is one prompt round, in which the model is asked again after each tool result;
+ * its stream marks no single model request. A `turn` event (a request to the model) is counted
+ * at `turn.started` and again when the agent goes on after its tool calls all finished: the
+ * model answered their results. (Tool calls of one answer that Codex runs one after another
+ * count as one request each: an upper bound, exact when the model calls one tool at a time.)
  */
 export function codexParser(options: ParserOptions = {}): AgentStreamParser {
   let previous = options.priorTotals ?? { inputTokens: 0, outputTokens: 0 };
   let lastMessage: string | undefined;
   let failed = false;
+  /** Tool items started and not yet finished. */
+  const inFlight = new Set<string>();
+  /** A tool call finished with none left in flight: the next item is the model's answer to the results. */
+  let resultsSent = false;
   return {
     feed(line) {
       const o = jsonLine(line);
@@ -31,6 +41,7 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
           if (typeof o.thread_id === 'string') events.push({ kind: 'session', sessionId: o.thread_id });
           break;
         case 'turn.started':
+          resultsSent = false;
           events.push({ kind: 'turn' });
           break;
         case 'item.started':
@@ -39,6 +50,18 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
           const phase = o.type === 'item.started' ? 'started' : 'finished';
           const callId = text(item.id);
           const id = callId ? { callId } : {};
+          const isTool = TOOL_ITEMS.has(String(item.type));
+          if (resultsSent && (isTool || item.type === 'agent_message' || item.type === 'reasoning')) {
+            resultsSent = false;
+            events.push({ kind: 'turn' });
+          }
+          if (isTool && callId) {
+            if (phase === 'started') inFlight.add(callId);
+            else {
+              inFlight.delete(callId);
+              resultsSent = inFlight.size === 0;
+            }
+          }
           if (item.type === 'agent_message') {
             if (phase === 'finished' && text(item.text)) {
               lastMessage = text(item.text)!;
@@ -112,6 +135,9 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
     end: () => [{ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) }],
   };
 }
+
+/** Work items that are tool calls (the others: messages, reasoning, warnings, to-do lists). */
+const TOOL_ITEMS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'web_search']);
 
 /** `/bin/bash -lc "npm test"` → `npm test`: the command the model asked for, not the wrapper. */
 function unwrapShell(command: string): string {

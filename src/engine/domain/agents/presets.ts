@@ -1,3 +1,4 @@
+import { BatonError } from '../errors';
 import type { AgentKind } from './agentActivity';
 
 /**
@@ -26,11 +27,14 @@ export interface AgentPresetInput {
   permissions: Permissions;
   /** Continue this session of the agent (a retried task whose worker asks for it). */
   resumeSession?: string;
+  /** The worker's own `env` from the config: it wins over the preset's defaults, never over the task's permissions. */
+  env?: Readonly<Record<string, string>>;
 }
 
 export interface AgentPresetLaunch {
   argv: string[];
   stdin?: string;
+  /** The worker's environment: the preset's defaults, then the worker's `env`, then the task's permissions. */
   env: Record<string, string>;
   /** What the CLI itself will enforce, as recorded with the attempt. */
   effective: { profile: PermissionProfile; allowTools: string[]; denyTools: string[]; flags: string[] };
@@ -91,7 +95,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           '--',
         ],
         stdin: input.prompt,
-        env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+        env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ...input.env },
         effective: { profile: permissions.profile, allowTools: allowed, denyTools: deny, flags },
       };
     }
@@ -108,7 +112,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       return {
         argv: [input.executable, ...command, '--json', '--skip-git-repo-check', ...model, ...flags, ...input.args, '-'],
         stdin: input.prompt,
-        env: {},
+        env: { ...input.env },
         effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
       };
     }
@@ -129,7 +133,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           input.prompt,
         ],
         // Headless Gemini CLI refuses a folder it was not told to trust; Baton's own trust check came first.
-        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true', ...input.env },
         effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
       };
     }
@@ -149,10 +153,47 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const flags = ['permission', JSON.stringify(permission)];
       return {
         argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
-        // Merged over the user's own opencode config: only the permissions of this task.
-        env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ permission }) },
+        env: opencodeEnv(input.env, permission),
         effective: { profile: permissions.profile, allowTools: allow, denyTools: deny, flags },
       };
     }
   }
+}
+
+/**
+ * opencode's environment for a task. It reads OPENCODE_CONFIG_CONTENT over its config files (the
+ * project's too), and OPENCODE_PERMISSION over all of that: a worker that configures opencode
+ * through either keeps its settings, but the task's permission rules win, rule by rule — they
+ * are the profile's only guard. (One word for every tool, `"permission": "allow"`, is replaced.)
+ */
+function opencodeEnv(
+  env: Readonly<Record<string, string>> | undefined,
+  permission: Record<string, string>,
+): Record<string, string> {
+  const config = jsonObject(env, 'OPENCODE_CONFIG_CONTENT');
+  const ownRules = config.permission && typeof config.permission === 'object' ? config.permission : {};
+  return {
+    ...env,
+    OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...config, permission: { ...ownRules, ...permission } }),
+    OPENCODE_PERMISSION: JSON.stringify({ ...jsonObject(env, 'OPENCODE_PERMISSION'), ...permission }),
+  };
+}
+
+/** A variable of the worker's env that holds a JSON object (none: `{}`); anything else is a config error. */
+function jsonObject(env: Readonly<Record<string, string>> | undefined, name: string): Record<string, unknown> {
+  const value = env?.[name];
+  if (value === undefined || value.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BatonError(
+      'config.invalid',
+      `The opencode worker's env ${name} is not a JSON object; Baton adds the task's permissions to it.`,
+    );
+  }
+  return parsed as Record<string, unknown>;
 }

@@ -39,7 +39,11 @@ export class Git {
   private readonly git: SimpleGit;
   private lastRun: { args: readonly string[] } = { args: [] };
 
-  constructor(readonly cwd: string) {
+  /** `env`: variables on top of the cleaned environment, e.g. GIT_INDEX_FILE for a temporary index. */
+  constructor(
+    readonly cwd: string,
+    env: Record<string, string> = {},
+  ) {
     this.git = simpleGit({
       baseDir: cwd,
       maxConcurrentProcesses: 2,
@@ -55,7 +59,7 @@ export class Git {
           Buffer.concat(result.stdErr).toString('utf8'),
         );
       },
-    }).env(gitEnvironment());
+    }).env({ ...gitEnvironment(), ...env });
   }
 
   /** Runs `git <args>`; resolves with stdout. */

@@ -118,7 +118,8 @@ export async function spawnSupervised(
   try {
     const execaOptions: Options = {
       cwd: options.cwd,
-      env,
+      // PWD as a shell sets it: opencode takes its project folder from $PWD, not getcwd() (docs/agent-clis.md).
+      env: { ...env, PWD: options.cwd },
       extendEnv: true,
       detached: true,
       cleanup: false,

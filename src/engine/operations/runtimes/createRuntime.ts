@@ -1,5 +1,6 @@
 import { BatonError } from '../../domain/errors';
 import type { ProcessIdentity } from '../../domain/process';
+import { appendEvent } from '../events/appendEvent';
 import type { StoreTx } from '../../store/port';
 
 export interface NewRuntime {
@@ -59,12 +60,29 @@ export async function recordRuntimeProcess(
   tx: StoreTx,
   runtimeId: string,
   identity: { pid: number; startTime: string | null; host: string },
+  now: number,
   options: { onlyIfUnknown?: boolean } = {},
 ): Promise<void> {
-  await tx.run(
-    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ? WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
-    [identity.pid, identity.startTime, identity.host, runtimeId],
+  // The first record of a process is when Baton's supervisor started to see it (views show "alive for …").
+  const changed = await tx.run(
+    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ?, process_started_at = COALESCE(process_started_at, ?)
+     WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
+    [identity.pid, identity.startTime, identity.host, now, runtimeId],
   );
+  if (changed === 0) return;
+  // A transition worth a line in the timeline, and what tells the views the worker's pid.
+  const row = await tx.get<{ run_id: string; delegation_id: string }>(
+    `SELECT run_id, delegation_id FROM runtimes WHERE id = ?`,
+    [runtimeId],
+  );
+  if (!row) return;
+  await appendEvent(tx, row.run_id, 'runtime:started', now, {
+    runtimeId,
+    delegationId: row.delegation_id,
+    pid: identity.pid,
+    host: identity.host,
+    ...(options.onlyIfUnknown ? { found: true } : {}),
+  });
 }
 
 /**
@@ -77,6 +95,7 @@ export async function recordRuntimeProcess(
 export async function recordStartedWorker(
   tx: StoreTx,
   input: { runId: string; delegationId: string; runtimeId: string; identity: ProcessIdentity },
+  now: number,
 ): Promise<void> {
   const live = await tx.get(
     `SELECT 1 AS x FROM runtimes rt JOIN delegations d ON d.run_id = rt.run_id AND d.id = rt.delegation_id
@@ -89,5 +108,5 @@ export async function recordStartedWorker(
       `${input.delegationId} was decided before its worker could start (stopped, or taken over); the worker never ran.`,
     );
   }
-  await recordRuntimeProcess(tx, input.runtimeId, input.identity);
+  await recordRuntimeProcess(tx, input.runtimeId, input.identity, now);
 }

@@ -89,12 +89,14 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
   const leaseExpiresAt = now + runtime.leaseMs;
+  // The worker's own beat is kept apart: a supervised worker that never beats still reads as alive, not as beating.
+  const ownBeat = beat && authority.holder === 'worker';
   await tx.run(
     beat
       ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
-           lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`
+           lease_expires_at = ?, worker_beat_at = COALESCE(?, worker_beat_at) WHERE id = ? AND ended_at IS NULL`
       : `UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`,
-    beat ? [now, progress, leaseExpiresAt, runtime.id] : [leaseExpiresAt, runtime.id],
+    beat ? [now, progress, leaseExpiresAt, ownBeat ? now : null, runtime.id] : [leaseExpiresAt, runtime.id],
   );
   return {
     renewed: true,
@@ -107,6 +109,7 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
             lastHeartbeatAt: now,
             heartbeatCount: runtime.heartbeatCount + 1,
             ...(progress !== null ? { progress } : {}),
+            ...(ownBeat ? { workerBeatAt: now } : {}),
           }
         : { status: runtime.status === 'stale' ? ('active' as const) : runtime.status }),
     },

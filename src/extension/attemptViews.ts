@@ -1,0 +1,166 @@
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { runPaths, TranscriptRenderer, type AttemptChanges, type Engine } from '../engine/index';
+import { attemptEndLine } from './attempts';
+import { DisposableStore } from './lifecycle';
+import { LogFollower } from './logFollower';
+import type { BatonSession } from './session';
+
+/** The scheme of a file's text at a commit Baton recorded (the left side of Show Changes). */
+export const ATTEMPT_SCHEME = 'baton-attempt';
+
+/** `baton-attempt:/<repository path>?repo=<folder>&commit=<id>`: read through the engine (git cat-file). */
+export function attemptFileUri(repoRoot: string, commit: string, path: string): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: ATTEMPT_SCHEME,
+    path: `/${path}`,
+    query: new URLSearchParams({ repo: repoRoot, commit }).toString(),
+  });
+}
+
+class AttemptFileProvider implements vscode.TextDocumentContentProvider {
+  constructor(private readonly engine: () => Promise<Engine>) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const query = new URLSearchParams(uri.query);
+    const repo = query.get('repo');
+    const commit = query.get('commit');
+    if (!repo || !commit) return '';
+    return (await (await this.engine()).fileAtCommit(repo, commit, uri.path.slice(1))) ?? '';
+  }
+}
+
+/**
+ * Show Changes and Show Output for one attempt (docs/extension.md, "What a task changed, and
+ * its output"): VS Code's own multi-file diff of what the attempt changed, and a terminal that
+ * follows its worker's log.
+ */
+export class AttemptViews extends DisposableStore {
+  /** One output terminal per attempt: asking again shows it. */
+  private readonly terminals = new Map<string, vscode.Terminal>();
+
+  constructor(private readonly session: BatonSession) {
+    super();
+    this._register(
+      vscode.workspace.registerTextDocumentContentProvider(
+        ATTEMPT_SCHEME,
+        new AttemptFileProvider(() => session.engine()),
+      ),
+    );
+    this._register(
+      vscode.window.onDidCloseTerminal((closed) => {
+        for (const [key, terminal] of this.terminals) if (terminal === closed) this.terminals.delete(key);
+      }),
+    );
+  }
+
+  /** Opens the multi-file diff of what the attempt changed, or says why it cannot. */
+  async showChanges(runId: string, delegationId: string): Promise<void> {
+    const changes = await (await this.session.engine()).attemptChanges(runId, delegationId);
+    if (!changes.available) {
+      void vscode.window.showInformationMessage(changes.reason);
+      return;
+    }
+    if (changes.files.length === 0) {
+      void vscode.window.showInformationMessage(`${delegationId} changed no file (${changes.summary}).`);
+      return;
+    }
+    const resources = changes.files.map((file) => changeResource(changes, file));
+    await vscode.commands.executeCommand(
+      'vscode.changes',
+      `${delegationId} (${changes.taskId}): ${changes.summary}`,
+      resources,
+    );
+    if (changes.note) this.session.log.info(`Show Changes ${delegationId}: ${changes.note}`);
+  }
+
+  /**
+   * A terminal that follows the attempt's log live: what it holds now, then each new line once,
+   * and a last line when the attempt's worker ended. For an attempt that is over, the whole log.
+   */
+  async showOutput(runId: string, delegationId: string): Promise<void> {
+    const key = `${runId}/${delegationId}`;
+    const open = this.terminals.get(key);
+    if (open) {
+      open.show();
+      return;
+    }
+    const cache = this.session.runState;
+    const logPath = runPaths(this.session.workspace, runId).log(delegationId);
+    const writeEmitter = new vscode.EventEmitter<string>();
+    const write = (text: string): void => writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
+    const agentKind = await (await this.session.engine()).attemptAgentKind(runId, delegationId).catch(() => undefined);
+    let transcriptEnd: (() => string) | undefined;
+    let follower: LogFollower | undefined;
+    let watching: vscode.Disposable | undefined;
+    let ended = false;
+    const end = async (line: string): Promise<void> => {
+      if (ended) return;
+      ended = true;
+      watching?.dispose();
+      await follower?.finish();
+      if (transcriptEnd) write(transcriptEnd());
+      write(`\n\u001b[2m── ${line} ──\u001b[0m\n`);
+    };
+    const checkEnded = (): void => {
+      const view = cache?.overview(runId);
+      const line = view ? attemptEndLine(view, delegationId) : undefined;
+      if (line) void end(line);
+    };
+    const pty: vscode.Pseudoterminal = {
+      onDidWrite: writeEmitter.event,
+      open: () => {
+        write(`\u001b[2m── ${delegationId}: ${vscode.workspace.asRelativePath(logPath)} ──\u001b[0m\n`);
+        // An agent preset's log is its event stream: shown as the transcript a person reads (the file stays raw).
+        const transcript = agentKind ? new TranscriptRenderer(agentKind, this.session.workspace) : undefined;
+        transcriptEnd = transcript ? () => transcript.end() : undefined;
+        follower = new LogFollower(logPath, transcript ? (text) => write(transcript.write(text)) : write);
+        void follower.start().then(() => {
+          if (cache) {
+            watching = cache.onDidChange((change) => {
+              const mine = (keys: ReadonlySet<string>): boolean => [...keys].some((k) => k.startsWith(`${runId}/`));
+              if (change.structure || change.runs.has(runId) || mine(change.tasks) || mine(change.runtimes))
+                checkEnded();
+            });
+            void cache.load(runId).then(checkEnded);
+          }
+        });
+      },
+      close: () => {
+        watching?.dispose();
+        follower?.dispose();
+        writeEmitter.dispose();
+      },
+    };
+    const terminal = vscode.window.createTerminal({
+      name: `Baton: ${delegationId}`,
+      pty,
+      iconPath: new vscode.ThemeIcon('output'),
+      isTransient: true,
+    });
+    this.terminals.set(key, terminal);
+    terminal.show();
+  }
+
+  override dispose(): void {
+    for (const terminal of this.terminals.values()) terminal.dispose();
+    this.terminals.clear();
+    super.dispose();
+  }
+}
+
+/** One row of the multi-file diff: its label, the before side, the after side (undefined: added or deleted). */
+function changeResource(
+  changes: Extract<AttemptChanges, { available: true }>,
+  file: { path: string; change: 'added' | 'modified' | 'deleted' },
+): [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined] {
+  const before = file.change === 'added' ? undefined : attemptFileUri(changes.repoRoot, changes.before, file.path);
+  const liveFolder = 'folder' in changes.after ? changes.after.folder : undefined;
+  const after =
+    file.change === 'deleted'
+      ? undefined
+      : liveFolder
+        ? vscode.Uri.file(join(liveFolder, file.path))
+        : attemptFileUri(changes.repoRoot, (changes.after as { commit: string }).commit, file.path);
+  return [vscode.Uri.file(join(liveFolder ?? changes.repoRoot, file.path)), before, after];
+}

@@ -1,0 +1,91 @@
+import { counted, describeEvent, type CoordinatorOutcome, type RunEvent, type StopRequest } from '../engine/index';
+
+/**
+ * What the extension says in notifications, the status bar's tooltip and the Baton log, as plain
+ * text (no vscode: unit-tested). Sentences for people: no JSON, no "(s)".
+ */
+
+export interface StopNotice {
+  level: 'info' | 'warning';
+  message: string;
+}
+
+/**
+ * The toast after a stop request. A graceful stop does not stop what runs — it lets it finish —
+ * so it never says "Stopped" while a task still runs.
+ */
+export function stopNotice(
+  runId: string,
+  outcome: { request: StopRequest; repeated: boolean; appliedBy: 'coordinator' | 'this process' | 'pending' },
+): StopNotice {
+  const { request, repeated, appliedBy } = outcome;
+  const finishing = request.report.filter((r) => r.note);
+  const ended = request.report.filter((r) => !r.note);
+  const unconfirmed = ended.filter((r) => !r.confirmed);
+  if (request.mode === 'graceful') {
+    const already = repeated ? `${runId} is already stopping. ` : '';
+    if (appliedBy === 'pending' && request.report.length === 0)
+      return {
+        level: 'info',
+        message: `${already}Stopping ${runId}: nothing new starts; what runs finishes first, then the run pauses.`,
+      };
+    if (finishing.length > 0) {
+      const which = finishing.map((r) => r.delegationId).join(', ');
+      return {
+        level: 'info',
+        message: `${already}Stopping ${runId} after the running ${finishing.length === 1 ? 'task finishes' : 'tasks finish'} (${which}): nothing new starts; the run pauses then. Stop Immediately ends ${finishing.length === 1 ? 'it' : 'them'} now.`,
+      };
+    }
+    return {
+      level: 'info',
+      message: `${already}Stopped ${runId}: nothing was running, and nothing new starts. Resume continues it.`,
+    };
+  }
+  const already = repeated ? 'already ' : '';
+  if (ended.length === 0)
+    return { level: 'info', message: `${runId} is ${already}stopped: nothing was running. Resume continues it.` };
+  const gone =
+    unconfirmed.length === 0
+      ? `${ended.length === 1 ? 'its processes are' : 'their processes are'} gone`
+      : `${counted(unconfirmed.length, 'attempt')} NOT confirmed gone (see the Baton log)`;
+  return {
+    level: unconfirmed.length ? 'warning' : 'info',
+    message: `Stopped ${runId} ${already === '' ? '' : '(already) '}now: ${counted(ended.length, 'attempt')} ended, ${gone}. Resume runs ${ended.length === 1 ? 'it' : 'them'} again.`,
+  };
+}
+
+/** The status bar's tooltip: counts in words. */
+export function statusTooltip(running: number, gates: number, drivenHere: readonly string[]): string {
+  const workers = `${counted(running, 'worker')} running`;
+  const waiting = `${counted(gates, 'gate')} waiting`;
+  return `Baton — ${workers}, ${waiting}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+}
+
+/** One log line for how a coordinator of this window ended. */
+export function outcomeLine(runId: string, outcome: CoordinatorOutcome): string {
+  switch (outcome.kind) {
+    case 'finished':
+      return `[${runId}] the run is ${outcome.status}; this window stops driving it.`;
+    case 'paused': {
+      const why = outcome.stopped
+        ? 'it was stopped'
+        : `it waits for ${outcome.openGates === 1 ? 'a decision' : `${counted(outcome.openGates, 'decision')}`}`;
+      return `[${runId}] the run is ${outcome.status}: ${why}; this window stops driving it until it continues.`;
+    }
+    case 'idle':
+      return `[${runId}] nothing to do for now (${outcome.reason}); the run is ${outcome.status}.`;
+    case 'lease-lost':
+      return `[${runId}] another process took the run over: ${outcome.detail}`;
+    case 'shut-down':
+      return `[${runId}] this window stopped driving the run (it is closing).`;
+  }
+}
+
+/** One line of the run's event log in the Baton output channel: when, what, in words. */
+export function eventLine(event: RunEvent): string {
+  const at = new Date(event.at)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${String(event.seq).padStart(4)} ${at} ${event.type.padEnd(22)} ${describeEvent(event)}`;
+}

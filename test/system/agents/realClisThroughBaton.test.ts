@@ -1,0 +1,309 @@
+// The four real agent CLIs (Claude Code, Codex, Gemini CLI, opencode) as Baton workers: each
+// one is the worker preset of a workspace's .baton/config.json (type claude-code / codex /
+// gemini / opencode, the installed binary, the environment its recipe needs), driven by the
+// engine's coordinator against the scripted model server — the same path a user's run takes:
+// the preset's argv and permission flags, the spawn, the live stream follower, usage, the
+// result from the final message. A CLI that cannot be installed here is skipped.
+//
+//   npx mocha --no-config -n import=tsx --timeout 300000 test/system/agents/realClisThroughBaton.test.ts
+//
+// realClis.test.ts runs the same CLIs with the recipes' own argv (what each CLI does);
+// agentAttempts.test.ts covers budgets, gates and sessions with a stand-in Claude.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureAgentCli } from '../../../scripts/agentClis.mjs';
+import type { AgentKind } from '../../../src/engine/domain/agents/agentActivity';
+import type { Engine } from '../../../src/engine/index';
+import type { AttemptUsage } from '../../../src/engine/queries/agentUsage';
+import { waitFor } from '../../fixtures/executor/harness';
+import type { AgentCli } from '../../support/agentClis';
+import { AGENT_CLI_RECIPES } from '../../support/agentClis';
+import { EngineFixture } from '../../support/engineFixture';
+import { git, initRepo } from '../../support/gitRepo';
+import type { ModelServer, RecordedRequest, Usage } from '../../support/modelServer';
+import { startModelServer } from '../../support/modelServer';
+import { makeTempDir } from '../../support/tempDir';
+
+const KIND: Record<AgentCli['name'], AgentKind> = {
+  claude: 'claude-code',
+  codex: 'codex',
+  gemini: 'gemini',
+  opencode: 'opencode',
+};
+
+/** What the preset cannot take from the worker's config: the model, where the recipe names one on its argv. */
+const MODEL: Partial<Record<AgentCli['name'], string>> = { gemini: 'gemini-2.5-flash' };
+
+const TASK = 'T1';
+const DELEGATION = 'D-T1-coder-001';
+const FILE = 'notes/hello.txt';
+const SHELL_COMMAND = "printf 'baton-shell-%s\\n' ok";
+const SHELL_MARKER = 'baton-shell-ok';
+const SHELL_FILE = 'shell-wrote-this.txt';
+const RESULT_TEXT = [
+  'Done: I wrote notes/hello.txt and ran the check.',
+  '',
+  '```baton-result',
+  'contract: baton-result-v1',
+  `task: ${TASK}`,
+  'agent: coder',
+  'status: PASS',
+  'summary: Wrote notes/hello.txt',
+  'artifacts:',
+  `  - ${FILE}`,
+  '```',
+].join('\n');
+
+/** Distinct usage per model call, so the attempt's figures can be traced to the requests that made them. */
+const USAGE: Usage[] = [
+  { input: 1201, output: 31 },
+  { input: 1302, output: 42 },
+  { input: 1403, output: 53 },
+];
+
+/** Long enough for a heartbeat (at most one a second) to carry the tool call before the final answer. */
+const THINK_MS = 2500;
+
+function sumUsage(requests: RecordedRequest[]): Usage {
+  return requests.reduce(
+    (sum, r) => ({
+      input: sum.input + (r.reply?.usage?.input ?? 0),
+      output: sum.output + (r.reply?.usage?.output ?? 0),
+    }),
+    { input: 0, output: 0 },
+  );
+}
+
+describe('real agent CLIs as Baton workers, through the coordinator', function () {
+  this.timeout(180_000);
+  let server: ModelServer;
+
+  before(async () => {
+    server = await startModelServer();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  for (const cli of AGENT_CLI_RECIPES) {
+    describe(cli.name, () => {
+      let executable = '';
+      let fixture: EngineFixture;
+      let home = '';
+      let engine: Engine;
+
+      before(function () {
+        this.timeout(600_000);
+        try {
+          executable = ensureAgentCli(cli.name);
+        } catch (error) {
+          console.log(`      skipped: ${cli.name} could not be installed here: ${(error as Error).message}`);
+          this.skip();
+        }
+      });
+      beforeEach(() => {
+        fixture = new EngineFixture({ realClock: true });
+        home = makeTempDir(`baton-agent-home-${cli.name}-`);
+        initRepo(fixture.workspace, { 'README.md': '# scratch repo\n', '.gitignore': '.baton/\nplan.md\n' });
+      });
+      afterEach(async () => {
+        await fixture.dispose();
+        rmSync(home, { recursive: true, force: true });
+      });
+
+      /**
+       * The workspace's config: the CLI's preset as the only worker. The recipe writes the CLI's
+       * config files into the temporary home (endpoint, no phoning home) and names the environment
+       * it needs; the worker's `env` carries what differs from this process's (the rest is
+       * inherited), and clears what the recipe removes (real keys, endpoints, NODE_OPTIONS).
+       */
+      function setUp(profile: 'full' | 'read-only'): void {
+        const recipe = cli.launch({ home, cwd: fixture.workspace, serverUrl: server.url, prompt: '', mode: 'write' });
+        const env: Record<string, string> = {};
+        for (const [key, value] of Object.entries(recipe.env))
+          if (value !== undefined && process.env[key] !== value) env[key] = value;
+        for (const key of Object.keys(process.env))
+          if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
+        // opencode: no undo snapshots (a shadow git repository it commits to at every step, the slowest part of
+        // its run here), set the way a user may configure it, through the variable the preset also uses for the
+        // task's permissions: both must hold (the read-only case proves the permissions still win).
+        // And a user's broad default in OPENCODE_PERMISSION, which opencode merges over every config.
+        if (cli.name === 'opencode') {
+          env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
+          env.OPENCODE_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
+        }
+        const model = MODEL[cli.name];
+        fixture.write(
+          '.baton/config.json',
+          JSON.stringify({
+            defaultWorker: 'agent',
+            workers: { agent: { type: KIND[cli.name], executable, env, ...(model ? { model } : {}) } },
+            isolation: 'none',
+            maxAttempts: 1,
+            retryBackoffSeconds: 0,
+          }),
+        );
+        fixture.write(
+          'plan.md',
+          [
+            '```baton-task',
+            `id: ${TASK}`,
+            'agent: coder',
+            `permissions: ${profile}`,
+            '```',
+            `Create ${FILE} with a greeting, run the check, then report.`,
+            '',
+          ].join('\n'),
+        );
+      }
+
+      /** Drives the run to its end, collecting every runtime progress text seen meanwhile. */
+      async function driveWatching(runId: string): Promise<{ outcome: unknown; progress: string[] }> {
+        const seen = new Set<string>();
+        const taken = await engine.coordinate({ runId });
+        assert.ok('coordinator' in taken, 'the lease is free');
+        let done = false;
+        const driving = taken.coordinator.run().finally(() => (done = true));
+        await waitFor(
+          'the run to end',
+          async () => {
+            for (const rt of (await engine.overview(runId)).runtimes) if (rt.progress) seen.add(rt.progress);
+            return done;
+          },
+          170_000,
+        );
+        return { outcome: await driving, progress: [...seen] };
+      }
+
+      function logOf(runId: string): string {
+        return readFileSync(join(fixture.workspace, '.baton', 'runs', runId, 'logs', `${DELEGATION}.log`), 'utf8');
+      }
+
+      function why(runId: string, progress: string[], usage?: AttemptUsage): string {
+        const log = existsSync(join(fixture.workspace, '.baton', 'runs', runId, 'logs', `${DELEGATION}.log`))
+          ? logOf(runId)
+          : '(no log)';
+        return [
+          `server errors: ${JSON.stringify(server.errors)}`,
+          `requests: ${server.requests.map((r) => `${r.method} ${r.path} turn ${r.turn}${r.main ? '' : ' (side)'}`).join('; ')}`,
+          `progress seen: ${JSON.stringify(progress)}`,
+          `usage: ${JSON.stringify(usage)}`,
+          `log:\n${log.slice(-5000)}`,
+        ].join('\n');
+      }
+
+      const content = `Hello from the scripted model, through ${cli.name}'s own write tool.\n`;
+
+      it('works a task: writes a file and runs a command with its own tools, reports usage, answers with its result', async () => {
+        setUp('full');
+        server.setScript({
+          steps: [
+            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
+            { text: RESULT_TEXT, usage: USAGE[2], delayMs: THINK_MS },
+          ],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        const { outcome, progress } = await driveWatching(run.id);
+        const view = await engine.overview(run.id);
+        const usage = view.usage.find((u) => u.delegationId === DELEGATION);
+        const explain = why(run.id, progress, usage);
+
+        assert.deepEqual(server.errors, [], explain);
+        assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+        assert.equal(view.tasks[0]!.status, 'completed', explain);
+        // The prompt Baton built reached the model, naming the task and its agent.
+        const main = server.mainRequests();
+        assert.equal(main.length, 3, explain);
+        assert.ok(
+          main[0]!.userTexts.some((t) => t.includes(`task: ${TASK}`) && t.includes('agent: coder')),
+          explain,
+        );
+        // The file, written by the CLI's own tool, in the repository; the command's output went back to the model.
+        assert.equal(readFileSync(join(fixture.workspace, FILE), 'utf8'), content, explain);
+        assert.match(git(fixture.workspace, 'status', '--porcelain'), /notes\//, explain);
+        assert.ok(
+          main[2]!.toolResults.some((r) => r.output.includes(SHELL_MARKER)),
+          explain,
+        );
+
+        // Usage: the tokens the server served (the main calls, or all of them where the CLI counts its side
+        // requests too), cost where the CLI prices its calls, the session from the stream, the counts.
+        assert.ok(usage, `usage recorded for the attempt\n${explain}`);
+        assert.equal(usage.kind, KIND[cli.name]);
+        const servedMain = sumUsage(main);
+        const served = sumUsage(server.requests);
+        assert.ok([servedMain.input, served.input].includes(usage.inputTokens), `input tokens\n${explain}`);
+        assert.ok([servedMain.output, served.output].includes(usage.outputTokens), `output tokens\n${explain}`);
+        if (cli.name === 'claude' || cli.name === 'opencode') {
+          assert.ok((usage.costUsd ?? 0) > 0, `the CLI's own cost\n${explain}`);
+          assert.equal(usage.costSource, 'cli', explain);
+        }
+        const streamEvents = logOf(run.id)
+          .split('\n')
+          .flatMap((line) => {
+            try {
+              const value: unknown = JSON.parse(line);
+              return value && typeof value === 'object' ? [value as Record<string, unknown>] : [];
+            } catch {
+              return [];
+            }
+          });
+        assert.ok(usage.sessionId, explain);
+        assert.equal(usage.sessionId, cli.sessionId(streamEvents), explain);
+        assert.ok(usage.turns >= 2, `turns ${usage.turns}\n${explain}`);
+        assert.ok(usage.toolCalls >= 2, `tool calls ${usage.toolCalls}\n${explain}`);
+        assert.equal(usage.failedToolCalls, 0, explain);
+        assert.equal(usage.permissions.profile, 'full');
+
+        // While it ran, a heartbeat named a tool call it made (its own tool names).
+        const toolNames =
+          /\b(Write|Bash|apply_patch|exec_command|shell_command|shell|write_file|run_shell_command|write|bash)\b/;
+        assert.ok(
+          progress.some((p) => toolNames.test(p) && / · \d+ turns?, \d+ tool calls?$/.test(p)),
+          `a progress text naming a tool call\n${explain}`,
+        );
+
+        // The result artifact is the agent's final message, not its JSON stream.
+        const delegation = view.delegations.find((d) => d.id === DELEGATION)!;
+        assert.equal(delegation.resultStatus, 'PASS', explain);
+        assert.ok(delegation.artifactPath, explain);
+        const artifact = readFileSync(join(fixture.workspace, delegation.artifactPath), 'utf8');
+        assert.equal(artifact.trim(), RESULT_TEXT, explain);
+      });
+
+      it('in the read-only profile, the CLI itself refuses the write', async () => {
+        setUp('read-only');
+        server.setScript({
+          steps: [
+            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            // Then a command that would write a file (called even where the profile offers no shell).
+            (request) => ({ toolCalls: [cli.runShell(request, `echo sneaky > ${SHELL_FILE}`)], usage: USAGE[1] }),
+            { text: 'I could not write the file.', usage: USAGE[2] },
+          ],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        const { progress } = await driveWatching(run.id);
+        const view = await engine.overview(run.id);
+        const usage = view.usage.find((u) => u.delegationId === DELEGATION);
+        const explain = why(run.id, progress, usage);
+
+        assert.equal(existsSync(join(fixture.workspace, FILE)), false, `the file must not exist\n${explain}`);
+        assert.equal(existsSync(join(fixture.workspace, SHELL_FILE)), false, explain);
+        assert.equal(git(fixture.workspace, 'status', '--porcelain'), '', `the work tree is unchanged\n${explain}`);
+        // No result block: the task did not pass.
+        assert.notEqual(view.tasks[0]!.status, 'completed', explain);
+        assert.ok(usage, explain);
+        assert.equal(usage.permissions.profile, 'read-only');
+        assert.ok(server.mainRequests()[1]?.toolResults.length, `the refusal went back to the model\n${explain}`);
+        // The refusal shows in the attempt's activity.
+        assert.ok(usage.failedToolCalls >= 1, `failed tool calls ${usage.failedToolCalls}\n${explain}`);
+      });
+    });
+  }
+});
