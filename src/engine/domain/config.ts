@@ -43,6 +43,12 @@ const processWorkerSchema = z
       .boolean()
       .optional()
       .describe('Write the prompt to stdin. Default: true unless an argument uses {prompt} or {promptFile}.'),
+    result: z
+      .enum(['block', 'exit-code'])
+      .optional()
+      .describe(
+        'How its result is taken: "block" (default), the result block it writes; "exit-code", a plain command: exit 0 is PASS with the files it changed as artifacts, anything else FAIL.',
+      ),
     env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables.'),
   })
   .strict();

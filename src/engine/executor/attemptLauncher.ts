@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
 import { firstOverlap } from '../domain/fileOverlap';
 import type { RunIsolation } from '../domain/isolation';
@@ -293,6 +293,9 @@ export class AttemptLauncher {
       return;
     }
     attempt.identity = identity;
+    if (worker.type === 'process' && worker.result === 'exit-code') {
+      attempt.plainCommand = { command: basename(worker.command), cwd: claim.cwd, agent: claim.delegation.agent };
+    }
     const agent = launch.agent
       ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
       : undefined;

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
@@ -13,6 +14,7 @@ import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { resultOnDisk } from '../usecases/resultOnDisk';
+import { writeExitCodeResult } from '../usecases/exitCodeResult';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
 
@@ -37,6 +39,8 @@ export interface Attempt {
    */
   settling?: boolean;
   timers: Map<'renew' | 'timeout' | 'poll' | 'stream', () => void>;
+  /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
+  plainCommand?: { command: string; cwd: string; agent: string };
   /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
   stream?: AgentStreamFollower;
   done: Promise<void>;
@@ -416,6 +420,21 @@ export class AttemptSupervisor implements StreamFollowerHost {
       if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
       // Before its result is taken: completing it may start dependents that change the shared tree.
       await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
+      if (attempt.plainCommand && !existsSync(attempt.artifactPath)) {
+        const { command, cwd, agent } = attempt.plainCommand;
+        await writeExitCodeResult(
+          this.ctx,
+          {
+            runId,
+            delegationId: attempt.delegationId,
+            taskId: attempt.taskId,
+            agent,
+            artifactPath: attempt.artifactPath,
+          },
+          { command, cwd },
+          exit,
+        );
+      }
       const activity = await attempt.stream?.finish();
       const agent = attempt.stream
         ? {

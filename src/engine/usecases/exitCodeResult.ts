@@ -1,0 +1,57 @@
+import { writeFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { Git } from '../effects/git/git';
+import type { WorkerExit } from '../effects/processes/spawnSupervised';
+import { readAttemptChanges } from './attemptChanges';
+import type { EngineContext } from './context';
+
+/**
+ * The result of a plain command worker (`"result": "exit-code"`, docs/workers.md): it writes
+ * no result block, so Baton writes one for it — exit 0 is PASS with the files the attempt
+ * changed (added or modified; from what Baton recorded of its tree) as artifacts, anything
+ * else is FAIL. The artifact goes where a worker's own would, and is ingested like one.
+ */
+export async function writeExitCodeResult(
+  ctx: Pick<EngineContext, 'store' | 'workspace'>,
+  attempt: { runId: string; delegationId: string; taskId: string; agent: string; artifactPath: string },
+  worker: { command: string; cwd: string },
+  exit: WorkerExit,
+): Promise<void> {
+  const passed = exit.exitCode === 0;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
+  const artifacts = passed ? await changedFiles(ctx, attempt, worker.cwd) : { paths: [] };
+  const summary = `${worker.command} ${how}${artifacts.note ? `; ${artifacts.note}` : ''}`;
+  const block = [
+    `${worker.command} ${how}.`,
+    '',
+    '```baton-result',
+    'contract: baton-result-v1',
+    `task: ${attempt.taskId}`,
+    `agent: ${attempt.agent}`,
+    `status: ${passed ? 'PASS' : 'FAIL'}`,
+    `summary: ${JSON.stringify(summary)}`,
+    artifacts.paths.length
+      ? `artifacts:\n${artifacts.paths.map((p) => `  - ${JSON.stringify(p)}`).join('\n')}`
+      : 'artifacts: []',
+    '```',
+    '',
+  ].join('\n');
+  await writeFile(attempt.artifactPath, block);
+}
+
+/** The files the attempt added or changed, relative to the folder it worked in. */
+async function changedFiles(
+  ctx: Pick<EngineContext, 'store' | 'workspace'>,
+  attempt: { runId: string; delegationId: string },
+  cwd: string,
+): Promise<{ paths: string[]; note?: string }> {
+  const changes = await readAttemptChanges(ctx, attempt.runId, attempt.delegationId);
+  if (!changes.available) return { paths: [], note: 'its changed files are not known (no git record of its tree)' };
+  // Repository paths are relative to the top of the working tree the worker changed (its worktree, or the repository).
+  const top = (await new Git(cwd).run(['rev-parse', '--show-toplevel'])).trim();
+  const paths = changes.files
+    .filter((f) => f.change !== 'deleted')
+    .map((f) => relative(cwd, join(top, f.path)).split(sep).join('/'))
+    .filter((p) => p && !p.startsWith('..'));
+  return { paths };
+}
