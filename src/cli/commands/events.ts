@@ -1,5 +1,5 @@
 import { describeEvent, Engine, type EngineEvent } from '../../engine/index';
-import { PROTOCOL_VERSION, printJson, withEngine, type CommandContext } from '../context';
+import { PROTOCOL_VERSION, printJson, READING, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
 /**
@@ -51,7 +51,7 @@ export async function events(
         process.once('SIGTERM', stop);
       });
     },
-    { follow: Boolean(options.follow) },
+    { ...READING, follow: Boolean(options.follow) },
   );
 }
 
