@@ -63,6 +63,12 @@ export async function withEngine<T>(
   }
 }
 
+/**
+ * For commands that only read (status, diagnose, events): they still answer while a process
+ * stopped by a signal holds the store's lock (docs/reliability.md, "A lock holder stopped").
+ */
+export const READING: Partial<EngineOptions> = { store: { readWhileHolderStopped: true } };
+
 export function printJson(ctx: CommandContext, document: Record<string, unknown>): void {
   ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...document }, null, 2));
 }

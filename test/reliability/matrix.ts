@@ -47,6 +47,7 @@ import {
   processTrees,
   workerKilled,
 } from './executionRows';
+import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1288,6 +1289,29 @@ export const ROWS: MatrixRow[] = [
       ),
   },
   {
+    id: '15',
+    fault:
+      'Coordinator stopped (SIGSTOP, Ctrl-Z) or killed between its epoch check and its side effect: a worker spawn, a worker let go, a verify command',
+    guarantee:
+      'the work is done exactly once, by the successor: a late predecessor never runs the attempt its successor retried, nor a verification twice; nothing is left running',
+    injection:
+      'fault points between the fence and the effect (BATON_FAULT_POINT, BATON_FAULT_SIGNAL=SIGSTOP) in a child coordinator with a 600 ms lease; a successor takes over; then SIGCONT',
+    full: 20,
+    smoke: 2,
+    run: fencedSideEffects,
+  },
+  {
+    id: '16',
+    fault: 'Coordinator stopped (SIGSTOP, Ctrl-Z) inside a commit, holding the store lock',
+    guarantee:
+      'readers still answer from what is committed and are told who holds the lock; a writer is refused at once (store.holder-stopped, with the pid and what to do) and writes nothing; continued, the holder finishes its run',
+    injection:
+      'fault point `commit:locked` with BATON_FAULT_SIGNAL=SIGSTOP at a random one of the first 12 commits of a child coordinator',
+    full: 20,
+    smoke: 2,
+    run: lockHolderStopped,
+  },
+  {
     id: 'H1',
     fault: 'Hostile and broken input: plans, result artifacts, configs, webview messages (fuzz)',
     guarantee: 'never a crash or a stack trace: issues, a parsed value, or a rejection',
@@ -1399,6 +1423,62 @@ export async function runMatrix(options: {
   return results;
 }
 
+/** The rules rows 15 and 16 hold the engine to, and what a person does (docs/architecture.md, "Execution"). */
+const FENCING_AND_LOCK_HOLDERS = `## Side effects outside the store: the fencing rule
+
+A transaction is fenced by the coordinator's epoch, but a process, a kill or a verify command
+is not a row: a check a millisecond before it does not cover a coordinator stopped (Ctrl-Z,
+SIGSTOP, a debugger, a laptop lid) between the check and the effect. So every side effect is
+made so that the **store decides it, under the epoch, and the effect follows the decision**:
+
+- **Spawning** (a worker, a verify command): the process starts held at a gate (\`baton-gate\`,
+  a shell reading one line from a pipe) and runs nothing of its command until the store has
+  recorded it — through the fenced store, and only while the attempt is still RUNNING (or
+  still verifying). A coordinator stopped before that commit can never run it later: its
+  successor's epoch refuses the record, the gate is aborted (or closes when the coordinator
+  dies), and a successor that finds a process still at its gate ends it and retries the
+  attempt ("claimed, never started").
+- **Killing** (a task timeout, a stop, an attempt decided elsewhere): the decision is in the
+  store first — the attempt FAILED by a fenced write for a timeout, the stop request a person
+  recorded for a stop — and only then are its processes ended. A coordinator woken after its
+  lease was taken has its decision refused and kills nothing; one stopped between decision
+  and kill leaves a decision its successor carries out: at takeover, every attempt ended since
+  the chain of takeovers began (\`coordinator_leases.chain_since\`) is looked over in /proc and
+  whatever still runs is ended.
+- **Verify commands** are recorded (\`verify_processes\`: pid, start time, marker) and ended
+  like workers — by a stop, by a takeover, and before the attempt is verified again — so no
+  verification runs twice at once, and none is orphaned.
+- **Marked for life**: a worker's and a verify command's processes carry their marker in the
+  environment and, set through \`prlimit\`, as a soft real-time CPU limit (RLIMIT_RTTIME)
+  that every descendant inherits — through \`setsid\` and \`env -i\` too — so a daemon that
+  cleared its environment and left the session is still found and ended. Without \`prlimit\`
+  (not util-linux), such a daemon is found only through the process tree while its parent
+  lives.
+- **A stopped coordinator is not a live one**: a stop asked for while the coordinator is
+  stopped is applied by whoever asks, and wins over the worker leases that run out meanwhile
+  (CANCELLED, not STALE, every attempt in the report); a stop recorded but never applied is
+  applied by the next coordinator before it reconciles.
+
+## A lock holder stopped (Ctrl-Z at the wrong moment)
+
+The store's lock is held for one commit (microseconds). A coordinator stopped *during* a
+commit keeps it until it is continued or ended; the kernel releases it only when the process
+dies. Then:
+
+- \`baton status\`, \`diagnose\` and \`events\` still answer, from the newest snapshot and every
+  complete journal line, and say on stderr which process holds the lock;
+- every command that writes is refused at once with exit 3 (\`store.holder-stopped\`), writes
+  nothing, and says what to do, for example: *The Baton store at … is locked by pid 4242
+  (node …/baton start plan.md), which is stopped (Ctrl-Z or a debugger). Continue it (fg in
+  its terminal, or kill -CONT 4242), or end it (kill -KILL 4242) and run baton resume to take
+  its run over.*
+- **What a person does:** \`fg\` (or \`kill -CONT <pid>\`) lets it go on as if nothing happened.
+  To take over instead, \`kill -KILL <pid>\`, then \`baton resume\`: it waits for the dead
+  coordinator's lease to run out (at most its length, 30 s for the CLI), adopts its live
+  workers and goes on. \`baton start\` / \`resume\` started while a coordinator holds the lease
+  observe and take over the same way as soon as the holder lets go or is proven gone.
+`;
+
 export function renderReliability(results: MatrixResult[]): string {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
   const rows = results
@@ -1428,6 +1508,7 @@ ${rows}
 
 ${failing.length === 0 ? 'Every row: 0 failures.' : `Failing rows:\n\n${failing.map((r) => `- ${r.row.id}: ${r.failures.slice(0, 5).join('; ')}`).join('\n')}`}
 
+${FENCING_AND_LOCK_HOLDERS}
 ## What a damaged store reports
 
 Every repair is a recovery notice (stderr, \`baton:\` …; \`store.recovery.notices\`) and keeps the damaged bytes aside as \`*.corrupt\`; Baton never deletes them (docs/architecture.md, "Journal damage is never silent"):

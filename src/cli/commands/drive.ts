@@ -80,22 +80,36 @@ export async function resume(ctx: CommandContext, runId: string | undefined, opt
   );
 }
 
+type Taken = Awaited<ReturnType<Engine['coordinate']>>;
+type Driving = Exclude<Taken, { heldBy: unknown }>;
+
 async function drive(ctx: CommandContext, engine: Engine, run: Run, options: DriveOptions): Promise<number> {
   const o = ctx.output;
-  const taken = await engine.coordinate({
-    runId: run.id,
-    ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
-    ...(options.worker ? { worker: options.worker } : {}),
-    ...(options.tasks?.length ? { tasks: options.tasks } : {}),
-  });
+  const take = (): Promise<Taken> =>
+    engine.coordinate({
+      runId: run.id,
+      ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
+      ...(options.worker ? { worker: options.worker } : {}),
+      ...(options.tasks?.length ? { tasks: options.tasks } : {}),
+    });
+  let taken = await take();
   if ('heldBy' in taken) {
     if (o.json) printJson(ctx, { runId: run.id, observing: true, coordinator: taken.heldBy.holder, why: taken.why });
     else
       o.out(
         `Run ${run.id} is driven by ${taken.heldBy.holder} (${taken.why}). This process observes; approve, stop and ingest from anywhere.`,
       );
-    return observe(ctx, engine, run.id);
+    const observed = await observe(ctx, engine, run.id, take);
+    if ('exitCode' in observed) return observed.exitCode;
+    taken = observed.taken;
+    if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'takeover', runId: run.id }));
+    else o.out(`Its coordinator let go of run ${run.id} or is gone: this process drives it now.`);
   }
+  return driveTaken(ctx, engine, run, taken);
+}
+
+async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: Driving): Promise<number> {
+  const o = ctx.output;
   const { coordinator, reconcile } = taken;
   for (const entry of reconcile.entries.filter((e) => e.repair)) {
     if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'reconcile', ...entry }));
@@ -105,15 +119,18 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
       );
   }
   const display = new ProgressDisplay(ctx, engine, run.id);
+  let shuttingDown: Promise<unknown> | undefined;
   const interrupt = (): void => {
     if (!o.json) o.err('\nStopping: ending the workers this process started…');
-    void coordinator.shutdown('baton start interrupted');
+    shuttingDown = coordinator.shutdown('baton start interrupted');
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   let outcome: CoordinatorOutcome;
   try {
     outcome = await coordinator.run();
+    // The loop returns as soon as shutdown begins; the workers are ended (and recorded) before this process exits.
+    await shuttingDown;
   } finally {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
@@ -160,28 +177,81 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
   return code;
 }
 
-/** Someone else drives the run: follow its events until it finishes or pauses. */
-async function observe(ctx: CommandContext, engine: Engine, runId: string): Promise<number> {
-  return new Promise<number>((resolveObserve) => {
-    const keepAlive = setInterval(() => undefined, 1 << 30);
-    const finish = (code: number): void => {
-      clearInterval(keepAlive);
+/** How often an observer tries to take the run over: a lease can run out, or its holder die, without any event. */
+const TAKEOVER_POLL_MS = 1000;
+
+/**
+ * Someone else drives the run: follow its events until it finishes or pauses — and take it
+ * over as soon as its coordinator lets go (a `start --task` beside this one that is done with
+ * its tasks) or its lease has run out with the holder proven gone (crashed, killed, stopped by
+ * a signal). Ends with the exit code the coordinating process would have given.
+ */
+async function observe(
+  ctx: CommandContext,
+  engine: Engine,
+  runId: string,
+  take: () => Promise<Taken>,
+): Promise<{ exitCode: number } | { taken: Driving }> {
+  return new Promise((resolveObserve) => {
+    let settled = false;
+    let finishing = false;
+    let trying: Promise<void> | undefined;
+    const settle = (outcome: { exitCode: number } | { taken: Driving }): void => {
+      if (settled) return;
+      settled = true;
+      clearInterval(poll);
       subscription.dispose();
-      resolveObserve(code);
+      process.removeListener('SIGINT', interrupted);
+      resolveObserve(outcome);
     };
+    // A takeover under way wins over the end: once it holds the run, this process drives it.
+    const finish = async (): Promise<void> => {
+      finishing = true;
+      await trying;
+      if (settled) return;
+      settle({ exitCode: await observedExitCode(engine, runId).catch(() => 1) });
+    };
+    const tryTakeOver = (): void => {
+      if (settled || finishing || trying) return;
+      trying = take()
+        .then(
+          (taken) => {
+            if (!('heldBy' in taken)) settle({ taken });
+          },
+          (err: unknown) => ctx.output.err(`baton: could not take the run over: ${(err as Error).message}`),
+        )
+        .finally(() => (trying = undefined));
+    };
+    const poll = setInterval(tryTakeOver, TAKEOVER_POLL_MS);
     const subscription = engine.onEvent((e) => {
-      if (e.runId !== runId) return;
+      if (e.runId !== runId || settled) return;
       if (ctx.output.json) ctx.output.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, ...e }));
       else ctx.output.out(formatEvent(ctx, e));
-      if (e.type === 'run:status') {
-        const to = e.data.to;
-        if (to === 'completed' || to === 'cancelled') finish(0);
-        else if (to === 'failed' || to === 'blocked') finish(5);
-        else if (to === 'paused') finish(8);
-      }
+      if (
+        e.type === 'run:status' &&
+        ['completed', 'cancelled', 'failed', 'blocked', 'paused', 'superseded'].includes(e.data.to)
+      )
+        void finish();
+      else if (e.type === 'coordinator:released') tryTakeOver();
     });
-    process.once('SIGINT', () => finish(0));
+    const interrupted = (): void => settle({ exitCode: 0 });
+    process.once('SIGINT', interrupted);
   });
+}
+
+/**
+ * The exit code of the coordinating process for the state an observer saw the run end in
+ * (exitCodeFor): 0 completed, or paused by a stop or with nothing to decide; 5 failed or
+ * blocked; 6 paused at an integration conflict; 8 paused at any other gate.
+ */
+async function observedExitCode(engine: Engine, runId: string): Promise<number> {
+  const view = await engine.overview(runId);
+  const status = view.run.status;
+  if (status === 'running') return 0; // not reached: an observer ends on a pause or an end
+  if (status !== 'paused' && status !== 'stopping') return exitCodeFor({ kind: 'finished', status });
+  const open = view.gates.filter((g) => g.status === 'open').map((g) => g.kind);
+  const stopped = (await engine.diagnose(runId)).stops.some((s) => s.status !== 'closed' && !s.delegationId);
+  return exitCodeFor({ kind: 'paused', status, openGates: open.length, stopped }, open);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describeEvent, Engine, type EngineEvent } from '../../engine/index';
-import { PROTOCOL_VERSION, printJson, requireStore, withEngine, type CommandContext } from '../context';
+import { PROTOCOL_VERSION, printJson, READING, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
 /**
@@ -53,7 +53,7 @@ export async function events(
         process.once('SIGTERM', stop);
       });
     },
-    { follow: Boolean(options.follow) },
+    { ...READING, follow: Boolean(options.follow) },
   );
 }
 

@@ -7,7 +7,7 @@ import {
   type WorkerRuntime,
 } from '../../engine/index';
 import { describeLiveness } from '../../protocol/liveness';
-import { printJson, withEngine, type CommandContext } from '../context';
+import { printJson, READING, withEngine, type CommandContext } from '../context';
 import { bytes, oneLine, paint, status, table, timestamp, tokens, usd } from '../render';
 
 function noRuns(ctx: CommandContext): boolean {
@@ -20,15 +20,19 @@ function noRuns(ctx: CommandContext): boolean {
 /** A run at a glance: tasks, live runtimes, open gates. */
 export async function showStatus(ctx: CommandContext, runId: string | undefined): Promise<void> {
   if (noRuns(ctx)) return;
-  await withEngine(ctx, async (engine) => {
-    const view = await engine.overview(runId);
-    const isolation = await engine.isolationSummary(view.run.id);
-    if (ctx.output.json) {
-      return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, now: engine.now() });
-    }
-    ctx.output.out(renderOverview(ctx, view, engine.now()));
-    ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
-  });
+  await withEngine(
+    ctx,
+    async (engine) => {
+      const view = await engine.overview(runId);
+      const isolation = await engine.isolationSummary(view.run.id);
+      if (ctx.output.json) {
+        return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, now: engine.now() });
+      }
+      ctx.output.out(renderOverview(ctx, view, engine.now()));
+      ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
+    },
+    READING,
+  );
 }
 
 export function renderOverview(ctx: CommandContext, view: RunOverview, now: number): string {
@@ -135,36 +139,40 @@ export async function showQueue(
   filter: DelegationStatus | undefined,
 ): Promise<void> {
   if (noRuns(ctx)) return;
-  await withEngine(ctx, async (engine) => {
-    const { run, delegations } = await engine.listDelegations(runId, filter);
-    const { runtimes } = await engine.overview(run.id);
-    const now = engine.now();
-    if (ctx.output.json) return printJson(ctx, { runId: run.id, delegations, runtimes, now });
-    if (delegations.length === 0) {
-      ctx.output.out(`Run ${run.id} has no ${filter ? `${filter} ` : ''}delegations.`);
-      return;
-    }
-    const byId = new Map(runtimes.map((r) => [r.id, r]));
-    ctx.output.out(
-      table(
-        ctx.output,
-        ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LIVENESS', 'RESULT', 'REASON'],
-        delegations.map((d) => {
-          const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
-          return [
-            d.id,
-            d.taskId,
-            String(d.attempt),
-            status(ctx.output, d.status),
-            runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
-            runtime && runtime.status !== 'terminal' ? describeLiveness(runtime, now).summary : '-',
-            d.resultStatus ?? '-',
-            oneLine(d.reason ?? '', 60),
-          ];
-        }),
-      ),
-    );
-  });
+  await withEngine(
+    ctx,
+    async (engine) => {
+      const { run, delegations } = await engine.listDelegations(runId, filter);
+      const { runtimes } = await engine.overview(run.id);
+      const now = engine.now();
+      if (ctx.output.json) return printJson(ctx, { runId: run.id, delegations, runtimes, now });
+      if (delegations.length === 0) {
+        ctx.output.out(`Run ${run.id} has no ${filter ? `${filter} ` : ''}delegations.`);
+        return;
+      }
+      const byId = new Map(runtimes.map((r) => [r.id, r]));
+      ctx.output.out(
+        table(
+          ctx.output,
+          ['DELEGATION', 'TASK', 'ATTEMPT', 'STATUS', 'RUNTIME', 'LIVENESS', 'RESULT', 'REASON'],
+          delegations.map((d) => {
+            const runtime = d.runtimeId ? byId.get(d.runtimeId) : undefined;
+            return [
+              d.id,
+              d.taskId,
+              String(d.attempt),
+              status(ctx.output, d.status),
+              runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
+              runtime && runtime.status !== 'terminal' ? describeLiveness(runtime, now).summary : '-',
+              d.resultStatus ?? '-',
+              oneLine(d.reason ?? '', 60),
+            ];
+          }),
+        ),
+      );
+    },
+    READING,
+  );
 }
 
 /** One line on how the run isolates its tasks and what its worktrees use on disk. */

@@ -4,6 +4,9 @@ import { BUILTIN_WORKERS, type BatonConfig, type WORKER_PLACEHOLDERS, type Worke
 import { BatonError } from './errors';
 
 /** What to start for one attempt: argv (never a shell), stdin, environment. */
+/** Who holds a manual worker's attempt: a person, through its `manual_handoff` gate (no process; nobody waits). */
+export const MANUAL_HOLDER = 'a person (manual)';
+
 export interface WorkerLaunch {
   workerId: string;
   argv: string[];

@@ -7,10 +7,18 @@ import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/a
 import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
-import { DEFAULT_PERMISSIONS, isAgentWorker, promptInArgv, resolveWorker, workerLaunch } from '../domain/workerLaunch';
+import {
+  DEFAULT_PERMISSIONS,
+  isAgentWorker,
+  MANUAL_HOLDER,
+  promptInArgv,
+  resolveWorker,
+  workerLaunch,
+} from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { createWorktree, targetHead } from '../effects/git/worktrees';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
+import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker } from '../effects/processes/spawnSupervised';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
@@ -19,13 +27,14 @@ import { recordPrompt } from '../operations/delegations/recordPrompt';
 import { openGate, waitsAtGateReason } from '../operations/gates/openGate';
 import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
-import { recordRuntimeLaunch, recordRuntimeProcess } from '../operations/runtimes/createRuntime';
+import { recordRuntimeLaunch, recordStartedWorker } from '../operations/runtimes/createRuntime';
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { setTaskStatus } from '../operations/tasks/setTaskStatus';
 import { recordWorktree } from '../operations/worktrees/worktrees';
 import { lastAgentSession, spendSoFar } from '../queries/agentUsage';
 import { readRunSettings } from '../queries/runs';
 import { readRunIsolation } from '../queries/worktrees';
+import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { isolationGateReason, planIsolation } from '../usecases/planIsolation';
@@ -106,7 +115,7 @@ export class AttemptLauncher {
       claim = await this.ctx.store.transact(async (tx) => {
         const now = this.ctx.clock.now();
         const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
-        const holder = manual ? 'a person (manual)' : this.host.holder;
+        const holder = manual ? MANUAL_HOLDER : this.host.holder;
         const claimed = await claimDelegation(
           tx,
           { runId, delegationId: queued.id, leaseMs, holder },
@@ -229,8 +238,9 @@ export class AttemptLauncher {
     let spawned;
     let launch;
     try {
-      // The one side effect no transaction covers: only a coordinator that still holds the run starts a worker.
+      // Proven just before the spawn, and again by the transaction that records the worker before it may run.
       await this.ctx.fence?.assertHeld();
+      await sideEffectPoint('launch:after-fence');
       launch = workerLaunch(workerId, worker, {
         prompt,
         promptFile: promptPath,
@@ -244,6 +254,9 @@ export class AttemptLauncher {
         cwd: claim.cwd,
         logPath,
         workspace: this.ctx.workspace,
+        // Held at its gate until the store records it (below): its marker is also its tag, inherited by all it starts.
+        marker: workerMarker(claim.runtimeId),
+        held: true,
         env: {
           BATON_RUN_ID: runId,
           BATON_DELEGATION_ID: delegationId,
@@ -262,7 +275,24 @@ export class AttemptLauncher {
       await this.supervisor.fail(delegationId, reason);
       return;
     }
-    attempt.identity = spawned.identity;
+    // The worker waits at its gate until the store knows it as this attempt's — recorded through the fenced store, and
+    // only while the attempt is still RUNNING. A coordinator stopped anywhere before this commit cannot run it later:
+    // its successor's epoch (or a stop that decided the attempt) refuses the record, and the worker never runs.
+    const identity = spawned.identity;
+    try {
+      await this.ctx.store.transact((tx) =>
+        recordStartedWorker(tx, { runId, delegationId, runtimeId: claim.runtimeId, identity }, this.ctx.clock.now()),
+      );
+    } catch (err) {
+      spawned.abort();
+      if (BatonError.is(err, 'coordinator.superseded')) throw err;
+      this.ctx.log(`${delegationId}: ${(err as Error).message}`);
+      // Decided elsewhere meanwhile: nothing to record. Any other failure: the attempt fails, its worker never ran.
+      if (!BatonError.is(err, 'runtime.not-live'))
+        await this.supervisor.fail(delegationId, `could not record the worker: ${(err as Error).message}`);
+      return;
+    }
+    attempt.identity = identity;
     if (worker.type === 'process' && worker.result === 'exit-code') {
       attempt.plainCommand = { command: basename(worker.command), cwd: claim.cwd, agent: claim.delegation.agent };
     }
@@ -270,10 +300,9 @@ export class AttemptLauncher {
       ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
       : undefined;
     this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000, agent);
-    await this.ctx.store.transact((tx) =>
-      recordRuntimeProcess(tx, claim.runtimeId, spawned.identity, this.ctx.clock.now()),
-    );
-    this.ctx.log(`${delegationId}: started ${workerId} (pid ${spawned.identity.pid})`);
+    await sideEffectPoint('launch:before-release');
+    spawned.release();
+    this.ctx.log(`${delegationId}: started ${workerId} (pid ${identity.pid})`);
     const stop = this.host.shutdownStop();
     if (stop) {
       // Shutdown's stop was applied while this worker was starting: it ends like the others.

@@ -8,6 +8,7 @@ import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBu
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { getDelegation } from '../queries/delegations';
+import { sideEffectPoint } from '../store/faultPoint';
 import type { StoreTx } from '../store/port';
 import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
@@ -283,7 +284,10 @@ export class AttemptSupervisor implements StreamFollowerHost {
   /**
    * Ends an attempt's processes (TERM, grace, KILL, proof), once its coordinator has proved it
    * still holds the run. It stays tracked — its slot busy, the run not idle — until the
-   * caller has recorded the outcome and forgets it.
+   * caller has recorded the outcome and forgets it. Every caller kills on a decision already in
+   * the store (a stop request, an attempt decided elsewhere, a lease the store expired, a
+   * timeout recorded first): a successor that takes over meanwhile sees that decision and ends
+   * the same processes itself, so a kill that lands late never hits a worker someone adopted.
    */
   async end(
     attempt: Attempt,
@@ -291,11 +295,23 @@ export class AttemptSupervisor implements StreamFollowerHost {
     graceMs = this.ctx.config.stopGraceSeconds * 1000,
   ): Promise<TerminationReport | undefined> {
     if (attempt.ending) return undefined;
+    this.markEnding(attempt, why);
+    return this.terminate(attempt, graceMs);
+  }
+
+  private markEnding(attempt: Attempt, why: NonNullable<Attempt['ending']>): void {
     attempt.ending = why;
     for (const cancel of attempt.timers.values()) cancel();
     attempt.timers.clear();
+  }
+
+  private async terminate(
+    attempt: Attempt,
+    graceMs = this.ctx.config.stopGraceSeconds * 1000,
+  ): Promise<TerminationReport | undefined> {
     if (!attempt.identity) return undefined;
     await this.ctx.fence?.assertHeld();
+    await sideEffectPoint('kill:after-fence');
     const report = await terminateWorker(attempt.identity, {
       marker: workerMarker(attempt.runtimeId),
       graceMs,
@@ -303,7 +319,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
     });
     const unconfirmed = report.confirmed ? '' : `, ${report.survivors.length} NOT confirmed`;
     const ended = `${report.processes.length} process${report.processes.length === 1 ? '' : 'es'} ended`;
-    this.ctx.log(`${attempt.delegationId}: ${why}; ${ended}${unconfirmed}`);
+    this.ctx.log(`${attempt.delegationId}: ${attempt.ending ?? 'ended'}; ${ended}${unconfirmed}`);
     // What the agent did and spent up to its end stays on record.
     await attempt.stream
       ?.finish()
@@ -324,7 +340,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
     );
     const settled = new Set(statuses.map((s) => s.id));
     for (const attempt of [...this.attempts.values()]) {
-      if (!settled.has(attempt.delegationId) || attempt.settling) continue;
+      // One that is being ended (a timeout, a stop) is forgotten by whoever ends it, once its processes are gone.
+      if (!settled.has(attempt.delegationId) || attempt.settling || attempt.ending) continue;
       if (!attempt.manual) await this.end(attempt, 'stale');
       this.forget(attempt);
     }
@@ -411,12 +428,21 @@ export class AttemptSupervisor implements StreamFollowerHost {
     })();
   }
 
+  /**
+   * The task timeout: decided first — the attempt FAILED, through the fenced store, so only
+   * while this coordinator holds the run — and only then are its processes ended. A
+   * coordinator that was paused past its lease has its decision refused and kills nothing;
+   * one stopped between the decision and the kill leaves a decision its successor carries out.
+   */
   private async timeOut(attempt: Attempt): Promise<void> {
+    if (attempt.ending) return;
+    this.markEnding(attempt, 'timeout');
     try {
-      const report = await this.end(attempt, 'timeout');
       const seconds = this.ctx.config.taskTimeoutSeconds;
-      const unconfirmed = report && !report.confirmed ? '; termination NOT confirmed' : '';
-      await this.fail(attempt.delegationId, `timed out after ${seconds} s${unconfirmed}`);
+      await this.fail(attempt.delegationId, `timed out after ${seconds} s`);
+      const report = await this.terminate(attempt);
+      if (report && !report.confirmed)
+        this.ctx.log(`${attempt.delegationId}: timed out; termination NOT confirmed (${report.survivors.length} left)`);
     } catch (err) {
       if (!BatonError.is(err, 'coordinator.superseded'))
         this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`);

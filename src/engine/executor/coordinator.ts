@@ -154,6 +154,11 @@ export class Coordinator {
       acquired();
     }
     try {
+      // A stop asked for while no coordinator could apply it (its holder stopped or dead) is applied first, to the
+      // workers the store records: otherwise reconcile would burn those attempts as STALE and the stop report none.
+      for (const request of await coordinator.ctx.store.read((r) => pendingStops(r, options.runId)))
+        if (request.mode === 'immediate' || request.delegationId)
+          await applyStopAsCoordinator(coordinator.ctx, coordinator.supervisor, options.runId, request);
       const reconcile = await reconcileRun(coordinator.ctx, options.runId, {
         adopt: { runId: options.runId, epoch: coordinator.lease.epoch, take: (w) => coordinator.supervisor.adopt(w) },
       });
@@ -217,7 +222,10 @@ export class Coordinator {
           requestStop(tx, { runId, mode: 'immediate', by }, this.ctx.clock.now()),
         );
         this.shutdownStop = stop.request;
-        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request, options.graceMs);
+        report = await applyStopAsCoordinator(this.ctx, this.supervisor, runId, stop.request, {
+          keepHandOffs: true,
+          ...(options.graceMs !== undefined ? { graceMs: options.graceMs } : {}),
+        });
       } catch (err) {
         // Whatever was not stopped is left to the next coordinator, which reconciles it.
         this.ctx.log(`shutdown: the workers were not all stopped: ${(err as Error).message}`);
@@ -320,14 +328,23 @@ export class Coordinator {
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
     for (const taskId of plan.finish) this.finishInBackground(taskId);
 
-    const inFlight = this.supervisor.size + this.finishing.size;
+    // A person's hand-off (manual worker) is not waited for: it may take days, and the run waits at its gate.
+    const inFlight = this.supervisor.busySlots() + this.finishing.size;
     if (inFlight > 0 || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
-    const runStatus = await this.ctx.store.read((r) => readRunStatus(r, runId));
+    // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
+    const { runStatus, openGates } = await this.ctx.store.read(async (r) => ({
+      runStatus: await readRunStatus(r, runId),
+      openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
+        runId,
+      ]))!.n,
+    }));
+    // Its own hand-offs counted now: one may have been handed out in this very pass.
+    const handOffs = plan.handOffs + this.supervisor.size - this.supervisor.busySlots();
     return passOutcome({
       inFlight,
-      plan,
+      plan: { ...plan, handOffs },
       runStatus,
-      openGates: snapshot.openGates,
+      openGates,
       stopped: Boolean(snapshot.run.stopMode),
       readyCount: snapshot.ready.length,
       ...(this.options.tasks ? { selected: this.options.tasks } : {}),

@@ -9,8 +9,11 @@ export interface DispatchSnapshot {
   /** Tasks whose attempt passed and waits for its verification or integration. */
   verifying: readonly string[];
   openGates: number;
-  /** Attempts with a live lease: this coordinator's, and those held by an external worker (`baton claim`). */
-  leased: ReadonlyArray<{ delegationId: string; taskId: string; leaseExpiresAt: number }>;
+  /**
+   * Attempts with a live lease: this coordinator's, those held by an external worker (`baton claim`), and a
+   * person's (`handOff`: a manual worker's, which nobody waits for — the run pauses on its gate).
+   */
+  leased: ReadonlyArray<{ delegationId: string; taskId: string; leaseExpiresAt: number; handOff?: boolean }>;
 }
 
 /** What the coordinator itself holds while it plans. */
@@ -38,6 +41,8 @@ export interface DispatchPlan {
   waitingForBackoff: boolean;
   /** Attempts held by someone else that this pass waits for. */
   heldElsewhere: number;
+  /** A person's hand-offs (manual attempts) of the selected tasks held by predecessors: waited for by no one. */
+  handOffs: number;
   /** Verifying tasks with no attempt of this coordinator behind them: it finishes them alongside. */
   finish: string[];
 }
@@ -65,7 +70,9 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
     }
   }
   // An attempt held elsewhere ends by its result (a store change wakes the coordinator) or when its lease runs out.
-  const heldElsewhere = snapshot.leased.filter((d) => !view.ownDelegations.has(d.delegationId) && selected(d.taskId));
+  const heldElsewhere = snapshot.leased.filter(
+    (d) => !d.handOff && !view.ownDelegations.has(d.delegationId) && selected(d.taskId),
+  );
   for (const d of heldElsewhere) wakeAt = Math.min(wakeAt ?? Infinity, d.leaseExpiresAt);
   const finish = snapshot.verifying.filter(
     (taskId) => !view.tasksInFlight.has(taskId) && !view.finishing.has(taskId) && !view.cannotFinish.has(taskId),
@@ -75,13 +82,16 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
     ...(wakeAt !== undefined ? { wakeAt } : {}),
     waitingForBackoff,
     heldElsewhere: heldElsewhere.length,
+    handOffs: snapshot.leased.filter((d) => d.handOff && !view.ownDelegations.has(d.delegationId) && selected(d.taskId))
+      .length,
     finish,
   };
 }
 
 export type CoordinatorOutcome =
   | { kind: 'finished'; status: RunStatus }
-  | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean }
+  /** `handOffs`: a person's attempts (manual workers) it left waiting at their gates; the run itself may be running. */
+  | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean; handOffs?: number }
   | { kind: 'idle'; status: RunStatus; reason: string }
   | { kind: 'lease-lost'; detail: string }
   | { kind: 'shut-down' }
@@ -96,7 +106,7 @@ export type CoordinatorOutcome =
  */
 export function passOutcome(input: {
   inFlight: number;
-  plan: Pick<DispatchPlan, 'waitingForBackoff' | 'heldElsewhere'>;
+  plan: Pick<DispatchPlan, 'waitingForBackoff' | 'heldElsewhere'> & Partial<Pick<DispatchPlan, 'handOffs'>>;
   runStatus: RunStatus;
   openGates: number;
   stopped: boolean;
@@ -108,9 +118,19 @@ export function passOutcome(input: {
   if (isFinishedRun(status)) {
     return { kind: 'finished', status };
   }
+  // Only a person's hand-offs are left: the coordinator does not wait days for them; the run waits at their gates.
+  const handOffs = input.plan.handOffs ?? 0;
   if (status === 'paused' || status === 'stopping') {
-    return { kind: 'paused', status, openGates: input.openGates, stopped: input.stopped };
+    return {
+      kind: 'paused',
+      status,
+      openGates: input.openGates,
+      stopped: input.stopped,
+      ...(handOffs ? { handOffs } : {}),
+    };
   }
+  if (handOffs > 0 && input.readyCount === 0)
+    return { kind: 'paused', status, openGates: input.openGates, stopped: input.stopped, handOffs };
   if (input.readyCount === 0) {
     const reason = input.selected ? 'the selected tasks are done or waiting' : 'nothing is ready to run';
     return { kind: 'idle', status, reason };

@@ -1,7 +1,9 @@
 import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
 import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
+import { endVerifyProcesses, withVerifyProcesses } from '../usecases/endVerifyProcesses';
 import type { AttemptSupervisor } from './attemptSupervisor';
 import { counted } from '../domain/plural';
 
@@ -10,42 +12,56 @@ import { counted } from '../domain/plural';
  * says so); immediate — or a stop of one attempt — ends the workers it drives and those it
  * does not (claimed by an external worker, or waiting at a gate) from what their runtime
  * recorded, all at once, then cancels the attempts and marks the stop applied in one
- * transaction.
+ * transaction. `keepHandOffs` (a coordinator shutting down, Ctrl-C on `baton start`): a
+ * person's hand-off (manual worker) has no process to end and stays with the person.
  */
 export async function applyStopAsCoordinator(
   ctx: EngineContext,
   supervisor: AttemptSupervisor,
   runId: string,
   request: StopRequest,
-  /** After SIGTERM, how long a worker gets before SIGKILL (default: the config's stopGraceSeconds). */
-  graceMs = ctx.config.stopGraceSeconds * 1000,
+  /** graceMs: after SIGTERM, how long a worker gets before SIGKILL (default: the config's stopGraceSeconds). */
+  options: { keepHandOffs?: boolean; graceMs?: number } = {},
 ): Promise<StopReportEntry[]> {
-  const targets = supervisor.all().filter((a) => !request.delegationId || a.delegationId === request.delegationId);
+  const targets = supervisor
+    .all()
+    .filter(
+      (a) => (!request.delegationId || a.delegationId === request.delegationId) && !(options.keepHandOffs && a.manual),
+    );
   let report: StopReportEntry[];
   if (request.mode === 'immediate' || request.delegationId) {
     // Every worker gets its grace period at the same time, not one after another.
+    const graceMs = options.graceMs ?? ctx.config.stopGraceSeconds * 1000;
     const driven = await Promise.all(
       targets.map(async (attempt): Promise<StopReportEntry> => {
-        const termination = await supervisor.end(attempt, 'stopped', graceMs);
-        return {
-          delegationId: attempt.delegationId,
-          processes: termination?.processes.map((p) => p.pid) ?? [],
-          confirmed: termination ? termination.confirmed : true,
-          survivors: termination?.survivors.map((p) => p.pid) ?? [],
-          ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
-        };
+        const [termination, verifies] = await Promise.all([
+          supervisor.end(attempt, 'stopped', graceMs),
+          // An attempt being verified: its verify command ends with it.
+          endVerifyProcesses(ctx, runId, attempt.delegationId, 'stopped', graceMs),
+        ]);
+        return withVerifyProcesses(
+          {
+            delegationId: attempt.delegationId,
+            processes: termination?.processes.map((p) => p.pid) ?? [],
+            confirmed: termination ? termination.confirmed : true,
+            survivors: termination?.survivors.map((p) => p.pid) ?? [],
+            ...(attempt.manual ? { note: 'manual hand-off withdrawn' } : {}),
+          },
+          verifies,
+        );
       }),
     );
     const statuses = request.delegationId ? "'RUNNING', 'PENDING', 'BLOCKED'" : "'RUNNING', 'PENDING'";
     const others = await ctx.store.read((r) =>
-      r.all<{ id: string }>(
-        `SELECT id FROM delegations WHERE run_id = ? AND status IN (${statuses})${request.delegationId ? ' AND id = ?' : ''}`,
-        request.delegationId ? [runId, request.delegationId] : [runId],
+      r.all<{ id: string; hand_off: number | null }>(
+        `SELECT d.id, rt.holder = ? AS hand_off FROM delegations d LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+         WHERE d.run_id = ? AND d.status IN (${statuses})${request.delegationId ? ' AND d.id = ?' : ''}`,
+        request.delegationId ? [MANUAL_HOLDER, runId, request.delegationId] : [MANUAL_HOLDER, runId],
       ),
     );
     const external = await Promise.all(
       others
-        .filter((d) => !targets.some((a) => a.delegationId === d.id))
+        .filter((d) => !targets.some((a) => a.delegationId === d.id) && !(options.keepHandOffs && d.hand_off))
         .map(async (d) => {
           await ctx.fence?.assertHeld();
           return endRecordedWorker(ctx, runId, d.id, graceMs);

@@ -9,6 +9,12 @@ export interface CoordinatorLease {
   epoch: number;
   expiresAt: number;
   releasedAt?: number;
+  /**
+   * When the chain of coordinators that took over from one another without a clean release
+   * began: attempts ended since then may have processes a predecessor decided to end but did
+   * not get to (a successor ends them).
+   */
+  chainSince?: number;
 }
 
 /**
@@ -34,6 +40,7 @@ interface LeaseRow {
   epoch: number;
   expires_at: number;
   released_at: number | null;
+  chain_since: number | null;
 }
 
 export async function readCoordinatorLease(
@@ -41,7 +48,7 @@ export async function readCoordinatorLease(
   runId: string,
 ): Promise<CoordinatorLease | undefined> {
   const row = await r.get<LeaseRow>(
-    `SELECT run_id, holder, host, pid, pid_start, epoch, expires_at, released_at FROM coordinator_leases WHERE run_id = ?`,
+    `SELECT run_id, holder, host, pid, pid_start, epoch, expires_at, released_at, chain_since FROM coordinator_leases WHERE run_id = ?`,
     [runId],
   );
   if (!row) return undefined;
@@ -52,6 +59,7 @@ export async function readCoordinatorLease(
     epoch: row.epoch,
     expiresAt: row.expires_at,
     ...(row.released_at !== null ? { releasedAt: row.released_at } : {}),
+    ...(row.chain_since !== null ? { chainSince: row.chain_since } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { BatonError } from '../domain/errors';
 import type { RunStatus, StopMode } from '../domain/types';
+import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import type { StoreReader } from '../store/port';
 
 /** A worktree of an attempt discarded at a gate, still on disk. */
@@ -54,10 +55,10 @@ export async function readDispatchSnapshot(
   const openGates = await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
     runId,
   ]);
-  const leased = await r.all<{ id: string; task_id: string; lease_expires_at: number }>(
-    `SELECT d.id, d.task_id, rt.lease_expires_at FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+  const leased = await r.all<{ id: string; task_id: string; lease_expires_at: number; hand_off: number }>(
+    `SELECT d.id, d.task_id, rt.lease_expires_at, rt.holder = ? AS hand_off FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
      WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL`,
-    [runId],
+    [MANUAL_HOLDER, runId],
   );
   return {
     now,
@@ -65,7 +66,12 @@ export async function readDispatchSnapshot(
     ready: [...ready, ...backingOff].map((t) => ({ id: t.id, notBefore: t.not_before })),
     verifying: verifying.map((t) => t.id),
     openGates: openGates?.n ?? 0,
-    leased: leased.map((d) => ({ delegationId: d.id, taskId: d.task_id, leaseExpiresAt: d.lease_expires_at })),
+    leased: leased.map((d) => ({
+      delegationId: d.id,
+      taskId: d.task_id,
+      leaseExpiresAt: d.lease_expires_at,
+      ...(d.hand_off ? { handOff: true } : {}),
+    })),
     discarded: discarded.map((w) => ({ delegationId: w.delegation_id, path: w.path, branch: w.branch })),
   };
 }

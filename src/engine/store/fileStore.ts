@@ -17,7 +17,7 @@ import { BatonError } from '../domain/errors';
 import { systemClock, type Clock } from '../domain/clock';
 import { Emitter, type Disposable } from '../domain/emitter';
 import { fsyncDirectory, writeFileDurably } from './fsync';
-import { faultPoint } from './faultPoint';
+import { faultPoint, registerLockProbe } from './faultPoint';
 import { Mutex } from './mutex';
 import {
   decodeJournalChunk,
@@ -47,6 +47,13 @@ export interface FileStoreOptions {
   closeSnapshotMinBytes?: number;
   /** Follow other processes' commits with a file watch (and a slow poll as a safety net). */
   follow?: boolean;
+  /**
+   * For commands that only read (status, diagnose, events): when the process holding the
+   * store's lock is stopped by a signal, open without the lock — the newest snapshot and every
+   * complete journal line — instead of refusing. Such a store refuses every write with
+   * `store.holder-stopped` and says so in its recovery notices.
+   */
+  readWhileHolderStopped?: boolean;
 }
 
 interface Segment {
@@ -115,6 +122,9 @@ export class FileStore implements StorePort {
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshQueued = false;
   private closed = false;
+  private readonly unregisterLockProbe: () => void;
+  /** Opened without the lock, its holder stopped (`readWhileHolderStopped`): every write is refused with this. */
+  private heldByStopped: BatonError | undefined;
 
   // Group commit: commits are written under the process lock and acknowledged once a
   // flush that started after their write completes. While flushes are in flight the next
@@ -140,6 +150,7 @@ export class FileStore implements StorePort {
   ) {
     this.lock = createProcessLock(dir);
     this.clock = options.clock ?? systemClock;
+    this.unregisterLockProbe = registerLockProbe(() => this.lockHeld);
   }
 
   static async open(dir: string, options: FileStoreOptions = {}): Promise<FileStore> {
@@ -155,10 +166,17 @@ export class FileStore implements StorePort {
         store.checkJournalMark();
       });
     } catch (err) {
-      store.clearPrepared();
-      store.db?.close();
-      store.mark?.close();
-      throw err;
+      if (!(options.readWhileHolderStopped && BatonError.is(err, 'store.holder-stopped'))) {
+        store.clearPrepared();
+        store.db?.close();
+        store.mark?.close();
+        throw err;
+      }
+      store.openWithoutLock(err);
+    }
+    if (store.heldByStopped) {
+      if (options.follow) store.startFollowing();
+      return store;
     }
     if (store.schemaVersion < SCHEMA_VERSION) await store.migrate();
     if (options.follow) store.startFollowing();
@@ -168,6 +186,7 @@ export class FileStore implements StorePort {
   // ── the port ────────────────────────────────────────────────────────────
 
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (this.heldByStopped) throw this.heldByStopped;
     const before = this.appliedSeq;
     const { result, seen } = await this.mutex.run(() => this.commit(work));
     await this.whenDurable(seen);
@@ -210,7 +229,7 @@ export class FileStore implements StorePort {
       const minBytes = this.options.closeSnapshotMinBytes ?? 1024 * 1024;
       try {
         await this.drainFlushes();
-        if (this.journalBytesSinceSnapshot >= minBytes && !this.flushFailure) {
+        if (this.journalBytesSinceSnapshot >= minBytes && !this.flushFailure && !this.heldByStopped) {
           // Every commit is durable in the journal by now: a snapshot that fails here (disk full)
           // loses nothing, so it is a notice, never the failure of the command that is closing.
           try {
@@ -226,6 +245,7 @@ export class FileStore implements StorePort {
         }
       } finally {
         this.releaseHeldLock();
+        this.unregisterLockProbe();
         this.closed = true;
         this.closeSegment();
         this.mark?.close();
@@ -261,6 +281,7 @@ export class FileStore implements StorePort {
     this.assertOpen();
     if (this.flushFailure) await this.recoverFromFailedFlush();
     await this.holdLock();
+    faultPoint('commit:locked'); // with BATON_FAULT_SIGNAL=SIGSTOP: a holder stopped with the lock (Ctrl-Z)
     const statements: JournalStatement[] = [];
     let live = true;
     const reader = this.reader();
@@ -612,7 +633,8 @@ export class FileStore implements StorePort {
   }
 
   private async catchUpLockFree(): Promise<void> {
-    if (this.catchUp(false)) return;
+    // Without the lock (its holder stopped), a reader takes what is complete and leaves the rest.
+    if (this.catchUp(false) || this.heldByStopped) return;
     await this.withProcessLock(async () => {
       this.catchUp(true);
     });
@@ -713,6 +735,20 @@ export class FileStore implements StorePort {
     return aside;
   }
 
+  /**
+   * Opened for reading while a stopped process holds the lock: nothing on disk is touched
+   * (no stray file removed, no torn tail cut, no snapshot moved aside, no migration) —
+   * the newest snapshot that opens and the complete journal lines after it.
+   */
+  private openWithoutLock(holderStopped: BatonError): void {
+    this.heldByStopped = holderStopped;
+    this.loadNewestSnapshot();
+    this.catchUp(false);
+    this.refuseNewerSchema(this.schemaVersion);
+    if (this.schemaVersion < SCHEMA_VERSION) throw holderStopped; // the holder has not migrated it yet
+    this.recovery.notices.push(`${holderStopped.message} Shown here: the state as of its last commit.`);
+  }
+
   /** Loads the newest snapshot that opens; moves aside (never deletes) the ones that do not. */
   private loadNewestSnapshot(): void {
     this.clearPrepared();
@@ -751,6 +787,8 @@ export class FileStore implements StorePort {
       } catch (err) {
         db?.close();
         if (BatonError.is(err)) throw err;
+        // Without the lock nothing is moved: the holder, once continued, decides.
+        if (this.heldByStopped) throw this.heldByStopped;
         const aside = `${snapshot.path}.corrupt`;
         renameSync(snapshot.path, aside);
         if (existsSync(`${snapshot.path}.sha256`)) renameSync(`${snapshot.path}.sha256`, `${aside}.sha256`);

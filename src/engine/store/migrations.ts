@@ -308,6 +308,30 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Numbered as assigned to this change (5–9 went to branches merged in any order).
+    version: 7,
+    name: 'fenced side effects: verify processes, the coordinator chain',
+    statements: [
+      // One row per verify command started: its process, so that a successor or a stop finds it (docs/reliability.md).
+      `CREATE TABLE verify_processes (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        command_json TEXT NOT NULL,
+        marker TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_start TEXT,
+        host TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        end_reason TEXT
+      )`,
+      `CREATE INDEX verify_processes_open ON verify_processes (run_id, delegation_id, ended_at)`,
+      // Since when coordinators have followed each other without a clean release: what a successor looks over.
+      `ALTER TABLE coordinator_leases ADD COLUMN chain_since INTEGER`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

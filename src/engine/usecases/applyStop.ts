@@ -6,8 +6,10 @@ import { cancelStoppedAttempt, markStopApplied, requestStop } from '../operation
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { readStop, recordedWorker } from '../queries/stops';
 import type { StorePort } from '../store/port';
+import type { Fence } from './context';
+import { endVerifyProcesses, withVerifyProcesses } from './endVerifyProcesses';
 import type { EngineContext } from './context';
-import { isLeaseLive } from './coordinatorLiveness';
+import { isCoordinatorResponsive } from './coordinatorLiveness';
 
 export interface StopOutcome {
   request: StopRequest;
@@ -30,7 +32,8 @@ export async function stopAndApply(
   const { request, repeated } = await ctx.store.transact((tx) => requestStop(tx, stop, ctx.clock.now()));
   if (request.status === 'applied') return { request, repeated, appliedBy: 'coordinator' };
   const lease = await ctx.store.read((r) => readCoordinatorLease(r, stop.runId));
-  if (isLeaseLive(lease, ctx.clock.now())) {
+  // A coordinator stopped by a signal (Ctrl-Z) cannot apply it: whoever asks does (isCoordinatorResponsive).
+  if (isCoordinatorResponsive(lease, ctx.clock.now())) {
     // The coordinator notices the request through the journal; wait a little for its report.
     const deadline = ctx.clock.monotonic() + waitMs;
     while (ctx.clock.monotonic() < deadline) {
@@ -49,15 +52,17 @@ export async function stopAndApply(
  * coordinator died; a coordinator asked to stop an attempt it does not drive): the recorded
  * process and its descendants, and whatever carries its runtime's marker — so also what a
  * worker left behind when it exited, or what a coordinator spawned and died before
- * recording. A worker on another host is not touched and not confirmed.
+ * recording — and the verify commands recorded for the attempt. A worker on another host is
+ * not touched and not confirmed.
  */
 export async function endRecordedWorker(
-  ctx: { store: StorePort; clock: Clock },
+  ctx: { store: StorePort; clock: Clock; fence?: Fence },
   runId: string,
   delegationId: string,
   graceMs: number,
 ): Promise<StopReportEntry> {
-  const entry: StopReportEntry = { delegationId, processes: [], confirmed: true, survivors: [] };
+  const verifies = await endVerifyProcesses(ctx, runId, delegationId, 'stopped', graceMs);
+  const entry = withVerifyProcesses({ delegationId, processes: [], confirmed: true, survivors: [] }, verifies);
   const worker = await ctx.store.read((r) => recordedWorker(r, runId, delegationId));
   if (!worker) return entry;
   if (worker.identity && isProcessAlive(worker.identity) === undefined) {
@@ -74,9 +79,9 @@ export async function endRecordedWorker(
   });
   return {
     ...entry,
-    processes: termination.processes.map((p) => p.pid),
-    confirmed: termination.confirmed,
-    survivors: termination.survivors.map((p) => p.pid),
+    processes: [...termination.processes.map((p) => p.pid), ...entry.processes],
+    confirmed: termination.confirmed && entry.confirmed,
+    survivors: [...termination.survivors.map((p) => p.pid), ...entry.survivors],
   };
 }
 

@@ -30,6 +30,18 @@ export function withHolderProcess(lease: CoordinatorState | undefined, now: numb
 }
 
 /**
+ * Will the run's coordinator apply a stop now? Not one stopped by a signal (Ctrl-Z, SIGSTOP, a
+ * debugger), though its lease still runs: it can apply nothing while stopped, so a stop asked
+ * for meanwhile is applied by whoever asks — and wins over the worker leases that run out
+ * while it sleeps. When it wakes, the attempts are decided and its writes about them refused.
+ * (Reconcile still only reports beside it: repairing under a live lease would end its workers.)
+ */
+export function isCoordinatorResponsive(lease: CoordinatorLease | undefined, now: number): boolean {
+  if (!isLeaseLive(lease, now)) return false;
+  return !probeProcess(lease!.identity).stopped;
+}
+
+/**
  * Takes the run's coordinator lease (acquireCoordinatorLease), probing the current holder's
  * process before the transaction — never inside it — and again whenever the lease changed
  * between the probe and the transaction.

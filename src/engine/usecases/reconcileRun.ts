@@ -5,7 +5,17 @@ import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import { getDelegation } from '../queries/delegations';
-import { findMarkedRoot, isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
+import { readCoordinatorLease } from '../queries/coordinatorLease';
+import { openVerifyProcesses } from '../queries/verifyProcesses';
+import { endVerifyProcesses } from './endVerifyProcesses';
+import {
+  findMarkedRoot,
+  findProcessesOfWorkers,
+  isHeldAtGate,
+  isProcessAlive,
+  terminateWorker,
+  workerMarker,
+} from '../effects/processes/processes';
 import { type ProcessIdentity } from '../domain/process';
 import type { AttemptAgent } from '../domain/agents/agentActivity';
 import type { Permissions } from '../domain/agents/presets';
@@ -102,7 +112,7 @@ export async function reconcileRun(
       [runId],
     ),
   }));
-  const entries: ReconcileEntry[] = [];
+  const entries: ReconcileEntry[] = options.reportOnly ? [] : await endLeftoversOfEndedAttempts(ctx, runId);
   const handled = new Set<string>();
   const paths = runPaths(ctx.workspace, runId);
   const now = ctx.clock.now();
@@ -111,10 +121,23 @@ export async function reconcileRun(
     const base = { taskId: attempt.task_id, delegationId: attempt.delegation_id };
     if (attempt.task_status === 'verifying') {
       // Its result was ingested; the coordinator finishes the verification (passed commands are not run again).
-      entries.push({
-        ...base,
-        classification: 'verifying: the coordinator finishes it (passed commands are not run again)',
-      });
+      // A verify command its coordinator left running is ended first: nothing verifies the attempt twice at once.
+      const classification = 'verifying: the coordinator finishes it (passed commands are not run again)';
+      const open = await ctx.store.read((r) => openVerifyProcesses(r, runId, attempt.delegation_id));
+      if (open.length === 0) entries.push({ ...base, classification });
+      else if (options.reportOnly)
+        entries.push({ ...base, classification: `verifying: ${open.length} verify command(s) recorded running` });
+      else {
+        const graceMs = ctx.config.stopGraceSeconds * 1000;
+        const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
+        const processes = ended.reduce((n, e) => n + e.processes.length, 0);
+        const confirmed = ended.every((e) => e.confirmed);
+        entries.push({
+          ...base,
+          classification: `${classification}; a verify command of its coordinator still ran`,
+          repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
+        });
+      }
       continue;
     }
     const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
@@ -169,6 +192,27 @@ export async function reconcileRun(
       entries.push({
         ...base,
         classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here`,
+      });
+      continue;
+    }
+    if (alive && isHeldAtGate(identity!)) {
+      // Its coordinator started it held at the gate and went away (or was superseded) before letting it run: it has run
+      // nothing. Nobody can let it go any more — the record that must come first is refused to the old epoch — so it is
+      // ended, and the attempt retried.
+      if (options.reportOnly) {
+        entries.push({ ...base, classification: `claimed; its worker (pid ${identity!.pid}) waits at the gate` });
+        continue;
+      }
+      const report = await terminateWorker(identity!, {
+        marker: workerMarker(attempt.runtime_id!),
+        graceMs: 0,
+        clock: ctx.clock,
+      });
+      await markStale(ctx, runId, attempt.delegation_id, 'it was claimed but its worker never started');
+      entries.push({
+        ...base,
+        classification: 'claimed, never started (its worker waited at the gate)',
+        repair: `ended the held worker${report.confirmed ? '' : ' (NOT confirmed)'}; marked STALE; the retry policy applies`,
       });
       continue;
     }
@@ -310,6 +354,57 @@ export async function reconcileRun(
     });
   }
   return { runId, entries };
+}
+
+/**
+ * A coordinator decides an attempt's end in the store first and ends its processes after
+ * (docs/architecture.md, "Fenced side effects"); one that died or was superseded in between
+ * leaves a decided attempt whose worker still runs, or what an exited worker left behind
+ * before its sweep. Since the chain of coordinators without a clean release began, every
+ * ended attempt of a worker Baton started is looked over in one look at /proc, and whatever
+ * still runs is ended (pid and start time, or its marker) — before anything new is dispatched.
+ */
+async function endLeftoversOfEndedAttempts(ctx: EngineContext, runId: string): Promise<ReconcileEntry[]> {
+  const ended = await ctx.store.read(async (r) => {
+    const lease = await readCoordinatorLease(r, runId);
+    if (!lease || lease.releasedAt !== undefined) return [];
+    return r.all<{
+      runtime_id: string;
+      delegation_id: string;
+      task_id: string;
+      status: string;
+      pid: number | null;
+      pid_start: string | null;
+      host: string | null;
+    }>(
+      `SELECT rt.id AS runtime_id, rt.delegation_id, d.task_id, d.status, rt.pid, rt.pid_start, rt.host
+       FROM runtimes rt JOIN delegations d ON d.run_id = rt.run_id AND d.id = rt.delegation_id
+       WHERE rt.ended_at >= ? AND rt.run_id = ? AND rt.worker IS NOT NULL AND rt.worker <> 'manual'`,
+      [lease.chainSince ?? 0, runId],
+    );
+  });
+  if (ended.length === 0) return [];
+  const workers = ended.map((e) => ({
+    root: e.pid !== null && e.host ? { pid: e.pid, startTime: e.pid_start, host: e.host } : undefined,
+    marker: workerMarker(e.runtime_id),
+  }));
+  const found = findProcessesOfWorkers(workers);
+  const entries: ReconcileEntry[] = [];
+  for (const [i, attempt] of ended.entries()) {
+    if (found[i]!.length === 0) continue;
+    const report = await terminateWorker(workers[i]!.root, {
+      marker: workers[i]!.marker,
+      graceMs: ctx.config.stopGraceSeconds * 1000,
+      clock: ctx.clock,
+    });
+    entries.push({
+      taskId: attempt.task_id,
+      delegationId: attempt.delegation_id,
+      classification: `${attempt.status}, yet ${found[i]!.length} of its process(es) still ran`,
+      repair: `ended ${report.processes.length} process(es)${report.confirmed ? '' : ', NOT confirmed'}`,
+    });
+  }
+  return entries;
 }
 
 async function markStale(ctx: EngineContext, runId: string, delegationId: string, reason: string): Promise<void> {

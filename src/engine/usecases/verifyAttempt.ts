@@ -9,6 +9,10 @@ import { terminateWorker } from '../effects/processes/processes';
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
+import { sideEffectPoint } from '../store/faultPoint';
+import { BatonError } from '../domain/errors';
+import { endVerifyProcess, recordVerifyProcess } from '../operations/verifyProcesses/verifyProcesses';
+import { endVerifyProcesses } from './endVerifyProcesses';
 import type { StoreTx } from '../store/port';
 import { appendBatonFile, ensureBatonFolder } from '../effects/files/safeWrite';
 import { spawnSupervised } from '../effects/processes/spawnSupervised';
@@ -68,6 +72,19 @@ export async function verifyAttempt(
       [runId, delegationId],
     ),
   );
+  // A verification of this attempt that a coordinator before us started may still run: it ends, proven gone, before
+  // anything is verified again — never two at once in the same tree.
+  const leftOver = await endVerifyProcesses(
+    ctx,
+    runId,
+    delegationId,
+    'ended before the attempt was verified again',
+    ctx.config.stopGraceSeconds * 1000,
+  );
+  if (leftOver.some((e) => !e.confirmed)) {
+    ctx.log(`${delegationId}: an earlier verify command is NOT confirmed gone; not verifying again yet`);
+    return { passed: false, ran: 0, reused: 0 };
+  }
   const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
   ensureBatonFolder(ctx.workspace, dirname(logPath));
@@ -96,12 +113,15 @@ export async function verifyAttempt(
     const started = ctx.clock.monotonic();
     const startedAt = ctx.clock.now();
     appendBatonFile(ctx.workspace, logPath, `$ ${command.join(' ')}\n`);
+    const verifyId = `${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`;
     const result = await runVerifyCommand(ctx, command, {
       cwd: facts.cwd ?? ctx.workspace,
       logPath,
       env: { BATON_RUN_ID: runId, BATON_DELEGATION_ID: delegationId, BATON_WORKSPACE: ctx.workspace },
-      marker: `BATON_VERIFY_ID=${runId}/${delegationId}/${ran}/${randomBytes(6).toString('hex')}`,
+      verify: { id: verifyId, runId, delegationId },
     });
+    // Decided meanwhile (stopped, or another coordinator holds the attempt): the command never ran, nothing to record.
+    if (result === 'not-current') return { passed: false, ran: ran - 1, reused };
     const output = result.output;
     const how = result.startError
       ? `could not start: ${result.startError}`
@@ -109,8 +129,10 @@ export async function verifyAttempt(
     appendBatonFile(ctx.workspace, logPath, `${output.endsWith('\n') || output === '' ? '' : '\n'}(${how})\n`);
     const exitCode = result.exitCode;
     const durationMs = ctx.clock.monotonic() - started;
-    await ctx.store.transact((tx) =>
-      recordVerificationReceipt(
+    await ctx.store.transact(async (tx) => {
+      const over = result.startError ? undefined : `exited (${how})`;
+      if (over) await endVerifyProcess(tx, { id: verifyId, reason: over }, ctx.clock.now());
+      await recordVerificationReceipt(
         tx,
         {
           runId,
@@ -126,8 +148,8 @@ export async function verifyAttempt(
           startedAt,
         },
         ctx.clock.now(),
-      ),
-    );
+      );
+    });
     if (exitCode !== 0) {
       const failure = { command, exitCode, timedOut: Boolean(result.timedOut), logPath };
       await ctx.store.transact((tx) => blockOnFailedVerification(tx, runId, delegationId, failure, ctx.clock.now()));
@@ -164,7 +186,8 @@ async function blockOnFailedVerification(
   now: number,
 ): Promise<void> {
   const delegation = await getDelegation(tx, runId, delegationId);
-  if (!delegation) return;
+  // Decided meanwhile (a stop cancelled it, its verify command ended by the stop): no gate for an attempt that is over.
+  if (!delegation || (delegation.status !== 'RUNNING' && delegation.status !== 'BLOCKED')) return;
   if (delegation.status === 'RUNNING')
     await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
   const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
@@ -199,29 +222,37 @@ interface CommandResult {
 
 /**
  * Runs one verify command the way workers run (spawnSupervised: argv, never a shell, its own
- * process group, output appended to the verification log through a file descriptor). On
- * timeout it is ended like a worker — TERM, the grace period, KILL, and a look proving it is
- * gone; after it ends, whatever it left running (found by the marker in its environment) is
- * ended the same way: verification leaves no process behind.
+ * process group, output appended to the verification log through a file descriptor). It
+ * starts held at its gate and runs only once the store records it for this attempt (through
+ * the coordinator's fenced store, and only while the attempt is verifying): a coordinator
+ * stopped before that commit never runs it, and a successor finds every command that did run.
+ * On timeout it is ended like a worker — TERM, the grace period, KILL, and a look proving it is
+ * gone; after it ends, whatever it left running (found by its marker or tag) is ended the
+ * same way: verification leaves no process behind.
  */
 async function runVerifyCommand(
   ctx: EngineContext,
   command: string[],
-  options: { cwd: string; logPath: string; env: Record<string, string>; marker: string },
-): Promise<CommandResult> {
+  options: {
+    cwd: string;
+    logPath: string;
+    env: Record<string, string>;
+    verify: { id: string; runId: string; delegationId: string };
+  },
+): Promise<CommandResult | 'not-current'> {
   const from = statSync(options.logPath).size;
-  const [markerName, markerValue] = [
-    options.marker.slice(0, options.marker.indexOf('=')),
-    options.marker.slice(options.marker.indexOf('=') + 1),
-  ];
+  const marker = `BATON_VERIFY_ID=${options.verify.id}`;
   await ctx.fence?.assertHeld();
+  await sideEffectPoint('verify:after-fence');
   const started = await spawnSupervised(
     { argv: command },
     {
       cwd: options.cwd,
       logPath: options.logPath,
       workspace: ctx.workspace,
-      env: { ...options.env, [markerName]: markerValue },
+      env: { ...options.env, BATON_VERIFY_ID: options.verify.id },
+      marker,
+      held: true,
     },
   );
   if ('notStarted' in started) {
@@ -233,18 +264,29 @@ async function runVerifyCommand(
       output: readFrom(options.logPath, from),
     };
   }
+  try {
+    await ctx.store.transact((tx) =>
+      recordVerifyProcess(tx, { ...options.verify, command, marker, identity: started.identity }, ctx.clock.now()),
+    );
+  } catch (err) {
+    started.abort();
+    await started.exited;
+    if (BatonError.is(err, 'verify.not-current')) return 'not-current';
+    throw err;
+  }
+  started.release();
   const graceMs = ctx.config.stopGraceSeconds * 1000;
   let timedOut = false;
   let ending: Promise<unknown> = Promise.resolve();
   const cancelTimeout = ctx.clock.setTimer(ctx.config.verifyTimeoutSeconds * 1000, () => {
     timedOut = true;
-    ending = terminateWorker(started.identity, { marker: options.marker, graceMs, clock: ctx.clock });
+    ending = terminateWorker(started.identity, { marker, graceMs, clock: ctx.clock });
   });
   const exit = await started.exited;
   cancelTimeout();
   await ending;
   // What it left running (a background child) carries its marker: ended now, not waited for.
-  const leftovers = await terminateWorker(undefined, { marker: options.marker, graceMs: 0, clock: ctx.clock });
+  const leftovers = await terminateWorker(undefined, { marker, graceMs: 0, clock: ctx.clock });
   if (!leftovers.confirmed) {
     ctx.log(`verify \`${command.join(' ')}\`: ${leftovers.survivors.length} process(es) it left NOT confirmed gone`);
   }

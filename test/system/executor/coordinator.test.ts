@@ -87,7 +87,8 @@ describe('coordinator: dispatch to real worker processes', () => {
     );
     const tracePath = join(fixture.workspace, 'trace.txt');
     process.env.FAKE_TRACE = tracePath;
-    process.env.FAKE_DELAY_MS = '300';
+    // Long enough that two workers overlap even when each start (claim, spawn, record, release) is slow under load.
+    process.env.FAKE_DELAY_MS = '1500';
     try {
       engine = await fixture.open({ follow: true });
       const { run } = await engine.runForPlan('plan.md');
@@ -292,7 +293,7 @@ describe('coordinator: dispatch to real worker processes', () => {
     assert.match(log, /unknown option '--no-such-flag'/);
   });
 
-  it('hands a manual task to a person at a manual_handoff gate; ingesting its artifact completes it and the coordinator continues', async () => {
+  it('hands a manual task to a person at a manual_handoff gate and returns (exit 8), the hand-off left open; ingesting its artifact completes it and the next coordinator continues', async () => {
     fixture.write('.baton/config.json', config());
     fixture.write(
       'plan.md',
@@ -305,21 +306,26 @@ describe('coordinator: dispatch to real worker processes', () => {
     const { run } = await engine.runForPlan('plan.md');
     const taken = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in taken);
-    let settled = false;
-    const running = taken.coordinator.run().finally(() => (settled = true));
-    const gate = await waitFor('the manual_handoff gate', async () =>
-      (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'manual_handoff'),
-    );
+    // Nobody waits days for a person: the coordinator returns paused on the hand-off (baton start exits 8).
+    assert.deepEqual(await taken.coordinator.run(), {
+      kind: 'paused',
+      status: 'paused',
+      openGates: 1,
+      stopped: false,
+      handOffs: 1,
+    });
+    const gate = (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'manual_handoff')!;
     assert.equal(gate.taskId, 'H');
     assert.equal(gate.delegationId, 'D-H-coder-001');
     assert.ok(existsSync(String(gate.details.promptPath)), 'the person gets the prompt');
     assert.equal((await engine.getRun(run.id)).status, 'paused');
-    await new Promise((r) => setTimeout(r, 100));
-    assert.equal(settled, false, 'the coordinator waits for the person');
+    assert.deepEqual(summary(await engine.overview(run.id)), ['D-H-coder-001:RUNNING'], 'the hand-off stays open');
     const artifact = fixture.writeResult('H.md', { task: 'H' });
     const ingested = await engine.ingest({ runId: run.id, delegationId: gate.delegationId!, artifactPath: artifact });
     assert.equal(ingested.delegation.status, 'COMPLETED');
-    assert.deepEqual(await running, { kind: 'finished', status: 'completed' });
+    const next = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in next);
+    assert.deepEqual(await next.coordinator.run(), { kind: 'finished', status: 'completed' });
     const view = await engine.overview(run.id);
     assert.deepEqual(summary(view), ['D-H-coder-001:COMPLETED', 'D-After-coder-001:COMPLETED']);
     assert.equal(view.gates.find((g) => g.id === gate.id)!.status, 'approved');

@@ -100,7 +100,7 @@ interface WorkerReport {
 
 describe('stop: graceful and immediate, with real worker processes', function () {
   if (!LINUX) return; // identities and the environment marker are read from /proc
-  this.timeout(20_000);
+  this.timeout(60_000); // up to a dozen real processes per test, on a shared machine
 
   let fixture: EngineFixture;
   let dir: string;
@@ -180,6 +180,7 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       () =>
         existsSync(file) &&
         (JSON.parse(readFileSync(file, 'utf8')) as { worker: number; runtimeId: string; pids: Record<string, number> }),
+      30_000, // six processes and two launchers to start, on a loaded machine
     );
     const procs = new Map<string, Proc>();
     for (const [name, pid] of Object.entries({ worker: raw.worker, ...raw.pids })) {
@@ -253,11 +254,21 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       assert.notEqual(detached.session, worker.session);
       assert.notEqual(detached.pgrp, worker.pgrp);
       assert.notEqual(setsid.session, worker.session);
+      const envless = w.procs.get('envless')!;
+      assert.notEqual(envless.session, worker.session);
+      assert.doesNotMatch(
+        readFileSync(`/proc/${envless.pid}/environ`, 'utf8'),
+        /BATON_/,
+        'the daemon cleared its environment',
+      );
       assert.deepEqual(
         processesOfRuntime(w.runtimeId)
           .map((p) => p.pid)
           .sort((a, b) => a - b),
-        [...w.procs.values()].map((p) => p.pid).sort((a, b) => a - b),
+        [...w.procs]
+          .filter(([name]) => name !== 'envless')
+          .map(([, p]) => p.pid)
+          .sort((a, b) => a - b),
         'the worker reported every process that carries its marker',
       );
     }

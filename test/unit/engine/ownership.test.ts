@@ -23,6 +23,7 @@ const OWNERS: Readonly<Record<string, string>> = {
   coordinator_leases: 'coordinatorLease',
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
+  verify_processes: 'verifyProcesses',
   tree_snapshots: 'treeSnapshots',
   agent_usage: 'agentUsage',
 };

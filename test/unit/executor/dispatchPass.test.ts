@@ -119,6 +119,21 @@ describe('dispatch pass (pure)', () => {
       assert.equal(plan.wakeAt, NOW + 9000);
     });
 
+    it('waits for no person: a predecessor’s manual hand-off is counted apart and never waited for', () => {
+      const plan = planDispatch(
+        snapshot({
+          leased: [
+            { delegationId: 'D-A-coder-001', taskId: 'A', leaseExpiresAt: NOW + 7 * 86_400_000, handOff: true },
+            { delegationId: 'D-B-coder-001', taskId: 'B', leaseExpiresAt: NOW + 9000, handOff: true },
+          ],
+        }),
+        view({ ownDelegations: new Set(['D-B-coder-001']) }),
+      );
+      assert.equal(plan.heldElsewhere, 0);
+      assert.equal(plan.handOffs, 1, 'its own hand-off is counted by the coordinator itself');
+      assert.equal(plan.wakeAt, undefined, 'no wake for a week-long lease');
+    });
+
     it('ignores attempts held elsewhere on tasks outside --task', () => {
       const plan = planDispatch(
         snapshot({ leased: [{ delegationId: 'D-A-coder-001', taskId: 'A', leaseExpiresAt: NOW + 9000 }] }),
@@ -169,6 +184,18 @@ describe('dispatch pass (pure)', () => {
         openGates: 0,
         stopped: true,
       });
+    });
+
+    it('pauses (exit 8) when only a person’s hand-offs are left, the run still running behind their gates', () => {
+      const plan = { waitingForBackoff: false, heldElsewhere: 0, handOffs: 1 };
+      assert.deepEqual(passOutcome({ ...base, plan, runStatus: 'running', openGates: 1 }), {
+        kind: 'paused',
+        status: 'running',
+        openGates: 1,
+        stopped: false,
+        handOffs: 1,
+      });
+      assert.equal(passOutcome({ ...base, plan, runStatus: 'running', openGates: 1, readyCount: 1 }), undefined);
     });
 
     it('is idle when the run goes on but nothing it may dispatch is ready', () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import treeKill from 'tree-kill';
@@ -102,10 +103,30 @@ function allProcesses(): ProcStat[] {
   return found;
 }
 
-/** The environments read during one look at /proc, each read once however many markers are looked for. */
-type Environs = Map<number, Buffer | undefined>;
+/**
+ * The tag of a marker: a soft real-time CPU limit (RLIMIT_RTTIME, in microseconds) that
+ * spawnSupervised gives a worker or verify command through prlimit. Every descendant inherits
+ * it — through fork, exec, setsid and `env -i` alike — so a daemon that cleared its
+ * environment and left the session still carries it (/proc/<pid>/limits). It binds only
+ * processes under a real-time scheduling policy, and then only after 2^40 µs (about 12 days)
+ * of CPU: nothing a worker does notices it. Derived from the marker, so anyone who knows the
+ * marker (a successor, `baton stop`) knows the tag.
+ */
+export function markerTag(marker: string): number {
+  const digest = createHash('sha256').update(marker).digest();
+  return 2 ** 40 + (digest.readUInt32BE(0) & 0x3fffffff);
+}
 
-function carriesMarker(pid: number, marker: string, environs: Environs): boolean {
+/** What one look at /proc read of each process (environment, limits): each read once, however many markers. */
+interface Looks {
+  environs: Map<number, Buffer | undefined>;
+  tags: Map<number, number | undefined>;
+}
+
+const newLooks = (): Looks => ({ environs: new Map(), tags: new Map() });
+
+function carriesMarker(pid: number, marker: string, looks: Looks): boolean {
+  const { environs } = looks;
   if (!environs.has(pid)) {
     try {
       // NUL-separated KEY=VALUE entries; a leading NUL makes the first entry match like the others.
@@ -114,7 +135,36 @@ function carriesMarker(pid: number, marker: string, environs: Environs): boolean
       environs.set(pid, undefined); // another user's process, or gone
     }
   }
-  return environs.get(pid)?.includes(`\0${marker}\0`) ?? false;
+  if (environs.get(pid)?.includes(`\0${marker}\0`)) return true;
+  return tagOf(pid, looks) === markerTag(marker);
+}
+
+function tagOf(pid: number, looks: Looks): number | undefined {
+  if (!looks.tags.has(pid)) {
+    let tag: number | undefined;
+    try {
+      const line = /^Max realtime timeout\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
+      tag = line ? Number(line[1]) : undefined;
+    } catch {
+      // another user's process, or gone
+    }
+    looks.tags.set(pid, tag);
+  }
+  return looks.tags.get(pid);
+}
+
+/**
+ * A process spawnSupervised started held at its gate that was never let go: it has run
+ * nothing of its command (its argv is still the gate's).
+ */
+export function isHeldAtGate(identity: ProcessIdentity): boolean {
+  if (!HAS_PROC || identity.host !== thisHost() || !isVerifiablyAlive(identity)) return false;
+  try {
+    const argv = readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0');
+    return argv[1] === '-c' && argv[3] === 'baton-gate';
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -154,11 +204,11 @@ export function findProcessesOfWorkers(
   if (!HAS_PROC)
     return workers.map(({ root }) => (root && root.host === thisHost() && isProcessAlive(root) ? [root] : []));
   let all: ProcStat[] | undefined;
-  const environs: Environs = new Map();
+  const looks = newLooks();
   return workers.map(({ root, marker }) => {
     if (root && root.host !== thisHost()) return [];
     all ??= allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
-    return membersOf(all, root, marker, environs);
+    return membersOf(all, root, marker, looks);
   });
 }
 
@@ -166,7 +216,7 @@ function membersOf(
   all: readonly ProcStat[],
   root: ProcessIdentity | undefined,
   marker: string | undefined,
-  environs: Environs,
+  looks: Looks,
 ): ProcessIdentity[] {
   const rootStat = root?.startTime ? all.find((p) => p.pid === root.pid && p.startTime === root.startTime) : undefined;
   const members = new Map<number, ProcStat>();
@@ -179,7 +229,7 @@ function membersOf(
     // environment of the younger ones only (most of a machine's processes are older).
     const since = root?.startTime ? Number(root.startTime) : 0;
     for (const p of all)
-      if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, environs))
+      if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, looks))
         members.set(p.pid, p);
   }
   // Descendants by parent, to a fixed point (a child may have moved to its own group).

@@ -1,12 +1,13 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { Options } from 'execa';
 import { BatonError } from '../../domain/errors';
 import { openBatonFile } from '../files/safeWrite';
 import type { ProcessIdentity } from '../../domain/process';
 import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
-import { identityOf } from './processes';
+import { identityOf, markerTag } from './processes';
 
 export interface WorkerExit {
   exitCode: number | null;
@@ -16,6 +17,13 @@ export interface WorkerExit {
 export interface SupervisedProcess {
   identity: ProcessIdentity;
   exited: Promise<WorkerExit>;
+  /**
+   * A held process (`held: true`) waits at its gate until this is called; then it becomes the
+   * command. Without a gate it does nothing.
+   */
+  release(): void;
+  /** A held process never becomes the command: its gate closes and it is killed. */
+  abort(): void;
 }
 
 export interface SupervisedCommand {
@@ -36,20 +44,75 @@ export interface SpawnOptions {
   workspace?: string;
   /** BATON_* variables, among them the marker (BATON_RUNTIME_ID, BATON_VERIFY_ID) that finds its descendants. */
   env: Record<string, string>;
+  /**
+   * The marker (`NAME=value`, also in `env`): its tag (processes.ts, `markerTag`) is set as the
+   * process's real-time CPU limit, which its descendants inherit even when they clear their
+   * environment.
+   */
+  marker?: string;
+  /**
+   * Start it held at a gate: it runs nothing of the command until `release()` — and never, if
+   * the process that started it dies or calls `abort()` first. The coordinator records the
+   * process in the store (a transaction its epoch fences) between the two, so a worker only
+   * ever runs when the store knows it (docs/architecture.md, "Fenced side effects").
+   */
+  held?: boolean;
 }
+
+/** argv[0] of the gate, how a held process is told apart (processes.ts, `isHeldAtGate`). */
+export const GATE_NAME = 'baton-gate';
+
+/**
+ * The gate: reads one line from fd 3, the coordinator's end of a pipe. `go` lets it become
+ * the command; anything else — end of file because the coordinator died, or `abort()` —
+ * ends it with exit 125 before the command runs. The command reaches it as positional
+ * parameters ("$@"), never as shell text. With prlimit, the tag is set on the way.
+ */
+const GATE_SCRIPT = [
+  'IFS= read -r go <&3 && [ "$go" = go ] || exit 125',
+  'exec 3<&-',
+  'p=$1; t=$2; shift 2',
+  'if [ -n "$p" ]; then exec "$p" --rttime="$t": -- "$@"; fi',
+  'exec "$@"',
+].join('\n');
+
+const SHELL = '/bin/sh';
+let prlimitPath: string | undefined | null = null;
+
+/** util-linux prlimit, which sets the tag (absent: descendants are found by marker and tree only). */
+function prlimit(): string | undefined {
+  if (prlimitPath === null)
+    prlimitPath = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/sbin/prlimit', '/sbin/prlimit'].find((p) => existsSync(p));
+  return prlimitPath;
+}
+
+/** Gates and tags need a POSIX shell and /proc; elsewhere a held process starts at once (documented). */
+const CAN_GATE = process.platform === 'linux' && existsSync(SHELL);
 
 /**
  * Starts a process Baton supervises — a worker or a verify command — the one way: argv only
- * (execa, never a shell), in its own process group and session (so it and its children stop
- * together), stdout and stderr appended to its log file — a file, not a pipe, so the process
- * outlives a coordinator that dies and can be adopted by the next one. Resolves with its
- * identity (pid and start time), or with why it could not start (ENOENT, EACCES).
+ * (execa, never a shell parsing it), in its own process group and session (so it and its
+ * children stop together), stdout and stderr appended to its log file — a file, not a pipe,
+ * so the process outlives a coordinator that dies and can be adopted by the next one.
+ * Resolves with its identity (pid and start time), or with why it could not start (ENOENT,
+ * EACCES).
  */
 export async function spawnSupervised(
   command: SupervisedCommand,
   options: SpawnOptions,
 ): Promise<SupervisedProcess | { notStarted: string }> {
   const { execa } = await loadExeca();
+  const env = { ...command.env, ...options.env };
+  const gated = CAN_GATE && (options.held === true || options.marker !== undefined);
+  let argv: readonly string[] = command.argv;
+  if (gated) {
+    // The gate's shell would only say "not found" in the log: find the command first, as exec would.
+    const found = findExecutable(command.argv[0]!, options.cwd, env.PATH ?? process.env.PATH ?? '');
+    if ('notFound' in found) return { notStarted: found.notFound };
+    const tag = options.marker ? markerTag(options.marker) : undefined;
+    const limiter = tag !== undefined ? (prlimit() ?? '') : '';
+    argv = [SHELL, '-c', GATE_SCRIPT, GATE_NAME, limiter, String(tag ?? 0), found.path, ...command.argv.slice(1)];
+  }
   // The log is handed over as the process's own file descriptor (O_APPEND, shared by stdout and
   // stderr), never piped through this process: the process keeps writing if this one dies.
   let log: number;
@@ -63,22 +126,49 @@ export async function spawnSupervised(
     const execaOptions: Options = {
       cwd: options.cwd,
       // PWD as a shell sets it: opencode takes its project folder from $PWD, not getcwd() (docs/agent-clis.md).
-      env: { ...command.env, ...options.env, PWD: options.cwd },
+      env: { ...env, PWD: options.cwd },
       extendEnv: true,
       detached: true,
       cleanup: false,
       reject: false,
-      stdout: fileDescriptor(log),
-      stderr: fileDescriptor(log),
-      ...(command.stdin !== undefined ? { input: command.stdin } : { stdin: 'ignore' }),
+      ...(command.stdin !== undefined ? { input: command.stdin } : {}),
+      stdio: [
+        command.stdin !== undefined ? 'pipe' : 'ignore',
+        fileDescriptor(log),
+        fileDescriptor(log),
+        ...(gated ? ['pipe' as const] : []),
+      ],
     };
-    const subprocess = execa(command.argv[0]!, command.argv.slice(1), execaOptions);
+    const subprocess = execa(argv[0]!, argv.slice(1), execaOptions);
     const exited = subprocess.then((result) => ({ exitCode: result.exitCode ?? null, signal: result.signal ?? null }));
     if (subprocess.pid === undefined) {
       const result = await subprocess;
       return { notStarted: (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error' };
     }
-    return { identity: identityOf(subprocess.pid), exited };
+    const identity = identityOf(subprocess.pid);
+    const gate = gated ? (subprocess.stdio[3] as Writable | undefined) : undefined;
+    // A gate whose process is gone (aborted, killed) refuses the write: nothing to report.
+    gate?.on('error', () => undefined);
+    let settled = !gate;
+    const release = (): void => {
+      if (settled) return;
+      settled = true;
+      gate!.end('go\n');
+    };
+    const abort = (): void => {
+      if (!settled) {
+        settled = true;
+        gate!.destroy();
+      }
+      try {
+        // Our own child, held at its gate (or already gone): its group is its own.
+        process.kill(-identity.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    };
+    if (gated && !options.held) release();
+    return { identity, exited, release, abort };
   } finally {
     closeSync(log); // the process has its own copy
   }
@@ -94,6 +184,30 @@ export async function spawnWorker(launch: WorkerLaunch, options: SpawnOptions): 
     );
   }
   return started;
+}
+
+/** Where exec would find `command` (a path, or a name looked up on PATH), or why it would not (ENOENT, EACCES). */
+function findExecutable(command: string, cwd: string, path: string): { path: string } | { notFound: string } {
+  const candidates = command.includes('/')
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(resolve(cwd, dir), command));
+  let denied = false;
+  for (const candidate of candidates) {
+    try {
+      if (statSync(candidate).isDirectory()) {
+        denied = true;
+        continue;
+      }
+      accessSync(candidate, constants.X_OK);
+      return { path: candidate };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EACCES') denied = true;
+    }
+  }
+  return { notFound: denied ? 'EACCES' : 'ENOENT' };
 }
 
 /** execa passes an integer stdio value to the child as that descriptor; its typings only lack the case. */

@@ -53,9 +53,11 @@ export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, 
     tookOverFrom = current;
   }
   const epoch = await nextCounter(tx, 'coordinator_epoch');
+  // A takeover continues the chain of coordinators that ended without a clean release; anything else starts one.
+  const chainSince = tookOverFrom ? (tookOverFrom.chainSince ?? 0) : now;
   await tx.run(
-    `INSERT OR REPLACE INTO coordinator_leases (run_id, holder, host, pid, pid_start, epoch, acquired_at, renewed_at, expires_at, released_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+    `INSERT OR REPLACE INTO coordinator_leases (run_id, holder, host, pid, pid_start, epoch, acquired_at, renewed_at, expires_at, released_at, chain_since)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
     [
       input.runId,
       input.holder,
@@ -66,6 +68,7 @@ export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, 
       now,
       now,
       now + input.leaseMs,
+      chainSince,
     ],
   );
   await appendEvent(tx, input.runId, 'coordinator:acquired', now, {

@@ -1,3 +1,5 @@
+import { BatonError } from '../../domain/errors';
+import type { ProcessIdentity } from '../../domain/process';
 import { appendEvent } from '../events/appendEvent';
 import type { StoreTx } from '../../store/port';
 
@@ -81,4 +83,30 @@ export async function recordRuntimeProcess(
     host: identity.host,
     ...(options.onlyIfUnknown ? { found: true } : {}),
   });
+}
+
+/**
+ * The worker a coordinator just started (held at its gate) becomes the attempt's, if the
+ * attempt is still its to run: the runtime not ended, the delegation still RUNNING. A
+ * coordinator lets the worker go only after this commits — through its fenced store, so
+ * also only while it holds its epoch. Refused (`runtime.not-live`) when the attempt was
+ * decided meanwhile (a stop, a successor that marked it STALE): the worker is then never let go.
+ */
+export async function recordStartedWorker(
+  tx: StoreTx,
+  input: { runId: string; delegationId: string; runtimeId: string; identity: ProcessIdentity },
+  now: number,
+): Promise<void> {
+  const live = await tx.get(
+    `SELECT 1 AS x FROM runtimes rt JOIN delegations d ON d.run_id = rt.run_id AND d.id = rt.delegation_id
+     WHERE rt.id = ? AND rt.run_id = ? AND rt.delegation_id = ? AND rt.ended_at IS NULL AND d.status = 'RUNNING'`,
+    [input.runtimeId, input.runId, input.delegationId],
+  );
+  if (!live) {
+    throw new BatonError(
+      'runtime.not-live',
+      `${input.delegationId} was decided before its worker could start (stopped, or taken over); the worker never ran.`,
+    );
+  }
+  await recordRuntimeProcess(tx, input.runtimeId, input.identity, now);
 }
