@@ -87,6 +87,15 @@ describe('agent streams: the real CLIs, read into one vocabulary', () => {
       });
     }
 
+    it('codex: a refusal reported only on stderr (its log holds both) is a refused call', () => {
+      const stderr =
+        '2026-12-01T17:05:06.221739Z ERROR codex_core::tools::router: error=patch rejected: writing is blocked by read-only sandbox; rejected by user approval settings';
+      const activity = readAgentStream('codex', [...lines('codex', 'read-only'), stderr]);
+      assert.equal(activity.toolCalls, 1);
+      assert.equal(activity.failedToolCalls, 1);
+      assert.match(activity.current ?? '', /^apply_patch — refused or failed: patch rejected: writing is blocked/);
+    });
+
     it('codex: the refusal never reaches its stream (only the model sees it): no tool call is reported', () => {
       const activity = readAgentStream('codex', lines('codex', 'read-only'));
       assert.equal(activity.toolCalls, 0);

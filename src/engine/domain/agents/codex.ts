@@ -34,7 +34,7 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
   return {
     feed(line) {
       const o = jsonLine(line);
-      if (!o) return [];
+      if (!o) return refusedOnStderr(line);
       const events: AgentEvent[] = [];
       switch (o.type) {
         case 'thread.started':
@@ -143,4 +143,21 @@ const TOOL_ITEMS = new Set(['command_execution', 'file_change', 'mcp_tool_call',
 function unwrapShell(command: string): string {
   const match = /^\/bin\/(?:ba)?sh -lc "(.*)"$/s.exec(command) ?? /^\/bin\/(?:ba)?sh -lc '(.*)'$/s.exec(command);
   return match ? match[1]!.replace(/\\(["\\$`])/g, '$1') : command;
+}
+
+/**
+ * Codex reports a tool call its sandbox or approval policy refused only on stderr (the model
+ * gets the refusal; `exec --json` prints no item for it): `… ERROR codex_core::tools::router:
+ * error=patch rejected: writing is blocked by read-only sandbox; …`. The worker's log holds
+ * both streams, so the refusal is read from that line: a call started and refused.
+ */
+function refusedOnStderr(line: string): AgentEvent[] {
+  const refused = /codex_core::tools::router: error=(.+)$/.exec(line.trim());
+  if (!refused) return [];
+  const detail = refused[1]!;
+  const tool = /^patch\b/.test(detail) ? 'apply_patch' : /^exec|command/.test(detail) ? 'shell' : 'tool';
+  return [
+    { kind: 'tool', phase: 'started', tool },
+    { kind: 'tool', phase: 'finished', tool, ok: false, detail },
+  ];
 }
