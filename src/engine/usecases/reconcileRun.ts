@@ -132,11 +132,16 @@ export async function reconcileRun(
         const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
         const processes = ended.reduce((n, e) => n + e.processes.length, 0);
         const confirmed = ended.every((e) => e.confirmed);
-        entries.push({
-          ...base,
-          classification: `${classification}; a verify command of its coordinator still ran`,
-          repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
-        });
+        // A record left open by a coordinator that died after its command ended is only closed: nothing still ran.
+        entries.push(
+          processes === 0 && confirmed
+            ? { ...base, classification, repair: 'closed the record of a verify command that had ended' }
+            : {
+                ...base,
+                classification: `${classification}; a verify command of its coordinator still ran`,
+                repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
+              },
+        );
       }
       continue;
     }
