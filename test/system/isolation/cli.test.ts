@@ -82,6 +82,9 @@ describe('baton CLI: git isolation', function () {
     dir = makeWorkspace();
     writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
     await runCli(['init'], { cwd: dir });
+    // A worker that is there (by its absolute path): what is missing is git alone.
+    const worker = { type: 'process', command: process.execPath, args: ['-e', ''] };
+    writeFile(dir, '.baton/config.json', JSON.stringify({ defaultWorker: 'node', workers: { node: worker } }));
     initRepo(dir, {});
     const r = await runCli(['start', 'plan.md', '--isolation', 'worktree'], {
       cwd: dir,

@@ -97,7 +97,10 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
   const until = authority.holder === 'coordinator' ? authority.until : undefined;
   // A worker's heartbeat extends its lease, never shortens it: a coordinator that handed its workers over held their
   // leases for their task timeout, and a beat must not cut that back to one lease length before a successor comes.
-  const held = authority.holder === 'worker' ? runtime.leaseExpiresAt : 0;
+  // After the wall clock went back (the last record of this runtime is in the "future"), the stored expiry is not a
+  // hold but the old clock's: the renewal runs from the new wall time (fault matrix, row 13).
+  const clockWentBack = Math.max(runtime.lastHeartbeatAt ?? 0, runtime.claimedAt) > now;
+  const held = authority.holder === 'worker' && !clockWentBack ? runtime.leaseExpiresAt : 0;
   const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0, held);
   // The worker's own beat is kept apart: a supervised worker that never beats still reads as alive, not as beating.
   const ownBeat = beat && authority.holder === 'worker';
