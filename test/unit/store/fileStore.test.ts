@@ -7,27 +7,11 @@ import { FileStore } from '../../../src/engine/store/fileStore';
 import { encodeJournalLine } from '../../../src/engine/store/journal';
 import { SCHEMA_VERSION } from '../../../src/engine/store/migrations';
 import { loadSqlJs } from '../../../src/engine/store/sqljs';
+import { counterNames, insertCounters, storeFiles } from '../../support/storeFiles';
 import { useTempDir } from '../../support/tempDir';
 
-const files = (dir: string, pattern: RegExp): string[] =>
-  readdirSync(dir)
-    .filter((n) => pattern.test(n))
-    .sort();
+const files = storeFiles;
 const lastSegment = (dir: string): string => join(dir, files(dir, /^journal-\d+\.log$/).pop()!);
-
-async function insertCounters(store: FileStore, from: number, to: number): Promise<void> {
-  for (let i = from; i < to; i++) {
-    await store.transact(async (tx) => {
-      await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`k${i}`, i]);
-    });
-  }
-}
-
-async function counterNames(store: FileStore): Promise<string[]> {
-  return (
-    await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'k%' ORDER BY value`))
-  ).map((r) => r.name);
-}
 
 const expected = (n: number): string[] => Array.from({ length: n }, (_, i) => `k${i}`);
 

@@ -3,31 +3,15 @@
 // acknowledged line it continues, keep the damaged bytes aside, never reuse a line number,
 // and never splice old lines onto new history.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../../src/engine/store/fileStore';
+import { counterNames, insertCounters, storeFiles } from '../../support/storeFiles';
 import { useTempDir } from '../../support/tempDir';
 
-const files = (dir: string, pattern: RegExp): string[] =>
-  readdirSync(dir)
-    .filter((n) => pattern.test(n))
-    .sort();
+const files = storeFiles;
 const segments = (dir: string): string[] => files(dir, /^journal-\d+\.log$/).map((n) => join(dir, n));
 const snapshots = (dir: string): string[] => files(dir, /^snapshot-\d+\.sqlite$/).map((n) => join(dir, n));
-
-async function insertCounters(store: FileStore, from: number, to: number): Promise<void> {
-  for (let i = from; i < to; i++) {
-    await store.transact(async (tx) => {
-      await tx.run(`INSERT INTO counters (name, value) VALUES (?, ?)`, [`k${i}`, i]);
-    });
-  }
-}
-
-async function counterNames(store: FileStore): Promise<string[]> {
-  return (
-    await store.read((r) => r.all<{ name: string }>(`SELECT name FROM counters WHERE name LIKE 'k%' ORDER BY value`))
-  ).map((r) => r.name);
-}
 
 const names = (...ns: number[]): string[] => ns.map((n) => `k${n}`);
 const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
