@@ -34,9 +34,7 @@ interface WorkerProcesses {
   pid?: number;
 }
 
-// Quarantined (pending): after the merges of 2026-12-01 a stopped run's row no longer reads "paused" (the run-state
-// labels of the reload work say what the run does now); the expectation was not brought up to date in that session.
-describe.skip('Baton in the browser: stop a run immediately', function () {
+describe('Baton in the browser: stop a run immediately', function () {
   const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '60000' } });
   let runId = '';
   const { step } = chainedSteps();
@@ -138,16 +136,19 @@ describe.skip('Baton in the browser: stop a run immediately', function () {
     const running = (await workerProcesses()).filter((w) => w.delegationId.endsWith('-001'));
     await runContextMenuItem(page(), treeRow(await runs(), /^plan\.md running · /), 'Stop Run Immediately');
     await expectCancelledAndGone(running);
-    await treeRow(await runs(), /^plan\.md paused · /).waitFor({ timeout: 15_000 });
+    // A run stopped by a person says "stopped" (docs/extension.md, "Run states"), with Resume; not its store status
+    // ("paused"), which a run waiting at its gates has too.
+    await treeRow(await runs(), new RegExp(`^plan\\.md stopped · \\d+/6 · ${runId}$`)).waitFor({ timeout: 15_000 });
     await screenshot(page(), 'e2e-7-stop-cancelled');
   });
 
   step('resumes the run with its inline action, then stops it with "Baton: Stop Run…" → Immediate', async () => {
-    await clickInlineAction(treeRow(await runs(), /^plan\.md paused · /), 'Resume Run');
+    await clickInlineAction(treeRow(await runs(), /^plan\.md stopped · /), 'Resume Run');
     const running = await waitForTwoWorkers(2);
     await runCommand(page(), 'Baton: Stop Run…');
     await pickQuickItem(page(), 'Immediate');
     await expectCancelledAndGone(running);
+    await treeRow(await runs(), new RegExp(`^plan\\.md stopped · \\d+/6 · ${runId}$`)).waitFor({ timeout: 15_000 });
     await screenshot(page(), 'e2e-8-stop-palette');
   });
 });
