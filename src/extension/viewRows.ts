@@ -106,10 +106,12 @@ export interface RunActivity {
   gates: number;
 }
 
+/** Why a finished run (FINISHED_RUN_STATUSES) ended. */
 const ENDED_DETAIL: Partial<Record<Run['status'], string>> = {
   completed: 'Every task completed.',
   failed: 'It ended: a task failed.',
   blocked: 'It ended: the tasks left are blocked by ones that did not complete.',
+  cancelled: 'It was cancelled: its workers were ended, its gates closed and its unfinished tasks cancelled.',
   superseded: 'It was replanned: the newer run carries its finished work.',
 };
 
@@ -121,8 +123,10 @@ const ENDED_DETAIL: Partial<Record<Run['status'], string>> = {
 export function runActivity(run: Run, view: RunOverview | undefined, now: number): RunActivity {
   const gates = view?.gates.filter((g) => g.status === 'open').length ?? 0;
   const gatesText = `${gates} gate${gates === 1 ? '' : 's'}`;
-  const ended = ENDED_DETAIL[run.status];
-  if (ended) return { kind: 'ended', label: run.status, detail: ended, gates };
+  // Every finished status ends here: one left out would read "waiting for a coordinator" (with Resume) on a run
+  // nothing can start again — a cancelled run did, until cancelled was added.
+  if (isFinishedRun(run.status))
+    return { kind: 'ended', label: run.status, detail: ENDED_DETAIL[run.status] ?? `It ended: ${run.status}.`, gates };
   const lease = view?.coordinatorLease;
   const live = isCoordinatorLive(lease, now);
   if (live && lease && (run.status === 'running' || run.status === 'stopping')) {

@@ -123,10 +123,19 @@ describe('the shown state of a run (viewRows.runActivity)', () => {
   });
 
   it('says an ended run ended, whoever held it last', () => {
-    for (const status of ['completed', 'failed', 'blocked', 'superseded'] as const) {
+    for (const status of ['completed', 'failed', 'blocked', 'cancelled', 'superseded'] as const) {
       const ended = run(status);
       const shown = runActivity(ended, view(ended, { lease: lease({ expiresAt: NOW - 1 }) }), NOW);
       assert.deepEqual([shown.kind, shown.label, shown.action], ['ended', status, undefined]);
+    }
+  });
+
+  it('says a cancelled run was cancelled — not that it waits for a coordinator — with or without a lease', () => {
+    const cancelled = run('cancelled', { stopMode: 'immediate' });
+    for (const facts of [{}, { lease: lease({ releasedAt: NOW - 1 }) }, { lease: lease() }]) {
+      const shown = runActivity(cancelled, view(cancelled, facts), NOW);
+      assert.deepEqual([shown.kind, shown.label, shown.action], ['ended', 'cancelled', undefined]);
+      assert.match(shown.detail, /^It was cancelled/);
     }
   });
 });
