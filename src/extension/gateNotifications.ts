@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { Engine, EngineEvent } from '../engine/index';
 import { gateNoticeMessage, type OpenGateNotice } from './gateNotice';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache } from './runState';
+import type { RunStateCache, RunStateChange } from './runState';
 
 /** Gates that open together (a run's risk gates, in one transaction) make one notification, not several. */
 const GATHER_MS = 150;
@@ -23,6 +23,8 @@ export class GateNotifications extends DisposableStore {
   /** A gate opened since the notification was shown: show a new one, so that it pops up even if hidden. */
   private fresh = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Updates run one after the other: one may wait for the cache to read a run. */
+  private updating: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly engine: Engine,
@@ -31,6 +33,7 @@ export class GateNotifications extends DisposableStore {
   ) {
     super();
     this._register(engine.onEvent((e) => this.onEvent(e)));
+    this._register(cache.onDidChange((change) => this.onCacheChange(change)));
     this._register(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('baton.notifyOnGate')) this.schedule(true);
@@ -78,6 +81,33 @@ export class GateNotifications extends DisposableStore {
     }
   }
 
+  /**
+   * The run-state cache read runs again. A gate that opened before the cache had read its run
+   * (a run just started: its gates open in its first pass) was told without its task's title;
+   * the title is known now. And a gate the cache reads as decided leaves, however its decision
+   * reached this window: the notification never outlives its gate.
+   */
+  private onCacheChange(change: RunStateChange): void {
+    if (!change.structure && change.runs.size === 0 && change.tasks.size === 0 && change.gates.size === 0) return;
+    let changed = false;
+    for (const [gateId, gate] of this.open) {
+      const view = this.cache.overview(gate.runId);
+      if (!view) continue;
+      const read = view.gates.find((g) => g.id === gateId);
+      if (read && read.status !== 'open') {
+        this.open.delete(gateId);
+        changed = true;
+      } else if (!gate.taskTitle && gate.taskId) {
+        const told = this.notice(gate);
+        if (told.taskTitle) {
+          this.open.set(gateId, told);
+          changed = true;
+        }
+      }
+    }
+    if (changed) this.schedule(false);
+  }
+
   private notice(gate: Omit<OpenGateNotice, 'taskTitle'>): OpenGateNotice {
     const title = gate.taskId
       ? this.cache.overview(gate.runId)?.tasks.find((t) => t.id === gate.taskId)?.title
@@ -100,11 +130,24 @@ export class GateNotifications extends DisposableStore {
     const wait = this.fresh ? GATHER_MS : 0;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.update();
+      this.updating = this.updating
+        .then(() => this.update())
+        .catch((err: unknown) => {
+          this.log.warn(`The gate notification was not updated: ${(err as Error).message}`);
+        });
     }, wait);
   }
 
-  private update(): void {
+  private async update(): Promise<void> {
+    // A run this window has not read yet — one just started, whose gates open in its first pass — is read first,
+    // so that the notification names each gate's task by its title from the start.
+    const unread = new Set(
+      [...this.open.values()]
+        .filter((g) => g.taskId && !g.taskTitle && !this.cache.overview(g.runId))
+        .map((g) => g.runId),
+    );
+    if (unread.size > 0) await Promise.all([...unread].map((runId) => this.cache.load(runId)));
+    if (this.isDisposed) return;
     const enabled = vscode.workspace.getConfiguration('baton').get<boolean>('notifyOnGate', true);
     // A run this window had not read when its gate opened: its task titles are known by now.
     const gates = [...this.open.values()].map((g) => (g.taskTitle ? g : this.notice(g)));

@@ -18,8 +18,10 @@ import {
   DEMO_WORKSPACE,
   eventually,
   expandRow,
+  gateNotification,
   isPidAlive,
   moveMouseAway,
+  notificationMessages,
   openViewContainer,
   pickQuickItem,
   processesCarrying,
@@ -202,9 +204,7 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
     });
   });
 
-  // Quarantined (pending, counted in the summary): "cancels it from its context menu" failed on main after the merges
-  // of 2026-12-01 (green on its own branch) and its later steps build on it; not diagnosed in that session.
-  describe.skip('cancel a running run', function () {
+  describe('cancel a running run', function () {
     const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '60000' } });
     const { step } = chainedSteps();
     const page = () => editor.current.page;
@@ -225,6 +225,12 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
       for (const task of ['T1', 'T6'])
         await treeRow(live, new RegExp(`^${task} D-${task}-coder-001 beat \\d+s ago`)).waitFor({ timeout: 60_000 });
       await treeRow(await viewPane(page(), 'Gates'), /^G-1 risk approval · T3 /).waitFor({ timeout: 15_000 });
+      // The gate reaches the person: the gate notification names it.
+      await gateNotification(page()).waitFor({ timeout: 15_000 });
+      assert.match(
+        (await notificationMessages(page())).find((m) => m.includes('G-1')) ?? '',
+        /^Baton: T3 .* waits for a decision \(G-1, risk approval\)/,
+      );
       const engine = await Engine.open({ workspace: editor.current.workspace });
       try {
         workers = (await engine.diagnose(runId)).workers.map((w) => ({
@@ -267,6 +273,13 @@ describe('Baton in the browser: a run from start to History, new runs, cancel', 
         )
           .getByText('No gate is waiting for a decision.')
           .waitFor({ timeout: 15_000 });
+        // Its gate closed with the run: the notification that asked for a decision on it goes too, not left stale.
+        await gateNotification(page()).waitFor({ state: 'detached', timeout: 15_000 });
+        assert.deepEqual(
+          (await notificationMessages(page())).filter((m) => /\bwaits? for a decision\b/.test(m)),
+          [],
+          'no notification asks for a decision on the cancelled run',
+        );
         await (await viewPane(page(), 'Workers')).getByText('No worker is running.').waitFor({ timeout: 15_000 });
         await expandRow(run);
         for (const task of ['T1', 'T2', 'T3', 'T4', 'T5', 'T6'])
