@@ -80,6 +80,8 @@ const BEAT_GUARD_BEFORE_MS = 250;
 const BEAT_GUARD_AFTER_MS = 50;
 const EVENTS_PAGE = 10_000;
 const LEASE_EXPIRY_MARGIN_MS = 50;
+/** A read pass that failed is tried again, each time later (doubling from the coalescing wait), at most this late. */
+const READ_RETRY_MAX_MS = 5000;
 
 interface RunEntry {
   overview: RunOverview;
@@ -135,6 +137,13 @@ const emptyWork = (): ReadWork => ({
   events: new Set(),
 });
 
+/** Adds `more` to `into`: what a failed read pass was to read is read by the next one. */
+function mergeWork(into: ReadWork, more: ReadWork): void {
+  into.list ||= more.list;
+  into.all ||= more.all;
+  for (const key of ['runs', 'ingestions', 'events'] as const) more[key].forEach((id) => into[key].add(id));
+}
+
 /** Whether a publication only moved the clock on. */
 export function isTick(change: RunStateChange): boolean {
   return (
@@ -186,6 +195,8 @@ export class RunStateCache implements Disposable {
   /** At the earliest expiry of a held coordinator lease: the run is read again and its shown state may flip. */
   private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   private reading: Promise<void> | undefined;
+  /** Read passes that failed in a row (the store busy under load): the retry waits longer each time. */
+  private failedReads = 0;
   private lastPublishedAt = -Infinity;
   private shared: number;
   private readonly subscription: Disposable;
@@ -435,14 +446,22 @@ export class RunStateCache implements Disposable {
     return this.followers.has(runId) && (!this.eventLogs.get(runId)?.loaded || !this.entries.get(runId)?.worktrees);
   }
 
+  /**
+   * The coalescing rule: the first event after a read starts one timer, and the events that
+   * follow join the read it triggers — they never push it back. A constant stream of events
+   * (a busy run) is read every `coalesceMs` plus the read's own time, never starved until the
+   * stream pauses. After failed reads the wait doubles, up to READ_RETRY_MAX_MS.
+   */
   private scheduleRead(): void {
     if (this.readTimer || this.disposed) return;
+    const wait = this.visible ? this.options.coalesceMs : this.options.hiddenMs;
+    const retry = this.failedReads > 0 ? Math.min(wait * 2 ** (this.failedReads - 1), READ_RETRY_MAX_MS) : 0;
     this.readTimer = setTimeout(
       () => {
         this.readTimer = undefined;
         void this.read();
       },
-      this.visible ? this.options.coalesceMs : this.options.hiddenMs,
+      Math.max(wait, retry),
     );
   }
 
@@ -456,8 +475,17 @@ export class RunStateCache implements Disposable {
     const work = this.dirty;
     this.dirty = emptyWork();
     const reading = this.readPass(work)
+      .then(() => {
+        this.failedReads = 0;
+      })
       .catch((err: unknown) => {
-        if (!this.disposed) this.options.onError?.(err);
+        if (this.disposed) return;
+        // What it was to read is read again, without waiting for another event: a run whose read failed (the store
+        // busy, its lock held by another process under load) would otherwise stay stale until its next event —
+        // and a run whose workers only beat has none for minutes.
+        mergeWork(this.dirty, work);
+        this.failedReads++;
+        this.options.onError?.(err);
       })
       .finally(() => {
         this.reading = undefined;
