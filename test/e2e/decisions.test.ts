@@ -25,6 +25,7 @@ import {
   clickInlineAction,
   DEMO_WORKSPACE,
   eventually,
+  expandRow,
   moveMouseAway,
   notificationMessages,
   openViewContainer,
@@ -76,7 +77,7 @@ async function runningRuns(page: Page): Promise<string[]> {
 
 describe('Baton in the browser: a run nothing drives says so, and a decision taken here drives it on', function () {
   const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '3000' } });
-  const { step } = chainedSteps();
+  const { step, check } = chainedSteps();
   const page = () => editor.current.page;
   const ws = () => editor.current.workspace;
   let runId = '';
@@ -234,9 +235,7 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
     );
   });
 
-  // Quarantined (pending, counted in the summary): it failed on main after the merges of 2026-12-01 (run lifecycle,
-  // reload and hardening together) and was not diagnosed in that session — the first thing to fix next.
-  it.skip('replanning the run nobody drives makes this window drive the new run', async () => {
+  check('replanning the run nobody drives makes this window drive the new run', async () => {
     // The new plan, committed (an untracked file would make the tree dirty for the new run's worktrees).
     writeFileSync(join(ws(), 'plan-v2.md'), readFileSync(join(ws(), 'plan.md'), 'utf8'));
     git(ws(), 'add', 'plan-v2.md');
@@ -247,12 +246,31 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
     // code-server's open dialog is VS Code's simple file dialog: a path in a quick input.
     const input = quickInput(page()).locator('.quick-input-box input');
     await input.waitFor({ state: 'visible', timeout: 15_000 });
-    await input.fill(join(ws(), 'plan-v2.md'));
-    await page().keyboard.press('Enter');
+    // The dialog puts the folder it lists into the box once it has read it, over anything typed before that: the
+    // path is typed (again) until the box holds it, and only then accepted.
+    const newPlan = join(ws(), 'plan-v2.md');
+    await eventually(
+      'the open dialog to take plan-v2.md',
+      async () => {
+        if (!(await input.isVisible())) return true;
+        if ((await input.inputValue()) !== newPlan) await input.fill(newPlan);
+        else {
+          await page().keyboard.press('Enter');
+          await input.waitFor({ state: 'hidden', timeout: 3_000 }).catch(() => undefined);
+        }
+        return !(await input.isVisible());
+      },
+      Boolean,
+      { timeoutMs: 20_000 },
+    );
     const newRow = treeRow(runs, /^plan-v2\.md running · 0\/6 · R-\d{8}-\w+$/);
     await newRow.waitFor({ timeout: 30_000 });
     const newRunId = /\b(R-\d{8}-\w+)\b/.exec((await newRow.getAttribute('aria-label')) ?? '')?.[1] ?? '';
     assert.notEqual(newRunId, runId);
+    // The replanned run is finished (superseded): it is filed under the collapsed History node.
+    const history = treeRow(runs, /^History 1 finished run$/);
+    await history.waitFor({ timeout: 15_000 });
+    await expandRow(history);
     await treeRow(runs, new RegExp(`^plan\\.md superseded · 0/6 · ${runId}$`)).waitFor({ timeout: 15_000 });
     await eventually(
       'the notice that this window drives the new run',
