@@ -266,9 +266,14 @@ export function registerCommands(
   /** Maps a run onto a plan (its completed tasks carry over) and goes on with the new run from this window. */
   async function replanOnto(runId: string, planUri: vscode.Uri): Promise<void> {
     const outcome = await (await engine()).replan({ runId, planPath: planUri.fsPath });
-    log.info(`${runId} replanned as ${outcome.run.id}; ${outcome.carried.length} completed task(s) carried over`);
+    log.info(
+      `${runId} replanned as ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over`,
+    );
     await session.runState?.refreshNow();
-    await driveAndTell(outcome.run, `replanned ${runId} (${outcome.carried.length} completed task(s) carried over) as`);
+    await driveAndTell(
+      outcome.run,
+      `replanned ${runId} (${counted(outcome.carried.length, 'completed task')} carried over) as`,
+    );
   }
 
   /**
@@ -290,7 +295,7 @@ export function registerCommands(
     const unconfirmed = report.filter((entry) => !entry.confirmed);
     const message = outcome.alreadyCancelled
       ? `Run ${runId} was already cancelled.`
-      : `Cancelled run ${runId}: ${outcome.attemptsCancelled.length} attempt(s) ended${report.length ? (unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ', their processes are gone') : ''}; ${outcome.tasksCancelled} task(s) cancelled, ${outcome.gatesClosed} gate(s) closed.`;
+      : `Cancelled run ${runId}: ${counted(outcome.attemptsCancelled.length, 'attempt')} ended${report.length ? (unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ', their processes are gone') : ''}; ${counted(outcome.tasksCancelled, 'task')} cancelled, ${counted(outcome.gatesClosed, 'gate')} closed.`;
     if (unconfirmed.length) void vscode.window.showWarningMessage(message);
     else void vscode.window.showInformationMessage(message);
   }

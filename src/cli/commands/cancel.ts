@@ -1,4 +1,4 @@
-import { BatonError } from '../../engine/index';
+import { BatonError, counted } from '../../engine/index';
 import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint } from '../render';
 
@@ -25,7 +25,7 @@ export async function cancel(ctx: CommandContext, options: { run?: string; note?
       return 0;
     }
     o.out(
-      `Cancelled run ${paint(o, 'bold', run.id)} (was ${outcome.from}): ${outcome.attemptsCancelled.length} attempt(s) and ${outcome.tasksCancelled} task(s) cancelled, ${outcome.gatesClosed} gate(s) closed.`,
+      `Cancelled run ${paint(o, 'bold', run.id)} (was ${outcome.from}): ${counted(outcome.attemptsCancelled.length, 'attempt')} and ${counted(outcome.tasksCancelled, 'task')} cancelled, ${counted(outcome.gatesClosed, 'gate')} closed.`,
     );
     for (const entry of report) {
       const mark = entry.confirmed ? paint(o, 'green', '✓') : paint(o, 'red', '✗');

@@ -70,7 +70,7 @@ describe('baton cancel: a run driven by another process', function () {
     const lines = cancelled.stdout.trim().split('\n');
     assert.match(
       lines[0]!,
-      /^Cancelled run R-\d{8}-\w+ \(was running\): 2 attempt\(s\) and 6 task\(s\) cancelled, 1 gate\(s\) closed\.$/,
+      /^Cancelled run R-\d{8}-\w+ \(was running\): 2 attempts and 6 tasks cancelled, 1 gate closed\.$/,
     );
     assert.deepEqual(lines.slice(1).sort(), [
       '  ✓ D-T1-coder-001: 1 process(es) ended, confirmed gone',
