@@ -59,7 +59,7 @@ export const TOOL_LISTS: Readonly<Record<AgentKind, boolean>> = {
 /**
  * opencode reads the repository's own configuration — `opencode.json(c)` from the working
  * folder up to the git root, and every `.opencode/` folder there (agents, modes, plugins) —
- * and an agent's own `permission` (or `tools`) there is merged over every global rule,
+ * and an agent's own `permission` there is merged over every global rule,
  * OPENCODE_PERMISSION included: `.opencode/agent/build.md` with `permission: {bash: allow}`
  * would loosen any task's profile (and a project plugin runs inside opencode). So the
  * repository's opencode configuration is not read at all for a Baton worker (docs/workers.md,
