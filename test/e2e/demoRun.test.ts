@@ -221,6 +221,9 @@ describe('Baton in the browser: the demo run', function () {
       // T2 starts after T1; the agent's result names task T3 with status DONE: ingestion rejects it.
       await treeRow(await gates(), /^G-3 ingestion failed · T2 /).waitFor({ timeout: 60_000 });
       const pane = await runs();
+      // The run settles first (T3 ends, the run waits at its two gates): a click on a row's inline action while the
+      // view refreshes its run reaches the command without the row (VS Code drops the tree's handles it re-reads).
+      await treeRow(pane, /^plan\.md waiting for a decision \(2 gates\) · /).waitFor({ timeout: 60_000 });
       const task = treeRow(pane, /^T2 Add the notes commands gated · attempt 1\b/);
       await task.waitFor({ timeout: 15_000 });
       await expandRow(task);
