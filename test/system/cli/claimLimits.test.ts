@@ -52,8 +52,9 @@ interface RefusalJson {
 describe('baton claim: the limits driven workers obey', function () {
   this.timeout(90_000);
   let ws: string | undefined;
+  // A CLI process takes a while to start on a loaded machine; none of these should take long once it runs.
   const run = (args: string[], env?: Record<string, string>): Promise<CliResult> =>
-    runCli(args, { cwd: ws!, ...(env ? { env } : {}) });
+    runCli(args, { cwd: ws!, timeoutMs: 60_000, ...(env ? { env } : {}) });
   before(() => ensureCliBuilt());
   afterEach(() => {
     removeWorkspace(ws);
@@ -147,7 +148,7 @@ describe('baton claim: the limits driven workers obey', function () {
   });
 
   it('retry backoff: the next attempt after a lease ran out is refused until the backoff ends (claim.retry-backoff, retryAt); the expiry itself is recorded', async () => {
-    workspace(plan([{ id: 'T1' }]), { retryBackoffSeconds: 3 });
+    workspace(plan([{ id: 'T1' }]), { retryBackoffSeconds: 20 });
     const first = await run(['claim', '--plan', 'plan.md', '--task', 'T1', '--lease-seconds', '1', '--json']);
     assert.equal(first.code, 0, describeResult(first));
     const claim = first.json<ClaimJson>();
@@ -188,18 +189,20 @@ describe('baton claim: the limits driven workers obey', function () {
     });
     const coordinator = spawnCli(['start', 'plan.md', '--json'], {
       cwd: ws!,
-      env: { FAKE_DELAY_MS: '700' },
+      env: { FAKE_DELAY_MS: '2500' },
     });
     const exited = new Promise<number | null>((r) => coordinator.on('exit', (code) => r(code)));
     let done = false;
     void exited.then(() => (done = true));
     try {
-      // External workers keep trying to take the tasks the coordinator has not started; each holds its claim ~600 ms.
+      // External workers keep trying to take the tasks the coordinator has not started; each holds its claim ~1.5 s.
+      // The coordinator's workers take 2.5 s: claims meet full slots.
       const claimed: string[] = [];
       const refusedCodes = new Set<string>();
       const claimer = async (): Promise<void> => {
         while (!done) {
-          for (const task of tasks) {
+          // From the last task back, while the coordinator dispatches from the first: they meet in the middle.
+          for (const task of [...tasks].reverse()) {
             if (done) return;
             const r = await run(['claim', '--plan', 'plan.md', '--task', task.id, '--json']);
             if (r.code !== 0) {
@@ -208,7 +211,7 @@ describe('baton claim: the limits driven workers obey', function () {
             }
             const c = r.json<ClaimJson>();
             claimed.push(c.delegationId);
-            await new Promise((res) => setTimeout(res, 600));
+            await new Promise((res) => setTimeout(res, 1500));
             writeFile(ws!, `${c.delegationId}.md`, resultText({ task: task.id, agent: 'coder', status: 'PASS' }));
             const ingested = await run([
               'ingest',
