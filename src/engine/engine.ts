@@ -52,6 +52,7 @@ import {
   type RunOverview,
   type TaskRecord,
 } from './queries/runView';
+import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import { readAttemptChanges } from './usecases/attemptChanges';
@@ -243,7 +244,8 @@ export class Engine {
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     // Leases that ran out are made official in a commit of their own: a claim refused by the retry backoff must not
     // undo the expiry that started it (the backoff runs from that moment, not from each refused claim).
-    await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
+    if (await this.store.read((r) => anyLeaseExpired(r, this.clock.now())))
+      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
     return this.store.transact(async (tx) => {
       const ctx = this.operationContext();
       let runId = input.runId;
