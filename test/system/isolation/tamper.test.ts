@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureCliBuilt, runCli } from '../../support/cli';
 import { git } from '../../support/gitRepo';
 import {
   targetFailures,
@@ -63,6 +64,23 @@ describe('git isolation: the target branch moved by someone else', function () {
     assert.equal(summary.target?.kind, 'backwards');
     const diagnosis = await s.engine.diagnose(s.runId);
     assert.ok(diagnosis.worktreeFindings.some((f) => /main was rewound/.test(f.finding)));
+    // What a person sees at the terminal.
+    ensureCliBuilt();
+    const status = await runCli(['status'], { cwd: s.workspace, env: { NO_COLOR: '1' } });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(
+      status.stdout,
+      /! main moved backwards \(expected [0-9a-f]{10}, found [0-9a-f]{10}; 3 commits missing from it\): nothing is integrated until a person decides/,
+    );
+    const json = (await runCli(['--json', 'status'], { cwd: s.workspace })).json<{
+      isolation: { target: { kind: string; expected: string; found: string; missingCount: number } };
+    }>();
+    assert.deepEqual(
+      [json.isolation.target.kind, json.isolation.target.expected, json.isolation.target.found],
+      ['backwards', s.afterA, s.moved],
+    );
+    const diagnose = await runCli(['diagnose'], { cwd: s.workspace, env: { NO_COLOR: '1' } });
+    assert.match(diagnose.stdout, new RegExp(`main was rewound from .*git branch rescue ${s.afterA}`));
 
     // The way back the gate names: put main back, approve; B integrates onto everything.
     git(s.workspace, 'update-ref', 'refs/heads/main', s.afterA);
