@@ -17,6 +17,8 @@ export interface WorktreeFinding {
   path: string;
   /** What the evidence says, in a sentence. */
   finding: string;
+  /** The finding is about the run's target branch (in the repository at `path`), not a worktree. */
+  target?: boolean;
 }
 
 export interface CleanupReport {
@@ -116,6 +118,7 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
   ) {
     findings.push({
       path: run.repoRoot,
+      target: true,
       finding:
         target.kind === 'gone'
           ? `${describeTargetGone(target)} Nothing can be integrated until it is back.`
