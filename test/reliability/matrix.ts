@@ -36,7 +36,7 @@ import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
 import { forgedIngest, plantedLinks } from './boundaryRows';
-import { runClaimRace } from './claimRace';
+import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
 import {
@@ -1186,6 +1186,19 @@ export const ROWS: MatrixRow[] = [
     run: async (trials) => {
       const r = await runClaimRace({ rounds: trials, racers: 4 });
       return { trials: r.rounds, failures: r.failures, note: '4 processes per round' };
+    },
+  },
+  {
+    id: '5c',
+    fault: 'K external workers (`baton claim`) claiming K different tasks at the same moment, with maxConcurrency 2',
+    guarantee:
+      'exactly two winners and two RUNNING attempts per round; the others are refused with `claim.max-concurrency` (the limit is checked in the claim’s transaction)',
+    injection: '4 long-lived processes, released together each round, each claiming its own task',
+    full: 100,
+    smoke: 5,
+    run: async (trials) => {
+      const r = await runSlotRace({ rounds: trials, racers: 4 });
+      return { trials: r.rounds, failures: r.failures, note: '4 processes per round, 2 slots' };
     },
   },
   {
