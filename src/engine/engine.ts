@@ -52,6 +52,7 @@ import {
   type RunOverview,
   type TaskRecord,
 } from './queries/runView';
+import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import { readAttemptChanges } from './usecases/attemptChanges';
@@ -68,6 +69,7 @@ import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
+import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
 
 export { BATON_DIR, configPathOf, runFolderOf, runPaths, storeDirOf } from './effects/workspaceLayout';
@@ -223,7 +225,9 @@ export class Engine {
   /**
    * An external worker takes a task. Without `runId`, the plan's active run is used — or
    * started, in the same transaction, so two claimers never start two runs. A plan that
-   * changed since its active run started is refused (replan instead).
+   * changed since its active run started is refused (replan instead). The limits a driven
+   * worker obeys hold here too (retry backoff, maxConcurrency, `files:` overlap): a refusal is
+   * `claim.retry-backoff`, `claim.max-concurrency` or `claim.files-overlap` and writes nothing.
    */
   async claimTask(input: {
     planPath?: string;
@@ -238,6 +242,10 @@ export class Engine {
     }
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
+    // Leases that ran out are made official in a commit of their own: a claim refused by the retry backoff must not
+    // undo the expiry that started it (the backoff runs from that moment, not from each refused claim).
+    if (await this.store.read((r) => anyLeaseExpired(r, this.clock.now())))
+      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
     return this.store.transact(async (tx) => {
       const ctx = this.operationContext();
       let runId = input.runId;
@@ -263,7 +271,11 @@ export class Engine {
       await expireStaleRuntimes(tx, ctx.now);
       const holder = input.holder ?? hostname();
       const agent = input.agent ? { agent: input.agent } : {};
-      const claim = await claimTask(tx, { runId, taskId: input.taskId, leaseMs, holder, ...agent }, ctx);
+      const claim = await claimTask(
+        tx,
+        { runId, taskId: input.taskId, leaseMs, holder, maxConcurrency: this.config.maxConcurrency, ...agent },
+        ctx,
+      );
       return { ...claim, runId, runCreated };
     });
   }
@@ -492,6 +504,8 @@ export class Engine {
     isolation?: RunIsolation;
     liveWorktrees: number;
     worktreeBytes: number;
+    /** The target branch against the head Baton expects it at (worktree runs; docs/isolation.md). */
+    target?: TargetCheck;
   }> {
     const { run, settings, isolation, live } = await this.store.read(async (r) => {
       const found = await findRun(r, runId);
@@ -502,12 +516,15 @@ export class Engine {
         live: await countLiveWorktrees(r, found.id),
       };
     });
+    // A status must answer even where git cannot (not installed any more): then it says nothing about the target.
+    const target = await checkTargetOf(this.store, isolation).catch(() => undefined);
     return {
       runId: run.id,
       setting: settings.isolation ?? 'none',
       ...(isolation ? { isolation } : {}),
       liveWorktrees: live,
       worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)),
+      ...(target ? { target } : {}),
     };
   }
 

@@ -61,6 +61,7 @@ export type { AttemptChanges, FileChange } from './domain/changes';
 export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
+export type { TargetCheck, MissingCommit } from './usecases/targetBranch';
 export { describeEvent, oneLine } from './domain/describeEvent';
 export { counted } from './domain/plural';
 export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';

@@ -19,6 +19,8 @@ const KIND_WORDS: Record<GateKind, string> = {
   integration_conflict: 'integration conflict',
   budget: 'budget',
   isolation: 'isolation',
+  target_moved: 'target branch moved',
+  undeclared_files: 'files outside the declaration',
 };
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */

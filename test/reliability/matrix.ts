@@ -36,7 +36,7 @@ import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
 import { forgedIngest, plantedLinks } from './boundaryRows';
-import { runClaimRace } from './claimRace';
+import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
 import {
@@ -48,6 +48,7 @@ import {
   workerKilled,
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
+import { targetTampering, undeclaredFiles } from './tamperRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1188,6 +1189,19 @@ export const ROWS: MatrixRow[] = [
     },
   },
   {
+    id: '5c',
+    fault: 'K external workers (`baton claim`) claiming K different tasks at the same moment, with maxConcurrency 2',
+    guarantee:
+      'exactly two winners and two RUNNING attempts per round; the others are refused with `claim.max-concurrency` (the limit is checked in the claim’s transaction)',
+    injection: '4 long-lived processes, released together each round, each claiming its own task',
+    full: 100,
+    smoke: 5,
+    run: async (trials) => {
+      const r = await runSlotRace({ rounds: trials, racers: 4 });
+      return { trials: r.rounds, failures: r.failures, note: '4 processes per round, 2 slots' };
+    },
+  },
+  {
     id: '6',
     fault: 'Lease holder paused past its lease (SIGSTOP, then SIGCONT)',
     guarantee:
@@ -1373,6 +1387,29 @@ export const ROWS: MatrixRow[] = [
     full: 100,
     smoke: 5,
     run: forgedIngest,
+  },
+  {
+    id: 'H7',
+    fault:
+      'The target branch moved under a run: rewound by a worker through the refs its worktree shares (`update-ref refs/heads/main main~2`), reset sideways to an unrelated commit, or moved forward by the user committing on it',
+    guarantee:
+      'backwards or sideways: nothing is integrated, the branch is left where the fault put it, a `target_moved` gate names the expected and found heads and the way back; put back and approved, every commit is on the branch; forward: no gate, the user’s commit stays',
+    injection:
+      'two tasks in worktrees (merge); A integrated, then B’s worker moves main (or the test commits on it) before B integrates; cycling through the 3 faults',
+    full: 12,
+    smoke: 3,
+    run: targetTampering,
+  },
+  {
+    id: 'H8',
+    fault:
+      'A task with `files: [src/**]` changes a file outside its declaration: edits docs/guide.md, deletes README.md, or renames src/keep.ts out of src/',
+    guarantee:
+      'nothing is integrated; an `undeclared_files` gate lists exactly the files outside (a rename: its new name)',
+    injection: 'the worker edits, `git rm`s or `git mv`s in its worktree; cycling through the 3 faults',
+    full: 12,
+    smoke: 3,
+    run: undeclaredFiles,
   },
   {
     id: 'R1',

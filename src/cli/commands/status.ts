@@ -185,5 +185,13 @@ export function isolationLine(ctx: CommandContext, summary: Awaited<ReturnType<E
       : i
         ? `shared working tree (${i.note ?? i.mode})`
         : `${summary.setting} (decided at the first dispatch)`;
-  return `${paint(o, 'bold', 'Isolation')}  ${how}  ·  ${summary.liveWorktrees} worktree${summary.liveWorktrees === 1 ? '' : 's'} on disk, ${bytes(summary.worktreeBytes)}`;
+  const line = `${paint(o, 'bold', 'Isolation')}  ${how}  ·  ${summary.liveWorktrees} worktree${summary.liveWorktrees === 1 ? '' : 's'} on disk, ${bytes(summary.worktreeBytes)}`;
+  const target = summary.target;
+  if (target?.kind === 'backwards' || target?.kind === 'sideways') {
+    const lost = `${target.missingCount} commit${target.missingCount === 1 ? '' : 's'} missing from it`;
+    return `${line}\n${paint(o, 'red', '!')} ${target.branch} moved ${target.kind} (expected ${target.expected.slice(0, 10)}, found ${target.found.slice(0, 10)}; ${lost}): nothing is integrated until a person decides. baton diagnose says how to get them back.`;
+  }
+  if (target?.kind === 'gone')
+    return `${line}\n${paint(o, 'red', '!')} ${target.branch} cannot be read; Baton expected it at ${target.expected.slice(0, 10)}.`;
+  return line;
 }

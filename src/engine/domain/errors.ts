@@ -22,6 +22,10 @@ export type ErrorKind =
 export const ERROR_CODES = {
   'changes.bad-commit': 'invalid-input',
   'claim.no-run': 'invalid-input',
+  // A claim refused for a limit driven workers obey too (domain/admission.ts): try again later, as the message says.
+  'claim.retry-backoff': 'conflict',
+  'claim.max-concurrency': 'conflict',
+  'claim.files-overlap': 'conflict',
   'config.invalid': 'invalid-input',
   'coordinator.superseded': 'conflict',
   'delegation.changed-meanwhile': 'conflict',
@@ -111,6 +115,8 @@ export class BatonError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly issues: readonly Issue[] = [],
+    /** Facts for a machine reader (the CLI's `--json` error carries them), e.g. a refused claim's reason. */
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.kind = ERROR_CODES[code];

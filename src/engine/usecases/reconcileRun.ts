@@ -355,7 +355,9 @@ export async function reconcileRun(
     entries.push({
       taskId: finding.taskId ?? '-',
       ...(finding.delegationId ? { delegationId: finding.delegationId } : {}),
-      classification: `worktree ${finding.path}: ${finding.finding}`,
+      classification: finding.target
+        ? `target branch: ${finding.finding}`
+        : `worktree ${finding.path}: ${finding.finding}`,
     });
   }
   return { runId, entries };

@@ -10,7 +10,7 @@ import { refreshRunStatus } from '../runs/refreshRunStatus';
 import { setTaskStatus } from '../tasks/setTaskStatus';
 import { transitionDelegation } from '../delegations/transitionDelegation';
 import { getAttemptWorktree } from '../../queries/worktrees';
-import { recordRunIsolation } from '../runs/recordRunIsolation';
+import { recordExpectedTargetHead, recordRunIsolation } from '../runs/recordRunIsolation';
 import { raiseRunBudget } from '../runs/raiseRunBudget';
 import type { BudgetCrossing } from '../../domain/agents/budget';
 import { waitsAtGateReason } from './openGate';
@@ -18,8 +18,11 @@ import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
 import { completeAttempt } from '../ingestions/recordIngestion';
 
-import type { GateDecision } from '../../domain/types';
+import type { GateDecision, GateKind } from '../../domain/types';
 export type { GateDecision };
+
+/** Gates an isolated attempt waits at before its work reaches the target branch (docs/isolation.md). */
+const INTEGRATION_GATES: readonly GateKind[] = ['integration_conflict', 'target_moved', 'undeclared_files'];
 
 export interface DecideGateInput {
   gateId: string;
@@ -42,6 +45,8 @@ export interface DecideGateOutcome {
  * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
  *   the task start a new one; reject fails the task.
  * - budget: approve raises the run's crossed limits and lets the task continue; reject fails it.
+ * - integration_conflict / target_moved / undeclared_files: approve integrates again (target_moved:
+ *   the branch as it is now becomes the expected head); reject fails the attempt and the task.
  * Deciding a gate again the same way is a no-op; the opposite decision is refused.
  */
 export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
@@ -108,14 +113,21 @@ async function applyDecision(
       await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
     return;
   }
-  if (gate.kind === 'integration_conflict' && delegation?.status === 'BLOCKED') {
+  if (INTEGRATION_GATES.includes(gate.kind) && delegation?.status === 'BLOCKED') {
     if (decision === 'approved') {
-      // "I resolved it in the worktree": integrate again (what is uncommitted there is committed first).
+      // integration_conflict: "I resolved it in the worktree"; target_moved: "take the branch as it is now";
+      // undeclared_files: "integrate these files anyway" (the integration finds this approval for the same commit).
+      if (gate.kind === 'target_moved' && typeof gate.details.found === 'string')
+        await recordExpectedTargetHead(tx, gate.runId, gate.details.found);
       await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);
       return;
     }
-    await transitionDelegation(tx, delegation, 'FAILED', { reason: `discarded: ${why}` }, now);
-    await discardWorktree(tx, { runId: gate.runId, delegationId: delegation.id });
+    const discarded = gate.kind !== 'target_moved';
+    const reason = `${discarded ? 'discarded' : 'not integrated'}: ${why}`;
+    await transitionDelegation(tx, delegation, 'FAILED', { reason }, now);
+    // The work itself is not wanted (a conflict, files outside the declaration): its worktree goes at once. After a
+    // target_moved rejection the work may still be wanted elsewhere: kept until baton cleanup.
+    if (discarded) await discardWorktree(tx, { runId: gate.runId, delegationId: delegation.id });
     await setTaskStatus(tx, gate.runId, taskId, 'failed', why, now);
     await blockDependents(tx, gate.runId, taskId, now);
     return;
