@@ -21,7 +21,10 @@ import type {
   StopMode,
   WorkerRuntime,
 } from './domain/types';
-import { resolveWorker } from './domain/workerLaunch';
+import { frozenWorkerFor, resolveWorker } from './domain/workerLaunch';
+import { freezeWorkers, frozenDefinition, type FrozenWorkers } from './domain/frozenWorkers';
+import { isFinishedRun } from './domain/types';
+import { describeRunConfig, noticeConfigChange, type RunConfigView } from './usecases/runConfig';
 import { folderSize } from './effects/folderSize';
 import { findGit, gitMissing } from './effects/git/git';
 import { readFileAtCommit } from './effects/git/treeSnapshot';
@@ -41,7 +44,9 @@ import { readRunSettings } from './queries/runs';
 import {
   countLiveWorktrees,
   findDelegation,
+  findGate,
   findRun,
+  rejectedNewWorkers,
   listDelegations,
   listEvents,
   listGates,
@@ -76,6 +81,7 @@ export type { LoadedPlan } from './usecases/workspaceFiles';
 export type { EngineEvent } from './announcer';
 export type { RunOverview, TaskRecord } from './queries/runView';
 export type { Diagnosis } from './usecases/diagnoseRun';
+export type { RunConfigView } from './usecases/runConfig';
 export type { DoctorCheck } from './usecases/doctor';
 
 export interface EngineOptions {
@@ -314,12 +320,22 @@ export class Engine {
     by?: string;
     accept?: boolean;
   }): Promise<DecideGateOutcome> {
+    // Approving a config_changed gate adopts the config's worker definitions as this process reads them now; the
+    // operation takes them only if they are the ones the gate showed (read before the transaction: no I/O inside it).
+    const gate = await this.store.read((r) => findGate(r, input.gateId));
+    let adopt: FrozenWorkers | undefined;
+    if (gate?.kind === 'config_changed' && gate.status === 'open' && input.decision === 'approved') {
+      const { config, issues } = loadConfig(this.workspace);
+      if (hasErrors(issues)) throw invalidConfig(this.workspace, issues);
+      adopt = freezeWorkers(config);
+    }
     const decision = {
       gateId: input.gateId,
       decision: input.decision,
       by: input.by ?? defaultDecider(),
       ...(input.note ? { note: input.note } : {}),
       ...(input.accept ? { accept: true } : {}),
+      ...(adopt ? { adopt } : {}),
     };
     return this.store.transact((tx) => decideGate(tx, decision, this.clock.now()));
   }
@@ -522,7 +538,36 @@ export class Engine {
 
   /** The agent CLI an attempt ran (its log is then an event stream: renderTranscript), or undefined. */
   async attemptAgentKind(runId: string, delegationId: string): Promise<AgentKind | undefined> {
-    return agentKindOf(this.config, await this.store.read((r) => attemptWorker(r, runId, delegationId)));
+    const { worker, settings } = await this.store.read(async (r) => ({
+      worker: await attemptWorker(r, runId, delegationId),
+      settings: await readRunSettings(r, runId),
+    }));
+    // The run's frozen definitions say what the attempt ran, whatever the config file says now.
+    return agentKindOf(settings.workers ?? this.config, worker);
+  }
+
+  /**
+   * The worker definitions a run runs with beside `.baton/config.json` as it is now (`status`,
+   * `diagnose`): their digests, what differs, an open config_changed gate.
+   */
+  async runConfig(runId?: string): Promise<RunConfigView> {
+    const run = await this.getRun(runId);
+    return describeRunConfig(this.engineContext(), run.id);
+  }
+
+  /**
+   * The editor saw `.baton/config.json` change: each run that can still go on and runs on frozen
+   * settings gets a `config:changed` event when the file differs from what it last saw (its
+   * coordinator opens a gate, if one is needed, at its next pass). Returns the runs told.
+   */
+  async noticeConfigChange(): Promise<Array<{ runId: string; changes: number }>> {
+    const told: Array<{ runId: string; changes: number }> = [];
+    for (const run of await this.listRuns()) {
+      if (isFinishedRun(run.status)) continue;
+      const notice = await noticeConfigChange(this.engineContext(), run.id, { noticedBy: 'editor', gate: false });
+      if (notice.told) told.push({ runId: run.id, changes: (await this.runConfig(run.id)).changes.length });
+    }
+    return told;
   }
 
   /** A file's text at a commit that `attemptChanges` named; undefined when the commit has no such file. */
@@ -585,11 +630,16 @@ export class Engine {
    */
   async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
     const overview = await this.overview(runId);
-    refuseWorkers(
-      this.config,
-      this.workspace,
-      overview.tasks.map((task) => override ?? task.worker ?? this.config.defaultWorker),
-    );
+    // What will run is the run's frozen definitions (a worker the run does not hold waits at a config_changed gate).
+    const { frozen, refused } = await this.store.read(async (r) => ({
+      frozen: (await readRunSettings(r, runId)).workers,
+      refused: await rejectedNewWorkers(r, runId),
+    }));
+    const defaultWorker = frozen?.defaultWorker ?? this.config.defaultWorker;
+    const ids = overview.tasks.map((task) => override ?? task.worker ?? defaultWorker);
+    // A new worker whose adoption a person rejected cannot run in this run: say so now, not at the first dispatch.
+    for (const id of ids) if (frozen && refused.has(id) && !frozenDefinition(frozen, id)) frozenWorkerFor(frozen, id);
+    refuseWorkers(this.config, this.workspace, ids, frozen);
   }
 
   /**
@@ -661,10 +711,13 @@ function invalidConfig(workspace: string, issues: readonly Issue[]): BatonError 
   );
 }
 
-/** Each worker id must be defined (`worker.unknown`, exit 2) and, unless manual, installed (`worker.missing`, 7). */
-function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[]): void {
+/**
+ * Each worker id must be defined (`worker.unknown`, exit 2) — by the run's frozen definitions when given, else the
+ * config — and, unless manual, installed (`worker.missing`, 7).
+ */
+function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[], frozen?: FrozenWorkers): void {
   for (const id of new Set(ids)) {
-    const worker = resolveWorker(config, id);
+    const worker = (frozen && frozenDefinition(frozen, id)) ?? resolveWorker(config, id);
     if (worker.type === 'manual') continue;
     const executable = worker.type === 'process' ? worker.command : worker.executable;
     if (!findExecutable(executable, workspace)) {

@@ -19,6 +19,7 @@ const KIND_WORDS: Record<GateKind, string> = {
   integration_conflict: 'integration conflict',
   budget: 'budget',
   isolation: 'isolation',
+  config_changed: 'config change',
 };
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */

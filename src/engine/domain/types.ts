@@ -66,6 +66,8 @@ export const GATE_KINDS = [
   'integration_conflict',
   'budget',
   'isolation',
+  // The config's worker definitions differ from those the run froze (docs/architecture.md, "Trust model").
+  'config_changed',
 ] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 
