@@ -132,6 +132,7 @@ describe('worker definitions frozen into the run: the config_changed gate', func
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     writeConfig({ ...ORIGINAL, workers: { ...ORIGINAL.workers, evil: worker('marker') } });
+    engine.reloadConfig(); // as a fresh `baton resume`, or the editor's config watcher
     assert.equal((await drive(run.id, { worker: 'evil' })).kind, 'paused');
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
     assert.match(gate!.reason, /new worker "evil"/);
