@@ -167,7 +167,7 @@ export async function configTampered(trials: number): Promise<RowOutcome> {
   for (let trial = 0; trial < trials; trial++) {
     const tamper = TAMPERS[trial % TAMPERS.length]!;
     const approve = Math.floor(trial / TAMPERS.length) % 2 === 0;
-    const name = `${tamper.kind}, ${approve ? 'approved' : 'rejected'}`;
+    const name = `${tamper.kind} ${approve ? 'approved' : 'rejected'}`;
     const workspace = makeTempDir('baton-config-tamper-');
     const marker = join(workspace, 'MARKER-T2');
     let engine: Engine | undefined;
