@@ -22,7 +22,7 @@ import type {
   WorkerRuntime,
 } from './domain/types';
 import { frozenWorkerFor, resolveWorker } from './domain/workerLaunch';
-import { freezeWorkers, frozenDefinition, type FrozenWorkers } from './domain/frozenWorkers';
+import { canonicalJson, freezeWorkers, frozenDefinition, type FrozenWorkers } from './domain/frozenWorkers';
 import { isFinishedRun } from './domain/types';
 import { describeRunConfig, noticeConfigChange, type RunConfigView } from './usecases/runConfig';
 import { folderSize } from './effects/folderSize';
@@ -630,16 +630,41 @@ export class Engine {
    */
   async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
     const overview = await this.overview(runId);
-    // What will run is the run's frozen definitions (a worker the run does not hold waits at a config_changed gate).
     const { frozen, refused } = await this.store.read(async (r) => ({
       frozen: (await readRunSettings(r, runId)).workers,
       refused: await rejectedNewWorkers(r, runId),
     }));
-    const defaultWorker = frozen?.defaultWorker ?? this.config.defaultWorker;
-    const ids = overview.tasks.map((task) => override ?? task.worker ?? defaultWorker);
-    // A new worker whose adoption a person rejected cannot run in this run: say so now, not at the first dispatch.
-    for (const id of ids) if (frozen && refused.has(id) && !frozenDefinition(frozen, id)) frozenWorkerFor(frozen, id);
-    refuseWorkers(this.config, this.workspace, ids, frozen);
+    // Only a task that may still be dispatched needs its worker.
+    const open = overview.tasks.filter(
+      (task) => !['completed', 'failed', 'blocked', 'skipped', 'cancelled'].includes(task.status),
+    );
+    if (!frozen) {
+      const ids = open.map((task) => override ?? task.worker ?? this.config.defaultWorker);
+      return refuseWorkers(this.config, this.workspace, ids);
+    }
+    // What will run is the run's frozen definitions. Where the config now defines a worker otherwise (or names another
+    // default), the coordinator asks at a config_changed gate first: the config's one must exist, the frozen one need
+    // not be installed (a person may be replacing a CLI that is gone).
+    const current = freezeWorkers(this.config);
+    const defaultMoved = current.defaultWorker !== frozen.defaultWorker;
+    for (const id of new Set(open.map((task) => override ?? task.worker ?? frozen.defaultWorker))) {
+      const mine = frozenDefinition(frozen, id);
+      if (!mine) {
+        // A new worker whose adoption a person rejected cannot run in this run: said now, not at the first dispatch.
+        if (refused.has(id)) frozenWorkerFor(frozen, id);
+        refuseWorkers(this.config, this.workspace, [id]);
+        continue;
+      }
+      const theirs = frozenDefinition(current, id);
+      const replaced =
+        (theirs && canonicalJson(theirs) !== canonicalJson(mine)) ||
+        (id === frozen.defaultWorker && defaultMoved && !override);
+      if (replaced) {
+        resolveWorker(this.config, theirs ? id : current.defaultWorker);
+        continue;
+      }
+      refuseWorkers(this.config, this.workspace, [id], frozen);
+    }
   }
 
   /**
