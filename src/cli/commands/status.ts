@@ -214,7 +214,8 @@ export function configSummary(ctx: CommandContext, config: RunConfigView): { lin
   const gate = config.openGate ? ` (${config.openGate} waits for a decision)` : '';
   return {
     line: `${frozen}; ${paint(o, 'yellow', '.baton/config.json differs')}${gate}:`,
-    details: [...config.changes.map((change) => oneLine(change, 160)), ...settings],
+    // Whole: the new command line and the env keys are what a person has to see (each line is at most ~450 characters).
+    details: [...config.changes.map((change) => oneLine(change, 600)), ...settings],
   };
 }
 

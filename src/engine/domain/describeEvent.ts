@@ -66,7 +66,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       const what = e.data.invalid
         ? `it no longer parses (${text(e.data.invalid)})`
         : [
-            ...e.data.changes.map(text),
+            // A change is two command lines and env keys: cut at four fields' length, not one.
+            ...e.data.changes.map((change) => oneLine(change, maxField * 4)),
             ...(e.data.settings.length ? [`settings ${e.data.settings.join(', ')}`] : []),
           ].join('; ') || 'no setting the run froze differs';
       return `.baton/config.json changed (noticed by the ${e.data.noticedBy}): ${what}; the run keeps its frozen settings`;
