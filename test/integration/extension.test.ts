@@ -411,8 +411,13 @@ describe('Baton in the editor', function () {
         "the window only tells; a gate is its coordinator's",
       );
     } finally {
-      window.showInformationMessage = showInformationMessage;
+      const before = notices.length;
       writeFileSync(configPath, original);
+      // The revert is reloaded too: its notice comes here, not among the next test's messages.
+      await waitFor('the reload notice of the revert', () =>
+        notices.slice(before).find((m) => m.startsWith('Baton reloaded .baton/config.json')),
+      ).catch(() => undefined);
+      window.showInformationMessage = showInformationMessage;
       await engine.cancelRun({ runId: run.id });
     }
   });
