@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   'delegation.unknown': 'invalid-input',
   'gate.accept-not-applicable': 'invalid-input',
   'gate.already-decided': 'mismatch',
+  // Approving a config_changed gate when .baton/config.json changed again since the gate showed it: nothing adopted.
+  'gate.config-moved': 'mismatch',
   // "Check again" asked of a gate that is not an isolation gate.
   'gate.not-isolation': 'invalid-input',
   'gate.unknown': 'invalid-input',
@@ -89,6 +91,8 @@ export const ERROR_CODES = {
   'verify.not-current': 'conflict',
   'worker.spawn-failed': 'worker-failure',
   'worker.unknown': 'invalid-input',
+  // A worker the run's frozen definitions do not hold, whose adoption a person rejected at a config_changed gate.
+  'worker.not-frozen': 'invalid-input',
   'worker.not-launched': 'invalid-input',
   // A worker's program is not installed (or not executable): nothing is dispatched; `baton doctor` says more.
   'worker.missing': 'not-qualified',

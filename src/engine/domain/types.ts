@@ -70,6 +70,8 @@ export const GATE_KINDS = [
   'target_moved',
   // An attempt changed files outside its task's `files:` declaration (docs/isolation.md).
   'undeclared_files',
+  // The config's worker definitions differ from those the run froze (docs/architecture.md, "Trust model").
+  'config_changed',
 ] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 

@@ -7,12 +7,13 @@ import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/a
 import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
+import { freezeWorkers } from '../domain/frozenWorkers';
 import {
   DEFAULT_PERMISSIONS,
+  frozenWorkerFor,
   isAgentWorker,
   MANUAL_HOLDER,
   promptInArgv,
-  resolveWorker,
   workerLaunch,
 } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
@@ -85,8 +86,14 @@ export class AttemptLauncher {
 
   async start(task: Task): Promise<void> {
     const { runId } = this.host;
-    const workerId = this.host.worker ?? task.worker ?? this.ctx.config.defaultWorker;
-    const worker = resolveWorker(this.ctx.config, workerId);
+    if (await this.heldAtConfigGate(task)) return;
+    // The definitions the run froze, never the config file's: a worker can write .baton/config.json
+    // (docs/architecture.md, "Trust model"). A run from before frozen workers is frozen at its coordinator's first
+    // pass; until then, the config this coordinator started with.
+    const frozen =
+      (await this.ctx.store.read((r) => readRunSettings(r, runId))).workers ?? freezeWorkers(this.ctx.config);
+    const workerId = this.host.worker ?? task.worker ?? frozen.defaultWorker;
+    const worker = frozenWorkerFor(frozen, workerId);
     const manual = worker.type === 'manual';
     const agentPreset = isAgentWorker(worker) ? worker : undefined;
     const permissions = task.permissions ?? DEFAULT_PERMISSIONS;
@@ -331,6 +338,27 @@ export class AttemptLauncher {
         this.supervisor.forget(attempt);
       }
     }
+  }
+
+  /**
+   * While a config_changed gate is open the run starts nothing new: a task that became ready
+   * since the gate opened waits at it too (released when a person decides).
+   */
+  private async heldAtConfigGate(task: Task): Promise<boolean> {
+    const { runId } = this.host;
+    const open = await this.ctx.store.read((r) =>
+      r.get<{ id: string }>(
+        `SELECT id FROM gates WHERE run_id = ? AND kind = 'config_changed' AND status = 'open' LIMIT 1`,
+        [runId],
+      ),
+    );
+    if (!open) return false;
+    await this.ctx.store.transact(async (tx) => {
+      const now = this.ctx.clock.now();
+      await setTaskStatus(tx, runId, task.id, 'gated', waitsAtGateReason(open.id, 'config_changed'), now);
+      await refreshRunStatus(tx, runId, now);
+    });
+    return true;
   }
 
   /**
