@@ -328,7 +328,7 @@ function reportError(err: unknown, json: boolean): number {
   if (BatonError.is(err)) {
     if (json) {
       process.stdout.write(
-        `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: err.code, message: err.message, ...(err.issues.length ? { issues: err.issues } : {}) } }, null, 2)}\n`,
+        `${JSON.stringify({ protocolVersion: PROTOCOL_VERSION, error: { code: err.code, message: err.message, ...(err.issues.length ? { issues: err.issues } : {}), ...err.details } }, null, 2)}\n`,
       );
     } else {
       process.stderr.write(`baton: ${err.message}\n`);

@@ -21,7 +21,10 @@ import type {
   StopMode,
   WorkerRuntime,
 } from './domain/types';
-import { resolveWorker } from './domain/workerLaunch';
+import { frozenWorkerFor, resolveWorker } from './domain/workerLaunch';
+import { canonicalJson, freezeWorkers, frozenDefinition, type FrozenWorkers } from './domain/frozenWorkers';
+import { isFinishedRun } from './domain/types';
+import { describeRunConfig, noticeConfigChange, type RunConfigView } from './usecases/runConfig';
 import { folderSize } from './effects/folderSize';
 import { findGit, gitMissing } from './effects/git/git';
 import { readFileAtCommit } from './effects/git/treeSnapshot';
@@ -41,7 +44,9 @@ import { readRunSettings } from './queries/runs';
 import {
   countLiveWorktrees,
   findDelegation,
+  findGate,
   findRun,
+  rejectedNewWorkers,
   listDelegations,
   listEvents,
   listGates,
@@ -52,6 +57,7 @@ import {
   type RunOverview,
   type TaskRecord,
 } from './queries/runView';
+import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
 import { readAttemptChanges } from './usecases/attemptChanges';
@@ -68,6 +74,7 @@ import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
+import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
 
 export { BATON_DIR, configPathOf, runFolderOf, runPaths, storeDirOf } from './effects/workspaceLayout';
@@ -76,6 +83,7 @@ export type { LoadedPlan } from './usecases/workspaceFiles';
 export type { EngineEvent } from './announcer';
 export type { RunOverview, TaskRecord } from './queries/runView';
 export type { Diagnosis } from './usecases/diagnoseRun';
+export type { RunConfigView } from './usecases/runConfig';
 export type { DoctorCheck } from './usecases/doctor';
 
 export interface EngineOptions {
@@ -223,7 +231,9 @@ export class Engine {
   /**
    * An external worker takes a task. Without `runId`, the plan's active run is used — or
    * started, in the same transaction, so two claimers never start two runs. A plan that
-   * changed since its active run started is refused (replan instead).
+   * changed since its active run started is refused (replan instead). The limits a driven
+   * worker obeys hold here too (retry backoff, maxConcurrency, `files:` overlap): a refusal is
+   * `claim.retry-backoff`, `claim.max-concurrency` or `claim.files-overlap` and writes nothing.
    */
   async claimTask(input: {
     planPath?: string;
@@ -238,6 +248,10 @@ export class Engine {
     }
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
+    // Leases that ran out are made official in a commit of their own: a claim refused by the retry backoff must not
+    // undo the expiry that started it (the backoff runs from that moment, not from each refused claim).
+    if (await this.store.read((r) => anyLeaseExpired(r, this.clock.now())))
+      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
     return this.store.transact(async (tx) => {
       const ctx = this.operationContext();
       let runId = input.runId;
@@ -263,7 +277,11 @@ export class Engine {
       await expireStaleRuntimes(tx, ctx.now);
       const holder = input.holder ?? hostname();
       const agent = input.agent ? { agent: input.agent } : {};
-      const claim = await claimTask(tx, { runId, taskId: input.taskId, leaseMs, holder, ...agent }, ctx);
+      const claim = await claimTask(
+        tx,
+        { runId, taskId: input.taskId, leaseMs, holder, maxConcurrency: this.config.maxConcurrency, ...agent },
+        ctx,
+      );
       return { ...claim, runId, runCreated };
     });
   }
@@ -314,12 +332,22 @@ export class Engine {
     by?: string;
     accept?: boolean;
   }): Promise<DecideGateOutcome> {
+    // Approving a config_changed gate adopts the config's worker definitions as this process reads them now; the
+    // operation takes them only if they are the ones the gate showed (read before the transaction: no I/O inside it).
+    const gate = await this.store.read((r) => findGate(r, input.gateId));
+    let adopt: FrozenWorkers | undefined;
+    if (gate?.kind === 'config_changed' && gate.status === 'open' && input.decision === 'approved') {
+      const { config, issues } = loadConfig(this.workspace);
+      if (hasErrors(issues)) throw invalidConfig(this.workspace, issues);
+      adopt = freezeWorkers(config);
+    }
     const decision = {
       gateId: input.gateId,
       decision: input.decision,
       by: input.by ?? defaultDecider(),
       ...(input.note ? { note: input.note } : {}),
       ...(input.accept ? { accept: true } : {}),
+      ...(adopt ? { adopt } : {}),
     };
     return this.store.transact((tx) => decideGate(tx, decision, this.clock.now()));
   }
@@ -492,6 +520,8 @@ export class Engine {
     isolation?: RunIsolation;
     liveWorktrees: number;
     worktreeBytes: number;
+    /** The target branch against the head Baton expects it at (worktree runs; docs/isolation.md). */
+    target?: TargetCheck;
   }> {
     const { run, settings, isolation, live } = await this.store.read(async (r) => {
       const found = await findRun(r, runId);
@@ -502,12 +532,15 @@ export class Engine {
         live: await countLiveWorktrees(r, found.id),
       };
     });
+    // A status must answer even where git cannot (not installed any more): then it says nothing about the target.
+    const target = await checkTargetOf(this.store, isolation).catch(() => undefined);
     return {
       runId: run.id,
       setting: settings.isolation ?? 'none',
       ...(isolation ? { isolation } : {}),
       liveWorktrees: live,
       worktreeBytes: folderSize(worktreesRoot(this.workspace, run.id)),
+      ...(target ? { target } : {}),
     };
   }
 
@@ -522,7 +555,36 @@ export class Engine {
 
   /** The agent CLI an attempt ran (its log is then an event stream: renderTranscript), or undefined. */
   async attemptAgentKind(runId: string, delegationId: string): Promise<AgentKind | undefined> {
-    return agentKindOf(this.config, await this.store.read((r) => attemptWorker(r, runId, delegationId)));
+    const { worker, settings } = await this.store.read(async (r) => ({
+      worker: await attemptWorker(r, runId, delegationId),
+      settings: await readRunSettings(r, runId),
+    }));
+    // The run's frozen definitions say what the attempt ran, whatever the config file says now.
+    return agentKindOf(settings.workers ?? this.config, worker);
+  }
+
+  /**
+   * The worker definitions a run runs with beside `.baton/config.json` as it is now (`status`,
+   * `diagnose`): their digests, what differs, an open config_changed gate.
+   */
+  async runConfig(runId?: string): Promise<RunConfigView> {
+    const run = await this.getRun(runId);
+    return describeRunConfig(this.engineContext(), run.id);
+  }
+
+  /**
+   * The editor saw `.baton/config.json` change: each run that can still go on and runs on frozen
+   * settings gets a `config:changed` event when the file differs from what it last saw (its
+   * coordinator opens a gate, if one is needed, at its next pass). Returns the runs told.
+   */
+  async noticeConfigChange(): Promise<Array<{ runId: string; changes: number }>> {
+    const told: Array<{ runId: string; changes: number }> = [];
+    for (const run of await this.listRuns()) {
+      if (isFinishedRun(run.status)) continue;
+      const notice = await noticeConfigChange(this.engineContext(), run.id, { noticedBy: 'editor', gate: false });
+      if (notice.told) told.push({ runId: run.id, changes: (await this.runConfig(run.id)).changes.length });
+    }
+    return told;
   }
 
   /** A file's text at a commit that `attemptChanges` named; undefined when the commit has no such file. */
@@ -585,11 +647,41 @@ export class Engine {
    */
   async refuseUnknownWorkers(runId: string, override?: string): Promise<void> {
     const overview = await this.overview(runId);
-    refuseWorkers(
-      this.config,
-      this.workspace,
-      overview.tasks.map((task) => override ?? task.worker ?? this.config.defaultWorker),
+    const { frozen, refused } = await this.store.read(async (r) => ({
+      frozen: (await readRunSettings(r, runId)).workers,
+      refused: await rejectedNewWorkers(r, runId),
+    }));
+    // Only a task that may still be dispatched needs its worker.
+    const open = overview.tasks.filter(
+      (task) => !['completed', 'failed', 'blocked', 'skipped', 'cancelled'].includes(task.status),
     );
+    if (!frozen) {
+      const ids = open.map((task) => override ?? task.worker ?? this.config.defaultWorker);
+      return refuseWorkers(this.config, this.workspace, ids);
+    }
+    // What will run is the run's frozen definitions. Where the config now defines a worker otherwise (or names another
+    // default), the coordinator asks at a config_changed gate first: the config's one must exist, the frozen one need
+    // not be installed (a person may be replacing a CLI that is gone).
+    const current = freezeWorkers(this.config);
+    const defaultMoved = current.defaultWorker !== frozen.defaultWorker;
+    for (const id of new Set(open.map((task) => override ?? task.worker ?? frozen.defaultWorker))) {
+      const mine = frozenDefinition(frozen, id);
+      if (!mine) {
+        // A new worker whose adoption a person rejected cannot run in this run: said now, not at the first dispatch.
+        if (refused.has(id)) frozenWorkerFor(frozen, id);
+        refuseWorkers(this.config, this.workspace, [id]);
+        continue;
+      }
+      const theirs = frozenDefinition(current, id);
+      const replaced =
+        (theirs && canonicalJson(theirs) !== canonicalJson(mine)) ||
+        (id === frozen.defaultWorker && defaultMoved && !override);
+      if (replaced) {
+        resolveWorker(this.config, theirs ? id : current.defaultWorker);
+        continue;
+      }
+      refuseWorkers(this.config, this.workspace, [id], frozen);
+    }
   }
 
   /**
@@ -661,10 +753,13 @@ function invalidConfig(workspace: string, issues: readonly Issue[]): BatonError 
   );
 }
 
-/** Each worker id must be defined (`worker.unknown`, exit 2) and, unless manual, installed (`worker.missing`, 7). */
-function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[]): void {
+/**
+ * Each worker id must be defined (`worker.unknown`, exit 2) — by the run's frozen definitions when given, else the
+ * config — and, unless manual, installed (`worker.missing`, 7).
+ */
+function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[], frozen?: FrozenWorkers): void {
   for (const id of new Set(ids)) {
-    const worker = resolveWorker(config, id);
+    const worker = (frozen && frozenDefinition(frozen, id)) ?? resolveWorker(config, id);
     if (worker.type === 'manual') continue;
     const executable = worker.type === 'process' ? worker.command : worker.executable;
     if (!findExecutable(executable, workspace)) {

@@ -22,7 +22,7 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
-export type { DoctorCheck } from './engine';
+export type { DoctorCheck, RunConfigView } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { isCoordinatorLive } from './queries/coordinatorLease';
 export type { CoordinatorState } from './queries/coordinatorLease';
@@ -61,6 +61,7 @@ export type { AttemptChanges, FileChange } from './domain/changes';
 export type { IntegrationStrategy } from './domain/types';
 export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees';
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
+export type { TargetCheck, MissingCommit } from './usecases/targetBranch';
 export { describeEvent, oneLine } from './domain/describeEvent';
 export { counted } from './domain/plural';
 export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';

@@ -74,6 +74,12 @@ export class ConfigWatcher extends DisposableStore {
     }
     const outcome = engine.reloadConfig();
     this.showIssues(outcome.issues);
+    // Runs that can still go on run on the settings and worker definitions they froze: the edit is told in their event
+    // log (a worker may have made it), and their coordinator holds a changed worker they use at a config_changed gate.
+    const told = await engine.noticeConfigChange().catch((err: unknown) => {
+      log.warn(`Could not record the config change in the runs' event logs: ${(err as Error).message}`);
+      return [];
+    });
     if (!outcome.applied) {
       const errors = outcome.issues.filter((i) => i.severity === 'error').length;
       const message = `.baton/config.json has ${counted(errors, 'problem')} (see Problems); Baton keeps using the settings it had.`;
@@ -82,8 +88,8 @@ export class ConfigWatcher extends DisposableStore {
       return;
     }
     if (!outcome.changed) return;
-    const driven = this.session.drivenRuns;
-    const message = `Baton reloaded .baton/config.json: runs started or resumed from now on use it${driven.length ? `; ${driven.join(', ')} ${driven.length === 1 ? 'keeps its settings until it is' : 'keep their settings until they are'} resumed` : ''}.`;
+    const frozen = told.filter((t) => t.changes > 0).map((t) => t.runId);
+    const message = `Baton reloaded .baton/config.json: new runs use it; runs already started keep the settings and worker definitions they froze${frozen.length ? ` — ${frozen.join(', ')} ${frozen.length === 1 ? 'uses' : 'use'} worker definitions that differ from the file now; a changed worker they use waits for your approval (config_changed gate)` : ''}.`;
     log.info(message);
     void vscode.window.showInformationMessage(message);
   }

@@ -19,6 +19,9 @@ const KIND_WORDS: Record<GateKind, string> = {
   integration_conflict: 'integration conflict',
   budget: 'budget',
   isolation: 'isolation',
+  target_moved: 'target branch moved',
+  undeclared_files: 'files outside the declaration',
+  config_changed: 'config change',
 };
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */

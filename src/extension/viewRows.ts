@@ -379,7 +379,13 @@ export function gateRows(cache: RunStateCache): GateRow[] {
         description: g.reason,
         tooltip: `**${g.id}** — ${g.kind}\n\n${g.reason}${risk.length ? `\n\nRisk: ${risk.map((r) => `\`${r}\``).join(', ')}` : ''}`,
         icon: [
-          g.kind === 'risk_approval' ? 'shield' : g.kind === 'manual_handoff' ? 'person' : 'warning',
+          g.kind === 'risk_approval'
+            ? 'shield'
+            : g.kind === 'manual_handoff'
+              ? 'person'
+              : g.kind === 'config_changed'
+                ? 'settings-gear'
+                : 'warning',
           'charts.yellow',
         ],
         contextValue: `baton.gate kind=${g.kind}`,

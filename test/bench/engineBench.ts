@@ -6,7 +6,7 @@
  *   node --import tsx test/bench/engineBench.ts [--runtimes 200] [--seconds 10] [--delegations 100000] [--lines 10000]
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { FileStore, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
@@ -57,6 +57,9 @@ async function heartbeatLatency(options: EngineBenchOptions): Promise<EngineBenc
         (_, i) => `\`\`\`baton-task\nid: H${i + 1}\nagent: coder\n\`\`\`\nBeat.\n`,
       ).join('\n'),
     );
+    // Every runtime is claimed at once: the run's slots (maxConcurrency, at most 256) must hold them all.
+    mkdirSync(join(workspace, '.baton'), { recursive: true });
+    writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ maxConcurrency: 256 }));
     const engine = await Engine.open({ workspace });
     try {
       const run = await engine.startRun(join(workspace, 'plan.md'));

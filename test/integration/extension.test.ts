@@ -371,4 +371,54 @@ describe('Baton in the editor', function () {
     );
     assert.equal(vscode.window.tabGroups.all.flatMap((g) => g.tabs).length, 0, 'no diff was opened');
   });
+
+  it('a worker definition edited during a run: the window tells the run (config:changed in its events) and says so', async () => {
+    // A run of its own that waits at a risk gate (no worker starts), so the edit changes nothing that runs.
+    writeFileSync(
+      workspacePath('config-watch.plan.md'),
+      '```baton-task\nid: W1\nagent: coder\nrisk: [database]\n```\nWait.\n',
+    );
+    const engine = await api.session!.engine();
+    const { run } = await engine.runForPlan('config-watch.plan.md');
+    const configPath = workspacePath('.baton', 'config.json');
+    const original = readFileSync(configPath, 'utf8');
+    const edited = JSON.parse(original) as { workers: { fake: { env?: Record<string, string> } } };
+    edited.workers.fake.env = { CONFIG_WATCH_KEY: 'not-shown' };
+    // The notices shown meanwhile, as they come (messagesShownDuring hands them over only at its end).
+    const window = vscode.window as unknown as Record<string, unknown>;
+    const showInformationMessage = window.showInformationMessage;
+    const notices: string[] = [];
+    window.showInformationMessage = (message: string) => {
+      notices.push(message);
+      return Promise.resolve(undefined);
+    };
+    try {
+      writeFileSync(configPath, JSON.stringify(edited, null, 2));
+      const told = await waitFor('the config:changed event in the run', async () =>
+        (await engine.listEvents(run.id)).find((e) => e.type === 'config:changed'),
+      );
+      assert.ok(told.type === 'config:changed');
+      assert.equal(told.data.noticedBy, 'editor');
+      assert.match(told.data.changes.join('\n'), /worker "fake": .*env keys added: CONFIG_WATCH_KEY/);
+      assert.doesNotMatch(JSON.stringify(told.data), /not-shown/, 'never an env value');
+      const notice = await waitFor('the reload notice naming the run', () =>
+        notices.find((m) => m.startsWith('Baton reloaded .baton/config.json') && m.includes(run.id)),
+      );
+      assert.match(notice, /keep the settings and worker definitions they froze/);
+      assert.deepEqual(
+        (await engine.listGates({ runId: run.id, status: 'open' })).map((g) => g.kind),
+        ['risk_approval'],
+        "the window only tells; a gate is its coordinator's",
+      );
+    } finally {
+      const before = notices.length;
+      writeFileSync(configPath, original);
+      // The revert is reloaded too: its notice comes here, not among the next test's messages.
+      await waitFor('the reload notice of the revert', () =>
+        notices.slice(before).find((m) => m.startsWith('Baton reloaded .baton/config.json')),
+      ).catch(() => undefined);
+      window.showInformationMessage = showInformationMessage;
+      await engine.cancelRun({ runId: run.id });
+    }
+  });
 });

@@ -1,9 +1,9 @@
 /**
- * Rows of the fault matrix for the workspace boundary (issue 15, items 6 and 9): links a
- * worker plants under .baton/runs/<run>/, and results handed in without the attempt's
- * credential. Each returns trials and failures; the matrix (matrix.ts) runs them.
+ * Rows of the fault matrix for the workspace boundary (issue 15, items 6, 7 and 9): links a
+ * worker plants under .baton/runs/<run>/, a config a worker rewrites, and results handed in
+ * without the attempt's credential. Each returns trials and failures; the matrix (matrix.ts) runs them.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { plan, withWorkerEnv } from '../fixtures/executor/harness';
@@ -144,4 +144,98 @@ export async function forgedIngest(trials: number): Promise<RowOutcome> {
     failures,
     note: 'per trial: no token, another attempt’s token, the right token after the lease ran out',
   };
+}
+
+const TAMPERER = resolve(__dirname, '../fixtures/workers/configTamperer.js');
+
+/** How a worker rewrites .baton/config.json (test/fixtures/workers/configTamperer.js), and what the gate must name. */
+const TAMPERS: Array<{ kind: string; names: RegExp }> = [
+  { kind: 'command', names: /worker "next": `.*pass` → `.*marker`; env keys added: STOLEN_TOKEN/ },
+  { kind: 'args', names: /worker "next": `.*pass` → `.*marker`/ },
+  { kind: 'env', names: /worker "next": `[^`]*pass`; env keys added: TAMPER_MODE/ },
+  { kind: 'new-default', names: /default worker: "next" → "evil"; new worker "evil"/ },
+];
+
+/**
+ * Row H9: task T1's worker rewrites .baton/config.json so that T2's worker runs another command
+ * (which writes a marker). The changed command never runs before a person decides; the gate
+ * names the change without env values; approve runs it, reject keeps the frozen one.
+ */
+export async function configTampered(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const seen = new Map<string, number>();
+  for (let trial = 0; trial < trials; trial++) {
+    const tamper = TAMPERS[trial % TAMPERS.length]!;
+    const approve = Math.floor(trial / TAMPERS.length) % 2 === 0;
+    const name = `${tamper.kind} ${approve ? 'approved' : 'rejected'}`;
+    const workspace = makeTempDir('baton-config-tamper-');
+    const marker = join(workspace, 'MARKER-T2');
+    let engine: Engine | undefined;
+    try {
+      const worker = (mode: string) => ({
+        type: 'process',
+        command: process.execPath,
+        args: [TAMPERER, '{taskId}', mode],
+      });
+      writeFileSync(
+        join(workspace, 'plan.md'),
+        plan([
+          { id: 'T1', worker: 'tamper' },
+          { id: 'T2', depends: ['T1'] },
+        ]),
+      );
+      mkdirSync(join(workspace, '.baton'), { recursive: true });
+      writeFileSync(
+        join(workspace, '.baton', 'config.json'),
+        JSON.stringify({
+          defaultWorker: 'next',
+          workers: { tamper: worker('tamper'), next: worker('pass') },
+          maxAttempts: 1,
+          retryBackoffSeconds: 0,
+        }),
+      );
+      engine = await Engine.open({ workspace, follow: true });
+      const { run } = await engine.runForPlan('plan.md');
+      const drive = () =>
+        withWorkerEnv({ TAMPER: JSON.stringify({ kind: tamper.kind, worker: 'next' }) }, async () => {
+          const taken = await engine!.coordinate({ runId: run.id });
+          if (!('coordinator' in taken)) throw new Error('the lease was not free');
+          return taken.coordinator.run();
+        });
+      const first = await drive();
+      const open = await engine.listGates({ runId: run.id, status: 'open' });
+      if (first.kind !== 'paused') failures.push(`trial ${trial} (${name}): the run did not pause (${first.kind})`);
+      if (existsSync(marker)) failures.push(`trial ${trial} (${name}): the changed command ran before any decision`);
+      const gate = open.find((g) => g.kind === 'config_changed');
+      if (!gate) {
+        failures.push(`trial ${trial} (${name}): no config_changed gate (${open.map((g) => g.kind).join(', ')})`);
+        continue;
+      }
+      if (!tamper.names.test(gate.reason))
+        failures.push(`trial ${trial} (${name}): the gate does not name it: ${gate.reason}`);
+      const logged = JSON.stringify(await engine.listEvents(run.id));
+      if (/secret-value/.test(gate.reason + logged)) failures.push(`trial ${trial} (${name}): an env value was shown`);
+      await engine.decideGate({ gateId: gate.id, decision: approve ? 'approved' : 'rejected', note: 'matrix' });
+      const second = await drive();
+      const t2 = (await engine.overview(run.id)).tasks.find((t) => t.id === 'T2');
+      if (second.kind !== 'finished' || t2?.status !== 'completed')
+        failures.push(
+          `trial ${trial} (${name}): after the decision the run ended ${JSON.stringify(second)}, T2 ${t2?.status}`,
+        );
+      if (approve !== existsSync(marker))
+        failures.push(
+          `trial ${trial} (${name}): the changed command ${approve ? 'did not run' : 'ran'} after the decision`,
+        );
+      const gates = await engine.listGates({ runId: run.id });
+      if (gates.filter((g) => g.kind === 'config_changed').length !== 1)
+        failures.push(`trial ${trial} (${name}): ${gates.length} config gates (asked again?)`);
+      seen.set(name, (seen.get(name) ?? 0) + 1);
+    } catch (err) {
+      failures.push(`trial ${trial} (${name}): ${(err as Error).message}`);
+    } finally {
+      await engine?.close();
+      rmSync(workspace, { recursive: true, force: true });
+    }
+  }
+  return { trials, failures, note: [...seen].map(([name, n]) => `${name} ×${n}`).join(', ') };
 }

@@ -4,7 +4,7 @@
  * conflict. `npm run test:race` runs more rounds than `npm test`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../src/engine/store/fileStore';
 import { bundleScript } from '../support/bundleScript';
@@ -87,6 +87,56 @@ export async function runClaimRace(options: {
         await store.close();
         if (counts.runs !== 1 || counts.delegations !== 1)
           failures.push(`round ${round}: ${counts.runs} runs and ${counts.delegations} delegations`);
+      } finally {
+        rmSync(workspace, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    for (const r of racers) r.stop();
+  }
+  return { rounds: options.rounds, failures };
+}
+
+/**
+ * Slot rounds (issue 15, item 17): K processes each claim a different task of a fresh plan at
+ * the same moment, in a workspace with `maxConcurrency: 2`. Each round must end with exactly two
+ * winners and two RUNNING attempts; the others are refused with `claim.max-concurrency`. The
+ * limit is checked inside the claim's transaction, so no interleaving lets a third through.
+ */
+export async function runSlotRace(options: {
+  rounds: number;
+  racers: number;
+}): Promise<{ rounds: number; failures: string[] }> {
+  const script = bundleScript('test/reliability/children/claimRacer.ts');
+  const failures: string[] = [];
+  const racers = Array.from({ length: options.racers }, () => new Racer(script));
+  try {
+    for (let round = 1; round <= options.rounds; round++) {
+      const workspace = makeTempDir('baton-slots-');
+      try {
+        const plan = join(workspace, 'plan.md');
+        writeFileSync(
+          plan,
+          racers.map((_, i) => `\`\`\`baton-task\nid: T${i + 1}\nagent: coder\n\`\`\`\nTask ${i + 1}.\n`).join('\n'),
+        );
+        mkdirSync(join(workspace, '.baton'), { recursive: true });
+        writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ maxConcurrency: 2 }));
+        await Promise.all(racers.map((r) => r.ask(`open ${workspace}`)));
+        const outcomes = (await Promise.all(racers.map((r, i) => r.ask(`go ${plan} T${i + 1}`)))).map(
+          (line) => JSON.parse(line) as RaceOutcome,
+        );
+        const winners = outcomes.filter((o) => o.won);
+        if (winners.length !== 2) failures.push(`round ${round}: ${winners.length} winners (want 2)`);
+        for (const loser of outcomes.filter((o) => !o.won)) {
+          if (loser.code !== 'claim.max-concurrency') failures.push(`round ${round}: a loser got ${loser.code}`);
+        }
+        const store = await FileStore.open(join(workspace, '.baton', 'store'));
+        const running = await store.read(
+          async (r) =>
+            (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM delegations WHERE status = 'RUNNING'`))!.n,
+        );
+        await store.close();
+        if (running !== 2) failures.push(`round ${round}: ${running} attempts RUNNING (want 2)`);
       } finally {
         rmSync(workspace, { recursive: true, force: true });
       }

@@ -165,6 +165,9 @@ async function runLane(options: {
   const plan = join(workspace, 'plan.md');
   writePlan(plan, Math.max(200, options.rounds * 40));
   mkdirSync(join(workspace, '.baton'), { recursive: true });
+  // A killed child leaves its claim running until its lease runs out; the next child claims the next task meanwhile.
+  // Claims obey maxConcurrency: the run gets every slot there is.
+  writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ maxConcurrency: 256 }));
   const acknowledged: Ack[] = [];
   const failures: string[] = [];
   let recoveryNotices = 0;

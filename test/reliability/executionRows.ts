@@ -167,6 +167,9 @@ export async function lateResult(trials: number): Promise<RowOutcome> {
   for (let trial = 0; trial < trials; trial++) {
     await inWorkspace('baton-late-', async (workspace) => {
       writeFileSync(join(workspace, 'plan.md'), plan([{ id: 'S' }]));
+      // The retry is claimed at once (a claim obeys the retry backoff like a driven worker).
+      mkdirSync(join(workspace, '.baton'), { recursive: true });
+      writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ retryBackoffSeconds: 0 }));
       const clock = new FakeClock();
       const engine = await Engine.open({ workspace, clock });
       try {

@@ -35,8 +35,8 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
-import { forgedIngest, plantedLinks } from './boundaryRows';
-import { runClaimRace } from './claimRace';
+import { configTampered, forgedIngest, plantedLinks } from './boundaryRows';
+import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
 import {
@@ -48,6 +48,7 @@ import {
   workerKilled,
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
+import { targetTampering, undeclaredFiles } from './tamperRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1188,6 +1189,19 @@ export const ROWS: MatrixRow[] = [
     },
   },
   {
+    id: '5c',
+    fault: 'K external workers (`baton claim`) claiming K different tasks at the same moment, with maxConcurrency 2',
+    guarantee:
+      'exactly two winners and two RUNNING attempts per round; the others are refused with `claim.max-concurrency` (the limit is checked in the claim’s transaction)',
+    injection: '4 long-lived processes, released together each round, each claiming its own task',
+    full: 100,
+    smoke: 5,
+    run: async (trials) => {
+      const r = await runSlotRace({ rounds: trials, racers: 4 });
+      return { trials: r.rounds, failures: r.failures, note: '4 processes per round, 2 slots' };
+    },
+  },
+  {
     id: '6',
     fault: 'Lease holder paused past its lease (SIGSTOP, then SIGCONT)',
     guarantee:
@@ -1375,6 +1389,41 @@ export const ROWS: MatrixRow[] = [
     run: forgedIngest,
   },
   {
+    id: 'H7',
+    fault:
+      'The target branch moved under a run: rewound by a worker through the refs its worktree shares (`update-ref refs/heads/main main~2`), reset sideways to an unrelated commit, or moved forward by the user committing on it',
+    guarantee:
+      'backwards or sideways: nothing is integrated, the branch is left where the fault put it, a `target_moved` gate names the expected and found heads and the way back; put back and approved, every commit is on the branch; forward: no gate, the user’s commit stays',
+    injection:
+      'two tasks in worktrees (merge); A integrated, then B’s worker moves main (or the test commits on it) before B integrates; cycling through the 3 faults',
+    full: 12,
+    smoke: 3,
+    run: targetTampering,
+  },
+  {
+    id: 'H8',
+    fault:
+      'A task with `files: [src/**]` changes a file outside its declaration: edits docs/guide.md, deletes README.md, or renames src/keep.ts out of src/',
+    guarantee:
+      'nothing is integrated; an `undeclared_files` gate lists exactly the files outside (a rename: its new name)',
+    injection: 'the worker edits, `git rm`s or `git mv`s in its worktree; cycling through the 3 faults',
+    full: 12,
+    smoke: 3,
+    run: undeclaredFiles,
+  },
+  {
+    id: 'H9',
+    fault:
+      'Config tampered by a worker: a task’s worker rewrites `.baton/config.json` so that a later worker runs another command (command, arguments, environment, a new default worker)',
+    guarantee:
+      'the changed command never runs before a person decides: a `config_changed` gate names the change (env keys, never values) and the run pauses; approve runs it, reject keeps the frozen definition; asked once',
+    injection:
+      'T1’s worker rewrites the config (cycling through 4 kinds), then the coordinator’s next pass; the gate is approved or rejected (alternating every 4 trials) and the run resumed; a marker file tells whether the new command ran',
+    full: 24,
+    smoke: 4,
+    run: configTampered,
+  },
+  {
     id: 'R1',
     fault:
       'Refused commands: start/resume with an unknown worker (resume after a stop), commands about runs in a workspace without one',
@@ -1479,6 +1528,21 @@ dies. Then:
   observe and take over the same way as soon as the holder lets go or is proven gone.
 `;
 
+/** What row H9 holds the engine to (docs/architecture.md, "Trust model for .baton/ and the config"). */
+const CONFIG_TAMPERED = `## A config a worker rewrote
+
+\`.baton/config.json\` lies in the workspace, where every worker writes. A run freezes its
+worker definitions (and the default worker) when it is created, and every worker it starts
+runs a frozen definition, never the file's. The run's coordinator looks at the file at every
+pass: a change is told once in the run's event log (\`config:changed\`), and a change of a
+worker the run still uses — a command, its arguments, its environment, a new worker or
+another default — opens a \`config_changed\` gate that names it (command lines before and
+after, env keys, never their values) and pauses the run before anything new starts. Approve
+adopts the file's definitions as the gate showed them (\`gate.config-moved\` if the file
+changed again); reject keeps the frozen ones and is not asked again (row H9). A run started
+before this freezes its definitions from the file at its first resume, without a gate.
+`;
+
 export function renderReliability(results: MatrixResult[]): string {
   const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
   const rows = results
@@ -1509,6 +1573,7 @@ ${rows}
 ${failing.length === 0 ? 'Every row: 0 failures.' : `Failing rows:\n\n${failing.map((r) => `- ${r.row.id}: ${r.failures.slice(0, 5).join('; ')}`).join('\n')}`}
 
 ${FENCING_AND_LOCK_HOLDERS}
+${CONFIG_TAMPERED}
 ## What a damaged store reports
 
 Every repair is a recovery notice (stderr, \`baton:\` …; \`store.recovery.notices\`) and keeps the damaged bytes aside as \`*.corrupt\`; Baton never deletes them (docs/architecture.md, "Journal damage is never silent"):

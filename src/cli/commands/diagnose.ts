@@ -1,7 +1,7 @@
 import { totalUsage } from '../../engine/index';
 import { printJson, READING, requireStore, withEngine, type CommandContext } from '../context';
 import { bytes, duration, oneLine, paint, status, table, timestamp } from '../render';
-import { renderOverview, usageTable } from './status';
+import { configSummary, renderOverview, usageTable } from './status';
 
 /**
  * `baton diagnose`: everything about a run — tasks, attempts, workers, leases, gates, receipts, stops — and the next
@@ -120,6 +120,8 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
         for (const f of d.worktreeFindings)
           lines.push(`  ${paint(o, 'yellow', '!')} ${f.delegationId ?? f.path}: ${f.finding}`);
       }
+      const config = configSummary(ctx, d.config);
+      lines.push(section('Config'), `  ${config.line}`, ...config.details.map((detail) => `    ${detail}`));
       lines.push(
         section('Disk'),
         `  .baton/runs/${d.run.id}: ${bytes(d.diskBytes)}`,

@@ -169,6 +169,14 @@ async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: 
       o.out(
         paint(o, 'dim', 'An isolation gate closes by itself once its problem is fixed: commit, then baton recheck.'),
       );
+    if (open.some((g) => g.kind === 'config_changed'))
+      o.out(
+        paint(
+          o,
+          'dim',
+          `The run keeps its frozen worker definitions until you approve the config's (baton status --run ${run.id} shows each change).`,
+        ),
+      );
   } else if (outcome.kind === 'lease-lost') {
     o.out(`This process lost the coordinator lease: ${outcome.detail}`);
   } else if (outcome.kind === 'idle') {

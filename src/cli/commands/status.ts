@@ -3,6 +3,7 @@ import {
   totalUsage,
   type AttemptUsage,
   type DelegationStatus,
+  type RunConfigView,
   type RunOverview,
   type WorkerRuntime,
 } from '../../engine/index';
@@ -25,11 +26,13 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
     async (engine) => {
       const view = await engine.overview(runId);
       const isolation = await engine.isolationSummary(view.run.id);
+      const config = await engine.runConfig(view.run.id);
       if (ctx.output.json) {
-        return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, now: engine.now() });
+        return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, config, now: engine.now() });
       }
       ctx.output.out(renderOverview(ctx, view, engine.now()));
       ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
+      ctx.output.out(configLines(ctx, config).join('\n'));
     },
     READING,
   );
@@ -185,5 +188,46 @@ export function isolationLine(ctx: CommandContext, summary: Awaited<ReturnType<E
       : i
         ? `shared working tree (${i.note ?? i.mode})`
         : `${summary.setting} (decided at the first dispatch)`;
-  return `${paint(o, 'bold', 'Isolation')}  ${how}  ·  ${summary.liveWorktrees} worktree${summary.liveWorktrees === 1 ? '' : 's'} on disk, ${bytes(summary.worktreeBytes)}`;
+  const line = `${paint(o, 'bold', 'Isolation')}  ${how}  ·  ${summary.liveWorktrees} worktree${summary.liveWorktrees === 1 ? '' : 's'} on disk, ${bytes(summary.worktreeBytes)}`;
+  const target = summary.target;
+  if (target?.kind === 'backwards' || target?.kind === 'sideways') {
+    const lost = `${target.missingCount} commit${target.missingCount === 1 ? '' : 's'} missing from it`;
+    return `${line}\n${paint(o, 'red', '!')} ${target.branch} moved ${target.kind} (expected ${target.expected.slice(0, 10)}, found ${target.found.slice(0, 10)}; ${lost}): nothing is integrated until a person decides. baton diagnose says how to get them back.`;
+  }
+  if (target?.kind === 'gone')
+    return `${line}\n${paint(o, 'red', '!')} ${target.branch} cannot be read; Baton expected it at ${target.expected.slice(0, 10)}.`;
+  return line;
+}
+
+/**
+ * What the run runs with, beside `.baton/config.json` now (docs/architecture.md, "Trust model"): the frozen worker
+ * definitions in one line, then each difference the file has (env keys, never values).
+ */
+export function configSummary(ctx: CommandContext, config: RunConfigView): { line: string; details: string[] } {
+  const o = ctx.output;
+  if (!config.frozen)
+    return {
+      line: 'the run started before Baton froze worker definitions: its next resume freezes them from .baton/config.json',
+      details: [],
+    };
+  const frozen = `runs on its frozen worker definitions ${config.frozen.digest.replace('sha256:', '').slice(0, 12)} (default ${config.frozen.defaultWorker})`;
+  if (config.file.invalid)
+    return { line: `${frozen}; .baton/config.json cannot be used: ${oneLine(config.file.invalid, 100)}`, details: [] };
+  // Frozen settings a start option or a budget approval set otherwise differ from the file too: said, not alarmed.
+  const settings = config.settings.length
+    ? [`settings the run keeps as it started (the file says otherwise): ${config.settings.join(', ')}`]
+    : [];
+  if (!config.workersDiffer)
+    return { line: `${frozen}; .baton/config.json holds the same definitions`, details: settings };
+  const gate = config.openGate ? ` (${config.openGate} waits for a decision)` : '';
+  return {
+    line: `${frozen}; ${paint(o, 'yellow', '.baton/config.json differs')}${gate}:`,
+    // Whole: the new command line and the env keys are what a person has to see (each line is at most ~450 characters).
+    details: [...config.changes.map((change) => oneLine(change, 600)), ...settings],
+  };
+}
+
+function configLines(ctx: CommandContext, config: RunConfigView): string[] {
+  const { line, details } = configSummary(ctx, config);
+  return [`${paint(ctx.output, 'bold', 'Config')}  ${line}`, ...details.map((d) => `  ${d}`)];
 }

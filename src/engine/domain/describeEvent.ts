@@ -62,6 +62,20 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${counted(e.data.changedFiles, 'file')} changed)`;
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
+    case 'config:changed': {
+      const what = e.data.invalid
+        ? `it no longer parses (${text(e.data.invalid)})`
+        : [
+            // A change is two command lines and env keys: cut at four fields' length, not one.
+            ...e.data.changes.map((change) => oneLine(change, maxField * 4)),
+            ...(e.data.settings.length ? [`settings ${e.data.settings.join(', ')}`] : []),
+          ].join('; ') || 'no setting the run froze differs';
+      return `.baton/config.json changed (noticed by the ${e.data.noticedBy}): ${what}; the run keeps its frozen settings`;
+    }
+    case 'config:frozen':
+      return e.data.why === 'legacy'
+        ? `worker definitions frozen from .baton/config.json as it is now (the run started before Baton froze them): ${short(e.data.digest.replace('sha256:', ''))}`
+        : `worker definitions adopted from .baton/config.json at ${text(e.data.gateId)}: ${short((e.data.previousDigest ?? '').replace('sha256:', ''))} → ${short(e.data.digest.replace('sha256:', ''))}`;
   }
 }
 

@@ -22,6 +22,10 @@ export type ErrorKind =
 export const ERROR_CODES = {
   'changes.bad-commit': 'invalid-input',
   'claim.no-run': 'invalid-input',
+  // A claim refused for a limit driven workers obey too (domain/admission.ts): try again later, as the message says.
+  'claim.retry-backoff': 'conflict',
+  'claim.max-concurrency': 'conflict',
+  'claim.files-overlap': 'conflict',
   'config.invalid': 'invalid-input',
   'coordinator.superseded': 'conflict',
   'delegation.changed-meanwhile': 'conflict',
@@ -31,6 +35,8 @@ export const ERROR_CODES = {
   'delegation.unknown': 'invalid-input',
   'gate.accept-not-applicable': 'invalid-input',
   'gate.already-decided': 'mismatch',
+  // Approving a config_changed gate when .baton/config.json changed again since the gate showed it: nothing adopted.
+  'gate.config-moved': 'mismatch',
   // "Check again" asked of a gate that is not an isolation gate.
   'gate.not-isolation': 'invalid-input',
   'gate.unknown': 'invalid-input',
@@ -85,6 +91,8 @@ export const ERROR_CODES = {
   'verify.not-current': 'conflict',
   'worker.spawn-failed': 'worker-failure',
   'worker.unknown': 'invalid-input',
+  // A worker the run's frozen definitions do not hold, whose adoption a person rejected at a config_changed gate.
+  'worker.not-frozen': 'invalid-input',
   'worker.not-launched': 'invalid-input',
   // A worker's program is not installed (or not executable): nothing is dispatched; `baton doctor` says more.
   'worker.missing': 'not-qualified',
@@ -111,6 +119,8 @@ export class BatonError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly issues: readonly Issue[] = [],
+    /** Facts for a machine reader (the CLI's `--json` error carries them), e.g. a refused claim's reason. */
+    readonly details?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.kind = ERROR_CODES[code];

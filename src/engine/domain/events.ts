@@ -131,6 +131,32 @@ export interface EventMap {
     changedFiles: string[];
     alreadyOnTarget?: boolean;
   };
+  /**
+   * `.baton/config.json` differs from what the run last saw (docs/architecture.md, "Trust model"): noticed by the
+   * run's coordinator at a pass or by an editor window's file watcher. The run goes on with its frozen settings;
+   * `changes` are worker differences (env keys, never values), `settings` the other frozen settings the file now sets
+   * otherwise; `invalid` when the file no longer parses (its first problem).
+   */
+  'config:changed': {
+    configDigest: string;
+    frozenDigest: string;
+    changes: string[];
+    settings: string[];
+    invalid?: string;
+    noticedBy: 'coordinator' | 'editor';
+  };
+  /**
+   * The run's worker definitions were frozen: from the config as it was at the first resume of a run started before
+   * Baton froze them (`legacy`), or adopted from the config at an approved config_changed gate (`adopted`).
+   */
+  'config:frozen': {
+    digest: string;
+    previousDigest?: string;
+    defaultWorker: string;
+    workers: string[];
+    why: 'legacy' | 'adopted';
+    gateId?: string;
+  };
 }
 
 export type EventType = keyof EventMap;
@@ -177,4 +203,6 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'stop:applied': true,
   'integration:committed': true,
   'integration:done': true,
+  'config:changed': true,
+  'config:frozen': true,
 };

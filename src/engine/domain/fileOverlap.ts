@@ -45,3 +45,23 @@ function segmentMayMatch(x: string, y: string): boolean {
   if (wildX && wildY) return true;
   return wildX ? picomatch.isMatch(y, x, { dot: true }) : picomatch.isMatch(x, y, { dot: true });
 }
+
+/**
+ * The changed paths (workspace-relative, `/`-separated) that no glob of a `files:`
+ * declaration covers, in their order. A glob covers a path when it matches the path or one
+ * of its folders — the rule the overlap check uses (`files: [src/auth]` is everything in
+ * src/auth). A path outside the workspace (`../x`) is never covered.
+ */
+export function outsideDeclaration(paths: readonly string[], globs: readonly string[]): string[] {
+  return paths.filter((path) => !globs.some((glob) => covers(glob, path)));
+}
+
+function covers(glob: string, path: string): boolean {
+  const parts = segments(path);
+  if (parts.length === 0 || parts[0] === '..') return false;
+  const pattern = segments(glob).join('/');
+  for (let n = parts.length; n >= 1; n--) {
+    if (picomatch.isMatch(parts.slice(0, n).join('/'), pattern, { dot: true })) return true;
+  }
+  return false;
+}

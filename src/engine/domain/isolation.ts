@@ -8,6 +8,12 @@ export interface RunIsolation {
   repoRoot?: string;
   targetBranch?: string;
   baseCommit?: string;
+  /**
+   * Where Baton expects the target branch: the base, then where its last integration left it
+   * (or the head a person accepted at a target_moved gate). A target that is not a descendant
+   * of it was moved backwards or sideways by someone other than Baton or the user's commits.
+   */
+  expectedHead?: string;
   note?: string;
 }
 

@@ -1,5 +1,6 @@
 import type { BatonConfig } from './config';
 import type { IdSource } from './clock';
+import { canonicalJson, freezeWorkers, type FrozenWorkers } from './frozenWorkers';
 
 /** What every operation gets besides its input: the time of the transaction and the id source. */
 export interface OperationContext {
@@ -9,11 +10,31 @@ export interface OperationContext {
 
 /**
  * Settings frozen into a run when it starts (a later config edit does not change a running
- * run). The budget changes only when a person approves a budget gate (it is raised); runs
- * started before budgets existed have none.
+ * run). The budget changes only when a person approves a budget gate (it is raised), the
+ * worker definitions only when a person approves a config_changed gate; runs started before
+ * budgets or frozen workers existed have none (a run's first resume freezes its workers).
  */
 export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
-  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy'>>;
+  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy'>> & {
+    workers?: FrozenWorkers;
+  };
+
+/** The frozen settings besides the workers, each compared with the config: which ones the file now sets otherwise. */
+export function settingsDiffering(settings: RunSettings, config: BatonConfig): string[] {
+  const keys = [
+    'riskTags',
+    'leaseSeconds',
+    'maxAttempts',
+    'retryBackoffSeconds',
+    'isolation',
+    'integration',
+    'budget',
+    'permissionPolicy',
+  ] as const;
+  return keys.filter(
+    (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
+  );
+}
 
 export function runSettingsFrom(config: BatonConfig): RunSettings {
   return {
@@ -25,6 +46,7 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     integration: config.integration,
     budget: config.budget,
     permissionPolicy: config.permissionPolicy,
+    workers: freezeWorkers(config),
   };
 }
 

@@ -66,6 +66,12 @@ export const GATE_KINDS = [
   'integration_conflict',
   'budget',
   'isolation',
+  // The run's target branch moved backwards or sideways since Baton last saw it (docs/isolation.md).
+  'target_moved',
+  // An attempt changed files outside its task's `files:` declaration (docs/isolation.md).
+  'undeclared_files',
+  // The config's worker definitions differ from those the run froze (docs/architecture.md, "Trust model").
+  'config_changed',
 ] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 

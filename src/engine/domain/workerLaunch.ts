@@ -2,6 +2,7 @@ import type { AgentKind } from './agents/agentActivity';
 import { agentPresetLaunch, type AgentPresetLaunch, type Permissions } from './agents/presets';
 import { BUILTIN_WORKERS, type BatonConfig, type WORKER_PLACEHOLDERS, type WorkerDefinition } from './config';
 import { BatonError } from './errors';
+import { frozenDefinition, type FrozenWorkers } from './frozenWorkers';
 
 /** What to start for one attempt: argv (never a shell), stdin, environment. */
 /** Who holds a manual worker's attempt: a person, through its `manual_handoff` gate (no process; nobody waits). */
@@ -32,11 +33,38 @@ export interface LaunchValues {
   resumeSession?: string;
 }
 
-/** The agent CLI a worker runs, if it is an agent preset (its log is then an event stream); tolerant of unknown ids. */
-export function agentKindOf(config: BatonConfig, workerId: string | null | undefined): AgentKind | undefined {
+/**
+ * The agent CLI a worker runs, if it is an agent preset (its log is then an event stream); tolerant of unknown ids.
+ * Given a run's frozen workers (or a config: both hold `workers` by id).
+ */
+export function agentKindOf(
+  definitions: Pick<BatonConfig, 'workers'>,
+  workerId: string | null | undefined,
+): AgentKind | undefined {
   if (!workerId) return undefined;
-  const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
+  const worker = Object.hasOwn(definitions.workers, workerId)
+    ? definitions.workers[workerId]
+    : Object.hasOwn(BUILTIN_WORKERS, workerId)
+      ? BUILTIN_WORKERS[workerId]
+      : undefined;
   return worker && isAgentWorker(worker) ? worker.type : undefined;
+}
+
+/**
+ * The definition a run starts for a worker id: the one it froze (docs/architecture.md, "Trust
+ * model"), never the config file's. A worker the run never froze is refused: a person adopts it
+ * at a config_changed gate first.
+ */
+export function frozenWorkerFor(frozen: FrozenWorkers, workerId: string): WorkerDefinition {
+  const worker = frozenDefinition(frozen, workerId);
+  if (!worker) {
+    const known = [...new Set([...Object.keys(frozen.workers), ...Object.keys(BUILTIN_WORKERS)])];
+    throw new BatonError(
+      'worker.not-frozen',
+      `Worker "${workerId}" is not one of the worker definitions this run froze (${known.join(', ')}); a new worker in .baton/config.json is used only once a person approves it at a config_changed gate. Resume without --worker ${workerId}, or start a new run.`,
+    );
+  }
+  return worker;
 }
 
 export function isAgentWorker(worker: WorkerDefinition): worker is Extract<WorkerDefinition, { type: AgentKind }> {

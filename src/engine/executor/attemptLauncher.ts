@@ -1,18 +1,19 @@
 import { createHash } from 'node:crypto';
 import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
-import { firstOverlap } from '../domain/fileOverlap';
+import { overlapReason, refusalError } from '../domain/admission';
 import type { RunIsolation } from '../domain/isolation';
 import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/agents/budget';
 import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
+import { freezeWorkers } from '../domain/frozenWorkers';
 import {
   DEFAULT_PERMISSIONS,
+  frozenWorkerFor,
   isAgentWorker,
   MANUAL_HOLDER,
   promptInArgv,
-  resolveWorker,
   workerLaunch,
 } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
@@ -31,6 +32,7 @@ import { recordRuntimeLaunch, recordStartedWorker } from '../operations/runtimes
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { setTaskStatus } from '../operations/tasks/setTaskStatus';
 import { recordWorktree } from '../operations/worktrees/worktrees';
+import { readAdmission } from '../queries/admission';
 import { lastAgentSession, spendSoFar } from '../queries/agentUsage';
 import { readRunSettings } from '../queries/runs';
 import { readRunIsolation } from '../queries/worktrees';
@@ -84,14 +86,20 @@ export class AttemptLauncher {
 
   async start(task: Task): Promise<void> {
     const { runId } = this.host;
-    const workerId = this.host.worker ?? task.worker ?? this.ctx.config.defaultWorker;
-    const worker = resolveWorker(this.ctx.config, workerId);
+    if (await this.heldAtConfigGate(task)) return;
+    // The definitions the run froze, never the config file's: a worker can write .baton/config.json
+    // (docs/architecture.md, "Trust model"). A run from before frozen workers is frozen at its coordinator's first
+    // pass; until then, the config this coordinator started with.
+    const frozen =
+      (await this.ctx.store.read((r) => readRunSettings(r, runId))).workers ?? freezeWorkers(this.ctx.config);
+    const workerId = this.host.worker ?? task.worker ?? frozen.defaultWorker;
+    const worker = frozenWorkerFor(frozen, workerId);
     const manual = worker.type === 'manual';
     const agentPreset = isAgentWorker(worker) ? worker : undefined;
     const permissions = task.permissions ?? DEFAULT_PERMISSIONS;
     if (await this.heldBackByBudget(task)) return;
     if (agentPreset && (await this.heldBackByPermissionPolicy(task, permissions.profile))) return;
-    if (await this.heldBackByOverlap(task)) return;
+    if (await this.heldBackByAdmission(task)) return;
     const isolation = manual ? 'none' : await this.isolationFor(task);
     if (isolation === 'gated') return;
     let baseCommit: string | undefined;
@@ -114,6 +122,15 @@ export class AttemptLauncher {
     try {
       claim = await this.ctx.store.transact(async (tx) => {
         const now = this.ctx.clock.now();
+        // The same rule `baton claim` obeys, in the claim's transaction: an external worker may have taken a slot or
+        // an overlapping task since the check above.
+        const refusal = await readAdmission(tx, {
+          runId,
+          taskId: task.id,
+          now,
+          maxConcurrency: this.host.maxConcurrency,
+        });
+        if (refusal) throw refusalError(refusal);
         const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
         const holder = manual ? MANUAL_HOLDER : this.host.holder;
         const claimed = await claimDelegation(
@@ -324,6 +341,27 @@ export class AttemptLauncher {
   }
 
   /**
+   * While a config_changed gate is open the run starts nothing new: a task that became ready
+   * since the gate opened waits at it too (released when a person decides).
+   */
+  private async heldAtConfigGate(task: Task): Promise<boolean> {
+    const { runId } = this.host;
+    const open = await this.ctx.store.read((r) =>
+      r.get<{ id: string }>(
+        `SELECT id FROM gates WHERE run_id = ? AND kind = 'config_changed' AND status = 'open' LIMIT 1`,
+        [runId],
+      ),
+    );
+    if (!open) return false;
+    await this.ctx.store.transact(async (tx) => {
+      const now = this.ctx.clock.now();
+      await setTaskStatus(tx, runId, task.id, 'gated', waitsAtGateReason(open.id, 'config_changed'), now);
+      await refreshRunStatus(tx, runId, now);
+    });
+    return true;
+  }
+
+  /**
    * A run, task or agent already over its budget starts nothing more (docs/workers.md,
    * "Budgets"): the task waits at a budget gate — its own, or the one already open for the
    * run's budget, which every task then waits at.
@@ -403,28 +441,24 @@ export class AttemptLauncher {
   }
 
   /**
-   * A task whose `files:` overlap those of a task in flight waits for it (docs/isolation.md,
-   * "Overlap"): it is not dispatched, and its reason says on what it waits.
+   * The admission rule (domain/admission.ts, the one `baton claim` obeys): a task within its
+   * retry backoff, beyond the run's slots (external workers' included), or whose `files:`
+   * overlap those of a task in flight is not dispatched; for an overlap its reason says on
+   * what it waits (docs/isolation.md, "Overlap").
    */
-  private async heldBackByOverlap(task: Task): Promise<boolean> {
-    if (task.files.length === 0) return false;
+  private async heldBackByAdmission(task: Task): Promise<boolean> {
     const { runId } = this.host;
-    const inFlight = await this.ctx.store.read((r) =>
-      r.all<{ id: string; files_json: string }>(
-        `SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?`,
-        [runId, task.id],
-      ),
+    const refusal = await this.ctx.store.read((r) =>
+      readAdmission(r, { runId, taskId: task.id, now: this.ctx.clock.now(), maxConcurrency: this.host.maxConcurrency }),
     );
-    for (const other of inFlight) {
-      const pair = firstOverlap(task.files, JSON.parse(other.files_json) as string[]);
-      if (!pair) continue;
-      const reason = `waits for ${other.id}: its files overlap (${pair[0]} / ${pair[1]})`;
+    if (!refusal) return false;
+    if (refusal.kind === 'overlap') {
+      const reason = overlapReason(refusal.otherTaskId, refusal.globs);
       if (task.statusReason !== reason) {
         await this.ctx.store.transact((tx) => setTaskStatus(tx, runId, task.id, 'ready', reason, this.ctx.clock.now()));
       }
-      return true;
     }
-    return false;
+    return true;
   }
 
   /** How the task runs: in the shared tree, in a worktree of its own, or not yet (an isolation gate opened). */

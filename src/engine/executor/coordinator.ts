@@ -17,6 +17,7 @@ import { readRunIsolation } from '../queries/worktrees';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { EngineContext } from '../usecases/context';
 import { reconcileRun, type ReconcileReport } from '../usecases/reconcileRun';
+import { configFileStamp, noticeConfigChange } from '../usecases/runConfig';
 import { verifyAttempt } from '../usecases/verifyAttempt';
 import { AttemptLauncher } from './attemptLauncher';
 import { AttemptSupervisor } from './attemptSupervisor';
@@ -85,6 +86,8 @@ export class Coordinator {
   private readonly finishing = new Map<string, Promise<void>>();
   private readonly cannotFinish = new Set<string>();
   private readonly retryTimers = new Set<() => void>();
+  /** The config file's stamp at this coordinator's last look (undefined: not looked yet). */
+  private configStamp: string | undefined;
 
   private constructor(
     private readonly deps: CoordinatorDeps,
@@ -296,6 +299,9 @@ export class Coordinator {
       return expireStaleRuntimes(tx, now);
     });
     await this.supervisor.endDecidedElsewhere();
+    // Before anything is dispatched: a config a worker (or a person) changed is told, and a change of a worker the run
+    // uses waits at a gate. What starts below runs the run's frozen definitions either way.
+    await this.lookAtConfig();
 
     const now = this.ctx.clock.now();
     const readyLimit = this.maxConcurrency + this.supervisor.size;
@@ -349,6 +355,26 @@ export class Coordinator {
       readyCount: snapshot.ready.length,
       ...(this.options.tasks ? { selected: this.options.tasks } : {}),
     });
+  }
+
+  /** Looks at `.baton/config.json` when it changed since the last look (docs/architecture.md, "Trust model"). */
+  private async lookAtConfig(): Promise<void> {
+    const stamp = configFileStamp(this.ctx.workspace);
+    if (stamp === this.configStamp) return;
+    const runId = this.options.runId;
+    const notice = await noticeConfigChange(this.ctx, runId, {
+      ...(this.options.worker ? { override: this.options.worker } : {}),
+      noticedBy: 'coordinator',
+      gate: true,
+    });
+    this.configStamp = stamp;
+    if (notice.frozeLegacy)
+      this.ctx.log(`run ${runId} started before Baton froze worker definitions: froze them from .baton/config.json`);
+    if (notice.gate?.action === 'opened' || notice.gate?.action === 'updated')
+      this.ctx.log(
+        `${notice.gate.id}: .baton/config.json changed a worker this run uses; nothing new starts until it is decided`,
+      );
+    else if (notice.told) this.ctx.log('.baton/config.json changed; the run keeps its frozen settings');
   }
 
   private wake(): void {

@@ -1,3 +1,4 @@
+import { backoffUntil, freeSlots } from '../domain/admission';
 import { isFinishedRun, type RunStatus, type StopMode } from '../domain/types';
 
 /** What one pass of the coordinator reads from the store (queries/dispatchSnapshot.ts). */
@@ -61,9 +62,10 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
   if (dispatching) {
     for (const task of snapshot.ready) {
       if (!selected(task.id) || view.tasksInFlight.has(task.id)) continue;
-      if (task.notBefore !== null && task.notBefore > snapshot.now) {
+      const notBefore = backoffUntil(task, snapshot.now);
+      if (notBefore !== undefined) {
         waitingForBackoff = true;
-        wakeAt = Math.min(wakeAt ?? Infinity, task.notBefore);
+        wakeAt = Math.min(wakeAt ?? Infinity, notBefore);
         continue;
       }
       candidates.push(task.id);
@@ -77,8 +79,10 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
   const finish = snapshot.verifying.filter(
     (taskId) => !view.tasksInFlight.has(taskId) && !view.finishing.has(taskId) && !view.cannotFinish.has(taskId),
   );
+  // The run's slots are shared with external workers (`baton claim`): theirs count against maxConcurrency too.
+  const claimedElsewhere = snapshot.leased.filter((d) => !d.handOff && !view.ownDelegations.has(d.delegationId)).length;
   return {
-    candidates: view.busySlots >= view.maxConcurrency ? [] : candidates,
+    candidates: freeSlots(view.maxConcurrency, view.busySlots + claimedElsewhere) === 0 ? [] : candidates,
     ...(wakeAt !== undefined ? { wakeAt } : {}),
     waitingForBackoff,
     heldElsewhere: heldElsewhere.length,

@@ -179,6 +179,26 @@ export async function listGates(r: StoreReader, filter: { runId?: string; status
   return (await r.all<GateRow>(sql, params)).map(toGate);
 }
 
+/** One gate by id, or undefined. */
+export async function findGate(r: StoreReader, gateId: string): Promise<Gate | undefined> {
+  const row = await r.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [gateId]);
+  return row ? toGate(row) : undefined;
+}
+
+/** Workers new to a run whose adoption a person rejected at a config_changed gate. */
+export async function rejectedNewWorkers(r: StoreReader, runId: string): Promise<Set<string>> {
+  const rows = await r.all<{ details_json: string }>(
+    `SELECT details_json FROM gates WHERE run_id = ? AND kind = 'config_changed' AND status = 'rejected'`,
+    [runId],
+  );
+  const ids = new Set<string>();
+  for (const row of rows) {
+    const changes = (JSON.parse(row.details_json) as { changes?: Array<{ kind?: string; workerId?: string }> }).changes;
+    for (const change of changes ?? []) if (change.kind === 'added' && change.workerId) ids.add(change.workerId);
+  }
+  return ids;
+}
+
 /** A run's ingestion records, oldest first. */
 export async function listIngestions(r: StoreReader, runId: string): Promise<IngestionRecord[]> {
   return (

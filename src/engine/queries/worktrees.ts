@@ -69,8 +69,12 @@ export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: strin
     repo_root: string | null;
     target_branch: string | null;
     base_commit: string | null;
+    expected_head: string | null;
     note: string | null;
-  }>(`SELECT mode, strategy, repo_root, target_branch, base_commit, note FROM run_isolation WHERE run_id = ?`, [runId]);
+  }>(
+    `SELECT mode, strategy, repo_root, target_branch, base_commit, expected_head, note FROM run_isolation WHERE run_id = ?`,
+    [runId],
+  );
   if (!row) return undefined;
   return {
     runId,
@@ -79,6 +83,7 @@ export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: strin
     ...(row.repo_root ? { repoRoot: row.repo_root } : {}),
     ...(row.target_branch ? { targetBranch: row.target_branch } : {}),
     ...(row.base_commit ? { baseCommit: row.base_commit } : {}),
+    ...(row.expected_head ? { expectedHead: row.expected_head } : {}),
     ...(row.note ? { note: row.note } : {}),
   };
 }

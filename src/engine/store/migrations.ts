@@ -332,6 +332,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE coordinator_leases ADD COLUMN chain_since INTEGER`,
     ],
   },
+  {
+    // Numbered as assigned to this change (issue 15, item 8).
+    version: 8,
+    name: 'the target branch: the head Baton expects it at',
+    statements: [
+      // What Baton last saw or made the target branch: the run's base, then each integration's result, or the head a
+      // person accepted at a target_moved gate. Integration moves the branch only from a descendant of it.
+      `ALTER TABLE run_isolation ADD COLUMN expected_head TEXT`,
+      `UPDATE run_isolation SET expected_head = COALESCE(
+         (SELECT w.target_after FROM worktrees w WHERE w.run_id = run_isolation.run_id AND w.status = 'integrated'
+            AND w.target_after IS NOT NULL ORDER BY w.integrated_at DESC, w.delegation_id DESC LIMIT 1),
+         base_commit)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

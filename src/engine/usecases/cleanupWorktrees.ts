@@ -9,6 +9,7 @@ import { removeWorktree } from '../effects/git/worktrees';
 import { listAttemptWorktrees, readRunIsolation } from '../queries/worktrees';
 import { worktreesRoot } from '../effects/workspaceLayout';
 import { type AttemptWorktree } from '../domain/isolation';
+import { checkTargetOf, describeTargetGone, describeTargetMoved } from './targetBranch';
 
 export interface WorktreeFinding {
   taskId?: string;
@@ -16,6 +17,8 @@ export interface WorktreeFinding {
   path: string;
   /** What the evidence says, in a sentence. */
   finding: string;
+  /** The finding is about the run's target branch (in the repository at `path`), not a worktree. */
+  target?: boolean;
 }
 
 export interface CleanupReport {
@@ -94,9 +97,10 @@ export async function cleanupWorktrees(
 }
 
 /**
- * What reconcile and diagnose say about a run's worktrees: stray folders, kept worktrees of
- * attempts that are over, recorded ones that are missing, and integrations whose commit is
- * not on the target branch (reported, never redone).
+ * What reconcile and diagnose say about a run's worktrees: a target branch that moved
+ * backwards or sideways since Baton last saw it, stray folders, kept worktrees of attempts
+ * that are over, recorded ones that are missing, and integrations whose commit is not on the
+ * target branch (reported, never redone).
  */
 export async function inspectWorktrees(store: StorePort, workspace: string, runId: string): Promise<WorktreeFinding[]> {
   const { run, worktrees } = await store.read(async (r) => ({
@@ -105,6 +109,22 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
   }));
   if (worktrees.length === 0 && !existsSync(worktreesRoot(workspace, runId))) return [];
   const findings: WorktreeFinding[] = [];
+  // The target branch itself: moved backwards or sideways since Baton last saw it (a worker can, through shared refs).
+  const target = await checkTargetOf(store, run);
+  if (
+    target &&
+    run?.repoRoot &&
+    (target.kind === 'backwards' || target.kind === 'sideways' || target.kind === 'gone')
+  ) {
+    findings.push({
+      path: run.repoRoot,
+      target: true,
+      finding:
+        target.kind === 'gone'
+          ? `${describeTargetGone(target)} Nothing can be integrated until it is back.`
+          : `${describeTargetMoved(target)} Baton integrates nothing into it until a person decides (the next integration opens a target_moved gate).`,
+    });
+  }
   const git = run?.repoRoot ? new Git(run.repoRoot) : undefined;
   const targetHead =
     git && run?.targetBranch

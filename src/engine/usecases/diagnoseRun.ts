@@ -9,6 +9,7 @@ import { listAttemptWorktrees, readRunIsolation } from '../queries/worktrees';
 import { inspectWorktrees, type WorktreeFinding } from './cleanupWorktrees';
 import type { EngineContext } from './context';
 import { isLeaseLive } from './coordinatorLiveness';
+import { describeRunConfig, type RunConfigView } from './runConfig';
 
 export interface Diagnosis extends RunOverview {
   now: number;
@@ -46,6 +47,8 @@ export interface Diagnosis extends RunOverview {
   worktrees: Array<AttemptWorktree & { bytes: number }>;
   worktreeBytes: number;
   worktreeFindings: WorktreeFinding[];
+  /** The worker definitions the run runs with beside `.baton/config.json` now (docs/architecture.md, "Trust model"). */
+  config: RunConfigView;
   /** The command that most likely helps next, and why. */
   next: { command: string; why: string };
 }
@@ -140,6 +143,7 @@ export async function diagnoseRun(ctx: EngineContext, runId?: string): Promise<D
     worktrees: facts.worktrees.map((w) => ({ ...w, bytes: w.removedAt === undefined ? folderSize(w.path) : 0 })),
     worktreeBytes: folderSize(worktreesRoot(ctx.workspace, diagnosed)),
     worktreeFindings,
+    config: await describeRunConfig(ctx, diagnosed),
     next: suggestNext(view, coordinator?.live ?? false, workers),
   };
 }

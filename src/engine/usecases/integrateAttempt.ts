@@ -20,6 +20,10 @@ import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { type AttemptWorktree } from '../domain/isolation';
 import { type IntegrationStrategy } from '../domain/types';
 import { counted } from '../domain/plural';
+import { outsideDeclaration } from '../domain/fileOverlap';
+import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation';
+import { compareTargetHead, describeTargetMoved, putBackAfterApproval, type TargetMoved } from './targetBranch';
+import { posix, relative, sep } from 'node:path';
 
 export type IntegrationOutcome =
   | {
@@ -31,6 +35,10 @@ export type IntegrationOutcome =
       alreadyOnTarget: boolean;
     }
   | { kind: 'conflict'; files: string[]; gateId: string }
+  /** The target branch moved backwards or sideways: nothing integrated, a target_moved gate opened. */
+  | { kind: 'target-moved'; expected: string; found: string; gateId: string }
+  /** The attempt changed files outside its task's `files:`: nothing integrated, an undeclared_files gate opened. */
+  | { kind: 'undeclared-files'; files: string[]; gateId: string }
   | { kind: 'not-now'; reason: string };
 
 /** Integrations into one repository run one at a time in this process (docs/isolation.md, "Serialized"). */
@@ -49,6 +57,12 @@ const MAX_TARGET_RACES = 3;
  * A conflict touches neither the target branch nor the main working tree: the worktree is
  * kept and an integration_conflict gate names the files. Work already on the target (a crash
  * after step 2) is recorded, not integrated again.
+ *
+ * Before the target moves, two checks (docs/isolation.md, "The expected head" and "`files:`
+ * at integration"): the target must be where Baton expects it or a descendant (a worker can
+ * move it through refs shared by every worktree: backwards or sideways opens a target_moved
+ * gate), and every file the attempt changed must be covered by its task's `files:` (else an
+ * undeclared_files gate). Either way nothing is integrated and the worktree is kept.
  */
 export async function integrateAttempt(
   ctx: EngineContext,
@@ -70,6 +84,19 @@ export async function integrateAttempt(
     const git = new Git(repoRoot);
     for (let race = 0; ; race++) {
       const targetBefore = await git.revParse(`refs/heads/${run.targetBranch}`);
+      // Read under the integration lock: a person's approval or this run's last integration may have moved it.
+      const expected = await ctx.store.read(async (r) => {
+        const now = await readRunIsolation(r, runId);
+        return now?.expectedHead ?? now?.baseCommit;
+      });
+      if (expected) {
+        const check = await compareTargetHead(git, run.targetBranch!, expected, targetBefore);
+        if (
+          (check.kind === 'backwards' || check.kind === 'sideways') &&
+          !(await putBackAfterApproval(ctx.store, git, runId, expected, targetBefore))
+        )
+          return recordTargetMoved(ctx, runId, worktree, check);
+      }
       if (source.sourceHead === source.baseCommit || (await git.isAncestor(source.sourceHead, targetBefore))) {
         // Nothing to bring over, or it is there already (integrated before a crash): record it once.
         return recordIntegrated(ctx, runId, worktree, {
@@ -79,6 +106,8 @@ export async function integrateAttempt(
           alreadyOnTarget: source.sourceHead !== source.baseCommit,
         });
       }
+      const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, targetBefore);
+      if (undeclared.length > 0) return recordUndeclaredFiles(ctx, runId, worktree, source, undeclared);
       const result = await combine(git, worktree, worktree.strategy, source, targetBefore, run.targetBranch!);
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
@@ -100,6 +129,46 @@ export async function integrateAttempt(
       // The target moved meanwhile (someone committed): integrate against the new head.
     }
   });
+}
+
+/**
+ * What the attempt brings to the target (added, modified, deleted; a rename as both its
+ * names), as workspace-relative paths, that its task's `files:` does not cover. Nothing for a
+ * task without `files:`, or when a person approved these very changes at an undeclared_files
+ * gate. Compared against the merge base with the target, so a branch that merged the target
+ * in (to resolve a conflict) is judged by its own changes only.
+ */
+async function filesOutsideTheDeclaration(
+  ctx: EngineContext,
+  repo: Git,
+  runId: string,
+  worktree: AttemptWorktree,
+  source: SourceState,
+  targetBefore: string,
+): Promise<string[]> {
+  const { declared, approvedHeads } = await ctx.store.read(async (r) => ({
+    declared: await r.get<{ files_json: string }>(`SELECT files_json FROM tasks WHERE run_id = ? AND id = ?`, [
+      runId,
+      worktree.taskId,
+    ]),
+    approvedHeads: await r.all<{ head: string | null }>(
+      `SELECT json_extract(details_json, '$.sourceHead') AS head FROM gates
+       WHERE run_id = ? AND delegation_id = ? AND kind = 'undeclared_files' AND status = 'approved'`,
+      [runId, worktree.delegationId],
+    ),
+  }));
+  const globs = declared ? (JSON.parse(declared.files_json) as string[]) : [];
+  if (globs.length === 0) return [];
+  if (approvedHeads.some((g) => g.head === source.sourceHead)) return [];
+  // Unrelated histories (a target a person accepted after it was reset sideways) have no merge base: the attempt's own.
+  const mergeBase = await repo.attempt(['merge-base', targetBefore, source.sourceHead]);
+  const from = mergeBase.exitCode === 0 ? mergeBase.stdout.trim() : source.baseCommit;
+  const changed = await repo.changedFiles(from, source.sourceHead);
+  const run = await ctx.store.read((r) => readRunIsolation(r, runId));
+  // git names paths from the repository's root; `files:` from the workspace, which may be a folder inside it.
+  const inside = relative(run!.repoRoot!, ctx.workspace).split(sep).join('/') || '.';
+  const inWorkspace = changed.map((file) => posix.relative(inside, file));
+  return outsideDeclaration(inWorkspace, globs);
 }
 
 interface SourceState {
@@ -275,6 +344,8 @@ async function recordIntegrated(
   await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
     await markWorktreeIntegrated(tx, { runId, delegationId: worktree.delegationId }, facts, now);
+    // Baton left the target here: the next integration expects it here or further on.
+    await recordExpectedTargetHead(tx, runId, facts.targetAfter);
     await appendEvent(tx, runId, 'integration:done', now, {
       delegationId: worktree.delegationId,
       taskId: worktree.taskId,
@@ -360,4 +431,81 @@ async function recordConflict(
     `${worktree.delegationId}: integration conflict in ${files.join(', ') || '(unknown files)'}; ${gateId} opened`,
   );
   return { kind: 'conflict', files, gateId };
+}
+
+/** Holds the attempt (BLOCKED, worktree kept) at a gate of one of the integration checks. */
+async function holdAtGate(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  gate: { kind: 'target_moved' | 'undeclared_files'; why: string; reason: string; details: Record<string, unknown> },
+): Promise<string> {
+  return ctx.store.transact(async (tx) => {
+    const now = ctx.clock.now();
+    const delegation = await getDelegation(tx, runId, worktree.delegationId);
+    if (delegation?.status === 'RUNNING')
+      await transitionDelegation(tx, delegation, 'BLOCKED', { reason: gate.why }, now);
+    const opened = await openGate(
+      tx,
+      {
+        runId,
+        kind: gate.kind,
+        taskId: worktree.taskId,
+        delegationId: worktree.delegationId,
+        reason: gate.reason,
+        details: { ...gate.details, worktree: worktree.path, branch: worktree.branch },
+      },
+      now,
+    );
+    await refreshRunStatus(tx, runId, now);
+    return opened.id;
+  });
+}
+
+async function recordTargetMoved(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  moved: TargetMoved,
+): Promise<IntegrationOutcome> {
+  const gateId = await holdAtGate(ctx, runId, worktree, {
+    kind: 'target_moved',
+    why: `the target branch ${moved.branch} moved ${moved.kind}`,
+    reason: `${worktree.taskId} passed, but ${describeTargetMoved(moved)} Nothing was integrated; the work is kept in ${worktree.path}. Approve to accept ${moved.branch} as it is now (${moved.found.slice(0, 10)}) and integrate ${worktree.taskId} onto it; reject to fail ${worktree.taskId} and integrate nothing.`,
+    details: {
+      branch: moved.branch,
+      direction: moved.kind,
+      expected: moved.expected,
+      found: moved.found,
+      missing: moved.missing,
+      missingCount: moved.missingCount,
+    },
+  });
+  ctx.log(
+    `${worktree.delegationId}: not integrated: ${moved.branch} moved ${moved.kind} (${moved.expected.slice(0, 8)} → ${moved.found.slice(0, 8)}); ${gateId} opened`,
+  );
+  return { kind: 'target-moved', expected: moved.expected, found: moved.found, gateId };
+}
+
+async function recordUndeclaredFiles(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  source: SourceState,
+  files: string[],
+): Promise<IntegrationOutcome> {
+  const declared = await ctx.store.read((r) =>
+    r.get<{ files_json: string }>(`SELECT files_json FROM tasks WHERE run_id = ? AND id = ?`, [runId, worktree.taskId]),
+  );
+  const globs = declared ? (JSON.parse(declared.files_json) as string[]) : [];
+  const gateId = await holdAtGate(ctx, runId, worktree, {
+    kind: 'undeclared_files',
+    why: `changed ${counted(files.length, 'file')} outside its files:`,
+    reason: `${worktree.taskId} passed, but changed ${counted(files.length, 'file')} outside its declaration (files: ${globs.join(', ')}): ${files.join(', ')}. Nothing was integrated; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId} and discard the attempt.`,
+    details: { files, declared: globs, sourceHead: source.sourceHead },
+  });
+  ctx.log(
+    `${worktree.delegationId}: not integrated: files outside its declaration: ${files.join(', ')}; ${gateId} opened`,
+  );
+  return { kind: 'undeclared-files', files, gateId };
 }

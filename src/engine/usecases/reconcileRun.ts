@@ -5,6 +5,7 @@ import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import { getDelegation } from '../queries/delegations';
+import { readRunSettings } from '../queries/runs';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { openVerifyProcesses } from '../queries/verifyProcesses';
 import { endVerifyProcesses } from './endVerifyProcesses';
@@ -97,7 +98,8 @@ export async function reconcileRun(
   runId: string,
   options: ReconcileOptions = {},
 ): Promise<ReconcileReport> {
-  const { tasks, running } = await ctx.store.read(async (r) => ({
+  const { tasks, running, settings } = await ctx.store.read(async (r) => ({
+    settings: await readRunSettings(r, runId),
     tasks: await r.all<{ id: string; status: string; status_reason: string | null }>(
       `SELECT id, status, status_reason FROM tasks WHERE run_id = ? ORDER BY ordinal`,
       [runId],
@@ -146,7 +148,8 @@ export async function reconcileRun(
       continue;
     }
     const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
-    const agentKind = agentKindOf(ctx.config, attempt.worker);
+    // The definitions the attempt was started with: the run's frozen ones (the config file may have changed since).
+    const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
     const artifactPath = paths.artifact(attempt.delegation_id);
     const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
     let identity: ProcessIdentity | undefined =
@@ -355,7 +358,9 @@ export async function reconcileRun(
     entries.push({
       taskId: finding.taskId ?? '-',
       ...(finding.delegationId ? { delegationId: finding.delegationId } : {}),
-      classification: `worktree ${finding.path}: ${finding.finding}`,
+      classification: finding.target
+        ? `target branch: ${finding.finding}`
+        : `worktree ${finding.path}: ${finding.finding}`,
     });
   }
   return { runId, entries };

@@ -10,6 +10,7 @@
 // realClis.test.ts runs the same CLIs with the recipes' own argv (what each CLI does);
 // agentAttempts.test.ts covers budgets, gates and sessions with a stand-in Claude.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureAgentCli } from '../../../scripts/agentClis.mjs';
@@ -118,7 +119,10 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
        * it needs; the worker's `env` carries what differs from this process's (the rest is
        * inherited), and clears what the recipe removes (real keys, endpoints, NODE_OPTIONS).
        */
-      function setUp(profile: 'full' | 'read-only'): void {
+      function setUp(
+        profile: 'full' | 'read-only',
+        extra: { isolation?: 'none' | 'worktree'; budget?: unknown; maxAttempts?: number } = {},
+      ): void {
         const recipe = cli.launch({ home, cwd: fixture.workspace, serverUrl: server.url, prompt: '', mode: 'write' });
         const env: Record<string, string> = {};
         for (const [key, value] of Object.entries(recipe.env))
@@ -139,9 +143,10 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           JSON.stringify({
             defaultWorker: 'agent',
             workers: { agent: { type: KIND[cli.name], executable, env, ...(model ? { model } : {}) } },
-            isolation: 'none',
-            maxAttempts: 1,
+            isolation: extra.isolation ?? 'none',
+            maxAttempts: extra.maxAttempts ?? 1,
             retryBackoffSeconds: 0,
+            ...(extra.budget ? { budget: extra.budget } : {}),
           }),
         );
         fixture.write(
@@ -195,18 +200,20 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
 
       const content = `Hello from the scripted model, through ${cli.name}'s own write tool.\n`;
 
-      it('works a task: writes a file and runs a command with its own tools, reports usage, answers with its result', async () => {
-        setUp('full');
+      it('works a task in its own worktree: writes a file and runs a command with its own tools, reports usage, answers with its result; the work is integrated', async () => {
+        setUp('full', { isolation: 'worktree' });
+        engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        // The worker's folder is its worktree (docs/isolation.md): the scripted write goes there.
+        const worktree = join(fixture.workspace, '.baton', 'worktrees', run.id, `${TASK}-001`);
         server.setScript({
           steps: [
-            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            (request) => ({ toolCalls: [cli.writeFile(request, worktree, FILE, content)], usage: USAGE[0] }),
             (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
             { text: RESULT_TEXT, usage: USAGE[2], delayMs: THINK_MS },
           ],
           side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
         });
-        engine = await fixture.open({ follow: true });
-        const { run } = await engine.runForPlan('plan.md');
         const { outcome, progress } = await driveWatching(run.id);
         const view = await engine.overview(run.id);
         const usage = view.usage.find((u) => u.delegationId === DELEGATION);
@@ -222,9 +229,18 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           main[0]!.userTexts.some((t) => t.includes(`task: ${TASK}`) && t.includes('agent: coder')),
           explain,
         );
-        // The file, written by the CLI's own tool, in the repository; the command's output went back to the model.
-        assert.equal(readFileSync(join(fixture.workspace, FILE), 'utf8'), content, explain);
-        assert.match(git(fixture.workspace, 'status', '--porcelain'), /notes\//, explain);
+        // The file, written by the CLI's own tool in its worktree, integrated into the target branch; the command's
+        // output went back to the model.
+        assert.equal(git(fixture.workspace, 'show', `main:${FILE}`), content.trimEnd(), explain);
+        const integrated = (await engine.listWorktrees(run.id)).find((w) => w.delegationId === DELEGATION);
+        assert.equal(integrated?.status, 'integrated', explain);
+        // The prompt's recorded digest is the digest of the prompt file the worker got.
+        const prompt = readFileSync(join(fixture.workspace, '.baton', 'runs', run.id, 'prompts', `${DELEGATION}.md`));
+        assert.equal(
+          view.delegations.find((d) => d.id === DELEGATION)?.prompt?.sha256,
+          createHash('sha256').update(prompt).digest('hex'),
+          explain,
+        );
         assert.ok(
           main[2]!.toolResults.some((r) => r.output.includes(SHELL_MARKER)),
           explain,
@@ -273,6 +289,57 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.ok(delegation.artifactPath, explain);
         const artifact = readFileSync(join(fixture.workspace, delegation.artifactPath), 'utf8');
         assert.equal(artifact.trim(), RESULT_TEXT, explain);
+      });
+
+      it('a task budget smaller than the script stops the attempt mid-run and opens the budget gate; approving continues to the result', async () => {
+        // The first call alone is 1,232 tokens; the second crosses 2,000.
+        setUp('full', { budget: { task: { tokens: 2000 } }, maxAttempts: 2 });
+        const script = (): Parameters<ModelServer['setScript']>[0] => ({
+          steps: [
+            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
+            // Never reached in the first attempt: it is stopped while the model "thinks" here (but Gemini CLI).
+            { text: RESULT_TEXT, usage: USAGE[2], delayMs: cli.name === 'gemini' ? 0 : 60_000 },
+          ],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        server.setScript(script());
+        engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        const first = await driveWatching(run.id);
+        let view = await engine.overview(run.id);
+        const explain = why(run.id, first.progress, view.usage[0]);
+        if (cli.name === 'gemini') {
+          // Gemini CLI reports its tokens only in its final stats (docs/workers.md, "Budgets"): nothing to stop it
+          // on mid-run, so it runs to its result and its spend, over the limit, counts from then on.
+          assert.deepEqual(first.outcome, { kind: 'finished', status: 'completed' }, explain);
+          const usage = view.usage[0]!;
+          assert.ok(usage.inputTokens + usage.outputTokens > 2000, explain);
+          return;
+        }
+        assert.equal((first.outcome as { kind: string }).kind, 'paused', explain);
+        const gate = view.gates.find((g) => g.kind === 'budget' && g.status === 'open');
+        assert.ok(gate, `a budget gate opened\n${explain}`);
+        assert.match(gate.reason, /the task budget of 2,000 tokens is used up/, explain);
+        assert.equal(view.delegations[0]!.status, 'CANCELLED', explain);
+        assert.equal(view.tasks[0]!.status, 'gated', explain);
+
+        // Approved: the limit is raised and the retry runs to its result (quickly this time).
+        server.setScript({
+          ...script(),
+          steps: [
+            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            { text: RESULT_TEXT, usage: USAGE[2] },
+          ],
+        });
+        await engine.decideGate({ gateId: gate.id, decision: 'approved', by: 'tester' });
+        const second = await driveWatching(run.id);
+        view = await engine.overview(run.id);
+        assert.deepEqual(second.outcome, { kind: 'finished', status: 'completed' }, why(run.id, second.progress));
+        assert.deepEqual(
+          view.delegations.map((d) => `${d.id}:${d.status}`),
+          [`${DELEGATION}:CANCELLED`, 'D-T1-coder-002:COMPLETED'],
+        );
       });
 
       it('in the read-only profile, the CLI itself refuses the write', async () => {

@@ -27,6 +27,8 @@ describe('baton CLI: stale leases and result ingestion', () => {
         { id: 'B', agent: 'writer' },
       ]),
     );
+    // A claim obeys the retry backoff (docs/cli.md, `baton claim`): the retry below is claimed at once.
+    writeFile(ws, '.baton/config.json', JSON.stringify({ retryBackoffSeconds: 0 }));
   });
   after(() => removeWorkspace(ws));
 

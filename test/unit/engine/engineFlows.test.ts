@@ -123,6 +123,11 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
     it('retries a stale task as a new delegation with the next attempt number', async () => {
       await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       fixture.fakeClock.advance(121_000);
+      // The claim that finds the lease expired records it; the retry waits for the backoff (retryBackoffSeconds, 10).
+      await assert.rejects(engine.claimTask({ planPath: 'plan.md', taskId: 'T1' }), (err) =>
+        BatonError.is(err, 'claim.retry-backoff'),
+      );
+      fixture.fakeClock.advance(10_000);
       const retry = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       assert.equal(retry.delegation.id, 'D-T1-coder-002');
       assert.equal(retry.delegation.attempt, 2);
@@ -135,6 +140,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
         await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
         fixture.fakeClock.advance(121_000);
         await engine.expireStaleRuntimes();
+        fixture.fakeClock.advance(10_000); // the retry backoff
       }
       const view = await engine.overview();
       assert.equal(view.tasks.find((t) => t.id === 'T1')!.status, 'failed');
@@ -311,6 +317,7 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
             summary: `try ${attempt}`,
           }),
         });
+        fixture.fakeClock.advance(10_000); // the retry backoff
       }
       assert.equal(await taskStatus('T5'), 'failed');
     });

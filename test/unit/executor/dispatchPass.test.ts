@@ -48,6 +48,20 @@ describe('dispatch pass (pure)', () => {
       assert.deepEqual(plan.candidates, []);
     });
 
+    it("counts external workers' claims against maxConcurrency (a person's hand-off holds no slot)", () => {
+      const external = { delegationId: 'D-X-coder-001', taskId: 'X', leaseExpiresAt: NOW + 60_000 };
+      const full = planDispatch(
+        snapshot({ ready: ready('A', 'B'), leased: [external] }),
+        view({ maxConcurrency: 2, busySlots: 1 }),
+      );
+      assert.deepEqual(full.candidates, [], 'one own worker and one external claim fill 2 slots');
+      const handOff = planDispatch(
+        snapshot({ ready: ready('A', 'B'), leased: [{ ...external, handOff: true }] }),
+        view({ maxConcurrency: 2, busySlots: 1 }),
+      );
+      assert.deepEqual(handOff.candidates, ['A', 'B']);
+    });
+
     it('skips a task that already has an attempt of this coordinator', () => {
       const plan = planDispatch(
         snapshot({ ready: ready('A', 'B') }),

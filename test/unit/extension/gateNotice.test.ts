@@ -40,6 +40,25 @@ describe('the gate notification', () => {
     assert.equal(found[2]!.target, 'command:baton.gates.focus');
   });
 
+  it('a config_changed gate (run-wide, no task) is told like the others, by its id and kind', () => {
+    const message = gateNoticeMessage([
+      {
+        gateId: 'G-9',
+        runId: 'R-1',
+        kind: 'config_changed',
+        reason: '.baton/config.json no longer matches the worker definitions run R-1 froze: worker "next": `a` → `b`.',
+      },
+    ]);
+    assert.match(
+      message,
+      /^Baton: G-9 waits for a decision \(G-9, config change\): \.baton\/config\.json no longer matches/,
+    );
+    assert.deepEqual(
+      links(message).map((l) => l.label),
+      ['Approve', 'Reject', 'Show Gates'],
+    );
+  });
+
   it('for several gates lists exactly the open ones, in order, each on its task', () => {
     const message = gateNoticeMessage([gate(1), gate(3), gate(4), gate(5)]);
     assert.match(message, /^Baton: 4 gates wait for a decision — G-1 T1 “Task number 1” \(risk approval\); G-3 /);

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_STATUSES, type Run, type RunStatus } from '../../../src/engine/index';
-import { runActions, runsByPlace } from '../../../src/extension/viewRows';
+import { RUN_STATUSES, type Gate, type Run, type RunStatus } from '../../../src/engine/index';
+import type { RunStateCache } from '../../../src/extension/runState';
+import { gateRows, runActions, runsByPlace } from '../../../src/extension/viewRows';
 
 const ROOT = join(__dirname, '../../..');
 
@@ -84,5 +85,35 @@ describe('Runs view rows: where a run goes, and what its menus offer', () => {
       history.map((r) => r.id),
       ['R-3'],
     );
+  });
+});
+
+describe('Gates view rows', () => {
+  const GATE_MENU: MenuItem[] = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      contributes: { menus: { 'view/item/context': MenuItem[] } };
+    }
+  ).contributes.menus['view/item/context'].filter((m) => m.when.includes('view == baton.gates'));
+
+  it('a config_changed gate (run-wide, no task) is a row like the others, with Approve and Reject', () => {
+    const gate: Gate = {
+      id: 'G-9',
+      runId: 'R-1',
+      kind: 'config_changed',
+      status: 'open',
+      reason: '.baton/config.json no longer matches the worker definitions run R-1 froze: worker "next": `a` → `b`.',
+      details: {},
+      openedAt: 0,
+    };
+    const [row] = gateRows({ openGates: () => [gate] } as unknown as RunStateCache);
+    assert.equal(row!.row.label, 'G-9  config changed');
+    assert.equal(row!.row.description, gate.reason);
+    assert.deepEqual(row!.row.icon, ['settings-gear', 'charts.yellow']);
+    const contextValue = row!.row.contextValue!;
+    const commands = GATE_MENU.filter((m) => {
+      const regex = /viewItem =~ \/(.+)\/$/.exec(m.when);
+      return regex ? new RegExp(regex[1]!).test(contextValue) : true;
+    }).map((m) => m.command);
+    assert.ok(commands.includes('baton.approveGate') && commands.includes('baton.rejectGate'), commands.join(', '));
   });
 });

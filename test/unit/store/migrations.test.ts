@@ -69,4 +69,43 @@ describe('store migrations', () => {
       await store.close();
     }
   });
+
+  it('8: gives each worktree run the head Baton expects its target at: the last integration result, else the base', async () => {
+    const isolation = `INSERT INTO run_isolation (run_id, mode, strategy, repo_root, target_branch, base_commit, note, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+    const worktree = `INSERT INTO worktrees (run_id, delegation_id, task_id, path, branch, base_commit, status, strategy, target_before, target_after, created_at, integrated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    writeFileSync(
+      join(tmp.path, 'journal-000000000001.log'),
+      journalAt(7, [
+        [isolation, ['R-1', 'worktree', 'merge', '/repo', 'main', 'base1', null, 1]],
+        [isolation, ['R-2', 'worktree', 'merge', '/repo', 'main', 'base2', null, 1]],
+        [isolation, ['R-3', 'none', 'merge', null, null, null, 'shared tree', 1]],
+        [
+          worktree,
+          ['R-1', 'D-A-coder-001', 'A', '/w/a', 'b/a', 'base1', 'integrated', 'merge', 'base1', 'afterA', 1, 10],
+        ],
+        [
+          worktree,
+          ['R-1', 'D-B-coder-001', 'B', '/w/b', 'b/b', 'base1', 'integrated', 'merge', 'afterA', 'afterB', 1, 20],
+        ],
+        [worktree, ['R-1', 'D-C-coder-001', 'C', '/w/c', 'b/c', 'base1', 'conflict', 'merge', null, null, 1, null]],
+        [worktree, ['R-2', 'D-A-coder-001', 'A', '/w/a2', 'b/a2', 'base2', 'committed', 'merge', null, null, 1, null]],
+      ]),
+    );
+    const store = await FileStore.open(tmp.path);
+    try {
+      assert.ok(SCHEMA_VERSION >= 8, `schema ${SCHEMA_VERSION}`);
+      const rows = await store.read((r) =>
+        r.all<{ run_id: string; expected_head: string | null }>(
+          `SELECT run_id, expected_head FROM run_isolation ORDER BY run_id`,
+        ),
+      );
+      assert.deepEqual(rows, [
+        { run_id: 'R-1', expected_head: 'afterB' },
+        { run_id: 'R-2', expected_head: 'base2' },
+        { run_id: 'R-3', expected_head: null },
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
 });

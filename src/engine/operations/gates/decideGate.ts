@@ -10,16 +10,21 @@ import { refreshRunStatus } from '../runs/refreshRunStatus';
 import { setTaskStatus } from '../tasks/setTaskStatus';
 import { transitionDelegation } from '../delegations/transitionDelegation';
 import { getAttemptWorktree } from '../../queries/worktrees';
-import { recordRunIsolation } from '../runs/recordRunIsolation';
+import { recordExpectedTargetHead, recordRunIsolation } from '../runs/recordRunIsolation';
 import { raiseRunBudget } from '../runs/raiseRunBudget';
 import type { BudgetCrossing } from '../../domain/agents/budget';
 import { waitsAtGateReason } from './openGate';
 import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
 import { completeAttempt } from '../ingestions/recordIngestion';
+import type { FrozenWorkers } from '../../domain/frozenWorkers';
+import { freezeRunWorkers } from '../runs/runWorkers';
 
-import type { GateDecision } from '../../domain/types';
+import type { GateDecision, GateKind } from '../../domain/types';
 export type { GateDecision };
+
+/** Gates an isolated attempt waits at before its work reaches the target branch (docs/isolation.md). */
+const INTEGRATION_GATES: readonly GateKind[] = ['integration_conflict', 'target_moved', 'undeclared_files'];
 
 export interface DecideGateInput {
   gateId: string;
@@ -28,6 +33,11 @@ export interface DecideGateInput {
   note?: string;
   /** verification_failed only: approve by taking the result as it is, instead of retrying. */
   accept?: boolean;
+  /**
+   * config_changed, approve: the config's worker definitions as the deciding process read them
+   * (Engine.decideGate). Adopted only when they are what the gate showed (its proposed digest).
+   */
+  adopt?: FrozenWorkers;
 }
 
 export interface DecideGateOutcome {
@@ -42,6 +52,11 @@ export interface DecideGateOutcome {
  * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
  *   the task start a new one; reject fails the task.
  * - budget: approve raises the run's crossed limits and lets the task continue; reject fails it.
+ * - integration_conflict / target_moved / undeclared_files: approve integrates again (target_moved:
+ *   the branch as it is now becomes the expected head); reject fails the attempt and the task.
+ * - config_changed: approve adopts the config's worker definitions into the run (the ones the
+ *   gate showed, else nothing: `gate.config-moved`); reject keeps the frozen ones. Either way
+ *   the tasks that waited at it go back to the queue.
  * Deciding a gate again the same way is a no-op; the opposite decision is refused.
  */
 export async function decideGate(tx: StoreTx, input: DecideGateInput, now: number): Promise<DecideGateOutcome> {
@@ -56,7 +71,19 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
     );
   }
   const note = input.note?.trim() || null;
+  if (gate.kind === 'config_changed' && input.decision === 'approved') {
+    const proposed = typeof gate.details.proposedDigest === 'string' ? gate.details.proposedDigest : undefined;
+    if (!input.adopt || input.adopt.digest !== proposed) {
+      throw new BatonError(
+        'gate.config-moved',
+        `.baton/config.json changed again since ${gate.id} showed its worker definitions (${short(proposed)} then, ${short(input.adopt?.digest)} now); nothing was adopted. Resume the run: its coordinator updates ${gate.id} to the file as it is now; then decide again.`,
+      );
+    }
+  }
   await closeGate(tx, gate, { decision: input.decision, by: input.by, note }, now);
+  if (gate.kind === 'config_changed' && input.decision === 'approved') {
+    await freezeRunWorkers(tx, { runId: gate.runId, workers: input.adopt!, why: 'adopted', gateId: gate.id }, now);
+  }
 
   if (input.accept && gate.kind !== 'verification_failed') {
     throw new BatonError(
@@ -68,8 +95,9 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
     await raiseRunBudget(tx, gate.runId, (gate.details.crossings ?? []) as BudgetCrossing[]);
   }
   if (gate.taskId) await applyDecision(tx, gate, input.decision, note, input.accept ?? false, now);
-  // Tasks that waited at a run-wide question (isolation, the run's budget) go back to the queue.
-  if (gate.kind === 'isolation' || gate.kind === 'budget') await releaseTasksWaitingAt(tx, gate, now);
+  // Tasks that waited at a run-wide question (isolation, the run's budget, its config) go back to the queue.
+  if (gate.kind === 'isolation' || gate.kind === 'budget' || gate.kind === 'config_changed')
+    await releaseTasksWaitingAt(tx, gate, now);
   await refreshRunStatus(tx, gate.runId, now);
   const decided: Gate = {
     ...gate,
@@ -108,14 +136,21 @@ async function applyDecision(
       await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
     return;
   }
-  if (gate.kind === 'integration_conflict' && delegation?.status === 'BLOCKED') {
+  if (INTEGRATION_GATES.includes(gate.kind) && delegation?.status === 'BLOCKED') {
     if (decision === 'approved') {
-      // "I resolved it in the worktree": integrate again (what is uncommitted there is committed first).
+      // integration_conflict: "I resolved it in the worktree"; target_moved: "take the branch as it is now";
+      // undeclared_files: "integrate these files anyway" (the integration finds this approval for the same commit).
+      if (gate.kind === 'target_moved' && typeof gate.details.found === 'string')
+        await recordExpectedTargetHead(tx, gate.runId, gate.details.found);
       await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);
       return;
     }
-    await transitionDelegation(tx, delegation, 'FAILED', { reason: `discarded: ${why}` }, now);
-    await discardWorktree(tx, { runId: gate.runId, delegationId: delegation.id });
+    const discarded = gate.kind !== 'target_moved';
+    const reason = `${discarded ? 'discarded' : 'not integrated'}: ${why}`;
+    await transitionDelegation(tx, delegation, 'FAILED', { reason }, now);
+    // The work itself is not wanted (a conflict, files outside the declaration): its worktree goes at once. After a
+    // target_moved rejection the work may still be wanted elsewhere: kept until baton cleanup.
+    if (discarded) await discardWorktree(tx, { runId: gate.runId, delegationId: delegation.id });
     await setTaskStatus(tx, gate.runId, taskId, 'failed', why, now);
     await blockDependents(tx, gate.runId, taskId, now);
     return;
@@ -167,6 +202,10 @@ async function applyDecision(
   ]);
   if (!stillOpen && task?.status === 'gated')
     await setTaskStatus(tx, gate.runId, taskId, await readinessOf(tx, gate.runId, taskId), why, now);
+}
+
+function short(digest: string | undefined): string {
+  return digest ? digest.replace('sha256:', '').slice(0, 12) : 'unknown';
 }
 
 /** Tasks that waited at another task's isolation gate go back to the queue once it is decided (either way). */
