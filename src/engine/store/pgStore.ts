@@ -155,11 +155,10 @@ export class PgStore implements StorePort {
 
   async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
     this.assertOpen();
-    const client = await this.connect();
+    const client = await this.begin('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     let live = true;
     let broken: unknown;
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const result = await work(this.reader(client, () => live));
       live = false;
       await client.query('COMMIT');
@@ -200,13 +199,12 @@ export class PgStore implements StorePort {
 
   private async commit<T>(work: (tx: StoreTx) => Promise<T>): Promise<{ result: T; wrote: boolean }> {
     this.assertOpen();
-    const client = await this.connect();
+    // One round trip: the transaction and the store's lock (held until COMMIT or ROLLBACK).
+    const client = await this.begin(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
     let live = true;
     let wrote = false;
     let broken: unknown;
     try {
-      // One round trip: the transaction and the store's lock (held until COMMIT or ROLLBACK).
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
       const reader = this.reader(client, () => live);
       const tx: StoreTx = {
         get: reader.get,
@@ -253,6 +251,25 @@ export class PgStore implements StorePort {
       return undefined;
     } catch (rollbackError) {
       return rollbackError;
+    }
+  }
+
+  /**
+   * A pooled connection with `statement` (the BEGIN) run on it. A connection the server dropped
+   * while it sat in the pool (a restart, a network cut) fails here, before any of the work ran:
+   * it is discarded and one fresh connection is tried, so a restart the pool has not noticed yet
+   * does not fail the next transaction.
+   */
+  private async begin(statement: string): Promise<pg.PoolClient> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.connect();
+      try {
+        await client.query(statement);
+        return client;
+      } catch (err) {
+        client.release((await this.rollback(client, err)) as Error | undefined);
+        if (attempt >= 2 || !isUnreachable(err)) throw this.scrub(err);
+      }
     }
   }
 

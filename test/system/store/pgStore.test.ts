@@ -10,6 +10,14 @@ import { PgStore } from '../../../src/engine/store/pgStore';
 import { sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import { useTempDir } from '../../support/tempDir';
 
+async function until(condition: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 let schemas = 0;
 const freshSchema = (): string => `s_${process.pid}_${++schemas}`;
 
@@ -163,6 +171,40 @@ describe('PostgreSQL store', () => {
       r.all<{ name: string }>(`SELECT name FROM counters WHERE name IN ('stopped', 'other')`),
     );
     assert.deepEqual(names, [{ name: 'other' }]);
+  });
+
+  it('carries on after the server restarts: what was acknowledged is there, commits go on, a follower hears them again', async function () {
+    this.timeout(120_000);
+    const schema = freshSchema();
+    const writer = await open({ schema });
+    const follower = await open({ schema, follow: true });
+    await writer.transact(async (tx) => {
+      await tx.run(`INSERT INTO counters (name, value) VALUES ('before', 1)`);
+    });
+    // Connections left idle in both pools, which the restart cuts.
+    await Promise.all([writer.read((r) => r.all(`SELECT 1 AS one`)), follower.read((r) => r.all(`SELECT 1 AS one`))]);
+    let heard = 0;
+    follower.watch(() => heard++);
+    cluster.restart();
+    // At once, before this process has seen its connections go: the commit takes a fresh one.
+    await writer.transact(async (tx) => {
+      await tx.run(`INSERT INTO counters (name, value) VALUES ('after', 1)`);
+    });
+    // Listening again, the follower tells its watchers to look (what was committed meanwhile was not heard)…
+    await until(() => heard > 0, 'the follower to listen again', 30_000);
+    heard = 0;
+    // …and hears the next commit as it happens.
+    await writer.transact(async (tx) => {
+      await tx.run(`INSERT INTO counters (name, value) VALUES ('later', 1)`);
+    });
+    await until(() => heard > 0, 'the follower to hear a commit made after the restart', 10_000);
+    const names = await follower.read((r) =>
+      r.all<{ name: string }>(`SELECT name FROM counters WHERE name IN ('before', 'after', 'later') ORDER BY name`),
+    );
+    assert.deepEqual(
+      names.map((n) => n.name),
+      ['after', 'before', 'later'],
+    );
   });
 
   describe('credentials', () => {
