@@ -98,11 +98,16 @@ describe('the engine on both backends', () => {
 
   it('leaves the same runs, attempts, gates, ingestions and events after the same walk on the file store and on PostgreSQL', async function () {
     this.timeout(60_000);
+    // Fractions of a second are allowed in the backoff: the retry's not_before must still be whole milliseconds.
+    const settings = { retryBackoffSeconds: 1.0005 };
     const onFiles = new EngineFixture();
+    onFiles.write('.baton/config.json', JSON.stringify(settings));
     fixtures.push(onFiles);
     const expected = comparable(await walk(onFiles, await onFiles.open()), onFiles.workspace);
 
-    const onPostgres = new EngineFixture({ postgres: { url: cluster.url, schema: schemaFor(onFiles.workspace) } });
+    const schema = schemaFor(onFiles.workspace);
+    const onPostgres = new EngineFixture({ postgres: { url: cluster.url, schema } });
+    onPostgres.write('.baton/config.json', JSON.stringify({ ...settings, store: { kind: 'postgres', schema } }));
     fixtures.push(onPostgres);
     const actual = comparable(await walk(onPostgres, await onPostgres.open()), onPostgres.workspace);
 
