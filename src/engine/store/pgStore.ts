@@ -434,10 +434,16 @@ export class PgStore implements StorePort {
   }
 }
 
+/**
+ * Parameters as PostgreSQL takes them. Its text cannot hold U+0000, which SQLite stores: a NUL
+ * that a worker's output carried into a progress line or an agent's activity becomes U+FFFD
+ * instead of failing the heartbeat that records it.
+ */
 function bind(params: readonly SqlValue[]): SqlValue[] {
   return params.map((value) => {
     if (value === undefined) return null;
     if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`cannot store the number ${value}`);
+    if (typeof value === 'string' && value.includes('\u0000')) return value.split('\u0000').join('\ufffd');
     return value;
   });
 }

@@ -141,6 +141,17 @@ describe('PostgreSQL store', () => {
     assert.deepEqual(row, { n: 1, tokens: 1234, cost: 0.0123456789, at, present: 1, same: 0 });
   });
 
+  it('stores text holding U+0000 (which PostgreSQL text cannot hold) with U+FFFD in its place, instead of failing the write', async () => {
+    const store = await open({ schema: freshSchema() });
+    await store.transact(async (tx) => {
+      await tx.run(`INSERT INTO store_meta (key, value) VALUES (?, ?)`, ['progress', 'step 1\u0000step 2']);
+    });
+    const row = await store.read((r) =>
+      r.get<{ value: string }>(`SELECT value FROM store_meta WHERE key = ?`, ['progress']),
+    );
+    assert.equal(row?.value, 'step 1\ufffdstep 2');
+  });
+
   it('lets no other writer wait for ever behind a stopped one: the server ends its transaction, and nothing of it stays', async function () {
     this.timeout(30_000);
     const schema = freshSchema();
