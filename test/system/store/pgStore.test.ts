@@ -218,6 +218,29 @@ describe('PostgreSQL store', () => {
     );
   });
 
+  it('works for a role with only the documented grants once the schema exists, and says why it cannot create one', async () => {
+    const schema = freshSchema();
+    await (await open({ schema })).close();
+    opened.pop();
+    const role = `baton_user_${process.pid}`;
+    const password = randomBytes(8).toString('hex');
+    // docs/team.md, "Setting it up": the grants of a role that uses a store someone else created.
+    await admin(async (client) => {
+      await client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+      await client.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+      await client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      await client.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`);
+    });
+    const url = cluster.url.replace(`//postgres:${cluster.password}@`, `//${role}:${password}@`);
+    const store = await open({ url, schema, follow: true });
+    await store.transact(async (tx) => {
+      await tx.run(`UPDATE counters SET value = value + 1 WHERE name = 'run'`);
+      await tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES ('R-1', 1, 'run:created', 1, '{}')`);
+    });
+    assert.equal((await store.read((r) => r.get<{ n: number }>(`SELECT MAX(id) AS n FROM events`)))?.n, 1);
+    await assert.rejects(open({ url, schema: freshSchema() }), /permission denied for database postgres/);
+  });
+
   describe('credentials', () => {
     it('never shows the password of a URL it could not connect with (wrong password, nothing listening)', async function () {
       this.timeout(30_000);
