@@ -1,6 +1,7 @@
 import type { Clock } from './domain/clock';
 import { Emitter, type Disposable } from './domain/emitter';
-import type { EventOf, EventType } from './domain/events';
+import type { BeatUsage, EventOf, EventType } from './domain/events';
+import { liveAttemptUsage } from './queries/agentUsage';
 import { eventsSince, lastEventId, liveRuntimes } from './queries/runView';
 import type { StorePort } from './store/port';
 import { toRuntime } from './store/rows';
@@ -77,10 +78,16 @@ export class EventAnnouncer implements Disposable {
   private async announce(): Promise<void> {
     // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
     const now = this.clock.now();
-    const { events, runtimes } = await this.store.read(async (r) => ({
-      events: await eventsSince(r, this.lastId),
-      runtimes: await liveRuntimes(r),
-    }));
+    const { events, runtimes, usage } = await this.store.read(async (r) => {
+      const live = await liveRuntimes(r);
+      // Only when a runtime beat: an agent's spend is written with its heartbeat, in the same transaction.
+      const beating = live.some((row) => this.beats.get(row.id) !== row.heartbeat_count);
+      return {
+        events: await eventsSince(r, this.lastId),
+        runtimes: live,
+        usage: beating ? await liveAttemptUsage(r) : new Map<string, BeatUsage>(),
+      };
+    });
     for (const event of events) {
       this.lastId = event.id;
       this.emitter.fire(event);
@@ -93,6 +100,7 @@ export class EventAnnouncer implements Disposable {
       this.beats.set(row.id, row.heartbeat_count);
       if (first && row.heartbeat_count === 0) continue;
       const runtime = toRuntime(row, now);
+      const spent = usage.get(`${row.run_id}/${row.delegation_id}`);
       this.emitter.fire({
         runId: row.run_id,
         type: 'runtime:heartbeat',
@@ -104,6 +112,7 @@ export class EventAnnouncer implements Disposable {
           leaseExpiresAt: runtime.leaseExpiresAt,
           ...(runtime.progress !== undefined ? { progress: runtime.progress } : {}),
           ...(runtime.workerBeatAt !== undefined ? { workerBeatAt: runtime.workerBeatAt } : {}),
+          ...(spent ? { usage: spent } : {}),
         },
       });
     }

@@ -26,7 +26,7 @@ export type { DoctorCheck } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { isCoordinatorLive } from './queries/coordinatorLease';
 export type { CoordinatorState } from './queries/coordinatorLease';
-export type { HandOver } from './domain/events';
+export type { BeatUsage, HandOver } from './domain/events';
 export { MAX_ARTIFACT_BYTES } from './usecases/ingestArtifact';
 export type { IngestOutcome } from './usecases/ingestArtifact';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './domain/config';

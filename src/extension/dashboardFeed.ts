@@ -24,7 +24,7 @@ import {
   type TaskView,
 } from '../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
-import { runActivity } from './viewRows';
+import { runActivity, spendOf } from './viewRows';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -156,6 +156,7 @@ export class DashboardFeed implements Disposable {
       ...(d?.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
       ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
       line: t.line,
+      ...withSpend(spendOf(view, { taskId })),
     };
   }
 
@@ -294,6 +295,7 @@ export class DashboardFeed implements Disposable {
         leaseExpiresAt: r.leaseExpiresAt,
         ...(r.progress !== undefined ? { progress: r.progress } : {}),
         ...(r.workerBeatAt !== undefined ? { workerBeatAt: r.workerBeatAt } : {}),
+        ...withSpend(spendOf(view, { delegationId: r.delegationId })),
       });
     }
     return out;
@@ -324,8 +326,14 @@ export class DashboardFeed implements Disposable {
         failed: count('failed', 'blocked', 'cancelled'),
         gated: count('gated'),
       },
+      ...withSpend(spendOf(view)),
     };
   }
+}
+
+/** `{ spend }` when there is one: the same figure the Runs and Workers views show (viewRows.ts `spendOf`). */
+function withSpend(spend: ReturnType<typeof spendOf>): { spend?: NonNullable<ReturnType<typeof spendOf>> } {
+  return spend ? { spend } : {};
 }
 
 /** The issues of each delegation's latest ingestion, with 1-based positions. */
@@ -365,6 +373,7 @@ function runtimeView(view: RunOverview, r: RunOverview['runtimes'][number]): Run
     ...(r.pid !== undefined ? { pid: r.pid } : {}),
     ...(r.processStartedAt !== undefined ? { processStartedAt: r.processStartedAt } : {}),
     ...(r.holder !== undefined ? { holder: r.holder } : {}),
+    ...withSpend(spendOf(view, { delegationId: r.delegationId })),
   };
 }
 

@@ -404,6 +404,17 @@ export class RunStateCache implements Disposable {
     const runtimes = [...entry.overview.runtimes];
     runtimes[index] = withBeat(runtime, beat, at);
     entry.overview = { ...entry.overview, runtimes };
+    if (beat.usage) {
+      // An agent's spend moves its task's and its run's figures in every view; a row not held yet is read.
+      const spent = withBeatUsage(entry.overview, beat.delegationId, beat.usage, at);
+      if (!spent) {
+        this.dirty.runs.add(runId);
+        this.scheduleRead();
+      } else if (spent.changed) {
+        entry.overview = spent.overview;
+        this.pending.tasks.add(`${runId}/${spent.taskId}`);
+      }
+    }
     const seen = performance.now();
     const before = this.rhythm.get(runtime.id);
     this.rhythm.set(runtime.id, { at: seen, ...(before ? { every: seen - before.at } : {}) });
@@ -555,13 +566,19 @@ export class RunStateCache implements Disposable {
   private withLatestBeats(overview: RunOverview): RunOverview {
     if (!overview.runtimes.some((r) => (this.latestBeats.get(r.id)?.heartbeatCount ?? -1) > r.heartbeatCount))
       return overview;
-    return {
+    let next: RunOverview = {
       ...overview,
       runtimes: overview.runtimes.map((r) => {
         const beat = this.latestBeats.get(r.id);
         return beat && beat.heartbeatCount > r.heartbeatCount ? withBeat(r, beat, beat.at) : r;
       }),
     };
+    for (const r of overview.runtimes) {
+      const beat = this.latestBeats.get(r.id);
+      if (beat?.usage && beat.heartbeatCount > r.heartbeatCount)
+        next = withBeatUsage(next, beat.delegationId, beat.usage, beat.at)?.overview ?? next;
+    }
+    return next;
   }
 
   /**
@@ -707,6 +724,42 @@ function withBeat(runtime: WorkerRuntime, beat: HeartbeatPayload, at: number): W
   };
 }
 
+/**
+ * The overview with an attempt's usage row moved on to what its heartbeat carried; undefined
+ * when the row is not held (the run is read to get it). `changed`: a figure the views show moved.
+ */
+function withBeatUsage(
+  view: RunOverview,
+  delegationId: string,
+  usage: NonNullable<HeartbeatPayload['usage']>,
+  at: number,
+): { overview: RunOverview; taskId: string; changed: boolean } | undefined {
+  const index = view.usage.findIndex((u) => u.delegationId === delegationId);
+  if (index < 0) return undefined;
+  const held = view.usage[index]!;
+  const { costUsd: _cost, costSource: _source, ...rest } = held;
+  const next = {
+    ...rest,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    ...(usage.costUsd !== undefined ? { costUsd: usage.costUsd } : {}),
+    ...(usage.costSource ? { costSource: usage.costSource } : {}),
+    turns: usage.turns,
+    toolCalls: usage.toolCalls,
+    failedToolCalls: usage.failedToolCalls,
+    updatedAt: Math.max(held.updatedAt, at),
+  };
+  const changed = usageFacts(held) !== usageFacts(next);
+  const list = [...view.usage];
+  list[index] = next;
+  return { overview: { ...view, usage: list }, taskId: held.taskId, changed };
+}
+
+/** The figures of a usage row the views show (its activity text and update time are not among them). */
+function usageFacts(u: RunOverview['usage'][number]): string {
+  return JSON.stringify([u.inputTokens, u.outputTokens, u.costUsd ?? null, u.turns, u.toolCalls, u.failedToolCalls]);
+}
+
 function taskOf(view: RunOverview, delegationId: string): string {
   return view.delegations.find((d) => d.id === delegationId)?.taskId ?? '?';
 }
@@ -769,7 +822,11 @@ function taskFacts(view: RunOverview): Map<string, string> {
     if (list) list.push(d);
     else attempts.set(d.taskId, [d]);
   }
-  return new Map(view.tasks.map((t) => [t.id, JSON.stringify([t, attempts.get(t.id) ?? []])]));
+  // What its agents spent is shown with the task (and its attempts) too.
+  const spent = new Map<string, string[]>();
+  for (const u of view.usage)
+    spent.set(u.taskId, [...(spent.get(u.taskId) ?? []), `${u.delegationId}:${usageFacts(u)}`]);
+  return new Map(view.tasks.map((t) => [t.id, JSON.stringify([t, attempts.get(t.id) ?? [], spent.get(t.id) ?? []])]));
 }
 
 function factsById(items: readonly { id: string }[]): Map<string, string> {

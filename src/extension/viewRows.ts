@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import {
   counted,
   isFinishedRun,
+  totalUsage,
   isCoordinatorLive,
   type CoordinatorState,
   type Delegation,
@@ -10,6 +11,7 @@ import {
   type Task,
 } from '../engine/index';
 import { describeLiveness } from '../protocol/liveness';
+import { formatSpend, type SpendFigures } from '../protocol/spend';
 import { formatDuration, taskDuration } from '../protocol/time';
 import { statusTooltip } from './notices';
 import { isLiveRuntime, type RunStateCache } from './runState';
@@ -83,6 +85,32 @@ const DELEGATION_ICONS: Record<Delegation['status'], Icon> = {
 /** Tasks whose row shows a duration that counts up with the clock. */
 export function countsUp(task: Task): boolean {
   return task.status === 'running' || task.status === 'verifying';
+}
+
+/**
+ * What the agents of a run spent — all of it, one task's attempts, or one attempt — from the
+ * usage rows the run-state cache holds (read with the run, moved on by each agent heartbeat).
+ * Every surface (the Runs and Workers views, the dashboard) takes its figure from here and
+ * writes it with `formatSpend`, so they show the same figure. Undefined where no agent ran.
+ */
+export function spendOf(
+  view: RunOverview | undefined,
+  scope: { taskId?: string; delegationId?: string } = {},
+): SpendFigures | undefined {
+  const rows = (view?.usage ?? []).filter(
+    (u) =>
+      (scope.taskId === undefined || u.taskId === scope.taskId) &&
+      (scope.delegationId === undefined || u.delegationId === scope.delegationId),
+  );
+  if (rows.length === 0) return undefined;
+  const { tokens, costUsd } = totalUsage(rows).run;
+  return { tokens, ...(costUsd !== undefined ? { costUsd } : {}) };
+}
+
+/** `formatSpend` of `spendOf`, or undefined where no agent ran. */
+function spentText(view: RunOverview | undefined, scope: { taskId?: string; delegationId?: string } = {}) {
+  const spend = spendOf(view, scope);
+  return spend ? formatSpend(spend) : undefined;
 }
 
 /**
@@ -180,6 +208,7 @@ export function runRow(cache: RunStateCache, runId: string): Row {
   if (!run) return { label: runId, contextValue: 'baton.run', collapsible: 'expanded' };
   const activity = runActivity(run, view, cache.now);
   const done = view ? view.tasks.filter((t) => t.status === 'completed').length : 0;
+  const spent = spentText(view);
   const finished = isFinishedRun(run.status);
   // Resume only where the state allows it and nothing drives the run now (runActivity).
   const actions = runActions(run.status).filter((a) => a !== 'canResume' || activity.action === 'resume');
@@ -187,7 +216,7 @@ export function runRow(cache: RunStateCache, runId: string): Row {
     label: run.planPath,
     description: `${activity.label} · ${done}/${view?.tasks.length ?? '?'} · ${run.id}`,
     icon: ACTIVITY_ICONS[activity.kind] ?? RUN_ICONS[run.status],
-    tooltip: `**Run ${run.id}** — ${activity.label}\n\n${activity.detail}\n\nPlan: \`${run.planPath}\``,
+    tooltip: `**Run ${run.id}** — ${activity.label}\n\n${activity.detail}\n\nPlan: \`${run.planPath}\`${spent ? `\n\nSpent: ${spent}` : ''}`,
     contextValue: `baton.run status=${run.status} activity=${activity.kind}${actions.map((a) => ` ${a}`).join('')}`,
     // A finished run is history: its tasks are there when asked for, not in the way.
     collapsible: finished ? 'collapsed' : 'expanded',
@@ -242,6 +271,8 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
   const attempts = cache.attempts(runId, taskId);
   const last = attempts.at(-1);
   const duration = last ? taskDuration(last, cache.now) || undefined : undefined;
+  // All of its attempts: what the task cost so far.
+  const spent = spentText(cache.overview(runId), { taskId });
   return {
     label: `${taskId}  ${task?.title ?? ''}`,
     description: [
@@ -249,6 +280,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
       attempts.length ? `attempt ${attempts.length}` : undefined,
       last?.resultStatus,
       duration,
+      spent,
     ]
       .filter(Boolean)
       .join(' · '),
@@ -266,7 +298,9 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
   const runtime = view?.runtimes.find((r) => r.delegationId === delegationId);
   // "result PASS" says nothing the result status does not.
   const reason = d?.reason && d.reason !== `result ${d.resultStatus}` ? d.reason : undefined;
-  const description = [d?.status, d?.resultStatus, reason].filter(Boolean).join(' · ');
+  const description = [d?.status, d?.resultStatus, reason, spentText(view, { delegationId })]
+    .filter(Boolean)
+    .join(' · ');
   const tooltip = d?.reason ?? d?.status;
   return {
     label: delegationId,
@@ -293,27 +327,29 @@ export interface WorkerRow {
  * clock is stale before any read says so — the rule the dashboard's Workers list applies.
  */
 export function workerRows(cache: RunStateCache): WorkerRow[] {
-  return cache.liveRuntimes().map((r) => workerRowOf(r, cache.now));
+  return cache.liveRuntimes().map((r) => workerRowOf(cache, r));
 }
 
 /** One live runtime's row (undefined when it is not live any more). */
 export function workerRow(cache: RunStateCache, runId: string, runtimeId: string): WorkerRow | undefined {
   const r = cache.liveRuntime(runId, runtimeId);
-  return r ? workerRowOf(r, cache.now) : undefined;
+  return r ? workerRowOf(cache, r) : undefined;
 }
 
-function workerRowOf(r: ReturnType<RunStateCache['liveRuntimes']>[number], now: number): WorkerRow {
-  const live = describeLiveness(r, now);
+function workerRowOf(cache: RunStateCache, r: ReturnType<RunStateCache['liveRuntimes']>[number]): WorkerRow {
+  const live = describeLiveness(r, cache.now);
   const stale = live.state === 'stale';
+  // An agent's attempt: what it spent so far (moved on by its heartbeats).
+  const spent = spentText(cache.overview(r.runId), { delegationId: r.delegationId });
   return {
     id: `runtime:${r.id}`,
     runId: r.runId,
     runtimeId: r.id,
     row: {
       label: `${r.taskId}  ${r.delegationId}`,
-      description: [live.summary, live.lease, r.progress].filter(Boolean).join(' · '),
+      description: [live.summary, live.lease, r.progress, spent].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
-      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
+      tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${spent ? `\n- spent: ${spent}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
       contextValue: `baton.runtime status=${live.state}`,
       collapsible: 'none',
     },

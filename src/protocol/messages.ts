@@ -19,6 +19,11 @@ const text = z.string().max(100_000);
 const time = z.number().finite().nonnegative();
 const count = z.number().int().nonnegative();
 
+/** What agents spent (src/protocol/spend.ts): tokens in and out together, and US dollars when known. */
+export const spendSchema = z
+  .object({ tokens: z.number().finite().nonnegative(), costUsd: z.number().finite().nonnegative().optional() })
+  .strict();
+
 export const taskViewSchema = z
   .object({
     id,
@@ -35,6 +40,8 @@ export const taskViewSchema = z
     resultStatus: id.optional(),
     /** The task's line in the plan (1-based). */
     line: count,
+    /** What its agents spent, all its attempts together (absent where no agent ran). */
+    spend: spendSchema.optional(),
   })
   .strict();
 export type TaskView = z.infer<typeof taskViewSchema>;
@@ -55,6 +62,8 @@ export const runtimeViewSchema = z
     pid: count.optional(),
     processStartedAt: time.optional(),
     holder: text.optional(),
+    /** An agent's attempt: what it spent so far. */
+    spend: spendSchema.optional(),
   })
   .strict();
 export type RuntimeView = z.infer<typeof runtimeViewSchema>;
@@ -122,6 +131,8 @@ export const runHeaderSchema = z
     counts: z
       .object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count })
       .strict(),
+    /** What the run's agents spent so far (absent where no agent ran). */
+    spend: spendSchema.optional(),
   })
   .strict();
 export type RunHeader = z.infer<typeof runHeaderSchema>;
@@ -140,6 +151,8 @@ export const beatSchema = z
     leaseExpiresAt: time,
     progress: text.optional(),
     workerBeatAt: time.optional(),
+    /** An agent's attempt: what it spent as of this beat. */
+    spend: spendSchema.optional(),
   })
   .strict();
 export type Beat = z.infer<typeof beatSchema>;

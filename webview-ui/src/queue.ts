@@ -4,6 +4,7 @@
  * ↑/↓/Home/End move the selection, Enter opens the task's details.
  */
 import type { TaskView } from '../../src/protocol/messages';
+import { formatSpend } from '../../src/protocol/spend';
 import { taskDuration } from '../../src/protocol/time';
 import { clear, h, setText, statusClass } from './dom';
 
@@ -98,6 +99,7 @@ export class QueueList {
         task.attempt > 0 ? `#${task.attempt}` : '–',
       ),
       h('span', { class: 'q-duration' }, taskDuration(task, this.now)),
+      h('span', { class: 'q-spend', title: 'what its agents spent' }, task.spend ? formatSpend(task.spend) : ''),
       h('span', { class: 'q-worker' }, task.worker ?? ''),
       h('span', { class: 'q-isolation' }, task.isolation ?? ''),
     );

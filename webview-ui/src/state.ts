@@ -166,6 +166,7 @@ export function applyBeats(state: DashboardState, beats: readonly Beat[], now: n
       ...(beat.lastHeartbeatAt !== undefined ? { lastHeartbeatAt: beat.lastHeartbeatAt } : {}),
       ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
       ...(beat.workerBeatAt !== undefined ? { workerBeatAt: beat.workerBeatAt } : {}),
+      ...(beat.spend !== undefined ? { spend: beat.spend } : {}),
       status: r.status === 'claimed' ? 'active' : r.status,
     };
   });

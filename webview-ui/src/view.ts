@@ -3,6 +3,7 @@
  * state it shows changed (by identity), and `tick` moves the clocks on.
  */
 import type { GateView, IssueView, WebviewMessage } from '../../src/protocol/messages';
+import { formatSpend } from '../../src/protocol/spend';
 import { renderCharts } from './charts';
 import { activityClass, clear, clock, duration, h, setText, statusClass } from './dom';
 import { QueueList } from './queue';
@@ -188,6 +189,9 @@ export class DashboardView {
         h('span', {}, `${c.gated} gated`),
         h('span', {}, `${c.failed} failed`),
         h('span', { title: 'attempts in flight of maxConcurrency' }, `slots ${run.slotsInUse}/${run.maxConcurrency}`),
+        run.spend
+          ? h('span', { class: 'spend', title: 'what the run’s agents spent' }, `spent ${formatSpend(run.spend)}`)
+          : null,
         this.elapsed,
         h('span', { class: 'dim activity-detail' }, run.activity.detail),
       ),

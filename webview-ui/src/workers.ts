@@ -6,6 +6,7 @@
  */
 import { describeLiveness } from '../../src/protocol/liveness';
 import type { RuntimeView } from '../../src/protocol/messages';
+import { formatSpend } from '../../src/protocol/spend';
 import { h, setText, statusClass } from './dom';
 
 interface Row {
@@ -16,6 +17,7 @@ interface Row {
   lease: HTMLElement;
   leaseText: HTMLElement;
   progress: HTMLElement;
+  spend: HTMLElement;
   runtime: RuntimeView;
 }
 
@@ -55,6 +57,8 @@ export class WorkersPanel {
       if (expected !== row.element) this.list.insertBefore(row.element, expected);
       previous = row.element;
       setText(row.progress, runtime.progress ?? '');
+      // The same words as the Workers view (src/protocol/spend.ts).
+      setText(row.spend, runtime.spend ? formatSpend(runtime.spend) : '');
     }
     this.runtimes = runtimes;
     this.empty.hidden = live.length > 0;
@@ -90,6 +94,7 @@ export class WorkersPanel {
     const lease = h('div', { class: 'lease-fill' });
     const leaseText = h('span', { class: 'w-lease-text' });
     const progress = h('div', { class: 'w-progress' });
+    const spend = h('span', { class: 'w-spend', title: 'what the agent spent so far' });
     const element = h(
       'div',
       { class: 'worker-row', role: 'listitem', dataset: { runtime: runtime.id } },
@@ -103,9 +108,9 @@ export class WorkersPanel {
         age,
       ),
       h('div', { class: 'lease', title: 'lease remaining' }, lease),
-      h('div', { class: 'w-foot' }, leaseText, progress),
+      h('div', { class: 'w-foot' }, leaseText, progress, spend),
     );
-    return { element, pulse, status, age, lease, leaseText, progress, runtime };
+    return { element, pulse, status, age, lease, leaseText, progress, spend, runtime };
   }
 }
 

@@ -24,6 +24,18 @@ export interface HandOver {
   tasks?: string[];
 }
 
+/** An attempt's spend so far, carried by its heartbeats (docs/workers.md, "Tokens and cost"). */
+export interface BeatUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Absent while its cost is unknown (a CLI that reports none, a model without a price). */
+  costUsd?: number;
+  costSource?: 'cli' | 'priced';
+  turns: number;
+  toolCalls: number;
+  failedToolCalls: number;
+}
+
 export interface EventMap {
   'run:created': { planPath: string; planDigest: string; tasks: number };
   'run:status': { from: RunStatus; to: RunStatus; reason?: string };
@@ -54,6 +66,11 @@ export interface EventMap {
     progress?: string;
     /** The worker's own last beat (absent while only its coordinator renews the lease). */
     workerBeatAt?: number;
+    /**
+     * An agent preset's attempt: what it spent so far, as its `agent_usage` row holds it at this
+     * beat (written in the same transaction) — the views show it without a store read.
+     */
+    usage?: BeatUsage;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
   /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */

@@ -401,24 +401,33 @@ export class AttemptSupervisor implements StreamFollowerHost {
   }
 
   /**
-   * The agent's spend crossed a budget line (docs/workers.md, "Budgets"): the attempt is ended
-   * (graceful, then immediate) and cancelled, and the task waits at a budget gate — approve
-   * raises the limits and continues, reject fails the task.
+   * The agent's spend crossed a budget line (docs/workers.md, "Budgets"): the attempt is
+   * cancelled and its task waits at a budget gate — approve raises the limits and continues,
+   * reject fails the task — and then its processes are ended (graceful, then immediate).
+   * Decided first, as the task timeout is: the decision goes through the fenced store, so a
+   * coordinator that lost the run has it refused and kills nothing (the successor that adopted
+   * the worker keeps it); one stopped between the decision and the kill leaves a CANCELLED
+   * attempt whose processes its successor ends (reconcile). The attempt stays tracked — its
+   * task is not handed out again — until its processes are gone.
    */
   overBudget(attempt: Attempt, crossings: BudgetCrossing[]): void {
     if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
+    this.markEnding(attempt, 'budget');
     const why = crossings.map(describeCrossing).join('; ');
     void (async () => {
       try {
-        const report = await this.end(attempt, 'budget');
-        const unconfirmed = report && !report.confirmed ? '; termination NOT confirmed' : '';
         await this.ctx.store.transact((tx) =>
           endAttemptOverBudget(
             tx,
-            { runId: this.host.runId, delegationId: attempt.delegationId, crossings, why: `${why}${unconfirmed}` },
+            { runId: this.host.runId, delegationId: attempt.delegationId, crossings, why },
             this.ctx.clock.now(),
           ),
         );
+        const report = await this.terminate(attempt);
+        if (report && !report.confirmed)
+          this.ctx.log(
+            `${attempt.delegationId}: over budget; termination NOT confirmed (${report.survivors.length} left)`,
+          );
       } catch (err) {
         if (!BatonError.is(err, 'coordinator.superseded'))
           this.ctx.log(`${attempt.delegationId}: over budget, not recorded: ${(err as Error).message}`);

@@ -1,5 +1,6 @@
 import type { AgentKind } from '../domain/agents/agentActivity';
 import type { Spend, SpendSoFar } from '../domain/agents/budget';
+import type { BeatUsage } from '../domain/events';
 import type { StoreReader } from '../store/port';
 
 type Reader = Pick<StoreReader, 'get' | 'all'>;
@@ -150,4 +151,42 @@ export async function attemptWorker(r: Reader, runId: string, delegationId: stri
     [runId, delegationId],
   );
   return row?.worker ?? undefined;
+}
+
+/**
+ * The usage rows of the attempts whose runtime holds a live lease, keyed `runId/delegationId`:
+ * what their heartbeats carry to the views (EventAnnouncer).
+ */
+export async function liveAttemptUsage(r: Reader): Promise<Map<string, BeatUsage>> {
+  const rows = await r.all<{
+    run_id: string;
+    delegation_id: string;
+    input_tokens: number;
+    output_tokens: number;
+    cost_usd: number | null;
+    cost_source: 'cli' | 'priced' | null;
+    turns: number;
+    tool_calls: number;
+    failed_tool_calls: number;
+  }>(
+    `SELECT u.run_id, u.delegation_id, u.input_tokens, u.output_tokens, u.cost_usd, u.cost_source, u.turns,
+       u.tool_calls, u.failed_tool_calls
+     FROM agent_usage u
+     JOIN runtimes rt ON rt.run_id = u.run_id AND rt.delegation_id = u.delegation_id AND rt.ended_at IS NULL
+     JOIN delegations d ON d.run_id = u.run_id AND d.id = u.delegation_id AND d.status = 'RUNNING'`,
+  );
+  return new Map(
+    rows.map((u) => [
+      `${u.run_id}/${u.delegation_id}`,
+      {
+        inputTokens: u.input_tokens,
+        outputTokens: u.output_tokens,
+        ...(u.cost_usd !== null ? { costUsd: u.cost_usd } : {}),
+        ...(u.cost_source ? { costSource: u.cost_source } : {}),
+        turns: u.turns,
+        toolCalls: u.tool_calls,
+        failedToolCalls: u.failed_tool_calls,
+      },
+    ]),
+  );
 }

@@ -304,6 +304,61 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         // The refusal shows in the attempt's activity.
         assert.ok(usage.failedToolCalls >= 1, `failed tool calls ${usage.failedToolCalls}\n${explain}`);
       });
+
+      if (cli.name === 'opencode')
+        it("a repository's own opencode agent permissions (opencode.json, .opencode/agent/*.md) cannot loosen the read-only profile", async () => {
+          setUp('read-only');
+          // The repository grants its build agent everything, both ways opencode reads agent-level rules.
+          fixture.write(
+            'opencode.json',
+            `${JSON.stringify({ agent: { build: { permission: { edit: 'allow', bash: 'allow' } } } }, null, 2)}\n`,
+          );
+          fixture.write(
+            '.opencode/agent/build.md',
+            [
+              '---',
+              'description: Builds',
+              'permission:',
+              '  edit: allow',
+              '  bash: allow',
+              '---',
+              'Build it.',
+              '',
+            ].join('\n'),
+          );
+          // Were the folder read, opencode would npm-install its plugin package there unless it is seeded.
+          const plugin = { '@opencode-ai/plugin': '1.18.33' };
+          fixture.write('.opencode/node_modules/.keep', '');
+          fixture.write('.opencode/package.json', `${JSON.stringify({ dependencies: plugin })}\n`);
+          fixture.write(
+            '.opencode/package-lock.json',
+            `${JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: plugin } } })}\n`,
+          );
+          git(fixture.workspace, 'add', '--all');
+          git(fixture.workspace, 'commit', '--quiet', '-m', 'the repository configures opencode');
+          server.setScript({
+            steps: [
+              (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+              (request) => ({ toolCalls: [cli.runShell(request, `echo sneaky > ${SHELL_FILE}`)], usage: USAGE[1] }),
+              { text: 'I could not write the file.', usage: USAGE[2] },
+            ],
+            side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+          });
+          engine = await fixture.open({ follow: true });
+          const { run } = await engine.runForPlan('plan.md');
+          const { progress } = await driveWatching(run.id);
+          const view = await engine.overview(run.id);
+          const usage = view.usage.find((u) => u.delegationId === DELEGATION);
+          const explain = why(run.id, progress, usage);
+
+          assert.equal(existsSync(join(fixture.workspace, FILE)), false, `the file must not exist\n${explain}`);
+          assert.equal(existsSync(join(fixture.workspace, SHELL_FILE)), false, explain);
+          assert.equal(git(fixture.workspace, 'status', '--porcelain'), '', `the work tree is unchanged\n${explain}`);
+          assert.notEqual(view.tasks[0]!.status, 'completed', explain);
+          assert.ok(usage, explain);
+          assert.equal(usage.permissions.profile, 'read-only');
+          assert.ok(usage.failedToolCalls >= 1, `failed tool calls ${usage.failedToolCalls}\n${explain}`);
+        });
     });
   }
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { storeDirOf } from '../../../src/engine/engine';
@@ -9,6 +9,7 @@ import { EngineFixture } from '../../support/engineFixture';
 import { processesCarrying } from '../../support/processes';
 import {
   ChildCoordinator,
+  FAKE_CLAUDE,
   config,
   coordinateWhenFree,
   killQuietly,
@@ -183,6 +184,69 @@ describe('fencing: a coordinator stopped between its check and its side effect (
       assert.equal(pidAlive(worker.pid), false);
     });
   }
+
+  it('item 2b: a budget crossing is decided before the kill: a coordinator stopped at its kill leaves a cancelled attempt its successor ends, and adopts nothing it could kill', async () => {
+    // A stand-in Claude Code that streams tool calls for ~20 s; the task budget is crossed after a few of them.
+    const claude = join(fixture.workspace, 'bin', 'claude');
+    fixture.write('bin/.keep', '');
+    copyFileSync(FAKE_CLAUDE, claude);
+    chmodSync(claude, 0o755);
+    fixture.write(
+      '.baton/config.json',
+      config({
+        leaseSeconds: 5,
+        stopGraceSeconds: 1,
+        defaultWorker: 'claude',
+        workers: { claude: { type: 'claude-code', executable: claude } },
+        budget: { task: { tokens: 250 } },
+      }),
+    );
+    fixture.write('plan.md', plan([{ id: 'A' }]));
+    const engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const first = new ChildCoordinator(
+      fixture.workspace,
+      run.id,
+      { leaseMs: 600 },
+      {
+        FAKE_CLAUDE_STEPS: '40',
+        FAKE_CLAUDE_STEP_MS: '500',
+        BATON_FAULT_POINT: 'kill:after-fence',
+        BATON_FAULT_SIGNAL: 'SIGSTOP',
+      },
+    );
+    children.push(first);
+    await waitFor('the first coordinator to stop at its kill', () => processState(first.pid) === 'T', STARTUP_MS);
+    await engine.refresh();
+    let view = await engine.overview(run.id);
+    const worker = view.runtimes.find((r) => r.delegationId === 'D-A-coder-001')?.pid;
+    assert.ok(worker && pidAlive(worker), `the agent still runs while its coordinator is stopped (pid ${worker})`);
+    // The decision went through the fenced store before any signal: the attempt is over, the task at its gate.
+    assert.deepEqual(await summary(engine, run.id), ['D-A-coder-001:CANCELLED']);
+    const gate = view.gates.find((g) => g.kind === 'budget');
+    assert.equal(gate?.status, 'open', JSON.stringify(view.gates));
+    assert.match(gate!.reason, /the task budget of 250 tokens is used up/);
+
+    // The successor finds a decided attempt with a live process: it ends it, and has nothing to adopt.
+    const taken = await coordinateWhenFree(engine, run.id);
+    const repairs = taken.reconcile.entries.filter((e) => e.repair).map((e) => `${e.delegationId}: ${e.repair}`);
+    const running = taken.coordinator.run();
+    first.kill('SIGCONT'); // the old coordinator's late kill finds nothing of anyone's left to kill
+    const outcome = await running;
+    assert.equal(outcome.kind, 'paused', JSON.stringify(outcome));
+    assert.equal(repairs.length, 1, JSON.stringify(repairs));
+    assert.match(repairs[0]!, /^D-A-coder-001: ended \d+ process\(es\)$/);
+    assert.equal(pidAlive(worker), false);
+    await Promise.race([first.exited, sleepReal(10_000)]);
+    view = await engine.overview(run.id);
+    assert.deepEqual(await summary(engine, run.id), ['D-A-coder-001:CANCELLED']);
+    assert.equal(view.tasks[0]!.status, 'gated');
+    assert.deepEqual(
+      processesCarrying(`BATON_WORKSPACE=${fixture.workspace}`).filter((pid) => pid !== first.pid),
+      [],
+      'nothing of the attempt is left running',
+    );
+  });
 
   /** A verify command that notes its start and end (also on TERM) and passes once the file `release` exists. */
   const SLOW_CHECK = [

@@ -128,6 +128,14 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     );
   });
 
+  it("opencode: the repository's own opencode config (agent-level permissions, plugins) is not read, whatever the worker's env says", () => {
+    const l = launch('opencode', 'read-only');
+    assert.equal(l.env.OPENCODE_DISABLE_PROJECT_CONFIG, '1');
+    assert.ok(l.effective.flags.includes('OPENCODE_DISABLE_PROJECT_CONFIG=1'), 'recorded with the attempt');
+    const reenabled = launch('opencode', 'full', { env: { OPENCODE_DISABLE_PROJECT_CONFIG: '' } });
+    assert.equal(reenabled.env.OPENCODE_DISABLE_PROJECT_CONFIG, '1');
+  });
+
   it("the worker's env wins over a preset's defaults", () => {
     const l = launch('gemini', 'edit', { env: { GEMINI_CLI_TRUST_WORKSPACE: 'false', GEMINI_API_KEY: 'g' } });
     assert.deepEqual(l.env, { GEMINI_CLI_TRUST_WORKSPACE: 'false', GEMINI_API_KEY: 'g' });

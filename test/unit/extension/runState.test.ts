@@ -6,10 +6,13 @@ import { runRow, statusSummary, taskRow, workerRows } from '../../../src/extensi
 import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { renewCoordinatorLease } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { recordAgentUsage } from '../../../src/engine/operations/agentUsage/recordAgentUsage';
+import { emptyActivity } from '../../../src/engine/domain/agents/agentActivity';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { systemClock } from '../../../src/engine/domain/clock';
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import type { HostMessage } from '../../../src/protocol/messages';
+import { formatSpend } from '../../../src/protocol/spend';
 import { taskDuration } from '../../../src/protocol/time';
 import { hostNow, initialState, reduce, type DashboardState } from '../../../webview-ui/src/state';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
@@ -191,6 +194,80 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');
+  });
+
+  it("an agent's spend rides on its heartbeats: the Workers row, the Runs view and the dashboard show the same figure, moved on without a store read", async () => {
+    const engine = await fixture.open({ follow: true });
+    const cache = open(engine);
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const posted: HostMessage[] = [];
+    const feed = feedOf(cache, posted);
+    await feed.sendSnapshot();
+    const usageStore = await FileStore.open(storeDirOf(fixture.workspace));
+    disposables.push({ dispose: () => void usageStore.close() });
+    /** What the stream follower writes beside an activity beat: the attempt's usage row, then the beat. */
+    async function spend(inputTokens: number, outputTokens: number, costUsd: number, progress: string): Promise<void> {
+      await usageStore.transact((tx) =>
+        recordAgentUsage(
+          tx,
+          {
+            runId: claim.runId,
+            delegationId: claim.delegation.id,
+            taskId: 'T1',
+            agent: 'coder',
+            kind: 'claude-code',
+            permissions: { profile: 'edit' },
+            activity: { ...emptyActivity(), turns: 2, toolCalls: 1, inputTokens, outputTokens },
+            costSource: 'cli',
+            costUsd,
+          },
+          fixture.fakeClock.now(),
+        ),
+      );
+      await engine.refresh();
+      await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress });
+      await engine.refresh();
+      await sleep(300);
+    }
+    // The first beat with a usage row the cache does not hold yet: the run is read once to get it.
+    await spend(1200, 30, 0.0061, 'Write notes.txt · 2 turns, 1 tool call');
+    const shown = (): { worker: string; task: string; run: string } => ({
+      worker: workerRows(cache)[0]!.row.description!.split(' · ').at(-1)!,
+      task: taskRow(cache, claim.runId, 'T1').description!.split(' · ').at(-1)!,
+      run: runRow(cache, claim.runId).tooltip!.split('Spent: ').at(-1)!,
+    });
+    assert.deepEqual(shown(), {
+      worker: '1,230 tokens, $0.0061',
+      task: '1,230 tokens, $0.0061',
+      run: '1,230 tokens, $0.0061',
+    });
+
+    const reads = countReads(engine);
+    posted.length = 0;
+    const published: RunStateChange[] = [];
+    cache.onDidChange((c) => published.push(c));
+    await spend(2400, 70, 0.0123, 'Bash: npm test · 3 turns, 2 tool calls');
+    assert.equal(reads.total(), 0, 'the spend came with the heartbeat');
+    assert.deepEqual(shown(), {
+      worker: '2,470 tokens, $0.0123',
+      task: '2,470 tokens, $0.0123',
+      run: '2,470 tokens, $0.0123',
+    });
+    assert.ok(
+      published.some((c) => c.tasks.has(`${claim.runId}/T1`) && c.beats.has(`${claim.runId}/${claim.runtimeId}`)),
+      'the task changed with the beat (its row shows the spend)',
+    );
+    // The dashboard: the worker's beat, the task's row and the run's header carry the same figures.
+    const beat = posted.flatMap((m) => (m.type === 'heartbeats' ? m.beats : [])).at(-1);
+    assert.deepEqual(beat?.spend, { tokens: 2470, costUsd: 0.0123 });
+    const delta = posted.filter((m) => m.type === 'delta').at(-1);
+    assert.ok(delta && delta.type === 'delta');
+    assert.deepEqual(delta.tasks?.find((t) => t.id === 'T1')?.spend, { tokens: 2470, costUsd: 0.0123 });
+    assert.deepEqual(delta.run?.spend, { tokens: 2470, costUsd: 0.0123 });
+    assert.equal(formatSpend(delta.run.spend), shown().run);
+    // A task no agent worked on shows no spend at all (not "0 tokens").
+    assert.equal((await feed.buildSnapshot()).tasks.find((t) => t.id === 'T5')!.spend, undefined);
+    assert.doesNotMatch(taskRow(cache, claim.runId, 'T5').description ?? '', /token/);
   });
 
   it('the Runs view and the dashboard show the same duration for a task at every publication, running and finished', async () => {

@@ -69,6 +69,7 @@ describe('liveness: what the Workers view, the dashboard and `baton status` say 
     const cache = {
       now: NOW,
       liveRuntimes: () => [{ ...SUPERVISED, taskId: 'T1' }],
+      overview: () => undefined, // no agent: nothing spent to show
     } as unknown as RunStateCache;
     const [row] = workerRows(cache);
     assert.equal(row!.row.label, 'T1  D-T1-coder-001');

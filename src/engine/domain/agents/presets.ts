@@ -57,6 +57,17 @@ export const TOOL_LISTS: Readonly<Record<AgentKind, boolean>> = {
 };
 
 /**
+ * opencode reads the repository's own configuration — `opencode.json(c)` from the working
+ * folder up to the git root, and every `.opencode/` folder there (agents, modes, plugins) —
+ * and an agent's own `permission` there is merged over every global rule,
+ * OPENCODE_PERMISSION included: `.opencode/agent/build.md` with `permission: {bash: allow}`
+ * would loosen any task's profile (and a project plugin runs inside opencode). So the
+ * repository's opencode configuration is not read at all for a Baton worker (docs/workers.md,
+ * "Permission profiles"); the user's own (global) config and the worker's env still apply.
+ */
+const OPENCODE_NO_PROJECT_CONFIG = 'OPENCODE_DISABLE_PROJECT_CONFIG';
+
+/**
  * The command line of an agent preset: the CLI's non-interactive JSON stream, its own
  * permission controls for the task's profile, the model, a session to continue, and the
  * prompt — always as argv elements or stdin, never through a shell. Flags checked against the
@@ -150,7 +161,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
         ...Object.fromEntries(deny.map((t) => [t, 'deny'])),
       };
       const resume = input.resumeSession ? ['--session', input.resumeSession] : [];
-      const flags = ['permission', JSON.stringify(permission)];
+      const flags = ['permission', JSON.stringify(permission), `${OPENCODE_NO_PROJECT_CONFIG}=1`];
       return {
         argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
         env: opencodeEnv(input.env, permission),
@@ -176,6 +187,7 @@ function opencodeEnv(
     ...env,
     OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...config, permission: { ...ownRules, ...permission } }),
     OPENCODE_PERMISSION: JSON.stringify({ ...jsonObject(env, 'OPENCODE_PERMISSION'), ...permission }),
+    [OPENCODE_NO_PROJECT_CONFIG]: '1',
   };
 }
 
