@@ -4,7 +4,7 @@
 // password. PostgreSQL refuses to run as root and CI runs the tests as root: then every
 // PostgreSQL command runs as the `postgres` user that Debian's package creates (`runuser`).
 // One cluster per test process (`sharedPostgresCluster`), stopped when the process exits.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -137,6 +137,17 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       settings.map((s) => `-c ${s}`).join(' '),
     ]);
   start();
+  // A watchdog outlives a test process killed by a signal or a CI timeout (no 'exit' handler runs
+  // then): once this process is gone it stops the cluster and removes its folder.
+  const pgCtl = [...(user?.prefix ?? []), join(bin, 'pg_ctl')].map((arg) => `'${arg}'`).join(' ');
+  spawn(
+    'sh',
+    [
+      '-c',
+      `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${pgCtl} stop -D '${data}' -m immediate >/dev/null 2>&1; rm -rf '${dir}'`,
+    ],
+    { detached: true, stdio: 'ignore' },
+  ).unref();
   let stopped = false;
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
