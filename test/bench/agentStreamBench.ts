@@ -106,8 +106,11 @@ async function runOnce(kind: 'preset' | 'plain', agents: number, options: AgentS
       const outcome = await taken.coordinator.run();
       const wallMs = Date.now() - started;
       const used = process.cpuUsage(cpu);
-      if (outcome.kind !== 'finished' || outcome.status !== 'completed')
-        throw new Error(`the bench run did not complete: ${JSON.stringify(outcome)}`);
+      if (outcome.kind !== 'finished' || outcome.status !== 'completed') {
+        const gates = await engine.listGates({ runId: run.id, status: 'open' });
+        const why = gates.map((gate) => `${gate.kind}: ${gate.reason}`).join('; ');
+        throw new Error(`the ${kind} bench run did not complete: ${JSON.stringify(outcome)} ${why}`);
+      }
       const cpuPct = ((used.user + used.system) / 1000 / wallMs) * 100;
       const endLags = [...lastLag.values()];
       return {

@@ -71,8 +71,9 @@ function run() {
       usage: { input_tokens: 10 * total, output_tokens: total },
     });
     if (process.env.FAST_AGENT_PLAIN === '1') {
-      // A plain worker's result is taken from its log: the final text as plain lines.
-      process.stdout.write(body);
+      // A plain worker writes its result to the artifact: its log (10,000 lines at the bench's rate) is over the
+      // 1 MiB an artifact may have, so "the log is the result" would reject it (docs/workers.md, "The result").
+      require('node:fs').writeFileSync(process.env.BATON_ARTIFACT_PATH, body);
     }
   };
   tick();
