@@ -16,8 +16,9 @@ const common = {
   minify: true,
   keepNames: true,
   logLevel: 'warning',
-  // sql.js probes for these only in browsers; they never load under Node.
-  external: ['vscode'],
+  // sql.js probes for these only in browsers; they never load under Node. pg-native: pg's optional
+  // libpq binding, loaded only when asked for (`pg.native`), which Baton never does.
+  external: ['vscode', 'pg-native'],
   // Prefer ES module builds: jsonc-parser's UMD build hides its requires from the bundler.
   mainFields: ['module', 'main'],
 };

@@ -59,7 +59,9 @@ import {
 } from './queries/runView';
 import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
-import { FileStore, storeExists, type FileStoreOptions } from './store/fileStore';
+import { storeExists, type FileStoreOptions } from './store/fileStore';
+import { checkStore, chooseStore, openStore, storeEnvironment } from './store/openStore';
+import type { StorePort } from './store/port';
 import { readAttemptChanges } from './usecases/attemptChanges';
 import type { AgentKind } from './domain/agents/agentActivity';
 import { agentKindOf } from './domain/workerLaunch';
@@ -92,7 +94,10 @@ export interface EngineOptions {
   ids?: IdSource;
   /** Follow other processes' commits live (the extension, `events --follow`). */
   follow?: boolean;
+  /** Options of the file store (a PostgreSQL store, chosen by the config, takes none). */
   store?: FileStoreOptions;
+  /** Where BATON_STORE_URL and PGPASSWORD are read (default: this process's environment). */
+  env?: NodeJS.ProcessEnv;
   /** The `baton` CLI script, handed to workers as BATON_CLI. */
   cliPath?: string;
 }
@@ -116,7 +121,7 @@ export class Engine {
     readonly workspace: string,
     private loadedConfig: BatonConfig,
     private loadedConfigIssues: readonly Issue[],
-    private readonly store: FileStore,
+    private readonly store: StorePort,
     private readonly clock: Clock,
     private readonly ids: IdSource,
     announcer: EventAnnouncer,
@@ -141,10 +146,9 @@ export class Engine {
       );
     }
     const clock = options.clock ?? systemClock;
-    const store = await FileStore.open(storeDirOf(workspace), {
-      clock,
-      ...options.store,
+    const store = await openStore(chooseStore(config.store, storeDirOf(workspace), options.env ?? storeEnvironment()), {
       follow: options.follow ?? false,
+      file: { clock, ...options.store },
     });
     // Announcement failures have no caller to report to; the next change tries again.
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
@@ -181,8 +185,12 @@ export class Engine {
     return { changed, applied: true, issues: located };
   }
 
+  /** Whether there is a store to read: a file store once created; a shared (PostgreSQL) one is always there to ask. */
   static hasStore(workspace: string): boolean {
-    return storeExists(storeDirOf(resolve(workspace)));
+    const root = resolve(workspace);
+    const { config, issues } = loadConfig(root);
+    if (!hasErrors(issues) && config.store.kind === 'postgres') return true;
+    return storeExists(storeDirOf(root));
   }
 
   /** What opening found and repaired (the store's recovery), or could not do, for the adapter to show. */
@@ -722,17 +730,7 @@ export class Engine {
       configIssues: issues,
       ...(planWorkers ? { planWorkers } : {}),
       ...(options.env ? { env: options.env } : {}),
-      store: async () => {
-        if (!Engine.hasStore(workspace)) return { exists: false, notices: [] };
-        try {
-          const store = await FileStore.open(storeDirOf(workspace));
-          const notices = [...store.recovery.notices];
-          await store.close();
-          return { exists: true, notices };
-        } catch (err) {
-          return { exists: true, notices: [], error: (err as Error).message };
-        }
-      },
+      store: () => checkStore(effective.store, storeDirOf(workspace), options.env ?? storeEnvironment()),
     });
   }
 }

@@ -4,10 +4,12 @@
  * conflict. `npm run test:race` runs more rounds than `npm test`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileStore } from '../../src/engine/store/fileStore';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import type { StoreSetting } from '../../src/engine/domain/config';
+import { chooseStore, openStore } from '../../src/engine/store/openStore';
 import { bundleScript } from '../support/bundleScript';
+import { schemaFor } from '../support/postgresCluster';
 import { makeTempDir } from '../support/tempDir';
 
 export interface RaceOutcome {
@@ -24,8 +26,8 @@ class Racer {
   private buffered = '';
   private stderr = '';
 
-  constructor(script: string) {
-    this.child = spawn(process.execPath, [script]);
+  constructor(script: string, env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, [script], { env });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
       this.buffered += chunk;
@@ -57,15 +59,25 @@ class Racer {
 export async function runClaimRace(options: {
   rounds: number;
   racers: number;
+  /** Race on this PostgreSQL server (each round a schema of its own) instead of the file store. */
+  postgresUrl?: string;
 }): Promise<{ rounds: number; failures: string[] }> {
   const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
-  const racers = Array.from({ length: options.racers }, () => new Racer(script));
+  const env = { ...process.env, ...(options.postgresUrl ? { BATON_STORE_URL: options.postgresUrl } : {}) };
+  const racers = Array.from({ length: options.racers }, () => new Racer(script, env));
   try {
     for (let round = 1; round <= options.rounds; round++) {
       const workspace = makeTempDir('baton-race-');
       try {
         const plan = join(workspace, 'plan.md');
+        const store: StoreSetting = options.postgresUrl
+          ? { kind: 'postgres', schema: schemaFor(workspace) }
+          : { kind: 'file' };
+        if (options.postgresUrl) {
+          mkdirSync(join(workspace, '.baton'));
+          writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ store }));
+        }
         writeFileSync(
           plan,
           '```baton-task\nid: T1\nagent: coder\n```\nThe contested task.\n\n```baton-task\nid: T2\n```\nAnother.\n',
@@ -79,12 +91,12 @@ export async function runClaimRace(options: {
         for (const loser of outcomes.filter((o) => !o.won)) {
           if (loser.code !== 'task.already-claimed') failures.push(`round ${round}: a loser got ${loser.code}`);
         }
-        const store = await FileStore.open(join(workspace, '.baton', 'store'));
-        const counts = await store.read(async (r) => ({
+        const opened = await openStore(chooseStore(store, join(workspace, '.baton', 'store'), env), { follow: false });
+        const counts = await opened.read(async (r) => ({
           runs: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM runs'))!.n,
           delegations: (await r.get<{ n: number }>('SELECT COUNT(*) AS n FROM delegations'))!.n,
         }));
-        await store.close();
+        await opened.close();
         if (counts.runs !== 1 || counts.delegations !== 1)
           failures.push(`round ${round}: ${counts.runs} runs and ${counts.delegations} delegations`);
       } finally {
@@ -109,7 +121,7 @@ export async function runSlotRace(options: {
 }): Promise<{ rounds: number; failures: string[] }> {
   const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
-  const racers = Array.from({ length: options.racers }, () => new Racer(script));
+  const racers = Array.from({ length: options.racers }, () => new Racer(script, process.env));
   try {
     for (let round = 1; round <= options.rounds; round++) {
       const workspace = makeTempDir('baton-slots-');
@@ -130,7 +142,9 @@ export async function runSlotRace(options: {
         for (const loser of outcomes.filter((o) => !o.won)) {
           if (loser.code !== 'claim.max-concurrency') failures.push(`round ${round}: a loser got ${loser.code}`);
         }
-        const store = await FileStore.open(join(workspace, '.baton', 'store'));
+        const store = await openStore(chooseStore({ kind: 'file' }, join(workspace, '.baton', 'store'), process.env), {
+          follow: false,
+        });
         const running = await store.read(
           async (r) =>
             (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM delegations WHERE status = 'RUNNING'`))!.n,

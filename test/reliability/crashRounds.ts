@@ -10,7 +10,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../src/engine/store/fileStore';
+import { PgStore } from '../../src/engine/store/pgStore';
+import type { StorePort } from '../../src/engine/store/port';
 import { bundleScript } from '../support/bundleScript';
+import { schemaFor } from '../support/postgresCluster';
 import { makeTempDir } from '../support/tempDir';
 
 export interface CrashRoundsResult {
@@ -79,12 +82,21 @@ function runChildUntilKilled(
   });
 }
 
-async function verify(storeDir: string, acks: readonly Ack[]): Promise<{ failures: string[]; notices: number }> {
-  const store = await FileStore.open(storeDir);
+/** Where a lane's store is: its folder (the file store), or its schema on a PostgreSQL server. */
+type LaneStore = { kind: 'file'; dir: string } | { kind: 'postgres'; url: string; schema: string };
+
+async function verify(where: LaneStore, acks: readonly Ack[]): Promise<{ failures: string[]; notices: number }> {
+  const store: StorePort =
+    where.kind === 'file'
+      ? await FileStore.open(where.dir)
+      : await PgStore.open({ url: where.url, schema: where.schema });
   const failures: string[] = [];
   try {
-    const integrity = await store.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
-    if (integrity?.integrity_check !== 'ok') failures.push(`integrity_check: ${JSON.stringify(integrity)}`);
+    // SQLite's own check of the file store's pages; PostgreSQL keeps its own (a killed client cannot damage it).
+    if (where.kind === 'file') {
+      const integrity = await store.read((r) => r.get<{ integrity_check: string }>('PRAGMA integrity_check'));
+      if (integrity?.integrity_check !== 'ok') failures.push(`integrity_check: ${JSON.stringify(integrity)}`);
+    }
     const delegations = new Map(
       (
         await store.read((r) =>
@@ -125,6 +137,8 @@ export async function runCrashRounds(options: {
   lanes?: number;
   /** Instead of a kill at a random moment, the child kills itself at this fault point (e.g. `snapshot:renamed`). */
   faultPoint?: string;
+  /** Run on this PostgreSQL server (each lane a schema of its own) instead of the file store. */
+  postgresUrl?: string;
   onRound?: (round: number, acks: number) => void;
 }): Promise<CrashRoundsResult> {
   const lanes = Math.max(1, Math.min(options.lanes ?? 2, options.rounds));
@@ -139,6 +153,7 @@ export async function runCrashRounds(options: {
       runLane({
         rounds,
         ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
+        ...(options.postgresUrl ? { postgresUrl: options.postgresUrl } : {}),
         onRound: (_round, _laneAcks, newAcks) => {
           acks += newAcks;
           options.onRound?.(++done, acks);
@@ -158,6 +173,7 @@ export async function runCrashRounds(options: {
 async function runLane(options: {
   rounds: number;
   faultPoint?: string;
+  postgresUrl?: string;
   onRound?: (round: number, acks: number, newAcks: number) => void;
 }): Promise<CrashRoundsResult> {
   const script = bundleScript('test/reliability/children/crashWriter.ts');
@@ -167,7 +183,19 @@ async function runLane(options: {
   mkdirSync(join(workspace, '.baton'), { recursive: true });
   // A killed child leaves its claim running until its lease runs out; the next child claims the next task meanwhile.
   // Claims obey maxConcurrency: the run gets every slot there is.
-  writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ maxConcurrency: 256 }));
+  const storeDir = join(workspace, '.baton', 'store');
+  const where: LaneStore = options.postgresUrl
+    ? { kind: 'postgres', url: options.postgresUrl, schema: schemaFor(workspace) }
+    : { kind: 'file', dir: storeDir };
+  const storeEnv: Record<string, string> = {};
+  writeFileSync(
+    join(workspace, '.baton', 'config.json'),
+    JSON.stringify({
+      maxConcurrency: 256,
+      ...(where.kind === 'postgres' ? { store: { kind: 'postgres', schema: where.schema } } : {}),
+    }),
+  );
+  if (where.kind === 'postgres') storeEnv.BATON_STORE_URL = where.url;
   const acknowledged: Ack[] = [];
   const failures: string[] = [];
   let recoveryNotices = 0;
@@ -185,16 +213,21 @@ async function runLane(options: {
       const from = acknowledged.filter((a) => a.kind === 'claim').length + round;
       // At the fault point: its first pass in this process, or one of the next few (snapshots come every few cycles).
       const faultEnv: Record<string, string> = options.faultPoint
-        ? { BATON_FAULT_POINT: options.faultPoint, BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)) }
-        : {};
+        ? {
+            ...storeEnv,
+            BATON_FAULT_POINT: options.faultPoint,
+            BATON_FAULT_SKIP: String(Math.floor(Math.random() * 4)),
+          }
+        : storeEnv;
       const acks = await runChildUntilKilled(script, workspace, plan, from, killAfterAcks, killDelayMs, faultEnv);
       acknowledged.push(...acks);
       if (acks.killed) killed++;
-      const storeDir = join(workspace, '.baton', 'store');
-      const strayBefore = readdirSync(storeDir).filter((n) => n.endsWith('.tmp'));
-      const checked = await verify(storeDir, acknowledged);
+      const stray = (): string[] =>
+        where.kind === 'file' ? readdirSync(storeDir).filter((n) => n.endsWith('.tmp')) : [];
+      const strayBefore = stray();
+      const checked = await verify(where, acknowledged);
       // Open cleans a snapshot that was being written when the process died.
-      const strayAfter = readdirSync(storeDir).filter((n) => n.endsWith('.tmp'));
+      const strayAfter = stray();
       if (strayAfter.length > 0)
         checked.failures.push(
           `stray temp files after open: ${strayAfter.join(', ')} (before: ${strayBefore.join(', ')})`,

@@ -25,6 +25,8 @@ export function bundleScript(entry: string): string {
     target: 'node20',
     format: 'cjs',
     mainFields: ['module', 'main'],
+    // pg's optional libpq binding, never loaded (as in scripts/build.mjs).
+    external: ['pg-native'],
     logLevel: 'error',
   });
   cache.set(absolute, outfile);

@@ -11,9 +11,22 @@ export class EngineFixture {
   private readonly ids = sequentialIds();
   private readonly engines: Engine[] = [];
 
-  /** `realClock`: the system clock (for coordinator tests where workers run for real). */
-  constructor(options: { realClock?: boolean } = {}) {
+  private readonly env: NodeJS.ProcessEnv | undefined;
+
+  /**
+   * `realClock`: the system clock (for coordinator tests where workers run for real).
+   * `postgres`: the workspace's store is this PostgreSQL database and schema (its config says so,
+   * the URL comes in BATON_STORE_URL), not .baton/store.
+   */
+  constructor(options: { realClock?: boolean; postgres?: { url: string; schema: string } } = {}) {
     this.clock = options.realClock ? undefined : new FakeClock();
+    if (options.postgres) {
+      this.write(
+        '.baton/config.json',
+        JSON.stringify({ store: { kind: 'postgres', schema: options.postgres.schema } }),
+      );
+      this.env = { ...process.env, BATON_STORE_URL: options.postgres.url };
+    }
   }
 
   get fakeClock(): FakeClock {
@@ -26,6 +39,7 @@ export class EngineFixture {
       workspace: this.workspace,
       ...(this.clock ? { clock: this.clock } : {}),
       ids: this.ids,
+      ...(this.env ? { env: this.env } : {}),
       ...options,
     });
     this.engines.push(engine);

@@ -6,6 +6,7 @@ import {
   type ParseError,
 } from 'jsonc-parser';
 import * as z from 'zod';
+import { urlHasPassword } from './credentials';
 import { issue, type Issue, type Range } from './issue';
 import { LineIndex } from './lineIndex';
 
@@ -78,6 +79,38 @@ function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'openc
 }
 
 const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
+
+/** A PostgreSQL schema name Baton uses unquoted everywhere (search_path, its notification channel). */
+export const STORE_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
+
+/**
+ * Where the workspace's store lives (docs/team.md): its own files, or a PostgreSQL database a
+ * team shares. The config is committed with the workspace, so a URL here may not hold a
+ * password: the whole URL goes in BATON_STORE_URL, or the password in PGPASSWORD / ~/.pgpass.
+ */
+const storeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('file') }).strict(),
+  z
+    .object({
+      kind: z.literal('postgres'),
+      url: z
+        .string()
+        .regex(/^postgres(?:ql)?:\/\//i, 'must start with postgres:// or postgresql://')
+        .refine((url) => !urlHasPassword(url), {
+          message:
+            'must not hold a password (this file is shared with the workspace): set the whole URL in BATON_STORE_URL, or the password in PGPASSWORD or ~/.pgpass',
+        })
+        .optional()
+        .describe('postgres://user@host:port/database (no password). BATON_STORE_URL, when set, is used instead.'),
+      schema: z
+        .string()
+        .regex(STORE_SCHEMA_NAME, 'must be lower-case letters, digits and _ (at most 40)')
+        .default('baton')
+        .describe("The PostgreSQL schema that holds this workspace's store; teams sharing a run use the same one."),
+    })
+    .strict(),
+]);
+export type StoreSetting = z.output<typeof storeSchema>;
 
 /** A spending limit: US dollars, tokens (input and output together), or both. */
 const budgetLimit = z
@@ -197,6 +230,11 @@ export const configSchema = z.object({
     .default({})
     .describe(
       'Prices by model name, for CLIs that report tokens but no cost (Codex, Gemini CLI); a CLI that prices its own calls (Claude Code, opencode) is taken at its word.',
+    ),
+  store: storeSchema
+    .default({ kind: 'file' })
+    .describe(
+      'Where the store lives: { "kind": "file" } (.baton/store, the default) or { "kind": "postgres", "url", "schema" } for a team (docs/team.md).',
     ),
   permissionPolicy: z
     .object({

@@ -73,6 +73,8 @@ export const ERROR_CODES = {
   'store.journal-corrupt': 'io',
   'store.schema-too-new': 'not-qualified',
   'store.unrecoverable': 'io',
+  // A PostgreSQL store that cannot be reached or refuses the connection (its message never holds the password).
+  'store.unreachable': 'io',
   'task.already-claimed': 'conflict',
   'task.dependencies-unmet': 'mismatch',
   'task.gated': 'awaiting-decision',

@@ -50,10 +50,14 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
   };
 }
 
-/** Wait before attempt `attempt` (2, 3, …): the base, doubling per further attempt, at most 10 minutes. */
+/**
+ * Wait before attempt `attempt` (2, 3, …): the base, doubling per further attempt, at most 10 minutes.
+ * Whole milliseconds: it ends up in an INTEGER column, and PostgreSQL's BIGINT refuses 1000.5
+ * (retryBackoffSeconds may have fractions; SQLite would quietly keep a REAL).
+ */
 export function retryDelayMs(settings: RunSettings, attempt: number): number {
   const base = (settings.retryBackoffSeconds ?? 0) * 1000;
-  return Math.min(base * 2 ** Math.max(0, attempt - 2), 600_000);
+  return Math.round(Math.min(base * 2 ** Math.max(0, attempt - 2), 600_000));
 }
 
 export function delegationId(taskId: string, agent: string, attempt: number): string {

@@ -81,7 +81,12 @@ export function promptInArgv(worker: WorkerDefinition): boolean {
 }
 
 export function resolveWorker(config: BatonConfig, workerId: string): WorkerDefinition {
-  const worker = config.workers[workerId] ?? BUILTIN_WORKERS[workerId];
+  // Own keys only: a plan naming `worker: constructor` (or `toString`) must not find Object's members.
+  const worker = Object.hasOwn(config.workers, workerId)
+    ? config.workers[workerId]
+    : Object.hasOwn(BUILTIN_WORKERS, workerId)
+      ? BUILTIN_WORKERS[workerId]
+      : undefined;
   if (!worker) {
     const known = [...new Set([...Object.keys(config.workers), ...Object.keys(BUILTIN_WORKERS)])];
     throw new BatonError(

@@ -377,7 +377,7 @@ export class AttemptLauncher {
       const now = this.ctx.clock.now();
       const runWide = crossings.every((c) => c.scope === 'run')
         ? await tx.get<{ id: string }>(
-            `SELECT id FROM gates WHERE run_id = ? AND kind = 'budget' AND status = 'open' AND task_id IS NOT ? LIMIT 1`,
+            `SELECT id FROM gates WHERE run_id = ? AND kind = 'budget' AND status = 'open' AND task_id IS DISTINCT FROM ? LIMIT 1`,
             [runId, task.id],
           )
         : undefined;
@@ -414,13 +414,14 @@ export class AttemptLauncher {
       risk: task.risk,
     });
     if (!why) return false;
-    const approved = await this.ctx.store.read((r) =>
-      r.get(
-        `SELECT 1 AS x FROM gates WHERE run_id = ? AND task_id = ? AND kind = 'risk_approval' AND status = 'approved'
-           AND json_extract(details_json, '$.permissionProfile') = ? LIMIT 1`,
-        [runId, task.id, profile],
-      ),
-    );
+    const approved = (
+      await this.ctx.store.read((r) =>
+        r.all<{ details_json: string }>(
+          `SELECT details_json FROM gates WHERE run_id = ? AND task_id = ? AND kind = 'risk_approval' AND status = 'approved'`,
+          [runId, task.id],
+        ),
+      )
+    ).some((gate) => (JSON.parse(gate.details_json) as { permissionProfile?: unknown }).permissionProfile === profile);
     if (approved) return false;
     await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();

@@ -2,11 +2,18 @@
  * Numbered schema migrations, compiled into the bundle (nothing is read from disk at run
  * time). Each runs as one journaled transaction, so every process replays it. Never edit
  * a released migration; add the next number.
+ *
+ * One list for both backends: PostgreSQL runs the same statements through the dialect seam
+ * (postgresDialect.ts: SQLite's column types become PostgreSQL's). A migration whose SQLite
+ * form cannot be translated — a table rebuild, SQLite's only way to drop a constraint —
+ * gives its PostgreSQL form beside it in `postgres`.
  */
 export interface Migration {
   version: number;
   name: string;
   statements: string[];
+  /** The same change as PostgreSQL makes it, when `statements` is SQLite-only (still translated by the seam). */
+  postgres?: string[];
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -284,6 +291,11 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT id, run_id, delegation_id, artifact_path, digest, accepted, result_status, issues_json, created_at
         FROM ingestions_before_5 ORDER BY rowid`,
       `DROP TABLE ingestions_before_5`,
+      `CREATE INDEX ingestions_by_result ON ingestions (run_id, delegation_id, digest)`,
+    ],
+    // PostgreSQL drops the constraint in place (the name it gave the UNIQUE of migration 1).
+    postgres: [
+      `ALTER TABLE ingestions DROP CONSTRAINT ingestions_run_id_delegation_id_digest_key`,
       `CREATE INDEX ingestions_by_result ON ingestions (run_id, delegation_id, digest)`,
     ],
   },

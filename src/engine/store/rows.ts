@@ -253,3 +253,13 @@ export interface EventRow {
 export function toEvent(r: EventRow): RunEvent {
   return { runId: r.run_id, seq: r.seq, type: r.type, at: r.at, data: JSON.parse(r.data_json) } as RunEvent;
 }
+
+/**
+ * One string field of a gate's `details_json` (undefined when absent or not a string). JSON is taken apart here, not
+ * in SQL: JSON functions are not in the portable SQL subset both backends run (docs/architecture.md).
+ */
+export function jsonField(detailsJson: string | null, key: string): string | undefined {
+  if (!detailsJson) return undefined;
+  const value = (JSON.parse(detailsJson) as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}

@@ -53,7 +53,7 @@ export async function runDoctor(input: {
   /** The workers a plan's tasks name: missing ones fail; other defined workers only warn. */
   planWorkers?: readonly string[];
   /** Opens the store if there is one: its recovery notices, or why it does not open. */
-  store: () => Promise<{ exists: boolean; notices: readonly string[]; error?: string }>;
+  store: () => Promise<{ exists: boolean; notices: readonly string[]; error?: string; detail?: string }>;
   env?: NodeJS.ProcessEnv;
 }): Promise<DoctorCheck[]> {
   const env = input.env ?? process.env;
@@ -103,7 +103,7 @@ export async function runDoctor(input: {
   else if (!store.exists)
     checks.push({ name: 'store', status: 'ok', detail: 'no store yet: the first run creates it' });
   else if (store.notices.length) checks.push({ name: 'store', status: 'warn', detail: store.notices.join('\n') });
-  else checks.push({ name: 'store', status: 'ok', detail: 'the store opens cleanly' });
+  else checks.push({ name: 'store', status: 'ok', detail: store.detail ?? 'the store opens cleanly' });
   checks.push(diskCheck(input.workspace), writableCheck(input.workspace));
   return checks;
 }

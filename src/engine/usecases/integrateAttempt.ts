@@ -1,3 +1,4 @@
+import { jsonField } from '../store/rows';
 import type { EngineContext } from './context';
 import {
   markWorktreeCommitted,
@@ -151,11 +152,13 @@ async function filesOutsideTheDeclaration(
       runId,
       worktree.taskId,
     ]),
-    approvedHeads: await r.all<{ head: string | null }>(
-      `SELECT json_extract(details_json, '$.sourceHead') AS head FROM gates
+    approvedHeads: (
+      await r.all<{ details_json: string | null }>(
+        `SELECT details_json FROM gates
        WHERE run_id = ? AND delegation_id = ? AND kind = 'undeclared_files' AND status = 'approved'`,
-      [runId, worktree.delegationId],
-    ),
+        [runId, worktree.delegationId],
+      )
+    ).map((g) => ({ head: jsonField(g.details_json, 'sourceHead') })),
   }));
   const globs = declared ? (JSON.parse(declared.files_json) as string[]) : [];
   if (globs.length === 0) return [];

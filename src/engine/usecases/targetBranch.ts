@@ -1,3 +1,4 @@
+import { jsonField } from '../store/rows';
 import type { RunIsolation } from '../domain/isolation';
 import { Git } from '../effects/git/git';
 import type { StorePort } from '../store/port';
@@ -99,15 +100,16 @@ export async function putBackAfterApproval(
   expected: string,
   targetNow: string,
 ): Promise<boolean> {
-  const approved = await store.read((r) =>
-    r.get<{ before: string | null }>(
-      `SELECT json_extract(details_json, '$.expected') AS before FROM gates
-       WHERE run_id = ? AND kind = 'target_moved' AND status = 'approved' AND json_extract(details_json, '$.found') = ?
-       ORDER BY ordinal DESC LIMIT 1`,
-      [runId, expected],
+  const gates = await store.read((r) =>
+    r.all<{ details_json: string | null }>(
+      `SELECT details_json FROM gates WHERE run_id = ? AND kind = 'target_moved' AND status = 'approved'
+       ORDER BY ordinal DESC`,
+      [runId],
     ),
   );
-  return Boolean(approved?.before) && (await git.isAncestor(approved!.before!, targetNow));
+  const approved = gates.find((g) => jsonField(g.details_json, 'found') === expected);
+  const before = approved ? jsonField(approved.details_json, 'expected') : undefined;
+  return before !== undefined && (await git.isAncestor(before, targetNow));
 }
 
 /** One sentence on a target that moved the wrong way, with the way back (the commits are still there by hash). */

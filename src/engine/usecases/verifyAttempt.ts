@@ -66,12 +66,14 @@ export async function verifyAttempt(
   if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest)
     return { passed: false, ran: 0, reused: 0 };
   // A person accepted this attempt's result at its verification gate: its commands are not run again.
-  const accepted = await ctx.store.read((r) =>
-    r.get(
-      `SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved' AND json_extract(details_json, '$.accepted') = 1`,
-      [runId, delegationId],
-    ),
-  );
+  const accepted = (
+    await ctx.store.read((r) =>
+      r.all<{ details_json: string }>(
+        `SELECT details_json FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'verification_failed' AND status = 'approved'`,
+        [runId, delegationId],
+      ),
+    )
+  ).some((gate) => (JSON.parse(gate.details_json) as { accepted?: unknown }).accepted === true);
   // A verification of this attempt that a coordinator before us started may still run: it ends, proven gone, before
   // anything is verified again — never two at once in the same tree.
   const leftOver = await endVerifyProcesses(

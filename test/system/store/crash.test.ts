@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { runCrashRounds } from '../../reliability/crashRounds';
+import { sharedPostgresCluster } from '../../support/postgresCluster';
 
 describe('store under SIGKILL', () => {
   it('keeps every acknowledged transition and passes integrity_check over 100 kill-and-reopen rounds', async function () {
@@ -11,5 +12,15 @@ describe('store under SIGKILL', () => {
       result.acknowledged >= 400,
       `the child got real work done between kills (${result.acknowledged} acknowledged transitions)`,
     );
+  });
+});
+
+describe('PostgreSQL store under SIGKILL', () => {
+  it('keeps every acknowledged transition over 20 kill-and-reopen rounds of clients killed mid-transaction', async function () {
+    this.timeout(240_000);
+    const cluster = await sharedPostgresCluster();
+    const result = await runCrashRounds({ rounds: 20, postgresUrl: cluster.url });
+    assert.deepEqual(result.failures, []);
+    assert.ok(result.acknowledged >= 60, `the child got real work done between kills (${result.acknowledged})`);
   });
 });

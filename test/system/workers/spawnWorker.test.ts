@@ -56,6 +56,27 @@ describe('workers: spawnWorker', () => {
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), { a: 'R-7', b: 'config', cwd: dir });
   });
 
+  it('does not hand the store URL (with the team database password) to a worker, unless its config sets it', async () => {
+    const dir = makeTempDir('baton-spawn-');
+    const saved = process.env.BATON_STORE_URL;
+    process.env.BATON_STORE_URL = 'postgres://baton:secret@db.internal/team';
+    try {
+      const print = `process.stdout.write(String(process.env.BATON_STORE_URL))`;
+      const plain = await spawnWorker(node(print), { cwd: dir, logPath: join(dir, 'plain.log'), env: {} });
+      await plain.exited;
+      assert.equal(readFileSync(join(dir, 'plain.log'), 'utf8'), 'undefined');
+      const own = await spawnWorker(
+        { ...node(print), env: { BATON_STORE_URL: 'postgres://own@elsewhere/db' } },
+        { cwd: dir, logPath: join(dir, 'own.log'), env: {} },
+      );
+      await own.exited;
+      assert.equal(readFileSync(join(dir, 'own.log'), 'utf8'), 'postgres://own@elsewhere/db');
+    } finally {
+      if (saved === undefined) delete process.env.BATON_STORE_URL;
+      else process.env.BATON_STORE_URL = saved;
+    }
+  });
+
   it('refuses a command that does not exist or cannot be executed with a clear reason', async () => {
     const dir = makeTempDir('baton-spawn-');
     await assert.rejects(

@@ -29,7 +29,7 @@ const OWNERS: Readonly<Record<string, string>> = {
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {
-  store_meta: ['store/fileStore.ts', 'store/migrations.ts'],
+  store_meta: ['store/fileStore.ts', 'store/pgStore.ts', 'store/migrations.ts'],
   counters: ['store/migrations.ts'],
   // Migration 4 rebuilds the table (to drop a UNIQUE constraint) and copies its rows back.
   ingestions: ['store/migrations.ts'],

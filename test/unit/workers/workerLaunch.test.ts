@@ -140,5 +140,12 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
       (err: unknown) =>
         BatonError.is(err, 'worker.unknown') && /known workers: mine, claude-code, manual/.test(err.message),
     );
+    // A plan's worker name is looked up among the definitions only, never among Object's members.
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty'])
+      assert.throws(
+        () => resolveWorker(config, name),
+        (err: unknown) => BatonError.is(err, 'worker.unknown'),
+        name,
+      );
   });
 });

@@ -126,7 +126,10 @@ export async function spawnSupervised(
     const execaOptions: Options = {
       cwd: options.cwd,
       // PWD as a shell sets it: opencode takes its project folder from $PWD, not getcwd() (docs/agent-clis.md).
-      env: { ...env, PWD: options.cwd },
+      // The store's URL (it may carry the team database's password, docs/team.md) is Baton's, not the worker's:
+      // an agent's environment can end up in its transcript and at its model provider. A worker whose config sets it
+      // explicitly keeps it.
+      env: { BATON_STORE_URL: undefined, ...env, PWD: options.cwd },
       extendEnv: true,
       detached: true,
       cleanup: false,

@@ -56,8 +56,12 @@ export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, 
   // A takeover continues the chain of coordinators that ended without a clean release; anything else starts one.
   const chainSince = tookOverFrom ? (tookOverFrom.chainSince ?? 0) : now;
   await tx.run(
-    `INSERT OR REPLACE INTO coordinator_leases (run_id, holder, host, pid, pid_start, epoch, acquired_at, renewed_at, expires_at, released_at, chain_since)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+    `INSERT INTO coordinator_leases (run_id, holder, host, pid, pid_start, epoch, acquired_at, renewed_at, expires_at, released_at, chain_since)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)
+     ON CONFLICT (run_id) DO UPDATE SET holder = excluded.holder, host = excluded.host, pid = excluded.pid,
+       pid_start = excluded.pid_start, epoch = excluded.epoch, acquired_at = excluded.acquired_at,
+       renewed_at = excluded.renewed_at, expires_at = excluded.expires_at, released_at = NULL,
+       chain_since = excluded.chain_since`,
     [
       input.runId,
       input.holder,

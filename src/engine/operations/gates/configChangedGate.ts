@@ -12,7 +12,7 @@ import { settingsDiffering } from '../../domain/runSettings';
 import { isFinishedRun } from '../../domain/types';
 import { readRunSettings, readRunStatus } from '../../queries/runs';
 import type { StoreTx } from '../../store/port';
-import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
+import { GATE_COLUMNS, jsonField, toGate, type GateRow } from '../../store/rows';
 import { appendEvent } from '../events/appendEvent';
 import { freezeRunWorkers, recordConfigSeen } from '../runs/runWorkers';
 import { refreshRunStatus } from '../runs/refreshRunStatus';
@@ -124,11 +124,14 @@ export async function noticeRunConfig(tx: StoreTx, input: NoticeRunConfigInput, 
     await appendEvent(tx, runId, 'gate:updated', now, { gateId: open.id, kind: 'config_changed', reason });
     return { ...quiet, told, changes, gate: { id: open.id, action: 'updated' } };
   }
-  const rejected = await tx.get<{ id: string }>(
-    `SELECT id FROM gates WHERE run_id = ? AND kind = 'config_changed' AND status = 'rejected'
-       AND json_extract(details_json, '$.proposedDigest') = ? ORDER BY ordinal DESC LIMIT 1`,
-    [runId, candidate.digest],
-  );
+  // The digest is taken apart in TypeScript: JSON functions are not in the portable SQL subset (docs/architecture.md).
+  const rejected = (
+    await tx.all<{ id: string; details_json: string | null }>(
+      `SELECT id, details_json FROM gates WHERE run_id = ? AND kind = 'config_changed' AND status = 'rejected'
+       ORDER BY ordinal DESC`,
+      [runId],
+    )
+  ).find((g) => jsonField(g.details_json, 'proposedDigest') === candidate.digest);
   // A person said no to exactly this: the run keeps its frozen definitions without asking again.
   if (rejected) return { ...quiet, told, changes, gate: { id: rejected.id, action: 'rejected' } };
   const gate = await openGate(tx, { runId, kind: 'config_changed', reason, details }, now);

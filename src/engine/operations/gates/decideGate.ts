@@ -125,7 +125,9 @@ async function applyDecision(
     if (isolated && (delegation.status === 'BLOCKED' || delegation.status === 'RUNNING')) {
       // Taken as it is, but its work still has to reach the target branch: integrate it (verification is not run
       // again).
-      await tx.run(`UPDATE gates SET details_json = json_set(details_json, '$.accepted', json('true')) WHERE id = ?`, [
+      // JSON is taken apart in TypeScript, not SQL (docs/architecture.md, "one portable SQL subset").
+      await tx.run(`UPDATE gates SET details_json = ? WHERE id = ?`, [
+        JSON.stringify({ ...gate.details, accepted: true }),
         gate.id,
       ]);
       await setTaskStatus(tx, gate.runId, taskId, 'verifying', `accepted ${why}; integrating`, now);

@@ -49,8 +49,10 @@ export async function recordIngestion(
   now: number,
 ): Promise<IngestionOutcome> {
   // The newest record of these bytes: an older one with the same findings is history, not this result.
+  // Ids are I-<counter> without padding: a longer id is a later one, and among equal lengths the text orders them.
   const existing = await tx.get<IngestionRow>(
-    `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id = ? AND digest = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+    `SELECT ${INGESTION_COLUMNS} FROM ingestions WHERE run_id = ? AND delegation_id = ? AND digest = ?
+     ORDER BY created_at DESC, LENGTH(id) DESC, id DESC LIMIT 1`,
     [input.runId, input.delegationId, input.digest],
   );
   if (existing) {

@@ -28,21 +28,21 @@ export async function refreshRunStatus(tx: StoreTx, runId: string, now: number):
   const probe = (statuses: TaskStatus[]): string =>
     `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
   const has = (await tx.get<{
-    inFlight: number;
+    in_flight: number;
     active: number;
     gated: number;
     unfinished: number;
     open: number;
     failed: number;
   }>(
-    `SELECT ${probe(['running', 'verifying'])} AS inFlight, ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
+    `SELECT ${probe(['running', 'verifying'])} AS in_flight, ${probe(['running', 'verifying', 'ready'])} AS active, ${probe(['gated'])} AS gated,
        ${probe(['pending', 'ready', 'gated', 'running', 'verifying'])} AS unfinished,
        ${probe(['pending', 'failed', 'blocked', 'cancelled'])} AS open, ${probe(['failed'])} AS failed`,
     [runId],
   ))!;
   let next: RunStatus;
   // A stopped run stays stopping while work is in flight, then paused until it is resumed.
-  if (run.stop_mode && has.unfinished) next = has.inFlight ? 'stopping' : 'paused';
+  if (run.stop_mode && has.unfinished) next = has.in_flight ? 'stopping' : 'paused';
   else if (has.active) next = 'running';
   else if (has.gated) next = 'paused';
   else if (!has.open) next = 'completed';

@@ -35,11 +35,10 @@ export async function insertPlanTasks(
       ],
     );
     for (const dependency of task.depends) {
-      await tx.run(`INSERT OR IGNORE INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?)`, [
-        runId,
-        task.id,
-        dependency,
-      ]);
+      await tx.run(
+        `INSERT INTO task_dependencies (run_id, task_id, depends_on) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+        [runId, task.id, dependency],
+      );
     }
   }
 }

@@ -10,7 +10,8 @@ export async function recordTreeBefore(
   now: number,
 ): Promise<void> {
   await tx.run(
-    `INSERT OR IGNORE INTO tree_snapshots (run_id, delegation_id, repo_root, before_commit, before_at) VALUES (?, ?, ?, ?, ?)`,
+    `INSERT INTO tree_snapshots (run_id, delegation_id, repo_root, before_commit, before_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING`,
     [snapshot.runId, snapshot.delegationId, snapshot.repoRoot, snapshot.commit, now],
   );
 }

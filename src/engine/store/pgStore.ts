@@ -1,0 +1,474 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { STORE_SCHEMA_NAME } from '../domain/config';
+import { BatonError } from '../domain/errors';
+import { Emitter, type Disposable } from '../domain/emitter';
+import { displayUrl, redactCredentials } from '../domain/credentials';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
+import { Mutex } from './mutex';
+import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
+import { postgresDdl, toPostgres } from './postgresDialect';
+
+export interface PgStoreOptions {
+  /** A postgres:// URL; its password (if any) is never shown (credentials.ts). */
+  url: string;
+  /** The PostgreSQL schema that holds this store's tables: several stores can share one database. */
+  schema?: string;
+  /** Hear other processes' commits (LISTEN on the store's channel). */
+  follow?: boolean;
+  /** Connections this process keeps at most: one writes at a time (see `transact`), the others read. */
+  poolSize?: number;
+  /** How long opening a connection may take. */
+  connectTimeoutMs?: number;
+  /** How long a commit waits for another process's commit before giving up (`store.busy`). */
+  lockTimeoutMs?: number;
+  /**
+   * A transaction left idle this long (its process stopped by a signal, or cut off) is ended by
+   * the server, which releases the store's lock; the stopped process's commit then fails.
+   */
+  idleInTransactionMs?: number;
+  /** Secrets beside the URL that must never be shown either (e.g. PGPASSWORD). */
+  secrets?: readonly string[];
+}
+
+export const DEFAULT_PG_SCHEMA = 'baton';
+/** The first key of every advisory lock Baton takes ("BATN"); the second is the store's schema. */
+const LOCK_CLASS = 0x4241544e;
+const OID = { bool: 16, int8: 20, numeric: 1700 } as const;
+
+/**
+ * What comes back is what sql.js gives: BIGINT and NUMERIC as numbers (every integer Baton
+ * stores — milliseconds, counts, sums — is far below 2^53), booleans as 1/0 (SQLite has no
+ * boolean: `EXISTS (…)` and `a = b` are 1 or 0 there, and the engine reads them so).
+ */
+const TYPES = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === OID.int8 || oid === OID.numeric) return (value: string) => Number(value);
+    if (oid === OID.bool) return (value: string) => (value === 't' ? 1 : 0);
+    return (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(oid, format);
+  },
+} as unknown as pg.CustomTypesConfig;
+
+/** pg's and Node's codes for a server that cannot be reached or will not let us in. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  '28000', // invalid_authorization_specification
+  '28P01', // invalid_password
+  '3D000', // invalid_catalog_name: no such database
+  '25P03', // idle_in_transaction_session_timeout: the server ended a transaction left idle
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+
+/**
+ * The store port on PostgreSQL (issue #17, docs/team.md): the same tables, the same
+ * migrations (translated by postgresDialect.ts) and the same SQL as the file store, in a
+ * schema of a database that several machines share.
+ *
+ * Concurrency, the port's compare-and-set promise: every `transact` is one READ COMMITTED
+ * transaction that first takes `pg_advisory_xact_lock(BATN, <schema>)`. Writers of one store
+ * therefore run one after the other, across every process and machine, exactly as they do
+ * under the file store's process lock; each statement of the one holding the lock sees
+ * every commit before it. The lock goes with the transaction (commit, rollback, or the
+ * server ending a dead or stopped session). Reads take no lock: one REPEATABLE READ, READ
+ * ONLY transaction each, a consistent snapshot. (docs/architecture.md, "Decision: writers
+ * serialize on an advisory lock".)
+ *
+ * `watch`: a transaction that wrote anything sends `pg_notify(<channel>, <this opening>)`
+ * before COMMIT. PostgreSQL delivers a notification only once its transaction committed, so
+ * an observer hears it after the commit is visible; with `follow` each opening listens on a
+ * connection of its own, and skips its own notifications (it tells its own watchers itself).
+ */
+export class PgStore implements StorePort {
+  readonly recovery: StoreRecovery = { notices: [] };
+  readonly schema: string;
+  private readonly pool: pg.Pool;
+  private readonly writers = new Mutex();
+  private readonly changed = new Emitter<void>();
+  /** This opening, as named in its notifications. */
+  private readonly instance = randomUUID().replace(/-/g, '');
+  private readonly channel: string;
+  private readonly lockKey: number;
+  private listener: pg.Client | undefined;
+  private relistenTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly guarded = new WeakSet<pg.PoolClient>();
+
+  private constructor(private readonly options: PgStoreOptions) {
+    this.schema = options.schema ?? DEFAULT_PG_SCHEMA;
+    this.channel = `baton_${this.schema}`;
+    this.lockKey = hash32(this.schema);
+    // Idle connections do not keep the process alive (a safety net: every command closes its engine).
+    this.pool = new pg.Pool({ ...this.connectionConfig(), max: options.poolSize ?? 4, allowExitOnIdle: true });
+    // An idle connection the server dropped (a restart, a network cut) is an event, not a crash:
+    // the pool forgets it and the next call opens a new one.
+    this.pool.on('error', () => undefined);
+  }
+
+  static async open(options: PgStoreOptions): Promise<PgStore> {
+    const schema = options.schema ?? DEFAULT_PG_SCHEMA;
+    if (!STORE_SCHEMA_NAME.test(schema)) {
+      throw new BatonError(
+        'config.invalid',
+        `The store schema "${schema}" is not a plain PostgreSQL name: use lower-case letters, digits and _ (at most 40).`,
+      );
+    }
+    const store = new PgStore(options);
+    try {
+      await store.prepareSchema();
+      if (options.follow) await store.listen();
+    } catch (err) {
+      await store.pool.end().catch(() => undefined);
+      throw store.scrub(err);
+    }
+    return store;
+  }
+
+  /** Where this store is, fit to show (the URL's password replaced by ***). */
+  get location(): string {
+    return `${displayUrl(this.options.url)} (schema ${this.schema})`;
+  }
+
+  // ── the port ────────────────────────────────────────────────────────────
+
+  async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    // One writer per process at a time: the advisory lock would serialize them anyway, and a
+    // queue here keeps the other pooled connections free for reads meanwhile.
+    const { result, wrote } = await this.writers.run(() => this.commit(work));
+    if (wrote) this.changed.fire();
+    return result;
+  }
+
+  async read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    const client = await this.begin('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    let live = true;
+    let broken: unknown;
+    try {
+      const result = await work(this.reader(client, () => live));
+      live = false;
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      live = false;
+      broken = await this.rollback(client, err);
+      throw this.scrub(err);
+    } finally {
+      client.release(broken as Error | undefined);
+    }
+  }
+
+  /** Nothing to catch up with (every read sees the latest commit); watchers are told to look. */
+  async refresh(): Promise<void> {
+    this.assertOpen();
+    this.changed.fire();
+  }
+
+  watch(listener: () => void): Disposable {
+    return this.changed.event(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Commits already queued finish first.
+    await this.writers.run(async () => undefined);
+    this.closed = true;
+    if (this.relistenTimer) clearTimeout(this.relistenTimer);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+    this.changed.dispose();
+  }
+
+  // ── transactions ────────────────────────────────────────────────────────
+
+  private async commit<T>(work: (tx: StoreTx) => Promise<T>): Promise<{ result: T; wrote: boolean }> {
+    this.assertOpen();
+    // One round trip: the transaction and the store's lock (held until COMMIT or ROLLBACK).
+    const client = await this.begin(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
+    let live = true;
+    let wrote = false;
+    let broken: unknown;
+    try {
+      const reader = this.reader(client, () => live);
+      const tx: StoreTx = {
+        get: reader.get,
+        all: reader.all,
+        run: async (sql, params = []) => {
+          if (!live) throw new Error('transaction is over');
+          wrote = true;
+          const result = await client.query(toPostgres(sql), bind(params));
+          return result.rowCount ?? 0;
+        },
+      };
+      const result = await work(tx);
+      live = false;
+      // Delivered only if and once the commit is visible; the payload lets this opening skip its own.
+      await client.query(wrote ? `SELECT pg_notify('${this.channel}', '${this.instance}'); COMMIT` : 'COMMIT');
+      return { result, wrote };
+    } catch (err) {
+      live = false;
+      broken = await this.rollback(client, err);
+      throw this.scrub(err);
+    } finally {
+      client.release(broken as Error | undefined);
+    }
+  }
+
+  private reader(client: pg.PoolClient, live: () => boolean): StoreReader {
+    const query = async (sql: string, params: readonly SqlValue[] = []): Promise<Row[]> => {
+      if (!live()) throw new Error('transaction is over');
+      return (await client.query<Row>(toPostgres(sql), bind(params))).rows;
+    };
+    return {
+      get: async <T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> =>
+        (await query(sql, params))[0] as T | undefined,
+      all: async <T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]> =>
+        (await query(sql, params)) as T[],
+    };
+  }
+
+  /** Ends a failed transaction; returns the error to discard the connection with when it is no longer usable. */
+  private async rollback(client: pg.PoolClient, err: unknown): Promise<unknown> {
+    if (isUnreachable(err)) return err;
+    try {
+      await client.query('ROLLBACK');
+      return undefined;
+    } catch (rollbackError) {
+      return rollbackError;
+    }
+  }
+
+  /**
+   * A pooled connection with `statement` (the BEGIN) run on it. A connection the server dropped
+   * while it sat in the pool (a restart, a network cut) fails here, before any of the work ran:
+   * it is discarded and one fresh connection is tried, so a restart the pool has not noticed yet
+   * does not fail the next transaction.
+   */
+  private async begin(statement: string): Promise<pg.PoolClient> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.connect();
+      try {
+        await client.query(statement);
+        return client;
+      } catch (err) {
+        client.release((await this.rollback(client, err)) as Error | undefined);
+        if (attempt >= 2 || !isUnreachable(err)) throw this.scrub(err);
+      }
+    }
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.scrub(err);
+    }
+    // A connection the server ends while it is checked out (a restart, a transaction left idle too
+    // long) reports it as an event: without a listener that would crash the process. The statement
+    // in flight, or the next one, fails instead, and the pool discards the connection on release.
+    if (!this.guarded.has(client)) {
+      client.on('error', () => undefined);
+      this.guarded.add(client);
+    }
+    return client;
+  }
+
+  // ── schema and migrations ───────────────────────────────────────────────
+
+  /**
+   * Creates the schema when it is missing, refuses one a newer Baton wrote, and applies the
+   * migrations it lacks — all in one transaction under the store's lock, so two processes
+   * opening a new store at once neither race nor half-migrate it (PostgreSQL's DDL is
+   * transactional).
+   */
+  private async prepareSchema(): Promise<void> {
+    const client = await this.connect();
+    let broken: unknown;
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
+      // Looked up first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when it exists.
+      const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
+      if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${this.schema}`);
+      await client.query(`SET LOCAL search_path TO ${this.schema}`);
+      const meta = await client.query<{ present: number }>(`SELECT (to_regclass('store_meta') IS NOT NULL) AS present`);
+      const version = meta.rows[0]?.present
+        ? Number(
+            (await client.query<{ value: string }>(`SELECT value FROM store_meta WHERE key = 'schema_version'`)).rows[0]
+              ?.value ?? 0,
+          )
+        : 0;
+      if (version > SCHEMA_VERSION) {
+        throw new BatonError(
+          'store.schema-too-new',
+          `The Baton store at ${this.location} was written by a newer Baton (schema ${version}; this one knows up to ${SCHEMA_VERSION}). Update Baton; the store was left untouched.`,
+        );
+      }
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= version) continue;
+        for (const sql of migration.postgres ?? migration.statements) await client.query(postgresDdl(sql));
+        await client.query(
+          `INSERT INTO store_meta (key, value) VALUES ('schema_version', $1)
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          [String(migration.version)],
+        );
+      }
+      await client.query(version < SCHEMA_VERSION ? `SELECT pg_notify('${this.channel}', ''); COMMIT` : 'COMMIT');
+    } catch (err) {
+      broken = await this.rollback(client, err);
+      throw err;
+    } finally {
+      client.release(broken as Error | undefined);
+    }
+  }
+
+  // ── following other processes ───────────────────────────────────────────
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client(this.connectionConfig());
+    client.on('notification', (message) => {
+      if (message.channel === this.channel && message.payload !== this.instance) this.changed.fire();
+    });
+    const lost = (): void => this.relisten(client);
+    client.on('error', lost);
+    client.on('end', lost);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.channel}`);
+    } catch (err) {
+      client.removeListener('end', lost);
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.listener = client;
+  }
+
+  /**
+   * The listening connection was lost (a restart, a network cut): listen again, backing off,
+   * and once listening tell the watchers to look — what was committed meanwhile was not heard.
+   */
+  private relisten(failed: pg.Client): void {
+    if (this.closed || this.listener !== failed) return;
+    this.listener = undefined;
+    failed.end().catch(() => undefined);
+    const attempt = (delayMs: number): void => {
+      this.relistenTimer = setTimeout(() => {
+        if (this.closed) return;
+        this.listen().then(
+          () => this.changed.fire(),
+          () => attempt(Math.min(delayMs * 2, 5000)),
+        );
+      }, delayMs);
+      this.relistenTimer.unref();
+    };
+    attempt(100);
+  }
+
+  // ── helpers ─────────────────────────────────────────────────────────────
+
+  private connectionConfig(): pg.ClientConfig {
+    const settings = [
+      `search_path=${this.schema}`,
+      `lock_timeout=${this.options.lockTimeoutMs ?? 30_000}`,
+      `idle_in_transaction_session_timeout=${this.options.idleInTransactionMs ?? 10_000}`,
+    ];
+    return {
+      connectionString: this.options.url,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+      application_name: 'baton',
+      options: settings.map((s) => `-c ${s}`).join(' '),
+      types: TYPES,
+    };
+  }
+
+  private redact(text: string): string {
+    return redactCredentials(text, [this.options.url, ...(this.options.secrets ?? [])]);
+  }
+
+  /**
+   * What leaves this store when something fails: the engine's own errors as they are; a server
+   * out of reach or refusing us as `store.unreachable` (exit 1); a lock wait that ran out as
+   * `store.busy`; anything else with its message redacted. Never the password.
+   */
+  private scrub(err: unknown): unknown {
+    if (BatonError.is(err)) return err;
+    const message = this.redact(err instanceof Error ? err.message : String(err));
+    if (isUnreachable(err)) {
+      return new BatonError(
+        'store.unreachable',
+        `Cannot use the Baton store at ${this.location}: ${message || 'the connection failed'}. Check that the server runs and the URL (BATON_STORE_URL) is right; nothing was written.`,
+      );
+    }
+    if (errorCode(err) === '55P03') {
+      return new BatonError(
+        'store.busy',
+        `Another process held the Baton store's lock for too long (${message}); nothing was written. Try again.`,
+      );
+    }
+    if (err instanceof Error) {
+      err.message = message;
+      if (err.stack) err.stack = this.redact(err.stack);
+      return err;
+    }
+    return new Error(message);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('the store is closed');
+  }
+}
+
+/**
+ * Parameters as PostgreSQL takes them. Its text cannot hold U+0000, which SQLite stores: a NUL
+ * that a worker's output carried into a progress line or an agent's activity becomes U+FFFD
+ * instead of failing the heartbeat that records it.
+ */
+function bind(params: readonly SqlValue[]): SqlValue[] {
+  return params.map((value) => {
+    if (value === undefined) return null;
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`cannot store the number ${value}`);
+    if (typeof value === 'string' && value.includes('\u0000')) return value.split('\u0000').join('\ufffd');
+    return value;
+  });
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isUnreachable(err: unknown): boolean {
+  const code = errorCode(err);
+  if (code && UNREACHABLE_CODES.has(code)) return true;
+  const message = err instanceof Error ? err.message : '';
+  // pg's own words for a connection that ended or never came up (it gives these no code).
+  return /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection/i.test(
+    message,
+  );
+}
+
+/** FNV-1a, as a signed 32-bit integer (an int4 lock key). */
+function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h | 0;
+}
