@@ -1,6 +1,7 @@
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { recordRuntimeProcess } from '../operations/runtimes/createRuntime';
 import { BatonError } from '../domain/errors';
+import { counted } from '../domain/plural';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
@@ -128,7 +129,10 @@ export async function reconcileRun(
       const open = await ctx.store.read((r) => openVerifyProcesses(r, runId, attempt.delegation_id));
       if (open.length === 0) entries.push({ ...base, classification });
       else if (options.reportOnly)
-        entries.push({ ...base, classification: `verifying: ${open.length} verify command(s) recorded running` });
+        entries.push({
+          ...base,
+          classification: `verifying: ${counted(open.length, 'verify command')} recorded running`,
+        });
       else {
         const graceMs = ctx.config.stopGraceSeconds * 1000;
         const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
