@@ -428,4 +428,113 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         });
     });
   }
+
+  describe('one plan, one task per preset', () => {
+    it("runs to completion, each task in its own worktree with its own CLI; every task's edit is integrated", async function () {
+      this.timeout(600_000);
+      const executables: Partial<Record<AgentCli['name'], string>> = {};
+      try {
+        for (const cli of AGENT_CLI_RECIPES) executables[cli.name] = ensureAgentCli(cli.name);
+      } catch (error) {
+        console.log(`      skipped: a CLI could not be installed here: ${(error as Error).message}`);
+        this.skip();
+      }
+      const fixture = new EngineFixture({ realClock: true });
+      const home = makeTempDir('baton-agent-home-all-');
+      try {
+        initRepo(fixture.workspace, { 'README.md': '# scratch repo\n', '.gitignore': '.baton/\nplan.md\n' });
+        const workers: Record<string, unknown> = {};
+        for (const cli of AGENT_CLI_RECIPES) {
+          const recipe = cli.launch({ home, cwd: fixture.workspace, serverUrl: server.url, prompt: '', mode: 'write' });
+          const env: Record<string, string> = {};
+          for (const [key, value] of Object.entries(recipe.env))
+            if (value !== undefined && process.env[key] !== value) env[key] = value;
+          for (const key of Object.keys(process.env))
+            if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
+          if (cli.name === 'opencode') env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
+          const model = MODEL[cli.name];
+          workers[cli.name] = {
+            type: KIND[cli.name],
+            executable: executables[cli.name],
+            env,
+            ...(model ? { model } : {}),
+          };
+        }
+        fixture.write(
+          '.baton/config.json',
+          JSON.stringify({ workers, isolation: 'worktree', maxConcurrency: 2, maxAttempts: 1, retryBackoffSeconds: 0 }),
+        );
+        const taskOf = (cli: AgentCli) => `T-${cli.name}`;
+        fixture.write(
+          'plan.md',
+          AGENT_CLI_RECIPES.map((cli) =>
+            [
+              '```baton-task',
+              `id: ${taskOf(cli)}`,
+              'agent: coder',
+              `worker: ${cli.name}`,
+              'permissions: full',
+              `files: [notes/${cli.name}.txt]`,
+              '```',
+              `Write notes/${cli.name}.txt, then report.`,
+              '',
+            ].join('\n'),
+          ).join('\n'),
+        );
+        const engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        // Each request is answered for the CLI that speaks its wire format, in that CLI's task's worktree.
+        const byFormat = new Map(AGENT_CLI_RECIPES.map((cli) => [cli.format, cli]));
+        const worktreeOf = (cli: AgentCli) =>
+          join(fixture.workspace, '.baton', 'worktrees', run.id, `${taskOf(cli)}-001`);
+        const resultOf = (cli: AgentCli) =>
+          [
+            `Done: notes/${cli.name}.txt.`,
+            '',
+            '```baton-result',
+            'contract: baton-result-v1',
+            `task: ${taskOf(cli)}`,
+            'agent: coder',
+            'status: PASS',
+            `summary: Wrote notes/${cli.name}.txt`,
+            'artifacts:',
+            `  - notes/${cli.name}.txt`,
+            '```',
+          ].join('\n');
+        server.setScript({
+          steps: [
+            (request) => {
+              const cli = byFormat.get(request.format)!;
+              const file = `notes/${cli.name}.txt`;
+              return {
+                toolCalls: [cli.writeFile(request, worktreeOf(cli), file, `from ${cli.name}\n`)],
+                usage: USAGE[0],
+              };
+            },
+            (request) => ({ text: resultOf(byFormat.get(request.format)!), usage: USAGE[1] }),
+          ],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        const taken = await engine.coordinate({ runId: run.id });
+        assert.ok('coordinator' in taken, 'the lease is free');
+        const outcome = await taken.coordinator.run();
+        const view = await engine.overview(run.id);
+        const explain = [
+          `server errors: ${JSON.stringify(server.errors)}`,
+          `tasks: ${view.tasks.map((t) => `${t.id}:${t.status}`).join(', ')}`,
+          `gates: ${view.gates.map((g) => `${g.kind}: ${g.reason}`).join('; ')}`,
+        ].join('\n');
+        assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+        for (const cli of AGENT_CLI_RECIPES) {
+          assert.equal(git(fixture.workspace, 'show', `main:notes/${cli.name}.txt`), `from ${cli.name}`, explain);
+          const usage = view.usage.find((u) => u.taskId === taskOf(cli));
+          assert.equal(usage?.kind, KIND[cli.name], explain);
+          assert.ok((usage?.toolCalls ?? 0) >= 1, explain);
+        }
+      } finally {
+        await fixture.dispose();
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+  });
 });
