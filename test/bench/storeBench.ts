@@ -309,6 +309,9 @@ export async function prepareBaton(
   const taskIds = Array.from({ length: tasksNeeded }, (_, i) => `B${i + 1}`);
   writeFileSync(join(workspace, PLAN_FILE), planText(taskIds, 'Benchmark task'));
   mkdirSync(join(workspace, RESULTS_DIR));
+  // The 8-caller row holds 8 claims at once; claims obey maxConcurrency (docs/cli.md, baton claim).
+  mkdirSync(join(workspace, '.baton'), { recursive: true });
+  writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ maxConcurrency: 256 }));
   for (const taskId of taskIds) writeFileSync(join(workspace, RESULTS_DIR, `${taskId}.md`), resultArtifact(taskId));
   const storeDir = storeDirOf(workspace);
 
