@@ -291,15 +291,15 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.equal(artifact.trim(), RESULT_TEXT, explain);
       });
 
-      it('a task budget smaller than the script stops the attempt mid-run and opens the budget gate; approving continues to the result', async () => {
+      it('a task budget smaller than the script stops the attempt mid-run where the CLI reports its spend as it goes, and opens the budget gate; approving continues to the result', async () => {
         // The first call alone is 1,232 tokens; the second crosses 2,000.
         setUp('full', { budget: { task: { tokens: 2000 } }, maxAttempts: 2 });
         const script = (): Parameters<ModelServer['setScript']>[0] => ({
           steps: [
             (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
             (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
-            // Never reached in the first attempt: it is stopped while the model "thinks" here (but Gemini CLI).
-            { text: RESULT_TEXT, usage: USAGE[2], delayMs: cli.name === 'gemini' ? 0 : 60_000 },
+            // Never reached in the first attempt: it is stopped while the model "thinks" here (not Gemini CLI, Codex).
+            { text: RESULT_TEXT, usage: USAGE[2], delayMs: cli.name === 'gemini' || cli.name === 'codex' ? 0 : 60_000 },
           ],
           side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
         });
@@ -309,9 +309,10 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         const first = await driveWatching(run.id);
         let view = await engine.overview(run.id);
         const explain = why(run.id, first.progress, view.usage[0]);
-        if (cli.name === 'gemini') {
-          // Gemini CLI reports its tokens only in its final stats (docs/workers.md, "Budgets"): nothing to stop it
-          // on mid-run, so it runs to its result and its spend, over the limit, counts from then on.
+        if (cli.name === 'gemini' || cli.name === 'codex') {
+          // Gemini CLI and Codex report their tokens only when they are done (final stats, turn.completed;
+          // docs/workers.md, "Budgets"): nothing to stop them on mid-run, so they run to their result, and the spend,
+          // over the limit, counts from then on — an agent that answered is not stopped for its final figures.
           assert.deepEqual(first.outcome, { kind: 'finished', status: 'completed' }, explain);
           const usage = view.usage[0]!;
           assert.ok(usage.inputTokens + usage.outputTokens > 2000, explain);

@@ -27,6 +27,12 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
   let previous = options.priorTotals ?? { inputTokens: 0, outputTokens: 0 };
   let lastMessage: string | undefined;
   let failed = false;
+  let ended = false;
+  const endEvent = (): AgentEvent[] => {
+    if (ended) return [];
+    ended = true;
+    return [{ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) }];
+  };
   /** Tool items started and not yet finished. */
   const inFlight = new Set<string>();
   /** A tool call finished with none left in flight: the next item is the model's answer to the results. */
@@ -118,6 +124,9 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
             outputTokens: Math.max(0, totals.outputTokens - previous.outputTokens),
           });
           previous = totals;
+          // `codex exec` runs one turn: its completion is the run's end, and the agent has answered. Said here, not
+          // only at exit, so that the final usage (a budget crossed by it) never stops an agent that already answered.
+          events.push(...endEvent());
           break;
         }
         case 'turn.failed':
@@ -132,7 +141,7 @@ export function codexParser(options: ParserOptions = {}): AgentStreamParser {
       return events;
     },
     // Codex has no final line of its own: the run ends when the process exits.
-    end: () => [{ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) }],
+    end: endEvent,
   };
 }
 
