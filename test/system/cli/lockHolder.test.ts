@@ -44,7 +44,8 @@ describe('a coordinator stopped while it holds the store lock', function () {
     writeFile(workspace, '.baton/config.json', config());
     writeFile(workspace, 'plan.md', plan([{ id: 'A' }, { id: 'B', depends: ['A'] }]));
     // It stops itself inside a commit, after taking the lock, once its run is under way (Ctrl-Z at the wrong moment):
-    // the 13th locked commit (start now also takes the lock for its frozen-config and claim checks before the run exists).
+    // the 13th locked commit (start also takes the lock for its frozen-config and claim checks before its run
+    // exists).
     holder = spawnCli(['start', 'plan.md'], {
       cwd: workspace,
       env: { ...env(), BATON_FAULT_POINT: 'commit:locked', BATON_FAULT_SIGNAL: 'SIGSTOP', BATON_FAULT_SKIP: '12' },
