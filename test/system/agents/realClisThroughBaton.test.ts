@@ -80,6 +80,30 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
   this.timeout(180_000);
   let server: ModelServer;
 
+  /**
+   * A CLI's preset as a worker definition. The recipe writes the CLI's config files into the
+   * temporary home (endpoint, no phoning home) and names the environment it needs; the worker's
+   * `env` carries what differs from this process's (the rest is inherited), and clears what the
+   * recipe removes (real keys, endpoints, NODE_OPTIONS).
+   */
+  function presetWorker(cli: AgentCli, executable: string, home: string, cwd: string): Record<string, unknown> {
+    const recipe = cli.launch({ home, cwd, serverUrl: server.url, prompt: '', mode: 'write' });
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(recipe.env))
+      if (value !== undefined && process.env[key] !== value) env[key] = value;
+    for (const key of Object.keys(process.env)) if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
+    // opencode: no undo snapshots (a shadow git repository it commits to at every step, the slowest part of its run
+    // here), set the way a user may configure it, through the variable the preset also uses for the task's
+    // permissions: both must hold (the read-only case proves the permissions still win). And a user's broad default
+    // in OPENCODE_PERMISSION, which opencode merges over every config.
+    if (cli.name === 'opencode') {
+      env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
+      env.OPENCODE_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
+    }
+    const model = MODEL[cli.name];
+    return { type: KIND[cli.name], executable, env, ...(model ? { model } : {}) };
+  }
+
   before(async () => {
     server = await startModelServer();
   });
@@ -114,35 +138,17 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
       });
 
       /**
-       * The workspace's config: the CLI's preset as the only worker. The recipe writes the CLI's
-       * config files into the temporary home (endpoint, no phoning home) and names the environment
-       * it needs; the worker's `env` carries what differs from this process's (the rest is
-       * inherited), and clears what the recipe removes (real keys, endpoints, NODE_OPTIONS).
+       * The workspace's config: the CLI's preset (presetWorker) as the only worker.
        */
       function setUp(
         profile: 'full' | 'read-only',
         extra: { isolation?: 'none' | 'worktree'; budget?: unknown; maxAttempts?: number } = {},
       ): void {
-        const recipe = cli.launch({ home, cwd: fixture.workspace, serverUrl: server.url, prompt: '', mode: 'write' });
-        const env: Record<string, string> = {};
-        for (const [key, value] of Object.entries(recipe.env))
-          if (value !== undefined && process.env[key] !== value) env[key] = value;
-        for (const key of Object.keys(process.env))
-          if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
-        // opencode: no undo snapshots (a shadow git repository it commits to at every step, the slowest part of
-        // its run here), set the way a user may configure it, through the variable the preset also uses for the
-        // task's permissions: both must hold (the read-only case proves the permissions still win).
-        // And a user's broad default in OPENCODE_PERMISSION, which opencode merges over every config.
-        if (cli.name === 'opencode') {
-          env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
-          env.OPENCODE_PERMISSION = JSON.stringify({ edit: 'allow', bash: 'allow', webfetch: 'allow' });
-        }
-        const model = MODEL[cli.name];
         fixture.write(
           '.baton/config.json',
           JSON.stringify({
             defaultWorker: 'agent',
-            workers: { agent: { type: KIND[cli.name], executable, env, ...(model ? { model } : {}) } },
+            workers: { agent: presetWorker(cli, executable, home, fixture.workspace) },
             isolation: extra.isolation ?? 'none',
             maxAttempts: extra.maxAttempts ?? 1,
             retryBackoffSeconds: 0,
@@ -444,23 +450,12 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
       const home = makeTempDir('baton-agent-home-all-');
       try {
         initRepo(fixture.workspace, { 'README.md': '# scratch repo\n', '.gitignore': '.baton/\nplan.md\n' });
-        const workers: Record<string, unknown> = {};
-        for (const cli of AGENT_CLI_RECIPES) {
-          const recipe = cli.launch({ home, cwd: fixture.workspace, serverUrl: server.url, prompt: '', mode: 'write' });
-          const env: Record<string, string> = {};
-          for (const [key, value] of Object.entries(recipe.env))
-            if (value !== undefined && process.env[key] !== value) env[key] = value;
-          for (const key of Object.keys(process.env))
-            if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
-          if (cli.name === 'opencode') env.OPENCODE_CONFIG_CONTENT = JSON.stringify({ snapshot: false });
-          const model = MODEL[cli.name];
-          workers[cli.name] = {
-            type: KIND[cli.name],
-            executable: executables[cli.name],
-            env,
-            ...(model ? { model } : {}),
-          };
-        }
+        const workers = Object.fromEntries(
+          AGENT_CLI_RECIPES.map((cli) => [
+            cli.name,
+            presetWorker(cli, executables[cli.name]!, home, fixture.workspace),
+          ]),
+        );
         fixture.write(
           '.baton/config.json',
           JSON.stringify({ workers, isolation: 'worktree', maxConcurrency: 2, maxAttempts: 1, retryBackoffSeconds: 0 }),
