@@ -32,6 +32,8 @@ interface Outcome {
   counts: Counts | undefined;
   seconds: number;
   ok: boolean;
+  /** The failures as the tier printed them (titles and errors), for the recap above the summary. */
+  failures: string | undefined;
 }
 
 // eslint-disable-next-line no-control-regex
@@ -45,6 +47,24 @@ function mochaCounts(output: string): Counts | undefined {
   const after = text.slice(passing.index);
   const count = (word: string): number => Number(new RegExp(`^\\s*(\\d+) ${word}\\s*$`, 'm').exec(after)?.[1] ?? 0);
   return { passing: Number(passing[1]), failing: count('failing'), pending: count('pending') };
+}
+
+/**
+ * Mocha's failure report (from its last "N failing" line on), cut to its first lines: CI shows
+ * only a log's tail, so the recap repeats which tests failed and why just above the summary.
+ */
+function mochaFailures(output: string, maxLines = 60): string | undefined {
+  const text = plain(output);
+  const failing = [...text.matchAll(/^\s*\d+ failing\s*$/gm)].pop();
+  if (!failing) return undefined;
+  const lines = text
+    .slice(failing.index)
+    .split('\n')
+    .filter((line) => !/^\s+at /.test(line)); // stack frames: the first error line says enough
+  const cut = lines.length > maxLines;
+  return [...lines.slice(0, maxLines), ...(cut ? [`  … ${lines.length - maxLines} more lines above in the log`] : [])]
+    .join('\n')
+    .trimEnd();
 }
 
 /** The total line test/runIntegration.ts prints after both windows. */
@@ -97,10 +117,12 @@ function runStep(step: Step): Promise<Outcome> {
       process.stderr.write(chunk);
     });
     const finish = (exitCode: number | null): void => {
-      const counts = step.counts?.(chunks.join(''));
+      const output = chunks.join('');
+      const counts = step.counts?.(output);
       const ok =
         exitCode === 0 && (!step.counts || (counts !== undefined && counts.failing === 0 && counts.passing > 0));
-      resolve({ step, exitCode, counts, seconds: (Date.now() - started) / 1000, ok });
+      const failures = ok ? undefined : mochaFailures(output);
+      resolve({ step, exitCode, counts, seconds: (Date.now() - started) / 1000, ok, failures });
     };
     child.on('error', (err) => {
       process.stderr.write(`${step.name}: ${err.message}\n`);
@@ -162,6 +184,8 @@ async function main(): Promise<number> {
     if (bail && !outcome.ok) break;
   }
   const skipped = steps.slice(outcomes.length);
+  for (const { step, failures } of outcomes)
+    if (failures) process.stdout.write(`\n== ${step.name}: what failed (recap)\n${failures}\n`);
   process.stdout.write(summary(outcomes, skipped) + '\n');
   const failed = outcomes.filter((o) => !o.ok).map((o) => o.step.name);
   if (interrupted) {
