@@ -76,7 +76,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
+export interface PostgresClusterOptions {
+  /**
+   * fsync and full-page writes on, as on a real server: a commit returns once its WAL is on disk.
+   * For the benchmark (test/bench/pgBench.ts), whose figures are durable commits.
+   */
+  durable?: boolean;
+}
+
+export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   const user = serverUser();
   const dir = mkdtempSync(join(tmpdir(), 'baton-pg-'));
@@ -119,8 +127,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     'listen_addresses=127.0.0.1',
     `port=${port}`,
     `unix_socket_directories=${dir}`,
-    'fsync=off',
-    'full_page_writes=off',
+    ...(options.durable ? [] : ['fsync=off', 'full_page_writes=off']),
     'max_connections=200',
   ];
   const start = (): void =>

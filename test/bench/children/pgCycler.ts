@@ -1,0 +1,143 @@
+/**
+ * Child of the PostgreSQL throughput row (test/bench/pgBench.ts): one worker process. It opens,
+ * once, an engine on the PostgreSQL workspace, an engine on the file-store workspace and a bare
+ * `pg` client, prints `ready`, then runs what each line on stdin asks (JSON) and answers with one
+ * JSON line:
+ *
+ *   {"kind":"pg"|"file","runId":…,"tasks":[…],"startAt":<epoch ms>}  claim → heartbeat → ingest per task
+ *   {"kind":"bare","cycles":n,"startAt":<epoch ms>}                   claim → update → complete, hand SQL
+ *
+ * Every child of a configuration is given the same `startAt` and waits for it, so they start
+ * together. The Baton cycles go through the engine's operations, as `baton claim`, `baton
+ * heartbeat` and `baton ingest` do; the bare loop is what a pg-boss user's worker does.
+ *
+ *   node pgCycler.js <pgWorkspace> <fileWorkspace> <bareSchema>    (BATON_STORE_URL: the cluster)
+ */
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { Engine } from '../../../src/engine/index';
+
+/**
+ * Round trips to the server (every query a pg client sends; one string with several statements
+ * counts once) and the transactions they make: a BEGIN … COMMIT, or a statement on its own.
+ */
+let roundTrips = 0;
+let transactions = 0;
+const inTransaction = new WeakSet<pg.Client>();
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  roundTrips++;
+  const first = args[0];
+  const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
+  if (/^\s*BEGIN\b/i.test(text)) inTransaction.add(this);
+  if (/\b(COMMIT|ROLLBACK)\s*$/i.test(text) || !inTransaction.has(this)) {
+    transactions++;
+    inTransaction.delete(this);
+  }
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+const BARE_CLAIM = `UPDATE bench_jobs SET state = 'active', worker = $1, started_at = now(), heartbeat_at = now()
+  WHERE id = (SELECT id FROM bench_jobs WHERE state = 'created' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING id`;
+const BARE_HEARTBEAT = `UPDATE bench_jobs SET heartbeat_at = now(), progress = $2 WHERE id = $1 AND state = 'active'`;
+const BARE_COMPLETE = `UPDATE bench_jobs SET state = 'completed', completed_at = now(), output = $2
+  WHERE id = $1 AND state = 'active'`;
+
+interface Command {
+  kind: 'pg' | 'file' | 'bare';
+  runId?: string;
+  tasks?: string[];
+  cycles?: number;
+  startAt: number;
+}
+
+async function main(): Promise<void> {
+  const [pgWorkspace, fileWorkspace, bareSchema] = process.argv.slice(2) as [string, string, string];
+  const engines = {
+    pg: await Engine.open({ workspace: pgWorkspace }),
+    file: await Engine.open({ workspace: fileWorkspace }),
+  };
+  const bare = new pg.Client({
+    connectionString: process.env.BATON_STORE_URL,
+    options: `-c search_path=${bareSchema}`,
+    application_name: 'bench-bare',
+  });
+  await bare.connect();
+  const worker = `w${process.pid}`;
+
+  const cycleBaton = async (engine: Engine, runId: string, taskId: string): Promise<void> => {
+    const claim = await engine.claimTask({ runId, taskId, leaseSeconds: 600 });
+    await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'halfway there' });
+    const outcome = await engine.ingest({
+      delegationId: claim.delegation.id,
+      token: claim.token,
+      runId,
+      artifactPath: `results/${taskId}.md`,
+    });
+    if (!outcome.record.accepted || outcome.delegation.status !== 'COMPLETED')
+      throw new Error(`the result for ${taskId} was not accepted: ${JSON.stringify(outcome.record.issues)}`);
+  };
+  const cycleBare = async (): Promise<void> => {
+    const claimed = await bare.query<{ id: string }>(BARE_CLAIM, [worker]);
+    const id = claimed.rows[0]?.id;
+    if (id === undefined) throw new Error('the bare queue is empty: the bench made too few jobs');
+    await bare.query(BARE_HEARTBEAT, [id, 'halfway there']);
+    const done = await bare.query(BARE_COMPLETE, [id, JSON.stringify({ status: 'PASS', summary: `Finished ${id}.` })]);
+    if (done.rowCount !== 1) throw new Error(`job ${id} was not completed`);
+  };
+
+  const perform = async (command: Command): Promise<Record<string, number>> => {
+    const wait = command.startAt - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const cpu = process.cpuUsage();
+    const trips = roundTrips;
+    const committed = transactions;
+    const start = Date.now();
+    let cycles = 0;
+    if (command.kind === 'bare') {
+      for (; cycles < (command.cycles ?? 0); cycles++) await cycleBare();
+    } else {
+      const engine = engines[command.kind];
+      for (const taskId of command.tasks ?? []) {
+        await cycleBaton(engine, command.runId!, taskId);
+        cycles++;
+      }
+    }
+    const end = Date.now();
+    const used = process.cpuUsage(cpu);
+    return {
+      cycles,
+      start,
+      end,
+      cpuMs: (used.user + used.system) / 1000,
+      roundTrips: roundTrips - trips,
+      transactions: transactions - committed,
+    };
+  };
+
+  let queue = Promise.resolve();
+  const lines = createInterface({ input: process.stdin });
+  lines.on('line', (line) => {
+    queue = queue.then(async () => {
+      try {
+        process.stdout.write(`${JSON.stringify(await perform(JSON.parse(line) as Command))}\n`);
+      } catch (err) {
+        process.stdout.write(`${JSON.stringify({ error: (err as Error).message })}\n`);
+      }
+    });
+  });
+  // The parent ends a child by closing its stdin.
+  lines.on('close', () => {
+    void queue.then(async () => {
+      await Promise.all([engines.pg.close(), engines.file.close(), bare.end()]);
+      process.exit(0);
+    });
+  });
+  process.stdout.write('ready\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
