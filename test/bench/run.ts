@@ -9,6 +9,7 @@ import { engineSection, runEngineBench, type EngineBenchResult } from './engineB
 import { runVisibleBench, visibleSection } from './visibleBench';
 import { activationSection, runActivationBench } from './activationBench';
 import { existsSync, readFileSync } from 'node:fs';
+import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench, type PgBenchResult } from './pgBench';
 
 /**
  * `npm run bench`: measures durable commits per second of the Baton store and the
@@ -25,7 +26,12 @@ import { existsSync, readFileSync } from 'node:fs';
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
  *   BATON_BENCH_AGENTS=1,4 (agents at once in the agent-stream rows; 0 skips them)
- *   --only dashboard|engine|agents|visible|activation  runs only those rows and rewrites only their section of the file
+ *   --only dashboard|engine|agents|visible|activation|pg  runs only those rows and rewrites only their section of
+ *     the file
+ *   BATON_BENCH_PG=0 skips the PostgreSQL rows (their section is kept from the file);
+ *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=320   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
+ *   BATON_BENCH_PG_WORKERS=1000 (0 skips the resident row)   BATON_BENCH_PG_WORKER_PROCESSES=10
+ *   BATON_BENCH_PG_SECONDS=30
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
  * the file
  */
@@ -72,8 +78,15 @@ export interface BenchConfig {
   agentStreamReps: number;
   /** The rows in a real editor (code-server, installed on first use): heartbeat → visible, activation. */
   editorRows: boolean;
+  /**
+   * The PostgreSQL rows (test/bench/pgBench.ts, a cluster of their own); absent skips them. `runBench()` from code
+   * runs them only when given: the system tier's smoke test runs them on their own.
+   */
+  pg?: PgConfig;
   log?: (line: string) => void;
 }
+
+export type PgConfig = Omit<Parameters<typeof runPgBench>[0], 'log'>;
 
 export type SchedConfig = Pick<BenchConfig, 'schedTasks' | 'schedNodeTasks' | 'schedConcurrency' | 'schedReps'>;
 
@@ -137,6 +150,7 @@ export const SMOKE_AGENT_STREAM: AgentStreamConfig = {
 
 export interface BenchOutcome {
   result: StoreBenchResult;
+  pg?: PgBenchResult;
   /** The scheduling rows (absent when both task counts are 0). */
   sched?: SchedBenchResult;
   dashboard?: DashboardBenchResult;
@@ -164,6 +178,8 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
     ...(givesEngine ? {} : SMOKE_ENGINE),
     ...(givesAgentStream ? {} : SMOKE_AGENT_STREAM),
     editorRows: false,
+    // Only when asked for: they start a PostgreSQL cluster (the smoke test runs them on their own).
+    pg: undefined,
     ...config,
   };
   const options: StoreBenchOptions = {
@@ -195,10 +211,12 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   const editor = full.editorRows
     ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) }
     : undefined;
+  const pg = full.pg ? await runPg(full) : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${agentStream ? `\n${agentStreamSection(agentStream)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}`;
+  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${agentStream ? `\n${agentStreamSection(agentStream)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}${pg ? `\n${pgSection(pg)}` : ''}`;
   const outcome = {
     result,
+    ...(pg ? { pg } : {}),
     ...(sched ? { sched } : {}),
     ...(dashboard ? { dashboard } : {}),
     ...(engine ? { engine } : {}),
@@ -208,9 +226,11 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   };
   if (full.out === false) return outcome;
   mkdirSync(dirname(full.out), { recursive: true });
-  // Without the editor rows (BATON_BENCH_EDITOR=0), their sections are kept from the file as they are.
+  // Without the editor rows (BATON_BENCH_EDITOR=0) or the PostgreSQL rows (BATON_BENCH_PG=0), their sections are kept
+  // from the file as they are.
   const current = existsSync(full.out) ? readFileSync(full.out, 'utf8') : '';
-  const kept = (editor ? [] : (['visible', 'activation'] as const))
+  const notRun = [...(editor ? [] : (['visible', 'activation'] as const)), ...(pg ? [] : (['pg'] as const))];
+  const kept = notRun
     .map((which) => {
       const { heading, end } = SECTIONS[which];
       const start = current.indexOf(heading);
@@ -250,6 +270,10 @@ function runEngine(config: BenchConfig): Promise<EngineBenchResult> {
   });
 }
 
+function runPg(config: BenchConfig): Promise<PgBenchResult> {
+  return runPgBench({ ...(config.pg ?? FULL_PG), ...(config.log ? { log: config.log } : {}) });
+}
+
 function runAgentStream(config: BenchConfig): Promise<AgentStreamBenchResult> {
   return runAgentStreamBench({
     agents: config.agentStreamAgents,
@@ -273,6 +297,7 @@ const SECTIONS = {
     heading: '## Engine rows: heartbeat latency across processes, store open, bundle size',
     end: '<!-- engine:end -->',
   },
+  pg: PG_SECTION,
 };
 
 /**
@@ -291,7 +316,9 @@ export async function runSectionOnly(
         ? engineSection(await runEngine(config))
         : which === 'agents'
           ? agentStreamSection(await runAgentStream(config))
-          : await editorSection(which, config);
+          : which === 'pg'
+            ? pgSection(await runPg(config))
+            : await editorSection(which, config);
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
@@ -319,6 +346,7 @@ export function defaultConfig(): BenchConfig {
     ...FULL_ENGINE,
     ...FULL_AGENT_STREAM,
     editorRows: true,
+    pg: FULL_PG,
   };
 }
 
@@ -330,6 +358,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     ...FULL_ENGINE,
     ...FULL_AGENT_STREAM,
     editorRows: env.BATON_BENCH_EDITOR !== '0',
+    pg: FULL_PG,
   };
   if (argv.includes('--quick'))
     Object.assign(
@@ -339,6 +368,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
       QUICK_DASHBOARD,
       QUICK_ENGINE,
       SMOKE_AGENT_STREAM,
+      { pg: QUICK_PG },
     );
   const list = (name: string): number[] | undefined => {
     const raw = env[name];
@@ -383,6 +413,25 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (engineRuntimes !== undefined) config.engineRuntimes = engineRuntimes;
   const agentStreamAgents = list('BATON_BENCH_AGENTS');
   if (agentStreamAgents !== undefined) config.agentStreamAgents = agentStreamAgents.filter((n) => n > 0);
+  if (env.BATON_BENCH_PG === '0') delete config.pg;
+  else if (config.pg) {
+    const pg = { ...config.pg };
+    const pgProcesses = list('BATON_BENCH_PG_PROCESSES');
+    if (pgProcesses) pg.processes = pgProcesses.filter((n) => n > 0);
+    const pgCycles = num('BATON_BENCH_PG_CYCLES', 1);
+    if (pgCycles !== undefined) pg.cycles = pgCycles;
+    const pgReps = num('BATON_BENCH_PG_REPS', 1);
+    if (pgReps !== undefined) pg.reps = pgReps;
+    const pgBeats = num('BATON_BENCH_PG_BEATS', 0);
+    if (pgBeats !== undefined) pg.latencyBeats = pgBeats;
+    const pgWorkers = num('BATON_BENCH_PG_WORKERS', 0);
+    if (pgWorkers !== undefined) pg.residentWorkers = pgWorkers;
+    const pgWorkerProcesses = num('BATON_BENCH_PG_WORKER_PROCESSES', 1);
+    if (pgWorkerProcesses !== undefined) pg.residentProcesses = pgWorkerProcesses;
+    const pgSeconds = num('BATON_BENCH_PG_SECONDS', 1);
+    if (pgSeconds !== undefined) pg.residentSeconds = pgSeconds;
+    config.pg = pg;
+  }
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;
   const outAt = argv.indexOf('--out');
   if (outAt >= 0) {
@@ -417,6 +466,14 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\n${resultsTable(outcome.result, outcome.checks, outcome.sched)}\n\nTargets:\n${targetSummary(outcome.checks)}\n\n`,
   );
+  if (outcome.pg) {
+    const pg = evaluatePgTargets(outcome.pg);
+    process.stdout.write(
+      `PostgreSQL rows: within 1.5× of the bare loop ${pg.bareAt ? `${pg.bareAt.holds ? '✓' : '✗'} ${pg.bareAt.ratio.toFixed(2)}×` : '—'}; ` +
+        `NOTIFY p95 ${pg.notify ? `${pg.notify.holds ? '✓' : '✗'} ${pg.notify.p95} ms` : '—'}; ` +
+        `resident workers keep up ${pg.keepsUp ? (pg.keepsUp.holds ? '✓' : '✗') : '—'}\n\n`,
+    );
+  }
   process.stdout.write(
     `${outcome.checks.filter((c) => c.holds).length} of ${outcome.checks.length} targets hold; benchmark took ${took}.\n`,
   );

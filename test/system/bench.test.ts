@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { PG_SECTION, pgSection, runPgBench, SMOKE_PG } from '../bench/pgBench';
 import { runBench } from '../bench/run';
 import { ensureCliBuilt } from '../support/cli';
 
@@ -37,5 +38,35 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
       JSON.stringify(outcome.engine?.heartbeat),
     );
     assert.ok(outcome.engine.open.openMs.median > 0 && outcome.engine.bundleBytes > 0);
+  });
+});
+
+describe('PostgreSQL bench rows (tiny sizes; the figures come from npm run bench)', () => {
+  it('runs each row once on a cluster of its own and renders the section', async function () {
+    this.timeout(180_000);
+    const result = await runPgBench(SMOKE_PG);
+    const section = pgSection(result);
+    assert.ok(section.startsWith(PG_SECTION.heading) && section.trimEnd().endsWith(PG_SECTION.end), section);
+    // Every configuration of the cycles row measured, for each kind: Baton on PostgreSQL, the bare loop, files.
+    assert.equal(result.throughput.length, SMOKE_PG.processes.length * 3);
+    assert.ok(result.throughput.every((c) => c.rate.median > 0 && c.rates.length === SMOKE_PG.reps));
+    const baton = result.throughput.find((c) => c.kind === 'pg')!;
+    const bare = result.throughput.find((c) => c.kind === 'bare')!;
+    // The bare loop is three autocommitted statements per cycle; Baton's cycle goes through the engine.
+    assert.equal(bare.roundTrips, 3);
+    assert.ok(baton.roundTrips > bare.roundTrips && baton.serverCpuMs >= 0, JSON.stringify(baton));
+    // Heartbeats heard in another process, on both stores.
+    assert.deepEqual(
+      result.latency.map((l) => [l.backend, l.heard, l.beats]),
+      [
+        ['pg', SMOKE_PG.latencyBeats, SMOKE_PG.latencyBeats],
+        ['file', SMOKE_PG.latencyBeats, SMOKE_PG.latencyBeats],
+      ],
+    );
+    // Every resident beat committed, with the connections it took counted.
+    const resident = result.resident!;
+    assert.equal(resident.committed, resident.scheduled);
+    assert.equal(resident.failed, 0);
+    assert.ok(resident.connections.baton >= SMOKE_PG.residentProcesses, JSON.stringify(resident.connections));
   });
 });

@@ -9,7 +9,7 @@
  * [due − startAt, lag ms], the failures, its CPU and when its last beat committed.
  *
  *   node pgResident.js <workspace> <runId> <taskIdPrefix> <runtimes>
- *   (claims tasks <prefix>1 … <prefix><runtimes>; BATON_STORE_URL: the cluster)     (BATON_STORE_URL: the cluster)
+ *   (claims tasks <prefix>1 … <prefix><runtimes>; BATON_STORE_URL: the cluster)
  */
 import { createInterface } from 'node:readline';
 import { Engine, type ClaimOutcome } from '../../../src/engine/index';
