@@ -107,6 +107,8 @@ export interface ThroughputCell {
   serverCpuMs: number;
   roundTrips: number;
   transactions: number;
+  /** The longest single cycle of any process in any repetition. */
+  longestMs: number;
 }
 
 export interface LatencyResult {
@@ -124,6 +126,12 @@ export interface ResidentResult {
   scheduled: number;
   committed: number;
   failed: number;
+  /** Beats still queued when the row ended (`graceMs` after the last was due). */
+  uncommitted: number;
+  graceSeconds: number;
+  /** Beats committed per second, from the first due to the last commit. */
+  committedPerSecond: number;
+  roundTripsPerBeat: number;
   lagStart: { p50: number; p95: number };
   lagEnd: { p50: number; p95: number };
   lagAll: { p50: number; p95: number; max: number };
@@ -378,6 +386,7 @@ async function throughput(
         serverCpuMs: serverCpu,
         roundTrips: sum('roundTrips'),
         transactions: sum('transactions'),
+        longestMs: Math.max(...replies.map((r) => Number(r.longestMs))),
         cycles: sum('cycles'),
       };
     };
@@ -399,6 +408,7 @@ async function throughput(
           serverCpuMs: 0,
           roundTrips: 0,
           transactions: 0,
+          longestMs: 0,
           cycles: 0,
         };
         cells.set(key, c);
@@ -420,6 +430,7 @@ async function throughput(
           c.serverCpuMs += m.serverCpuMs;
           c.roundTrips += m.roundTrips;
           c.transactions += m.transactions;
+          c.longestMs = Math.max(c.longestMs, m.longestMs);
           c.cycles += m.cycles;
           rates[kind] = m.rate;
           log(`pg cycles rep ${rep + 1}: ${kind} × ${processes}: ${m.rate.toFixed(0)} cycles/s`);
@@ -440,6 +451,7 @@ async function throughput(
           serverCpuMs: kind === 'file' ? 0 : c.serverCpuMs / c.cycles,
           roundTrips: kind === 'file' ? 0 : c.roundTrips / c.cycles,
           transactions: kind === 'file' ? 0 : c.transactions / c.cycles,
+          longestMs: c.longestMs,
         });
       }
     return {
@@ -585,9 +597,18 @@ async function resident(cluster: PostgresCluster, options: PgBenchOptions): Prom
     const startAt = Date.now() + 500;
     const cpuBefore = serverCpuMs(cluster);
     const spacing = 1000 / (perProcess * options.residentProcesses);
+    // A store that falls behind would take ever longer to drain: what is not committed this long after the last beat
+    // was due counts as not kept up with.
+    const graceMs = Math.max(3000, (options.residentSeconds * 1000) / 2);
     const replies = await Promise.all(
       children.map((child, p) =>
-        child.send({ startAt, offsetMs: p * spacing, spacingMs: 1000 / perProcess, seconds: options.residentSeconds }),
+        child.send({
+          startAt,
+          offsetMs: p * spacing,
+          spacingMs: 1000 / perProcess,
+          seconds: options.residentSeconds,
+          graceMs,
+        }),
       ),
     );
     // Every beat was due within residentSeconds; CPU is taken over the time from the first due to the last commit.
@@ -611,6 +632,10 @@ async function resident(cluster: PostgresCluster, options: PgBenchOptions): Prom
       scheduled: perProcess * options.residentProcesses * seconds,
       committed: lags.length,
       failed: replies.reduce((n, r) => n + Number(r.failed), 0),
+      uncommitted: replies.reduce((n, r) => n + Number(r.uncommitted), 0),
+      graceSeconds: graceMs / 1000,
+      committedPerSecond: lags.length / (wallMs / 1000),
+      roundTripsPerBeat: replies.reduce((n, r) => n + Number(r.roundTrips), 0) / Math.max(1, lags.length),
       lagStart: window(0, LAG_WINDOW_SECONDS * 1000),
       lagEnd: window((seconds - LAG_WINDOW_SECONDS) * 1000, seconds * 1000),
       lagAll: { p50: percentile(all, 50), p95: percentile(all, 95), max: Math.max(...all) },
@@ -634,7 +659,7 @@ export async function runPgBench(options: PgBenchOptions): Promise<PgBenchResult
   try {
     const server = await withClient(
       cluster,
-      async (c) => (await c.query<{ v: string }>('SHOW server_version')).rows[0]!.v,
+      async (c) => (await c.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version,
     );
     const { cells, pairedRatio } =
       options.processes.length > 0 ? await throughput(cluster, options) : { cells: [], pairedRatio: new Map() };
@@ -754,17 +779,18 @@ ${o.processes
 
 Where a cycle's time goes (per cycle, over every repetition): round trips to the server (every query a \`pg\`
 client sent, counted in the worker processes), transactions (a BEGIN … COMMIT, or a statement on its own; reads
-included, counted in the worker processes), server CPU (the postmaster and its backends, from \`/proc\`) and the worker processes' CPU.
+included, counted in the worker processes), server CPU (the postmaster and its backends, from \`/proc\`), the worker
+processes' CPU, and the longest single cycle any process took (how long one waited its turn).
 
-| Processes | Kind | Round trips | Transactions | Server CPU ms | Worker processes' CPU ms |
-|--:|---|--:|--:|--:|--:|
+| Processes | Kind | Round trips | Transactions | Server CPU ms | Worker processes' CPU ms | Longest cycle ms |
+|--:|---|--:|--:|--:|--:|--:|
 ${o.processes
   .flatMap((p) =>
     KINDS.map((kind) => {
       const c = cellOf(kind, p);
       return kind === 'file'
-        ? `| ${p} | ${KIND_LABEL[kind]} | — | — | — | ${c.clientCpuMs.toFixed(2)} |`
-        : `| ${p} | ${KIND_LABEL[kind]} | ${c.roundTrips.toFixed(1)} | ${c.transactions.toFixed(1)} | ${c.serverCpuMs.toFixed(2)} | ${c.clientCpuMs.toFixed(2)} |`;
+        ? `| ${p} | ${KIND_LABEL[kind]} | — | — | — | ${c.clientCpuMs.toFixed(2)} | ${ms(c.longestMs)} |`
+        : `| ${p} | ${KIND_LABEL[kind]} | ${c.roundTrips.toFixed(1)} | ${c.transactions.toFixed(1)} | ${c.serverCpuMs.toFixed(2)} | ${c.clientCpuMs.toFixed(2)} | ${ms(c.longestMs)} |`;
     }),
   )
   .join('\n')}
@@ -806,7 +832,9 @@ ${s.claimSeconds.toFixed(1)} s beforehand (not part of the figures).
 
 | What | Figure |
 |---|--:|
-| beats committed / due (failed) | ${n0(s.committed)} / ${n0(s.scheduled)} (${s.failed}) |
+| beats committed / due (failed; still queued ${s.graceSeconds} s after the last was due) | ${n0(s.committed)} / ${n0(s.scheduled)} (${s.failed}; ${n0(s.uncommitted)}) |
+| beats committed per second (first due → last commit) / due per second | ${formatRate(s.committedPerSecond)} / ${n0(s.workers)} |
+| round trips to the server per beat (the heartbeat's transaction, and the engine's announcement read after it) | ${s.roundTripsPerBeat.toFixed(1)} |
 | lag in the first ${LAG_WINDOW_SECONDS} s: p50 / p95 | ${ms(s.lagStart.p50)} / ${ms(s.lagStart.p95)} ms |
 | lag in the last ${LAG_WINDOW_SECONDS} s: p50 / p95 | ${ms(s.lagEnd.p50)} / ${ms(s.lagEnd.p95)} ms |
 | lag over the whole run: p50 / p95 / max | ${ms(s.lagAll.p50)} / ${ms(s.lagAll.p95)} / ${ms(s.lagAll.max)} ms |

@@ -350,6 +350,8 @@ npm run bench -- --only dashboard               # only the dashboard rows (Chrom
 npm run bench -- --only visible                 # heartbeat → on screen in code-server; rewrites its section
 npm run bench -- --only activation              # extension activation with a 10k store vs empty; rewrites its section
 BATON_BENCH_EDITOR=0 npm run bench              # everything but the two rows that start code-server (their sections are kept)
+npm run bench -- --only pg                      # only the PostgreSQL rows (a cluster of their own, ~3 min); rewrites their section
+BATON_BENCH_PG=0 npm run bench                  # everything but the PostgreSQL rows (their section is kept)
 node --import tsx test/bench/storeProfile.ts 1000 2000 8   # where a store commit's time goes (CPU profile of rows 1 / 1b)
 \`\`\`
 
@@ -362,8 +364,8 @@ Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`
 folders go), \`--out <file>\` / \`--no-write\`. Scheduling rows: \`BATON_BENCH_SCHED_TASKS\` (tasks with the
 bash worker, default 500; 0 skips them), \`BATON_BENCH_SCHED_NODE_TASKS\` (tasks with the Node worker,
 default 100; 0 skips them), \`BATON_BENCH_SCHED_CONCURRENCY\` (default 1,4,8), \`BATON_BENCH_SCHED_REPS\`
-(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
-at smoke size, and never the editor rows).
+(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). PostgreSQL rows: \`BATON_BENCH_PG_PROCESSES\` (default 1,4,16), \`BATON_BENCH_PG_CYCLES\` (cycles per repetition and configuration, default 320), \`BATON_BENCH_PG_REPS\` (default 3), \`BATON_BENCH_PG_BEATS\` (heartbeats of the NOTIFY row, default 300; 0 skips it), \`BATON_BENCH_PG_WORKERS\` (resident workers, default 1000; 0 skips them), \`BATON_BENCH_PG_WORKER_PROCESSES\` (default 10), \`BATON_BENCH_PG_SECONDS\` (default 30). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
+at smoke size, and never the editor rows; the PostgreSQL rows only when given \`pg\`).
 
 ## Results
 
