@@ -25,6 +25,7 @@ import {
   expandRow,
   moveMouseAway,
   notificationMessages,
+  notificationToasts,
   openViewContainer,
   quickOpen,
   resizeSideBar,
@@ -33,6 +34,7 @@ import {
   treeRowNames,
   useBatonEditor,
   viewPane,
+  waitUntilSteady,
 } from './support/index';
 
 /** The demo's plan cut to three tasks: T1 runs, T3 waits at a risk gate (database), T4 depends on T3. */
@@ -223,6 +225,11 @@ describe('Baton in the browser: a new run after a blocked one, and after the pla
       );
       assert.doesNotMatch(question!, /--new/);
       await moveMouseAway(page());
+      await waitUntilSteady(
+        notificationToasts(page())
+          .filter({ hasText: /changed since run/ })
+          .first(),
+      );
       await screenshot(page(), 'e2e-newrun-2-plan-edited');
       await clickNotificationButton(page(), /changed since run/, 'Start a New Run');
       third = await newRunShown([blocked, second]);
