@@ -7,7 +7,9 @@
 // - the person edits the plan in the editor and presses Start Run again: Baton says the plan
 //   changed since the active run started and offers "Start a New Run" (a third run, of the
 //   plan as it is now, beside the second) or "Replan" (that run superseded, its completed
-//   task carried over) — never the CLI's `--new`.
+//   task carried over) — never the CLI's `--new`;
+// - an edit left unsaved is saved by Start Run first (the run is of the plan on screen), and
+//   the plan's "▶ Run task" lens asks the same question as Start Run.
 import * as assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +22,7 @@ import {
   clickInlineAction,
   clickNotificationButton,
   clickViewTitleAction,
+  codeLens,
   DEMO_WORKSPACE,
   eventually,
   expandRow,
@@ -79,7 +82,12 @@ Document the notes commands in \`jot --help\`.
 const RUN_ID = /\b(R-\d{8}-\w+)\b/;
 
 describe('Baton in the browser: a new run after a blocked one, and after the plan is edited', function () {
-  const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '300' } });
+  // Auto save off, as desktop VS Code has it (VS Code for the web saves after a second): a plan can be left unsaved.
+  const editor = useBatonEditor({
+    source: DEMO_WORKSPACE,
+    env: { DEMO_AGENT_STEP_MS: '300' },
+    settings: { 'files.autoSave': 'off' },
+  });
   const { step, check } = chainedSteps();
   const page = (): Page => editor.current.page;
   const runs = () => viewPane(page(), 'Runs');
@@ -88,6 +96,7 @@ describe('Baton in the browser: a new run after a blocked one, and after the pla
   let blocked = '';
   let second = '';
   let third = '';
+  let fourth = '';
 
   /** The run ids the Runs view shows (top level and, once expanded, History), in order. */
   async function runIdsShown(): Promise<string[]> {
@@ -122,8 +131,11 @@ describe('Baton in the browser: a new run after a blocked one, and after the pla
     }
   }
 
-  /** Rewrites one line of plan.md in the editor, as a person does (Go to Line, retype it, save). */
-  async function editPlanLine(from: string, to: string): Promise<void> {
+  /**
+   * Rewrites one line of plan.md in the editor, as a person does (Go to Line, retype it), and
+   * saves it — or leaves it unsaved (the tab shows it dirty, the file on disk is as it was).
+   */
+  async function editPlanLine(from: string, to: string, { save = true } = {}): Promise<void> {
     const path = join(editor.current.workspace, 'plan.md');
     const line = readFileSync(path, 'utf8').split('\n').indexOf(from) + 1;
     assert.ok(line > 0, `plan.md has the line "${from}"`);
@@ -133,6 +145,11 @@ describe('Baton in the browser: a new run after a blocked one, and after the pla
     await page().keyboard.press('Home');
     await page().keyboard.press('Shift+End');
     await page().keyboard.type(to);
+    if (!save) {
+      await page().locator('.part.editor .tab.active.dirty', { hasText: 'plan.md' }).waitFor({ timeout: 15_000 });
+      assert.ok(readFileSync(path, 'utf8').split('\n').includes(from), 'the edit is not on disk yet');
+      return;
+    }
     await page().keyboard.press('Control+S');
     await eventually(
       'plan.md saved with the edit',
@@ -258,33 +275,80 @@ describe('Baton in the browser: a new run after a blocked one, and after the pla
     },
   );
 
-  check('after another edit, "Replan" maps the active run onto the plan: superseded, its T1 carried over', async () => {
-    await clearNotifications(page());
-    await editPlanLine('title: Help text and examples', 'title: Help text, examples and a test');
-    await pressStartRun();
-    await clickNotificationButton(page(), new RegExp(`changed since run ${third} started`), 'Replan');
-    const fourth = await newRunShown([blocked, second, third]);
-    await eventually(
-      'the notice that this window drives the new run',
-      () => notificationMessages(page()),
-      (m) => m.includes(`Baton replanned ${third} (1 completed task carried over) as run ${fourth} of plan.md.`),
-    );
-    const pane = await runs();
-    await treeRow(pane, new RegExp(`^plan\\.md waiting for a decision \\(1 gate\\) · 1/3 · ${fourth}$`)).waitFor({
-      timeout: 60_000,
-    });
-    await treeRow(pane, /^History 2 finished runs$/).waitFor({ timeout: 15_000 });
-    const stored = await storeRuns();
-    assert.deepEqual(
-      stored.map((r) => [r.id, r.status]).sort(),
-      [
-        [blocked, 'blocked'],
-        [second, 'paused'],
-        [third, 'superseded'],
-        [fourth, 'paused'],
-      ].sort(),
-    );
-    await moveMouseAway(page());
-    await screenshot(page(), 'e2e-newrun-3-replanned');
-  });
+  step(
+    'after another edit, left unsaved, Start Run saves it and "Replan" maps the active run onto it: superseded, its T1 carried over',
+    async () => {
+      await clearNotifications(page());
+      await editPlanLine('title: Help text and examples', 'title: Help text, examples and a test', { save: false });
+      await pressStartRun();
+      await clickNotificationButton(page(), new RegExp(`changed since run ${third} started`), 'Replan');
+      fourth = await newRunShown([blocked, second, third]);
+      await eventually(
+        'the notice that this window drives the new run',
+        () => notificationMessages(page()),
+        (m) => m.includes(`Baton replanned ${third} (1 completed task carried over) as run ${fourth} of plan.md.`),
+      );
+      const pane = await runs();
+      await treeRow(pane, new RegExp(`^plan\\.md waiting for a decision \\(1 gate\\) · 1/3 · ${fourth}$`)).waitFor({
+        timeout: 60_000,
+      });
+      await treeRow(pane, /^History 2 finished runs$/).waitFor({ timeout: 15_000 });
+      const stored = await storeRuns();
+      assert.deepEqual(
+        stored.map((r) => [r.id, r.status]).sort(),
+        [
+          [blocked, 'blocked'],
+          [second, 'paused'],
+          [third, 'superseded'],
+          [fourth, 'paused'],
+        ].sort(),
+      );
+      // The run is of the plan as the person sees it in the editor: the edit was saved first.
+      assert.equal(stored.find((r) => r.id === fourth)?.titles.at(-1), 'T4 Help text, examples and a test');
+      await page().locator('.part.editor .tab.active.dirty').waitFor({ state: 'detached', timeout: 15_000 });
+      await moveMouseAway(page());
+      await screenshot(page(), 'e2e-newrun-3-replanned');
+    },
+  );
+
+  check(
+    '"▶ Run task T1" on the plan edited again asks the same, not --new; the new run dispatches T1 alone',
+    async () => {
+      await clearNotifications(page());
+      await editPlanLine('title: Add the notes store', 'title: Add the notes store, with ids');
+      // The lenses are drawn again after the edit; a click on one being replaced is lost: click until it is heard.
+      const asked = async () => (await notificationMessages(page())).find((m) => m.includes('changed since run'));
+      const question = await eventually(
+        'the question about the edited plan',
+        async () => {
+          if (!(await asked())) await codeLens(page(), '▶ Run task T1').click();
+          return eventually('the question', asked, Boolean, { timeoutMs: 5_000 }).catch(() => undefined);
+        },
+        Boolean,
+        { timeoutMs: 40_000 },
+      );
+      assert.equal(
+        question,
+        `plan.md changed since run ${fourth} started from it. Start a new run of the plan as it is now, or replan ${fourth} (its completed tasks carry over)?`,
+      );
+      await clickNotificationButton(page(), /changed since run/, 'Start a New Run');
+      const fifth = await newRunShown([blocked, second, third, fourth]);
+      const pane = await runs();
+      await treeRow(pane, new RegExp(`^plan\\.md waiting for a decision \\(1 gate\\) · 1/3 · ${fifth}$`)).waitFor({
+        timeout: 60_000,
+      });
+      const engine = await Engine.open({ workspace: editor.current.workspace });
+      try {
+        const view = await engine.overview(fifth);
+        assert.deepEqual(
+          view.delegations.map((d) => d.id),
+          ['D-T1-coder-001'],
+          'only the task asked for was dispatched',
+        );
+        assert.equal(view.tasks[0]?.title, 'Add the notes store, with ids');
+      } finally {
+        await engine.close();
+      }
+    },
+  );
 });
