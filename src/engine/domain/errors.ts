@@ -68,7 +68,7 @@ export const ERROR_CODES = {
   'runtime.unknown': 'invalid-input',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
-  // `baton store import`: a document that is not JSON lines of the store format, or was cut short (docs/store-transfer.md).
+  // `baton store import`: a document that is not JSON lines of the store format, or was cut short (store-transfer.md).
   'store.document-invalid': 'invalid-input',
   // `baton store import` of a document an older Baton wrote: export it again with this one.
   'store.document-too-old': 'invalid-input',
