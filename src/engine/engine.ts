@@ -722,18 +722,18 @@ export class Engine {
    * Checks a store document through without opening any store: a bad line, a document cut
    * short or one of another schema version is refused here, before anything is created.
    */
-  static async checkStoreDocument(lines: AsyncIterable<string>): Promise<StoreTransferSummary> {
-    return (await readStoreDocument(lines)).summary;
+  static async checkStoreDocument(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
+    return (await readStoreDocument(lines, undefined, source)).summary;
   }
 
   /** Imports a document into this workspace's store, which must be empty: one transaction, all or nothing. */
-  async importStore(lines: AsyncIterable<string>): Promise<StoreTransferSummary> {
+  async importStore(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
     const setting = this.config.store;
     const where =
       setting.kind === 'postgres'
         ? `The PostgreSQL store of this workspace (schema ${setting.schema})`
         : `The store of this workspace (${storeDirOf(this.workspace)})`;
-    return importStore(this.store, lines, where);
+    return importStore(this.store, lines, where, source);
   }
 
   /**

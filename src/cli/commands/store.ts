@@ -63,8 +63,9 @@ export async function importStoreCommand(ctx: CommandContext, options: { in?: st
   try {
     const path = spool ? join(spool, 'store.jsonl') : resolve(options.in!);
     if (spool) await pipeline(process.stdin, createWriteStream(path, { mode: 0o600 }));
-    await Engine.checkStoreDocument(documentLines(path));
-    const summary = await withEngine(ctx, (engine) => engine.importStore(documentLines(path)));
+    const source = spool ? 'stdin' : options.in!;
+    await Engine.checkStoreDocument(documentLines(path), source);
+    const summary = await withEngine(ctx, (engine) => engine.importStore(documentLines(path), source));
     if (ctx.output.json) printJson(ctx, { imported: summary });
     else ctx.output.out(`Imported ${describe(summary)} into the store of ${ctx.workspace}.`);
   } finally {

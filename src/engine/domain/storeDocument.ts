@@ -72,12 +72,12 @@ export function parseDocumentLine<T>(
   } catch (err) {
     const position = /position (\d+)/.exec((err as Error).message);
     return {
-      issue: documentIssue(line, `line ${line} is not JSON (${what} expected)`, position ? Number(position[1]) + 1 : 1),
+      issue: documentIssue(line, `not JSON (${what} expected)`, position ? Number(position[1]) + 1 : 1),
     };
   }
   const parsed = schema.safeParse(json);
   if (parsed.success) return { value: parsed.data };
   const first = parsed.error.issues[0]!;
   const path = first.path.length ? ` at ${first.path.join('.')}` : '';
-  return { issue: documentIssue(line, `line ${line} is not ${what}${path}: ${first.message}`) };
+  return { issue: documentIssue(line, `not ${what}${path}: ${first.message}`) };
 }

@@ -68,12 +68,14 @@ export async function exportStore(
  * Reads a document through, checking every line (zod), and hands each row to `onRow`. Throws
  * `store.document-invalid` naming the first bad line — not JSON, not the shape it must have, a
  * table or column this schema version does not have, more or fewer rows than the header
- * announced, or no end line (the document was cut short) — and `store.schema-too-new` for a
- * document a newer Baton wrote.
+ * announced, or no end line (the document was cut short) — `store.schema-too-new` for a
+ * document a newer Baton wrote and `store.document-too-old` for one an older Baton wrote.
  */
 export async function readStoreDocument(
   lines: AsyncIterable<string>,
   onRow: (table: CatalogTable, values: SqlValue[], line: number) => Promise<void> = async () => undefined,
+  /** The document's name in issues (a path, or "stdin"). */
+  source?: string,
 ): Promise<{ header: StoreDocumentHeader; summary: StoreTransferSummary }> {
   let line = 0;
   let header: StoreDocumentHeader | undefined;
@@ -81,69 +83,64 @@ export async function readStoreDocument(
   const seen: Record<string, number> = {};
   let rows = 0;
   let ended = false;
-  const refuse = (issue: Issue): never => {
-    throw new BatonError('store.document-invalid', `The store document is not valid: ${issue.message}.`, [issue]);
+  const refuse = (message: string, at = line, column = 1): never => {
+    throw invalidDocument(documentIssue(at, message, column), source);
+  };
+  const parsed = <T>(result: { value: T } | { issue: Issue }): T => {
+    if ('issue' in result) throw invalidDocument(result.issue, source);
+    return result.value;
   };
   for await (const text of lines) {
     line++;
-    if (ended) refuse(documentIssue(line, `line ${line} comes after the end line`));
+    if (ended) refuse('a line comes after the end line');
     if (!header) {
       header = parsed(parseDocumentLine(text, line, storeDocumentHeaderSchema, 'a Baton store document header'));
-      catalog = checkHeader(header, line);
+      catalog = checkHeader(header, line, source);
       continue;
     }
-    if (text.startsWith('{"end"') || /^\s*\{\s*"end"/.test(text)) {
+    if (/^\s*\{\s*"end"/.test(text)) {
       const end = parsed(parseDocumentLine(text, line, storeDocumentEndSchema, 'the end line'));
-      if (end.rows !== rows)
-        refuse(documentIssue(line, `the end line counts ${end.rows} rows, the document has ${rows}`));
+      if (end.rows !== rows) refuse(`the end line counts ${end.rows} rows, the document has ${rows}`);
       for (const [name, expected] of Object.entries(header.tables)) {
-        if ((seen[name] ?? 0) !== expected.rows) {
-          refuse(
-            documentIssue(
-              line,
-              `the header announces ${expected.rows} rows of ${name}, the document has ${seen[name] ?? 0}`,
-            ),
-          );
-        }
+        const found = seen[name] ?? 0;
+        if (found !== expected.rows)
+          refuse(`the header announces ${expected.rows} rows of ${name}, the document has ${found}`);
       }
       ended = true;
       continue;
     }
     const row = parsed(parseDocumentLine(text, line, storeDocumentRowSchema, 'a row ({"table", "values"})'));
     const table = catalog.get(row.table);
-    if (!table) refuse(documentIssue(line, `line ${line} is a row of ${row.table}, a table the header does not name`));
-    const columns = header.tables[row.table]!.columns;
-    if (row.values.length !== columns.length) {
-      refuse(
-        documentIssue(line, `line ${line} has ${row.values.length} values, ${row.table} has ${columns.length} columns`),
-      );
+    if (!table) return refuse(`a row of ${row.table}, a table the header does not name`);
+    if (row.values.length !== table.columns.length) {
+      refuse(`${row.values.length} values, but ${row.table} has ${table.columns.length} columns`);
     }
     seen[row.table] = (seen[row.table] ?? 0) + 1;
     if (seen[row.table]! > header.tables[row.table]!.rows) {
-      refuse(documentIssue(line, `line ${line} is one row of ${row.table} more than the header announces`));
+      refuse(`one row of ${row.table} more than the header announces (${header.tables[row.table]!.rows})`);
     }
     rows++;
-    await onRow(table!, row.values, line);
+    await onRow(table, row.values, line);
   }
-  if (!header) refuse(documentIssue(1, 'the document is empty'));
-  if (!ended) {
-    refuse(
-      documentIssue(
-        line,
-        `the document ends at line ${line} without its end line: it was cut short (${counted(rows, 'row')} read)`,
-      ),
-    );
-  }
-  return { header: header!, summary: { schemaVersion: header!.schemaVersion, tables: { ...seen }, rows } };
+  if (!header) return refuse('the document is empty', 1);
+  if (!ended) refuse(`the document ends here without its end line: it was cut short (${counted(rows, 'row')} read)`);
+  const tables = Object.fromEntries(Object.keys(header.tables).map((name) => [name, seen[name] ?? 0]));
+  return { header, summary: { schemaVersion: header.schemaVersion, tables, rows } };
+}
 
-  function parsed<T>(result: { value: T } | { issue: Issue }): T {
-    if ('issue' in result) refuse(result.issue);
-    return (result as { value: T }).value;
-  }
+/** The refusal of a bad document: one line that says where, with the issue (line, column) beside it. */
+function invalidDocument(issue: Issue, source: string | undefined): BatonError {
+  const located = source ? { ...issue, file: source } : issue;
+  const line = issue.range?.start.line;
+  return new BatonError(
+    'store.document-invalid',
+    `The store document${source ? ` ${source}` : ''} is not valid${line ? ` at line ${line}` : ''}: ${issue.message}; nothing was written.`,
+    [located],
+  );
 }
 
 /** The header's tables must be exactly this Baton's at the document's schema version, column for column. */
-function checkHeader(header: StoreDocumentHeader, line: number): Map<string, CatalogTable> {
+function checkHeader(header: StoreDocumentHeader, line: number, source?: string): Map<string, CatalogTable> {
   if (header.schemaVersion > SCHEMA_VERSION) {
     throw new BatonError(
       'store.schema-too-new',
@@ -158,9 +155,7 @@ function checkHeader(header: StoreDocumentHeader, line: number): Map<string, Cat
   }
   const expected = copiedTables(header.schemaVersion);
   const problem = (message: string): never => {
-    throw new BatonError('store.document-invalid', `The store document is not valid: ${message}.`, [
-      documentIssue(line, message),
-    ]);
+    throw invalidDocument(documentIssue(line, message), source);
   };
   const named = Object.keys(header.tables);
   const missing = expected.filter((t) => !(t.name in header.tables)).map((t) => t.name);
@@ -189,6 +184,7 @@ export async function importStore(
   store: StorePort,
   lines: AsyncIterable<string>,
   where: string,
+  source?: string,
 ): Promise<StoreTransferSummary> {
   const tables = copiedTables(SCHEMA_VERSION);
   return store.transact(async (tx) => {
@@ -210,24 +206,23 @@ export async function importStore(
       } catch (err) {
         if (BatonError.is(err)) throw err;
         const last = batch.firstLine + batch.rows.length - 1;
-        throw new BatonError(
-          'store.document-invalid',
-          `The store document is not valid: rows of ${batch.table.name} at lines ${batch.firstLine}–${last} could not be written (${(err as Error).message}); nothing was written.`,
-          [
-            documentIssue(
-              batch.firstLine,
-              `rows of ${batch.table.name} could not be written: ${(err as Error).message}`,
-            ),
-          ],
+        const issue = documentIssue(
+          batch.firstLine,
+          `the rows of ${batch.table.name} at lines ${batch.firstLine}–${last} could not be written (${(err as Error).message})`,
         );
+        throw invalidDocument(issue, source);
       }
     };
-    const { summary } = await readStoreDocument(lines, async (table, values, line) => {
-      if (pending && pending.table !== table) await flush();
-      pending ??= { table, rows: [], firstLine: line };
-      pending.rows.push(values);
-      if (pending.rows.length >= 500) await flush();
-    });
+    const { summary } = await readStoreDocument(
+      lines,
+      async (table, values, line) => {
+        if (pending && pending.table !== table) await flush();
+        pending ??= { table, rows: [], firstLine: line };
+        pending.rows.push(values);
+        if (pending.rows.length >= 500) await flush();
+      },
+      source,
+    );
     await flush();
     await continueNumbering(store, tx, tables);
     return summary;

@@ -226,14 +226,14 @@ describe('store export and import', () => {
       await refusal(
         document.slice(0, -3),
         'store.document-invalid',
-        /ends at line \d+ without its end line: it was cut short/,
+        /not valid at line \d+: the document ends here without its end line: it was cut short/,
         document.length - 3,
       );
     });
 
     it('cut inside a line: not JSON at that line', async () => {
       const cut = [...document.slice(0, 5), document[5]!.slice(0, 20)];
-      await refusal(cut, 'store.document-invalid', /line 6 is not JSON/, 6);
+      await refusal(cut, 'store.document-invalid', /at line 6: not JSON/, 6);
     });
 
     it('a row dropped from the middle: the header announced more', async () => {
@@ -245,21 +245,26 @@ describe('store export and import', () => {
     it('a row of the wrong shape: zod names the field', async () => {
       const bad = [...document];
       bad[2] = JSON.stringify({ table: 'runs', values: [{ nested: true }] });
-      await refusal(bad, 'store.document-invalid', /line 3 is not a row .*at values\.0/, 3);
+      await refusal(bad, 'store.document-invalid', /at line 3: not a row .*at values\.0/, 3);
     });
 
     it('a row with too few values for its table', async () => {
       const bad = [...document];
       const row = JSON.parse(bad[2]!) as { table: string; values: unknown[] };
       bad[2] = JSON.stringify({ table: row.table, values: row.values.slice(1) });
-      await refusal(bad, 'store.document-invalid', new RegExp(`line 3 has ${row.values.length - 1} values`), 3);
+      await refusal(
+        bad,
+        'store.document-invalid',
+        new RegExp(`at line 3: ${row.values.length - 1} values, but \\w+ has`),
+        3,
+      );
     });
 
     it('a header that is not a store document', async () => {
       await refusal(
         ['{"format":"something-else"}', ...document.slice(1)],
         'store.document-invalid',
-        /line 1 is not a Baton store document header/,
+        /at line 1: not a Baton store document header/,
         1,
       );
       await refusal([], 'store.document-invalid', /the document is empty/, 1);
