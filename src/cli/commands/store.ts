@@ -1,4 +1,14 @@
-import { createReadStream, createWriteStream, mkdtempSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  fsyncSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  type WriteStream,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -32,6 +42,13 @@ export async function exportStoreCommand(ctx: CommandContext, options: { out?: s
     summary = await withEngine(ctx, (engine) => engine.exportStore((line) => writeLine(stream, line)), READING);
     if (partial) {
       await closeStream(stream as WriteStream);
+      // On disk before it takes its name: a document under the final name is a whole one.
+      const fd = openSync(partial, 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
       renameSync(partial, target!);
     }
   } catch (err) {

@@ -120,6 +120,18 @@ describe('store export and import', () => {
     const { source } = await workedWorkspace();
     const sourceStore = await FileStore.open(storeDirOf(source.workspace));
     await fillEmptyTables(sourceStore);
+    // More events than one page of the copy (500) and one INSERT of it: the paging and the batching are crossed.
+    await sourceStore.transact(async (tx) => {
+      for (let seq = 1; seq <= 1234; seq++) {
+        await tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES (?, ?, ?, ?, ?)`, [
+          'R-older',
+          seq,
+          'task:status',
+          1_700_000_000_000 + seq,
+          JSON.stringify({ taskId: `T${seq}`, note: 'ü\u0001"' }),
+        ]);
+      }
+    });
     await sourceStore.close();
     const before = await tablesOf(source);
     for (const table of ['runs', 'tasks', 'delegations', 'runtimes', 'gates', 'ingestions', 'events']) {
@@ -130,6 +142,7 @@ describe('store export and import', () => {
       'an accepted and a rejected ingestion',
     );
     assert.ok(before.gates!.some((g) => g.status === 'approved' && g.decided_by === 'ann'));
+    assert.ok(before.events!.length > 1234);
 
     const document = await exportOf(await source.open());
     const header = JSON.parse(document[0]!) as { schemaVersion: number; tables: Record<string, { rows: number }> };
