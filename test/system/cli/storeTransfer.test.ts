@@ -199,6 +199,29 @@ describe('baton store export / import: a workspace moves from files to PostgreSQ
     const newerRefused = await cli(team, ['store', 'import', '--in', newer, '--json'], 7);
     assert.equal(newerRefused.json<{ error: { code: string } }>().error.code, 'store.schema-too-new');
 
+    // A row the database refuses, after others went in (a task twice; the counts adjusted so the check passes):
+    // the one transaction is rolled back.
+    const twice = join(files, 'twice.jsonl');
+    const taskLine = lines.findIndex((l) => l.startsWith('{"table":"tasks"'));
+    const counts = JSON.parse(lines[0]!) as { tables: Record<string, { rows: number }> };
+    counts.tables.tasks!.rows += 1;
+    const end = JSON.parse(lines.at(-1)!) as { rows: number };
+    writeFileSync(
+      twice,
+      [
+        JSON.stringify(counts),
+        ...lines.slice(1, taskLine + 1),
+        lines[taskLine]!,
+        ...lines.slice(taskLine + 1, -1),
+        JSON.stringify({ ...end, rows: end.rows + 1 }),
+      ].join('\n'),
+    );
+    const twiceRefused = await cli(team, ['store', 'import', '--in', twice], 2);
+    oneLine(
+      twiceRefused,
+      /is not valid at line \d+: the rows of tasks at lines \d+–\d+ could not be written \(duplicate key/,
+    );
+
     // Nothing was written: the PostgreSQL store is still empty, so the real document goes in.
     await cli(team, ['store', 'import', '--in', document]);
     const again = await cli(team, ['store', 'import', '--in', document], 3);

@@ -290,6 +290,35 @@ describe('store export and import', () => {
       await refusal(lines, 'store.document-invalid', /the header names no table gates/, 1);
     });
 
+    it('a row the store refuses, after others went in: the one transaction is rolled back', async () => {
+      const taskLine = document.findIndex((l) => l.startsWith('{"table":"tasks"'));
+      const header = JSON.parse(document[0]!) as { tables: Record<string, { rows: number }> };
+      header.tables.tasks!.rows += 1;
+      const end = JSON.parse(document.at(-1)!) as { rows: number };
+      const twice = [
+        JSON.stringify(header),
+        ...document.slice(1, taskLine + 1),
+        document[taskLine]!,
+        ...document.slice(taskLine + 1, -1),
+        JSON.stringify({ ...end, rows: end.rows + 1 }),
+      ];
+      // The check alone cannot see it (the rows are well formed); the import refuses it and writes nothing.
+      await Engine.checkStoreDocument(linesOf(twice));
+      const target = fixture();
+      const engine = await target.open();
+      await assert.rejects(engine.importStore(linesOf(twice)), (err) => {
+        assert.ok(BatonError.is(err, 'store.document-invalid'), String(err));
+        assert.match(err.message, /the rows of tasks at lines \d+–\d+ could not be written \(UNIQUE constraint failed/);
+        return true;
+      });
+      await engine.close();
+      const tables = await tablesOf(target);
+      assert.deepEqual(
+        Object.entries(tables).filter(([name, rows]) => name !== 'counters' && rows.length),
+        [],
+      );
+    });
+
     it('a newer schema: store.schema-too-new (exit 7)', async () => {
       const header = JSON.parse(document[0]!) as { schemaVersion: number };
       header.schemaVersion = SCHEMA_VERSION + 1;
