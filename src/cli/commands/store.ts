@@ -108,6 +108,11 @@ async function* documentLines(path: string): AsyncGenerator<string> {
   const lines = createInterface({ input, crlfDelay: Infinity });
   try {
     yield* lines;
+  } catch (err) {
+    // A folder opens but cannot be read (EISDIR); a file can fail part-way (EIO).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!code) throw err;
+    throw new BatonError('store.document-invalid', `Cannot read the store document ${path}: ${code}.`);
   } finally {
     lines.close();
     input.destroy();
