@@ -17,6 +17,7 @@ import { diagnose } from './commands/diagnose';
 import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
 import { exportStoreCommand, importStoreCommand } from './commands/store';
+import { leaseWatchdog } from './commands/leaseWatchdog';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
@@ -305,6 +306,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description("load an exported document into this workspace's store, which must be empty: all or nothing")
     .option('--in <file>', 'the document; - is stdin', '-')
     .action((o: { in: string }, cmd: Command) => importStoreCommand(ctx(cmd), o));
+
+  // Started by a coordinator beside each worker on a shared store (docs/team.md, "Failover"); not for people.
+  program
+    .command('lease-watchdog <worker>', { hidden: true })
+    .description('internal: ends a worker whose lease ran out (a coordinator on a shared store starts it)')
+    .action((worker: string) => leaseWatchdog(worker));
 
   return program;
 }
