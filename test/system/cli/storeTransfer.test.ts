@@ -44,7 +44,8 @@ const WORKER = {
 const PLAN = planText([{ id: 'T1' }, { id: 'T2', depends: ['T1'], risk: ['database'] }, { id: 'T3', depends: ['T2'] }]);
 
 describe('baton store export / import: a workspace moves from files to PostgreSQL and back', function () {
-  this.timeout(240_000);
+  // A run, three stores and some twenty CLI processes: minutes on a loaded machine.
+  this.timeout(480_000);
   let cluster: PostgresCluster;
   const workspaces: string[] = [];
 
