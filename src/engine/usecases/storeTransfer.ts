@@ -204,7 +204,8 @@ export async function importStore(
       try {
         await insertRows(tx, batch.table, batch.table.columns, batch.rows);
       } catch (err) {
-        if (BatonError.is(err)) throw err;
+        // Only the rows' own fault is the document's; a lost connection or a full disk stays what it is.
+        if (BatonError.is(err) || !isRowRefusal(err)) throw err;
         const last = batch.firstLine + batch.rows.length - 1;
         const issue = documentIssue(
           batch.firstLine,
@@ -227,4 +228,15 @@ export async function importStore(
     await continueNumbering(store, tx, tables);
     return summary;
   });
+}
+
+/**
+ * Whether the store refused rows for what they hold: PostgreSQL's data exceptions and integrity
+ * violations (SQLSTATE classes 22 and 23: a duplicate key, a NULL where none may be, text in a
+ * number column), SQLite's constraint failures and type mismatches (SQLITE_CONSTRAINT_…).
+ */
+function isRowRefusal(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') return /^2[23][0-9A-Z]{3}$/.test(code) || /^SQLITE_(?:CONSTRAINT|MISMATCH)/.test(code);
+  return false;
 }
