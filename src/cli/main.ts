@@ -16,6 +16,7 @@ import { replan } from './commands/replan';
 import { diagnose } from './commands/diagnose';
 import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
+import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
@@ -288,6 +289,24 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
     .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
 
+  const store = program
+    .command('store')
+    .description(
+      "move a workspace's store: export it as one document, import one into an empty store (docs/store-transfer.md)",
+    );
+  store
+    .command('export')
+    .description(
+      'write the whole store (every run, task, delegation, runtime, gate, ingestion, event, …) as one JSON-lines document',
+    )
+    .option('--out <file>', 'where to write it; - is stdout', '-')
+    .action((o: { out: string }, cmd: Command) => exportStoreCommand(ctx(cmd), o));
+  store
+    .command('import')
+    .description("load an exported document into this workspace's store, which must be empty: all or nothing")
+    .option('--in <file>', 'the document; - is stdin', '-')
+    .action((o: { in: string }, cmd: Command) => importStoreCommand(ctx(cmd), o));
+
   // Started by a coordinator beside each worker on a shared store (docs/team.md, "Failover"); not for people.
   program
     .command('lease-watchdog <worker>', { hidden: true })
@@ -306,7 +325,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const program = buildProgram((code) => (exitCode = code));
   // Subcommands keep their own output settings: configure each one.
-  for (const command of [program, ...program.commands]) {
+  const commands = (c: Command): Command[] => [c, ...c.commands.flatMap(commands)];
+  for (const command of commands(program)) {
     command.configureOutput({
       writeErr: (text) => {
         if (!json) process.stderr.write(text);

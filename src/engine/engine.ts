@@ -80,6 +80,7 @@ import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
+import { exportStore, importStore, readStoreDocument, type StoreTransferSummary } from './usecases/storeTransfer';
 
 export { BATON_DIR, configPathOf, runFolderOf, runPaths, storeDirOf } from './effects/workspaceLayout';
 export { loadConfig, readPlan, requireValidPlan } from './usecases/workspaceFiles';
@@ -89,6 +90,7 @@ export type { RunOverview, TaskRecord } from './queries/runView';
 export type { Diagnosis } from './usecases/diagnoseRun';
 export type { RunConfigView } from './usecases/runConfig';
 export type { DoctorCheck } from './usecases/doctor';
+export type { StoreTransferSummary } from './usecases/storeTransfer';
 
 export interface EngineOptions {
   workspace: string;
@@ -715,6 +717,31 @@ export class Engine {
       workspace,
       plan.parsed.tasks.map((t) => options.worker ?? t.worker ?? config.defaultWorker),
     );
+  }
+
+  // ── moving a store (baton store export / import, docs/store-transfer.md) ──
+
+  /** Writes the whole store as one document, line by line, from one consistent read. */
+  async exportStore(write: (line: string) => Promise<void>): Promise<StoreTransferSummary> {
+    return exportStore(this.store, write, this.clock.now());
+  }
+
+  /**
+   * Checks a store document through without opening any store: a bad line, a document cut
+   * short or one of another schema version is refused here, before anything is created.
+   */
+  static async checkStoreDocument(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
+    return (await readStoreDocument(lines, undefined, source)).summary;
+  }
+
+  /** Imports a document into this workspace's store, which must be empty: one transaction, all or nothing. */
+  async importStore(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
+    const setting = this.config.store;
+    const where =
+      setting.kind === 'postgres'
+        ? `The PostgreSQL store of this workspace (schema ${setting.schema})`
+        : `The store of this workspace (${storeDirOf(this.workspace)})`;
+    return importStore(this.store, lines, where, source);
   }
 
   /**

@@ -22,7 +22,7 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
-export type { DoctorCheck, RunConfigView } from './engine';
+export type { DoctorCheck, RunConfigView, StoreTransferSummary } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { isCoordinatorLive } from './queries/coordinatorLease';
 export type { CoordinatorState } from './queries/coordinatorLease';

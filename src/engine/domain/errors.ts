@@ -70,6 +70,12 @@ export const ERROR_CODES = {
   'runtime.unknown': 'invalid-input',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
+  // `baton store import`: a document that is not JSON lines of the store format, or was cut short (store-transfer.md).
+  'store.document-invalid': 'invalid-input',
+  // `baton store import` of a document an older Baton wrote: export it again with this one.
+  'store.document-too-old': 'invalid-input',
+  // `baton store import` into a store that already holds runs (or any row): nothing is merged.
+  'store.not-empty': 'conflict',
   'store.holder-stopped': 'conflict',
   'store.commit-failed': 'io',
   'store.journal-corrupt': 'io',

@@ -182,6 +182,23 @@ export class PgStore implements StorePort {
     return this.changed.event(listener);
   }
 
+  /**
+   * An identity column's sequence does not see values written into it explicitly: it is set to
+   * continue after the largest one (in the caller's transaction; a sequence move is not undone
+   * by a rollback, which only leaves a gap in the ids). Names come from the store catalog.
+   */
+  async continueNumbering(tx: StoreTx, columns: ReadonlyArray<{ table: string; column: string }>): Promise<void> {
+    for (const { table, column } of columns) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(table) || !/^[a-z_][a-z0-9_]*$/.test(column)) {
+        throw new Error(`not a plain table or column name: ${table}.${column}`);
+      }
+      await tx.get(
+        `SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT MAX(${column}) FROM ${table}), 0) + 1, false)`,
+        [table, column],
+      );
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Commits already queued finish first.
