@@ -29,6 +29,10 @@ export interface PostgresCluster {
   readonly dir: string;
   /** `pg_ctl restart`: every connection is cut, the data stays. */
   restart(): void;
+  /** `pg_ctl stop -m fast`: the server goes away (every connection cut, new ones refused), the data stays. */
+  down(): void;
+  /** Starts the server that `down` stopped, on the same port. */
+  up(): void;
   stop(): void;
   /** The server's log so far (for a failing test's message). */
   log(): string;
@@ -169,6 +173,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
         '-o',
         settings.map((s) => `-c ${s}`).join(' '),
       ]),
+    down: () => run('pg_ctl', ['stop', '-D', data, '-w', '-t', '60', '-m', 'fast']),
+    up: start,
     stop: () => {
       if (stopped) return;
       stopped = true;
