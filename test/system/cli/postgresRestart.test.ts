@@ -4,7 +4,8 @@
 // but shorter than the lease, with a worker finishing while it is down. The coordinator
 // reconnects and runs the run to its end; everything it reported as committed before the
 // outage (each event with its sequence number, each heartbeat count) is in the store after;
-// every task ran once (one attempt, one worker process).
+// every task ran once (one attempt, one worker process); an observer's `events --follow`,
+// listening from before the outage, hears the run to its end.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -120,6 +121,12 @@ describe('a PostgreSQL restart in the middle of a run', function () {
       `heartbeats of both first workers\n${account()}`,
       60_000,
     );
+    // An observer in another process, listening before the outage, hears the rest of the run after it.
+    const follower = spawnCli(['events', '--follow', '--json'], { cwd: dir, env });
+    children.push(follower);
+    let followed = '';
+    follower.stdout!.setEncoding('utf8').on('data', (c: string) => (followed += c));
+    await waitFor(() => followed.includes('"runtime:started"'), `the follower's backlog\n${followed}`, 30_000);
     const before = reported();
     await outage();
     const code = await Promise.race([
@@ -181,7 +188,15 @@ describe('a PostgreSQL restart in the middle of a run', function () {
       reported().some((e) => e.type === 'runtime:heartbeat' && e.data.delegationId === 'D-T3-coder-001'),
       account(),
     );
-    assert.ok(!`${output}${errors}`.includes(cluster.password), 'the password is printed nowhere');
+    // LISTEN was re-established: the follower hears what was committed after the outage, up to the run's end.
+    await waitFor(
+      () =>
+        followed.split('\n').some((l) => l.includes('"type":"run:status"') && l.includes('"to":"completed"')) &&
+        followed.includes('"delegationId":"D-T4-coder-001"'),
+      `the follower hears the run's end after the outage\n${followed}`,
+      30_000,
+    );
+    assert.ok(!`${output}${errors}${followed}`.includes(cluster.password), 'the password is printed nowhere');
   }
 
   it('pg_ctl restart while workers heartbeat: the run goes on to its end, nothing reported is lost, each task once', async () => {
