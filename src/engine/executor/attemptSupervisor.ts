@@ -484,6 +484,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
     } catch (err) {
       if (BatonError.is(err, 'coordinator.superseded')) return;
       this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`);
+      // Still out of reach as this coordinator lets go: its result stays on disk for the next one's reconcile.
+      if (isStoreOutage(err)) return;
       // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
       await this.fail(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(
         (failed: unknown) =>
