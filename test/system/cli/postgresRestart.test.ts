@@ -119,7 +119,8 @@ describe('a PostgreSQL restart in the middle of a run', function () {
     await waitFor(
       () => beat('D-T1-coder-001') && beat('D-T2-coder-001'),
       `heartbeats of both first workers\n${account()}`,
-      60_000,
+      // Generous: on shared, loaded cores a CLI process can take long to start.
+      120_000,
     );
     // An observer in another process, listening before the outage, hears the rest of the run after it.
     const follower = spawnCli(['events', '--follow', '--json'], { cwd: dir, env });
