@@ -118,7 +118,7 @@ describe('a PostgreSQL restart in the middle of a run', function () {
 
     await waitFor(
       () => beat('D-T1-coder-001') && beat('D-T2-coder-001'),
-      `heartbeats of both first workers\n${account()}`,
+      `heartbeats of both first workers\n${account()}\n--- server log ---\n${cluster.log().slice(-3000)}`,
       // Generous: on shared, loaded cores a CLI process can take long to start.
       120_000,
     );
