@@ -31,6 +31,7 @@ import { readFileAtCommit } from './effects/git/treeSnapshot';
 import { excludeBatonFromRepository } from './effects/git/worktrees';
 import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
 import { leaseHostHere } from './effects/processes/processes';
+import { assertRunRepositoryHere } from './usecases/runRepository';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
@@ -404,6 +405,7 @@ export class Engine {
     options: CoordinatorOptions & { log?: (line: string) => void },
   ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
     await this.refuseUnknownWorkers(options.runId, options.worker);
+    await assertRunRepositoryHere(this.store, this.workspace, options.runId);
     const { log, ...coordinatorOptions } = options;
     return Coordinator.take(
       { ...this.engineContext(), ...(log ? { log } : {}), onStoreChange: (listener) => this.store.watch(listener) },

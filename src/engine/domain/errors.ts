@@ -58,6 +58,8 @@ export const ERROR_CODES = {
   'replan.workers-alive': 'conflict',
   // A cancel whose stop the run's coordinator did not apply in time: nothing was cancelled.
   'run.cancel-pending': 'conflict',
+  // A coordinator in another clone than the one a worktree-isolated run works in (docs/team.md, "Git across clones").
+  'run.other-clone': 'conflict',
   // Cancelling a run that already ended (completed, failed, blocked, superseded).
   'run.finished': 'mismatch',
   'run.plan-changed': 'mismatch',
