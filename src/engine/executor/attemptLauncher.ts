@@ -8,6 +8,7 @@ import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/a
 import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
+import { credentialVariables } from '../domain/credentials';
 import { freezeWorkers } from '../domain/frozenWorkers';
 import {
   DEFAULT_PERMISSIONS,
@@ -280,6 +281,7 @@ export class AttemptLauncher {
         // Held at its gate until the store records it (below): its marker is also its tag, inherited by all it starts.
         marker: workerMarker(claim.runtimeId),
         held: true,
+        withhold: credentialVariables(this.ctx.config.store),
         env: {
           BATON_RUN_ID: runId,
           BATON_DELEGATION_ID: delegationId,
