@@ -30,6 +30,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'integration',
     'budget',
     'permissionPolicy',
+    'maxArtifactBytes',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
