@@ -17,6 +17,7 @@ import { replan } from './commands/replan';
 import { diagnose } from './commands/diagnose';
 import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
+import { leaseWatchdog } from './commands/leaseWatchdog';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
@@ -295,6 +296,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--follow', 'keep printing new events until interrupted')
     .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
     .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
+
+  // Started by a coordinator beside each worker on a shared store (docs/team.md, "Failover"); not for people.
+  program
+    .command('lease-watchdog <worker>', { hidden: true })
+    .description('internal: ends a worker whose lease ran out (a coordinator on a shared store starts it)')
+    .action((worker: string) => leaseWatchdog(worker));
 
   return program;
 }

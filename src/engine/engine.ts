@@ -30,13 +30,14 @@ import { findGit, gitMissing } from './effects/git/git';
 import { readFileAtCommit } from './effects/git/treeSnapshot';
 import { excludeBatonFromRepository } from './effects/git/worktrees';
 import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
+import { leaseHostHere } from './effects/processes/processes';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
 import { decideGate, type DecideGateOutcome } from './operations/gates/decideGate';
 import { openRunForPlan } from './operations/runs/openRunForPlan';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
-import { expireStaleRuntimes, type ExpiredRuntime } from './operations/runtimes/expireStaleRuntimes';
+import { expireStaleRuntimes, type ExpiredRuntime, type ExpiryScope } from './operations/runtimes/expireStaleRuntimes';
 import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
 import { liftStops } from './operations/stops/stopRequests';
 import { readCoordinatorLease } from './queries/coordinatorLease';
@@ -265,7 +266,7 @@ export class Engine {
     // Leases that ran out are made official in a commit of their own: a claim refused by the retry backoff must not
     // undo the expiry that started it (the backoff runs from that moment, not from each refused claim).
     if (await this.store.read((r) => anyLeaseExpired(r, this.clock.now())))
-      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
+      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now(), this.expiryScope()));
     return this.store.transact(async (tx) => {
       const ctx = this.operationContext();
       let runId = input.runId;
@@ -288,7 +289,7 @@ export class Engine {
         runId = opened.runId;
         runCreated = opened.created;
       }
-      await expireStaleRuntimes(tx, ctx.now);
+      await expireStaleRuntimes(tx, ctx.now, this.expiryScope());
       const holder = input.holder ?? hostname();
       const agent = input.agent ? { agent: input.agent } : {};
       const claim = await claimTask(
@@ -318,7 +319,12 @@ export class Engine {
 
   /** Marks every lease that ran out as STALE and applies the retry policy. */
   async expireStaleRuntimes(): Promise<ExpiredRuntime[]> {
-    return this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now()));
+    return this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now(), this.expiryScope()));
+  }
+
+  /** Leases are judged on this machine: a worker another host started gets its watchdog's time (docs/team.md). */
+  private expiryScope(): ExpiryScope {
+    return { host: leaseHostHere(this.config.stopGraceSeconds) };
   }
 
   /**

@@ -57,6 +57,7 @@ export type { IsolationRecheck } from './usecases/recheckIsolation';
 export type { StopMode } from './domain/types';
 export type { VerificationOutcome } from './usecases/verifyAttempt';
 export { findGit } from './effects/git/git';
+export { watchLease, type WatchedWorker } from './effects/processes/leaseWatchdog';
 export { excludeBatonFromRepository } from './effects/git/worktrees';
 export type { AttemptWorktree, RunIsolation } from './domain/isolation';
 export type { AttemptChanges, FileChange } from './domain/changes';

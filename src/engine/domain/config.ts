@@ -115,6 +115,14 @@ const storeSchema = z.discriminatedUnion('kind', [
 ]);
 export type StoreSetting = z.output<typeof storeSchema>;
 
+/**
+ * A store other machines open too (docs/team.md): its coordinator may be succeeded from another
+ * host, so its workers run under a lease watchdog and a foreign holder is taken over after its lease.
+ */
+export function isSharedStore(config: Pick<BatonConfig, 'store'>): boolean {
+  return config.store.kind === 'postgres';
+}
+
 /** A spending limit: US dollars, tokens (input and output together), or both. */
 const budgetLimit = z
   .object({
@@ -156,6 +164,15 @@ export const configSchema = z.object({
     .max(86_400)
     .default(120)
     .describe('How long a worker runtime holds its lease without a heartbeat before it is stale.'),
+  coordinatorLeaseSeconds: z
+    .number()
+    .int()
+    .min(5)
+    .max(3600)
+    .default(30)
+    .describe(
+      "How long a run's coordinator holds the run without renewing (it renews every third of it). When its process dies, is stopped or loses the store, another takes over after this — on a shared store, from another machine, after its workers' watchdogs had time to end them (docs/team.md).",
+    ),
   maxAttempts: z
     .number()
     .int()

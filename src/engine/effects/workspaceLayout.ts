@@ -20,6 +20,8 @@ export function runPaths(workspace: string, runId: string) {
     prompt: (delegationId: string) => join(root, 'prompts', `${delegationId}.md`),
     log: (delegationId: string) => join(root, 'logs', `${delegationId}.log`),
     verifyLog: (delegationId: string) => join(root, 'logs', `${delegationId}.verify.log`),
+    /** Until when (wall clock) an attempt's lease runs, for its watchdog (effects/processes/leaseWatchdog.ts). */
+    leaseDeadline: (delegationId: string) => join(root, 'leases', `${delegationId}.deadline`),
   };
 }
 

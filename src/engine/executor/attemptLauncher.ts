@@ -317,6 +317,11 @@ export class AttemptLauncher {
       ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
       : undefined;
     this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000, agent);
+    // Its lease as the claim set it: on a shared store the watchdog ends the worker if no one renews it.
+    this.supervisor.guardWithWatchdog(
+      { ...attempt, identity },
+      this.ctx.clock.now() + (attempt.leaseUntilMono - this.ctx.clock.monotonic()),
+    );
     await sideEffectPoint('launch:before-release');
     spawned.release();
     this.ctx.log(`${delegationId}: started ${workerId} (pid ${identity.pid})`);

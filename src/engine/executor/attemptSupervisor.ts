@@ -2,7 +2,10 @@ import { existsSync } from 'node:fs';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
+import { isSharedStore } from '../domain/config';
+import { startLeaseWatchdog, writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
+import { runPaths } from '../effects/workspaceLayout';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
@@ -74,10 +77,15 @@ export interface SupervisorHost {
 export class AttemptSupervisor implements StreamFollowerHost {
   private readonly attempts = new Map<string, Attempt>();
 
+  /** On a shared store each worker runs under a lease watchdog (effects/processes/leaseWatchdog.ts). */
+  private readonly watchdogs: boolean;
+
   constructor(
     private readonly ctx: EngineContext,
     private readonly host: SupervisorHost,
-  ) {}
+  ) {
+    this.watchdogs = isSharedStore(ctx.config);
+  }
 
   get runId(): string {
     return this.host.runId;
@@ -161,6 +169,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
           );
         }
       });
+      for (const attempt of kept) this.recordDeadline(attempt, authority.until);
     } catch (err) {
       // Their leases then run out by themselves; a successor within one lease still adopts them.
       this.ctx.log(`hand-over: the workers' leases were not extended: ${(err as Error).message}`);
@@ -254,7 +263,51 @@ export class AttemptSupervisor implements StreamFollowerHost {
       poll();
     });
     const elapsed = found.startedAt !== undefined ? this.ctx.clock.now() - found.startedAt : 0;
+    // Reconcile renewed its lease just now: its watchdog (a predecessor on this host started it) is told.
+    this.recordDeadline(attempt, this.ctx.clock.now() + found.leaseMs);
     this.watch(attempt, exited, this.ctx.config.taskTimeoutSeconds * 1000 - elapsed, found.agent);
+  }
+
+  /**
+   * On a shared store: starts the worker's lease watchdog, once the store recorded the worker
+   * and before it runs (a successor on another machine relies on it: docs/team.md, "Failover").
+   * `leaseUntil` is the lease the store holds for it now (wall clock).
+   */
+  guardWithWatchdog(attempt: Attempt & { identity: ProcessIdentity }, leaseUntil: number): void {
+    if (!this.watchdogs) return;
+    if (!this.ctx.cliPath) {
+      this.ctx.log(
+        `${attempt.delegationId}: no lease watchdog (no baton CLI to run it); a successor on another machine may run the task again while it runs`,
+      );
+      return;
+    }
+    this.recordDeadline(attempt, leaseUntil);
+    startLeaseWatchdog(this.ctx.cliPath, {
+      workspace: this.ctx.workspace,
+      runtimeId: attempt.runtimeId,
+      delegationId: attempt.delegationId,
+      identity: attempt.identity,
+      deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
+      logPath: attempt.logPath,
+      graceMs: this.ctx.config.stopGraceSeconds * 1000,
+    });
+  }
+
+  /**
+   * Tells the attempt's watchdog until when the store now holds its lease: only after the store
+   * committed it, so the watchdog never lets a worker run past a lease another host could see
+   * as expired. A failed write leaves the older deadline: the worker is ended early, never late.
+   */
+  private recordDeadline(attempt: Attempt, leaseUntil: number): void {
+    if (!this.watchdogs || attempt.manual) return;
+    try {
+      const path = runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId);
+      writeLeaseDeadline(this.ctx.workspace, path, leaseUntil);
+    } catch (err) {
+      this.ctx.log(
+        `${attempt.delegationId}: its lease watchdog was not told of the renewal: ${(err as Error).message}`,
+      );
+    }
   }
 
   /**
@@ -365,18 +418,21 @@ export class AttemptSupervisor implements StreamFollowerHost {
     try {
       // Judged when the transaction runs, not when the timer fired: the process may have been paused in between.
       let renewedAtMono = 0;
+      let renewedAt = 0;
       const outcome = await this.ctx.store.transact((tx) => {
         renewedAtMono = this.ctx.clock.monotonic();
+        renewedAt = this.ctx.clock.now();
         const authority = {
           holder: 'coordinator' as const,
           runId: this.host.runId,
           epoch: this.host.epoch(),
           withinLease: renewedAtMono < attempt.leaseUntilMono,
         };
-        return renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority }, this.ctx.clock.now());
+        return renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority }, renewedAt);
       });
       if (outcome.renewed) {
         attempt.leaseUntilMono = renewedAtMono + attempt.leaseMs;
+        this.recordDeadline(attempt, renewedAt + attempt.leaseMs);
         return 'renewed';
       }
       // The lease ran out before we renewed it (this process was paused): the attempt is STALE now.

@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { BatonError } from '../domain/errors';
 import { counted } from '../domain/plural';
+import { foreignLeaseGraceMs } from '../domain/process';
+import { isSharedStore } from '../domain/config';
 import type { Disposable } from '../domain/emitter';
 import type { HandOver } from '../domain/events';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
 import { removeWorktree } from '../effects/git/worktrees';
-import { selfIdentity } from '../effects/processes/processes';
+import { leaseHostHere, selfIdentity } from '../effects/processes/processes';
 import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
 import { requestStop } from '../operations/stops/stopRequests';
 import { markWorktreeRemoved } from '../operations/worktrees/worktrees';
@@ -43,8 +45,6 @@ export interface CoordinatorOptions {
   /** Length of the coordinator lease; renewed at a third of it. */
   leaseMs?: number;
 }
-
-const DEFAULT_COORDINATOR_LEASE_MS = 30_000;
 
 /**
  * The coordinators alive in this process, by workspace and run. The store lease cannot tell
@@ -95,10 +95,18 @@ export class Coordinator {
   ) {
     const identity = selfIdentity();
     const holder = `${identity.host}:${identity.pid}`;
-    const leaseMs = options.leaseMs ?? DEFAULT_COORDINATOR_LEASE_MS;
+    const leaseMs = options.leaseMs ?? deps.config.coordinatorLeaseSeconds * 1000;
     this.maxConcurrency = options.maxConcurrency ?? deps.config.maxConcurrency;
     this.registryKey = `${resolve(deps.workspace)}\0${options.runId}`;
-    this.lease = new LeaseKeeper(deps, { runId: options.runId, holder, identity, leaseMs }, () => this.onLeaseLost());
+    // On a shared store a successor may be on another machine: it takes over after the lease and the watchdogs' time.
+    const foreignGraceMs = isSharedStore(deps.config)
+      ? foreignLeaseGraceMs(deps.config.stopGraceSeconds * 1000)
+      : undefined;
+    this.lease = new LeaseKeeper(
+      deps,
+      { runId: options.runId, holder, identity, leaseMs, ...(foreignGraceMs !== undefined ? { foreignGraceMs } : {}) },
+      () => this.onLeaseLost(),
+    );
     const { onStoreChange: _onStoreChange, ...context } = deps;
     this.ctx = { ...context, store: this.lease.store, fence: this.lease.fence };
     this.sweeper = new LeftoverSweeper(this.ctx);
@@ -296,7 +304,7 @@ export class Coordinator {
     await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
       await this.supervisor.restateLeases(tx, now);
-      return expireStaleRuntimes(tx, now);
+      return expireStaleRuntimes(tx, now, { host: leaseHostHere(this.ctx.config.stopGraceSeconds) });
     });
     await this.supervisor.endDecidedElsewhere();
     // Before anything is dispatched: a config a worker (or a person) changed is told, and a change of a worker the run

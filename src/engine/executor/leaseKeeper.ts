@@ -35,7 +35,13 @@ export class LeaseKeeper {
 
   constructor(
     private readonly deps: { store: StorePort; clock: Clock; log: (line: string) => void },
-    readonly lease: { runId: string; holder: string; identity: ProcessIdentity; leaseMs: number },
+    readonly lease: {
+      runId: string;
+      holder: string;
+      identity: ProcessIdentity;
+      leaseMs: number;
+      foreignGraceMs?: number;
+    },
     private readonly onLost: (detail: string) => void,
   ) {
     this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx));

@@ -3,7 +3,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import treeKill from 'tree-kill';
 import { sleep, type Clock } from '../../domain/clock';
-import type { ProcessIdentity, ProcessProbe } from '../../domain/process';
+import {
+  foreignLeaseGraceMs,
+  KILL_WAIT_MS,
+  type LeaseHost,
+  type ProcessIdentity,
+  type ProcessProbe,
+} from '../../domain/process';
 
 export type { ProcessIdentity };
 
@@ -43,8 +49,18 @@ export function workerMarker(runtimeId: string): string {
   return `BATON_RUNTIME_ID=${runtimeId}`;
 }
 
+/**
+ * The name this machine goes by in the store: its hostname, or BATON_HOST_ID where hostnames
+ * are not unique (containers started from one image) — every coordinator and worker record
+ * carries it, and a process is only ever probed or signalled on the host that recorded it.
+ */
 export function thisHost(): string {
-  return hostname();
+  return process.env.BATON_HOST_ID || hostname();
+}
+
+/** This machine as lease expiry judges it (operations/runtimes/expireStaleRuntimes.ts). */
+export function leaseHostHere(stopGraceSeconds: number): LeaseHost {
+  return { name: thisHost(), foreignGraceMs: foreignLeaseGraceMs(stopGraceSeconds * 1000) };
 }
 
 export function identityOf(pid: number): ProcessIdentity {
@@ -350,7 +366,7 @@ export async function terminateWorker(
   }
 
   let killed = false;
-  const killEnds = clock.monotonic() + (options.killWaitMs ?? 2000);
+  const killEnds = clock.monotonic() + (options.killWaitMs ?? KILL_WAIT_MS);
   for (let round = 0; ; round++) {
     gather();
     const left = alive();

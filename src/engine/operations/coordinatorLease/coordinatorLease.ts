@@ -23,13 +23,21 @@ export interface AcquireInput {
    * only used while the lease is still the one that was probed.
    */
   seen?: { epoch: number; probe: ProcessProbe };
+  /**
+   * On a shared store (PostgreSQL), a holder on another host — which cannot be probed from
+   * here — is taken over this long after its lease ran out: by then its workers' watchdogs have
+   * ended them (domain/process.ts, `foreignLeaseGraceMs`). Without it, such a holder is never
+   * taken over from here.
+   */
+  foreignGraceMs?: number;
 }
 
 /**
  * Takes the coordinator lease of a run. Free, released, or held by this very process: take
  * it. Held by someone else: only when the lease has expired and the holder is provably not
  * running on this host (dead, or its pid now belongs to another process, or stopped by a
- * signal). Each taking gets a new epoch, the fencing token every coordinator write carries.
+ * signal) — or, for a holder on another host, when the lease ran out `foreignGraceMs` ago.
+ * Each taking gets a new epoch, the fencing token every coordinator write carries.
  */
 export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, now: number): Promise<AcquireOutcome> {
   const current = await readCoordinatorLease(tx, input.runId);
@@ -42,13 +50,20 @@ export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, 
     if (!input.seen || input.seen.epoch !== current.epoch) return { acquired: false, reprobe: true };
     const { alive, stopped } = input.seen.probe;
     if (alive === undefined) {
-      return {
-        acquired: false,
-        heldBy: current,
-        why: `its holder ${current.holder} runs on another host (${current.identity.host}); it cannot be proven gone from here`,
-      };
-    }
-    if (alive && !stopped)
+      if (input.foreignGraceMs === undefined)
+        return {
+          acquired: false,
+          heldBy: current,
+          why: `its holder ${current.holder} runs on another host (${current.identity.host}); it cannot be proven gone from here`,
+        };
+      const takeoverAt = current.expiresAt + input.foreignGraceMs;
+      if (now < takeoverAt)
+        return {
+          acquired: false,
+          heldBy: current,
+          why: `its holder ${current.holder} runs on another host (${current.identity.host}); its lease ran out, and it is taken over from ${new Date(takeoverAt).toISOString()}, once its workers' watchdogs have ended them`,
+        };
+    } else if (alive && !stopped)
       return { acquired: false, heldBy: current, why: `its holder ${current.holder} is still running` };
     tookOverFrom = current;
   }

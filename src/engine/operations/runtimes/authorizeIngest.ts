@@ -47,7 +47,7 @@ export async function authorizeIngest(
   if (!row) return undefined;
   const runtime = toRuntime(row, now);
   if (runtime.status === 'stale') {
-    await expireStaleRuntimes(tx, now, runtime.id);
+    await expireStaleRuntimes(tx, now, { onlyRuntimeId: runtime.id });
     return new BatonError(
       'runtime.lease-expired',
       `The lease of runtime ${runtime.id} expired at ${new Date(runtime.leaseExpiresAt).toISOString()}; ${delegationId} is now STALE and its result is refused. Claim the task again for a new attempt.`,

@@ -3,6 +3,7 @@ import { getDelegation } from '../../queries/delegations';
 import { refreshRunStatus } from '../runs/refreshRunStatus';
 import { settleUnsuccessfulAttempt } from '../tasks/settleUnsuccessfulAttempt';
 import { transitionDelegation } from '../delegations/transitionDelegation';
+import type { LeaseHost } from '../../domain/process';
 import type { StoreTx } from '../../store/port';
 
 export interface ExpiredRuntime {
@@ -12,18 +13,40 @@ export interface ExpiredRuntime {
   taskId: string;
 }
 
+export interface ExpiryScope {
+  /** Only this runtime (a worker heartbeating or ingesting late: its own lease). */
+  onlyRuntimeId?: string;
+  /**
+   * The machine this runs on. A worker process another host started is expired only after its
+   * lease plus `foreignGraceMs`: until then its watchdog may still be ending it there, and its
+   * task must not be handed out again (docs/team.md, "Failover"). Without it, every lease ends
+   * at its expiry.
+   */
+  host?: LeaseHost;
+}
+
 /**
  * Reclaims stalled work (BullMQ keeps this as its own operation too): every RUNNING
  * delegation whose lease ran out becomes STALE, its runtime ends, and its task is retried
  * or failed by the run's attempt policy. Leases that were renewed in time are untouched.
  */
-export async function expireStaleRuntimes(tx: StoreTx, now: number, onlyRuntimeId?: string): Promise<ExpiredRuntime[]> {
+export async function expireStaleRuntimes(
+  tx: StoreTx,
+  now: number,
+  scope: ExpiryScope = {},
+): Promise<ExpiredRuntime[]> {
+  const { onlyRuntimeId, host } = scope;
+  // A foreign spawned worker's lease counts `foreignGraceMs` longer (PostgreSQL types 1-or-0 × grace by its operands).
+  const foreign = `(CASE WHEN r.pid IS NOT NULL AND r.host IS NOT NULL AND r.host <> ? THEN 1 ELSE 0 END) * ?`;
+  const expiredBy = host
+    ? { sql: `r.lease_expires_at + ${foreign} <= ?`, params: [host.name, host.foreignGraceMs, now] }
+    : { sql: 'r.lease_expires_at <= ?', params: [now] };
   const expired = await tx.all<{ id: string; run_id: string; delegation_id: string; lease_expires_at: number }>(
     `SELECT r.id, r.run_id, r.delegation_id, r.lease_expires_at FROM runtimes r
      JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id
-     WHERE r.ended_at IS NULL AND r.lease_expires_at <= ? AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}
+     WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}
      ORDER BY r.lease_expires_at`,
-    onlyRuntimeId ? [now, onlyRuntimeId] : [now],
+    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : [])],
   );
   const done: ExpiredRuntime[] = [];
   const runs = new Set<string>();

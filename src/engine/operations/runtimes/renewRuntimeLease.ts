@@ -77,7 +77,7 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
       ? !authority.withinLease && runtime.leaseExpiresAt <= now && runtime.status === 'stale'
       : runtime.status === 'stale';
   if (lapsed) {
-    if ((input.onLapsed ?? 'expire') === 'expire') await expireStaleRuntimes(tx, now, runtime.id);
+    if ((input.onLapsed ?? 'expire') === 'expire') await expireStaleRuntimes(tx, now, { onlyRuntimeId: runtime.id });
     return {
       renewed: false,
       error: new BatonError(

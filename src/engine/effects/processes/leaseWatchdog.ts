@@ -1,0 +1,99 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sleep, systemClock, type Clock } from '../../domain/clock';
+import { WATCHDOG_POLL_MS, type ProcessIdentity } from '../../domain/process';
+import { appendBatonFile, ensureBatonFolder, writeBatonFile } from '../files/safeWrite';
+import { isProcessAlive, terminateWorker, workerMarker } from './processes';
+
+/**
+ * A worker's lease watchdog (docs/team.md, "Failover"): a small process beside each worker a
+ * coordinator starts on a shared store, apart from the coordinator so that it outlives it and
+ * keeps running while it is stopped. It reads the attempt's lease deadline — written by
+ * whichever coordinator renewed the lease, after the store committed the renewal — and ends the
+ * worker (TERM, grace, KILL, proof) once the deadline passed without a renewal. That is what
+ * lets a coordinator on another machine take the run over after the lease: whatever the old
+ * machine's workers were doing has ended by then, so a task never runs twice at once.
+ */
+export interface WatchedWorker {
+  workspace: string;
+  runtimeId: string;
+  delegationId: string;
+  identity: ProcessIdentity;
+  /** The file holding the lease's deadline, wall-clock milliseconds (workspaceLayout.ts, `leaseDeadline`). */
+  deadlinePath: string;
+  /** The attempt's log: the watchdog says there what it did. */
+  logPath: string;
+  graceMs: number;
+}
+
+/** Records until when an attempt's lease runs, for its watchdog: only after the store committed that lease. */
+export function writeLeaseDeadline(workspace: string, path: string, deadline: number): void {
+  ensureBatonFolder(workspace, dirname(path));
+  writeBatonFile(workspace, path, `${deadline}\n`);
+}
+
+function readLeaseDeadline(path: string): number | undefined {
+  try {
+    const deadline = Number(readFileSync(path, 'utf8').trim());
+    return Number.isFinite(deadline) && deadline > 0 ? deadline : undefined;
+  } catch {
+    return undefined; // being replaced, or removed with the run's folder: the last one read holds
+  }
+}
+
+/**
+ * Starts the watchdog of a worker, detached (its own process group, no terminal, nothing held
+ * open): a coordinator that exits, is killed or stopped leaves it running. It is the `baton`
+ * CLI's hidden `lease-watchdog` command, run by this very Node (an extension host's Electron
+ * runs it as Node).
+ */
+export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker): ProcessIdentity | undefined {
+  const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
+  // The worker's own markers are not the watchdog's: a sweep for the worker's processes must not find it.
+  delete env.BATON_RUNTIME_ID;
+  delete env.BATON_VERIFY_ID;
+  const child = spawn(process.execPath, [cliPath, 'lease-watchdog', JSON.stringify(worker)], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  });
+  child.unref();
+  return child.pid ? { pid: child.pid, startTime: null, host: worker.identity.host } : undefined;
+}
+
+/**
+ * The watchdog's loop: returns when the worker ended by itself, or after it ended the worker
+ * whose lease ran out. Never kills a process that is not the worker's (pid and start time,
+ * its marker).
+ */
+export async function watchLease(worker: WatchedWorker, clock: Clock = systemClock): Promise<'exited' | 'ended'> {
+  let deadline = readLeaseDeadline(worker.deadlinePath) ?? 0;
+  for (;;) {
+    if (isProcessAlive(worker.identity) !== true) return 'exited';
+    deadline = readLeaseDeadline(worker.deadlinePath) ?? deadline;
+    if (clock.now() > deadline) break;
+    await sleep(clock, WATCHDOG_POLL_MS);
+  }
+  const say = (line: string): void => {
+    try {
+      appendBatonFile(worker.workspace, worker.logPath, `\n[baton lease watchdog] ${line}\n`);
+    } catch {
+      // the log is only for people; the worker is ended either way
+    }
+  };
+  say(
+    `the lease of ${worker.delegationId} ran out at ${new Date(deadline).toISOString()} and no coordinator renewed it: ending the worker (pid ${worker.identity.pid})`,
+  );
+  const report = await terminateWorker(worker.identity, {
+    marker: workerMarker(worker.runtimeId),
+    graceMs: worker.graceMs,
+    clock,
+  });
+  say(
+    report.confirmed
+      ? `ended ${report.processes.length} process(es), confirmed gone`
+      : `ended ${report.processes.length} process(es); NOT confirmed: ${report.survivors.map((p) => p.pid).join(', ')} still ran`,
+  );
+  return 'ended';
+}

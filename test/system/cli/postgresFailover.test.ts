@@ -1,0 +1,268 @@
+// Coordinator failover across machines on one PostgreSQL store (docs/team.md, "Failover").
+// Two "machines": two workspaces (two clones) with their own `baton` processes, each in its
+// own process group, told apart by BATON_HOST_ID — so neither can probe or signal the other's
+// processes, exactly as on two hosts. A coordinates the run; its coordinator is SIGKILLed (and,
+// in the second test, SIGSTOPped past its lease, then continued). B's `baton resume` takes
+// the run over with a higher epoch once A's lease and its workers' watchdog time have passed:
+// by then A's watchdog has ended A's worker, so the task never runs on both machines at once;
+// B runs it again and finishes the run. A stopped-then-continued A writes nothing after it
+// lost the lease.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
+import {
+  cleanEnv,
+  CLI,
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  planText,
+  removeWorkspace,
+  ROOT,
+  runCli,
+  waitFor,
+  writeFile,
+} from '../../support/cli';
+
+interface StoredEvent {
+  seq: number;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+interface TraceLine {
+  kind: 'start' | 'end' | 'stopped';
+  at: number;
+  pid: number;
+  delegation: string;
+}
+
+const STOP_GRACE_SECONDS = 1;
+const LEASE_SECONDS = 5;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+describe('coordinator failover across machines on one PostgreSQL store', function () {
+  this.timeout(240_000);
+  let cluster: PostgresCluster;
+  const children: ChildProcess[] = [];
+  const cleanups: Array<() => void> = [];
+
+  before(async function () {
+    this.timeout(600_000);
+    ensureCliBuilt();
+    cluster = await sharedPostgresCluster();
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      try {
+        process.kill(child.pid!, 'SIGCONT');
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  });
+
+  /** Two clones of one project on one store; A's first attempt of T1 hangs until it is ended. */
+  function twoMachines(name: string) {
+    const schema = schemaFor(`failover-${name}-${process.pid}`);
+    const config = JSON.stringify({
+      store: { kind: 'postgres', schema },
+      leaseSeconds: LEASE_SECONDS,
+      coordinatorLeaseSeconds: LEASE_SECONDS,
+      stopGraceSeconds: STOP_GRACE_SECONDS,
+      retryBackoffSeconds: 0,
+      isolation: 'none',
+      defaultWorker: 'fake',
+      workers: {
+        fake: {
+          type: 'process',
+          command: process.execPath,
+          args: [join(ROOT, 'test/fixtures/workers/attemptWorker.js'), '{taskId}'],
+        },
+      },
+    });
+    const a = makeWorkspace('baton-failover-a-');
+    const b = makeWorkspace('baton-failover-b-');
+    const scratch = mkdtempSync(join(tmpdir(), 'baton-failover-trace-'));
+    cleanups.push(() => {
+      removeWorkspace(a);
+      removeWorkspace(b);
+      rmSync(scratch, { recursive: true, force: true });
+    });
+    for (const dir of [a, b]) {
+      writeFile(dir, '.baton/config.json', config);
+      writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
+    }
+    const trace = join(scratch, 'trace');
+    const common = {
+      BATON_STORE_URL: cluster.url,
+      NO_COLOR: '1',
+      FAKE_TRACE: trace,
+      FAKE_DELAY_MS: '300',
+      FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': 'linger' }),
+    };
+    const envA = { ...common, BATON_HOST_ID: 'machine-a' };
+    const envB = { ...common, BATON_HOST_ID: 'machine-b' };
+    const traced = (): TraceLine[] =>
+      (existsSync(trace) ? readFileSync(trace, 'utf8') : '')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [kind, , at, pid, delegation] = line.split(' ');
+          return { kind: kind as TraceLine['kind'], at: Number(at), pid: Number(pid), delegation: delegation! };
+        });
+    return { a, b, envA, envB, traced };
+  }
+
+  /** A process of its own group (a machine's `baton`), its output gathered. */
+  function startBaton(args: string[], cwd: string, env: Record<string, string>) {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd,
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, exited, output: () => output };
+  }
+
+  async function storedEvents(cwd: string, env: Record<string, string>): Promise<StoredEvent[]> {
+    const listed = await runCli(['events', '--json'], { cwd, env });
+    assert.equal(listed.code, 0, describeResult(listed));
+    const { runId, events } = listed.json<{ runId: string; events: StoredEvent[] }>();
+    runIds.set(cwd, runId);
+    return events;
+  }
+  const runIds = new Map<string, string>();
+
+  /** What both tests check once B finished the run: one task, run on one machine at a time, once to its end. */
+  async function assertTakenOverCleanly(
+    machines: ReturnType<typeof twoMachines>,
+    aLostAt: number,
+    bOutput: string,
+  ): Promise<StoredEvent[]> {
+    const { b, envB, traced } = machines;
+    const events = await storedEvents(b, envB);
+    const acquired = events.filter((e) => e.type === 'coordinator:acquired');
+    assert.equal(acquired.length, 2, `A took the run, then B: ${JSON.stringify(acquired)}`);
+    assert.ok(Number(acquired[1]!.data.epoch) > Number(acquired[0]!.data.epoch), 'B holds a higher epoch');
+    assert.match(String(acquired[1]!.data.holder), /machine-b/, 'B is the second holder');
+    // Not before A's lease and its watchdog's time had passed (the clocks here are one clock).
+    const graceMs = 500 + STOP_GRACE_SECONDS * 1000 + 2000 + 2000;
+    assert.ok(
+      acquired[1]!.at >= aLostAt + graceMs - 50,
+      `B took over ${acquired[1]!.at - aLostAt} ms after A's last renewal could have run out, not before ${graceMs} ms`,
+    );
+
+    // A's worker was ended on A by its watchdog — before B started the task again.
+    const lines = traced();
+    const first = lines.filter((l) => l.delegation === 'D-T1-coder-001');
+    const second = lines.filter((l) => l.delegation === 'D-T1-coder-002');
+    const stopped = first.find((l) => l.kind === 'stopped');
+    const restarted = second.find((l) => l.kind === 'start');
+    assert.ok(stopped, `A's worker got SIGTERM: ${JSON.stringify(lines)}`);
+    assert.ok(restarted, `B started the task again: ${JSON.stringify(lines)}\n${bOutput}`);
+    assert.ok(
+      stopped.at < restarted.at,
+      `attempt 1 ended (${stopped.at}) before attempt 2 started (${restarted.at})`,
+    );
+    assert.ok(!alive(stopped.pid), "A's worker is gone");
+    assert.ok(second.some((l) => l.kind === 'end'), 'attempt 2 ran to its end');
+    const log = readFileSync(join(machines.a, '.baton/runs', runIds.get(b)!, 'logs/D-T1-coder-001.log'), 'utf8');
+    assert.match(log, /\[baton lease watchdog\] the lease of D-T1-coder-001 ran out at .* ending the worker/);
+    assert.match(log, /\[baton lease watchdog\] ended \d+ process\(es\), confirmed gone/);
+
+    // The store: attempt 1 lost (STALE, by B after the grace), attempt 2 completed the task, nothing else.
+    const statuses = events.filter((e) => e.type === 'delegation:status');
+    const ofFirst = statuses.filter((e) => e.data.delegationId === 'D-T1-coder-001').map((e) => e.data.to);
+    assert.deepEqual(ofFirst, ['STALE'], 'attempt 1: only its expiry, by B');
+    assert.deepEqual(
+      statuses.filter((e) => e.data.delegationId === 'D-T1-coder-002').map((e) => e.data.to),
+      ['COMPLETED'],
+    );
+    assert.equal(events.filter((e) => e.type === 'delegation:created').length, 2, 'two attempts, no third');
+    const end = events.filter((e) => e.type === 'run:status').pop();
+    assert.equal(end?.data.to, 'completed');
+    return events;
+  }
+
+  it('B takes over when A’s coordinator is SIGKILLed: after the lease, with a higher epoch; A’s worker was ended by its watchdog first', async () => {
+    const machines = twoMachines('kill');
+    const { a, b, envA, envB, traced } = machines;
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(
+      () => traced().some((l) => l.kind === 'start' && l.delegation === 'D-T1-coder-001'),
+      "A's worker to start",
+      60_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    const lastRenewal = Date.now();
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+    const worker = traced().find((l) => l.delegation === 'D-T1-coder-001')!;
+    assert.ok(alive(worker.pid), "A's worker outlives its coordinator for now (its lease still runs)");
+
+    const coordinatorB = startBaton(['resume'], b, envB);
+    const bExit = await coordinatorB.exited;
+    assert.equal(bExit, 0, coordinatorB.output());
+    assert.match(coordinatorB.output(), /runs on another host \(machine-a\)|runs until/, 'B first observes A');
+    assert.match(coordinatorB.output(), /this process drives it now/);
+    // A's lease ran out at most one lease after its last renewal, which was before the kill.
+    await assertTakenOverCleanly(machines, lastRenewal - LEASE_SECONDS * 1000, coordinatorB.output());
+  });
+
+  it('a coordinator SIGSTOPped past its lease and continued writes nothing: B took over and finished; A steps down', async () => {
+    const machines = twoMachines('stop');
+    const { a, b, envA, envB, traced } = machines;
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(
+      () => traced().some((l) => l.kind === 'start' && l.delegation === 'D-T1-coder-001'),
+      "A's worker to start",
+      60_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    const stoppedAt = Date.now();
+    process.kill(coordinatorA.child.pid!, 'SIGSTOP');
+
+    const coordinatorB = startBaton(['resume'], b, envB);
+    assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
+    const before = await assertTakenOverCleanly(
+      machines,
+      stoppedAt - LEASE_SECONDS * 1000,
+      coordinatorB.output(),
+    );
+
+    // A wakes up: it finds the run taken over, writes nothing, and ends.
+    process.kill(coordinatorA.child.pid!, 'SIGCONT');
+    const aExit = await Promise.race([
+      coordinatorA.exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 60_000)),
+    ]);
+    assert.notEqual(aExit, 'still running', `A ends once continued:\n${coordinatorA.output()}`);
+    assert.match(coordinatorA.output(), /no longer holds|superseded|took the run over|lost/i, coordinatorA.output());
+    const after = await storedEvents(b, envB);
+    assert.deepEqual(
+      after.map((e) => `${e.seq} ${e.type}`),
+      before.map((e) => `${e.seq} ${e.type}`),
+      'nothing was written after A lost the lease',
+    );
+  });
+});
