@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
+import { isSharedStore } from '../domain/config';
 import { overlapReason, refusalError } from '../domain/admission';
 import type { RunIsolation } from '../domain/isolation';
 import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/agents/budget';
@@ -258,6 +259,11 @@ export class AttemptLauncher {
       // Proven just before the spawn, and again by the transaction that records the worker before it may run.
       await this.ctx.fence?.assertHeld();
       await sideEffectPoint('launch:after-fence');
+      // On a shared store the worker gets no store credential: its heartbeats go through this coordinator.
+      const relay = isSharedStore(this.ctx.config)
+        ? runPaths(this.ctx.workspace, runId).heartbeatRelay(delegationId)
+        : undefined;
+      if (relay) ensureBatonFolder(this.ctx.workspace, dirname(relay));
       launch = workerLaunch(workerId, worker, {
         prompt,
         promptFile: promptPath,
@@ -283,6 +289,7 @@ export class AttemptLauncher {
           BATON_WORKSPACE: this.ctx.workspace,
           ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
           ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
+          ...(relay ? { BATON_HEARTBEAT_RELAY: relay } : {}),
         },
       });
     } catch (err) {

@@ -20,6 +20,7 @@ import { resultOnDisk } from '../usecases/resultOnDisk';
 import { writeExitCodeResult } from '../usecases/exitCodeResult';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
+import { HeartbeatRelay } from './heartbeatRelay';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
 export interface Attempt {
@@ -41,7 +42,7 @@ export interface Attempt {
    * Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's decision.
    */
   settling?: boolean;
-  timers: Map<'renew' | 'timeout' | 'poll' | 'stream', () => void>;
+  timers: Map<'renew' | 'timeout' | 'poll' | 'stream' | 'relay', () => void>;
   /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
   plainCommand?: { command: string; cwd: string; agent: string };
   /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
@@ -202,6 +203,13 @@ export class AttemptSupervisor implements StreamFollowerHost {
     agent?: { agent: AttemptAgent; cwd: string },
   ): void {
     this.attempts.set(attempt.delegationId, attempt);
+    // On a shared store the worker has no store credential: its `baton heartbeat` reaches the store through us.
+    if (this.watchdogs && !attempt.manual)
+      new HeartbeatRelay(
+        this.ctx,
+        attempt,
+        runPaths(this.ctx.workspace, this.host.runId).heartbeatRelay(attempt.delegationId),
+      ).start();
     if (agent) {
       attempt.stream = new AgentStreamFollower(this.ctx, this, attempt, agent.agent, agent.cwd);
       attempt.stream.start();
