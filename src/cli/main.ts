@@ -6,6 +6,7 @@ import { decide, listGates, recheck } from './commands/gates';
 import { cancel } from './commands/cancel';
 import { heartbeat } from './commands/heartbeat';
 import { ingest } from './commands/ingest';
+import { showIngestion } from './commands/ingestion';
 import { init } from './commands/init';
 import { showQueue, showStatus } from './commands/status';
 import { validate } from './commands/validate';
@@ -115,12 +116,20 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('ingest')
     .description('hand in a result artifact for a delegation; exit 4 when it is rejected')
     .requiredOption('--delegation <id>', 'the delegation, e.g. D-T1-coder-001')
-    .requiredOption('--artifact <path>', 'the markdown result artifact')
+    .requiredOption('--artifact <path>', 'the markdown result artifact; - reads it from stdin')
     .option('--run <id>', 'the run (default: the most recent run with that delegation)')
     .option('--token <token>', "the attempt's runtime token while it runs (default: $BATON_RUNTIME_TOKEN)")
     .action(async (o: { delegation: string; artifact: string; run?: string; token?: string }, cmd: Command) =>
       setExitCode(await ingest(ctx(cmd), o)),
     );
+
+  program
+    .command('ingestion')
+    .description("a recorded ingestion's artifact, from the store")
+    .command('show <ingestionId>')
+    .description("print an ingestion's artifact as the store keeps it (with --json: the record and the content)")
+    .option('--run <id>', 'the run the ingestion must belong to')
+    .action((id: string, o: { run?: string }, cmd: Command) => showIngestion(ctx(cmd), id, o));
 
   program
     .command('gates')

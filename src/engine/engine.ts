@@ -76,7 +76,13 @@ import type { EngineContext } from './usecases/context';
 import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
-import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
+import { ingestArtifact, ingestArtifactContent, STDIN_ARTIFACT, type IngestOutcome } from './usecases/ingestArtifact';
+import {
+  listIngestionViews,
+  readIngestionArtifact,
+  type IngestionArtifact,
+  type IngestionView,
+} from './queries/artifacts';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
@@ -325,21 +331,41 @@ export class Engine {
   }
 
   /**
-   * Validates a result artifact against the contract and its delegation, then records it.
-   * A missing file is bad input (nothing written); an invalid artifact is a rejected
-   * ingestion (recorded, the delegation BLOCKED behind a gate).
+   * Validates a result artifact against the contract and its delegation, then records it with
+   * its content. The artifact is a file on this machine (`artifactPath`) or content handed in
+   * (`artifactContent`, e.g. from stdin). A missing file, content over the run's
+   * maxArtifactBytes or not UTF-8 text is bad input (nothing written); an invalid artifact is
+   * a rejected ingestion (recorded, the delegation BLOCKED behind a gate).
    */
-  async ingest(input: {
-    delegationId: string;
-    runId?: string;
-    artifactPath: string;
-    /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
-    token?: string;
-  }): Promise<IngestOutcome> {
+  async ingest(
+    input: {
+      delegationId: string;
+      runId?: string;
+      /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
+      token?: string;
+    } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
+  ): Promise<IngestOutcome> {
     const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
-    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), {
-      ...(input.token !== undefined ? { token: input.token } : {}),
-    });
+    const handedIn = input.token !== undefined ? { token: input.token } : {};
+    if ('artifactContent' in input)
+      return ingestArtifactContent(
+        this.engineContext(),
+        delegation,
+        { bytes: input.artifactContent },
+        input.artifactName ?? STDIN_ARTIFACT,
+        handedIn,
+      );
+    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), handedIn);
+  }
+
+  /** A run's ingestions with the sizes of their kept artifacts, and each delegation's newest with its content. */
+  listIngestionViews(runId: string): Promise<IngestionView[]> {
+    return this.store.read((r) => listIngestionViews(r, runId));
+  }
+
+  /** One ingestion with its artifact's content from the store, wherever it was ingested (`baton ingestion show`). */
+  ingestionArtifact(ingestionId: string, runId?: string): Promise<IngestionArtifact> {
+    return this.store.read((r) => readIngestionArtifact(r, ingestionId, runId));
   }
 
   async decideGate(input: {

@@ -16,6 +16,7 @@ import {
   type Run,
   type RunStatus,
 } from '../engine/index';
+import { artifactDocumentUri } from './storedArtifacts';
 import { resolveArtifact } from './artifactOwner';
 import type { AttemptViews } from './attemptViews';
 import { latestStartedAttempt } from './attempts';
@@ -718,7 +719,15 @@ export function registerCommands(
     ),
     command(
       'baton.openArtifact',
-      async (node: Node) => openPath((await delegationOf(node)).artifactPath, 'artifact'),
+      async (node: Node) => {
+        const d = await delegationOf(node);
+        // The newest result of this attempt: its file when it is here, else its content from the store.
+        const record = [...(session.runState?.ingestions(d.runId) ?? [])]
+          .reverse()
+          .find((r) => r.delegationId === d.id);
+        if (!record) return openPath(d.artifactPath, 'artifact');
+        await vscode.window.showTextDocument(artifactDocumentUri(session.workspace, record), { preview: true });
+      },
       log,
     ),
     command(

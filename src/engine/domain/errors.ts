@@ -45,10 +45,14 @@ export const ERROR_CODES = {
   // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).
   'ingest.artifact-of-other-run': 'mismatch',
   'ingest.artifact-unreadable': 'invalid-input',
+  // A result handed in larger than the run's maxArtifactBytes, or not UTF-8 text: refused, nothing recorded.
+  'ingest.artifact-too-large': 'invalid-input',
+  'ingest.artifact-not-text': 'invalid-input',
   'ingest.delegation-not-started': 'mismatch',
   'ingest.delegation-terminal': 'mismatch',
   // A result handed in for a RUNNING attempt under a live lease, without its runtime token.
   'ingest.token-required': 'conflict',
+  'ingestion.unknown': 'invalid-input',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
   'replan.already-superseded': 'mismatch',

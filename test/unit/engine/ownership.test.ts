@@ -17,6 +17,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   runtimes: 'runtimes',
   gates: 'gates',
   ingestions: 'ingestions',
+  // A result artifact's content, by digest (migration 9): kept by the ingestion that records it.
+  artifacts: 'ingestions',
   events: 'events',
   counters: 'counters',
   stop_requests: 'stops',
