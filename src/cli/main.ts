@@ -6,6 +6,7 @@ import { decide, listGates, recheck } from './commands/gates';
 import { cancel } from './commands/cancel';
 import { heartbeat } from './commands/heartbeat';
 import { ingest } from './commands/ingest';
+import { showIngestion } from './commands/ingestion';
 import { init } from './commands/init';
 import { showQueue, showStatus } from './commands/status';
 import { validate } from './commands/validate';
@@ -16,6 +17,7 @@ import { replan } from './commands/replan';
 import { diagnose } from './commands/diagnose';
 import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
+import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
@@ -114,12 +116,20 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .command('ingest')
     .description('hand in a result artifact for a delegation; exit 4 when it is rejected')
     .requiredOption('--delegation <id>', 'the delegation, e.g. D-T1-coder-001')
-    .requiredOption('--artifact <path>', 'the markdown result artifact')
+    .requiredOption('--artifact <path>', 'the markdown result artifact; - reads it from stdin')
     .option('--run <id>', 'the run (default: the most recent run with that delegation)')
     .option('--token <token>', "the attempt's runtime token while it runs (default: $BATON_RUNTIME_TOKEN)")
     .action(async (o: { delegation: string; artifact: string; run?: string; token?: string }, cmd: Command) =>
       setExitCode(await ingest(ctx(cmd), o)),
     );
+
+  program
+    .command('ingestion')
+    .description("a recorded ingestion's artifact, from the store")
+    .command('show <ingestionId>')
+    .description("print an ingestion's artifact as the store keeps it (with --json: the record and the content)")
+    .option('--run <id>', 'the run the ingestion must belong to')
+    .action((id: string, o: { run?: string }, cmd: Command) => showIngestion(ctx(cmd), id, o));
 
   program
     .command('gates')
@@ -288,6 +298,24 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
     .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
 
+  const store = program
+    .command('store')
+    .description(
+      "move a workspace's store: export it as one document, import one into an empty store (docs/store-transfer.md)",
+    );
+  store
+    .command('export')
+    .description(
+      'write the whole store (every run, task, delegation, runtime, gate, ingestion, event, …) as one JSON-lines document',
+    )
+    .option('--out <file>', 'where to write it; - is stdout', '-')
+    .action((o: { out: string }, cmd: Command) => exportStoreCommand(ctx(cmd), o));
+  store
+    .command('import')
+    .description("load an exported document into this workspace's store, which must be empty: all or nothing")
+    .option('--in <file>', 'the document; - is stdin', '-')
+    .action((o: { in: string }, cmd: Command) => importStoreCommand(ctx(cmd), o));
+
   // Started by a coordinator beside each worker on a shared store (docs/team.md, "Failover"); not for people.
   program
     .command('lease-watchdog <worker>', { hidden: true })
@@ -306,7 +334,8 @@ export async function runCli(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
   const program = buildProgram((code) => (exitCode = code));
   // Subcommands keep their own output settings: configure each one.
-  for (const command of [program, ...program.commands]) {
+  const commands = (c: Command): Command[] => [c, ...c.commands.flatMap(commands)];
+  for (const command of commands(program)) {
     command.configureOutput({
       writeErr: (text) => {
         if (!json) process.stderr.write(text);

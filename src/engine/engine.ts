@@ -31,6 +31,7 @@ import { readFileAtCommit } from './effects/git/treeSnapshot';
 import { excludeBatonFromRepository } from './effects/git/worktrees';
 import { configPathOf, storeDirOf, worktreesRoot } from './effects/workspaceLayout';
 import { leaseHostHere } from './effects/processes/processes';
+import { assertRunRepositoryHere } from './usecases/runRepository';
 import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
@@ -75,10 +76,17 @@ import type { EngineContext } from './usecases/context';
 import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
-import { ingestArtifact, type IngestOutcome } from './usecases/ingestArtifact';
+import { ingestArtifact, ingestArtifactContent, STDIN_ARTIFACT, type IngestOutcome } from './usecases/ingestArtifact';
+import {
+  listIngestionViews,
+  readIngestionArtifact,
+  type IngestionArtifact,
+  type IngestionView,
+} from './queries/artifacts';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
 import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
+import { exportStore, importStore, readStoreDocument, type StoreTransferSummary } from './usecases/storeTransfer';
 
 export { BATON_DIR, configPathOf, runFolderOf, runPaths, storeDirOf } from './effects/workspaceLayout';
 export { loadConfig, readPlan, requireValidPlan } from './usecases/workspaceFiles';
@@ -88,6 +96,7 @@ export type { RunOverview, TaskRecord } from './queries/runView';
 export type { Diagnosis } from './usecases/diagnoseRun';
 export type { RunConfigView } from './usecases/runConfig';
 export type { DoctorCheck } from './usecases/doctor';
+export type { StoreTransferSummary } from './usecases/storeTransfer';
 
 export interface EngineOptions {
   workspace: string;
@@ -322,21 +331,41 @@ export class Engine {
   }
 
   /**
-   * Validates a result artifact against the contract and its delegation, then records it.
-   * A missing file is bad input (nothing written); an invalid artifact is a rejected
-   * ingestion (recorded, the delegation BLOCKED behind a gate).
+   * Validates a result artifact against the contract and its delegation, then records it with
+   * its content. The artifact is a file on this machine (`artifactPath`) or content handed in
+   * (`artifactContent`, e.g. from stdin). A missing file, content over the run's
+   * maxArtifactBytes or not UTF-8 text is bad input (nothing written); an invalid artifact is
+   * a rejected ingestion (recorded, the delegation BLOCKED behind a gate).
    */
-  async ingest(input: {
-    delegationId: string;
-    runId?: string;
-    artifactPath: string;
-    /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
-    token?: string;
-  }): Promise<IngestOutcome> {
+  async ingest(
+    input: {
+      delegationId: string;
+      runId?: string;
+      /** The attempt's runtime token: required while it runs under a live lease (authorizeIngest). */
+      token?: string;
+    } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
+  ): Promise<IngestOutcome> {
     const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
-    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), {
-      ...(input.token !== undefined ? { token: input.token } : {}),
-    });
+    const handedIn = input.token !== undefined ? { token: input.token } : {};
+    if ('artifactContent' in input)
+      return ingestArtifactContent(
+        this.engineContext(),
+        delegation,
+        { bytes: input.artifactContent },
+        input.artifactName ?? STDIN_ARTIFACT,
+        handedIn,
+      );
+    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), handedIn);
+  }
+
+  /** A run's ingestions with the sizes of their kept artifacts, and each delegation's newest with its content. */
+  listIngestionViews(runId: string): Promise<IngestionView[]> {
+    return this.store.read((r) => listIngestionViews(r, runId));
+  }
+
+  /** One ingestion with its artifact's content from the store, wherever it was ingested (`baton ingestion show`). */
+  ingestionArtifact(ingestionId: string, runId?: string): Promise<IngestionArtifact> {
+    return this.store.read((r) => readIngestionArtifact(r, ingestionId, runId));
   }
 
   async decideGate(input: {
@@ -404,6 +433,7 @@ export class Engine {
     options: CoordinatorOptions & { log?: (line: string) => void },
   ): Promise<Awaited<ReturnType<typeof Coordinator.take>>> {
     await this.refuseUnknownWorkers(options.runId, options.worker);
+    await assertRunRepositoryHere(this.store, this.workspace, options.runId);
     const { log, ...coordinatorOptions } = options;
     return Coordinator.take(
       { ...this.engineContext(), ...(log ? { log } : {}), onStoreChange: (listener) => this.store.watch(listener) },
@@ -713,6 +743,31 @@ export class Engine {
       workspace,
       plan.parsed.tasks.map((t) => options.worker ?? t.worker ?? config.defaultWorker),
     );
+  }
+
+  // ── moving a store (baton store export / import, docs/store-transfer.md) ──
+
+  /** Writes the whole store as one document, line by line, from one consistent read. */
+  async exportStore(write: (line: string) => Promise<void>): Promise<StoreTransferSummary> {
+    return exportStore(this.store, write, this.clock.now());
+  }
+
+  /**
+   * Checks a store document through without opening any store: a bad line, a document cut
+   * short or one of another schema version is refused here, before anything is created.
+   */
+  static async checkStoreDocument(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
+    return (await readStoreDocument(lines, undefined, source)).summary;
+  }
+
+  /** Imports a document into this workspace's store, which must be empty: one transaction, all or nothing. */
+  async importStore(lines: AsyncIterable<string>, source?: string): Promise<StoreTransferSummary> {
+    const setting = this.config.store;
+    const where =
+      setting.kind === 'postgres'
+        ? `The PostgreSQL store of this workspace (schema ${setting.schema})`
+        : `The store of this workspace (${storeDirOf(this.workspace)})`;
+    return importStore(this.store, lines, where, source);
   }
 
   /**

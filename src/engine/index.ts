@@ -22,12 +22,14 @@ export type {
   RunOverview,
   TaskRecord,
 } from './engine';
-export type { DoctorCheck, RunConfigView } from './engine';
+export type { DoctorCheck, RunConfigView, StoreTransferSummary } from './engine';
 export type { ReplanOutcome } from './operations/runs/replanRun';
 export { isCoordinatorLive } from './queries/coordinatorLease';
 export type { CoordinatorState } from './queries/coordinatorLease';
 export type { BeatUsage, HandOver } from './domain/events';
-export { MAX_ARTIFACT_BYTES } from './usecases/ingestArtifact';
+export { MAX_ARTIFACT_BYTES, STDIN_ARTIFACT } from './usecases/ingestArtifact';
+export type { IngestionArtifact, IngestionView, StoredArtifact } from './queries/artifacts';
+export { MAX_ARTIFACT_BYTES_CEILING } from './domain/config';
 export type { IngestOutcome } from './usecases/ingestArtifact';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './domain/config';
 export type { BatonConfig, ParsedConfig } from './domain/config';

@@ -16,6 +16,7 @@ import {
   type Run,
   type RunStatus,
 } from '../engine/index';
+import { artifactDocumentUri } from './storedArtifacts';
 import { resolveArtifact } from './artifactOwner';
 import type { AttemptViews } from './attemptViews';
 import { latestStartedAttempt } from './attempts';
@@ -199,9 +200,18 @@ export function registerCommands(
     return { runId: pick.d.runId, delegationId: pick.d.id };
   }
 
-  /** A plan the person chose, checked: with errors it is opened and refused (the errors are in Problems). */
+  /**
+   * A plan the person chose, checked: with errors it is opened and refused (the errors are in
+   * Problems). An edit left unsaved in an editor is saved first: a run is of the plan as the
+   * person sees it, not of an older text on disk (as Ingest saves an artifact first).
+   */
   async function validPlan(uri?: vscode.Uri): Promise<{ uri: vscode.Uri; path: string }> {
     const planUri = await pickPlan(uri);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === planUri.toString());
+    if (open?.isDirty && !(await open.save()))
+      throw new UserFacingError(
+        `${vscode.workspace.asRelativePath(planUri)} could not be saved; save it to start a run.`,
+      );
     const plan = readPlan(session.workspace, planUri.fsPath);
     if (hasErrors(plan.parsed.issues)) {
       await vscode.window.showTextDocument(planUri);
@@ -222,31 +232,37 @@ export function registerCommands(
   }
 
   /**
-   * Continues the plan's active run, or starts one. When the plan changed since its active run
-   * started, the person chooses: a new run of the plan as it is now, or a replan of that run.
+   * The plan's run to go on with: its active run, or a new one. When the plan changed since its
+   * active run started, the person chooses: a new run of the plan as it is now, or a replan of
+   * that run (its completed tasks carry over); undefined when they choose neither. Never the
+   * engine's "start fresh with --new", a CLI flag (issue #14).
    */
-  async function startRun(uri?: vscode.Uri): Promise<void> {
-    session.requireTrust('start a run');
-    const plan = await validPlan(uri);
+  async function runOfPlan(plan: { uri: vscode.Uri; path: string }): Promise<{ run: Run; verb: string } | undefined> {
     const e = await engine();
-    let opened: { run: Run; created: boolean };
     try {
-      opened = await e.runForPlan(plan.uri.fsPath);
+      const opened = await e.runForPlan(plan.uri.fsPath);
+      return { run: opened.run, verb: opened.created ? 'started' : 'continues' };
     } catch (err) {
       if (!BatonError.is(err, 'run.plan-changed')) throw err;
-      const active = (await e.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
-      const NEW = 'Start a New Run';
-      const REPLAN = 'Replan';
-      const pick = await vscode.window.showWarningMessage(
-        `${plan.path} changed since run ${active?.id ?? ''} started from it. Start a new run of the plan as it is now, or replan ${active?.id ?? 'that run'} (its completed tasks carry over)?`,
-        NEW,
-        ...(active ? [REPLAN] : []),
-      );
-      if (pick === NEW) return startNewRun(plan.uri);
-      if (pick === REPLAN && active) return replanOnto(active.id, plan.uri);
-      return;
     }
-    await driveAndTell(opened.run, opened.created ? 'started' : 'continues');
+    const active = (await e.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
+    const NEW = 'Start a New Run';
+    const REPLAN = 'Replan';
+    const pick = await vscode.window.showWarningMessage(
+      `${plan.path} changed since run ${active?.id ?? ''} started from it. Start a new run of the plan as it is now, or replan ${active?.id ?? 'that run'} (its completed tasks carry over)?`,
+      NEW,
+      ...(active ? [REPLAN] : []),
+    );
+    if (pick === NEW) return { run: (await e.runForPlan(plan.uri.fsPath, { fresh: true })).run, verb: 'started a new' };
+    if (pick === REPLAN && active) return replan(active.id, plan.uri);
+    return undefined;
+  }
+
+  /** Continues the plan's active run, or starts one (asking when the plan changed since that run started). */
+  async function startRun(uri?: vscode.Uri): Promise<void> {
+    session.requireTrust('start a run');
+    const opened = await runOfPlan(await validPlan(uri));
+    if (opened) await driveAndTell(opened.run, opened.verb);
   }
 
   /** Always a new run of the plan (the CLI's `start --new`), whatever its other runs are doing. */
@@ -263,17 +279,13 @@ export function registerCommands(
     await driveAndTell(run, 'started a new');
   }
 
-  /** Maps a run onto a plan (its completed tasks carry over) and goes on with the new run from this window. */
-  async function replanOnto(runId: string, planUri: vscode.Uri): Promise<void> {
+  /** Maps a run onto a plan (its completed tasks carry over); the caller drives the new run. */
+  async function replan(runId: string, planUri: vscode.Uri): Promise<{ run: Run; verb: string }> {
     const outcome = await (await engine()).replan({ runId, planPath: planUri.fsPath });
-    log.info(
-      `${runId} replanned as ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over`,
-    );
+    const carried = counted(outcome.carried.length, 'completed task');
+    log.info(`${runId} replanned as ${outcome.run.id}; ${carried} carried over`);
     await session.runState?.refreshNow();
-    await driveAndTell(
-      outcome.run,
-      `replanned ${runId} (${counted(outcome.carried.length, 'completed task')} carried over) as`,
-    );
+    return { run: outcome.run, verb: `replanned ${runId} (${carried} carried over) as` };
   }
 
   /**
@@ -343,8 +355,9 @@ export function registerCommands(
     let runId: string;
     let taskId: string;
     if (arg && 'planUri' in arg) {
-      const { run } = await (await engine()).runForPlan(vscode.Uri.parse(arg.planUri).fsPath);
-      runId = run.id;
+      const opened = await runOfPlan(await validPlan(vscode.Uri.parse(arg.planUri)));
+      if (!opened) return;
+      runId = opened.run.id;
       taskId = arg.taskId;
     } else if (arg?.kind === 'task') {
       runId = arg.runId;
@@ -706,7 +719,15 @@ export function registerCommands(
     ),
     command(
       'baton.openArtifact',
-      async (node: Node) => openPath((await delegationOf(node)).artifactPath, 'artifact'),
+      async (node: Node) => {
+        const d = await delegationOf(node);
+        // The newest result of this attempt: its file when it is here, else its content from the store.
+        const record = [...(session.runState?.ingestions(d.runId) ?? [])]
+          .reverse()
+          .find((r) => r.delegationId === d.id);
+        if (!record) return openPath(d.artifactPath, 'artifact');
+        await vscode.window.showTextDocument(artifactDocumentUri(session.workspace, record), { preview: true });
+      },
       log,
     ),
     command(

@@ -1,4 +1,3 @@
-import { isAbsolute, join } from 'node:path';
 import * as vscode from 'vscode';
 import {
   parsePlan,
@@ -10,6 +9,7 @@ import {
 } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import type { RunStateCache } from './runState';
+import { artifactDocumentUri } from './storedArtifacts';
 
 const SOURCE = 'baton';
 
@@ -125,9 +125,8 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
         const record = records.find((r) => r.id === gate.details.ingestionId);
         const delegation = view.delegations.find((d) => d.id === gate.delegationId);
         if (!record || !delegation) continue;
-        const uri = vscode.Uri.file(
-          isAbsolute(record.artifactPath) ? record.artifactPath : join(this.workspace, record.artifactPath),
-        );
+        // Not on this machine (piped in, or ingested on a team's other machine): on the content from the store.
+        const uri = artifactDocumentUri(this.workspace, record);
         current.set(uri.toString(), { uri, record, delegation });
       }
     }

@@ -4,6 +4,7 @@ import { registerCommands } from './commands';
 import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
 import { ResultDiagnostics } from './diagnostics';
+import { STORED_ARTIFACT_SCHEME, StoredArtifactProvider } from './storedArtifacts';
 import { GateNotifications } from './gateNotifications';
 import { BatonSession, describeError, UserFacingError } from './session';
 import { BatonStatusBar } from './statusBar';
@@ -64,6 +65,12 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   context.subscriptions.push(session);
   const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
   context.subscriptions.push(diagnostics);
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(
+      STORED_ARTIFACT_SCHEME,
+      new StoredArtifactProvider(() => current.engine()),
+    ),
+  );
   const attemptViews = new AttemptViews(session);
   context.subscriptions.push(attemptViews);
   const hidden = new HiddenRuns(context.workspaceState);

@@ -9,6 +9,7 @@
 import * as assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Engine } from '../../src/engine/index';
 import {
   activeEditor,
   clearNotifications,
@@ -387,6 +388,40 @@ describe('Baton in the browser: the demo run', function () {
       timeout: 30_000,
     });
   });
+
+  check(
+    'T4, then T5 (the reviewer’s task) pass: only T2’s result and T6’s verification stopped, as the README promises',
+    async () => {
+      const pane = await runs();
+      for (const task of ['T4 Help text and an end-to-end check', 'T5 Review the notes feature'])
+        await treeRow(pane, new RegExp(`^${task} completed · attempt 1 · PASS\\b`)).waitFor({ timeout: 90_000 });
+      await eventually(
+        'the Gates view to show T6’s verification gate alone',
+        async () => treeRowNames(await gates()),
+        (rows) => rows.length === 1 && /^G-\d+ +verification failed · T6 /.test(rows[0]!),
+        { timeoutMs: 15_000 },
+      );
+      // The store agrees: of every result handed in, only T2's first was rejected.
+      const engine = await Engine.open({ workspace: editor.current.workspace });
+      try {
+        const rejected = (await engine.listIngestions(runId)).filter((i) => !i.accepted).map((i) => i.delegationId);
+        assert.deepEqual(rejected, [ARTIFACT]);
+        const tasks = Object.fromEntries((await engine.overview(runId)).tasks.map((t) => [t.id, t.status]));
+        assert.deepEqual(tasks, {
+          T1: 'completed',
+          T2: 'completed',
+          T3: 'completed',
+          T4: 'completed',
+          T5: 'completed',
+          T6: 'gated',
+        });
+      } finally {
+        await engine.close();
+      }
+      await moveMouseAway(page());
+      await screenshot(page(), 'e2e-7-only-the-promised-failures');
+    },
+  );
 
   after(function () {
     // The README's screenshots (docs/images) come from this run when BATON_E2E_README_IMAGES=1.

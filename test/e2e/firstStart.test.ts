@@ -3,7 +3,7 @@
 // workspace that really is in Restricted Mode (trust on, folder untrusted): Baton starts
 // nothing, says why, offers VS Code's trust editor, and the run starts once trusted.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -13,21 +13,28 @@ import {
   DEMO_WORKSPACE,
   eventually,
   launchChromium,
+  moveMouseAway,
   notificationMessages,
   notificationToasts,
   openViewContainer,
   openWorkbench,
   processesCarrying,
+  resizeSideBar,
+  RESULTS_DIR,
+  ROOT,
   saveBatonLog,
   screenshot,
   treeRow,
   useBatonEditor,
   viewPane,
+  waitUntilSteady,
 } from './support/index';
 
 /** Presses the welcome view's Start Run link and returns the run row's id once it shows running. */
 async function startFromWelcome(page: Page): Promise<string> {
   await openViewContainer(page, 'Baton');
+  // Wide enough for the rows and the welcome text to read whole in the README's pictures.
+  await resizeSideBar(page, 520);
   const runs = await viewPane(page, 'Runs');
   await runs.getByRole('button', { name: 'Start Run', exact: true }).click({ timeout: 30_000 });
   const row = treeRow(runs, /^plan\.md running · \d+\/6 · R-/);
@@ -90,6 +97,12 @@ describe('Baton in the browser: the first start', function () {
         [],
         'no trust refusal on the way',
       );
+      // What the person sees next: both workers beating in the Workers view, T3 waiting at its risk gate.
+      const workers = await viewPane(page!, 'Workers');
+      for (const task of ['T1', 'T6'])
+        await treeRow(workers, new RegExp(`^${task} D-${task}-coder-001 beat \\d+s ago`)).waitFor({ timeout: 60_000 });
+      await treeRow(await viewPane(page!, 'Gates'), /^G-1 +risk approval · T3 /).waitFor({ timeout: 30_000 });
+      await moveMouseAway(page!);
       await screenshot(page!, 'e2e-first-start');
       await stopRun(demo!.workspace, runId);
     });
@@ -101,6 +114,7 @@ describe('Baton in the browser: the first start', function () {
 
     it('says so in the welcome view, with the way to trust it', async () => {
       await openViewContainer(page(), 'Baton');
+      await resizeSideBar(page(), 520);
       const runs = await viewPane(page(), 'Runs');
       await runs.getByText(/This workspace is in Restricted Mode/).waitFor({ timeout: 30_000 });
       await runs.getByRole('button', { name: 'Manage Workspace Trust', exact: true }).waitFor();
@@ -119,6 +133,8 @@ describe('Baton in the browser: the first start', function () {
         /cannot start a run\. Trust the workspace to run tasks\./,
       );
       await toast.getByRole('button', { name: 'Manage Workspace Trust', exact: true }).waitFor();
+      await moveMouseAway(page());
+      await waitUntilSteady(toast);
       await screenshot(page(), 'e2e-restricted-refusal');
       const engine = await Engine.open({ workspace: editor.current.workspace });
       try {
@@ -148,5 +164,18 @@ describe('Baton in the browser: the first start', function () {
       await screenshot(page(), 'e2e-restricted-trusted');
       await stopRun(editor.current.workspace, runId);
     });
+  });
+
+  after(function () {
+    // The README's pictures of its first step (docs/images) come from these runs when BATON_E2E_README_IMAGES=1.
+    if (process.env.BATON_E2E_README_IMAGES !== '1') return;
+    mkdirSync(join(ROOT, 'docs', 'images'), { recursive: true });
+    for (const [from, to] of [
+      ['e2e-first-start', 'first-run'],
+      ['e2e-restricted-refusal', 'restricted-mode'],
+    ] as const) {
+      if (existsSync(join(RESULTS_DIR, `${from}.png`)))
+        copyFileSync(join(RESULTS_DIR, `${from}.png`), join(ROOT, 'docs', 'images', `${to}.png`));
+    }
   });
 });

@@ -72,6 +72,8 @@ export interface CliOptions {
   cwd: string;
   env?: Record<string, string | undefined>;
   timeoutMs?: number;
+  /** Written to the command's stdin, which is then closed (`baton ingest --artifact -`); without it stdin is closed. */
+  input?: string | Buffer;
 }
 
 /** Runs `node dist/cli.js …args` and resolves when it exits. */
@@ -80,12 +82,15 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd,
       env: cleanEnv(options.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    // A command that refuses before reading all of it closes stdin early: that EPIPE is its business, not the test's.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(

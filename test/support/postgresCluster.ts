@@ -9,7 +9,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -29,9 +31,28 @@ export interface PostgresCluster {
   readonly dir: string;
   /** `pg_ctl restart`: every connection is cut, the data stays. */
   restart(): void;
+  /** `pg_ctl stop -m fast`: the server goes away (every connection cut, new ones refused), the data stays. */
+  down(): void;
+  /** Starts the server that `down` stopped, on the same port. */
+  up(): void;
   stop(): void;
   /** The server's log so far (for a failing test's message). */
   log(): string;
+  /** With `tls`: the CA that signed the server's certificate, and a CA that did not (PEM files). */
+  readonly tls?: { ca: string; otherCa: string };
+}
+
+export interface PostgresClusterOptions {
+  /**
+   * ssl=on with a certificate for 127.0.0.1 signed by a CA made here with `openssl`, and TCP
+   * connections without TLS refused (pg_hba `hostssl` only): a login that works went through TLS.
+   */
+  tls?: boolean;
+  /**
+   * fsync and full-page writes on, as on a real server: a commit returns once its WAL is on disk.
+   * For the benchmark (test/bench/pgBench.ts), whose figures are durable commits.
+   */
+  durable?: boolean;
 }
 
 /** The newest PostgreSQL whose binaries are installed (Debian: /usr/lib/postgresql/<major>/bin), or BATON_PG_BIN. */
@@ -76,14 +97,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-export interface PostgresClusterOptions {
-  /**
-   * fsync and full-page writes on, as on a real server: a commit returns once its WAL is on disk.
-   * For the benchmark (test/bench/pgBench.ts), whose figures are durable commits.
-   */
-  durable?: boolean;
-}
-
 export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
   const bin = postgresBinDir();
   const user = serverUser();
@@ -121,6 +134,7 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
     '--no-sync',
   ]);
   rmSync(pwfile);
+  const tls = options.tls ? makeCertificates(dir, data, user) : undefined;
   const port = await freePort();
   // Durability of the test server itself is not under test: fsync off keeps it fast on shared cores.
   const settings = [
@@ -129,6 +143,7 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
     `unix_socket_directories=${dir}`,
     ...(options.durable ? [] : ['fsync=off', 'full_page_writes=off']),
     'max_connections=200',
+    ...(tls ? ['ssl=on', 'ssl_cert_file=server.crt', 'ssl_key_file=server.key'] : []),
   ];
   const start = (): void =>
     run('pg_ctl', [
@@ -176,6 +191,8 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
         '-o',
         settings.map((s) => `-c ${s}`).join(' '),
       ]),
+    down: () => run('pg_ctl', ['stop', '-D', data, '-w', '-t', '60', '-m', 'fast']),
+    up: start,
     stop: () => {
       if (stopped) return;
       stopped = true;
@@ -186,7 +203,90 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
       }
     },
     log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+    ...(tls ? { tls } : {}),
   };
+}
+
+/**
+ * A CA, a server certificate it signs (for 127.0.0.1 and localhost) in the data folder, and a
+ * second, unrelated CA; pg_hba then lets TCP logins in only over TLS.
+ */
+function makeCertificates(
+  dir: string,
+  data: string,
+  user: { uid: number; gid: number } | undefined,
+): { ca: string; otherCa: string } {
+  const tlsDir = join(dir, 'tls');
+  mkdirSync(tlsDir);
+  const openssl = (args: string[]): void => {
+    const result = spawnSync('openssl', args, { cwd: tlsDir, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    if (result.error || result.status !== 0)
+      throw new Error(
+        `openssl ${args[0]} failed (${result.error?.message ?? result.status}): ${result.stderr?.toString() ?? ''}. .ci/run installs Debian's "openssl".`,
+      );
+  };
+  const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl([
+    'req',
+    '-x509',
+    ...ecKey,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Baton test CA',
+  ]);
+  openssl([
+    'req',
+    '-x509',
+    ...ecKey,
+    '-keyout',
+    'other.key',
+    '-out',
+    'other-ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Another CA',
+  ]);
+  openssl(['req', '-new', ...ecKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(tlsDir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  ]);
+  for (const file of ['server.crt', 'server.key']) {
+    const target = join(data, file);
+    copyFileSync(join(tlsDir, file), target);
+    // PostgreSQL refuses a key others can read.
+    chmodSync(target, 0o600);
+    if (user) chownSync(target, user.uid, user.gid);
+  }
+  const hba = join(data, 'pg_hba.conf');
+  writeFileSync(
+    hba,
+    readFileSync(hba, 'utf8')
+      .split('\n')
+      .map((line) => (/^host\s/.test(line) ? line.replace(/^host/, 'hostssl') : line))
+      .join('\n'),
+  );
+  return { ca: join(tlsDir, 'ca.pem'), otherCa: join(tlsDir, 'other-ca.pem') };
 }
 
 let shared: Promise<PostgresCluster> | undefined;

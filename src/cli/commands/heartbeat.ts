@@ -1,8 +1,13 @@
+import { appendFileSync } from 'node:fs';
 import { BatonError } from '../../engine/index';
 import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { timestamp } from '../render';
 
-/** Renews a runtime's lease. The runtime and token default to $BATON_RUNTIME_ID / $BATON_RUNTIME_TOKEN. */
+/**
+ * Renews a runtime's lease. The runtime and token default to $BATON_RUNTIME_ID / $BATON_RUNTIME_TOKEN.
+ * A worker a coordinator started on a shared store has no store credential: its beat goes to
+ * the file named by $BATON_HEARTBEAT_RELAY, and its coordinator commits it (docs/team.md).
+ */
 export async function heartbeat(
   ctx: CommandContext,
   options: { runtime?: string; token?: string; progress?: string },
@@ -14,6 +19,14 @@ export async function heartbeat(
       'heartbeat.missing-identity',
       'Give --runtime and --token (or set BATON_RUNTIME_ID and BATON_RUNTIME_TOKEN).',
     );
+  }
+  const relay = process.env.BATON_HEARTBEAT_RELAY;
+  if (relay && runtimeId === process.env.BATON_RUNTIME_ID) {
+    const beat = { runtimeId, token, ...(options.progress !== undefined ? { progress: options.progress } : {}) };
+    appendFileSync(relay, `${JSON.stringify(beat)}\n`);
+    if (ctx.output.json) return printJson(ctx, { relayed: { runtimeId } });
+    ctx.output.out(`Heartbeat of ${runtimeId} handed to its coordinator.`);
+    return;
   }
   requireStore(
     ctx,

@@ -28,7 +28,16 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
       const isolation = await engine.isolationSummary(view.run.id);
       const config = await engine.runConfig(view.run.id);
       if (ctx.output.json) {
-        return printJson(ctx, { ...view, usageTotals: totalUsage(view.usage), isolation, config, now: engine.now() });
+        // The results with their content from the store: on a team's other machines the artifact paths mean nothing.
+        const ingestions = await engine.listIngestionViews(view.run.id);
+        return printJson(ctx, {
+          ...view,
+          ingestions,
+          usageTotals: totalUsage(view.usage),
+          isolation,
+          config,
+          now: engine.now(),
+        });
       }
       ctx.output.out(renderOverview(ctx, view, engine.now()));
       ctx.output.out(`\n${isolationLine(ctx, isolation)}`);

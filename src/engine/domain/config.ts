@@ -81,6 +81,9 @@ function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'openc
 const manualWorkerSchema = z.object({ type: z.literal('manual') }).strict();
 
 /** A PostgreSQL schema name Baton uses unquoted everywhere (search_path, its notification channel). */
+/** The highest maxArtifactBytes a config may set: what `baton ingest --artifact -` reads from stdin at most. */
+export const MAX_ARTIFACT_BYTES_CEILING = 16 * 1024 * 1024;
+
 export const STORE_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
 
 /**
@@ -204,6 +207,15 @@ export const configSchema = z.object({
     .max(300)
     .default(5)
     .describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  maxArtifactBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(MAX_ARTIFACT_BYTES_CEILING)
+    .default(1024 * 1024)
+    .describe(
+      "The largest result artifact a run takes, in bytes (default 1 MiB). The artifact's content is kept in the store, so a team's machines read it from there; a larger one is refused (docs/team-artifacts.md).",
+    ),
   isolation: z
     .enum(['auto', 'worktree', 'none'])
     .default('auto')

@@ -6,6 +6,16 @@
 
 const HIDDEN = '***';
 
+/**
+ * Variables of Baton's own environment that no worker or verify command inherits (docs/team.md,
+ * "Worker credentials"): the store's URL always, and with a PostgreSQL store PGPASSWORD too —
+ * then it may be the team database's password, and an agent's environment can end up in its
+ * transcript and at its model provider. A worker whose config `env` sets one keeps that.
+ */
+export function credentialVariables(store: { kind: string }): string[] {
+  return store.kind === 'postgres' ? ['BATON_STORE_URL', 'PGPASSWORD'] : ['BATON_STORE_URL'];
+}
+
 /** `postgres://user:secret@host` → `postgres://user:***@host`, for any URL in the text. */
 const URL_PASSWORD = /((?:postgres|postgresql):\/\/[^\s:/@'"]*:)[^\s'"]*@/gi;
 /** `password=secret` as a URL query parameter or a keyword/value connection string. */

@@ -45,10 +45,14 @@ export const ERROR_CODES = {
   // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).
   'ingest.artifact-of-other-run': 'mismatch',
   'ingest.artifact-unreadable': 'invalid-input',
+  // A result handed in larger than the run's maxArtifactBytes, or not UTF-8 text: refused, nothing recorded.
+  'ingest.artifact-too-large': 'invalid-input',
+  'ingest.artifact-not-text': 'invalid-input',
   'ingest.delegation-not-started': 'mismatch',
   'ingest.delegation-terminal': 'mismatch',
   // A result handed in for a RUNNING attempt under a live lease, without its runtime token.
   'ingest.token-required': 'conflict',
+  'ingestion.unknown': 'invalid-input',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
   'replan.already-superseded': 'mismatch',
@@ -58,6 +62,8 @@ export const ERROR_CODES = {
   'replan.workers-alive': 'conflict',
   // A cancel whose stop the run's coordinator did not apply in time: nothing was cancelled.
   'run.cancel-pending': 'conflict',
+  // A coordinator in another clone than the one a worktree-isolated run works in (docs/team.md, "Git across clones").
+  'run.other-clone': 'conflict',
   // Cancelling a run that already ended (completed, failed, blocked, superseded).
   'run.finished': 'mismatch',
   'run.plan-changed': 'mismatch',
@@ -68,6 +74,12 @@ export const ERROR_CODES = {
   'runtime.unknown': 'invalid-input',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
+  // `baton store import`: a document that is not JSON lines of the store format, or was cut short (store-transfer.md).
+  'store.document-invalid': 'invalid-input',
+  // `baton store import` of a document an older Baton wrote: export it again with this one.
+  'store.document-too-old': 'invalid-input',
+  // `baton store import` into a store that already holds runs (or any row): nothing is merged.
+  'store.not-empty': 'conflict',
   'store.holder-stopped': 'conflict',
   'store.commit-failed': 'io',
   'store.journal-corrupt': 'io',

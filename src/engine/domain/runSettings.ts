@@ -15,7 +15,7 @@ export interface OperationContext {
  * budgets or frozen workers existed have none (a run's first resume freezes its workers).
  */
 export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
-  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy'>> & {
+  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy' | 'maxArtifactBytes'>> & {
     workers?: FrozenWorkers;
   };
 
@@ -30,6 +30,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'integration',
     'budget',
     'permissionPolicy',
+    'maxArtifactBytes',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
@@ -46,6 +47,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     integration: config.integration,
     budget: config.budget,
     permissionPolicy: config.permissionPolicy,
+    // Frozen so that every machine of a team holds a result to the run's limit, not to its own config's.
+    maxArtifactBytes: config.maxArtifactBytes,
     workers: freezeWorkers(config),
   };
 }

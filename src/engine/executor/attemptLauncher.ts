@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { basename, dirname } from 'node:path';
 import { BatonError } from '../domain/errors';
+import { isSharedStore } from '../domain/config';
 import { overlapReason, refusalError } from '../domain/admission';
 import type { RunIsolation } from '../domain/isolation';
 import { budgetCrossings, describeCrossing, forbiddenProfile } from '../domain/agents/budget';
 import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
 import type { StopRequest } from '../domain/stops';
 import type { Task } from '../domain/types';
+import { credentialVariables } from '../domain/credentials';
 import { freezeWorkers } from '../domain/frozenWorkers';
 import {
   DEFAULT_PERMISSIONS,
@@ -258,6 +260,11 @@ export class AttemptLauncher {
       // Proven just before the spawn, and again by the transaction that records the worker before it may run.
       await this.ctx.fence?.assertHeld();
       await sideEffectPoint('launch:after-fence');
+      // On a shared store the worker gets no store credential: its heartbeats go through this coordinator.
+      const relay = isSharedStore(this.ctx.config)
+        ? runPaths(this.ctx.workspace, runId).heartbeatRelay(delegationId)
+        : undefined;
+      if (relay) ensureBatonFolder(this.ctx.workspace, dirname(relay));
       launch = workerLaunch(workerId, worker, {
         prompt,
         promptFile: promptPath,
@@ -274,6 +281,7 @@ export class AttemptLauncher {
         // Held at its gate until the store records it (below): its marker is also its tag, inherited by all it starts.
         marker: workerMarker(claim.runtimeId),
         held: true,
+        withhold: credentialVariables(this.ctx.config.store),
         env: {
           BATON_RUN_ID: runId,
           BATON_DELEGATION_ID: delegationId,
@@ -283,6 +291,7 @@ export class AttemptLauncher {
           BATON_WORKSPACE: this.ctx.workspace,
           ...(claim.worktree ? { BATON_WORKTREE: claim.worktree.path } : {}),
           ...(this.ctx.cliPath ? { BATON_CLI: this.ctx.cliPath } : {}),
+          ...(relay ? { BATON_HEARTBEAT_RELAY: relay } : {}),
         },
       });
     } catch (err) {

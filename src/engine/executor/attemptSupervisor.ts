@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
+import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
 import { isSharedStore } from '../domain/config';
@@ -20,6 +21,8 @@ import { resultOnDisk } from '../usecases/resultOnDisk';
 import { writeExitCodeResult } from '../usecases/exitCodeResult';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
+import { HeartbeatRelay } from './heartbeatRelay';
+import { isStoreOutage, outageWait } from './storeOutage';
 
 /** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
 export interface Attempt {
@@ -41,7 +44,7 @@ export interface Attempt {
    * Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's decision.
    */
   settling?: boolean;
-  timers: Map<'renew' | 'timeout' | 'poll' | 'stream', () => void>;
+  timers: Map<'renew' | 'timeout' | 'poll' | 'stream' | 'relay', () => void>;
   /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
   plainCommand?: { command: string; cwd: string; agent: string };
   /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
@@ -202,6 +205,13 @@ export class AttemptSupervisor implements StreamFollowerHost {
     agent?: { agent: AttemptAgent; cwd: string },
   ): void {
     this.attempts.set(attempt.delegationId, attempt);
+    // On a shared store the worker has no store credential: its `baton heartbeat` reaches the store through us.
+    if (this.watchdogs && !attempt.manual)
+      new HeartbeatRelay(
+        this.ctx,
+        attempt,
+        runPaths(this.ctx.workspace, this.host.runId).heartbeatRelay(attempt.delegationId),
+      ).start();
     if (agent) {
       attempt.stream = new AgentStreamFollower(this.ctx, this, attempt, agent.agent, agent.cwd);
       attempt.stream.start();
@@ -523,52 +533,23 @@ export class AttemptSupervisor implements StreamFollowerHost {
     // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
     if (attempt.ending || !this.owns(attempt) || this.host.halted()) return;
     attempt.settling = true;
-    const runId = this.host.runId;
     try {
-      const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
-      if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
-      // Before its result is taken: completing it may start dependents that change the shared tree.
-      await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
-      if (attempt.plainCommand && !existsSync(attempt.artifactPath)) {
-        const { command, cwd, agent } = attempt.plainCommand;
-        await writeExitCodeResult(
-          this.ctx,
-          {
-            runId,
-            delegationId: attempt.delegationId,
-            taskId: attempt.taskId,
-            agent,
-            artifactPath: attempt.artifactPath,
-          },
-          { command, cwd },
-          exit,
-        );
+      // A store out of reach (a server restart) fails no attempt: its result stays on disk and is taken once the
+      // store answers; its slot stays busy meanwhile. Taking it again is safe: ingestion is idempotent.
+      for (let tries = 1; ; tries++) {
+        try {
+          return await this.takeResult(attempt, exit);
+        } catch (err) {
+          if (!isStoreOutage(err) || !this.owns(attempt) || this.host.halted()) throw err;
+          if (tries === 1) this.ctx.log(`${attempt.delegationId}: the store is out of reach; its result waits for it`);
+          await sleep(this.ctx.clock, outageWait(tries));
+        }
       }
-      const activity = await attempt.stream?.finish();
-      const agent = attempt.stream
-        ? {
-            kind: attempt.stream.agent.kind,
-            ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
-          }
-        : undefined;
-      const artifact = resultOnDisk(this.ctx.workspace, attempt.artifactPath, attempt.logPath, true, agent);
-      if (!artifact) {
-        const how = exit.signal
-          ? `was killed by ${exit.signal}`
-          : exit.exitCode === null
-            ? 'ended'
-            : `exited with code ${exit.exitCode}`;
-        // An agent that said why it stopped (a refused request, a model error) is quoted.
-        const said = activity?.errors.at(-1);
-        await this.fail(attempt.delegationId, `the worker ${how} without a result${said ? `: ${said}` : ''}`);
-        return;
-      }
-      const outcome = await ingestArtifact(this.ctx, delegation, artifact);
-      const what = outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected';
-      this.ctx.log(`${attempt.delegationId}: ${what}; ${outcome.delegation.status}`);
     } catch (err) {
       if (BatonError.is(err, 'coordinator.superseded')) return;
       this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`);
+      // Still out of reach as this coordinator lets go: its result stays on disk for the next one's reconcile.
+      if (isStoreOutage(err)) return;
       // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
       await this.fail(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(
         (failed: unknown) =>
@@ -578,5 +559,51 @@ export class AttemptSupervisor implements StreamFollowerHost {
       this.forget(attempt);
       if (attempt.identity) this.host.exited({ ...attempt, identity: attempt.identity });
     }
+  }
+
+  /** Takes an exited worker's result: its artifact (ingested), else its output, else the attempt fails. */
+  private async takeResult(attempt: Attempt, exit: WorkerExit): Promise<void> {
+    const runId = this.host.runId;
+    const delegation = await this.ctx.store.read((r) => getDelegation(r, runId, attempt.delegationId));
+    if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
+    // Before its result is taken: completing it may start dependents that change the shared tree.
+    await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
+    if (attempt.plainCommand && !existsSync(attempt.artifactPath)) {
+      const { command, cwd, agent } = attempt.plainCommand;
+      await writeExitCodeResult(
+        this.ctx,
+        {
+          runId,
+          delegationId: attempt.delegationId,
+          taskId: attempt.taskId,
+          agent,
+          artifactPath: attempt.artifactPath,
+        },
+        { command, cwd },
+        exit,
+      );
+    }
+    const activity = await attempt.stream?.finish();
+    const agent = attempt.stream
+      ? {
+          kind: attempt.stream.agent.kind,
+          ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
+        }
+      : undefined;
+    const artifact = resultOnDisk(this.ctx.workspace, attempt.artifactPath, attempt.logPath, true, agent);
+    if (!artifact) {
+      const how = exit.signal
+        ? `was killed by ${exit.signal}`
+        : exit.exitCode === null
+          ? 'ended'
+          : `exited with code ${exit.exitCode}`;
+      // An agent that said why it stopped (a refused request, a model error) is quoted.
+      const said = activity?.errors.at(-1);
+      await this.fail(attempt.delegationId, `the worker ${how} without a result${said ? `: ${said}` : ''}`);
+      return;
+    }
+    const outcome = await ingestArtifact(this.ctx, delegation, artifact);
+    const what = outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected';
+    this.ctx.log(`${attempt.delegationId}: ${what}; ${outcome.delegation.status}`);
   }
 }

@@ -26,6 +26,7 @@ import { AttemptSupervisor } from './attemptSupervisor';
 import { planDispatch, passOutcome, type CoordinatorOutcome } from './dispatchPass';
 import { LeaseKeeper } from './leaseKeeper';
 import { LeftoverSweeper } from './leftoverSweeper';
+import { isStoreOutage, outageWait } from './storeOutage';
 import { applyStopAsCoordinator } from './stopApplier';
 
 export type { CoordinatorOutcome } from './dispatchPass';
@@ -86,6 +87,8 @@ export class Coordinator {
   private readonly finishing = new Map<string, Promise<void>>();
   private readonly cannotFinish = new Set<string>();
   private readonly retryTimers = new Set<() => void>();
+  /** Passes in a row that found the store out of reach (0: it answers). */
+  private outageTries = 0;
   /** The config file's stamp at this coordinator's last look (undefined: not looked yet). */
   private configStamp: string | undefined;
 
@@ -197,7 +200,18 @@ export class Coordinator {
         const pass = this.tick();
         // Only for shutdown to wait on; the pass's own failure is handled by the await below.
         this.tickInProgress = pass.catch(() => undefined);
-        const outcome = await pass;
+        let outcome: CoordinatorOutcome | undefined;
+        try {
+          outcome = await pass;
+        } catch (err) {
+          if (!isStoreOutage(err) || this.shuttingDown) throw err;
+          // The server went away (a restart, an outage): the workers run on, the lease keeper keeps trying, and the
+          // pass runs again once the store answers. Fencing keeps it safe however long that takes.
+          await this.waitOutOutage(err as Error);
+          continue;
+        }
+        if (this.outageTries > 0) this.ctx.log('the store answers again; the run goes on');
+        this.outageTries = 0;
         if (outcome) return outcome;
         await this.nextWake();
       }
@@ -383,6 +397,18 @@ export class Coordinator {
         `${notice.gate.id}: .baton/config.json changed a worker this run uses; nothing new starts until it is decided`,
       );
     else if (notice.told) this.ctx.log('.baton/config.json changed; the run keeps its frozen settings');
+  }
+
+  /** A pass failed because the store is out of reach: wait a little (longer each time), or until woken. */
+  private async waitOutOutage(err: Error): Promise<void> {
+    this.outageTries++;
+    if (this.outageTries === 1) this.ctx.log(`the store is out of reach; waiting for it: ${err.message}`);
+    const cancel = this.ctx.clock.setTimer(outageWait(this.outageTries), () => this.wake());
+    try {
+      await this.nextWake();
+    } finally {
+      cancel();
+    }
   }
 
   private wake(): void {

@@ -16,6 +16,7 @@ export function fencedStore(store: StorePort, check: (tx: StoreReader) => Promis
     read: (work) => store.read(work),
     refresh: () => store.refresh(),
     watch: (listener) => store.watch(listener),
+    continueNumbering: (tx, columns) => store.continueNumbering(tx, columns),
     get recovery() {
       return store.recovery;
     },

@@ -216,6 +216,9 @@ export class FileStore implements StorePort {
     return this.changed.event(listener);
   }
 
+  /** SQLite gives an `INTEGER PRIMARY KEY` one more than the largest rowid: nothing to move. */
+  async continueNumbering(): Promise<void> {}
+
   /** The journal sequence this process has applied: a cheap way to tell whether anything changed. */
   get sequence(): number {
     return this.appliedSeq;

@@ -358,6 +358,22 @@ export const MIGRATIONS: readonly Migration[] = [
          base_commit)`,
     ],
   },
+  {
+    // Numbered as assigned to this change (issue 17: a result's artifact travels as content).
+    version: 9,
+    name: 'result artifacts as content: one row per distinct content, by digest',
+    statements: [
+      // Content-addressed: an ingestion names its artifact by `digest`, so the same bytes ingested again (a retry, a
+      // re-ingest, another run) are stored once. UTF-8 text without NUL, at most the run's maxArtifactBytes
+      // (docs/team-artifacts.md). Ingestions from before this migration have no row here: readers use the path.
+      `CREATE TABLE artifacts (
+        digest TEXT PRIMARY KEY,
+        bytes INTEGER NOT NULL,
+        content TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

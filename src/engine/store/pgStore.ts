@@ -182,6 +182,23 @@ export class PgStore implements StorePort {
     return this.changed.event(listener);
   }
 
+  /**
+   * An identity column's sequence does not see values written into it explicitly: it is set to
+   * continue after the largest one (in the caller's transaction; a sequence move is not undone
+   * by a rollback, which only leaves a gap in the ids). Names come from the store catalog.
+   */
+  async continueNumbering(tx: StoreTx, columns: ReadonlyArray<{ table: string; column: string }>): Promise<void> {
+    for (const { table, column } of columns) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(table) || !/^[a-z_][a-z0-9_]*$/.test(column)) {
+        throw new Error(`not a plain table or column name: ${table}.${column}`);
+      }
+      await tx.get(
+        `SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT MAX(${column}) FROM ${table}), 0) + 1, false)`,
+        [table, column],
+      );
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     // Commits already queued finish first.
@@ -389,7 +406,7 @@ export class PgStore implements StorePort {
       `idle_in_transaction_session_timeout=${this.options.idleInTransactionMs ?? 10_000}`,
     ];
     return {
-      connectionString: this.options.url,
+      connectionString: withLibpqSslModes(this.options.url),
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
       application_name: 'baton',
       options: settings.map((s) => `-c ${s}`).join(' '),
@@ -409,6 +426,13 @@ export class PgStore implements StorePort {
   private scrub(err: unknown): unknown {
     if (BatonError.is(err)) return err;
     const message = this.redact(err instanceof Error ? err.message : String(err));
+    const tls = tlsRefusal(err, this.options.url);
+    if (tls) {
+      return new BatonError(
+        'store.unreachable',
+        `Cannot use the Baton store at ${this.location}: ${this.redact(tls)}. Check the TLS parameters of the URL (BATON_STORE_URL: sslmode, sslrootcert); nothing was written.`,
+      );
+    }
     if (isUnreachable(err)) {
       return new BatonError(
         'store.unreachable',
@@ -446,6 +470,67 @@ function bind(params: readonly SqlValue[]): SqlValue[] {
     if (typeof value === 'string' && value.includes('\u0000')) return value.split('\u0000').join('\ufffd');
     return value;
   });
+}
+
+/**
+ * The URL as libpq reads it (docs/team.md, "TLS"): `sslmode=require` encrypts without checking
+ * the certificate unless `sslrootcert` names a CA (then as verify-ca), `verify-ca` checks the CA
+ * only, `verify-full` the CA and the host name. The `pg` client would otherwise read every mode
+ * as verify-full and print a multi-line deprecation warning on each command's stderr; a URL
+ * that says `uselibpqcompat` itself is left as it is.
+ */
+export function withLibpqSslModes(url: string): string {
+  if (!/[?&]sslmode=/i.test(url) || /[?&]uselibpqcompat=/i.test(url)) return url;
+  const hash = url.indexOf('#');
+  const [body, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)];
+  return `${body}&uselibpqcompat=true${fragment}`;
+}
+
+/** Node's codes for a server certificate that TLS did not accept. */
+const CERTIFICATE_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * Why TLS refused the connection, in one line, or undefined when it is no TLS failure: a
+ * certificate not trusted, a server without TLS that the URL requires it of, a certificate or
+ * key file of the URL that cannot be read.
+ */
+function tlsRefusal(err: unknown, url: string): string | undefined {
+  const code = errorCode(err);
+  const message = err instanceof Error ? err.message : String(err);
+  if (code && CERTIFICATE_CODES.has(code)) return `the server's TLS certificate was not accepted (${message})`;
+  if (/^The server does not support SSL connections$/.test(message)) {
+    const mode = /[?&]sslmode=([^&#]*)/i.exec(url)?.[1];
+    return `the server does not offer TLS, which the URL requires${mode ? ` (sslmode=${mode})` : ''}`;
+  }
+  const path = (err as { path?: unknown } | undefined)?.path;
+  if (typeof path === 'string' && code && /^(ENOENT|EACCES|EISDIR|EPERM)$/.test(code)) {
+    for (const parameter of ['sslrootcert', 'sslcert', 'sslkey']) {
+      const value = new RegExp(`[?&]${parameter}=([^&#]*)`, 'i').exec(url)?.[1];
+      if (value !== undefined && (value === path || safeDecode(value) === path))
+        return `${parameter} ${path} cannot be read (${code})`;
+    }
+  }
+  return undefined;
+}
+
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function errorCode(err: unknown): string | undefined {

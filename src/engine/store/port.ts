@@ -41,6 +41,13 @@ export interface StorePort {
   /** Catch up with commits of other processes now (a watch does it by itself). */
   refresh(): Promise<void>;
   watch(listener: () => void): Disposable;
+  /**
+   * After rows were written with explicit values in columns the backend numbers itself
+   * (`INTEGER PRIMARY KEY`, e.g. events.id — only a store import does that), make the numbering
+   * continue past the largest value, so the next row gets a new id. SQLite's rowid does so by
+   * itself; PostgreSQL's identity sequence must be moved (setval).
+   */
+  continueNumbering(tx: StoreTx, columns: ReadonlyArray<{ table: string; column: string }>): Promise<void>;
   readonly recovery: StoreRecovery;
   close(): Promise<void>;
 }

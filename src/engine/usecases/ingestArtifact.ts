@@ -12,8 +12,14 @@ import { parseResultArtifact } from '../domain/result/parseResult';
 import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
 import { runFolderOf } from '../effects/workspaceLayout';
+import { DEFAULT_CONFIG } from '../domain/config';
+import { readRunSettings } from '../queries/runs';
 
-export const MAX_ARTIFACT_BYTES = 1024 * 1024;
+/** The default of the config's maxArtifactBytes; a run holds results to the limit frozen into it. */
+export const MAX_ARTIFACT_BYTES = DEFAULT_CONFIG.maxArtifactBytes;
+
+/** Where a result stood on the ingesting machine: a workspace-relative path, an absolute one, or `<stdin>`. */
+export const STDIN_ARTIFACT = '<stdin>';
 
 export interface IngestOutcome extends IngestionOutcome {
   /** The delegation after the ingestion (and verification). */
@@ -21,19 +27,22 @@ export interface IngestOutcome extends IngestionOutcome {
   verification?: VerificationOutcome;
 }
 
+/** Handed in from outside the coordinator (`baton ingest`, the editor): checked by authorizeIngest. */
+export interface HandedIn {
+  token?: string;
+}
+
 /**
- * Accepts (or rejects) a result artifact for a delegation: read it (at most 1 MiB), hash
- * it, check it against the contract, the delegation and the workspace — all before the
- * transaction — then record it in one transaction, and verify a PASS when the task has
- * verify commands. A missing file is bad input, and a file in another run's folder is
- * refused (`ingest.artifact-of-other-run`): nothing is written.
+ * Accepts (or rejects) a result artifact file for a delegation: the file's content is ingested
+ * as if handed in as content (ingestArtifactContent), its path kept as where it stood. A
+ * missing file is bad input, and a file in another run's folder is refused
+ * (`ingest.artifact-of-other-run`): nothing is written.
  */
 export async function ingestArtifact(
   ctx: EngineContext,
   delegation: Delegation,
   absolutePath: string,
-  /** Handed in from outside the coordinator (`baton ingest`, the editor): checked by authorizeIngest. */
-  handedIn?: { token?: string },
+  handedIn?: HandedIn,
 ): Promise<IngestOutcome> {
   refuseOtherRunsArtifact(ctx.workspace, delegation, absolutePath);
   let size: number;
@@ -55,38 +64,92 @@ export async function ingestArtifact(
     );
   }
   refuseOtherRunsArtifact(realpathOr(ctx.workspace), delegation, realpathOr(absolutePath));
+  const artifactPath = workspacePath(ctx.workspace, absolutePath);
+  const limit = await artifactLimitOf(ctx, delegation.runId);
+  // Too large to read: only its digest is taken (streamed), for the coordinator's rejected record.
+  if (size > limit)
+    return ingestArtifactContent(ctx, delegation, { oversized: { size, path: absolutePath } }, artifactPath, handedIn);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(absolutePath);
+  } catch (err) {
+    throw new BatonError(
+      'ingest.artifact-unreadable',
+      `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+    );
+  }
+  return ingestArtifactContent(ctx, delegation, { bytes }, artifactPath, handedIn);
+}
+
+/**
+ * Accepts (or rejects) a result artifact handed in as content — from stdin, from a file read
+ * on this machine, or again from the store — for a delegation: check its size against the
+ * run's limit and that it is UTF-8 text, hash it, check it against the contract, the
+ * delegation and the workspace (the ingesting machine's: where the worker worked) — all
+ * before the transaction — then keep its content (by digest) and record it in one
+ * transaction, and verify a PASS when the task has verify commands.
+ *
+ * Handed in (`baton ingest`, the editor), an artifact over the limit or not text is refused
+ * (`ingest.artifact-too-large`, `ingest.artifact-not-text`, exit 2) and nothing is written:
+ * the person or worker who handed it in is there to fix it. From the coordinator (a worker's
+ * result file after its process ended) it is recorded as a rejected result without its content,
+ * so the attempt waits at an ingestion_failed gate instead of for its lease (docs/team-artifacts.md).
+ */
+export async function ingestArtifactContent(
+  ctx: EngineContext,
+  delegation: Delegation,
+  source: { bytes: Uint8Array } | { oversized: { size: number; path: string } },
+  /** Where the content stood on the ingesting machine (workspace-relative, absolute or STDIN_ARTIFACT): a label. */
+  artifactPath: string,
+  handedIn?: HandedIn,
+): Promise<IngestOutcome> {
+  const limit = await artifactLimitOf(ctx, delegation.runId);
+  const size = 'bytes' in source ? source.bytes.byteLength : source.oversized.size;
   let digest: string;
   let issues: Issue[];
   let resultStatus: Delegation['resultStatus'];
   let summary: string | undefined;
-  if (size > MAX_ARTIFACT_BYTES) {
-    digest = await digestFile(absolutePath);
-    issues = [
-      issue(
-        'result.artifact-too-large',
-        '',
-        `The artifact is ${size} bytes; the limit is ${MAX_ARTIFACT_BYTES} bytes (1 MiB).`,
-        'Keep the result artifact short: a summary and paths to the files that hold the work.',
-      ),
-    ];
+  let content: string | undefined;
+  if (size > limit || !('bytes' in source)) {
+    const message = `The artifact is ${size} bytes; this run's limit is ${limit} bytes (maxArtifactBytes${limit === MAX_ARTIFACT_BYTES ? ', 1 MiB' : ''}).`;
+    const recommendation = 'Keep the result artifact short: a summary and paths to the files that hold the work.';
+    if (handedIn)
+      throw new BatonError(
+        'ingest.artifact-too-large',
+        `${artifactPath}: ${message} Nothing was recorded. ${recommendation}`,
+      );
+    digest = 'bytes' in source ? digestOf(source.bytes) : await digestFile(source.oversized.path);
+    issues = [issue('result.artifact-too-large', '', message, recommendation)];
   } else {
-    const bytes = readFileSync(absolutePath);
-    digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    const parsed = parseResultArtifact(bytes.toString('utf8'), { taskId: delegation.taskId, agent: delegation.agent });
-    issues = parsed.issues;
-    if (parsed.result) {
-      if (parsed.result.artifacts.length > 0) {
-        // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated).
-        const runtime = await ctx.store.read((r) =>
-          r.get<{ cwd: string | null }>(
-            `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
-            [delegation.runId, delegation.id],
-          ),
+    digest = digestOf(source.bytes);
+    content = textOf(source.bytes);
+    if (content === undefined) {
+      const message = 'The artifact is not UTF-8 text (invalid UTF-8, or a NUL byte): a result is a markdown file.';
+      const recommendation = 'Hand in the markdown result artifact, saved as UTF-8.';
+      if (handedIn)
+        throw new BatonError(
+          'ingest.artifact-not-text',
+          `${artifactPath}: ${message} Nothing was recorded. ${recommendation}`,
         );
-        issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+      issues = [issue('result.artifact-not-text', '', message, recommendation)];
+    } else {
+      const parsed = parseResultArtifact(content, { taskId: delegation.taskId, agent: delegation.agent });
+      issues = parsed.issues;
+      if (parsed.result) {
+        if (parsed.result.artifacts.length > 0) {
+          // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on
+          // the machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
+          const runtime = await ctx.store.read((r) =>
+            r.get<{ cwd: string | null }>(
+              `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+              [delegation.runId, delegation.id],
+            ),
+          );
+          issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+        }
+        resultStatus = parsed.result.status;
+        summary = parsed.result.summary;
       }
-      resultStatus = parsed.result.status;
-      summary = parsed.result.summary;
     }
   }
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
@@ -106,9 +169,10 @@ export async function ingestArtifact(
       {
         runId: delegation.runId,
         delegationId: delegation.id,
-        artifactPath: workspacePath(ctx.workspace, absolutePath),
+        artifactPath,
         digest,
         issues,
+        ...(content !== undefined ? { content: { digest, bytes: size, content } } : {}),
         ...(resultStatus ? { resultStatus } : {}),
         ...(summary ? { summary } : {}),
       },
@@ -133,6 +197,30 @@ export async function ingestArtifact(
     delegation: final!,
     ...(verification && (verification.ran > 0 || verification.reused > 0) ? { verification } : {}),
   };
+}
+
+/** The run's frozen limit; a run started before it was frozen takes this machine's config. */
+async function artifactLimitOf(ctx: EngineContext, runId: string): Promise<number> {
+  const settings = await ctx.store.read((r) => readRunSettings(r, runId));
+  return settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes;
+}
+
+function digestOf(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+/**
+ * The bytes as text, or undefined when they are not UTF-8 or hold a NUL (PostgreSQL's text
+ * refuses NUL, and no markdown result has one). A leading byte-order mark stays part of the text.
+ */
+export function textOf(bytes: Uint8Array): string | undefined {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  return text.includes('\0') ? undefined : text;
 }
 
 /**

@@ -15,6 +15,7 @@ import { endVerifyProcess, recordVerifyProcess } from '../operations/verifyProce
 import { endVerifyProcesses } from './endVerifyProcesses';
 import type { StoreTx } from '../store/port';
 import { appendBatonFile, ensureBatonFolder } from '../effects/files/safeWrite';
+import { credentialVariables } from '../domain/credentials';
 import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
@@ -253,6 +254,7 @@ async function runVerifyCommand(
       logPath: options.logPath,
       workspace: ctx.workspace,
       env: { ...options.env, BATON_VERIFY_ID: options.verify.id },
+      withhold: credentialVariables(ctx.config.store),
       marker,
       held: true,
     },

@@ -363,6 +363,28 @@ export async function moveMouseAway(page: Page): Promise<void> {
   ).catch(() => undefined);
 }
 
+/**
+ * Waits until an element stops moving and fading in (a notification toast slides up and fades
+ * in for a moment after it shows): for screenshots that show it as the person reads it.
+ */
+export async function waitUntilSteady(element: Locator, timeoutMs = 5_000): Promise<void> {
+  let last = '';
+  await eventually(
+    'the element to stop moving',
+    async () => {
+      const now = await element.evaluate((e) => {
+        const box = e.getBoundingClientRect();
+        return `${box.x},${box.y},${box.width},${box.height},${getComputedStyle(e).opacity}`;
+      });
+      const steady = now === last && now.endsWith(',1');
+      last = now;
+      return steady;
+    },
+    Boolean,
+    { timeoutMs, intervalMs: 200 },
+  );
+}
+
 /** Opens a workspace file by name with Quick Open (Ctrl+P). */
 export async function quickOpen(page: Page, name: string): Promise<void> {
   const widget = quickInput(page);

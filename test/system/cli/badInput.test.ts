@@ -104,4 +104,32 @@ describe('baton CLI: bad input gets one clear line', function () {
     const folder = await run(['ingest', '--delegation', delegation, '--artifact', '.']);
     oneLine(folder, 2, /: it is a folder\.$/);
   });
+
+  it('an artifact over maxArtifactBytes or not UTF-8 text, from a file or stdin: one line, exit 2, store unchanged', async () => {
+    writeFile(ws, '.baton/config.json', JSON.stringify({ maxArtifactBytes: 2048 }));
+    const claimed = await run(['claim', '--plan', 'plan.md', '--task', 'T1', '--json']);
+    const { delegationId, token } = claimed.json<{ delegationId: string; token: string }>();
+    const before = storeFingerprint(ws);
+    writeFile(ws, 'big.md', `# Result\n\n${'x'.repeat(4096)}\n`);
+    const ingest = (artifact: string, input?: Buffer): Promise<CliResult> =>
+      runCli(['ingest', '--delegation', delegationId, '--token', token, '--artifact', artifact], {
+        cwd: ws,
+        ...(input ? { input } : {}),
+      });
+    oneLine(await ingest('big.md'), 2, /^baton: big\.md: The artifact is 4107 bytes; this run's limit is 2048 bytes/);
+    oneLine(
+      await ingest('-', Buffer.alloc(3000, 0x78)),
+      2,
+      /^baton: <stdin>: The artifact is 3000 bytes; this run's limit is 2048 bytes/,
+    );
+    oneLine(
+      await ingest('-', Buffer.from([0x23, 0xff, 0xfe, 0x0a])),
+      2,
+      /^baton: <stdin>: The artifact is not UTF-8 text/,
+    );
+    assert.deepEqual(storeFingerprint(ws), before);
+    // An empty stdin is content too: an empty result, rejected by the contract (recorded, exit 4), not a hang.
+    const empty = await ingest('-', Buffer.alloc(0));
+    assert.equal(empty.code, 4, describeResult(empty));
+  });
 });

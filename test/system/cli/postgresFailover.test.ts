@@ -9,9 +9,10 @@
 // lost the lease.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { git, initRepo } from '../../support/gitRepo';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import {
   cleanEnv,
@@ -182,12 +183,12 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const restarted = second.find((l) => l.kind === 'start');
     assert.ok(stopped, `A's worker got SIGTERM: ${JSON.stringify(lines)}`);
     assert.ok(restarted, `B started the task again: ${JSON.stringify(lines)}\n${bOutput}`);
-    assert.ok(
-      stopped.at < restarted.at,
-      `attempt 1 ended (${stopped.at}) before attempt 2 started (${restarted.at})`,
-    );
+    assert.ok(stopped.at < restarted.at, `attempt 1 ended (${stopped.at}) before attempt 2 started (${restarted.at})`);
     assert.ok(!alive(stopped.pid), "A's worker is gone");
-    assert.ok(second.some((l) => l.kind === 'end'), 'attempt 2 ran to its end');
+    assert.ok(
+      second.some((l) => l.kind === 'end'),
+      'attempt 2 ran to its end',
+    );
     const log = readFileSync(join(machines.a, '.baton/runs', runIds.get(b)!, 'logs/D-T1-coder-001.log'), 'utf8');
     assert.match(log, /\[baton lease watchdog\] the lease of D-T1-coder-001 ran out at .* ending the worker/);
     assert.match(log, /\[baton lease watchdog\] ended \d+ process\(es\), confirmed gone/);
@@ -244,11 +245,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
 
     const coordinatorB = startBaton(['resume'], b, envB);
     assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
-    const before = await assertTakenOverCleanly(
-      machines,
-      stoppedAt - LEASE_SECONDS * 1000,
-      coordinatorB.output(),
-    );
+    const before = await assertTakenOverCleanly(machines, stoppedAt - LEASE_SECONDS * 1000, coordinatorB.output());
 
     // A wakes up: it finds the run taken over, writes nothing, and ends.
     process.kill(coordinatorA.child.pid!, 'SIGCONT');
@@ -264,5 +261,74 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
       before.map((e) => `${e.seq} ${e.type}`),
       'nothing was written after A lost the lease',
     );
+  });
+
+  it('drives a worktree-isolated run only from the clone that started it: another clone is refused (exit 3), that clone takes it over', async () => {
+    const schema = schemaFor(`failover-clone-${process.pid}`);
+    const config = JSON.stringify({
+      store: { kind: 'postgres', schema },
+      leaseSeconds: LEASE_SECONDS,
+      coordinatorLeaseSeconds: LEASE_SECONDS,
+      stopGraceSeconds: STOP_GRACE_SECONDS,
+      retryBackoffSeconds: 0,
+      isolation: 'worktree',
+      defaultWorker: 'fake',
+      workers: {
+        fake: {
+          type: 'process',
+          command: process.execPath,
+          args: [join(ROOT, 'test/fixtures/workers/attemptWorker.js'), '{taskId}'],
+        },
+      },
+    });
+    const scratch = mkdtempSync(join(tmpdir(), 'baton-failover-clones-'));
+    cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+    const a = join(scratch, 'a');
+    const b = join(scratch, 'b');
+    mkdirSync(a);
+    initRepo(a, { '.baton/config.json': config, 'plan.md': planText([{ id: 'T1' }]) });
+    git(scratch, 'clone', '--quiet', a, b);
+    const trace = join(scratch, 'trace');
+    const common = {
+      BATON_STORE_URL: cluster.url,
+      NO_COLOR: '1',
+      FAKE_TRACE: trace,
+      FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': 'linger' }),
+    };
+    const coordinatorA = startBaton(['start', 'plan.md'], a, { ...common, BATON_HOST_ID: 'machine-a' });
+    await waitFor(
+      () => existsSync(trace) && readFileSync(trace, 'utf8').includes('start T1'),
+      "A's worker",
+      60_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+
+    // B, another clone: refused at once, whatever the lease says; it still sees the run.
+    const envB = { ...common, BATON_HOST_ID: 'machine-b' };
+    const refused = await runCli(['resume'], { cwd: b, env: envB, timeoutMs: 30_000 });
+    assert.equal(refused.code, 3, describeResult(refused));
+    assert.match(
+      refused.stderr,
+      /works in worktrees of the git repository at .*\/a, the clone that started it; this workspace is in .*\/b\. Drive it from that clone/,
+    );
+    const status = await runCli(['status'], { cwd: b, env: envB });
+    assert.equal(status.code, 0, describeResult(status));
+    assert.match(status.stdout, /T1/);
+
+    // A's clone (the same machine, a new process) takes it over and finishes it.
+    const resumed = await runCli(['resume'], {
+      cwd: a,
+      env: { ...common, BATON_HOST_ID: 'machine-a' },
+      timeoutMs: 120_000,
+    });
+    assert.equal(resumed.code, 0, describeResult(resumed));
+    const end = (await storedEvents(a, { ...common, BATON_HOST_ID: 'machine-a' }))
+      .filter((e) => e.type === 'run:status')
+      .pop();
+    assert.equal(end?.data.to, 'completed');
+    // The attempts' branches are in A's clone; B's has none.
+    assert.match(git(a, 'branch', '--list', 'baton/*'), /baton\/R-[\w-]+\/T1\//);
+    assert.equal(git(b, 'branch', '--list', 'baton/*'), '', "B's clone is untouched");
   });
 });

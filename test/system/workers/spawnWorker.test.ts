@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../../src/engine/index';
+import { credentialVariables } from '../../../src/engine/domain/credentials';
 import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { makeTempDir } from '../../support/tempDir';
 
@@ -74,6 +75,30 @@ describe('workers: spawnWorker', () => {
     } finally {
       if (saved === undefined) delete process.env.BATON_STORE_URL;
       else process.env.BATON_STORE_URL = saved;
+    }
+  });
+
+  it('withholds PGPASSWORD from a worker of a PostgreSQL store (credentialVariables), not of a file store', async () => {
+    const dir = makeTempDir('baton-spawn-');
+    const saved = process.env.PGPASSWORD;
+    process.env.PGPASSWORD = 'team-db-secret';
+    try {
+      const print = `process.stdout.write(String(process.env.PGPASSWORD))`;
+      const seen = async (name: string, withhold: string[], env?: Record<string, string>): Promise<string> => {
+        const worker = await spawnWorker(
+          { ...node(print), ...(env ? { env } : {}) },
+          { cwd: dir, logPath: join(dir, `${name}.log`), env: {}, withhold },
+        );
+        await worker.exited;
+        return readFileSync(join(dir, `${name}.log`), 'utf8');
+      };
+      assert.equal(await seen('postgres', credentialVariables({ kind: 'postgres' })), 'undefined');
+      assert.equal(await seen('file', credentialVariables({ kind: 'file' })), 'team-db-secret');
+      const own = await seen('own', credentialVariables({ kind: 'postgres' }), { PGPASSWORD: 'project-db' });
+      assert.equal(own, 'project-db', 'a worker whose config sets it keeps its own');
+    } finally {
+      if (saved === undefined) delete process.env.PGPASSWORD;
+      else process.env.PGPASSWORD = saved;
     }
   });
 

@@ -211,6 +211,8 @@ describe('frozen worker definitions: digest and diff', () => {
     assert.deepEqual(settingsDiffering(settings, config({ ...BASE, leaseSeconds: 30, maxConcurrency: 9 })), [
       'leaseSeconds',
     ]);
+    assert.equal(settings.maxArtifactBytes, 1024 * 1024, 'the artifact limit is frozen too');
+    assert.deepEqual(settingsDiffering(settings, config({ ...BASE, maxArtifactBytes: 4096 })), ['maxArtifactBytes']);
   });
 
   it('a spawn resolves only a frozen worker: one the run never froze is refused (worker.not-frozen)', () => {

@@ -334,19 +334,16 @@ describe('engine: claim, heartbeat, stale, gates, ingestion', () => {
       assert.equal(await taskStatus('T5'), 'gated');
     });
 
-    it('rejects an artifact over 1 MiB without parsing it', async () => {
+    it('refuses an artifact handed in over 1 MiB (the default maxArtifactBytes) and writes nothing', async () => {
       const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
       const path = fixture.writeResult('T1.md', { task: 'T1' });
       writeFileSync(path, readFileSync(path, 'utf8') + 'x'.repeat(1024 * 1024));
-      const outcome = await engine.ingest({
-        delegationId: claim.delegation.id,
-        token: claim.token,
-        artifactPath: path,
-      });
-      assert.deepEqual(
-        outcome.record.issues.map((i) => i.code),
-        ['result.artifact-too-large'],
+      const before = storeBytes(fixture.workspace);
+      await assert.rejects(
+        engine.ingest({ delegationId: claim.delegation.id, token: claim.token, artifactPath: path }),
+        (err) => BatonError.is(err, 'ingest.artifact-too-large') && /limit is 1048576 bytes/.test(err.message),
       );
+      assert.deepEqual(storeBytes(fixture.workspace), before);
     });
 
     it('rejects artifact paths that leave the workspace, through .. or a symlink', async () => {

@@ -1,5 +1,11 @@
 import assert from 'node:assert/strict';
-import { displayUrl, redactCredentials, urlHasPassword } from '../../../src/engine/domain/credentials';
+import {
+  credentialVariables,
+  displayUrl,
+  redactCredentials,
+  urlHasPassword,
+} from '../../../src/engine/domain/credentials';
+import { withLibpqSslModes } from '../../../src/engine/store/pgStore';
 
 describe('store credentials are never shown', () => {
   it('hides the password of a PostgreSQL URL, wherever it is in a text', () => {
@@ -32,5 +38,29 @@ describe('store credentials are never shown', () => {
     assert.equal(urlHasPassword('postgres://u@h/db?password=x'), true);
     assert.equal(urlHasPassword('postgres://u@h/db'), false);
     assert.equal(urlHasPassword('postgres://h/db'), false);
+  });
+});
+
+describe('TLS parameters of a store URL', () => {
+  it('are read as libpq reads them: uselibpqcompat is added to a URL with an sslmode, unless it says so itself', () => {
+    assert.equal(
+      withLibpqSslModes('postgres://u:pw@h/db?sslmode=require'),
+      'postgres://u:pw@h/db?sslmode=require&uselibpqcompat=true',
+    );
+    assert.equal(
+      withLibpqSslModes('postgres://u@h/db?sslrootcert=/ca.pem&sslmode=verify-full#x'),
+      'postgres://u@h/db?sslrootcert=/ca.pem&sslmode=verify-full&uselibpqcompat=true#x',
+    );
+    assert.equal(withLibpqSslModes('postgres://u@h/db'), 'postgres://u@h/db');
+    assert.equal(withLibpqSslModes('postgres://u@h/db?application_name=x'), 'postgres://u@h/db?application_name=x');
+    const own = 'postgres://u@h/db?sslmode=require&uselibpqcompat=false';
+    assert.equal(withLibpqSslModes(own), own);
+  });
+});
+
+describe('credentials a worker does not inherit', () => {
+  it('are the store URL always, and PGPASSWORD too with a PostgreSQL store', () => {
+    assert.deepEqual(credentialVariables({ kind: 'file' }), ['BATON_STORE_URL']);
+    assert.deepEqual(credentialVariables({ kind: 'postgres' }), ['BATON_STORE_URL', 'PGPASSWORD']);
   });
 });

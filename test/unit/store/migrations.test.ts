@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { encodeJournalLine, type JournalStatement } from '../../../src/engine/store/journal';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/engine/store/migrations';
+import { storeArtifact } from '../../../src/engine/operations/ingestions/storeArtifact';
+import { readIngestionArtifact } from '../../../src/engine/queries/artifacts';
 import { useTempDir } from '../../support/tempDir';
 
 /** The journal a Baton at schema `version` writes: its migrations, one line each, then `rows`. */
@@ -104,6 +106,32 @@ describe('store migrations', () => {
         { run_id: 'R-2', expected_head: 'base2' },
         { run_id: 'R-3', expected_head: null },
       ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('9: adds the artifacts table; an ingestion from before it keeps its record and has no content', async () => {
+    writeFileSync(
+      join(tmp.path, 'journal-000000000001.log'),
+      journalAt(8, [[INSERT_INGESTION, ['I-1', 'R-1', 'D-T1-coder-001', 'a.md', 'sha256:aa', 1, 'PASS', '[]', 10]]]),
+    );
+    const store = await FileStore.open(tmp.path);
+    try {
+      assert.ok(SCHEMA_VERSION >= 9, `schema ${SCHEMA_VERSION}`);
+      const found = await store.read((r) => readIngestionArtifact(r, 'I-1'));
+      assert.equal(found.record.artifactPath, 'a.md');
+      assert.equal(found.artifact, undefined);
+      await store.transact((tx) =>
+        storeArtifact(tx, { digest: 'sha256:aa', bytes: 4, content: 'text' }, 20).then(() =>
+          storeArtifact(tx, { digest: 'sha256:aa', bytes: 4, content: 'text' }, 30),
+        ),
+      );
+      assert.deepEqual((await store.read((r) => readIngestionArtifact(r, 'I-1'))).artifact, {
+        digest: 'sha256:aa',
+        bytes: 4,
+        content: 'text',
+      });
     } finally {
       await store.close();
     }

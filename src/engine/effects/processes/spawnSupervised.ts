@@ -57,6 +57,8 @@ export interface SpawnOptions {
    * ever runs when the store knows it (docs/architecture.md, "Fenced side effects").
    */
   held?: boolean;
+  /** Variables of this process's environment it does not inherit (the store's credentials); BATON_STORE_URL always. */
+  withhold?: readonly string[];
 }
 
 /** argv[0] of the gate, how a held process is told apart (processes.ts, `isHeldAtGate`). */
@@ -126,10 +128,9 @@ export async function spawnSupervised(
     const execaOptions: Options = {
       cwd: options.cwd,
       // PWD as a shell sets it: opencode takes its project folder from $PWD, not getcwd() (docs/agent-clis.md).
-      // The store's URL (it may carry the team database's password, docs/team.md) is Baton's, not the worker's:
-      // an agent's environment can end up in its transcript and at its model provider. A worker whose config sets it
-      // explicitly keeps it.
-      env: { BATON_STORE_URL: undefined, ...env, PWD: options.cwd },
+      // The store's URL and password (the team database's, docs/team.md) are Baton's, not the worker's: an agent's
+      // environment can end up in its transcript and at its model provider. A worker whose config sets one keeps it.
+      env: { ...withheld(options.withhold), ...env, PWD: options.cwd },
       extendEnv: true,
       detached: true,
       cleanup: false,
@@ -216,4 +217,11 @@ function findExecutable(command: string, cwd: string, path: string): { path: str
 /** execa passes an integer stdio value to the child as that descriptor; its typings only lack the case. */
 function fileDescriptor(fd: number): Options['stdout'] {
   return fd as unknown as Options['stdout'];
+}
+
+/** `names` as variables unset in a child's environment (execa leaves out those set to undefined). */
+function withheld(names: readonly string[] = []): Record<string, undefined> {
+  const out: Record<string, undefined> = { BATON_STORE_URL: undefined };
+  for (const name of names) out[name] = undefined;
+  return out;
 }

@@ -16,6 +16,7 @@ import { settleUnsuccessfulAttempt } from '../tasks/settleUnsuccessfulAttempt';
 import { transitionDelegation, type DelegationChange } from '../delegations/transitionDelegation';
 import type { StoreTx } from '../../store/port';
 import { INGESTION_COLUMNS, toIngestion, type IngestionRow } from '../../store/rows';
+import { storeArtifact, type ArtifactContent } from './storeArtifact';
 
 export interface RecordIngestionInput {
   runId: string;
@@ -26,6 +27,8 @@ export interface RecordIngestionInput {
   resultStatus?: ResultStatus;
   summary?: string;
   issues: Issue[];
+  /** The artifact's content, kept by digest (absent for a result the coordinator rejected as too large or not text). */
+  content?: ArtifactContent;
 }
 
 export interface IngestionOutcome {
@@ -77,6 +80,8 @@ export async function recordIngestion(
   }
 
   const accepted = !hasErrors(input.issues) && input.resultStatus !== undefined;
+  // Kept with the record, so a machine where the artifact's path means nothing reads it from the store.
+  if (input.content) await storeArtifact(tx, input.content, now);
   const ordinal = await nextCounter(tx, 'ingestion');
   const record: IngestionRecord = {
     id: `I-${ordinal}`,
