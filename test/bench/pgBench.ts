@@ -46,7 +46,7 @@ export interface PgBenchOptions {
 
 export const FULL_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 4, 16],
-  cycles: 320,
+  cycles: 160,
   reps: 3,
   latencyBeats: 300,
   latencyIntervalMs: 30,
@@ -599,7 +599,7 @@ async function resident(cluster: PostgresCluster, options: PgBenchOptions): Prom
     const spacing = 1000 / (perProcess * options.residentProcesses);
     // A store that falls behind would take ever longer to drain: what is not committed this long after the last beat
     // was due counts as not kept up with.
-    const graceMs = Math.max(3000, (options.residentSeconds * 1000) / 2);
+    const graceMs = Math.max(3000, (options.residentSeconds * 1000) / 6);
     const replies = await Promise.all(
       children.map((child, p) =>
         child.send({
@@ -672,7 +672,7 @@ export async function runPgBench(options: PgBenchOptions): Promise<PgBenchResult
       }
     const residentResult = options.residentWorkers > 0 ? await resident(cluster, options) : undefined;
     const { log: _log, ...rest } = options;
-    return {
+    const result: PgBenchResult = {
       options: rest,
       server,
       load: { start: loadStart, end: loadavg()[0]! },
@@ -682,6 +682,13 @@ export async function runPgBench(options: PgBenchOptions): Promise<PgBenchResult
       ...(residentResult ? { resident: residentResult } : {}),
       seconds: (Date.now() - started) / 1000,
     };
+    // BATON_BENCH_PG_SAVE=<file>: the figures as JSON, for `pgBench.ts --render <file>` (the section from them again).
+    if (process.env.BATON_BENCH_PG_SAVE)
+      writeFileSync(
+        process.env.BATON_BENCH_PG_SAVE,
+        JSON.stringify({ ...result, pairedRatio: [...result.pairedRatio] }, null, 1),
+      );
+    return result;
   } finally {
     cluster.stop();
   }
@@ -930,6 +937,14 @@ job queue's thousands of jobs a second.
 // ── command line ───────────────────────────────────────────────────────────
 
 async function main(): Promise<void> {
+  const render = process.argv.indexOf('--render');
+  if (render >= 0) {
+    const saved = JSON.parse(readFileSync(process.argv[render + 1]!, 'utf8')) as PgBenchResult & {
+      pairedRatio: Array<[number, Summary]>;
+    };
+    process.stdout.write(pgSection({ ...saved, pairedRatio: new Map(saved.pairedRatio) }));
+    return;
+  }
   const quick = process.argv.includes('--quick');
   const result = await runPgBench({
     ...(quick ? QUICK_PG : FULL_PG),

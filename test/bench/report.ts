@@ -364,7 +364,7 @@ Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`
 folders go), \`--out <file>\` / \`--no-write\`. Scheduling rows: \`BATON_BENCH_SCHED_TASKS\` (tasks with the
 bash worker, default 500; 0 skips them), \`BATON_BENCH_SCHED_NODE_TASKS\` (tasks with the Node worker,
 default 100; 0 skips them), \`BATON_BENCH_SCHED_CONCURRENCY\` (default 1,4,8), \`BATON_BENCH_SCHED_REPS\`
-(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). PostgreSQL rows: \`BATON_BENCH_PG_PROCESSES\` (default 1,4,16), \`BATON_BENCH_PG_CYCLES\` (cycles per repetition and configuration, default 320), \`BATON_BENCH_PG_REPS\` (default 3), \`BATON_BENCH_PG_BEATS\` (heartbeats of the NOTIFY row, default 300; 0 skips it), \`BATON_BENCH_PG_WORKERS\` (resident workers, default 1000; 0 skips them), \`BATON_BENCH_PG_WORKER_PROCESSES\` (default 10), \`BATON_BENCH_PG_SECONDS\` (default 30). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
+(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). PostgreSQL rows: \`BATON_BENCH_PG_PROCESSES\` (default 1,4,16), \`BATON_BENCH_PG_CYCLES\` (cycles per repetition and configuration, default 160), \`BATON_BENCH_PG_REPS\` (default 3), \`BATON_BENCH_PG_BEATS\` (heartbeats of the NOTIFY row, default 300; 0 skips it), \`BATON_BENCH_PG_WORKERS\` (resident workers, default 1000; 0 skips them), \`BATON_BENCH_PG_WORKER_PROCESSES\` (default 10), \`BATON_BENCH_PG_SECONDS\` (default 30). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
 at smoke size, and never the editor rows; the PostgreSQL rows only when given \`pg\`).
 
 ## Results

@@ -29,7 +29,7 @@ import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench
  *   --only dashboard|engine|agents|visible|activation|pg  runs only those rows and rewrites only their section of
  *     the file
  *   BATON_BENCH_PG=0 skips the PostgreSQL rows (their section is kept from the file);
- *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=320   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
+ *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=160   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
  *   BATON_BENCH_PG_WORKERS=1000 (0 skips the resident row)   BATON_BENCH_PG_WORKER_PROCESSES=10
  *   BATON_BENCH_PG_SECONDS=30
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
