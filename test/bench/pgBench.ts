@@ -760,7 +760,8 @@ export function pgSection(r: PgBenchResult): string {
 A PostgreSQL ${r.server} cluster the bench starts for itself on loopback (test/support/postgresCluster.ts,
 \`initdb\` into a temporary folder) with **fsync on** (\`durable: true\`; the test suites run theirs with fsync
 off): a commit returns once its WAL is on the disk, as on a real server. Everything below ran in one run of
-${r.seconds.toFixed(0)} s; 1-minute load average ${r.load.start.toFixed(1)} at its start and ${r.load.end.toFixed(1)} at its end, on 2 cores.
+${r.seconds.toFixed(0)} s; 1-minute load average ${r.load.start.toFixed(1)} at its start (before any of its own processes) and ${r.load.end.toFixed(1)} at its end (its own
+processes included), on 2 cores.
 `);
 
   if (r.throughput.length > 0) {
@@ -848,6 +849,11 @@ ${s.claimSeconds.toFixed(1)} s beforehand (not part of the figures).
 | server CPU (postmaster and backends) | ${s.serverCpuPercent.toFixed(0)}% of one core |
 | the ${s.processes} worker processes' CPU | ${s.clientCpuPercent.toFixed(0)}% of one core |
 | connections: Baton's / every client's, most at once | ${s.connections.baton} / ${s.connections.total} |
+
+Pooling (decided in docs/team.md, "Connections and pooling"): PgStore keeps at most 4 connections per process
+(\`poolSize\`), plus one that listens while the process follows the store. A process's writes go one at a time and
+every process's writes queue on the store's lock, so one connection writes and the others serve reads; here the
+${s.processes} processes held ${s.connections.baton} at most (${(s.connections.baton / s.processes).toFixed(1)} each: the write, and the announcement's read beside it).
 `);
   }
 
@@ -908,7 +914,7 @@ single-statement transactions lock only the job row they touch (\`FOR UPDATE SKI
 holds) and the server commits them side by side, flushing the WAL for several at once. A Baton cycle also
 does more: ${most ? most.roundTrips.toFixed(1) : '—'} round trips and ${most ? most.transactions.toFixed(1) : '—'} transactions against the bare loop's ${bareMost ? bareMost.roundTrips.toFixed(1) : '—'} and ${bareMost ? bareMost.transactions.toFixed(1) : '—'}
 (the lease-expiry read before a claim, the run's slots and the task's dependencies checked, the event log
-appended, the result ingested with its record), and ${most ? most.serverCpuMs.toFixed(2) : '—'} ms of server CPU against ${bareMost ? bareMost.serverCpuMs.toFixed(2) : '—'}: ${Number.isFinite(perCycleMs) ? `${perCycleMs.toFixed(1)} ms` : '—'} per cycle, most of it inside the lock.
+appended, the result ingested with its record), and ${most ? most.serverCpuMs.toFixed(2) : '—'} ms of server CPU against ${bareMost ? bareMost.serverCpuMs.toFixed(2) : '—'}: ${Number.isFinite(perCycleMs) ? `${perCycleMs.toFixed(1)} ms` : '—'} of wall time per cycle at ${b.processes} processes, with every write of every process waiting its turn.
 
 What it would take: row-level locking instead of the store-wide lock — each operation's compare-and-set done
 on the rows it changes (\`SELECT … FOR UPDATE\` of the task and the runtime, \`UPDATE … WHERE status = …\`
@@ -927,10 +933,25 @@ job queue's thousands of jobs a second.
     out.push(
       `**Heartbeat → observer, p95 ≤ ${PG_TARGETS.notifyP95Ms} ms** — ✗, p95 ${ms(checks.notify.p95)} ms. See the load average above: the observer's wake-up waits for a core.`,
     );
-  if (checks.keepsUp && !checks.keepsUp.holds && r.resident)
-    out.push(
-      `**Resident workers: no growing lag** — ✗: lag p95 ${ms(r.resident.lagStart.p95)} ms at the start, ${ms(r.resident.lagEnd.p95)} ms at the end; ${n0(r.resident.committed)} of ${n0(r.resident.scheduled)} beats committed.`,
-    );
+  if (checks.keepsUp && !checks.keepsUp.holds && r.resident) {
+    const s = r.resident;
+    out.push(`**${n0(s.workers)} resident workers at 1 Hz: the store keeps up** — ✗: ${n0(s.committed)} of ${n0(s.scheduled)} beats committed,
+${formatRate(s.committedPerSecond)} a second against ${n0(s.workers)} due (${n0(s.uncommitted)} still queued ${s.graceSeconds} s after the last was due); lag p95
+${ms(s.lagStart.p95)} ms in the first ${LAG_WINDOW_SECONDS} s, ${ms(s.lagEnd.p95)} ms in the last. The machine was the limit: the server used
+${s.serverCpuPercent.toFixed(0)}% of a core and the ${s.processes} processes ${s.clientCpuPercent.toFixed(0)}%, together ${(s.serverCpuPercent + s.clientCpuPercent).toFixed(0)}% of the 200% two cores give.
+Each beat costs ${s.roundTripsPerBeat.toFixed(1)} round trips: 4 in its write transaction (BEGIN with the store's lock, the runtime read, the
+update, NOTIFY with COMMIT), all under the store-wide lock, and about 5 more for the engine's announcement
+after the commit — a read transaction of every live runtime (all ${n0(s.workers)} of them), the new events and the live
+attempts' usage — which each engine makes after its own commits even when nothing listens (announcer.ts keeps
+its picture current for a listener that may come).
+
+What it would take: beats batched — one transaction renewing every lease a process has due at that moment, as
+a coordinator already does with the beats its workers relay (at most twice a second), so that a process of 100
+workers makes a few commits a second instead of 100; the announcement read skipped while nothing listens, or
+narrowed to the runtimes that changed; then the row-level locking above. Until then, plan on the rate measured
+here (per database, on this machine) for resident workers that beat through their own heartbeat calls.
+`);
+  }
   return out.length > 0 ? `### Targets that do not hold, argued\n\n${out.join('\n')}` : undefined;
 }
 
