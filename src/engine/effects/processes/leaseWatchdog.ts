@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { sleep, systemClock, type Clock } from '../../domain/clock';
+import { credentialVariables } from '../../domain/credentials';
 import { WATCHDOG_POLL_MS, type ProcessIdentity } from '../../domain/process';
 import { appendBatonFile, ensureBatonFolder, writeBatonFile } from '../files/safeWrite';
 import { isProcessAlive, terminateWorker, workerMarker } from './processes';
@@ -51,8 +52,9 @@ function readLeaseDeadline(path: string): number | undefined {
 export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker): ProcessIdentity | undefined {
   const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
   // The worker's own markers are not the watchdog's: a sweep for the worker's processes must not find it.
-  delete env.BATON_RUNTIME_ID;
-  delete env.BATON_VERIFY_ID;
+  // Nor does it need the store: no credential reaches it.
+  for (const name of ['BATON_RUNTIME_ID', 'BATON_VERIFY_ID', ...credentialVariables({ kind: 'postgres' })])
+    delete env[name];
   const child = spawn(process.execPath, [cliPath, 'lease-watchdog', JSON.stringify(worker)], {
     detached: true,
     stdio: 'ignore',
