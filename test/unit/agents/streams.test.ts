@@ -113,6 +113,17 @@ describe('agent streams: the real CLIs, read into one vocabulary', () => {
     }
   });
 
+  it('opencode has answered at its last model call (step_finish, reason stop), before its process exits: later tokens never stop it', () => {
+    const parser = agentStreamParser('opencode');
+    let activity = emptyActivity();
+    for (const line of lines('opencode', 'write-and-shell'))
+      for (const e of parser.feed(line)) activity = applyAgentEvent(activity, e);
+    // Not yet `end()` (the process has not exited): the answer is already known, with all its tokens.
+    assert.equal(activity.ended?.ok, true);
+    assert.match(activity.ended?.finalText ?? '', /^Done: I wrote notes\/hello\.txt/);
+    assert.deepEqual(parser.end(), [], 'its end is not said twice');
+  });
+
   describe('a resumed session counts only its own run', () => {
     it('Codex reports usage cumulative per thread: the earlier run is subtracted', () => {
       const parser = agentStreamParser('codex', { priorTotals: { inputTokens: 1201, outputTokens: 31 } });

@@ -19,6 +19,8 @@ export function opencodeParser(options: ParserOptions = {}): AgentStreamParser {
   let session: string | undefined;
   let lastMessage: string | undefined;
   let failed = false;
+  let answered = false;
+  const end = (): AgentEvent => ({ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) });
   return {
     feed(line) {
       const o = jsonLine(line);
@@ -36,6 +38,7 @@ export function opencodeParser(options: ParserOptions = {}): AgentStreamParser {
         case 'text':
           if (text(part.text)) {
             lastMessage = text(part.text)!;
+            answered = false; // a message after the answer: its end is taken again when the process exits
             events.push({ kind: 'message', text: lastMessage });
           }
           break;
@@ -65,6 +68,10 @@ export function opencodeParser(options: ParserOptions = {}): AgentStreamParser {
             outputTokens: count(tokens.output),
             ...cost,
           });
+          if (part.reason === 'stop' && lastMessage !== undefined && !failed) {
+            answered = true;
+            events.push(end());
+          }
           break;
         }
         case 'error': {
@@ -77,6 +84,7 @@ export function opencodeParser(options: ParserOptions = {}): AgentStreamParser {
       }
       return events;
     },
-    end: () => [{ kind: 'end', ok: !failed, ...(lastMessage ? { finalText: lastMessage } : {}) }],
+    // Said again only when something came after the answer (an error, another message).
+    end: () => (answered && !failed ? [] : [end()]),
   };
 }
