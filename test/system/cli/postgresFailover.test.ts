@@ -79,16 +79,15 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
-  /** Two clones of one project on one store; A's first attempt of T1 hangs until it is ended. */
-  function twoMachines(name: string) {
-    const schema = schemaFor(`failover-${name}-${process.pid}`);
-    const config = JSON.stringify({
+  /** Both machines' config: short leases, the attempt worker, the store in `schema`. */
+  function failoverConfig(schema: string, isolation: 'none' | 'worktree'): string {
+    return JSON.stringify({
       store: { kind: 'postgres', schema },
       leaseSeconds: LEASE_SECONDS,
       coordinatorLeaseSeconds: LEASE_SECONDS,
       stopGraceSeconds: STOP_GRACE_SECONDS,
       retryBackoffSeconds: 0,
-      isolation: 'none',
+      isolation,
       defaultWorker: 'fake',
       workers: {
         fake: {
@@ -98,6 +97,23 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
         },
       },
     });
+  }
+
+  /** A's `baton start`, once its first worker runs (FAKE_TRACE has its start line). */
+  async function startOnA(cwd: string, env: Record<string, string>, trace: string) {
+    const coordinator = startBaton(['start', 'plan.md'], cwd, env);
+    await waitFor(
+      () => existsSync(trace) && / D-T1-coder-001$/m.test(readFileSync(trace, 'utf8')),
+      "A's worker to start",
+      60_000,
+    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinator.output()}`));
+    return coordinator;
+  }
+
+  /** Two clones of one project on one store; A's first attempt of T1 hangs until it is ended. */
+  function twoMachines(name: string) {
+    const schema = schemaFor(`failover-${name}-${process.pid}`);
+    const config = failoverConfig(schema, 'none');
     const a = makeWorkspace('baton-failover-a-');
     const b = makeWorkspace('baton-failover-b-');
     const scratch = mkdtempSync(join(tmpdir(), 'baton-failover-trace-'));
@@ -128,7 +144,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
           const [kind, , at, pid, delegation] = line.split(' ');
           return { kind: kind as TraceLine['kind'], at: Number(at), pid: Number(pid), delegation: delegation! };
         });
-    return { a, b, envA, envB, traced };
+    return { a, b, envA, envB, traced, trace };
   }
 
   /** A process of its own group (a machine's `baton`), its output gathered. */
@@ -209,13 +225,8 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
 
   it('B takes over when A’s coordinator is SIGKILLed: after the lease, with a higher epoch; A’s worker was ended by its watchdog first', async () => {
     const machines = twoMachines('kill');
-    const { a, b, envA, envB, traced } = machines;
-    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
-    await waitFor(
-      () => traced().some((l) => l.kind === 'start' && l.delegation === 'D-T1-coder-001'),
-      "A's worker to start",
-      60_000,
-    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    const { a, b, envA, envB, traced, trace } = machines;
+    const coordinatorA = await startOnA(a, envA, trace);
     const lastRenewal = Date.now();
     process.kill(coordinatorA.child.pid!, 'SIGKILL');
     await coordinatorA.exited;
@@ -233,13 +244,8 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
 
   it('a coordinator SIGSTOPped past its lease and continued writes nothing: B took over and finished; A steps down', async () => {
     const machines = twoMachines('stop');
-    const { a, b, envA, envB, traced } = machines;
-    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
-    await waitFor(
-      () => traced().some((l) => l.kind === 'start' && l.delegation === 'D-T1-coder-001'),
-      "A's worker to start",
-      60_000,
-    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    const { a, b, envA, envB, trace } = machines;
+    const coordinatorA = await startOnA(a, envA, trace);
     const stoppedAt = Date.now();
     process.kill(coordinatorA.child.pid!, 'SIGSTOP');
 
@@ -265,22 +271,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
 
   it('drives a worktree-isolated run only from the clone that started it: another clone is refused (exit 3), that clone takes it over', async () => {
     const schema = schemaFor(`failover-clone-${process.pid}`);
-    const config = JSON.stringify({
-      store: { kind: 'postgres', schema },
-      leaseSeconds: LEASE_SECONDS,
-      coordinatorLeaseSeconds: LEASE_SECONDS,
-      stopGraceSeconds: STOP_GRACE_SECONDS,
-      retryBackoffSeconds: 0,
-      isolation: 'worktree',
-      defaultWorker: 'fake',
-      workers: {
-        fake: {
-          type: 'process',
-          command: process.execPath,
-          args: [join(ROOT, 'test/fixtures/workers/attemptWorker.js'), '{taskId}'],
-        },
-      },
-    });
+    const config = failoverConfig(schema, 'worktree');
     const scratch = mkdtempSync(join(tmpdir(), 'baton-failover-clones-'));
     cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
     const a = join(scratch, 'a');
@@ -295,12 +286,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
       FAKE_TRACE: trace,
       FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': 'linger' }),
     };
-    const coordinatorA = startBaton(['start', 'plan.md'], a, { ...common, BATON_HOST_ID: 'machine-a' });
-    await waitFor(
-      () => existsSync(trace) && readFileSync(trace, 'utf8').includes('start T1'),
-      "A's worker",
-      60_000,
-    ).catch((err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`));
+    const coordinatorA = await startOnA(a, { ...common, BATON_HOST_ID: 'machine-a' }, trace);
     process.kill(coordinatorA.child.pid!, 'SIGKILL');
     await coordinatorA.exited;
 
