@@ -76,7 +76,19 @@ export class EventAnnouncer implements Disposable {
 
   /** Announces what changed since the last announcement: new log events, then heartbeats. */
   private async announce(): Promise<void> {
-    // Kept up to date even with no listener, so that one who subscribes later hears the very next beat.
+    // With nobody listening (a resident worker's process, `baton heartbeat`, a bench's claimer) only the log's
+    // position is kept: reading every live runtime after each commit cost a beat more than its own transaction.
+    // A listener who comes later hears the events from then on, and a heartbeat for each runtime that beat
+    // since the last full look (its state as it is now).
+    if (!this.emitter.hasListeners) {
+      const lastId = await this.store.read((r) => lastEventId(r));
+      // One who subscribed during that read hears everything after the previous position instead: an event
+      // from just before it subscribed is better than one lost.
+      if (!this.emitter.hasListeners) {
+        this.lastId = Math.max(this.lastId, lastId);
+        return;
+      }
+    }
     const now = this.clock.now();
     const { events, runtimes, usage } = await this.store.read(async (r) => {
       const live = await liveRuntimes(r);

@@ -39,7 +39,6 @@ import { decideGate, type DecideGateOutcome } from './operations/gates/decideGat
 import { openRunForPlan } from './operations/runs/openRunForPlan';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
 import { expireStaleRuntimes, type ExpiredRuntime, type ExpiryScope } from './operations/runtimes/expireStaleRuntimes';
-import { renewRuntimeLease } from './operations/runtimes/renewRuntimeLease';
 import { liftStops } from './operations/stops/stopRequests';
 import { readCoordinatorLease } from './queries/coordinatorLease';
 import { readRunSettings } from './queries/runs';
@@ -75,6 +74,7 @@ import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktree
 import type { EngineContext } from './usecases/context';
 import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
+import { HeartbeatBatch, type WorkerBeat } from './usecases/heartbeatBatch';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import { ingestArtifact, ingestArtifactContent, STDIN_ARTIFACT, type IngestOutcome } from './usecases/ingestArtifact';
 import {
@@ -124,6 +124,7 @@ export interface ClaimOutcome extends Claim {
  */
 export class Engine {
   private readonly announcer: EventAnnouncer;
+  private readonly heartbeats: HeartbeatBatch;
   readonly onEvent: EventAnnouncer['onEvent'];
   private openNotices: readonly string[] = [];
 
@@ -138,6 +139,7 @@ export class Engine {
     private readonly cliPath?: string,
   ) {
     this.announcer = announcer;
+    this.heartbeats = new HeartbeatBatch(store, clock);
     this.onEvent = announcer.onEvent;
   }
 
@@ -209,6 +211,7 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    await this.heartbeats.settled();
     await this.announcer.settled();
     this.announcer.dispose();
     await this.store.close();
@@ -304,20 +307,9 @@ export class Engine {
     });
   }
 
-  async heartbeat(input: { runtimeId: string; token: string; progress?: string }): Promise<WorkerRuntime> {
-    const outcome = await this.store.transact((tx) =>
-      renewRuntimeLease(
-        tx,
-        {
-          runtimeId: input.runtimeId,
-          authority: { holder: 'worker', token: input.token },
-          ...(input.progress !== undefined ? { progress: input.progress } : {}),
-        },
-        this.clock.now(),
-      ),
-    );
-    if (!outcome.renewed) throw outcome.error;
-    return outcome.runtime;
+  /** A worker's heartbeat; beats sent while another commits go together in the next commit (HeartbeatBatch). */
+  heartbeat(input: WorkerBeat): Promise<WorkerRuntime> {
+    return this.heartbeats.renew(input);
   }
 
   /** Marks every lease that ran out as STALE and applies the retry policy. */

@@ -313,30 +313,21 @@ export class PgStore implements StorePort {
    * Creates the schema when it is missing, refuses one a newer Baton wrote, and applies the
    * migrations it lacks — all in one transaction under the store's lock, so two processes
    * opening a new store at once neither race nor half-migrate it (PostgreSQL's DDL is
-   * transactional).
+   * transactional). A store already at this Baton's version is only looked at: every short
+   * command (a worker's `baton heartbeat`, `status`) opens the store, and none of them should
+   * wait for the store's writers.
    */
   private async prepareSchema(): Promise<void> {
     const client = await this.connect();
     let broken: unknown;
     try {
+      if (this.checkVersion(await this.storedVersion(client)) === SCHEMA_VERSION) return;
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
       // Looked up first: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when it exists.
       const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
       if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${this.schema}`);
       await client.query(`SET LOCAL search_path TO ${this.schema}`);
-      const meta = await client.query<{ present: number }>(`SELECT (to_regclass('store_meta') IS NOT NULL) AS present`);
-      const version = meta.rows[0]?.present
-        ? Number(
-            (await client.query<{ value: string }>(`SELECT value FROM store_meta WHERE key = 'schema_version'`)).rows[0]
-              ?.value ?? 0,
-          )
-        : 0;
-      if (version > SCHEMA_VERSION) {
-        throw new BatonError(
-          'store.schema-too-new',
-          `The Baton store at ${this.location} was written by a newer Baton (schema ${version}; this one knows up to ${SCHEMA_VERSION}). Update Baton; the store was left untouched.`,
-        );
-      }
+      const version = this.checkVersion(await this.storedVersion(client));
       for (const migration of MIGRATIONS) {
         if (migration.version <= version) continue;
         for (const sql of migration.postgres ?? migration.statements) await client.query(postgresDdl(sql));
@@ -353,6 +344,26 @@ export class PgStore implements StorePort {
     } finally {
       client.release(broken as Error | undefined);
     }
+  }
+
+  /** The schema version the store's meta table records; 0 when the schema or the table is not there yet. */
+  private async storedVersion(client: pg.PoolClient): Promise<number> {
+    const meta = await client.query<{ present: boolean }>(`SELECT (to_regclass('store_meta') IS NOT NULL) AS present`);
+    if (!meta.rows[0]?.present) return 0;
+    const row = (await client.query<{ value: string }>(`SELECT value FROM store_meta WHERE key = 'schema_version'`))
+      .rows[0];
+    return Number(row?.value ?? 0);
+  }
+
+  /** A store a newer Baton wrote is refused, untouched. */
+  private checkVersion(version: number): number {
+    if (version > SCHEMA_VERSION) {
+      throw new BatonError(
+        'store.schema-too-new',
+        `The Baton store at ${this.location} was written by a newer Baton (schema ${version}; this one knows up to ${SCHEMA_VERSION}). Update Baton; the store was left untouched.`,
+      );
+    }
+    return version;
   }
 
   // ── following other processes ───────────────────────────────────────────

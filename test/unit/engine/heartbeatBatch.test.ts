@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { BatonError, type EngineEvent } from '../../../src/engine/index';
+import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
+import { FileStore } from '../../../src/engine/store/fileStore';
+import type { StorePort, StoreTx } from '../../../src/engine/store/port';
+import { HeartbeatBatch } from '../../../src/engine/usecases/heartbeatBatch';
+import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+
+/** The store, counting its write transactions; `failCommits` makes each one throw after its work (nothing commits). */
+class CountingStore {
+  transactions = 0;
+  failCommits = false;
+  constructor(readonly inner: StorePort) {}
+  get port(): StorePort {
+    return {
+      ...this.inner,
+      transact: <T>(work: (tx: StoreTx) => Promise<T>) => {
+        this.transactions++;
+        return this.inner.transact(async (tx) => {
+          const result = await work(tx);
+          if (this.failCommits) throw new Error('the disk went away');
+          return result;
+        });
+      },
+      read: (work) => this.inner.read(work),
+    };
+  }
+}
+
+describe('worker heartbeats committed together (HeartbeatBatch)', () => {
+  let fixture: EngineFixture;
+  let store: FileStore | undefined;
+  beforeEach(() => {
+    fixture = new EngineFixture();
+    fixture.write('plan.md', DEMO_PLAN);
+  });
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+    await fixture.dispose();
+  });
+
+  async function twoClaims() {
+    const engine = await fixture.open();
+    const t1 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const t5 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
+    store = await FileStore.open(storeDirOf(fixture.workspace));
+    return { engine, t1, t5, counting: new CountingStore(store) };
+  }
+
+  it('commits the beats sent while one commits in the next single transaction, each with its own outcome', async () => {
+    const { engine, t1, t5, counting } = await twoClaims();
+    const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);
+    const sent = [
+      batch.renew({ runtimeId: t1.runtimeId, token: t1.token, progress: 'first' }),
+      ...Array.from({ length: 8 }, (_, i) => {
+        const claim = i % 2 === 0 ? t1 : t5;
+        return batch.renew({ runtimeId: claim.runtimeId, token: claim.token, progress: `beat ${i}` });
+      }),
+      batch.renew({ runtimeId: t5.runtimeId, token: 'not-its-token' }),
+    ];
+    const outcomes = await Promise.allSettled(sent);
+
+    // The first went alone (nothing was committing); the nine sent meanwhile went together.
+    assert.equal(counting.transactions, 2);
+    const refused = outcomes.at(-1)!;
+    assert.equal(refused.status, 'rejected');
+    assert.ok(BatonError.is(refused.reason, 'runtime.wrong-token'));
+    assert.deepEqual(
+      outcomes.slice(0, -1).map((o) => o.status),
+      Array.from({ length: 9 }, () => 'fulfilled'),
+    );
+    // The refusal undid nothing: every renewal is in the store, in order.
+    await engine.refresh();
+    const runtimes = new Map((await engine.overview(t1.runId)).runtimes.map((r) => [r.id, r]));
+    assert.equal(runtimes.get(t1.runtimeId)?.heartbeatCount, 5);
+    assert.equal(runtimes.get(t1.runtimeId)?.progress, 'beat 6');
+    assert.equal(runtimes.get(t5.runtimeId)?.heartbeatCount, 4);
+    assert.equal(runtimes.get(t5.runtimeId)?.progress, 'beat 7');
+  });
+
+  it('commits a beat sent from a settled beat’s callback (the loop that settled it had ended)', async () => {
+    const { t1, counting } = await twoClaims();
+    const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);
+    const second = await batch
+      .renew({ runtimeId: t1.runtimeId, token: t1.token })
+      .then(() => batch.renew({ runtimeId: t1.runtimeId, token: t1.token }));
+    assert.equal(second.heartbeatCount, 2);
+    assert.equal(counting.transactions, 2);
+  });
+
+  it('rejects every beat of a commit that fails, and writes none of them', async () => {
+    const { engine, t1, t5, counting } = await twoClaims();
+    const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);
+    counting.failCommits = true;
+    const outcomes = await Promise.allSettled([
+      batch.renew({ runtimeId: t1.runtimeId, token: t1.token }),
+      batch.renew({ runtimeId: t5.runtimeId, token: t5.token }),
+      batch.renew({ runtimeId: t1.runtimeId, token: t1.token }),
+    ]);
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'renewed')),
+      ['the disk went away', 'the disk went away', 'the disk went away'],
+    );
+    await engine.refresh();
+    const overview = await engine.overview(t1.runId);
+    assert.deepEqual(
+      overview.runtimes.map((r) => r.heartbeatCount),
+      [0, 0],
+    );
+    // The batch goes on: the next beat commits.
+    counting.failCommits = false;
+    assert.equal((await batch.renew({ runtimeId: t1.runtimeId, token: t1.token })).heartbeatCount, 1);
+  });
+
+  it('through the engine: concurrent heartbeats are announced to a listener, each runtime once per look', async () => {
+    const { engine, t1, t5 } = await twoClaims();
+    const heard: EngineEvent[] = [];
+    engine.onEvent((e) => heard.push(e));
+    await Promise.all([
+      engine.heartbeat({ runtimeId: t1.runtimeId, token: t1.token, progress: 'a' }),
+      engine.heartbeat({ runtimeId: t5.runtimeId, token: t5.token, progress: 'b' }),
+      engine.heartbeat({ runtimeId: t1.runtimeId, token: t1.token, progress: 'c' }),
+    ]);
+    await engine.refresh();
+    const beats = heard.filter((e) => e.type === 'runtime:heartbeat');
+    const last = new Map(beats.map((e) => [e.data.runtimeId, e.data]));
+    assert.equal(last.get(t1.runtimeId)?.heartbeatCount, 2);
+    assert.equal(last.get(t1.runtimeId)?.progress, 'c');
+    assert.equal(last.get(t5.runtimeId)?.progress, 'b');
+  });
+});
+
+describe('the engine’s announcements with nobody listening', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => {
+    fixture = new EngineFixture();
+    fixture.write('plan.md', DEMO_PLAN);
+  });
+  afterEach(() => fixture.dispose());
+
+  it('keep only the log’s position; a listener who comes later hears what happens from then on', async () => {
+    const engine = await fixture.open();
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'unheard' });
+    await engine.refresh();
+
+    const heard: EngineEvent[] = [];
+    engine.onEvent((e) => heard.push(e));
+    await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'heard' });
+    await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
+    await engine.refresh();
+
+    // No event from before the listener came (the claim of T1, the run's creation) …
+    assert.ok(!heard.some((e) => e.type === 'run:created'));
+    assert.ok(!heard.some((e) => e.type === 'delegation:claimed' && e.data.delegationId === 'D-T1-coder-001'));
+    // … and everything after it: the beat (its state now) and the next claim.
+    const beat = heard.find((e) => e.type === 'runtime:heartbeat');
+    assert.ok(beat?.type === 'runtime:heartbeat');
+    assert.equal(beat.data.progress, 'heard');
+    assert.equal(beat.data.heartbeatCount, 2);
+    assert.ok(heard.some((e) => e.type === 'delegation:claimed' && e.data.delegationId === 'D-T5-coder-001'));
+  });
+});
