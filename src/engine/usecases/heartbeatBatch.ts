@@ -1,7 +1,11 @@
 import type { Clock } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { WorkerRuntime } from '../domain/types';
-import { renewRuntimeLease, type RenewLeaseOutcome } from '../operations/runtimes/renewRuntimeLease';
+import {
+  readRenewableRuntimes,
+  renewRuntimeLease,
+  type RenewLeaseOutcome,
+} from '../operations/runtimes/renewRuntimeLease';
 import type { StorePort } from '../store/port';
 
 export interface WorkerBeat {
@@ -61,8 +65,15 @@ export class HeartbeatBatch {
         try {
           outcomes = await this.store.transact(async (tx) => {
             const now = this.clock.now();
+            // One read for the batch; a runtime that beats twice in it is read again for its second beat.
+            const unwritten = await readRenewableRuntimes(
+              tx,
+              batch.map(({ beat }) => beat.runtimeId),
+            );
             const renewed: RenewLeaseOutcome[] = [];
             for (const { beat } of batch) {
+              const read = unwritten.get(beat.runtimeId);
+              unwritten.delete(beat.runtimeId);
               renewed.push(
                 await renewRuntimeLease(
                   tx,
@@ -72,6 +83,7 @@ export class HeartbeatBatch {
                     ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
                   },
                   now,
+                  read,
                 ).catch((err: unknown) => {
                   // A worker's renewal is refused (runtime.*) on what it read, before it writes anything; any
                   // other failure fails the commit.

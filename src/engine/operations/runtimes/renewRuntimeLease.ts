@@ -59,10 +59,16 @@ export function hashToken(token: string): string {
  * out does not revive it (docs/architecture.md, "an expired lease is lost"); the outcome is
  * returned, not thrown, so that the expiry it made official commits.
  */
-export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now: number): Promise<RenewLeaseOutcome> {
+export async function renewRuntimeLease(
+  tx: StoreTx,
+  input: RenewLeaseInput,
+  now: number,
+  /** The runtime's row as `readRenewableRuntimes` read it in this transaction, when nothing has written it since. */
+  read?: RuntimeRow,
+): Promise<RenewLeaseOutcome> {
   const { authority } = input;
   if (authority.holder === 'coordinator') await assertCoordinatorEpoch(tx, authority.runId, authority.epoch);
-  const row = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
+  const row = read ?? (await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]));
   if (!row) throw new BatonError('runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
   if (authority.holder === 'worker' && row.token_hash !== hashToken(authority.token)) {
     throw new BatonError(
@@ -127,4 +133,28 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
         : { status: runtime.status === 'stale' ? ('active' as const) : runtime.status }),
     },
   };
+}
+
+/** Most ids one read of runtimes names (within every backend's limit on bound parameters). */
+const READ_CHUNK = 200;
+
+/**
+ * The rows of these runtimes, read in one statement per 200 ids instead of one each: a batch of heartbeats
+ * (usecases/heartbeatBatch.ts) reads them all before it renews them one by one. Unknown ids are absent.
+ */
+export async function readRenewableRuntimes(
+  tx: StoreTx,
+  runtimeIds: readonly string[],
+): Promise<Map<string, RuntimeRow>> {
+  const rows = new Map<string, RuntimeRow>();
+  const ids = [...new Set(runtimeIds)];
+  for (let i = 0; i < ids.length; i += READ_CHUNK) {
+    const chunk = ids.slice(i, i + READ_CHUNK);
+    const found = await tx.all<RuntimeRow>(
+      `${RUNTIME_SELECT} WHERE r.id IN (${chunk.map(() => '?').join(', ')})`,
+      chunk,
+    );
+    for (const row of found) rows.set(row.id, row);
+  }
+  return rows;
 }
