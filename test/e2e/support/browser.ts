@@ -135,15 +135,26 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
       `.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`,
     )
     .first();
-  await label.waitFor({ state: 'visible', timeout: timeoutMs });
-  const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
-  // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
-  if (!checked) await label.locator('xpath=..').click();
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
-  await page
-    .locator('.part.sidebar .composite.title h2', { hasText: exact })
-    .first()
-    .waitFor({ state: 'visible', timeout: timeoutMs });
+  const heading = page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first();
+  const deadline = Date.now() + timeoutMs;
+  await label.waitFor({ state: 'visible', timeout: timeoutMs });
+  // A window that has just reloaded may mark the container's item checked while its side bar is still hidden
+  // (seen under load: the heading stayed hidden for the whole wait). Look again until it shows: click the item
+  // when it is not checked, ask for the container by its command when it is.
+  for (let round = 0; ; round++) {
+    const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
+    // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
+    if (!checked) await label.locator('xpath=..').click();
+    else if (round > 0) await runCommand(page, `View: Show ${title}`).catch(() => undefined);
+    const left = deadline - Date.now();
+    try {
+      await heading.waitFor({ state: 'visible', timeout: Math.max(1_000, Math.min(left, 15_000)) });
+      return;
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+    }
+  }
 }
 
 /** A pane (view) in the side bar by its title, e.g. "Runs"; expanded if it was collapsed. */
