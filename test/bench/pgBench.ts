@@ -842,7 +842,7 @@ ${s.claimSeconds.toFixed(1)} s beforehand (not part of the figures).
 |---|--:|
 | beats committed / due (failed; still queued ${s.graceSeconds} s after the last was due) | ${n0(s.committed)} / ${n0(s.scheduled)} (${s.failed}; ${n0(s.uncommitted)}) |
 | beats committed per second (first due → last commit) / due per second | ${formatRate(s.committedPerSecond)} / ${n0(s.workers)} |
-| round trips to the server per beat (the heartbeat's transaction, and the engine's announcement read after it) | ${s.roundTripsPerBeat.toFixed(1)} |
+| round trips to the server per beat (its share of its batch's transaction, and of the engine's look after it) | ${s.roundTripsPerBeat.toFixed(1)} |
 | lag in the first ${LAG_WINDOW_SECONDS} s: p50 / p95 | ${ms(s.lagStart.p50)} / ${ms(s.lagStart.p95)} ms |
 | lag in the last ${LAG_WINDOW_SECONDS} s: p50 / p95 | ${ms(s.lagEnd.p50)} / ${ms(s.lagEnd.p95)} ms |
 | lag over the whole run: p50 / p95 / max | ${ms(s.lagAll.p50)} / ${ms(s.lagAll.p95)} / ${ms(s.lagAll.max)} ms |
@@ -923,7 +923,7 @@ each other; the per-run event sequence (\`MAX(seq) + 1\` in appendEvent) and the
 rows would need a sequence or a per-run lock, since they are what two unserialized writers would collide on;
 and the conformance suite's claim race and crash rounds rerun against it. That changes what "a transaction
 sees every commit before it" means for every operation (docs/architecture.md, "writers serialize on an
-advisory lock"), which is why this task measures and does not change it. Until then the PostgreSQL store's
+advisory lock"): a change of its own, with its own proofs, not made yet. Until then the PostgreSQL store's
 write throughput is one writer's, whatever the number of processes: enough for its purpose (a team's
 coordinators, workers beating once a second, editors deciding gates — see the resident row) rather than a
 job queue's thousands of jobs a second.
@@ -939,16 +939,13 @@ job queue's thousands of jobs a second.
 ${formatRate(s.committedPerSecond)} a second against ${n0(s.workers)} due (${n0(s.uncommitted)} still queued ${s.graceSeconds} s after the last was due); lag p95
 ${ms(s.lagStart.p95)} ms in the first ${LAG_WINDOW_SECONDS} s, ${ms(s.lagEnd.p95)} ms in the last. The machine was the limit: the server used
 ${s.serverCpuPercent.toFixed(0)}% of a core and the ${s.processes} processes ${s.clientCpuPercent.toFixed(0)}%, together ${(s.serverCpuPercent + s.clientCpuPercent).toFixed(0)}% of the 200% two cores give.
-Each beat costs ${s.roundTripsPerBeat.toFixed(1)} round trips: 4 in its write transaction (BEGIN with the store's lock, the runtime read, the
-update, NOTIFY with COMMIT), all under the store-wide lock, and about 5 more for the engine's announcement
-after the commit — a read transaction of every live runtime (all ${n0(s.workers)} of them), the new events and the live
-attempts' usage — which each engine makes after its own commits even when nothing listens (announcer.ts keeps
-its picture current for a listener that may come).
+Each beat costs ${s.roundTripsPerBeat.toFixed(1)} round trips: the beats a process sent while its last commit ran go together in its next
+transaction (usecases/heartbeatBatch.ts: BEGIN with the store's lock, one read of their runtimes, one update each,
+NOTIFY with COMMIT), and the engine's look after the commit reads only the log's position while nothing listens.
+The updates still run under the store-wide lock, one process's batch after another's.
 
-What it would take: beats batched — one transaction renewing every lease a process has due at that moment, as
-a coordinator already does with the beats its workers relay (at most twice a second), so that a process of 100
-workers makes a few commits a second instead of 100; the announcement read skipped while nothing listens, or
-narrowed to the runtimes that changed; then the row-level locking above. Until then, plan on the rate measured
+What it would take: the batch's leases renewed in one statement instead of one update each, and the row-level
+locking above, so that the processes' batches do not wait for each other. Until then, plan on the rate measured
 here (per database, on this machine) for resident workers that beat through their own heartbeat calls.
 `);
   }
