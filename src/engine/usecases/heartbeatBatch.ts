@@ -1,18 +1,9 @@
 import type { Clock } from '../domain/clock';
-import { BatonError } from '../domain/errors';
 import type { WorkerRuntime } from '../domain/types';
-import {
-  readRenewableRuntimes,
-  renewRuntimeLease,
-  type RenewLeaseOutcome,
-} from '../operations/runtimes/renewRuntimeLease';
+import { renewWorkerLeases, type RenewLeaseOutcome, type WorkerBeat } from '../operations/runtimes/renewRuntimeLease';
 import type { StorePort } from '../store/port';
 
-export interface WorkerBeat {
-  runtimeId: string;
-  token: string;
-  progress?: string;
-}
+export type { WorkerBeat };
 
 interface PendingBeat {
   beat: WorkerBeat;
@@ -29,10 +20,10 @@ const MAX_BEATS_PER_COMMIT = 256;
  * journal lines). A process that holds many resident workers then makes a few commits a second instead of one
  * per beat (docs/team.md, "Throughput").
  *
- * Each beat is still its own decision: renewed, or refused with its own error (wrong token, not live, lease
- * expired — the expiry it makes official commits with the others). A refusal writes nothing before it is
- * thrown, so it does not undo the batch. A beat resolves only once the commit that carries it is durable; a
- * commit that fails rejects every beat in it, none of which was written.
+ * Each beat is still its own decision (operations/runtimes/renewRuntimeLease.ts, renewWorkerLeases): renewed, or
+ * refused with its own error (wrong token, not live, lease expired — the expiry it makes official commits with the
+ * others). A beat resolves only once the commit that carries it is durable; a commit that fails rejects every beat
+ * in it, none of which was written.
  */
 export class HeartbeatBatch {
   private queue: PendingBeat[] = [];
@@ -63,39 +54,13 @@ export class HeartbeatBatch {
         const batch = this.queue.splice(0, MAX_BEATS_PER_COMMIT);
         let outcomes: RenewLeaseOutcome[];
         try {
-          outcomes = await this.store.transact(async (tx) => {
-            const now = this.clock.now();
-            // One read for the batch; a runtime that beats twice in it is read again for its second beat.
-            const unwritten = await readRenewableRuntimes(
+          outcomes = await this.store.transact((tx) =>
+            renewWorkerLeases(
               tx,
-              batch.map(({ beat }) => beat.runtimeId),
-            );
-            const renewed: RenewLeaseOutcome[] = [];
-            for (const { beat } of batch) {
-              const read = unwritten.get(beat.runtimeId);
-              unwritten.delete(beat.runtimeId);
-              renewed.push(
-                await renewRuntimeLease(
-                  tx,
-                  {
-                    runtimeId: beat.runtimeId,
-                    authority: { holder: 'worker', token: beat.token },
-                    ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
-                  },
-                  now,
-                  read,
-                ).catch((err: unknown) => {
-                  // A worker's renewal is refused (runtime.*) on what it read, before it writes anything; any
-                  // other failure fails the commit.
-                  if (err instanceof BatonError && err.code.startsWith('runtime.')) {
-                    return { renewed: false as const, error: err };
-                  }
-                  throw err;
-                }),
-              );
-            }
-            return renewed;
-          });
+              batch.map(({ beat }) => beat),
+              this.clock.now(),
+            ),
+          );
         } catch (err) {
           for (const pending of batch) pending.reject(err);
           continue;

@@ -45,6 +45,13 @@ async function walk(fixture: EngineFixture, engine: Engine): Promise<unknown> {
   await refused(engine.claimTask({ planPath: 'plan.md', taskId: 'T5' }));
   clock.advance(2_000);
   const t5again = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
+  // Beats sent at once: the first commits alone, the others together in one statement, each with its own outcome.
+  await Promise.all([
+    engine.heartbeat({ runtimeId: t5again.runtimeId, token: t5again.token, progress: 'batched 1' }),
+    refused(engine.heartbeat({ runtimeId: t5again.runtimeId, token: 'not-the-token' })),
+    engine.heartbeat({ runtimeId: t5again.runtimeId, token: t5again.token, progress: 'batched 2' }),
+    engine.heartbeat({ runtimeId: t5again.runtimeId, token: t5again.token }),
+  ]);
 
   // A rejected result, the same one again (idempotent), then a corrected one.
   const t3 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T3' });
@@ -133,6 +140,7 @@ describe('the engine on both backends', () => {
       'gate.already-decided',
       'runtime.lease-expired',
       'claim.retry-backoff',
+      'runtime.wrong-token',
       'replan.workers-alive',
     ]);
     assert.equal((expected as { runs: unknown[] }).runs.length, 2);

@@ -79,6 +79,37 @@ describe('worker heartbeats committed together (HeartbeatBatch)', () => {
     assert.equal(runtimes.get(t5.runtimeId)?.progress, 'beat 7');
   });
 
+  it('makes a lapsed lease official in the batch (STALE, the task ready for its retry) and refuses the beats after it', async () => {
+    const engine = await fixture.open();
+    const t1 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const t5 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5', leaseSeconds: 3_600 });
+    fixture.fakeClock.advance(t1.leaseExpiresAt - fixture.fakeClock.now() + 1_000);
+    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const counting = new CountingStore(store);
+    const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);
+    const outcomes = await Promise.allSettled([
+      batch.renew({ runtimeId: t5.runtimeId, token: t5.token, progress: 'alone' }),
+      batch.renew({ runtimeId: t1.runtimeId, token: t1.token }),
+      batch.renew({ runtimeId: t5.runtimeId, token: t5.token, progress: 'after the lapse' }),
+      batch.renew({ runtimeId: t1.runtimeId, token: t1.token }),
+    ]);
+    assert.equal(counting.transactions, 2);
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'rejected' ? (o.reason as BatonError).code : 'renewed')),
+      ['renewed', 'runtime.lease-expired', 'renewed', 'runtime.not-live'],
+    );
+    await engine.refresh();
+    const overview = await engine.overview(t1.runId);
+    const attempts = overview.delegations.filter((d) => d.taskId === 'T1').map((d) => [d.attempt, d.status]);
+    assert.deepEqual(attempts, [[1, 'STALE']]);
+    const task = overview.tasks.find((t) => t.id === 'T1');
+    assert.equal(task?.status, 'ready');
+    assert.match(task?.statusReason ?? '', /went stale; attempt 2 of 2 may start/);
+    const t5runtime = overview.runtimes.find((r) => r.id === t5.runtimeId);
+    assert.equal(t5runtime?.heartbeatCount, 2);
+    assert.equal(t5runtime?.progress, 'after the lapse');
+  });
+
   it('commits a beat sent from a settled beat’s callback (the loop that settled it had ended)', async () => {
     const { t1, counting } = await twoClaims();
     const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);

@@ -52,29 +52,27 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/**
- * Renews the lease of a live runtime, by the authority of its worker or of its coordinator
- * (see LeaseAuthority), and records progress. Refused with the wrong token or a superseded
- * epoch, and for a runtime that is no longer live. A renewal that arrives after the lease ran
- * out does not revive it (docs/architecture.md, "an expired lease is lost"); the outcome is
- * returned, not thrown, so that the expiry it made official commits.
- */
-export async function renewRuntimeLease(
-  tx: StoreTx,
-  input: RenewLeaseInput,
-  now: number,
-  /** The runtime's row as `readRenewableRuntimes` read it in this transaction, when nothing has written it since. */
-  read?: RuntimeRow,
-): Promise<RenewLeaseOutcome> {
+/** What a renewal comes to, decided on the runtime's row alone (nothing written yet). */
+type RenewalDecision =
+  | { kind: 'refused'; error: BatonError }
+  | { kind: 'lapsed'; error: BatonError }
+  | { kind: 'renewed'; runtime: WorkerRuntime; row: RuntimeRow; beat: boolean; ownBeat: boolean };
+
+function decideRenewal(row: RuntimeRow | undefined, input: RenewLeaseInput, now: number): RenewalDecision {
   const { authority } = input;
-  if (authority.holder === 'coordinator') await assertCoordinatorEpoch(tx, authority.runId, authority.epoch);
-  const row = read ?? (await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]));
-  if (!row) throw new BatonError('runtime.unknown', `There is no worker runtime ${input.runtimeId}.`);
+  if (!row)
+    return {
+      kind: 'refused',
+      error: new BatonError('runtime.unknown', `There is no worker runtime ${input.runtimeId}.`),
+    };
   if (authority.holder === 'worker' && row.token_hash !== hashToken(authority.token)) {
-    throw new BatonError(
-      'runtime.wrong-token',
-      `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`,
-    );
+    return {
+      kind: 'refused',
+      error: new BatonError(
+        'runtime.wrong-token',
+        `The token does not match runtime ${input.runtimeId}; only the holder of its lease can heartbeat.`,
+      ),
+    };
   }
   const runtime = toRuntime(row, now);
   // The coordinator's monotonic clock outranks the stored expiry for the workers it drives.
@@ -83,9 +81,8 @@ export async function renewRuntimeLease(
       ? !authority.withinLease && runtime.leaseExpiresAt <= now && runtime.status === 'stale'
       : runtime.status === 'stale';
   if (lapsed) {
-    if ((input.onLapsed ?? 'expire') === 'expire') await expireStaleRuntimes(tx, now, { onlyRuntimeId: runtime.id });
     return {
-      renewed: false,
+      kind: 'lapsed',
       error: new BatonError(
         'runtime.lease-expired',
         `The lease of runtime ${runtime.id} expired at ${new Date(runtime.leaseExpiresAt).toISOString()}; ${runtime.delegationId} is now STALE. Claim the task again for a new attempt.`,
@@ -93,10 +90,13 @@ export async function renewRuntimeLease(
     };
   }
   if (!canHeartbeat(runtime.status) && runtime.status !== 'stale') {
-    throw new BatonError(
-      'runtime.not-live',
-      `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`,
-    );
+    return {
+      kind: 'refused',
+      error: new BatonError(
+        'runtime.not-live',
+        `Runtime ${runtime.id} is ${runtime.status} (${runtime.delegationId} is ${row.delegation_status}); it holds no lease to renew.`,
+      ),
+    };
   }
   const beat = input.beat ?? true;
   const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
@@ -110,15 +110,21 @@ export async function renewRuntimeLease(
   const leaseExpiresAt = Math.max(now + runtime.leaseMs, until ?? 0, held);
   // The worker's own beat is kept apart: a supervised worker that never beats still reads as alive, not as beating.
   const ownBeat = beat && authority.holder === 'worker';
-  await tx.run(
-    beat
-      ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
-           lease_expires_at = ?, worker_beat_at = COALESCE(?, worker_beat_at) WHERE id = ? AND ended_at IS NULL`
-      : `UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`,
-    beat ? [now, progress, leaseExpiresAt, ownBeat ? now : null, runtime.id] : [leaseExpiresAt, runtime.id],
-  );
   return {
-    renewed: true,
+    kind: 'renewed',
+    beat,
+    ownBeat,
+    // The row as the renewal leaves it (what the UPDATE below writes).
+    row: beat
+      ? {
+          ...row,
+          last_heartbeat_at: now,
+          heartbeat_count: row.heartbeat_count + 1,
+          progress: progress ?? row.progress,
+          lease_expires_at: leaseExpiresAt,
+          worker_beat_at: ownBeat ? now : row.worker_beat_at,
+        }
+      : { ...row, lease_expires_at: leaseExpiresAt },
     runtime: {
       ...runtime,
       leaseExpiresAt,
@@ -135,26 +141,109 @@ export async function renewRuntimeLease(
   };
 }
 
-/** Most ids one read of runtimes names (within every backend's limit on bound parameters). */
-const READ_CHUNK = 200;
+/**
+ * Renews the lease of a live runtime, by the authority of its worker or of its coordinator
+ * (see LeaseAuthority), and records progress. Refused with the wrong token or a superseded
+ * epoch, and for a runtime that is no longer live. A renewal that arrives after the lease ran
+ * out does not revive it (docs/architecture.md, "an expired lease is lost"); the outcome is
+ * returned, not thrown, so that the expiry it made official commits.
+ */
+export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now: number): Promise<RenewLeaseOutcome> {
+  const { authority } = input;
+  if (authority.holder === 'coordinator') await assertCoordinatorEpoch(tx, authority.runId, authority.epoch);
+  const row = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
+  const decision = decideRenewal(row, input, now);
+  if (decision.kind === 'refused') throw decision.error;
+  if (decision.kind === 'lapsed') {
+    if ((input.onLapsed ?? 'expire') === 'expire')
+      await expireStaleRuntimes(tx, now, { onlyRuntimeId: input.runtimeId });
+    return { renewed: false, error: decision.error };
+  }
+  const { row: next, beat, ownBeat } = decision;
+  await tx.run(
+    beat
+      ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
+           lease_expires_at = ?, worker_beat_at = COALESCE(?, worker_beat_at) WHERE id = ? AND ended_at IS NULL`
+      : `UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`,
+    beat
+      ? [now, input.progress === undefined ? null : next.progress, next.lease_expires_at, ownBeat ? now : null, next.id]
+      : [next.lease_expires_at, next.id],
+  );
+  return { renewed: true, runtime: decision.runtime };
+}
+
+export interface WorkerBeat {
+  runtimeId: string;
+  token: string;
+  progress?: string;
+}
+
+/** Most runtimes one statement of a batch names (every backend's limit on bound parameters is well above it). */
+const BATCH_CHUNK = 100;
 
 /**
- * The rows of these runtimes, read in one statement per 200 ids instead of one each: a batch of heartbeats
- * (usecases/heartbeatBatch.ts) reads them all before it renews them one by one. Unknown ids are absent.
+ * Renews the leases of many workers' beats in one transaction, each decided exactly as `renewRuntimeLease`
+ * decides a worker's beat, in the order given (a runtime may beat twice): one read of the runtimes and one
+ * write of those renewed per 100, instead of a read and a write per beat. A refusal is that beat's outcome and
+ * writes nothing; a lapsed lease is made official (STALE, the retry policy) before the beats after it.
  */
-export async function readRenewableRuntimes(
+export async function renewWorkerLeases(
   tx: StoreTx,
-  runtimeIds: readonly string[],
-): Promise<Map<string, RuntimeRow>> {
+  beats: readonly WorkerBeat[],
+  now: number,
+): Promise<RenewLeaseOutcome[]> {
   const rows = new Map<string, RuntimeRow>();
-  const ids = [...new Set(runtimeIds)];
-  for (let i = 0; i < ids.length; i += READ_CHUNK) {
-    const chunk = ids.slice(i, i + READ_CHUNK);
-    const found = await tx.all<RuntimeRow>(
-      `${RUNTIME_SELECT} WHERE r.id IN (${chunk.map(() => '?').join(', ')})`,
-      chunk,
-    );
+  const ids = [...new Set(beats.map((beat) => beat.runtimeId))];
+  for (let i = 0; i < ids.length; i += BATCH_CHUNK) {
+    const chunk = ids.slice(i, i + BATCH_CHUNK);
+    const found = await tx.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id IN (${placeholders(chunk.length)})`, chunk);
     for (const row of found) rows.set(row.id, row);
   }
-  return rows;
+  const renewed = new Map<string, RuntimeRow>();
+  const outcomes: RenewLeaseOutcome[] = [];
+  for (const beat of beats) {
+    const input: RenewLeaseInput = {
+      runtimeId: beat.runtimeId,
+      authority: { holder: 'worker', token: beat.token },
+      ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
+    };
+    const decision = decideRenewal(rows.get(beat.runtimeId), input, now);
+    if (decision.kind === 'renewed') {
+      rows.set(beat.runtimeId, decision.row);
+      renewed.set(beat.runtimeId, decision.row);
+      outcomes.push({ renewed: true, runtime: decision.runtime });
+      continue;
+    }
+    if (decision.kind === 'lapsed') {
+      // A lapsed runtime was not renewed earlier in this batch (a renewal leaves it active): nothing of it is pending.
+      await expireStaleRuntimes(tx, now, { onlyRuntimeId: beat.runtimeId });
+      const after = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [beat.runtimeId]);
+      if (after) rows.set(beat.runtimeId, after);
+    }
+    outcomes.push({ renewed: false, error: decision.error });
+  }
+  const written = [...renewed.values()];
+  for (let i = 0; i < written.length; i += BATCH_CHUNK) {
+    const chunk = written.slice(i, i + BATCH_CHUNK);
+    // Each column by the runtime's id; typed, since PostgreSQL reads an untyped parameter in THEN as text.
+    const byId = (type: string): string => `CASE id ${chunk.map(() => `WHEN ? THEN CAST(? AS ${type})`).join(' ')} END`;
+    await tx.run(
+      `UPDATE runtimes SET last_heartbeat_at = ?, worker_beat_at = ?, heartbeat_count = ${byId('BIGINT')},
+         lease_expires_at = ${byId('BIGINT')}, progress = ${byId('TEXT')}
+         WHERE id IN (${placeholders(chunk.length)}) AND ended_at IS NULL`,
+      [
+        now,
+        now,
+        ...chunk.flatMap((row) => [row.id, row.heartbeat_count]),
+        ...chunk.flatMap((row) => [row.id, row.lease_expires_at]),
+        ...chunk.flatMap((row) => [row.id, row.progress]),
+        ...chunk.map((row) => row.id),
+      ],
+    );
+  }
+  return outcomes;
+}
+
+function placeholders(count: number): string {
+  return Array.from({ length: count }, () => '?').join(', ');
 }
