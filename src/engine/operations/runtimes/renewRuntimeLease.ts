@@ -114,7 +114,7 @@ function decideRenewal(row: RuntimeRow | undefined, input: RenewLeaseInput, now:
     kind: 'renewed',
     beat,
     ownBeat,
-    // The row as the renewal leaves it (what the UPDATE below writes).
+    // The row as the renewal leaves it: what renewRuntimeLease or renewWorkerLeases writes.
     row: beat
       ? {
           ...row,
