@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startDemo } from '../../scripts/start.mjs';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   DEMO_WORKSPACE,
   eventually,
