@@ -135,15 +135,24 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
       `.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`,
     )
     .first();
+  const deadline = Date.now() + timeoutMs;
   await label.waitFor({ state: 'visible', timeout: timeoutMs });
-  const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
-  // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
-  if (!checked) await label.locator('xpath=..').click();
   const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
-  await page
-    .locator('.part.sidebar .composite.title h2', { hasText: exact })
-    .first()
-    .waitFor({ state: 'visible', timeout: timeoutMs });
+  const heading = page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first();
+  // While a reloaded workbench restores, the container can show by itself just after its item was read
+  // unchecked: the click then toggles it closed again. So look again until its title shows.
+  for (;;) {
+    const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
+    // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
+    if (!checked) await label.locator('xpath=..').click();
+    const left = deadline - Date.now();
+    const shown = await heading.waitFor({ state: 'visible', timeout: Math.max(1, Math.min(5_000, left)) }).then(
+      () => true,
+      () => false,
+    );
+    if (shown) return;
+    if (left <= 5_000) throw new Error(`The ${title} view container did not show within ${timeoutMs} ms.`);
+  }
 }
 
 /** A pane (view) in the side bar by its title, e.g. "Runs"; expanded if it was collapsed. */
