@@ -12,12 +12,8 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { Engine } from '../../src/engine/index';
-import { systemClock } from '../../src/engine/domain/clock';
-import { identityOf } from '../../src/engine/effects/processes/processes';
-import { storeDirOf } from '../../src/engine/effects/workspaceLayout';
-import { FileStore } from '../../src/engine/store/fileStore';
-import { takeCoordinatorLease } from '../../src/engine/usecases/coordinatorLiveness';
+import { takeLeaseElsewhere } from './support/coordinatorStandIn';
+import { Engine } from './support/engine';
 import {
   batonLog,
   chainedSteps,
@@ -116,18 +112,14 @@ describe('Baton in the browser: a run nothing drives says so, and a decision tak
       } finally {
         await engine.close();
       }
-      const store = await FileStore.open(storeDirOf(ws()));
-      try {
-        const taken = await takeCoordinatorLease(store, systemClock, {
+      assert.ok(
+        await takeLeaseElsewhere(ws(), {
           runId,
           holder: `elsewhere:${holder.pid}`,
-          identity: identityOf(holder.pid!),
+          pid: holder.pid!,
           leaseMs: LEASE_MS,
-        });
-        assert.ok(taken.acquired);
-      } finally {
-        await store.close();
-      }
+        }),
+      );
 
       await treeRow(runs, new RegExp(`^plan\\.md running · 0/6 · ${runId}$`)).waitFor({ timeout: LEASE_MS / 2 });
     },

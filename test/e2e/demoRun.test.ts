@@ -9,7 +9,7 @@
 import * as assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   activeEditor,
   clearNotifications,

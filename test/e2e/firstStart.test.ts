@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startDemo } from '../../scripts/start.mjs';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   DEMO_WORKSPACE,
   eventually,
@@ -66,6 +66,9 @@ describe('Baton in the browser: the first start', function () {
     let page: Page | undefined;
 
     before(async function () {
+      // `npm start` is this checkout's script (scripts/start.mjs, with this checkout's build and demo): against
+      // another checkout's build (BATON_E2E_EXTENSION_ROOT) it would test this one's, so it is left out.
+      if (process.env.BATON_E2E_EXTENSION_ROOT) this.skip();
       this.timeout(120_000);
       home = mkdtempSync(join(tmpdir(), 'baton-start-'));
       demo = await startDemo({ port: 0, home, env: { DEMO_AGENT_STEP_MS: '60000' } });

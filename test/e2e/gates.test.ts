@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Locator } from 'playwright-core';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   chainedSteps,
   clearNotifications,

@@ -8,7 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine, type AttemptWorktree } from '../../src/engine/index';
+import type { AttemptWorktree } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   chainedSteps,
   clickInlineAction,

@@ -14,7 +14,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   answerInputBox,
   chainedSteps,

@@ -9,7 +9,7 @@
 //   and the run says it is stopped.
 import * as assert from 'node:assert/strict';
 import type { Frame, Page } from 'playwright-core';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   batonLog,
   chainedSteps,

@@ -6,7 +6,7 @@
 // a running run cancelled from the Runs view: its workers proven gone from outside the
 // editor, its gate closed, the run cancelled and filed under History.
 import * as assert from 'node:assert/strict';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   answerInputBox,
   chainedSteps,

@@ -4,7 +4,7 @@
 // store records each worker's pid). The demo agent takes a minute per step here, so the
 // workers are surely running when the stop comes.
 import * as assert from 'node:assert/strict';
-import { Engine } from '../../src/engine/index';
+import { Engine } from './support/engine';
 import {
   clickInlineAction,
   clickViewTitleAction,

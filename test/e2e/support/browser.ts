@@ -135,25 +135,25 @@ export async function openViewContainer(page: Page, title: string, timeoutMs = 3
       `.part.activitybar li.action-item > a.action-label[aria-label="${title}"], .part.activitybar li.action-item > a.action-label[aria-label^="${title} "]`,
     )
     .first();
-  const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
-  const heading = page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first();
   const deadline = Date.now() + timeoutMs;
   await label.waitFor({ state: 'visible', timeout: timeoutMs });
-  // A window that has just reloaded may mark the container's item checked while its side bar is still hidden
-  // (seen under load: the heading stayed hidden for the whole wait). Look again until it shows: click the item
-  // when it is not checked, ask for the container by its command when it is.
+  const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'i');
+  const heading = page.locator('.part.sidebar .composite.title h2', { hasText: exact }).first();
+  // While a reloaded workbench restores, the container can show by itself just after its item was read
+  // unchecked: the click then toggles it closed again. So look again until its title shows; an item that
+  // stays checked while its title stays hidden is asked for by the container's command.
   for (let round = 0; ; round++) {
     const checked = await label.evaluate((a) => a.parentElement?.classList.contains('checked') ?? false);
     // Its item, not the icon: a badge (gates waiting, pending changes) lies over the icon and takes the pointer.
     if (!checked) await label.locator('xpath=..').click();
-    else if (round > 0) await runCommand(page, `View: Show ${title}`).catch(() => undefined);
+    else if (round > 0) await runCommand(page, `View: Show ${title}`).catch(() => page.keyboard.press('Escape'));
     const left = deadline - Date.now();
-    try {
-      await heading.waitFor({ state: 'visible', timeout: Math.max(1_000, Math.min(left, 15_000)) });
-      return;
-    } catch (err) {
-      if (Date.now() >= deadline) throw err;
-    }
+    const shown = await heading.waitFor({ state: 'visible', timeout: Math.max(1, Math.min(5_000, left)) }).then(
+      () => true,
+      () => false,
+    );
+    if (shown) return;
+    if (left <= 5_000) throw new Error(`The ${title} view container did not show within ${timeoutMs} ms.`);
   }
 }
 
