@@ -12,8 +12,14 @@ class CountingStore {
   failCommits = false;
   constructor(readonly inner: StorePort) {}
   get port(): StorePort {
+    const inner = this.inner;
     return {
-      ...this.inner,
+      recovery: inner.recovery,
+      read: (work) => inner.read(work),
+      refresh: () => inner.refresh(),
+      watch: (listener) => inner.watch(listener),
+      continueNumbering: (tx, columns) => inner.continueNumbering(tx, columns),
+      close: () => inner.close(),
       transact: <T>(work: (tx: StoreTx) => Promise<T>) => {
         this.transactions++;
         return this.inner.transact(async (tx) => {
@@ -22,7 +28,6 @@ class CountingStore {
           return result;
         });
       },
-      read: (work) => this.inner.read(work),
     };
   }
 }

@@ -56,7 +56,7 @@ export function hashToken(token: string): string {
 type RenewalDecision =
   | { kind: 'refused'; error: BatonError }
   | { kind: 'lapsed'; error: BatonError }
-  | { kind: 'renewed'; runtime: WorkerRuntime; row: RuntimeRow; beat: boolean; ownBeat: boolean };
+  | { kind: 'renewed'; runtime: WorkerRuntime; row: RuntimeRow };
 
 function decideRenewal(row: RuntimeRow | undefined, input: RenewLeaseInput, now: number): RenewalDecision {
   const { authority } = input;
@@ -112,9 +112,7 @@ function decideRenewal(row: RuntimeRow | undefined, input: RenewLeaseInput, now:
   const ownBeat = beat && authority.holder === 'worker';
   return {
     kind: 'renewed',
-    beat,
-    ownBeat,
-    // The row as the renewal leaves it: what renewRuntimeLease or renewWorkerLeases writes.
+    // The row as the renewal leaves it (writeRenewedRuntimes writes it).
     row: beat
       ? {
           ...row,
@@ -159,16 +157,7 @@ export async function renewRuntimeLease(tx: StoreTx, input: RenewLeaseInput, now
       await expireStaleRuntimes(tx, now, { onlyRuntimeId: input.runtimeId });
     return { renewed: false, error: decision.error };
   }
-  const { row: next, beat, ownBeat } = decision;
-  await tx.run(
-    beat
-      ? `UPDATE runtimes SET last_heartbeat_at = ?, heartbeat_count = heartbeat_count + 1, progress = COALESCE(?, progress),
-           lease_expires_at = ?, worker_beat_at = COALESCE(?, worker_beat_at) WHERE id = ? AND ended_at IS NULL`
-      : `UPDATE runtimes SET lease_expires_at = ? WHERE id = ? AND ended_at IS NULL`,
-    beat
-      ? [now, input.progress === undefined ? null : next.progress, next.lease_expires_at, ownBeat ? now : null, next.id]
-      : [next.lease_expires_at, next.id],
-  );
+  await writeRenewedRuntimes(tx, [decision.row]);
   return { renewed: true, runtime: decision.runtime };
 }
 
@@ -222,26 +211,34 @@ export async function renewWorkerLeases(
     }
     outcomes.push({ renewed: false, error: decision.error });
   }
-  const written = [...renewed.values()];
-  for (let i = 0; i < written.length; i += BATCH_CHUNK) {
-    const chunk = written.slice(i, i + BATCH_CHUNK);
+  await writeRenewedRuntimes(tx, [...renewed.values()]);
+  return outcomes;
+}
+
+/**
+ * Writes renewed runtimes' rows as decideRenewal left them, one statement per 100. The values are absolute
+ * (the count, not "+ 1"): they were computed from rows read in this transaction, and writers run one at a time.
+ */
+async function writeRenewedRuntimes(tx: StoreTx, renewed: readonly RuntimeRow[]): Promise<void> {
+  for (let i = 0; i < renewed.length; i += BATCH_CHUNK) {
+    const chunk = renewed.slice(i, i + BATCH_CHUNK);
     // Each column by the runtime's id; typed, since PostgreSQL reads an untyped parameter in THEN as text.
     const byId = (type: string): string => `CASE id ${chunk.map(() => `WHEN ? THEN CAST(? AS ${type})`).join(' ')} END`;
+    const values = (column: keyof RuntimeRow) => chunk.flatMap((row) => [row.id, row[column]]);
     await tx.run(
-      `UPDATE runtimes SET last_heartbeat_at = ?, worker_beat_at = ?, heartbeat_count = ${byId('BIGINT')},
-         lease_expires_at = ${byId('BIGINT')}, progress = ${byId('TEXT')}
+      `UPDATE runtimes SET last_heartbeat_at = ${byId('BIGINT')}, worker_beat_at = ${byId('BIGINT')},
+         heartbeat_count = ${byId('BIGINT')}, lease_expires_at = ${byId('BIGINT')}, progress = ${byId('TEXT')}
          WHERE id IN (${placeholders(chunk.length)}) AND ended_at IS NULL`,
       [
-        now,
-        now,
-        ...chunk.flatMap((row) => [row.id, row.heartbeat_count]),
-        ...chunk.flatMap((row) => [row.id, row.lease_expires_at]),
-        ...chunk.flatMap((row) => [row.id, row.progress]),
+        ...values('last_heartbeat_at'),
+        ...values('worker_beat_at'),
+        ...values('heartbeat_count'),
+        ...values('lease_expires_at'),
+        ...values('progress'),
         ...chunk.map((row) => row.id),
       ],
     );
   }
-  return outcomes;
 }
 
 function placeholders(count: number): string {
