@@ -197,7 +197,7 @@ describe('baton claim: the limits driven workers obey', function () {
     try {
       // External workers keep trying to take the tasks the coordinator has not started; each holds its claim ~1.5 s.
       // The coordinator's workers take 2.5 s: claims meet full slots.
-      const claimed: string[] = [];
+      const claimed: Array<{ runId: string; delegationId: string }> = [];
       const refusedCodes = new Set<string>();
       const claimer = async (): Promise<void> => {
         while (!done) {
@@ -210,7 +210,7 @@ describe('baton claim: the limits driven workers obey', function () {
               continue;
             }
             const c = r.json<ClaimJson>();
-            claimed.push(c.delegationId);
+            claimed.push({ runId: c.runId, delegationId: c.delegationId });
             await new Promise((res) => setTimeout(res, 1500));
             writeFile(ws!, `${c.delegationId}.md`, resultText({ task: task.id, agent: 'coder', status: 'PASS' }));
             const ingested = await run([
@@ -230,9 +230,13 @@ describe('baton claim: the limits driven workers obey', function () {
       await Promise.all([claimer(), claimer(), exited]);
       assert.equal(await exited, 0, 'the run completed');
       assert.ok(claimed.length > 0, 'external workers took some tasks');
+      // The run both drove. A claim still on its way when that run completed starts a new run of the plan (as
+      // `baton claim --plan` does once a plan's run is finished): that one is not the run under test.
+      const runId = claimed[0]!.runId;
+      const claimedInRun = claimed.filter((c) => c.runId === runId);
 
       // Every attempt's lease, claimed → ended, from the store: never more than 2 at once.
-      const queue = (await run(['queue', '--json'])).json<{
+      const queue = (await run(['queue', '--run', runId, '--json'])).json<{
         runtimes: Array<{ id: string; claimedAt: number; endedAt?: number; holder?: string }>;
         delegations: Array<{ id: string; status: string }>;
       }>();
@@ -254,7 +258,7 @@ describe('baton claim: the limits driven workers obey', function () {
         refusedCodes.has('claim.max-concurrency'),
         `some claims met the limit: ${[...refusedCodes].join(', ')}`,
       );
-      assert.ok(claimed.length < tasks.length, 'and the coordinator drove the others');
+      assert.ok(claimedInRun.length < tasks.length, 'and the coordinator drove the others');
       assert.ok(
         queue.delegations.every((d) => d.status === 'COMPLETED'),
         JSON.stringify(queue.delegations.map((d) => `${d.id}:${d.status}`)),
