@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { FIXTURE_WORKSPACE } from './paths';
@@ -25,8 +25,34 @@ export function copyWorkspace(source = FIXTURE_WORKSPACE, prefix = 'baton-ws-'):
 
 const copies = new Map<string, string>();
 
-/** Removes a folder made by copyWorkspace (its temporary parent too). */
+/**
+ * Removes a folder made by copyWorkspace (its temporary parent too). Workers and coordinators
+ * outlive the editor by design (a reload must not kill them), so whatever still runs in the
+ * folder is killed first: otherwise it writes files while the folder is being removed
+ * (ENOTEMPTY) and lives on after the test.
+ */
 export function removeWorkspace(workspace: string): void {
-  rmSync(copies.get(workspace) ?? workspace, { recursive: true, force: true });
+  const folder = copies.get(workspace) ?? workspace;
+  killProcessesIn(folder);
+  rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   copies.delete(workspace);
+}
+
+/** SIGKILLs every process (but this one) whose working directory is in `folder`. */
+function killProcessesIn(folder: string): void {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return; // no /proc: nothing to find by working directory
+  }
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd === folder || cwd.startsWith(`${folder}/`)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already, or not ours to look at
+    }
+  }
 }
