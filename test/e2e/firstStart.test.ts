@@ -20,6 +20,7 @@ import {
   openWorkbench,
   processesCarrying,
   resizeSideBar,
+  OTHER_CHECKOUT,
   RESULTS_DIR,
   ROOT,
   saveBatonLog,
@@ -67,8 +68,8 @@ describe('Baton in the browser: the first start', function () {
 
     before(async function () {
       // `npm start` is this checkout's script (scripts/start.mjs, with this checkout's build and demo): against
-      // another checkout's build (BATON_E2E_EXTENSION_ROOT) it would test this one's, so it is left out.
-      if (process.env.BATON_E2E_EXTENSION_ROOT) this.skip();
+      // another checkout's build (OTHER_CHECKOUT) it would test this one's, so it is left out.
+      if (OTHER_CHECKOUT) this.skip();
       this.timeout(120_000);
       home = mkdtempSync(join(tmpdir(), 'baton-start-'));
       demo = await startDemo({ port: 0, home, env: { DEMO_AGENT_STEP_MS: '60000' } });

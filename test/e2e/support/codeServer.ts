@@ -7,7 +7,7 @@ import {
   startCodeServer,
   type RunningCodeServer,
 } from '../../../scripts/codeServer.mjs';
-import { ROOT } from './paths';
+import { CHECKOUT_UNDER_TEST, ROOT } from './paths';
 
 export { CODE_SERVER_VERSION, ensureCodeServer };
 
@@ -53,21 +53,12 @@ export function batonManifest(): Manifest {
 }
 
 /**
- * The folder whose build is installed: the repository, or BATON_E2E_EXTENSION_ROOT (a
- * checkout with its own `npm run build`, e.g. a `git worktree` of another commit, to tell
- * whether a failure comes from the tests or from the build under test).
- */
-export function extensionRoot(): string {
-  return process.env.BATON_E2E_EXTENSION_ROOT || ROOT;
-}
-
-/**
  * Installs the built extension into an extensions folder the way a `.vsix` would land:
  * `<extensionsDir>/<publisher>.<name>-<version>` with package.json, dist/, media/ and
  * schemas/ (and README.md). code-server loads such a folder without an `extensions.json`.
  * Needs `npm run build` first.
  */
-export function installBatonExtension(extensionsDir: string, root = extensionRoot()): string {
+export function installBatonExtension(extensionsDir: string, root = CHECKOUT_UNDER_TEST): string {
   const manifest = batonManifest();
   if (!existsSync(join(root, 'dist', 'extension.js')))
     throw new Error(`${join(root, 'dist', 'extension.js')} is missing: run \`npm run build\` first.`);

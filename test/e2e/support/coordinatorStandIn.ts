@@ -5,11 +5,12 @@ import { identityOf } from '../../../src/engine/effects/processes/processes';
 import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
+import { OTHER_CHECKOUT } from './paths';
 
 /**
  * Makes another process on this host (`pid`, alive) the coordinator of a run: it takes the
  * run's lease for `leaseMs` and then renews nothing, as a hung coordinator would. Written with
- * the store code of the checkout whose build is under test (BATON_E2E_EXTENSION_ROOT, see
+ * the store code of the checkout whose build is under test (OTHER_CHECKOUT in paths.ts, see
  * support/engine.ts: this checkout's code would migrate an older build's store out of its
  * reach). Returns whether the lease was taken.
  */
@@ -17,7 +18,7 @@ export async function takeLeaseElsewhere(
   workspace: string,
   input: { runId: string; holder: string; pid: number; leaseMs: number },
 ): Promise<boolean> {
-  const root = process.env.BATON_E2E_EXTENSION_ROOT;
+  const root = OTHER_CHECKOUT;
   const lease = { runId: input.runId, holder: input.holder, identity: identityOf(input.pid), leaseMs: input.leaseMs };
   if (!root) {
     const store = await FileStore.open(storeDirOf(workspace));
