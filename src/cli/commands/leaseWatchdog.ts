@@ -2,8 +2,8 @@ import { watchLease, type WatchedWorker } from '../../engine/index';
 
 /**
  * The hidden `baton lease-watchdog <worker JSON>`: a coordinator on a shared store starts it
- * beside each worker (docs/team.md, "Failover"). It ends the worker once its lease ran out
- * without a renewal, and exits when the worker does. Not a command for people.
+ * beside each worker and verify command (docs/team.md, "Failover"). It ends the process once
+ * its lease ran out without a renewal, and exits when the process does. Not a command for people.
  */
 export async function leaseWatchdog(workerJson: string): Promise<void> {
   const usage = new Error('lease-watchdog takes the worker it watches as JSON (a coordinator starts it).');
@@ -13,6 +13,7 @@ export async function leaseWatchdog(workerJson: string): Promise<void> {
   } catch {
     throw usage;
   }
-  if (!worker?.identity?.pid || !worker.deadlinePath || !worker.runtimeId || !worker.workspace) throw usage;
+  if (!worker?.identity?.pid || !worker.deadlinePath || !worker.marker || !worker.workspace) throw usage;
+  if (worker.kind !== 'worker' && worker.kind !== 'verify') throw usage;
   await watchLease(worker);
 }

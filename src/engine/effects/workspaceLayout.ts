@@ -22,6 +22,8 @@ export function runPaths(workspace: string, runId: string) {
     verifyLog: (delegationId: string) => join(root, 'logs', `${delegationId}.verify.log`),
     /** Until when (wall clock) an attempt's lease runs, for its watchdog (effects/processes/leaseWatchdog.ts). */
     leaseDeadline: (delegationId: string) => join(root, 'leases', `${delegationId}.deadline`),
+    /** Until when this host's coordinator holds the run, for its verify commands' watchdogs (leaseWatchdog.ts). */
+    coordinatorLeaseDeadline: join(root, 'leases', 'coordinator.deadline'),
     /** A worker's `baton heartbeat` leaves its beats here on a shared store (executor/heartbeatRelay.ts). */
     heartbeatRelay: (delegationId: string) => join(root, 'relay', `${delegationId}.ndjson`),
   };

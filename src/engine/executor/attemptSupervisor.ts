@@ -293,8 +293,9 @@ export class AttemptSupervisor implements StreamFollowerHost {
     }
     this.recordDeadline(attempt, leaseUntil);
     startLeaseWatchdog(this.ctx.cliPath, {
+      kind: 'worker',
       workspace: this.ctx.workspace,
-      runtimeId: attempt.runtimeId,
+      marker: workerMarker(attempt.runtimeId),
       delegationId: attempt.delegationId,
       identity: attempt.identity,
       deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),

@@ -7,6 +7,8 @@ import type { Disposable } from '../domain/emitter';
 import type { HandOver } from '../domain/events';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
 import { removeWorktree } from '../effects/git/worktrees';
+import { writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
+import { runPaths } from '../effects/workspaceLayout';
 import { leaseHostHere, selfIdentity } from '../effects/processes/processes';
 import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
 import { requestStop } from '../operations/stops/stopRequests';
@@ -109,6 +111,7 @@ export class Coordinator {
       deps,
       { runId: options.runId, holder, identity, leaseMs, ...(foreignGraceMs !== undefined ? { foreignGraceMs } : {}) },
       () => this.onLeaseLost(),
+      foreignGraceMs !== undefined ? (until) => this.recordLeaseDeadline(until) : undefined,
     );
     const { onStoreChange: _onStoreChange, ...context } = deps;
     this.ctx = { ...context, store: this.lease.store, fence: this.lease.fence };
@@ -457,7 +460,7 @@ export class Coordinator {
           this.cannotFinish.add(taskId);
           this.ctx.log(`${taskId} is verifying but has no attempt to verify; baton reconcile or replan can settle it`);
         } else if (outcome === 'retry') {
-          // The target branch kept moving under the integration: try again shortly.
+          // The target branch kept moving under the integration, or an earlier verify command may still run.
           const cancel = this.ctx.clock.setTimer(2000, () => {
             this.retryTimers.delete(cancel);
             this.wake();
@@ -485,7 +488,8 @@ export class Coordinator {
     );
     if (!delegation) return 'nothing';
     const outcome = await verifyAttempt(this.ctx, runId, delegation.id);
-    return outcome.integration?.kind === 'not-now' ? 'retry' : 'done';
+    // An earlier verify command may still run (on another host, until its watchdog ended it): look again shortly.
+    return outcome.notYet || outcome.integration?.kind === 'not-now' ? 'retry' : 'done';
   }
 
   /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */
@@ -519,6 +523,24 @@ export class Coordinator {
   private async currentLease(): Promise<CoordinatorLease | undefined> {
     const lease = await this.deps.store.read((r) => readCoordinatorLease(r, this.options.runId));
     return lease && lease.releasedAt === undefined && lease.epoch === this.lease.epoch ? lease : undefined;
+  }
+
+  /**
+   * On a shared store: until when this coordinator holds the run, for the watchdogs of its verify commands
+   * (verifyAttempt.ts). Says whether it was written: a failed renewal's write leaves the older deadline (a verify
+   * command is ended early, never late); a failed "now" keeps the lease from being released (LeaseKeeper).
+   */
+  private recordLeaseDeadline(until: number): boolean {
+    try {
+      const { workspace } = this.deps;
+      writeLeaseDeadline(workspace, runPaths(workspace, this.options.runId).coordinatorLeaseDeadline, until);
+      return true;
+    } catch (err) {
+      this.deps.log(
+        `the verify commands' lease watchdogs were not told of the coordinator lease: ${(err as Error).message}`,
+      );
+      return false;
+    }
   }
 
   private unregister(): void {

@@ -26,6 +26,7 @@ const RENEWAL_RETRY_MS = 1000;
  */
 export class LeaseKeeper {
   private currentEpoch = 0;
+  private acquiredAt = 0;
   private lostDetail: string | undefined;
   private released = false;
   private cancelRenewal: (() => void) | undefined;
@@ -43,10 +44,22 @@ export class LeaseKeeper {
       foreignGraceMs?: number;
     },
     private readonly onLost: (detail: string) => void,
+    /**
+     * Told until when the store holds the lease, after each commit that took or renewed it — and, when it is let
+     * go or lost, that it has run out (now): the verify commands' watchdogs read it (leaseWatchdog.ts). Returns
+     * whether they were told.
+     */
+    private readonly onHeldUntil: (until: number) => boolean = () => true,
   ) {
     this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx));
-    // A read catches up with every other process first: the epoch it sees is the latest.
-    this.fence = { assertHeld: () => deps.store.read((r) => this.checkEpoch(r)) };
+    const heldSince = (): number => this.acquiredAt;
+    this.fence = {
+      // A read catches up with every other process first: the epoch it sees is the latest.
+      assertHeld: () => deps.store.read((r) => this.checkEpoch(r)),
+      get heldSince() {
+        return heldSince();
+      },
+    };
   }
 
   get epoch(): number {
@@ -64,9 +77,13 @@ export class LeaseKeeper {
 
   /** Takes the lease (or says who holds it) and starts renewing it. */
   async acquire(): Promise<{ acquired: true } | { acquired: false; heldBy: CoordinatorLease; why: string }> {
+    const before = this.deps.clock.now();
     const outcome = await takeCoordinatorLease(this.deps.store, this.deps.clock, this.lease);
     if (!outcome.acquired) return outcome;
     this.currentEpoch = outcome.epoch;
+    this.acquiredAt = this.deps.clock.now();
+    // Taken at `before` or later: the store's deadline is no earlier than this one (early, never late).
+    this.onHeldUntil(before + this.lease.leaseMs);
     this.scheduleRenewal(Math.floor(this.lease.leaseMs / 3));
     return { acquired: true };
   }
@@ -76,6 +93,7 @@ export class LeaseKeeper {
     if (this.lostDetail) return;
     this.lostDetail = detail;
     this.cancelRenewal?.();
+    this.onHeldUntil(this.deps.clock.now());
     this.onLost(detail);
   }
 
@@ -88,6 +106,9 @@ export class LeaseKeeper {
     this.released = true;
     this.cancelRenewal?.();
     if (this.lostDetail || this.currentEpoch === 0) return;
+    // Before the store lets a successor in: what this holder's verify commands still run ends. Untold, they would
+    // run until the last deadline: the lease then runs out by itself, and a successor waits for it and their time.
+    if (!this.onHeldUntil(this.deps.clock.now())) return;
     const release = { runId: this.lease.runId, epoch: this.currentEpoch, ...(handedOver ? { handedOver } : {}) };
     await this.deps.store
       .transact((tx) => releaseCoordinatorLease(tx, release, this.deps.clock.now()))
@@ -111,12 +132,15 @@ export class LeaseKeeper {
     this.cancelRenewal = this.deps.clock.setTimer(delay, () => {
       if (this.lostDetail || this.released) return;
       const { runId, leaseMs } = this.lease;
+      const now = this.deps.clock.now();
       this.deps.store
-        .transact((tx) =>
-          renewCoordinatorLease(tx, { runId, epoch: this.currentEpoch, leaseMs }, this.deps.clock.now()),
-        )
+        .transact((tx) => renewCoordinatorLease(tx, { runId, epoch: this.currentEpoch, leaseMs }, now))
         .then(
-          () => this.scheduleRenewal(Math.floor(leaseMs / 3)),
+          () => {
+            if (this.lostDetail || this.released) return;
+            this.onHeldUntil(now + leaseMs);
+            this.scheduleRenewal(Math.floor(leaseMs / 3));
+          },
           (err: unknown) => {
             if (BatonError.is(err, 'coordinator.superseded')) this.stepDown(err.message);
             else {

@@ -7,6 +7,8 @@ export interface OpenVerifyProcess {
   command: string[];
   marker: string;
   identity: ProcessIdentity;
+  /** A lease watchdog guards it (operations/verifyProcesses: recordVerifyProcess). */
+  watched: boolean;
 }
 
 /** Verify processes recorded as started and not yet recorded as over: of one attempt, or of every attempt of a run. */
@@ -23,8 +25,9 @@ export async function openVerifyProcesses(
     pid: number;
     pid_start: string | null;
     host: string;
+    watched: number | null;
   }>(
-    `SELECT id, delegation_id, command_json, marker, pid, pid_start, host FROM verify_processes
+    `SELECT id, delegation_id, command_json, marker, pid, pid_start, host, watched FROM verify_processes
      WHERE run_id = ?${delegationId ? ' AND delegation_id = ?' : ''} AND ended_at IS NULL ORDER BY started_at`,
     delegationId ? [runId, delegationId] : [runId],
   );
@@ -34,5 +37,6 @@ export async function openVerifyProcesses(
     command: JSON.parse(row.command_json) as string[],
     marker: row.marker,
     identity: { pid: row.pid, startTime: row.pid_start, host: row.host },
+    watched: Boolean(row.watched),
   }));
 }

@@ -374,6 +374,16 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 10,
+    name: 'verify commands guarded by a lease watchdog',
+    statements: [
+      // 1 when a watchdog beside the command ends it once the coordinator that started it lost the run (a shared
+      // store: docs/team.md, "Failover"): a successor on another host may then take it as ended after the lease
+      // and the watchdog's time. NULL: nothing on its host ends it but a look from that host.
+      `ALTER TABLE verify_processes ADD COLUMN watched INTEGER`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,12 +1,10 @@
-import { sleep, type Clock } from '../domain/clock';
+import { sleep } from '../domain/clock';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
 import type { StopMode } from '../domain/types';
 import { isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
 import { cancelStoppedAttempt, markStopApplied, requestStop } from '../operations/stops/stopRequests';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { readStop, recordedWorker } from '../queries/stops';
-import type { StorePort } from '../store/port';
-import type { Fence } from './context';
 import { endVerifyProcesses, withVerifyProcesses } from './endVerifyProcesses';
 import type { EngineContext } from './context';
 import { isCoordinatorResponsive } from './coordinatorLiveness';
@@ -56,7 +54,7 @@ export async function stopAndApply(
  * not touched and not confirmed.
  */
 export async function endRecordedWorker(
-  ctx: { store: StorePort; clock: Clock; fence?: Fence },
+  ctx: Pick<EngineContext, 'store' | 'clock' | 'fence' | 'config'>,
   runId: string,
   delegationId: string,
   graceMs: number,
@@ -93,7 +91,7 @@ export async function endRecordedWorker(
  * stored.
  */
 export async function applyStopHere(
-  ctx: { store: StorePort; clock: Clock },
+  ctx: Pick<EngineContext, 'store' | 'clock' | 'config'>,
   request: StopRequest,
   graceMs: number,
 ): Promise<StopRequest> {

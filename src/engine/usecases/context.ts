@@ -29,4 +29,9 @@ export interface Fence {
    * otherwise.
    */
   assertHeld(): Promise<void>;
+  /**
+   * When the holder took the run (wall clock). Whoever held it before lost it no later: a process of theirs on another
+   * host that a lease watchdog guards has ended by this time plus the watchdog's (foreignLeaseGraceMs).
+   */
+  readonly heldSince: number;
 }

@@ -5,7 +5,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
-import { terminateWorker } from '../effects/processes/processes';
+import { terminateWorker, thisHost } from '../effects/processes/processes';
 import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
@@ -18,6 +18,8 @@ import { appendBatonFile, ensureBatonFolder } from '../effects/files/safeWrite';
 import { credentialVariables } from '../domain/credentials';
 import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
+import { startLeaseWatchdog } from '../effects/processes/leaseWatchdog';
+import { isSharedStore } from '../domain/config';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
 import { getAttemptWorktree } from '../queries/worktrees';
 
@@ -27,6 +29,8 @@ export interface VerificationOutcome {
   ran: number;
   reused: number;
   failure?: { command: string[]; exitCode: number | null; timedOut: boolean; logPath: string };
+  /** Nothing verified yet: an earlier verify command may still run (on another host, until its watchdog ends it). */
+  notYet?: true;
   /** An isolated attempt: what its integration did. */
   integration?: IntegrationOutcome;
 }
@@ -58,11 +62,14 @@ export async function verifyAttempt(
       `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
       [runId, delegationId],
     );
-    const runtime = await r.get<{ cwd: string | null }>(
-      `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+    const runtime = await r.get<{ cwd: string | null; host: string | null }>(
+      `SELECT cwd, host FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
       [runId, delegationId],
     );
-    return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd: runtime?.cwd ?? undefined };
+    // The folder the worker ran in, if on this machine; a coordinator that took over from another machine verifies in
+    // its own clone (a worktree run is driven from one clone only: docs/team.md, "Git across clones").
+    const cwd = runtime?.cwd && (runtime.host === null || runtime.host === thisHost()) ? runtime.cwd : undefined;
+    return { taskId: delegation?.task_id, task, digest: ingestion?.digest, cwd };
   });
   if (!facts.taskId || !facts.task || facts.task.status !== 'verifying' || !facts.digest)
     return { passed: false, ran: 0, reused: 0 };
@@ -86,7 +93,7 @@ export async function verifyAttempt(
   );
   if (leftOver.some((e) => !e.confirmed)) {
     ctx.log(`${delegationId}: an earlier verify command is NOT confirmed gone; not verifying again yet`);
-    return { passed: false, ran: 0, reused: 0 };
+    return { passed: false, ran: 0, reused: 0, notYet: true };
   }
   const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
@@ -245,6 +252,9 @@ async function runVerifyCommand(
 ): Promise<CommandResult | 'not-current'> {
   const from = statSync(options.logPath).size;
   const marker = `BATON_VERIFY_ID=${options.verify.id}`;
+  // Run by a coordinator on a shared store: a lease watchdog ends the command once that coordinator lost the run, so
+  // that a successor on another host can verify again (docs/team.md, "Failover").
+  const watched = ctx.fence !== undefined && isSharedStore(ctx.config) && ctx.cliPath !== undefined;
   await ctx.fence?.assertHeld();
   await sideEffectPoint('verify:after-fence');
   const started = await spawnSupervised(
@@ -270,7 +280,11 @@ async function runVerifyCommand(
   }
   try {
     await ctx.store.transact((tx) =>
-      recordVerifyProcess(tx, { ...options.verify, command, marker, identity: started.identity }, ctx.clock.now()),
+      recordVerifyProcess(
+        tx,
+        { ...options.verify, command, marker, identity: started.identity, watched },
+        ctx.clock.now(),
+      ),
     );
   } catch (err) {
     started.abort();
@@ -278,6 +292,18 @@ async function runVerifyCommand(
     if (BatonError.is(err, 'verify.not-current')) return 'not-current';
     throw err;
   }
+  // Started before the command runs: a coordinator that dies now leaves a held process, which never runs it.
+  if (watched)
+    startLeaseWatchdog(ctx.cliPath!, {
+      kind: 'verify',
+      workspace: ctx.workspace,
+      delegationId: options.verify.delegationId,
+      identity: started.identity,
+      marker,
+      deadlinePath: runPaths(ctx.workspace, options.verify.runId).coordinatorLeaseDeadline,
+      logPath: options.logPath,
+      graceMs: ctx.config.stopGraceSeconds * 1000,
+    });
   started.release();
   const graceMs = ctx.config.stopGraceSeconds * 1000;
   let timedOut = false;

@@ -42,6 +42,39 @@ interface TraceLine {
   delegation: string;
 }
 
+/** One task with a verify command (verify.js below). */
+const VERIFY_PLAN = `# Plan
+
+\`\`\`baton-task
+id: T1
+title: Task T1
+agent: coder
+verify:
+  - [node, verify.js]
+\`\`\`
+
+Do T1.
+`;
+
+/**
+ * The verify command: traces its start to $FAKE_TRACE (verify-start <ms> <pid> <cwd>); where a
+ * file \`linger\` is, it runs until it is ended (verify-stopped on SIGTERM), elsewhere it passes
+ * (verify-end).
+ */
+const VERIFY_SCRIPT = `const fs = require('node:fs');
+const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), process.pid, process.cwd()].join(' ') + '\\n');
+trace('verify-start');
+if (fs.existsSync('linger')) {
+  process.on('SIGTERM', () => {
+    trace('verify-stopped');
+    setTimeout(() => process.exit(143), 150);
+  });
+  setInterval(() => undefined, 1000);
+} else {
+  trace('verify-end');
+}
+`;
+
 const STOP_GRACE_SECONDS = 1;
 const LEASE_SECONDS = 5;
 
@@ -267,6 +300,73 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
       before.map((e) => `${e.seq} ${e.type}`),
       'nothing was written after A lost the lease',
     );
+  });
+
+  it('a verify command A started is ended by its watchdog when A’s coordinator is SIGKILLed; B verifies again only after that, in its own clone', async () => {
+    const machines = twoMachines('verify');
+    const { a, b, envB, trace } = machines;
+    // T1's worker passes at once; its verify command lingers in A's clone (until it is ended) and passes in B's.
+    for (const dir of [a, b]) {
+      writeFile(dir, 'plan.md', VERIFY_PLAN);
+      writeFile(dir, 'verify.js', VERIFY_SCRIPT);
+    }
+    writeFile(a, 'linger', '');
+    const passing = { FAKE_BEHAVIOUR: '{}' };
+    const verifies = (): Array<{ kind: string; at: number; pid: number; cwd: string }> =>
+      (existsSync(trace) ? readFileSync(trace, 'utf8') : '')
+        .split('\n')
+        .filter((line) => line.startsWith('verify-'))
+        .map((line) => {
+          const [kind, at, pid, cwd] = line.split(' ');
+          return { kind: kind!, at: Number(at), pid: Number(pid), cwd: cwd! };
+        });
+    const coordinatorA = startBaton(['start', 'plan.md'], a, { ...machines.envA, ...passing });
+    await waitFor(() => verifies().some((v) => v.kind === 'verify-start'), "A's verify command to start", 60_000).catch(
+      (err: Error) => assert.fail(`${err.message}\n${coordinatorA.output()}`),
+    );
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+    const onA = verifies()[0]!;
+    assert.equal(onA.cwd, a);
+    assert.ok(alive(onA.pid), "A's verify command outlives its coordinator for now (A's lease still runs)");
+
+    const coordinatorB = startBaton(['resume'], b, { ...envB, ...passing });
+    const bExit = await Promise.race([
+      coordinatorB.exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 120_000)),
+    ]);
+    assert.equal(bExit, 0, `B finishes the run:\n${coordinatorB.output()}\n${JSON.stringify(verifies())}`);
+
+    // A's command got its SIGTERM from its watchdog, and is gone, before B verified again — in B's clone.
+    const lines = verifies();
+    const stopped = lines.find((v) => v.kind === 'verify-stopped' && v.pid === onA.pid);
+    const again = lines.find((v) => v.kind === 'verify-start' && v.pid !== onA.pid);
+    assert.ok(stopped, `A's verify command got SIGTERM: ${JSON.stringify(lines)}`);
+    assert.ok(again, `B ran the verify command again: ${JSON.stringify(lines)}`);
+    assert.ok(stopped.at < again.at, `A's ended (${stopped.at}) before B's started (${again.at})`);
+    assert.ok(!alive(onA.pid), "A's verify command is gone");
+    assert.equal(again.cwd, b, "B verified in its own clone, not in A's folder");
+    assert.ok(
+      lines.some((v) => v.kind === 'verify-end' && v.pid === again.pid),
+      "B's verify command passed",
+    );
+
+    const events = await storedEvents(b, envB);
+    const log = readFileSync(join(a, '.baton/runs', runIds.get(b)!, 'logs/D-T1-coder-001.verify.log'), 'utf8');
+    assert.match(
+      log,
+      /\[baton lease watchdog\] the lease of the coordinator verifying D-T1-coder-001 ran out at .*: ending its verify command/,
+    );
+    assert.match(log, /\[baton lease watchdog\] ended \d+ process\(es\), confirmed gone/);
+    // One attempt, completed once verified on B; the run completed.
+    assert.equal(events.filter((e) => e.type === 'delegation:created').length, 1, 'one attempt');
+    assert.deepEqual(
+      events
+        .filter((e) => e.type === 'delegation:status' && e.data.delegationId === 'D-T1-coder-001')
+        .map((e) => e.data.to),
+      ['COMPLETED'],
+    );
+    assert.equal(events.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
   });
 
   it('drives a worktree-isolated run only from the clone that started it: another clone is refused (exit 3), that clone takes it over', async () => {

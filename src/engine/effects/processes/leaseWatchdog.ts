@@ -5,23 +5,30 @@ import { sleep, systemClock, type Clock } from '../../domain/clock';
 import { credentialVariables } from '../../domain/credentials';
 import { WATCHDOG_POLL_MS, type ProcessIdentity } from '../../domain/process';
 import { appendBatonFile, ensureBatonFolder, writeBatonFile } from '../files/safeWrite';
-import { isProcessAlive, terminateWorker, workerMarker } from './processes';
+import { isProcessAlive, terminateWorker } from './processes';
 
 /**
- * A worker's lease watchdog (docs/team.md, "Failover"): a small process beside each worker a
- * coordinator starts on a shared store, apart from the coordinator so that it outlives it and
- * keeps running while it is stopped. It reads the attempt's lease deadline — written by
+ * A lease watchdog (docs/team.md, "Failover"): a small process beside each worker — and each
+ * verify command — a coordinator starts on a shared store, apart from the coordinator so that
+ * it outlives it and keeps running while it is stopped. It reads a lease deadline — written by
  * whichever coordinator renewed the lease, after the store committed the renewal — and ends the
- * worker (TERM, grace, KILL, proof) once the deadline passed without a renewal. That is what
- * lets a coordinator on another machine take the run over after the lease: whatever the old
- * machine's workers were doing has ended by then, so a task never runs twice at once.
+ * process (TERM, grace, KILL, proof) once the deadline passed without a renewal. A worker's is
+ * its attempt's lease; a verify command's is the lease of the coordinator that started it
+ * (nobody else may verify the attempt while that one holds the run). That is what lets a
+ * coordinator on another machine take the run over after the lease: whatever the old machine's
+ * workers and verify commands were doing has ended by then, so nothing runs twice at once.
  */
 export interface WatchedWorker {
+  kind: 'worker' | 'verify';
   workspace: string;
-  runtimeId: string;
   delegationId: string;
   identity: ProcessIdentity;
-  /** The file holding the lease's deadline, wall-clock milliseconds (workspaceLayout.ts, `leaseDeadline`). */
+  /** What its processes carry in their environment (BATON_RUNTIME_ID=… or BATON_VERIFY_ID=…): how the rest is found. */
+  marker: string;
+  /**
+   * The file holding the lease's deadline, wall-clock milliseconds (workspaceLayout.ts: `leaseDeadline`, or
+   * `coordinatorLeaseDeadline` for a verify command).
+   */
   deadlinePath: string;
   /** The attempt's log: the watchdog says there what it did. */
   logPath: string;
@@ -44,7 +51,7 @@ function readLeaseDeadline(path: string): number | undefined {
 }
 
 /**
- * Starts the watchdog of a worker, detached (its own process group, no terminal, nothing held
+ * Starts the watchdog of a worker or verify command, detached (its own process group, no terminal, nothing held
  * open): a coordinator that exits, is killed or stopped leaves it running. It is the `baton`
  * CLI's hidden `lease-watchdog` command, run by this very Node (an extension host's Electron
  * runs it as Node).
@@ -84,11 +91,14 @@ export async function watchLease(worker: WatchedWorker, clock: Clock = systemClo
       // the log is only for people; the worker is ended either way
     }
   };
+  const ranOut = new Date(deadline).toISOString();
   say(
-    `the lease of ${worker.delegationId} ran out at ${new Date(deadline).toISOString()} and no coordinator renewed it: ending the worker (pid ${worker.identity.pid})`,
+    worker.kind === 'worker'
+      ? `the lease of ${worker.delegationId} ran out at ${ranOut} and no coordinator renewed it: ending the worker (pid ${worker.identity.pid})`
+      : `the lease of the coordinator verifying ${worker.delegationId} ran out at ${ranOut}: ending its verify command (pid ${worker.identity.pid})`,
   );
   const report = await terminateWorker(worker.identity, {
-    marker: workerMarker(worker.runtimeId),
+    marker: worker.marker,
     graceMs: worker.graceMs,
     clock,
   });

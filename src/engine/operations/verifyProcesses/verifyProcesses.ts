@@ -19,6 +19,8 @@ export async function recordVerifyProcess(
     command: readonly string[];
     marker: string;
     identity: ProcessIdentity;
+    /** A lease watchdog guards it: it ends once the coordinator that started it lost the run. */
+    watched: boolean;
   },
   now: number,
 ): Promise<void> {
@@ -34,8 +36,8 @@ export async function recordVerifyProcess(
     );
   }
   await tx.run(
-    `INSERT INTO verify_processes (id, run_id, delegation_id, command_json, marker, pid, pid_start, host, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO verify_processes (id, run_id, delegation_id, command_json, marker, pid, pid_start, host, started_at, watched)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       input.id,
       input.runId,
@@ -46,6 +48,7 @@ export async function recordVerifyProcess(
       input.identity.startTime,
       input.identity.host,
       now,
+      input.watched ? 1 : null,
     ],
   );
 }
