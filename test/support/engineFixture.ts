@@ -1,6 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { storeDirOf } from '../../src/engine/effects/workspaceLayout';
 import { Engine } from '../../src/engine/index';
+import { FileStore } from '../../src/engine/store/fileStore';
 import { FakeClock, sequentialIds } from './fakeClock';
 import { makeTempDir } from './tempDir';
 
@@ -10,6 +12,7 @@ export class EngineFixture {
   readonly clock: FakeClock | undefined;
   private readonly ids = sequentialIds();
   private readonly engines: Engine[] = [];
+  private readonly stores: FileStore[] = [];
 
   private readonly env: NodeJS.ProcessEnv | undefined;
 
@@ -27,6 +30,13 @@ export class EngineFixture {
       );
       this.env = { ...process.env, BATON_STORE_URL: options.postgres.url };
     }
+  }
+
+  /** A fixture with DEMO_PLAN in plan.md. */
+  static withDemoPlan(): EngineFixture {
+    const fixture = new EngineFixture();
+    fixture.write('plan.md', DEMO_PLAN);
+    return fixture;
   }
 
   get fakeClock(): FakeClock {
@@ -77,7 +87,15 @@ export class EngineFixture {
     );
   }
 
+  /** The workspace's file store opened apart from any engine, as a coordinator opens it; closed by dispose(). */
+  async openStore(): Promise<FileStore> {
+    const store = await FileStore.open(storeDirOf(this.workspace));
+    this.stores.push(store);
+    return store;
+  }
+
   async dispose(): Promise<void> {
+    for (const store of this.stores.splice(0)) await store.close().catch(() => undefined);
     for (const engine of this.engines.splice(0)) await engine.close().catch(() => undefined);
     rmSync(this.workspace, { recursive: true, force: true });
   }

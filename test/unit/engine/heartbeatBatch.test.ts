@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { BatonError, type EngineEvent } from '../../../src/engine/index';
-import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
-import { FileStore } from '../../../src/engine/store/fileStore';
 import type { StorePort, StoreTx } from '../../../src/engine/store/port';
 import { HeartbeatBatch } from '../../../src/engine/usecases/heartbeatBatch';
-import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+import { EngineFixture } from '../../support/engineFixture';
 
 /** The store, counting its write transactions; `failCommits` makes each one throw after its work (nothing commits). */
 class CountingStore {
@@ -34,22 +32,14 @@ class CountingStore {
 
 describe('worker heartbeats committed together (HeartbeatBatch)', () => {
   let fixture: EngineFixture;
-  let store: FileStore | undefined;
-  beforeEach(() => {
-    fixture = new EngineFixture();
-    fixture.write('plan.md', DEMO_PLAN);
-  });
-  afterEach(async () => {
-    await store?.close();
-    store = undefined;
-    await fixture.dispose();
-  });
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
 
   async function twoClaims() {
     const engine = await fixture.open();
     const t1 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const t5 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5' });
-    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const store = await fixture.openStore();
     return { engine, t1, t5, counting: new CountingStore(store) };
   }
 
@@ -89,7 +79,7 @@ describe('worker heartbeats committed together (HeartbeatBatch)', () => {
     const t1 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const t5 = await engine.claimTask({ planPath: 'plan.md', taskId: 'T5', leaseSeconds: 3_600 });
     fixture.fakeClock.advance(t1.leaseExpiresAt - fixture.fakeClock.now() + 1_000);
-    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const store = await fixture.openStore();
     const counting = new CountingStore(store);
     const batch = new HeartbeatBatch(counting.port, fixture.fakeClock);
     const outcomes = await Promise.allSettled([
@@ -169,10 +159,7 @@ describe('worker heartbeats committed together (HeartbeatBatch)', () => {
 
 describe('the engine’s announcements with nobody listening', () => {
   let fixture: EngineFixture;
-  beforeEach(() => {
-    fixture = new EngineFixture();
-    fixture.write('plan.md', DEMO_PLAN);
-  });
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
   afterEach(() => fixture.dispose());
 
   it('keep only the log’s position; a listener who comes later hears what happens from then on', async () => {

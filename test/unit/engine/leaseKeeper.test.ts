@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { foreignLeaseGraceMs } from '../../../src/engine/domain/process';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
-import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
 import { LeaseKeeper } from '../../../src/engine/executor/leaseKeeper';
 import { readCoordinatorLease } from '../../../src/engine/queries/coordinatorLease';
 import { openVerifyProcesses } from '../../../src/engine/queries/verifyProcesses';
-import { FileStore } from '../../../src/engine/store/fileStore';
+import type { FileStore } from '../../../src/engine/store/fileStore';
 import { endVerifyProcesses } from '../../../src/engine/usecases/endVerifyProcesses';
-import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+import { EngineFixture } from '../../support/engineFixture';
 
 const LEASE_MS = 30_000;
 const STOP_GRACE_SECONDS = 1;
@@ -20,23 +19,15 @@ const STOP_GRACE_SECONDS = 1;
  */
 describe('the coordinator lease and the verify commands it guards', () => {
   let fixture: EngineFixture;
-  let store: FileStore | undefined;
-  beforeEach(() => {
-    fixture = new EngineFixture();
-    fixture.write('plan.md', DEMO_PLAN);
-  });
-  afterEach(async () => {
-    await store?.close();
-    store = undefined;
-    await fixture.dispose();
-  });
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
 
   /** A run (made by a claim) and its store, opened apart from the engine as a coordinator opens it. */
   async function aRun() {
     const engine = await fixture.open();
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     await engine.close();
-    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const store = await fixture.openStore();
     return { runId: claim.runId, delegationId: claim.delegation.id, store };
   }
 

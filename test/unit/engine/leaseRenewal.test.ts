@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
-import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
 import { renewRuntimeLease } from '../../../src/engine/operations/runtimes/renewRuntimeLease';
-import { FileStore } from '../../../src/engine/store/fileStore';
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
-import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+import { EngineFixture } from '../../support/engineFixture';
 
 describe('a worker lease held past one lease length (a coordinator handing its workers over)', () => {
   let fixture: EngineFixture;
-  let store: FileStore | undefined;
-  beforeEach(() => {
-    fixture = new EngineFixture();
-    fixture.write('plan.md', DEMO_PLAN);
-  });
-  afterEach(async () => {
-    await store?.close();
-    store = undefined;
-    await fixture.dispose();
-  });
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
 
   it("is not cut back by the worker's own heartbeat: a beat extends a lease, never shortens it", async () => {
     const engine = await fixture.open();
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const now = fixture.fakeClock.now();
-    store = await FileStore.open(storeDirOf(fixture.workspace));
+    const store = await fixture.openStore();
     const coordinator = await takeCoordinatorLease(store, fixture.fakeClock, {
       runId: claim.runId,
       holder: 'box:1',
