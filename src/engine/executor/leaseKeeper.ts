@@ -52,13 +52,10 @@ export class LeaseKeeper {
     private readonly onHeldUntil: (until: number) => boolean = () => true,
   ) {
     this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx));
-    const heldSince = (): number => this.acquiredAt;
     this.fence = {
       // A read catches up with every other process first: the epoch it sees is the latest.
       assertHeld: () => deps.store.read((r) => this.checkEpoch(r)),
-      get heldSince() {
-        return heldSince();
-      },
+      heldSince: () => this.acquiredAt,
     };
   }
 

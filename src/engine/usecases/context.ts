@@ -33,5 +33,5 @@ export interface Fence {
    * When the holder took the run (wall clock). Whoever held it before lost it no later: a process of theirs on another
    * host that a lease watchdog guards has ended by this time plus the watchdog's (foreignLeaseGraceMs).
    */
-  readonly heldSince: number;
+  heldSince(): number;
 }

@@ -31,7 +31,7 @@ export async function endVerifyProcesses(
       if (isProcessAlive(verify.identity) === undefined) {
         const host = verify.identity.host;
         const endedBy =
-          ctx.fence && ctx.fence.heldSince > 0 && verify.watched ? ctx.fence.heldSince + foreignGraceMs : undefined;
+          ctx.fence && ctx.fence.heldSince() > 0 && verify.watched ? ctx.fence.heldSince() + foreignGraceMs : undefined;
         if (endedBy === undefined || ctx.clock.now() < endedBy)
           return {
             ...entry,

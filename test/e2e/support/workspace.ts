@@ -1,6 +1,7 @@
-import { cpSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { processesWorkingIn } from '../../support/processes';
 import { FIXTURE_WORKSPACE } from './paths';
 
 /**
@@ -33,26 +34,13 @@ const copies = new Map<string, string>();
  */
 export function removeWorkspace(workspace: string): void {
   const folder = copies.get(workspace) ?? workspace;
-  killProcessesIn(folder);
-  rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
-  copies.delete(workspace);
-}
-
-/** SIGKILLs every process (but this one) whose working directory is in `folder`. */
-function killProcessesIn(folder: string): void {
-  let pids: string[];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return; // no /proc: nothing to find by working directory
-  }
-  for (const pid of pids) {
-    if (Number(pid) === process.pid) continue;
+  for (const pid of processesWorkingIn(folder)) {
     try {
-      const cwd = readlinkSync(`/proc/${pid}/cwd`);
-      if (cwd === folder || cwd.startsWith(`${folder}/`)) process.kill(Number(pid), 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
     } catch {
-      // gone already, or not ours to look at
+      // gone meanwhile
     }
   }
+  rmSync(folder, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  copies.delete(workspace);
 }

@@ -50,7 +50,7 @@ describe('the coordinator lease and the verify commands it guards', () => {
     const lease = keeper(runId, s, told);
     const takenAt = clock.now();
     assert.deepEqual(await lease.acquire(), { acquired: true });
-    assert.equal(lease.fence.heldSince, takenAt);
+    assert.equal(lease.fence.heldSince(), takenAt);
     assert.deepEqual(told, [takenAt + LEASE_MS]);
     assert.equal((await s.read((r) => readCoordinatorLease(r, runId)))!.expiresAt, takenAt + LEASE_MS);
 
@@ -102,7 +102,7 @@ describe('the coordinator lease and the verify commands it guards', () => {
     await record('watched', true);
     await record('unwatched', false);
     const takenAt = clock.now();
-    const successor = { assertHeld: () => Promise.resolve(), heldSince: takenAt };
+    const successor = { assertHeld: () => Promise.resolve(), heldSince: () => takenAt };
     const config = { stopGraceSeconds: STOP_GRACE_SECONDS } as Parameters<typeof endVerifyProcesses>[0]['config'];
     const end = () =>
       endVerifyProcesses({ store: s, clock, fence: successor, config }, runId, delegationId, 'test', 1000);
