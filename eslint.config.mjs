@@ -112,4 +112,35 @@ export default tseslint.config(
       ],
     },
   },
+  // The extension's model (src/extension/model/): what the views, the status bar and the dashboard map from, host-free
+  // so that unit tests run it in plain Node with the injected clock. Last on purpose: for these files it is the
+  // no-restricted-imports in force (a later block replaces an earlier one's), so a rule for all of src/extension
+  // goes here too.
+  {
+    files: ['src/extension/model/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'vscode',
+              message:
+                'src/extension/model/ is host-free: no vscode here. The provider beside the model (views.ts, ' +
+                'statusBar.ts, dashboard.ts, …) maps it to VS Code; pass what the model needs in as plain values.',
+            },
+          ],
+          patterns: [
+            {
+              // ../x (a host-bound file beside model/) — not ../../engine or ../../protocol.
+              regex: '^\\.\\./(?!\\.\\./)',
+              message:
+                'The model does not reach back into the extension: the host-bound files import the model, not ' +
+                'the other way round.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { runPaths, TranscriptRenderer, type AttemptChanges, type Engine } from '../engine/index';
-import { attemptEndLine } from './attempts';
+import { attemptEndLine } from './model/attempts';
 import { DisposableStore } from './lifecycle';
-import { LogFollower } from './logFollower';
+import { LogFollower } from './model/logFollower';
 import type { BatonSession } from './session';
 
 /** The scheme of a file's text at a commit Baton recorded (the left side of Show Changes). */

@@ -1,9 +1,9 @@
 import { relative, sep } from 'node:path';
 import * as vscode from 'vscode';
 import { isFinishedRun, parsePlan, RESULT_FENCE, type Run } from '../engine/index';
-import { lensTitle, resolveArtifact } from './artifactOwner';
+import { lensTitle, resolveArtifact } from './model/artifactOwner';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache } from './runState';
+import type { RunStateCache } from './model/runState';
 
 const TASK_BLOCK = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*baton-task\b/m;
 

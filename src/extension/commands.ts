@@ -17,15 +17,15 @@ import {
   type RunStatus,
 } from '../engine/index';
 import { artifactDocumentUri } from './storedArtifacts';
-import { resolveArtifact } from './artifactOwner';
+import { resolveArtifact } from './model/artifactOwner';
 import type { AttemptViews } from './attemptViews';
-import { latestStartedAttempt } from './attempts';
+import { latestStartedAttempt } from './model/attempts';
 import type { ResultDiagnostics } from './diagnostics';
-import { describeDecision, plain } from './gateNotice';
-import { eventLine, stopNotice } from './notices';
+import { describeDecision, plain } from './model/gateNotice';
+import { eventLine, stopNotice } from './model/notices';
 import type { HiddenRuns } from './hiddenRuns';
 import { describeError, TrustRequiredError, UserFacingError, type BatonSession } from './session';
-import { runsByPlace } from './viewRows';
+import { runsByPlace } from './model/viewRows';
 import type { GateNode, RunsNode, WorkerNode } from './views';
 
 type Node = RunsNode | GateNode | WorkerNode | undefined;

@@ -3,9 +3,9 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import * as vscode from 'vscode';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../protocol/messages';
-import { DashboardFeed } from './dashboardFeed';
+import { DashboardFeed } from './model/dashboardFeed';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache } from './runState';
+import type { RunStateCache } from './model/runState';
 import { describeError, UserFacingError, type BatonSession } from './session';
 
 const VISIBILITY_SOURCE = 'dashboard';

@@ -8,7 +8,7 @@ import {
   type Issue,
 } from '../engine/index';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache } from './runState';
+import type { RunStateCache } from './model/runState';
 import { artifactDocumentUri } from './storedArtifacts';
 
 const SOURCE = 'baton';

@@ -11,7 +11,7 @@ import { BatonStatusBar } from './statusBar';
 import { DashboardPanel } from './dashboard';
 import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
 import { HiddenRuns } from './hiddenRuns';
-import { runsByPlace } from './viewRows';
+import { runsByPlace } from './model/viewRows';
 
 let session: BatonSession | undefined;
 

@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import type { Engine, EngineEvent } from '../engine/index';
-import { gateNoticeMessage, type OpenGateNotice } from './gateNotice';
+import { gateNoticeMessage, type OpenGateNotice } from './model/gateNotice';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache, RunStateChange } from './runState';
+import type { RunStateCache, RunStateChange } from './model/runState';
 
 /** Gates that open together (a run's risk gates, in one transaction) make one notification, not several. */
 const GATHER_MS = 150;

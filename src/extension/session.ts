@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { BatonError, counted, Engine, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
-import { outcomeLine } from './notices';
-import { RunStateCache } from './runState';
+import { outcomeLine } from './model/notices';
+import { RunStateCache } from './model/runState';
 
 type Coordination = Awaited<ReturnType<Engine['coordinate']>>;
 type DrivingCoordinator = Extract<Coordination, { coordinator: unknown }>['coordinator'];

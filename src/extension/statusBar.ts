@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { DisposableStore } from './lifecycle';
-import type { RunStateCache } from './runState';
-import { statusSummary } from './viewRows';
+import type { RunStateCache } from './model/runState';
+import { statusSummary } from './model/viewRows';
 
 /** Running / waiting on gates / idle, at a glance; a click opens the Runs view, the tooltip links the dashboard. */
 export class BatonStatusBar extends DisposableStore {

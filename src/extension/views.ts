@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { isFinishedRun, type Run } from '../engine/index';
-import type { RunStateCache, RunStateChange } from './runState';
+import type { RunStateCache, RunStateChange } from './model/runState';
 import type { HiddenRuns } from './hiddenRuns';
 import {
   countsUp,
@@ -12,7 +12,7 @@ import {
   taskRow,
   workerRow,
   type Row,
-} from './viewRows';
+} from './model/viewRows';
 
 /** Tree nodes are plain data with stable ids; providers only map them to TreeItems (rows: viewRows.ts). */
 export type RunsNode =

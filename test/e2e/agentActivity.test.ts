@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { ensureAgentCli, isolatedEnv } from '../../scripts/agentClis.mjs';
 import { Engine, type RunOverview } from '../../src/engine/index';
-import { spendOf } from '../../src/extension/viewRows';
+import { spendOf } from '../../src/extension/model/viewRows';
 import { formatSpend } from '../../src/protocol/spend';
 import { claudeCode, TEST_KEY } from '../support/agentClis';
 import { git } from '../support/gitRepo';

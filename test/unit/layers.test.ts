@@ -116,4 +116,39 @@ describe('layers (DESIGN §1), enforced by lint', () => {
       assert.deepEqual(await restrictedImports('src/engine/usecases/x.ts', `${source}\n`), []);
     });
   });
+
+  describe("the extension's model (src/extension/model/), fenced from the host", () => {
+    const file = 'src/extension/model/x.ts';
+
+    it('may not import vscode, not even its types: the provider beside it maps the model to VS Code', async () => {
+      for (const source of [
+        `import * as vscode from 'vscode';\nexport const v = vscode;`,
+        `import type { TreeItem } from 'vscode';\nexport type T = TreeItem;`,
+      ]) {
+        const messages = await restrictedImports(file, `${source}\n`);
+        assert.equal(messages.length, 1, source);
+        assert.match(messages[0]!, /host-free.*provider beside the model/);
+      }
+      assert.deepEqual(
+        await restrictedImports('src/extension/x.ts', `import * as vscode from 'vscode';\nexport const v = vscode;\n`),
+        [],
+        'the host-bound files beside it may',
+      );
+    });
+
+    it('may not import the host-bound files beside it; it may import the engine, the protocol and itself', async () => {
+      assert.equal(
+        (await restrictedImports(file, `import type { RunsNode } from '../views';\nexport type N = RunsNode;\n`))
+          .length,
+        1,
+      );
+      const allowed = [
+        `import { Emitter } from '../../engine/index';`,
+        `import { formatDuration } from '../../protocol/time';`,
+        `import { statusTooltip } from './notices';`,
+        `export const x = [Emitter, formatDuration, statusTooltip];`,
+      ].join('\n');
+      assert.deepEqual(await restrictedImports(file, `${allowed}\n`), []);
+    });
+  });
 });

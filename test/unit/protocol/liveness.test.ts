@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { runtimeTable } from '../../../src/cli/commands/status';
 import type { WorkerRuntime } from '../../../src/engine/index';
-import type { RunStateCache } from '../../../src/extension/runState';
-import { workerRows } from '../../../src/extension/viewRows';
+import type { RunStateCache } from '../../../src/extension/model/runState';
+import { workerRows } from '../../../src/extension/model/viewRows';
 import { describeLiveness } from '../../../src/protocol/liveness';
 
 const NOW = 1_800_000_000_000;

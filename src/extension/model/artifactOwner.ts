@@ -1,5 +1,5 @@
 import { isAbsolute, join, relative, sep } from 'node:path';
-import { runFolderOf, type Delegation, type IngestionRecord, type Run, type RunOverview } from '../engine/index';
+import { runFolderOf, type Delegation, type IngestionRecord, type Run, type RunOverview } from '../../engine/index';
 
 /** What the resolution reads: the run-state cache (newest runs first), or anything shaped like it. */
 export interface RunsSource {

@@ -2,10 +2,10 @@
 // says what happens, counts are in words, the Baton log gets sentences instead of JSON, and an
 // attempt's end is said once its worker is done.
 import assert from 'node:assert/strict';
-import type { RunEvent, RunOverview, StopRequest } from '../../../src/engine/index';
-import { describeEvent } from '../../../src/engine/index';
-import { attemptEndLine, latestStartedAttempt } from '../../../src/extension/attempts';
-import { eventLine, outcomeLine, statusTooltip, stopNotice } from '../../../src/extension/notices';
+import type { RunEvent, RunOverview, StopRequest } from '../../../../src/engine/index';
+import { describeEvent } from '../../../../src/engine/index';
+import { attemptEndLine, latestStartedAttempt } from '../../../../src/extension/model/attempts';
+import { eventLine, outcomeLine, statusTooltip, stopNotice } from '../../../../src/extension/model/notices';
 
 function request(mode: 'graceful' | 'immediate', report: StopRequest['report']): StopRequest {
   return { id: 'S-1', runId: 'R-1', mode, status: 'applied', requestedAt: 0, requestedBy: 'VS Code', report };

@@ -10,8 +10,8 @@ import type {
   RunEvent,
   RunOverview,
   WorkerRuntime,
-} from '../engine/index';
-import { Emitter, isCoordinatorLive } from '../engine/index';
+} from '../../engine/index';
+import { Emitter, isCoordinatorLive } from '../../engine/index';
 
 /** What a heartbeat carries (announced from the runtimes' state; not in the event log). */
 type HeartbeatPayload = EventMap['runtime:heartbeat'];

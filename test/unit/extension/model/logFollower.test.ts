@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LogFollower } from '../../../src/extension/logFollower';
-import { makeTempDir } from '../../support/tempDir';
+import { LogFollower } from '../../../../src/extension/model/logFollower';
+import { makeTempDir } from '../../../support/tempDir';
 
 async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import type { Disposable } from '../engine/index';
+import type { Disposable } from '../../engine/index';
 
 export interface LogFollowerOptions {
   /** A look at the file's size this often, in case a change notification is missed. */

@@ -1,4 +1,4 @@
-import { counted, describeEvent, type CoordinatorOutcome, type RunEvent, type StopRequest } from '../engine/index';
+import { counted, describeEvent, type CoordinatorOutcome, type RunEvent, type StopRequest } from '../../engine/index';
 
 /**
  * What the extension says in notifications, the status bar's tooltip and the Baton log, as plain

@@ -1,4 +1,4 @@
-import type { Delegation, RunOverview } from '../engine/index';
+import type { Delegation, RunOverview } from '../../engine/index';
 
 /**
  * Facts about one attempt that Show Output and Show Changes need, mapped from a run's overview

@@ -1,5 +1,5 @@
-import type { Gate, GateKind } from '../engine/index';
-import { formatDuration } from '../protocol/time';
+import type { Gate, GateKind } from '../../engine/index';
+import { formatDuration } from '../../protocol/time';
 
 /** An open gate as the notification tells it: what waits, for which task. */
 export interface OpenGateNotice {

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import type { Engine } from '../../../src/engine/index';
-import { DashboardFeed } from '../../../src/extension/dashboardFeed';
-import { RunStateCache } from '../../../src/extension/runState';
-import { parseHostMessage, type HostMessage } from '../../../src/protocol/messages';
-import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+import type { Engine } from '../../../../src/engine/index';
+import { DashboardFeed } from '../../../../src/extension/model/dashboardFeed';
+import { RunStateCache } from '../../../../src/extension/model/runState';
+import { parseHostMessage, type HostMessage } from '../../../../src/protocol/messages';
+import { DEMO_PLAN, EngineFixture } from '../../../support/engineFixture';
 
 /** The host side of the dashboard against a real engine and store: what it posts, and when. */
-describe('dashboard feed (src/extension/dashboardFeed.ts)', () => {
+describe('dashboard feed (src/extension/model/dashboardFeed.ts)', () => {
   let fixture: EngineFixture;
   let engine: Engine;
   let cache: RunStateCache;

@@ -7,7 +7,7 @@ import {
   type IngestionRecord,
   type RunEvent,
   type RunOverview,
-} from '../engine/index';
+} from '../../engine/index';
 import {
   PROTOCOL_VERSION,
   type Beat,
@@ -22,7 +22,7 @@ import {
   type Snapshot,
   type TaskDetails,
   type TaskView,
-} from '../protocol/messages';
+} from '../../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
 import { runActivity, spendOf } from './viewRows';
 

@@ -1,7 +1,12 @@
 // The gate notification's text and what a person reads who acts on a gate decided meanwhile.
 import assert from 'node:assert/strict';
-import type { Gate } from '../../../src/engine/index';
-import { describeDecision, gateNoticeMessage, plain, type OpenGateNotice } from '../../../src/extension/gateNotice';
+import type { Gate } from '../../../../src/engine/index';
+import {
+  describeDecision,
+  gateNoticeMessage,
+  plain,
+  type OpenGateNotice,
+} from '../../../../src/extension/model/gateNotice';
 
 const gate = (n: number, extra: Partial<OpenGateNotice> = {}): OpenGateNotice => ({
   gateId: `G-${n}`,

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_STATUSES, type Gate, type Run, type RunStatus } from '../../../src/engine/index';
-import type { RunStateCache } from '../../../src/extension/runState';
-import { gateRows, runActions, runsByPlace } from '../../../src/extension/viewRows';
+import { RUN_STATUSES, type Gate, type Run, type RunStatus } from '../../../../src/engine/index';
+import type { RunStateCache } from '../../../../src/extension/model/runState';
+import { gateRows, runActions, runsByPlace } from '../../../../src/extension/model/viewRows';
 
-const ROOT = join(__dirname, '../../..');
+const ROOT = join(__dirname, '../../../..');
 
 interface MenuItem {
   command: string;

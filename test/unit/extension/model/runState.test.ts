@@ -1,21 +1,26 @@
 import assert from 'node:assert/strict';
-import type { Engine, EngineEvent } from '../../../src/engine/index';
-import { DashboardFeed } from '../../../src/extension/dashboardFeed';
-import { RunStateCache, isTick, type RunStateChange, type RunStateOptions } from '../../../src/extension/runState';
-import { runRow, statusSummary, taskRow, workerRows } from '../../../src/extension/viewRows';
-import { storeDirOf } from '../../../src/engine/effects/workspaceLayout';
-import { selfIdentity } from '../../../src/engine/effects/processes/processes';
-import { renewCoordinatorLease } from '../../../src/engine/operations/coordinatorLease/coordinatorLease';
-import { recordAgentUsage } from '../../../src/engine/operations/agentUsage/recordAgentUsage';
-import { emptyActivity } from '../../../src/engine/domain/agents/agentActivity';
-import { FileStore } from '../../../src/engine/store/fileStore';
-import { systemClock } from '../../../src/engine/domain/clock';
-import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
-import type { HostMessage } from '../../../src/protocol/messages';
-import { formatSpend } from '../../../src/protocol/spend';
-import { taskDuration } from '../../../src/protocol/time';
-import { hostNow, initialState, reduce, type DashboardState } from '../../../webview-ui/src/state';
-import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
+import type { Engine, EngineEvent } from '../../../../src/engine/index';
+import { DashboardFeed } from '../../../../src/extension/model/dashboardFeed';
+import {
+  RunStateCache,
+  isTick,
+  type RunStateChange,
+  type RunStateOptions,
+} from '../../../../src/extension/model/runState';
+import { runRow, statusSummary, taskRow, workerRows } from '../../../../src/extension/model/viewRows';
+import { storeDirOf } from '../../../../src/engine/effects/workspaceLayout';
+import { selfIdentity } from '../../../../src/engine/effects/processes/processes';
+import { renewCoordinatorLease } from '../../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { recordAgentUsage } from '../../../../src/engine/operations/agentUsage/recordAgentUsage';
+import { emptyActivity } from '../../../../src/engine/domain/agents/agentActivity';
+import { FileStore } from '../../../../src/engine/store/fileStore';
+import { systemClock } from '../../../../src/engine/domain/clock';
+import { takeCoordinatorLease } from '../../../../src/engine/usecases/coordinatorLiveness';
+import type { HostMessage } from '../../../../src/protocol/messages';
+import { formatSpend } from '../../../../src/protocol/spend';
+import { taskDuration } from '../../../../src/protocol/time';
+import { hostNow, initialState, reduce, type DashboardState } from '../../../../webview-ui/src/state';
+import { DEMO_PLAN, EngineFixture } from '../../../support/engineFixture';
 
 const READS = ['listRuns', 'overview', 'listIngestions', 'listWorktrees', 'listEvents', 'taskRecord'] as const;
 type ReadName = (typeof READS)[number];

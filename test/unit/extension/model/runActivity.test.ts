@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import type { CoordinatorState, Gate, Run, RunOverview } from '../../../src/engine/index';
-import { runActivity } from '../../../src/extension/viewRows';
+import type { CoordinatorState, Gate, Run, RunOverview } from '../../../../src/engine/index';
+import { runActivity } from '../../../../src/extension/model/viewRows';
 
 // The shown state of a run, from plain facts: the invariant every surface relies on is that a
 // run says "running" (or "stopping") only while a live coordinator holds its lease.

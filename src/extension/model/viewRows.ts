@@ -9,10 +9,10 @@ import {
   type Run,
   type RunOverview,
   type Task,
-} from '../engine/index';
-import { describeLiveness } from '../protocol/liveness';
-import { formatSpend, type SpendFigures } from '../protocol/spend';
-import { formatDuration, taskDuration } from '../protocol/time';
+} from '../../engine/index';
+import { describeLiveness } from '../../protocol/liveness';
+import { formatSpend, type SpendFigures } from '../../protocol/spend';
+import { formatDuration, taskDuration } from '../../protocol/time';
 import { statusTooltip } from './notices';
 import { isLiveRuntime, type RunStateCache } from './runState';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { Emitter, type Engine, type EngineEvent, type Run, type RunOverview } from '../../../src/engine/index';
-import { RunStateCache, type RunStateChange } from '../../../src/extension/runState';
+import { Emitter, type Engine, type EngineEvent, type Run, type RunOverview } from '../../../../src/engine/index';
+import { RunStateCache, type RunStateChange } from '../../../../src/extension/model/runState';
 
 // When the run-state cache reads the store, against an engine that stands in for the store so
 // that its reads can be timed and made to fail: the views must not fall behind a busy run —

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { runPaths, type Engine } from '../../../src/engine/index';
-import { lensTitle, resolveArtifact, type ArtifactResolution } from '../../../src/extension/artifactOwner';
-import { RunStateCache } from '../../../src/extension/runState';
-import { EngineFixture } from '../../support/engineFixture';
+import { runPaths, type Engine } from '../../../../src/engine/index';
+import { lensTitle, resolveArtifact, type ArtifactResolution } from '../../../../src/extension/model/artifactOwner';
+import { RunStateCache } from '../../../../src/extension/model/runState';
+import { EngineFixture } from '../../../support/engineFixture';
 
 const PLAN = `# Plan
 
