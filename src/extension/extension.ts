@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
-import { registerCommands } from './commands';
+import { registerCommands } from './commands/register';
 import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
 import { ResultDiagnostics } from './diagnostics';
 import { STORED_ARTIFACT_SCHEME, StoredArtifactProvider } from './storedArtifacts';
 import { GateNotifications } from './gateNotifications';
-import { BatonSession, describeError, UserFacingError } from './session';
+import { BatonSession, describeError } from './session';
 import { BatonStatusBar } from './statusBar';
 import { DashboardPanel } from './dashboard';
 import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
@@ -40,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const channel = vscode.window.createOutputChannel('Baton', { log: true });
   context.subscriptions.push(channel);
   const log = silentOnceClosed(channel);
-  context.subscriptions.push(vscode.commands.registerCommand('baton.showLog', () => log.show()));
+  context.subscriptions.push(...registerCommands('window', { log, extensionUri: context.extensionUri }));
   const views: BatonApi['views'] = {};
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
@@ -79,32 +79,21 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     vscode.commands.executeCommand('setContext', 'baton.hasRemovedRuns', hidden.size > 0);
   void updateHiddenContext();
   context.subscriptions.push(hidden.onDidChange(() => void updateHiddenContext()));
-  context.subscriptions.push(...registerCommands(session, diagnostics, attemptViews, hidden));
+  context.subscriptions.push(
+    ...registerCommands('folder', {
+      log,
+      extensionUri: context.extensionUri,
+      session,
+      diagnostics,
+      attemptViews,
+      hidden,
+    }),
+  );
   const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
   context.subscriptions.push(statusBar);
   context.subscriptions.push(
-    vscode.commands.registerCommand('baton.createExamplePlan', async () => {
-      try {
-        const uri = await freePlanUri(folder.uri);
-        await vscode.workspace.fs.writeFile(uri, Buffer.from(EXAMPLE_PLAN));
-        await vscode.window.showTextDocument(uri);
-      } catch (err) {
-        void vscode.window.showErrorMessage(describeError(err));
-      }
-    }),
-    vscode.commands.registerCommand('baton.openDashboard', async (node?: { runId?: unknown }) => {
-      try {
-        await DashboardPanel.show(
-          context.extensionUri,
-          current,
-          typeof node?.runId === 'string' ? node.runId : undefined,
-        );
-      } catch (err) {
-        void vscode.window.showErrorMessage(describeError(err));
-      }
-    }),
     // The dashboard comes back after a reload, on the run it showed (activation event onWebviewPanel:baton.dashboard).
     vscode.window.registerWebviewPanelSerializer(DashboardPanel.viewType, {
       deserializeWebviewPanel: async (panel, saved: unknown) => {
@@ -116,11 +105,6 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
         }
       },
     }),
-    // The README, rendered by VS Code's own Markdown preview: a file URI handed to openExternal does nothing in a
-    // browser (code-server), and the preview works the same on the desktop.
-    vscode.commands.registerCommand('baton.openDocs', () =>
-      vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.joinPath(context.extensionUri, 'README.md')),
-    ),
   );
   context.subscriptions.push(
     current.onRunStateReady((cache) => {
@@ -234,37 +218,3 @@ function silentOnceClosed(channel: vscode.LogOutputChannel): vscode.LogOutputCha
     },
   });
 }
-
-/**
- * Where Create Example Plan writes: baton-plan.md, else baton-plan-2.md, -3, … — never over a
- * file that is there (the person's own plan, or the example they already edited).
- */
-async function freePlanUri(folder: vscode.Uri): Promise<vscode.Uri> {
-  for (let n = 1; n < 1000; n++) {
-    const uri = vscode.Uri.joinPath(folder, n === 1 ? 'baton-plan.md' : `baton-plan-${n}.md`);
-    try {
-      await vscode.workspace.fs.stat(uri);
-    } catch {
-      return uri; // nothing there
-    }
-  }
-  throw new UserFacingError('There are 999 example plans in this folder already; rename one and try again.');
-}
-
-const EXAMPLE_PLAN = `# Example plan
-
-Each task is a \`baton-task\` block; the text after it is the task's instructions.
-
-\`\`\`baton-task
-id: T1
-title: Say hello
-\`\`\`
-Write hello.txt with a greeting.
-
-\`\`\`baton-task
-id: T2
-title: Check it
-depends: [T1]
-\`\`\`
-Read hello.txt and report whether it is friendly.
-`;
