@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { BatonError, counted, Engine, type CoordinatorOutcome } from '../engine/index';
+import { BatonError, counted, Engine, systemClock, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import { outcomeLine } from './model/notices';
 import { RunStateCache } from './model/runState';
@@ -88,14 +88,17 @@ export class BatonSession extends DisposableStore {
     this.opening ??= (async () => {
       const started = performance.now();
       const cli = join(this.extensionPath, 'dist', 'cli.js');
+      // One clock for the engine and the run-state cache: the cache's publications carry the engine's time.
       const engine = await Engine.open({
         workspace: this.workspace,
+        clock: systemClock,
         follow: true,
         ...(existsSync(cli) ? { cliPath: cli } : {}),
       });
       for (const notice of engine.recoveryNotices) this.log.warn(notice);
       this.opened = engine;
       this.cache = new RunStateCache(engine, {
+        clock: systemClock,
         onError: (err) => this.log.warn(`Could not read the runs: ${(err as Error)?.message ?? String(err)}`),
       });
       await this.cache.refreshNow();

@@ -51,6 +51,28 @@ export class FakeClock implements Clock {
   get pendingTimers(): number {
     return this.timers.length;
   }
+
+  /** When (monotonic) the next timer comes due; undefined when none is set. */
+  get nextDue(): number | undefined {
+    return this.timers.length ? Math.min(...this.timers.map((t) => t.due)) : undefined;
+  }
+
+  /**
+   * Moves the clock on `ms` as the real clock would pass: timer by timer, each at its own time,
+   * and before each one (and at the end) `settled` waits for the asynchronous work the earlier
+   * ones started (a store read), so that a timer that work sets fires when it is due, not late.
+   */
+  async runFor(ms: number, settled: () => Promise<void>): Promise<void> {
+    const end = this.mono + ms;
+    for (;;) {
+      await settled();
+      const due = this.nextDue;
+      if (due === undefined || due > end) break;
+      this.advance(Math.max(0, due - this.mono));
+    }
+    this.advance(end - this.mono);
+    await settled();
+  }
 }
 
 /** Ids that are the same on every run of a test. */

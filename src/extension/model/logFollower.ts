@@ -2,11 +2,13 @@ import { watch, type FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import type { Disposable } from '../../engine/index';
+import { systemClock, type Clock, type Disposable } from '../../engine/index';
 
 export interface LogFollowerOptions {
   /** A look at the file's size this often, in case a change notification is missed. */
   pollMs?: number;
+  /** The poll's clock (the engine's `Clock`; tests move a fake one). */
+  clock?: Clock;
   /** Of a longer log, only the last this many bytes are shown at the start (what was left out is said). */
   maxBacklogBytes?: number;
 }
@@ -25,7 +27,7 @@ export class LogFollower implements Disposable {
   private offset = 0;
   private readonly decoder = new StringDecoder('utf8');
   private watcher: FSWatcher | undefined;
-  private poll: ReturnType<typeof setInterval> | undefined;
+  private cancelPoll: (() => void) | undefined;
   private reading: Promise<void> = Promise.resolve();
   private queued = false;
   private stopped = false;
@@ -41,8 +43,13 @@ export class LogFollower implements Disposable {
   /** Shows what the log holds now, then follows it. */
   start(): Promise<void> {
     this.watchFile();
-    this.poll = setInterval(() => this.wake(), this.options.pollMs ?? 500);
+    this.schedulePoll();
     return this.wake(true);
+  }
+
+  /** Resolves once the reads asked for so far (by the watch, the poll, a call) have ended. */
+  settled(): Promise<void> {
+    return this.reading;
   }
 
   /** Reads what is left (the writer ended) and stops following. */
@@ -55,8 +62,17 @@ export class LogFollower implements Disposable {
     this.stopped = true;
     this.watcher?.close();
     this.watcher = undefined;
-    if (this.poll) clearInterval(this.poll);
-    this.poll = undefined;
+    this.cancelPoll?.();
+    this.cancelPoll = undefined;
+  }
+
+  private schedulePoll(): void {
+    if (this.stopped) return;
+    this.cancelPoll = (this.options.clock ?? systemClock).setTimer(this.options.pollMs ?? 500, () => {
+      this.cancelPoll = undefined;
+      void this.wake();
+      this.schedulePoll();
+    });
   }
 
   /** One read at a time; a wake during a read asks for one more after it. */

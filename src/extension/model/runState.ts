@@ -1,4 +1,5 @@
 import type {
+  Clock,
   Delegation,
   Disposable,
   Engine,
@@ -45,6 +46,13 @@ export interface RunStateChange {
 }
 
 export interface RunStateOptions {
+  /**
+   * The cache's timers (coalescing, publication gaps, ticks, a lease's expiry) and the gaps it
+   * measures run on this clock's monotonic time: the engine's `Clock`, so tests drive it with a
+   * fake one. The wall time a publication carries is the engine's (`engine.now()`), the clock its
+   * records are stamped with — give both the same clock.
+   */
+  clock: Clock;
   /** Engine events are coalesced this long into one store read, while something shows. */
   coalesceMs?: number;
   /** While nothing shows (no Baton view, no dashboard) reads wait this long: the status bar follows, late. */
@@ -169,13 +177,15 @@ export function isLiveRuntime(r: WorkerRuntime): boolean {
  * one read pass (`coalesceMs`; `hiddenMs` while nothing shows) that re-reads only the marked
  * runs and reports precisely what changed. Every publication carries the shared `now`; while
  * something shows, a publication without news (a tick) moves it on `tickMs` after the last one.
- * No vscode here: the unit tests drive it against a real engine.
+ * Every timer is on the injected clock (`options.clock`), never `setTimeout`: no vscode here, and
+ * the unit tests drive it against a real engine on a fake clock that they move, without sleeping.
  */
 export class RunStateCache implements Disposable {
   private readonly changed = new Emitter<RunStateChange>();
   /** Fired once per publication, with what changed since the previous one. */
   readonly onDidChange = this.changed.event;
   private readonly options: typeof DEFAULTS & Pick<RunStateOptions, 'onError'>;
+  private readonly clock: Clock;
   private list: Run[] = [];
   private readonly entries = new Map<string, RunEntry>();
   /** The newest beat seen of each runtime, re-applied over a read that started before it. */
@@ -189,12 +199,15 @@ export class RunStateCache implements Disposable {
   private dirty: ReadWork = { ...emptyWork(), list: true, all: true };
   private pending = new PendingChange();
   private readonly visibleSources = new Set<string>();
-  private readTimer: ReturnType<typeof setTimeout> | undefined;
-  private publishTimer: ReturnType<typeof setTimeout> | undefined;
-  private tickTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Each timer is the cancel function the clock gave for it. */
+  private readTimer: (() => void) | undefined;
+  private publishTimer: (() => void) | undefined;
+  private tickTimer: (() => void) | undefined;
   /** At the earliest expiry of a held coordinator lease: the run is read again and its shown state may flip. */
-  private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private leaseTimer: { at: number; cancel: () => void } | undefined;
   private reading: Promise<void> | undefined;
+  /** Work the cache started by itself that has not ended yet (read passes, a catch-up): see `settled`. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   /** Read passes that failed in a row (the store busy under load): the retry waits longer each time. */
   private failedReads = 0;
   private lastPublishedAt = -Infinity;
@@ -204,8 +217,9 @@ export class RunStateCache implements Disposable {
 
   constructor(
     private readonly engine: Engine,
-    options: RunStateOptions = {},
+    options: RunStateOptions,
   ) {
+    this.clock = options.clock;
     this.options = {
       coalesceMs: options.coalesceMs ?? DEFAULTS.coalesceMs,
       hiddenMs: options.hiddenMs ?? DEFAULTS.hiddenMs,
@@ -317,11 +331,11 @@ export class RunStateCache implements Disposable {
     if (visible) this.visibleSources.add(source);
     else this.visibleSources.delete(source);
     if (was === this.visible || this.disposed) return;
-    if (this.visible) void this.catchUp();
+    if (this.visible) void this.track(this.catchUp());
     else {
       this.clearTick();
       if (this.readTimer) {
-        clearTimeout(this.readTimer);
+        this.readTimer();
         this.readTimer = undefined;
         this.scheduleRead();
       }
@@ -380,10 +394,32 @@ export class RunStateCache implements Disposable {
     this.publishNow();
   }
 
+  /**
+   * Resolves once the work the cache started by itself has ended — a read pass a timer began
+   * (and any read chained to it), a catch-up — so that what it read is held and its publication
+   * is on the clock. The clock's timers are not waited for: on a fake clock, a test moves the
+   * clock and then waits here before it looks.
+   */
+  async settled(): Promise<void> {
+    do {
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      // A listener may chain work of its own to what ended (the dashboard's snapshot loads the run it follows).
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    } while (this.inFlight.size > 0);
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const ended = (): void => {
+      this.inFlight.delete(work);
+    };
+    work.then(ended, ended);
+    return work;
+  }
+
   dispose(): void {
     this.disposed = true;
-    for (const timer of [this.readTimer, this.publishTimer, this.tickTimer, this.leaseTimer?.timer])
-      if (timer) clearTimeout(timer);
+    for (const cancel of [this.readTimer, this.publishTimer, this.tickTimer, this.leaseTimer?.cancel]) cancel?.();
     this.subscription.dispose();
     this.changed.dispose();
   }
@@ -426,7 +462,7 @@ export class RunStateCache implements Disposable {
         this.pending.tasks.add(`${runId}/${spent.taskId}`);
       }
     }
-    const seen = performance.now();
+    const seen = this.clock.monotonic();
     const before = this.rhythm.get(runtime.id);
     this.rhythm.set(runtime.id, { at: seen, ...(before ? { every: seen - before.at } : {}) });
     this.pending.beats.add(`${runId}/${runtime.id}`);
@@ -467,22 +503,19 @@ export class RunStateCache implements Disposable {
     if (this.readTimer || this.disposed) return;
     const wait = this.visible ? this.options.coalesceMs : this.options.hiddenMs;
     const retry = this.failedReads > 0 ? Math.min(wait * 2 ** (this.failedReads - 1), READ_RETRY_MAX_MS) : 0;
-    this.readTimer = setTimeout(
-      () => {
-        this.readTimer = undefined;
-        void this.read();
-      },
-      Math.max(wait, retry),
-    );
+    this.readTimer = this.clock.setTimer(Math.max(wait, retry), () => {
+      this.readTimer = undefined;
+      void this.read();
+    });
   }
 
   /** One read pass of everything marked so far (after the one in flight, if any). */
   private read(): Promise<void> {
     if (this.readTimer) {
-      clearTimeout(this.readTimer);
+      this.readTimer();
       this.readTimer = undefined;
     }
-    if (this.reading) return this.reading.then(() => (this.isDirty() ? this.read() : undefined));
+    if (this.reading) return this.track(this.reading.then(() => (this.isDirty() ? this.read() : undefined)));
     const work = this.dirty;
     this.dirty = emptyWork();
     const reading = this.readPass(work)
@@ -506,7 +539,7 @@ export class RunStateCache implements Disposable {
         this.publishSoon(this.options.publishGapMs);
       });
     this.reading = reading;
-    return reading;
+    return this.track(reading);
   }
 
   private async readPass(work: ReadWork): Promise<void> {
@@ -624,14 +657,14 @@ export class RunStateCache implements Disposable {
       if (entry.coordinatorLive && lease) at = Math.min(at ?? Infinity, lease.expiresAt);
     }
     if (this.leaseTimer?.at === at) return;
-    if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+    this.leaseTimer?.cancel();
     this.leaseTimer = undefined;
     if (at === undefined) return;
     // A little past the expiry, so that the read finds it run out; at most an hour ahead (a timer's limit is ~24 days).
     const delay = Math.min(Math.max(0, at - now) + LEASE_EXPIRY_MARGIN_MS, 3_600_000);
     this.leaseTimer = {
       at,
-      timer: setTimeout(() => {
+      cancel: this.clock.setTimer(delay, () => {
         this.leaseTimer = undefined;
         const later = this.engine.now();
         for (const [runId, entry] of this.entries) {
@@ -640,7 +673,7 @@ export class RunStateCache implements Disposable {
         }
         if (this.isDirty()) void this.read();
         else this.scheduleLeaseExpiry();
-      }, delay),
+      }),
     };
   }
 
@@ -654,16 +687,16 @@ export class RunStateCache implements Disposable {
     if (this.publishTimer || this.disposed) return;
     if (this.pending.empty && !evenIfNothing) return;
     if (!this.visible && (this.pending.empty || this.pending.onlyBeats)) return;
-    const wait = Math.max(0, this.lastPublishedAt + gapMs - performance.now());
-    this.publishTimer = setTimeout(() => {
+    const wait = Math.max(0, this.lastPublishedAt + gapMs - this.clock.monotonic());
+    this.publishTimer = this.clock.setTimer(wait, () => {
       this.publishTimer = undefined;
       this.publish();
-    }, wait);
+    });
   }
 
   private publishNow(): void {
     if (this.disposed || this.pending.empty) return;
-    if (this.publishTimer) clearTimeout(this.publishTimer);
+    this.publishTimer?.();
     this.publishTimer = undefined;
     this.publish();
   }
@@ -673,7 +706,7 @@ export class RunStateCache implements Disposable {
     const change = this.pending;
     this.pending = new PendingChange();
     this.shared = this.engine.now();
-    this.lastPublishedAt = performance.now();
+    this.lastPublishedAt = this.clock.monotonic();
     this.clearTick();
     this.changed.fire({
       now: this.shared,
@@ -690,7 +723,7 @@ export class RunStateCache implements Disposable {
   }
 
   private clearTick(): void {
-    if (this.tickTimer) clearTimeout(this.tickTimer);
+    this.tickTimer?.();
     this.tickTimer = undefined;
   }
 
@@ -698,13 +731,10 @@ export class RunStateCache implements Disposable {
   private scheduleTick(): void {
     if (!this.visible || !this.countsTime()) return;
     const at = this.tickTime(this.lastPublishedAt + this.options.tickMs);
-    this.tickTimer = setTimeout(
-      () => {
-        this.tickTimer = undefined;
-        if (!this.publishTimer) this.publish();
-      },
-      Math.max(0, at - performance.now()),
-    );
+    this.tickTimer = this.clock.setTimer(Math.max(0, at - this.clock.monotonic()), () => {
+      this.tickTimer = undefined;
+      if (!this.publishTimer) this.publish();
+    });
   }
 
   /**

@@ -34,7 +34,7 @@ describe('a result file belongs to the delegation of its own run', () => {
     fixture = new EngineFixture();
     fixture.write('plan.md', PLAN);
     engine = await fixture.open();
-    cache = new RunStateCache(engine, { coalesceMs: 10, publishGapMs: 0, tickMs: 60_000 });
+    cache = new RunStateCache(engine, { clock: fixture.fakeClock, coalesceMs: 10, publishGapMs: 0, tickMs: 60_000 });
   });
   afterEach(async () => {
     cache.dispose();

@@ -18,8 +18,9 @@ describe('dashboard feed (src/extension/model/dashboardFeed.ts)', () => {
     fixture.write('plan.md', DEMO_PLAN);
     engine = await fixture.open({ follow: true });
     posted = [];
-    // The feed maps from the run-state cache, shown as the dashboard panel shows it; no clock ticks here.
-    cache = new RunStateCache(engine, { coalesceMs: 20, publishGapMs: 20, tickMs: 60_000 });
+    // The feed maps from the run-state cache, shown as the dashboard panel shows it; no clock ticks here. The cache
+    // runs on the engine's fake clock: its timers fire as the test moves the clock.
+    cache = new RunStateCache(engine, { clock: fixture.fakeClock, coalesceMs: 20, publishGapMs: 20, tickMs: 60_000 });
     cache.setVisible('dashboard', true);
     feed = new DashboardFeed(cache, { coordinatedHere: () => false, maxConcurrency: () => 4 }, (m) => {
       // Everything the host posts must pass the webview's own check.
@@ -34,15 +35,12 @@ describe('dashboard feed (src/extension/model/dashboardFeed.ts)', () => {
     await fixture.dispose();
   });
 
-  const settle = () => new Promise((r) => setTimeout(r, 120));
-  /** Waits for what the feed is expected to post (a fixed pause would race the machine's load). */
-  async function until(what: string, done: () => boolean, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!done()) {
-      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await settle(); // and for a batch that may still follow
+  /** `ms` of the fake clock pass, the cache's reads (and the feed's snapshot loads) finished as they start. */
+  const settle = (ms = 500) => fixture.fakeClock.runFor(ms, () => cache.settled());
+  /** What the feed must have posted once `ms` of the clock passed (any batch that follows included). */
+  async function until(what: string, done: () => boolean, ms = 500): Promise<void> {
+    await settle(ms);
+    assert.ok(done(), `the feed did not post ${what} within ${ms} ms of the clock`);
   }
   const last = <T extends HostMessage['type']>(type: T) =>
     posted.filter((m) => m.type === type).at(-1) as Extract<HostMessage, { type: T }> | undefined;

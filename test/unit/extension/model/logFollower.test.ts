@@ -1,25 +1,29 @@
-// Show Output's tail (src/extension/logFollower.ts) on a real file: what the log holds, then each
-// appended line once — a change is read from where the last read ended, never from the start.
+// Show Output's tail (src/extension/model/logFollower.ts) on a real file: what the log holds, then
+// each appended line once — a change is read from where the last read ended, never from the start.
+// Its poll runs on a fake clock: a test moves the clock past a poll and waits for that read.
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogFollower } from '../../../../src/extension/model/logFollower';
+import { FakeClock } from '../../../support/fakeClock';
 import { makeTempDir } from '../../../support/tempDir';
 
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const POLL_MS = 50;
 
 describe('following a worker log (Show Output)', () => {
   let dir: string;
+  let clock: FakeClock;
   let follower: LogFollower | undefined;
   beforeEach(() => {
     dir = makeTempDir('baton-follow-');
+    clock = new FakeClock();
   });
+
+  /** The next poll comes, and what it (or the file watch before it) read is shown. */
+  async function poll(): Promise<void> {
+    clock.advance(POLL_MS);
+    await follower!.settled();
+  }
   afterEach(() => {
     follower?.dispose();
     rmSync(dir, { recursive: true, force: true });
@@ -29,12 +33,15 @@ describe('following a worker log (Show Output)', () => {
     const log = join(dir, 'D-T1-coder-001.log');
     writeFileSync(log, 'line 1\nline 2\n');
     let shown = '';
-    follower = new LogFollower(log, (text) => (shown += text), { pollMs: 50 });
+    follower = new LogFollower(log, (text) => (shown += text), { pollMs: POLL_MS, clock });
     await follower.start();
     assert.equal(shown, 'line 1\nline 2\n');
     for (let i = 3; i <= 40; i++) {
       appendFileSync(log, `line ${i}\n`);
-      if (i % 5 === 0) await until(`line ${i}`, () => shown.endsWith(`line ${i}\n`));
+      if (i % 5 === 0) {
+        await poll();
+        assert.ok(shown.endsWith(`line ${i}\n`), `line ${i} shown after the next poll`);
+      }
     }
     await follower.finish();
     const expected = Array.from({ length: 40 }, (_, i) => `line ${i + 1}\n`).join('');
@@ -46,26 +53,30 @@ describe('following a worker log (Show Output)', () => {
     mkdirSync(join(dir, 'logs'));
     const log = join(dir, 'logs', 'late.log');
     let shown = '';
-    follower = new LogFollower(log, (text) => (shown += text), { pollMs: 50 });
+    follower = new LogFollower(log, (text) => (shown += text), { pollMs: POLL_MS, clock });
     await follower.start();
     assert.equal(shown, '');
     const euro = Buffer.from('€\n');
     writeFileSync(log, euro.subarray(0, 1));
-    await new Promise((r) => setTimeout(r, 150));
+    await poll();
+    assert.equal(follower.bytesRead, 1, 'the first byte of the character was read');
+    assert.equal(shown, '', 'half a character is not shown');
     appendFileSync(log, euro.subarray(1));
-    await until('the whole character', () => shown === '€\n');
+    await poll();
+    assert.equal(shown, '€\n', 'the whole character');
   });
 
   it('shows the end of a long log and says what it left out; a log that shrank is shown again from its start', async () => {
     const log = join(dir, 'long.log');
     writeFileSync(log, `${'x'.repeat(1000)}\nthe end\n`);
     let shown = '';
-    follower = new LogFollower(log, (text) => (shown += text), { pollMs: 50, maxBacklogBytes: 8 });
+    follower = new LogFollower(log, (text) => (shown += text), { pollMs: POLL_MS, clock, maxBacklogBytes: 8 });
     await follower.start();
     assert.equal(shown, '[Baton: the first 1001 bytes of the log are left out here; Open Log shows them]\nthe end\n');
     shown = '';
     writeFileSync(log, 'new\n');
-    await until('the rewritten log', () => shown.endsWith('new\n'));
+    await poll();
+    assert.ok(shown.endsWith('new\n'), `the rewritten log is shown: ${JSON.stringify(shown)}`);
     assert.match(shown, /was truncated; showing it again from its start/);
   });
 });

@@ -14,7 +14,6 @@ import { renewCoordinatorLease } from '../../../../src/engine/operations/coordin
 import { recordAgentUsage } from '../../../../src/engine/operations/agentUsage/recordAgentUsage';
 import { emptyActivity } from '../../../../src/engine/domain/agents/agentActivity';
 import { FileStore } from '../../../../src/engine/store/fileStore';
-import { systemClock } from '../../../../src/engine/domain/clock';
 import { takeCoordinatorLease } from '../../../../src/engine/usecases/coordinatorLiveness';
 import type { HostMessage } from '../../../../src/protocol/messages';
 import { formatSpend } from '../../../../src/protocol/spend';
@@ -49,10 +48,8 @@ function countSubscriptions(engine: Engine): { count: number } {
   return counter;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** No clock ticks unless a test asks for them: they would be publications of their own. */
-const QUIET: RunStateOptions = { coalesceMs: 100, publishGapMs: 20, tickMs: 60_000 };
+const QUIET: Omit<RunStateOptions, 'clock'> = { coalesceMs: 100, publishGapMs: 20, tickMs: 60_000 };
 
 describe('the run-state cache behind the Baton views and the dashboard', () => {
   let fixture: EngineFixture;
@@ -66,11 +63,17 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     await fixture.dispose();
   });
 
-  function open(engine: Engine, options: RunStateOptions = QUIET, visible = true): RunStateCache {
-    const cache = new RunStateCache(engine, options);
+  /** The cache on the fixture's fake clock, the engine's: its timers fire only as a test moves the clock. */
+  function open(engine: Engine, options: Omit<RunStateOptions, 'clock'> = QUIET, visible = true): RunStateCache {
+    const cache = new RunStateCache(engine, { ...options, clock: fixture.fakeClock });
     disposables.push(cache);
     if (visible) cache.setVisible('view', true);
     return cache;
+  }
+
+  /** `ms` of the fake clock pass, the cache's reads finished at the time they start (no real time waited). */
+  function pass(cache: RunStateCache, ms: number): Promise<void> {
+    return fixture.fakeClock.runFor(ms, () => cache.settled());
   }
 
   function feedOf(cache: RunStateCache, posted: HostMessage[], runId?: string): DashboardFeed {
@@ -91,9 +94,13 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const reads = countReads(engine);
     const changes: RunStateChange[] = [];
     cache.onDidChange((c) => changes.push(c));
-    for (let i = 0; i < 30; i++)
+    // Thirty beats 5 ms apart: with publications at least 20 ms apart, a handful of changes carry them.
+    for (let i = 0; i < 30; i++) {
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i}` });
-    await sleep(300);
+      await engine.refresh();
+      await pass(cache, 5);
+    }
+    await pass(cache, 300);
     // (At most one read: the claim's own events may be announced after the cache subscribed.)
     assert.ok(reads.overview <= 1, `30 heartbeats cost ${reads.overview} reads`);
     const beatChanges = changes.filter(
@@ -117,7 +124,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const changes: RunStateChange[] = [];
     cache.onDidChange((c) => changes.push(c));
     for (const taskId of ['T1', 'T5']) await engine.claimTask({ runId: run.id, taskId });
-    await sleep(400);
+    await engine.refresh();
+    await pass(cache, 400);
     assert.equal(reads.overview, 1, `two claims cost ${reads.overview} reads`);
     assert.equal(changes.length, 1);
     assert.deepEqual([...changes[0]!.tasks].sort(), [`${run.id}/T1`, `${run.id}/T5`]);
@@ -139,7 +147,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     posted.length = 0;
     for (const taskId of ['T1', 'T5']) await engine.claimTask({ runId: run.id, taskId });
     await engine.refresh();
-    await sleep(400);
+    await pass(cache, 400);
     assert.equal(reads.overview, 1, `a burst of two claims cost ${reads.overview} overview reads`);
     assert.equal(reads.listRuns + reads.listEvents + reads.listIngestions + reads.taskRecord, 0, 'nothing else read');
     assert.equal(reads.listWorktrees, 1, "the dashboard's run: which attempts have a worktree, in the same pass");
@@ -164,7 +172,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const feed = feedOf(cache, posted);
     await feed.sendSnapshot();
     await engine.refresh();
-    await sleep(200);
+    await pass(cache, 200);
     const reads = countReads(engine);
     const published: RunStateChange[] = [];
     const seen: Array<{ now: number; rows: string[] }> = [];
@@ -173,10 +181,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       seen.push({ now: c.now, rows: workerRows(cache).map((r) => r.row.description ?? '') });
     });
     posted.length = 0;
-    fixture.fakeClock.advance(1500);
+    await pass(cache, 1500);
+    const beatAt = fixture.fakeClock.now();
     await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'reading the task' });
     await engine.refresh();
-    await sleep(200);
+    await pass(cache, 200);
     assert.equal(subscriptions.count, 1, 'the views and the dashboard hear engine events through one subscription');
     assert.equal(reads.total(), 0, 'a heartbeat is applied without a read');
     const withBeat = published.filter((c) => c.beats.has(`${claim.runId}/${claim.runtimeId}`));
@@ -191,11 +200,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       {
         runtimeId: claim.runtimeId,
         heartbeatCount: 1,
-        lastHeartbeatAt: fixture.fakeClock.now(),
+        lastHeartbeatAt: beatAt,
         leaseExpiresAt: cache.liveRuntimes()[0]!.leaseExpiresAt,
         progress: 'reading the task',
         // `baton heartbeat` is the worker's own beat, not a renewal by its coordinator.
-        workerBeatAt: fixture.fakeClock.now(),
+        workerBeatAt: beatAt,
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');
@@ -232,7 +241,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       await engine.refresh();
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress });
       await engine.refresh();
-      await sleep(300);
+      await pass(cache, 300);
     }
     // The first beat with a usage row the cache does not hold yet: the run is read once to get it.
     await spend(1200, 30, 0.0061, 'Write notes.txt · 2 turns, 1 tool call');
@@ -277,8 +286,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
 
   it('the Runs view and the dashboard show the same duration for a task at every publication, running and finished', async () => {
     const engine = await fixture.open({ follow: true });
-    // Ticks every 50 ms (real time), while the engine's clock is moved on by hand.
-    const cache = open(engine, { coalesceMs: 20, publishGapMs: 20, tickMs: 50 });
+    // A tick a second after each publication, as in the editor: over the hour, thousands of publications compared.
+    const cache = open(engine, { coalesceMs: 20, publishGapMs: 20, tickMs: 1000 });
     const { run } = await engine.runForPlan('plan.md');
     const posted: HostMessage[] = [];
     const feed = feedOf(cache, posted, run.id);
@@ -302,12 +311,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     posted.length = 0;
     // A lease longer than the hour T1 runs for: a result handed in after its lease ran out is refused.
     const t1 = await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 7200 });
-    fixture.fakeClock.advance(4_300);
+    await engine.refresh();
+    await pass(cache, 4_300);
     await engine.claimTask({ runId: run.id, taskId: 'T5' });
-    for (const step of [900, 61_000, 400, 3_599_000]) {
-      fixture.fakeClock.advance(step);
-      await sleep(120);
-    }
+    await engine.refresh();
+    for (const step of [900, 61_000, 400, 3_599_000]) await pass(cache, step);
     // T1 finishes; T5 keeps running.
     await engine.ingest({
       delegationId: t1.delegation.id,
@@ -315,9 +323,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.refresh();
-    await sleep(150);
-    fixture.fakeClock.advance(65_000);
-    await sleep(150);
+    await pass(cache, 150);
+    await pass(cache, 65_000);
     assert.deepEqual(mismatches, []);
     assert.ok(compared.includes('T1 1h 01m'), `T1 was compared while running past an hour: ${compared.join(', ')}`);
     assert.ok(compared.includes('T5 1h 02m'), `and T5 ran on after T1 finished: ${compared.join(', ')}`);
@@ -340,11 +347,11 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
     await engine.refresh();
-    await sleep(600);
+    await pass(cache, 600);
     assert.equal(reads.total(), 0, 'nothing read while hidden');
     assert.equal(changes.length, 0, 'nothing published while hidden');
     cache.setVisible('view', true);
-    await sleep(150);
+    await pass(cache, 150);
     assert.equal(reads.overview, 1, 'showing a view catches up at once, in one read');
     assert.equal(changes.length, 1);
     assert.ok(changes[0]!.tasks.has(`${claim.runId}/T1`));
@@ -362,6 +369,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
+    await engine.refresh();
+    await pass(cache, 100);
     const seen = await change;
     assert.equal(seen.structure, false);
     assert.deepEqual(
@@ -385,6 +394,8 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       token: claim.token,
       artifactPath: fixture.writeResult('T1.md', { task: 'T1' }),
     });
+    await engine.refresh();
+    await pass(cache, 100);
     // The Runs view refreshes the run's node only when the change names the run.
     assert.ok((await change).runs.has(claim.runId), 'the run changed: its done count did');
     // No coordinator drives this run (the task was claimed as `baton claim` does): it says so, with the new count.
@@ -399,22 +410,23 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const cache = open(engine, { ...QUIET, publishGapMs: 250 });
     await cache.refreshNow();
-    await sleep(300);
+    await pass(cache, 300);
+    const clock = fixture.fakeClock;
     const at: number[] = [];
-    cache.onDidChange(() => at.push(performance.now()));
-    const first = performance.now();
+    cache.onDidChange(() => at.push(clock.monotonic()));
+    const first = clock.monotonic();
     await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: 'first' });
     await engine.refresh();
-    await sleep(100);
+    await pass(cache, 100);
     assert.equal(at.length, 1, 'the first beat is out before the gap would have passed');
     assert.ok(at[0]! - first < 100, `${(at[0]! - first).toFixed(0)} ms`);
     // A stream of beats 20 ms apart: VS Code would hold a tree's refresh back for as long as it lasts.
     for (let i = 0; i < 30; i++) {
       await engine.heartbeat({ runtimeId: claim.runtimeId, token: claim.token, progress: `step ${i}` });
       await engine.refresh();
-      await sleep(20);
+      await pass(cache, 20);
     }
-    await sleep(300);
+    await pass(cache, 300);
     assert.ok(at.length >= 3, `${at.length} publications`);
     for (let i = 1; i < at.length; i++)
       assert.ok(at[i]! - at[i - 1]! >= 248, `publications ${(at[i]! - at[i - 1]!).toFixed(0)} ms apart`);
@@ -426,43 +438,48 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
     const cache = open(engine, { ...QUIET, tickMs: 60 });
     await cache.refreshNow();
+    const clock = fixture.fakeClock;
     const changes: RunStateChange[] = [];
-    cache.onDidChange((c) => changes.push(c));
-    fixture.fakeClock.advance(2000);
-    await sleep(200);
+    /** The engine's clock when each publication went out. */
+    const wall: number[] = [];
+    cache.onDidChange((c) => {
+      changes.push(c);
+      wall.push(clock.now());
+    });
+    await pass(cache, 200);
     assert.ok(changes.length >= 2 && changes.every(isTick), `${changes.length} ticks`);
-    assert.equal(cache.now, fixture.fakeClock.now(), 'each tick takes the engine’s clock');
+    assert.deepEqual(
+      changes.map((c) => c.now),
+      wall,
+      'each tick takes the engine’s clock',
+    );
     cache.setVisible('view', false);
     changes.length = 0;
-    await sleep(200);
+    await pass(cache, 200);
     assert.equal(changes.length, 0, 'no tick while hidden');
-    fixture.fakeClock.advance(5000);
+    await pass(cache, 5000);
+    assert.equal(changes.length, 0, 'nor while the clock runs on');
+    const shown = clock.now();
     cache.setVisible('view', true);
-    await sleep(30);
+    await pass(cache, 30);
     assert.equal(changes.length, 1, 'showing again publishes at once, with nothing pending: a tick');
-    assert.equal(changes[0]!.now, fixture.fakeClock.now(), 'the clock is current again');
-    await sleep(170);
+    assert.equal(changes[0]!.now, shown, 'the clock is current again');
+    await pass(cache, 170);
     assert.ok(changes.length >= 3, `and it ticks on: ${changes.length} publications`);
   });
 
   describe('a coordinator lease that runs out with nothing written', () => {
-    let leaseFixture: EngineFixture;
     let holderStore: FileStore | undefined;
-    beforeEach(() => {
-      leaseFixture = new EngineFixture({ realClock: true });
-      leaseFixture.write('plan.md', DEMO_PLAN);
-    });
     afterEach(async () => {
       await holderStore?.close();
       holderStore = undefined;
-      await leaseFixture.dispose();
     });
 
     /** A run whose coordinator holds a lease of `leaseMs` and then stops renewing it — like one that hangs. */
     async function heldRun(engine: Engine, leaseMs: number): Promise<{ runId: string; epoch: number }> {
       const { run } = await engine.runForPlan('plan.md');
-      holderStore = await FileStore.open(storeDirOf(leaseFixture.workspace));
-      const taken = await takeCoordinatorLease(holderStore, systemClock, {
+      holderStore = await FileStore.open(storeDirOf(fixture.workspace));
+      const taken = await takeCoordinatorLease(holderStore, fixture.fakeClock, {
         runId: run.id,
         holder: 'box:4242',
         identity: selfIdentity(),
@@ -473,7 +490,7 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     }
 
     it('flips the run from running to waiting for a coordinator at its expiry, with no store change to announce it', async () => {
-      const engine = await leaseFixture.open({ follow: true });
+      const engine = await fixture.open({ follow: true });
       const { runId } = await heldRun(engine, 700);
       const cache = open(engine);
       await cache.refreshNow();
@@ -482,10 +499,10 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       engine.onEvent((e) => events.push(e));
       const changes: RunStateChange[] = [];
       cache.onDidChange((c) => changes.push(c));
-      const flipped = await waitUntil(
-        () => /^waiting for a coordinator · /.test(runRow(cache, runId).description!),
-        5000,
-      );
+      await pass(cache, 650);
+      assert.match(runRow(cache, runId).description!, /^running · /, 'still running before the expiry');
+      await pass(cache, 200);
+      const flipped = /^waiting for a coordinator · /.test(runRow(cache, runId).description!);
       assert.ok(flipped, `the run row still says ${runRow(cache, runId).description}`);
       assert.deepEqual(events, [], 'nothing was written meanwhile');
       assert.ok(
@@ -498,25 +515,18 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     });
 
     it('stays running when the lease was renewed meanwhile (renewals announce nothing): the run is read again at the old expiry', async () => {
-      const engine = await leaseFixture.open({ follow: true });
+      const engine = await fixture.open({ follow: true });
       const { runId, epoch } = await heldRun(engine, 700);
       const cache = open(engine);
       await cache.refreshNow();
       const reads = countReads(engine);
-      await holderStore!.transact((tx) => renewCoordinatorLease(tx, { runId, epoch, leaseMs: 60_000 }, Date.now()));
-      await sleep(1200);
+      await holderStore!.transact((tx) =>
+        renewCoordinatorLease(tx, { runId, epoch, leaseMs: 60_000 }, fixture.fakeClock.now()),
+      );
+      await pass(cache, 1200);
       assert.match(runRow(cache, runId).description!, /^running · /);
       assert.ok(reads.overview >= 1, 'read again at the old expiry');
       assert.ok(reads.overview <= 2, `${reads.overview} reads`);
     });
   });
 });
-
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (condition()) return true;
-    await sleep(20);
-  }
-  return condition();
-}
