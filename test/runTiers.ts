@@ -94,7 +94,7 @@ const STEPS: Step[] = [
   { name: 'build', script: 'build', group: 'checks', budgetSeconds: 120 },
   { name: 'unit', script: 'test:unit', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 240 },
   { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
-  { name: 'integration', script: 'test:integration', counts: integrationCounts, budgetSeconds: 480 },
+  { name: 'integration', script: 'test:integration', counts: integrationCounts, budgetSeconds: 600 },
   { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
 ];
 
