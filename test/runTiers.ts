@@ -1,15 +1,22 @@
-// `npm test`: every check and every test tier, one after the other, then a summary of each
-// tier's counts (test/README.md).
+// `npm test`: every check and every test tier, then a summary of each tier's counts
+// (test/README.md).
 //
 //   npm test                          # lint, typecheck, build, unit, system, integration, e2e
 //   npm test -- unit system           # only these steps, in this order
 //   npm test -- --bail                # stop at the first step that fails
 //
 // Each step is the npm script of the same name (`npm run test:unit`, …), so a tier runs the
-// same way alone. Its output passes through as it comes; the counts are read from the
-// tier's own summary. A failing step does not stop the later ones (unless --bail): the
-// summary then shows every tier, so one CI log says everything that is wrong.
-import { spawn } from 'node:child_process';
+// same way alone. A step that runs alone passes its output through as it comes; steps of one
+// group (the checks: lint, typecheck, build) run at the same time, and each one's output is
+// printed whole when it ends. The counts are read from the tier's own summary. A failing step
+// does not stop the later ones (unless --bail): the summary then shows every tier, so one CI
+// log says everything that is wrong.
+//
+// Every step has a time budget (test/README.md, "Time budgets"): a step still running at its
+// budget is stopped (its whole process group) and fails with one line that says so, so a
+// hung tier costs minutes, not the CI run's whole limit. BATON_TEST_BUDGET_SCALE=2 doubles
+// every budget (a slower machine); 0 turns them off.
+import { spawn, type ChildProcess } from 'node:child_process';
 
 interface Step {
   name: string;
@@ -18,6 +25,10 @@ interface Step {
   counts?: (output: string) => Counts | undefined;
   /** Extra arguments for the script when this process writes to a terminal (mocha's colours through a pipe). */
   ttyArgs?: string[];
+  /** Steps of one group run at the same time (their outputs printed whole, one after another). */
+  group?: string;
+  /** Stopped and failed past this (test/README.md, "Time budgets"); scaled by BATON_TEST_BUDGET_SCALE. */
+  budgetSeconds: number;
 }
 
 interface Counts {
@@ -34,6 +45,8 @@ interface Outcome {
   ok: boolean;
   /** The failures as the tier printed them (titles and errors), for the recap above the summary. */
   failures: string | undefined;
+  /** Stopped at its time budget. */
+  overBudget: boolean;
 }
 
 // eslint-disable-next-line no-control-regex
@@ -73,15 +86,19 @@ function integrationCounts(output: string): Counts | undefined {
   return match ? { passing: Number(match[1]), failing: Number(match[2]), pending: Number(match[3]) } : undefined;
 }
 
+// The budgets: about twice what each step takes on a quiet 2-core machine, so that they hold with
+// a CPU hog of two busy processes beside the run (test/README.md, "Time budgets").
 const STEPS: Step[] = [
-  { name: 'lint', script: 'lint' },
-  { name: 'typecheck', script: 'typecheck' },
-  { name: 'build', script: 'build' },
-  { name: 'unit', script: 'test:unit', counts: mochaCounts, ttyArgs: ['--color'] },
-  { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'] },
-  { name: 'integration', script: 'test:integration', counts: integrationCounts },
-  { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'] },
+  { name: 'lint', script: 'lint', group: 'checks', budgetSeconds: 240 },
+  { name: 'typecheck', script: 'typecheck', group: 'checks', budgetSeconds: 240 },
+  { name: 'build', script: 'build', group: 'checks', budgetSeconds: 120 },
+  { name: 'unit', script: 'test:unit', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 240 },
+  { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
+  { name: 'integration', script: 'test:integration', counts: integrationCounts, budgetSeconds: 600 },
+  { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
 ];
+
+const BUDGET_SCALE = Number(process.env.BATON_TEST_BUDGET_SCALE ?? 1);
 
 function parseArgs(argv: readonly string[]): { steps: Step[]; bail: boolean } {
   const names = argv.filter((arg) => arg !== '--bail');
@@ -95,37 +112,75 @@ function parseArgs(argv: readonly string[]): { steps: Step[]; bail: boolean } {
 }
 
 let interrupted = false;
+const running = new Set<ChildProcess>();
 process.on('SIGINT', () => {
-  // The step in progress gets the terminal's SIGINT itself; no later step starts.
+  // Each step runs in a process group of its own (so that a budget can stop all of it): pass the terminal's Ctrl-C
+  // on. No later step starts.
   interrupted = true;
+  for (const child of running) signalGroup(child, 'SIGINT');
 });
 
-function runStep(step: Step): Promise<Outcome> {
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+const minutes = (seconds: number): string =>
+  seconds % 60 === 0 ? `${seconds / 60} min` : `${(seconds / 60).toFixed(1)} min`;
+
+/** Runs one step; `live` passes its output through as it comes, else it is printed whole at its end. */
+function runStep(step: Step, live: boolean): Promise<Outcome> {
   const started = Date.now();
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const args = ['run', step.script, ...(process.stdout.isTTY && step.ttyArgs ? ['--', ...step.ttyArgs] : [])];
-  process.stdout.write(`\n== ${step.name}: npm ${args.join(' ')}\n`);
+  const tty = live && process.stdout.isTTY;
+  const args = ['run', step.script, ...(tty && step.ttyArgs ? ['--', ...step.ttyArgs] : [])];
+  const header = `\n== ${step.name}: npm ${args.join(' ')}\n`;
+  if (live) process.stdout.write(header);
   return new Promise((resolve) => {
-    const child = spawn(npm, args, { stdio: ['inherit', 'pipe', 'pipe'] });
+    const child = spawn(npm, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    running.add(child);
     const chunks: string[] = [];
-    child.stdout.on('data', (chunk: Buffer) => {
+    const take = (to: NodeJS.WriteStream) => (chunk: Buffer) => {
       chunks.push(chunk.toString());
-      process.stdout.write(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      chunks.push(chunk.toString());
-      process.stderr.write(chunk);
-    });
+      if (live) to.write(chunk);
+    };
+    child.stdout.on('data', take(process.stdout));
+    child.stderr.on('data', take(process.stderr));
+    const budget = step.budgetSeconds * BUDGET_SCALE;
+    let overBudget = false;
+    const budgetTimer =
+      budget > 0
+        ? setTimeout(() => {
+            overBudget = true;
+            const line = `== ${step.name}: over its time budget of ${minutes(budget)} (test/README.md, "Time budgets"): stopped\n`;
+            chunks.push(line);
+            if (live) process.stdout.write(`\n${line}`);
+            signalGroup(child, 'SIGTERM');
+            setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000).unref();
+          }, budget * 1000)
+        : undefined;
+    let finished = false;
     const finish = (exitCode: number | null): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(budgetTimer);
+      running.delete(child);
       const output = chunks.join('');
+      if (!live) process.stdout.write(header + output);
       const counts = step.counts?.(output);
       const ok =
-        exitCode === 0 && (!step.counts || (counts !== undefined && counts.failing === 0 && counts.passing > 0));
-      const failures = ok ? undefined : mochaFailures(output);
-      resolve({ step, exitCode, counts, seconds: (Date.now() - started) / 1000, ok, failures });
+        !overBudget &&
+        exitCode === 0 &&
+        (!step.counts || (counts !== undefined && counts.failing === 0 && counts.passing > 0));
+      const overLine = overBudget ? `over its time budget of ${minutes(budget)}: stopped` : undefined;
+      const failures = ok ? undefined : [overLine, mochaFailures(output)].filter(Boolean).join('\n') || undefined;
+      resolve({ step, exitCode, counts, seconds: (Date.now() - started) / 1000, ok, failures, overBudget });
     };
     child.on('error', (err) => {
-      process.stderr.write(`${step.name}: ${err.message}\n`);
+      chunks.push(`${step.name}: ${err.message}\n`);
       finish(null);
     });
     child.on('close', (code) => finish(code));
@@ -135,7 +190,7 @@ function runStep(step: Step): Promise<Outcome> {
 function summary(outcomes: readonly Outcome[], skipped: readonly Step[]): string {
   const rows: string[][] = [['step', 'result', 'passing', 'failing', 'pending', 'time']];
   const total: Counts = { passing: 0, failing: 0, pending: 0 };
-  for (const { step, exitCode, counts, seconds, ok } of outcomes) {
+  for (const { step, exitCode, counts, seconds, ok, overBudget } of outcomes) {
     if (counts) {
       total.passing += counts.passing;
       total.failing += counts.failing;
@@ -143,17 +198,19 @@ function summary(outcomes: readonly Outcome[], skipped: readonly Step[]): string
     }
     const result = ok
       ? 'ok'
-      : step.counts && exitCode === 0 && counts?.passing === 0
-        ? 'FAILED (no test ran)'
-        : step.counts && !counts
-          ? `FAILED (exit ${exitCode}, no summary)`
-          : `FAILED (exit ${exitCode})`;
+      : overBudget
+        ? `FAILED (over ${minutes(step.budgetSeconds * BUDGET_SCALE)})`
+        : step.counts && exitCode === 0 && counts?.passing === 0
+          ? 'FAILED (no test ran)'
+          : step.counts && !counts
+            ? `FAILED (exit ${exitCode}, no summary)`
+            : `FAILED (exit ${exitCode})`;
     const number = (n: number | undefined): string => (step.counts ? String(n ?? '?') : '');
     rows.push([step.name, result, number(counts?.passing), number(counts?.failing), number(counts?.pending)]);
     rows[rows.length - 1]!.push(`${Math.round(seconds)} s`);
   }
   for (const step of skipped) rows.push([step.name, 'not run', '', '', '', '']);
-  const seconds = outcomes.reduce((sum, o) => sum + o.seconds, 0);
+  const seconds = (Date.now() - runStarted) / 1000;
   const allOk = skipped.length === 0 && outcomes.every((o) => o.ok);
   rows.push([
     'total',
@@ -174,14 +231,27 @@ function summary(outcomes: readonly Outcome[], skipped: readonly Step[]): string
   return ['', 'Test summary', ...rows.map(line), ''].join('\n');
 }
 
+const runStarted = Date.now();
+
+/** The selected steps in order, each run of consecutive steps of one group together. */
+function batches(steps: readonly Step[]): Step[][] {
+  const out: Step[][] = [];
+  for (const step of steps) {
+    const last = out[out.length - 1];
+    if (last && step.group && last[0]!.group === step.group) last.push(step);
+    else out.push([step]);
+  }
+  return out;
+}
+
 async function main(): Promise<number> {
   const { steps, bail } = parseArgs(process.argv.slice(2));
   const outcomes: Outcome[] = [];
-  for (const step of steps) {
+  for (const batch of batches(steps)) {
     if (interrupted) break;
-    const outcome = await runStep(step);
-    outcomes.push(outcome);
-    if (bail && !outcome.ok) break;
+    const done = await Promise.all(batch.map((step) => runStep(step, batch.length === 1)));
+    outcomes.push(...done);
+    if (bail && done.some((outcome) => !outcome.ok)) break;
   }
   const skipped = steps.slice(outcomes.length);
   for (const { step, failures } of outcomes)

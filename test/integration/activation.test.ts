@@ -36,7 +36,7 @@ describe('Activation', () => {
     await waitFor(
       'Baton to activate (activation event workspaceContains:.baton/config.json)',
       () => extension.isActive,
-      { timeoutMs: 15_000 },
+      { timeoutMs: 60_000 },
     );
     assert.equal((await activateBaton()).isActive, true);
   });

@@ -41,7 +41,7 @@ async function runMocha(): Promise<void> {
     ui: 'bdd',
     reporter: 'spec',
     color: false,
-    timeout: Number(process.env.BATON_TEST_TIMEOUT_MS || 20_000),
+    timeout: Number(process.env.BATON_TEST_TIMEOUT_MS || 60_000),
     // Activation, the store and the views take their time on a busy 2-core machine.
     slow: 2_000,
     ...(process.env.BATON_TEST_GREP ? { grep: process.env.BATON_TEST_GREP } : {}),

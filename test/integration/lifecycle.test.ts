@@ -42,7 +42,7 @@ const GATED_PLAN = (title: string): string =>
   `# Lifecycle\n\n\`\`\`baton-task\nid: L1\ntitle: ${title}\nagent: coder\nrisk: [database]\n\`\`\`\n\nChange the storage.\n`;
 
 describe('Baton in the editor: a run’s lifecycle, the example plan, the documentation', function () {
-  this.timeout(60_000);
+  this.timeout(180_000); // hang detectors, generous enough for a machine at load 10
   let api: BatonApi;
   const planPath = workspacePath('lifecycle.plan.md');
   const engine = () => api.session!.engine();

@@ -20,7 +20,7 @@ describe('Untrusted workspace', () => {
 
   it('still activates Baton (untrustedWorkspaces: limited)', async () => {
     const extension = batonExtension();
-    await waitFor('Baton to activate in an untrusted workspace', () => extension.isActive, { timeoutMs: 15_000 });
+    await waitFor('Baton to activate in an untrusted workspace', () => extension.isActive, { timeoutMs: 60_000 });
     assert.equal((await activateBaton()).isActive, true);
   });
 

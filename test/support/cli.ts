@@ -95,10 +95,10 @@ export function runCli(args: string[], options: CliOptions): Promise<CliResult> 
       child.kill('SIGKILL');
       reject(
         new Error(
-          `baton ${args.join(' ')} did not exit within ${options.timeoutMs ?? 15_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+          `baton ${args.join(' ')} did not exit within ${options.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
         ),
       );
-    }, options.timeoutMs ?? 15_000);
+    }, options.timeoutMs ?? 60_000);
     child.on('error', (err) => {
       clearTimeout(timer);
       reject(err);
@@ -250,7 +250,7 @@ export const ANSI_ESCAPE = /\u001b\[/;
 export async function waitFor(
   predicate: () => boolean,
   what: string,
-  timeoutMs = 5000,
+  timeoutMs = 30_000,
   intervalMs = 25,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@ import { ensureCliBuilt } from '../support/cli';
 
 describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from npm run bench)', () => {
   it('runs every row once and renders the table', async function () {
-    this.timeout(60_000);
+    this.timeout(300_000); // a hang detector: the smoke run starts Chromium and child processes
     ensureCliBuilt(); // the engine rows measure dist/, the dashboard rows load dist/webview
     const outcome = await runBench({
       sizes: [50, 100],

@@ -45,7 +45,7 @@ export function expectedWorkspace(): string | undefined {
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  { timeoutMs = 10_000, intervalMs = 50 } = {},
+  { timeoutMs = 30_000, intervalMs = 50 } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;

@@ -147,8 +147,10 @@ describe('baton claim: the limits driven workers obey', function () {
     assert.equal(t2.code, 0, `T1 is no longer in flight: ${describeResult(t2)}`);
   });
 
-  it('retry backoff: the next attempt after a lease ran out is refused until the backoff ends (claim.retry-backoff, retryAt); the expiry itself is recorded', async () => {
-    workspace(plan([{ id: 'T1' }]), { retryBackoffSeconds: 20 });
+  it('retry backoff: the next attempt after a lease ran out is refused until the backoff ends (claim.retry-backoff, retryAt); the expiry itself is recorded', async function () {
+    // The backoff outlasts the three CLI processes that must see it still running, even on a machine at load 10.
+    this.timeout(240_000);
+    workspace(plan([{ id: 'T1' }]), { retryBackoffSeconds: 60 });
     const first = await run(['claim', '--plan', 'plan.md', '--task', 'T1', '--lease-seconds', '1', '--json']);
     assert.equal(first.code, 0, describeResult(first));
     const claim = first.json<ClaimJson>();

