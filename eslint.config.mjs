@@ -22,7 +22,7 @@ function effectModules(message) {
 const tiers = (...names) => names.flatMap((name) => [`**/${name}`, `**/${name}/**`]);
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.baton/**', '.cache/**', 'out/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', '.baton/**', '.cache/**', 'out/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
