@@ -67,7 +67,7 @@ interface Evaluated {
 const UNKNOWN: Evaluated = { text: HOLE, stringy: false };
 
 /** A parsed file with its constants: a name declared exactly once, as a `const` with an initializer. */
-class ParsedFile {
+export class ParsedFile {
   readonly source: ts.SourceFile;
   private readonly declarations = new Map<string, ts.Node[]>();
   private readonly imports = new Map<string, { module: string; name: string }>();

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import ts from 'typescript';
 import { DYNAMIC_TABLE, StringEvaluator, writesInFile } from '../../support/sqlWrites';
 
 const ENGINE = join(__dirname, '../../../src/engine');
@@ -69,8 +70,10 @@ function engineFiles(dir = ENGINE): string[] {
 }
 
 describe('one owner per table', () => {
+  /** The engine's files, each parsed once for the checks below. */
+  const evaluator = new StringEvaluator();
+
   it('no engine file writes a table it does not own', () => {
-    const evaluator = new StringEvaluator();
     const violations: string[] = [];
     let writes = 0;
     for (const path of engineFiles()) {
@@ -114,6 +117,33 @@ describe('one owner per table', () => {
     assert.match(ownershipViolation('operations/runs/x.ts', DYNAMIC_TABLE) ?? '', /named at run time/);
     assert.equal(ownershipViolation(BULK_COPY, DYNAMIC_TABLE), undefined);
     assert.equal(ownershipViolation(BULK_COPY, 'counters'), undefined);
+  });
+
+  it('each event is appended by one file (one owner per state change)', () => {
+    const writers = new Map<string, Set<string>>();
+    for (const path of engineFiles()) {
+      const file = relative(ENGINE, path).split('\\').join('/');
+      for (const type of eventsAppendedIn(evaluator.file(path)!.source)) {
+        writers.set(type, new Set([...(writers.get(type) ?? []), file]));
+      }
+    }
+    assert.ok(writers.size >= 20, `found the events: ${[...writers.keys()].join(', ')}`);
+    assert.equal(writers.get(NOT_A_LITERAL), undefined, 'every appendEvent names its event with a literal');
+    const shared = [...writers].filter(([, files]) => files.size > 1).map(([type, files]) => [type, [...files].sort()]);
+    // run:status is still told by three operations (issue 28 names only gate:updated); it is the one left.
+    assert.deepEqual(shared, [
+      [
+        'run:status',
+        ['operations/runs/cancelRun.ts', 'operations/runs/refreshRunStatus.ts', 'operations/runs/replanRun.ts'],
+      ],
+    ]);
+    assert.deepEqual([...(writers.get('gate:updated') ?? [])], ['operations/gates/updateGate.ts']);
+    const probe = ts.createSourceFile(
+      'x.ts',
+      "await appendEvent(tx, run,\n  'gate:updated', now, {});",
+      ts.ScriptTarget.Latest,
+    );
+    assert.deepEqual(eventsAppendedIn(probe), ['gate:updated']);
   });
 
   describe('reads statements from the parsed source, not the text', () => {
@@ -182,4 +212,20 @@ function tablesWritten(source: string, files: ReadonlyMap<string, string> = new 
 /** The ownership violations of `source` as the file `file` (relative to src/engine). */
 function violationsIn(file: string, source: string): string[] {
   return tablesWritten(source).flatMap((table) => ownershipViolation(file, table) ?? []);
+}
+
+const NOT_A_LITERAL = '(not a literal)';
+
+/** The event types a file appends (`appendEvent(tx, runId, type, …)` with a literal type). */
+function eventsAppendedIn(source: ts.SourceFile): string[] {
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'appendEvent') {
+      const type = node.arguments[2];
+      found.push(type && ts.isStringLiteralLike(type) ? type.text : NOT_A_LITERAL);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
 }
