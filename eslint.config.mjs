@@ -153,6 +153,24 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', adapterImports()] },
   },
   {
+    files: ['src/protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [vscodeBan],
+          patterns: [
+            {
+              group: ['**/engine', '**/engine/**', '**/extension', '**/extension/**', '**/cli', '**/cli/**'],
+              message:
+                'src/protocol is shared by the host and the webview: it imports only zod and itself. Declare the message shape here; the host maps engine values onto it.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['webview-ui/**/*.ts'],
     rules: {
       'no-restricted-imports': [

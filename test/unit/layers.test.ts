@@ -151,6 +151,18 @@ const FENCES: readonly Fence[] = [
     ],
     allowed: ['../engine/index', '../engine', 'commander'],
   },
+  {
+    name: 'src/protocol imports only zod and itself: no vscode, engine, extension or CLI',
+    file: 'src/protocol/x.ts',
+    forbidden: [
+      ['vscode', /must not import vscode/],
+      ['../engine/index', /src\/protocol is shared by the host and the webview: it imports only zod and itself/],
+      ['../engine/domain/types', /src\/protocol is shared by the host and the webview/],
+      ['../extension/runState', /src\/protocol is shared by the host and the webview/],
+      ['../cli/main', /src\/protocol is shared by the host and the webview/],
+    ],
+    allowed: ['zod', './time'],
+  },
 ];
 
 describe('layers (DESIGN §1), enforced by lint', () => {
