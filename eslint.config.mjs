@@ -147,7 +147,9 @@ export default tseslint.config(
       },
     ],
   }),
+  // executor/ composes every tier below it; only the facade is fenced off (by tier()).
   tier('executor', { fences: [] }),
+  // The adapters: the engine through src/engine/index.ts only.
   {
     files: ['src/extension/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', adapterImports()] },
