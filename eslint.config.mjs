@@ -1,12 +1,17 @@
 // Layer rules (DESIGN §1) are errors, not conventions: the engine must run without
 // VS Code, and the webview talks to the host only through src/protocol messages. Inside the
-// engine, the tiers (docs/architecture.md) are errors too: domain/ is pure; operations/ and
-// queries/ run inside a store transaction and touch nothing else.
+// engine, each tier (docs/architecture.md, "Layers and tiers") has a fence: a block below that
+// names what its files may not import and, in the message, what to do instead. The adapters
+// (extension, CLI) reach the engine through src/engine/index.ts only.
+// test/unit/layers.test.ts shows every fence failing on a probe import.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const vscodeBan = { name: 'vscode', message: 'The engine and the webview must not import vscode (DESIGN §1).' };
-const adapterBan = { group: ['**/extension/**', '**/cli/**'], message: 'The engine does not depend on its adapters.' };
+const adapterBan = {
+  group: ['**/extension/**', '**/cli/**'],
+  message: 'The engine does not depend on its adapters: give the engine a port or an event the adapter implements.',
+};
 
 /** The engine's import rule plus what a tier adds (one rule per file: a later config replaces it, never merges). */
 function engineImports(extra = {}) {
@@ -19,7 +24,46 @@ function effectModules(message) {
   return [...modules, 'execa', 'simple-git', 'tree-kill'].map((name) => ({ name, message }));
 }
 
+/** Import paths into the named tiers of src/engine (relative: `../operations/x`, `../../queries`). */
 const tiers = (...names) => names.flatMap((name) => [`**/${name}`, `**/${name}/**`]);
+
+/**
+ * The facade (engine.ts, index.ts, and announcer.ts beside them) is the top of the engine: the
+ * adapters call it, no tier does. `..` and `../..` are index.ts seen from a tier's folder.
+ */
+const facadeFence = {
+  regex: '^\\.\\.(/\\.\\.)*(/(engine|index|announcer))?$',
+  message:
+    'Only the adapters use the facade (src/engine/engine.ts, index.ts, announcer.ts): import the tier module that does the work.',
+};
+
+/** A fenced tier: its files may import neither the facade nor anything `fences` names; `io` bans file and process modules. */
+function tier(name, { fences, io }) {
+  return {
+    files: [`src/engine/${name}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        engineImports({ paths: io ? effectModules(io) : [], patterns: [...fences, facadeFence] }),
+      ],
+    },
+  };
+}
+
+/** The adapters' rule: src/engine/index.ts (or `engine` itself) is the only way into the engine. */
+const engineIndexOnly = {
+  group: ['**/engine/*', '!**/engine/index', '**/engine/*/**'],
+  message:
+    "The extension and the CLI use only the engine's public API: import from src/engine/index.ts (export what is missing there).",
+};
+
+/**
+ * The adapters' import rule plus what a folder of theirs adds: a block for part of src/extension
+ * or src/cli replaces this rule for its files, so it builds on this one (as the tiers do on engineImports).
+ */
+function adapterImports(extra = {}) {
+  return { paths: [...(extra.paths ?? [])], patterns: [engineIndexOnly, ...(extra.patterns ?? [])] };
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.baton/**', '.cache/**', 'out/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -40,58 +84,91 @@ export default tseslint.config(
       ],
     },
   },
+  // The facade (src/engine/*.ts) and anything in the engine no tier block below names.
   {
     files: ['src/engine/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', engineImports()] },
   },
+  // The tiers, bottom up.
+  tier('domain', {
+    io: 'domain/ is pure: no file system, no processes. Read in an effect or a use case and pass the content in.',
+    fences: [
+      {
+        group: tiers('store', 'operations', 'queries', 'effects', 'usecases', 'executor'),
+        message:
+          'domain/ imports only domain/: take the values as arguments; code that needs the store or I/O belongs in a use case.',
+      },
+    ],
+  }),
+  tier('store', {
+    fences: [
+      {
+        group: tiers('operations', 'queries', 'effects', 'usecases', 'executor'),
+        message:
+          'store/ is the port and its backends and imports only domain/: a read belongs in queries/, a state change in operations/.',
+      },
+    ],
+  }),
+  tier('queries', {
+    io: 'A query only reads the store: no file or process I/O (do it in an effect, called from a use case).',
+    fences: [
+      {
+        group: tiers('operations', 'effects', 'usecases', 'executor'),
+        message:
+          'queries/ only read (store/, domain/, other queries): a write belongs in operations/, I/O in effects/ called by a use case.',
+      },
+    ],
+  }),
+  tier('operations', {
+    io: 'An operation runs inside a transaction: no file or process I/O. Do it before, in a use case, and pass the result in.',
+    fences: [
+      {
+        group: tiers('effects', 'usecases', 'executor'),
+        message:
+          'operations/ change state in one transaction (other operations, queries, store, domain): a use case calls the effects around them.',
+      },
+    ],
+  }),
+  tier('effects', {
+    fences: [
+      {
+        group: tiers('store', 'operations', 'queries', 'usecases', 'executor'),
+        message:
+          'effects/ do file, process and git I/O and know no store: take what they need as arguments; a use case composes them with operations.',
+      },
+    ],
+  }),
+  tier('usecases', {
+    fences: [
+      {
+        group: tiers('executor'),
+        message:
+          'A use case composes operations, queries and effects and never calls the executor: move what both need into a use case or lower.',
+      },
+    ],
+  }),
+  // executor/ composes every tier below it; only the facade is fenced off (by tier()).
+  tier('executor', { fences: [] }),
+  // The adapters: the engine through src/engine/index.ts only.
   {
-    files: ['src/engine/domain/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        engineImports({
-          paths: effectModules('domain/ is pure: no file system, no processes.'),
-          patterns: [
-            {
-              group: [...tiers('store', 'operations', 'queries', 'effects', 'usecases', 'executor'), '**/engine'],
-              message: 'domain/ imports only domain/ (docs/architecture.md, tiers).',
-            },
-          ],
-        }),
-      ],
-    },
+    files: ['src/extension/**/*.ts', 'src/cli/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', adapterImports()] },
   },
   {
-    files: ['src/engine/operations/**/*.ts'],
+    files: ['src/protocol/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        engineImports({
-          paths: effectModules('An operation runs inside a transaction: no file or process I/O.'),
+        {
+          paths: [vscodeBan],
           patterns: [
             {
-              group: [...tiers('effects', 'usecases', 'executor'), '**/engine'],
-              message: 'operations/ import no effects, use cases or executor (docs/architecture.md, tiers).',
+              group: ['**/engine', '**/engine/**', '**/extension', '**/extension/**', '**/cli', '**/cli/**'],
+              message:
+                'src/protocol is shared by the host and the webview: it imports only zod and itself. Declare the message shape here; the host maps engine values onto it.',
             },
           ],
-        }),
-      ],
-    },
-  },
-  {
-    files: ['src/engine/queries/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        engineImports({
-          paths: effectModules('A query only reads the store: no file or process I/O.'),
-          patterns: [
-            {
-              group: [...tiers('operations', 'effects', 'usecases', 'executor'), '**/engine'],
-              message: 'queries/ only read: they import no operations, effects, use cases or executor.',
-            },
-          ],
-        }),
+        },
       ],
     },
   },

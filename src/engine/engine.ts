@@ -84,7 +84,8 @@ import {
   type IngestionView,
 } from './queries/artifacts';
 import { reconcileRun, type ReconcileReport } from './usecases/reconcileRun';
-import { checkTargetOf, type TargetCheck } from './usecases/targetBranch';
+import type { TargetCheck } from './domain/targetHead';
+import { checkTargetOf } from './usecases/targetBranch';
 import { loadConfig, readPlan, requireValidPlan, type LoadedPlan } from './usecases/workspaceFiles';
 import { exportStore, importStore, readStoreDocument, type StoreTransferSummary } from './usecases/storeTransfer';
 

@@ -3,12 +3,167 @@ import { join } from 'node:path';
 import { ESLint } from 'eslint';
 
 const root = join(__dirname, '../..');
+const eslint = new ESLint({ cwd: root });
 
 async function restrictedImports(file: string, code: string): Promise<string[]> {
-  const eslint = new ESLint({ cwd: root });
   const [result] = await eslint.lintText(code, { filePath: join(root, file) });
   return result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 }
+
+/** The messages lint gives one import of `source` in `file`. */
+async function fencesHit(file: string, source: string): Promise<string[]> {
+  return restrictedImports(file, `import { x } from '${source}';\nexport const y = x;\n`);
+}
+
+/**
+ * A fence (eslint.config.mjs): files of one place, imports each forbidden with the fence's own
+ * message (what to do instead), and an import that passes.
+ */
+interface Fence {
+  readonly name: string;
+  readonly file: string;
+  readonly forbidden: readonly (readonly [source: string, message: RegExp])[];
+  readonly allowed: readonly string[];
+}
+
+const FACADE = /Only the adapters use the facade .*: import the tier module that does the work/;
+const PURE = /domain\/ is pure: no file system, no processes/;
+
+const FENCES: readonly Fence[] = [
+  {
+    name: 'domain/ imports only domain/: no other tier, no facade, no file system or process',
+    file: 'src/engine/domain/x.ts',
+    forbidden: [
+      ['../store/fileStore', /domain\/ imports only domain\/: take the values as arguments/],
+      ['../operations/gates/openGate', /domain\/ imports only domain\//],
+      ['../queries/runs', /domain\/ imports only domain\//],
+      ['../effects/processes/processes', /domain\/ imports only domain\//],
+      ['../usecases/ingestArtifact', /domain\/ imports only domain\//],
+      ['../executor/coordinator', /domain\/ imports only domain\//],
+      ['../engine', FACADE],
+      ['node:fs', PURE],
+      ['execa', PURE],
+    ],
+    allowed: ['./types', './plan/parsePlan'],
+  },
+  {
+    name: 'store/ imports only domain/: no operation, query, effect, use case, executor or facade',
+    file: 'src/engine/store/x.ts',
+    forbidden: [
+      ['../operations/gates/openGate', /store\/ is the port and its backends and imports only domain\//],
+      ['../effects/processes/processes', /store\/ is the port/],
+      ['../queries/runs', /store\/ is the port/],
+      ['../usecases/ingestArtifact', /store\/ is the port/],
+      ['../executor/coordinator', /store\/ is the port/],
+      ['..', FACADE],
+    ],
+    allowed: ['../domain/types', './port', 'node:fs'],
+  },
+  {
+    name: 'queries/ only read: no operation, effect, use case, executor, facade, file system or process',
+    file: 'src/engine/queries/x.ts',
+    forbidden: [
+      ['../operations/gates/openGate', /queries\/ only read .*: a write belongs in operations\//],
+      ['../effects/processes/processes', /queries\/ only read/],
+      ['../usecases/ingestArtifact', /queries\/ only read/],
+      ['../executor/coordinator', /queries\/ only read/],
+      ['../index', FACADE],
+      ['node:fs', /A query only reads the store: no file or process I\/O/],
+      ['node:child_process', /A query only reads the store/],
+    ],
+    allowed: ['../store/port', '../domain/types', './runs'],
+  },
+  {
+    name: 'operations/ reach no effect, use case, executor, facade, file system or process',
+    file: 'src/engine/operations/runs/x.ts',
+    forbidden: [
+      ['../../effects/processes/processes', /operations\/ change state in one transaction/],
+      ['../../usecases/ingestArtifact', /operations\/ change state in one transaction/],
+      ['../../executor/coordinator', /operations\/ change state in one transaction/],
+      ['../../engine', FACADE],
+      ['../../announcer', FACADE],
+      ['node:fs', /An operation runs inside a transaction: no file or process I\/O/],
+      ['node:child_process', /An operation runs inside a transaction/],
+    ],
+    allowed: ['../../queries/delegations', '../gates/openGate', '../../store/port', '../../domain/types'],
+  },
+  {
+    name: 'effects/ know no store: no store, operation, query, use case, executor or facade',
+    file: 'src/engine/effects/git/x.ts',
+    forbidden: [
+      ['../../store/port', /effects\/ do file, process and git I\/O and know no store/],
+      ['../../operations/gates/openGate', /effects\/ do file, process and git I\/O/],
+      ['../../queries/runs', /effects\/ do file, process and git I\/O/],
+      ['../../usecases/ingestArtifact', /effects\/ do file, process and git I\/O/],
+      ['../../executor/coordinator', /effects\/ do file, process and git I\/O/],
+      ['../..', FACADE],
+    ],
+    allowed: ['../../domain/types', '../processes/processes', 'node:child_process', 'simple-git'],
+  },
+  {
+    name: 'usecases/ call no executor and no facade',
+    file: 'src/engine/usecases/x.ts',
+    forbidden: [
+      ['../executor/coordinator', /A use case composes operations, queries and effects and never calls the executor/],
+      ['../engine', FACADE],
+      ['../index', FACADE],
+      ['..', FACADE],
+    ],
+    allowed: [
+      '../operations/gates/openGate',
+      '../queries/delegations',
+      '../effects/processes/processes',
+      '../store/port',
+      './context',
+    ],
+  },
+  {
+    name: 'executor/ uses the tiers, never the facade',
+    file: 'src/engine/executor/x.ts',
+    forbidden: [
+      ['../engine', FACADE],
+      ['../index', FACADE],
+      ['../announcer', FACADE],
+    ],
+    allowed: ['../usecases/verifyAttempt', '../operations/gates/openGate', './leaseKeeper', 'node:child_process'],
+  },
+  {
+    name: 'the extension imports the engine through src/engine/index.ts only',
+    file: 'src/extension/views/x.ts',
+    forbidden: [
+      [
+        '../../engine/engine',
+        /The extension and the CLI use only the engine's public API: import from src\/engine\/index\.ts/,
+      ],
+      ['../../engine/domain/types', /use only the engine's public API/],
+      ['../../engine/usecases/doctor', /use only the engine's public API/],
+      ['../../engine/announcer', /use only the engine's public API/],
+    ],
+    allowed: ['../../engine/index', 'vscode', '../../protocol/messages'],
+  },
+  {
+    name: 'the CLI imports the engine through src/engine/index.ts only',
+    file: 'src/cli/x.ts',
+    forbidden: [
+      ['../engine/engine', /use only the engine's public API: import from src\/engine\/index\.ts/],
+      ['../engine/store/openStore', /use only the engine's public API/],
+      ['../engine/executor/coordinator', /use only the engine's public API/],
+    ],
+    allowed: ['../engine/index', '../engine', 'commander'],
+  },
+  {
+    name: 'src/protocol imports only zod and itself: no vscode, engine, extension or CLI',
+    file: 'src/protocol/x.ts',
+    forbidden: [
+      ['vscode', /must not import vscode/],
+      ['../engine/index', /src\/protocol is shared by the host and the webview: it imports only zod and itself/],
+      ['../engine/domain/types', /src\/protocol is shared by the host and the webview/],
+      ['../extension/runState', /src\/protocol is shared by the host and the webview/],
+      ['../cli/main', /src\/protocol is shared by the host and the webview/],
+    ],
+    allowed: ['zod', './time'],
+  },
+];
 
 describe('layers (DESIGN §1), enforced by lint', () => {
   it('the engine may not import vscode', async () => {
@@ -29,6 +184,15 @@ describe('layers (DESIGN §1), enforced by lint', () => {
         .length,
       1,
     );
+  });
+
+  it('no tier may import vscode or the adapters (each tier block keeps the engine rule)', async () => {
+    for (const { file } of FENCES.filter((f) => f.file.startsWith('src/engine/'))) {
+      const depth = file.split('/').length - 2;
+      const up = '../'.repeat(depth);
+      assert.equal((await fencesHit(file, 'vscode')).length, 1, `${file}: vscode`);
+      assert.match((await fencesHit(file, `${up}cli/main`))[0] ?? '', /does not depend on its adapters/, file);
+    }
   });
 
   it('the webview may import neither vscode nor the engine', async () => {
@@ -58,62 +222,22 @@ describe('layers (DESIGN §1), enforced by lint', () => {
     );
   });
 
-  describe('tiers inside the engine (docs/architecture.md)', () => {
-    it('domain/ imports only domain/: no store, operation, effect, file system or process', async () => {
-      const file = 'src/engine/domain/x.ts';
-      for (const source of [
-        `import { FileStore } from '../store/fileStore';`,
-        `import { openGate } from '../operations/gates/openGate';`,
-        `import { terminateWorker } from '../effects/processes/processes';`,
-        `import { readFileSync } from 'node:fs';`,
-        `import { execa } from 'execa';`,
-      ]) {
-        assert.equal((await restrictedImports(file, `${source}\nexport const x = 1;\n`)).length, 1, source);
-      }
-      assert.deepEqual(
-        await restrictedImports(file, `import type { Task } from './types';\nexport type X = Task;\n`),
-        [],
-      );
-    });
-
-    it('operations/ and queries/ reach no effect, use case, file system or process', async () => {
-      for (const file of ['src/engine/operations/runs/x.ts', 'src/engine/queries/x.ts']) {
-        for (const source of [
-          `import { isProcessAlive } from '${file.includes('operations') ? '../../' : '../'}effects/processes/processes';`,
-          `import { readFileSync } from 'node:fs';`,
-          `import { spawn } from 'node:child_process';`,
-          `import { ingestArtifact } from '${file.includes('operations') ? '../../' : '../'}usecases/ingestArtifact';`,
-        ]) {
-          assert.equal(
-            (await restrictedImports(file, `${source}\nexport const x = 1;\n`)).length,
-            1,
-            `${file}: ${source}`,
-          );
+  describe('a fence per boundary (docs/architecture.md, "Layers and tiers"), each failing on a probe import', () => {
+    for (const fence of FENCES) {
+      it(fence.name, async () => {
+        for (const [source, message] of fence.forbidden) {
+          const hits = await fencesHit(fence.file, source);
+          assert.equal(hits.length, 1, `${fence.file}: import '${source}' should fail lint once, got ${hits.length}`);
+          assert.match(hits[0]!, message, `${fence.file}: import '${source}'`);
         }
-      }
-    });
+        for (const source of fence.allowed) {
+          assert.deepEqual(await fencesHit(fence.file, source), [], `${fence.file}: import '${source}' is allowed`);
+        }
+      });
+    }
 
-    it('queries/ only read: they do not import operations', async () => {
-      const source = `import { openGate } from '../operations/gates/openGate';\nexport const x = openGate;\n`;
-      assert.equal((await restrictedImports('src/engine/queries/x.ts', source)).length, 1);
-      assert.deepEqual(
-        await restrictedImports(
-          'src/engine/operations/gates/x.ts',
-          `import { getDelegation } from '../../queries/delegations';\nexport const x = getDelegation;\n`,
-        ),
-        [],
-        'an operation reads through queries',
-      );
-    });
-
-    it('use cases may call operations, queries and effects', async () => {
-      const source = [
-        `import { openGate } from '../operations/gates/openGate';`,
-        `import { getDelegation } from '../queries/delegations';`,
-        `import { terminateWorker } from '../effects/processes/processes';`,
-        `export const x = [openGate, getDelegation, terminateWorker];`,
-      ].join('\n');
-      assert.deepEqual(await restrictedImports('src/engine/usecases/x.ts', `${source}\n`), []);
+    it('an operation reads through queries', async () => {
+      assert.deepEqual(await fencesHit('src/engine/operations/gates/x.ts', '../../queries/delegations'), []);
     });
   });
 

@@ -22,3 +22,15 @@ export interface StopReportEntry {
   survivors: number[];
   note?: string;
 }
+
+/** A stop's entry for an attempt, with what ending its verify commands found added to what ending its worker found. */
+export function withVerifyProcesses(entry: StopReportEntry, verifies: readonly StopReportEntry[]): StopReportEntry {
+  const mine = verifies.filter((v) => v.delegationId === entry.delegationId);
+  if (mine.length === 0) return entry;
+  return {
+    ...entry,
+    processes: [...entry.processes, ...mine.flatMap((v) => v.processes)],
+    survivors: [...entry.survivors, ...mine.flatMap((v) => v.survivors)],
+    confirmed: entry.confirmed && mine.every((v) => v.confirmed),
+  };
+}

@@ -40,8 +40,9 @@ import { readRunSettings } from '../queries/runs';
 import { readRunIsolation } from '../queries/worktrees';
 import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
-import { workspacePath } from '../usecases/ingestArtifact';
-import { isolationGateReason, planIsolation } from '../usecases/planIsolation';
+import { workspacePath } from '../domain/workspacePath';
+import { planIsolation } from '../usecases/planIsolation';
+import { isolationGateReason } from '../domain/gateReasons';
 import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
 import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
 

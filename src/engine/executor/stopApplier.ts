@@ -1,9 +1,9 @@
-import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { withVerifyProcesses, type StopReportEntry, type StopRequest } from '../domain/stops';
 import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
 import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
-import { endVerifyProcesses, withVerifyProcesses } from '../usecases/endVerifyProcesses';
+import { endVerifyProcesses } from '../usecases/endVerifyProcesses';
 import type { AttemptSupervisor } from './attemptSupervisor';
 import { counted } from '../domain/plural';
 

@@ -1,11 +1,11 @@
 import { sleep } from '../domain/clock';
-import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { withVerifyProcesses, type StopReportEntry, type StopRequest } from '../domain/stops';
 import type { StopMode } from '../domain/types';
 import { isProcessAlive, terminateWorker, workerMarker } from '../effects/processes/processes';
 import { cancelStoppedAttempt, markStopApplied, requestStop } from '../operations/stops/stopRequests';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { readStop, recordedWorker } from '../queries/stops';
-import { endVerifyProcesses, withVerifyProcesses } from './endVerifyProcesses';
+import { endVerifyProcesses } from './endVerifyProcesses';
 import type { EngineContext } from './context';
 import { isCoordinatorResponsive } from './coordinatorLiveness';
 

@@ -9,7 +9,8 @@ import { removeWorktree } from '../effects/git/worktrees';
 import { listAttemptWorktrees, readRunIsolation } from '../queries/worktrees';
 import { worktreesRoot } from '../effects/workspaceLayout';
 import { type AttemptWorktree } from '../domain/isolation';
-import { checkTargetOf, describeTargetGone, describeTargetMoved } from './targetBranch';
+import { describeTargetGone, describeTargetMoved } from '../domain/targetHead';
+import { checkTargetOf } from './targetBranch';
 
 export interface WorktreeFinding {
   taskId?: string;

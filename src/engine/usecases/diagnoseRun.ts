@@ -1,4 +1,5 @@
 import type { AttemptWorktree, RunIsolation } from '../domain/isolation';
+import { suggestNextStep, type NextStep } from '../domain/nextStep';
 import type { StopReportEntry } from '../domain/stops';
 import { folderSize } from '../effects/folderSize';
 import { isProcessAlive } from '../effects/processes/processes';
@@ -50,7 +51,7 @@ export interface Diagnosis extends RunOverview {
   /** The worker definitions the run runs with beside `.baton/config.json` now (docs/architecture.md, "Trust model"). */
   config: RunConfigView;
   /** The command that most likely helps next, and why. */
-  next: { command: string; why: string };
+  next: NextStep;
 }
 
 /**
@@ -144,41 +145,6 @@ export async function diagnoseRun(ctx: EngineContext, runId?: string): Promise<D
     worktreeBytes: folderSize(worktreesRoot(ctx.workspace, diagnosed)),
     worktreeFindings,
     config: await describeRunConfig(ctx, diagnosed),
-    next: suggestNext(view, coordinator?.live ?? false, workers),
+    next: suggestNextStep(view, coordinator?.live ?? false, workers),
   };
-}
-
-function suggestNext(view: RunOverview, coordinated: boolean, workers: Diagnosis['workers']): Diagnosis['next'] {
-  const id = view.run.id;
-  const open = view.gates.filter((g) => g.status === 'open');
-  if (view.run.status === 'completed') return { command: '', why: 'The run is complete.' };
-  if (view.run.status === 'superseded') {
-    return { command: 'baton status', why: 'This run was replanned; the newest run continues it.' };
-  }
-  if (coordinated) {
-    return { command: `baton events --run ${id} --follow`, why: 'A coordinator is driving this run; follow it.' };
-  }
-  const orphaned = view.delegations.filter(
-    (d) => d.status === 'RUNNING' && !workers.some((w) => w.delegationId === d.id && w.alive),
-  );
-  if (orphaned.length > 0) {
-    return {
-      command: `baton reconcile --run ${id}`,
-      why: `${orphaned.map((d) => d.id).join(', ')} ${orphaned.length === 1 ? 'is' : 'are'} RUNNING with no live worker.`,
-    };
-  }
-  if (open.length > 0) {
-    const waits = `${open.length} gate${open.length === 1 ? '' : 's'} wait${open.length === 1 ? 's' : ''}`;
-    return {
-      command: `baton approve ${open[0]!.id}   (or baton reject ${open[0]!.id} --note …)`,
-      why: `${waits} for a decision: ${open[0]!.reason}`,
-    };
-  }
-  if (view.run.status === 'failed' || view.run.status === 'blocked') {
-    return {
-      command: `baton replan --run ${id} --plan <fixed plan>`,
-      why: 'Tasks failed and their dependents are blocked.',
-    };
-  }
-  return { command: `baton resume --run ${id}`, why: 'Nothing drives this run; resume continues it.' };
 }

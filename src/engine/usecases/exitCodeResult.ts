@@ -1,5 +1,6 @@
 import { join, relative, sep } from 'node:path';
 import { writeBatonFile } from '../effects/files/safeWrite';
+import { exitCodeResultText } from '../domain/result/exitCodeResult';
 import { Git } from '../effects/git/git';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { readAttemptChanges } from './attemptChanges';
@@ -7,9 +8,10 @@ import type { EngineContext } from './context';
 
 /**
  * The result of a plain command worker (`"result": "exit-code"`, docs/workers.md): it writes
- * no result block, so Baton writes one for it — exit 0 is PASS with the files the attempt
- * changed (added or modified; from what Baton recorded of its tree) as artifacts, anything
- * else is FAIL. The artifact goes where a worker's own would, and is ingested like one.
+ * no result block, so Baton writes one for it (exitCodeResultText) — exit 0 is PASS with the
+ * files the attempt changed (added or modified; from what Baton recorded of its tree) as
+ * artifacts, anything else is FAIL. The artifact goes where a worker's own would, and is
+ * ingested like one.
  */
 export async function writeExitCodeResult(
   ctx: Pick<EngineContext, 'store' | 'workspace'>,
@@ -17,25 +19,8 @@ export async function writeExitCodeResult(
   worker: { command: string; cwd: string },
   exit: WorkerExit,
 ): Promise<void> {
-  const passed = exit.exitCode === 0;
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
-  const artifacts = passed ? await changedFiles(ctx, attempt, worker.cwd) : { paths: [] };
-  const summary = `${worker.command} ${how}${artifacts.note ? `; ${artifacts.note}` : ''}`;
-  const block = [
-    `${worker.command} ${how}.`,
-    '',
-    '```baton-result',
-    'contract: baton-result-v1',
-    `task: ${attempt.taskId}`,
-    `agent: ${attempt.agent}`,
-    `status: ${passed ? 'PASS' : 'FAIL'}`,
-    `summary: ${JSON.stringify(summary)}`,
-    artifacts.paths.length
-      ? `artifacts:\n${artifacts.paths.map((p) => `  - ${JSON.stringify(p)}`).join('\n')}`
-      : 'artifacts: []',
-    '```',
-    '',
-  ].join('\n');
+  const artifacts = exit.exitCode === 0 ? await changedFiles(ctx, attempt, worker.cwd) : { paths: [] };
+  const block = exitCodeResultText(attempt, worker.command, exit, artifacts);
   // As every file under .baton/: never through a link the worker planted at its artifact path.
   writeBatonFile(ctx.workspace, attempt.artifactPath, block);
 }

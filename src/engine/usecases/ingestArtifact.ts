@@ -1,7 +1,6 @@
 import type { EngineContext } from './context';
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, relative, sep } from 'node:path';
 import { verifyAttempt, type VerificationOutcome } from './verifyAttempt';
 import { BatonError } from '../domain/errors';
 import { issue, type Issue } from '../domain/issue';
@@ -13,6 +12,8 @@ import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
 import { runFolderOf } from '../effects/workspaceLayout';
 import { DEFAULT_CONFIG } from '../domain/config';
+import { contentDigest, textOf } from '../domain/content';
+import { workspacePath } from '../domain/workspacePath';
 import { readRunSettings } from '../queries/runs';
 
 /** The default of the config's maxArtifactBytes; a run holds results to the limit frozen into it. */
@@ -118,10 +119,10 @@ export async function ingestArtifactContent(
         'ingest.artifact-too-large',
         `${artifactPath}: ${message} Nothing was recorded. ${recommendation}`,
       );
-    digest = 'bytes' in source ? digestOf(source.bytes) : await digestFile(source.oversized.path);
+    digest = 'bytes' in source ? contentDigest(source.bytes) : await digestFile(source.oversized.path);
     issues = [issue('result.artifact-too-large', '', message, recommendation)];
   } else {
-    digest = digestOf(source.bytes);
+    digest = contentDigest(source.bytes);
     content = textOf(source.bytes);
     if (content === undefined) {
       const message = 'The artifact is not UTF-8 text (invalid UTF-8, or a NUL byte): a result is a markdown file.';
@@ -205,24 +206,6 @@ async function artifactLimitOf(ctx: EngineContext, runId: string): Promise<numbe
   return settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes;
 }
 
-function digestOf(bytes: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
-
-/**
- * The bytes as text, or undefined when they are not UTF-8 or hold a NUL (PostgreSQL's text
- * refuses NUL, and no markdown result has one). A leading byte-order mark stays part of the text.
- */
-export function textOf(bytes: Uint8Array): string | undefined {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-  return text.includes('\0') ? undefined : text;
-}
-
 /**
  * Delegation ids repeat across the runs of one plan (D-T2-coder-001 in each), so a result in
  * `.baton/runs/<run>/` is evidence of that run only: handed in for a delegation of another run
@@ -243,13 +226,6 @@ function realpathOr(path: string): string {
   } catch {
     return path; // checked lexically already; statSync reports what is wrong with it
   }
-}
-
-/** Workspace-relative with POSIX separators when inside the workspace, else absolute. */
-export function workspacePath(workspace: string, absolute: string): string {
-  const rel = relative(workspace, absolute);
-  if (rel && !rel.startsWith('..') && !isAbsolute(rel)) return rel.split(sep).join('/');
-  return absolute;
 }
 
 function digestFile(path: string): Promise<string> {

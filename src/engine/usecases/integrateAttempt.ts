@@ -22,9 +22,11 @@ import { type AttemptWorktree } from '../domain/isolation';
 import { type IntegrationStrategy } from '../domain/types';
 import { counted } from '../domain/plural';
 import { outsideDeclaration } from '../domain/fileOverlap';
+import { pathsInWorkspace } from '../domain/workspacePath';
 import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation';
-import { compareTargetHead, describeTargetMoved, putBackAfterApproval, type TargetMoved } from './targetBranch';
-import { posix, relative, sep } from 'node:path';
+import { integrationConflictReason, targetMovedReason, undeclaredFilesReason } from '../domain/gateReasons';
+import type { TargetMoved } from '../domain/targetHead';
+import { compareTargetHead, putBackAfterApproval } from './targetBranch';
 
 export type IntegrationOutcome =
   | {
@@ -168,10 +170,7 @@ async function filesOutsideTheDeclaration(
   const from = mergeBase.exitCode === 0 ? mergeBase.stdout.trim() : source.baseCommit;
   const changed = await repo.changedFiles(from, source.sourceHead);
   const run = await ctx.store.read((r) => readRunIsolation(r, runId));
-  // git names paths from the repository's root; `files:` from the workspace, which may be a folder inside it.
-  const inside = relative(run!.repoRoot!, ctx.workspace).split(sep).join('/') || '.';
-  const inWorkspace = changed.map((file) => posix.relative(inside, file));
-  return outsideDeclaration(inWorkspace, globs);
+  return outsideDeclaration(pathsInWorkspace(run!.repoRoot!, ctx.workspace, changed), globs);
 }
 
 interface SourceState {
@@ -414,7 +413,6 @@ async function recordConflict(
     const delegation = await getDelegation(tx, runId, worktree.delegationId);
     if (delegation?.status === 'RUNNING')
       await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'integration conflict' }, now);
-    const listed = files.length > 0 ? files.join(', ') : 'see the details';
     const gate = await openGate(
       tx,
       {
@@ -422,7 +420,7 @@ async function recordConflict(
         kind: 'integration_conflict',
         taskId: worktree.taskId,
         delegationId: worktree.delegationId,
-        reason: `${worktree.taskId} passed but does not integrate cleanly (${detail}): conflicts in ${listed}. The target branch is untouched and the work is kept in ${worktree.path}. Resolve it there and approve to integrate again, or reject to discard the attempt.`,
+        reason: integrationConflictReason(worktree, files, detail),
         details: { files, worktree: worktree.path, branch: worktree.branch, strategy: worktree.strategy, detail },
       },
       now,
@@ -474,7 +472,7 @@ async function recordTargetMoved(
   const gateId = await holdAtGate(ctx, runId, worktree, {
     kind: 'target_moved',
     why: `the target branch ${moved.branch} moved ${moved.kind}`,
-    reason: `${worktree.taskId} passed, but ${describeTargetMoved(moved)} Nothing was integrated; the work is kept in ${worktree.path}. Approve to accept ${moved.branch} as it is now (${moved.found.slice(0, 10)}) and integrate ${worktree.taskId} onto it; reject to fail ${worktree.taskId} and integrate nothing.`,
+    reason: targetMovedReason(worktree, moved),
     details: {
       branch: moved.branch,
       direction: moved.kind,
@@ -504,7 +502,7 @@ async function recordUndeclaredFiles(
   const gateId = await holdAtGate(ctx, runId, worktree, {
     kind: 'undeclared_files',
     why: `changed ${counted(files.length, 'file')} outside its files:`,
-    reason: `${worktree.taskId} passed, but changed ${counted(files.length, 'file')} outside its declaration (files: ${globs.join(', ')}): ${files.join(', ')}. Nothing was integrated; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId} and discard the attempt.`,
+    reason: undeclaredFilesReason(worktree, files, globs),
     details: { files, declared: globs, sourceHead: source.sourceHead },
   });
   ctx.log(

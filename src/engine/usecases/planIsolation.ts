@@ -59,13 +59,3 @@ export async function planIsolation(
     },
   };
 }
-
-/**
- * What an isolation gate says: the task, what is wrong (the probe's reason), and the three
- * ways on — fix it and check again (the gate then closes by itself), approve (the shared
- * working tree), reject (cancel the task).
- */
-export function isolationGateReason(taskId: string, problem: string): string {
-  const why = `${problem.charAt(0).toLowerCase()}${problem.slice(1)}`;
-  return `${taskId} should run in a git worktree of its own, but ${why} Fix that and check again (Check Again, or baton recheck) to run it in a worktree; approve to run this run's tasks in the shared working tree instead; reject to cancel ${taskId}.`;
-}

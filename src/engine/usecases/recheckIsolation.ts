@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { isolationGateReason, isolationResolvedNote } from '../domain/gateReasons';
 import type { Gate } from '../domain/types';
 import { probeRepository } from '../effects/git/worktrees';
 import {
@@ -8,7 +9,6 @@ import {
 } from '../operations/gates/resolveIsolationGate';
 import { findRun, listGates } from '../queries/runView';
 import type { EngineContext } from './context';
-import { isolationGateReason } from './planIsolation';
 
 export interface IsolationRecheck {
   gate: Gate;
@@ -35,7 +35,7 @@ export async function recheckIsolationGate(
   });
   const probe = await probeRepository(ctx.workspace, { ignore: [resolve(ctx.workspace, planPath)] });
   if (probe.ok) {
-    const reason = `checked again: the working tree on ${probe.branch} is clean now, so ${gate.taskId ?? 'the task'} runs in a git worktree of its own`;
+    const reason = isolationResolvedNote(probe.branch, gate.taskId);
     const closed = await ctx.store.transact((tx) =>
       resolveIsolationGate(tx, { gateId, note: reason }, ctx.clock.now()),
     );

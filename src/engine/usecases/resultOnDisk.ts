@@ -1,13 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { writeBatonFile } from '../effects/files/safeWrite';
 import { readAgentStream, type AgentKind } from '../domain/agents/agentActivity';
-
-/** The opening fence of a result block (up to three spaces of indent, as CommonMark allows). */
-export const RESULT_FENCE = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*(baton-result|sdd-result)\b/m;
-
-export function hasResultBlock(text: string): boolean {
-  return RESULT_FENCE.test(text);
-}
+import { hasResultBlock } from '../domain/result/parseResult';
 
 /**
  * Where a worker's result is: the artifact file if it wrote one; otherwise what it answered,

@@ -1,6 +1,6 @@
 import type { EngineContext } from './context';
 import { recordVerificationReceipt } from '../operations/receipts/recordVerificationReceipt';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openGate } from '../operations/gates/openGate';
@@ -20,6 +20,8 @@ import { spawnSupervised } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
 import { startLeaseWatchdog } from '../effects/processes/leaseWatchdog';
 import { isSharedStore } from '../domain/config';
+import { contentDigest } from '../domain/content';
+import { verificationFailedReason } from '../domain/gateReasons';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
 import { getAttemptWorktree } from '../queries/worktrees';
 
@@ -153,7 +155,7 @@ export async function verifyAttempt(
           exitCode,
           timedOut: Boolean(result.timedOut),
           durationMs,
-          outputDigest: `sha256:${createHash('sha256').update(output).digest('hex')}`,
+          outputDigest: contentDigest(output),
           logPath,
           startedAt,
         },
@@ -200,7 +202,6 @@ async function blockOnFailedVerification(
   if (!delegation || (delegation.status !== 'RUNNING' && delegation.status !== 'BLOCKED')) return;
   if (delegation.status === 'RUNNING')
     await transitionDelegation(tx, delegation, 'BLOCKED', { reason: 'verification failed' }, now);
-  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
   await openGate(
     tx,
     {
@@ -208,7 +209,7 @@ async function blockOnFailedVerification(
       kind: 'verification_failed',
       taskId: delegation.taskId,
       delegationId,
-      reason: `Verification of ${delegationId} failed: \`${failure.command.join(' ')}\` ${what}. Approve to retry the task, approve with accept to take the result anyway, reject to fail it.`,
+      reason: verificationFailedReason(delegationId, failure),
       details: {
         command: failure.command,
         exitCode: failure.exitCode,

@@ -5,8 +5,8 @@ import { BatonError } from '../domain/errors';
 import { hasErrors, issue, type Issue } from '../domain/issue';
 import { parsePlan } from '../domain/plan/parsePlan';
 import type { ParsedPlan } from '../domain/types';
+import { workspacePath } from '../domain/workspacePath';
 import { configPathOf } from '../effects/workspaceLayout';
-import { workspacePath } from './ingestArtifact';
 
 export interface LoadedPlan {
   /** Workspace-relative (POSIX separators) when inside the workspace, else absolute. */

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Range } from '../../../src/engine/domain/issue';
-import { checkArtifactPaths, MAX_ARTIFACT_PATH_LENGTH } from '../../../src/engine/usecases/artifactPaths';
+import { MAX_ARTIFACT_PATH_LENGTH } from '../../../src/engine/domain/result/artifactPathRules';
+import { checkArtifactPaths } from '../../../src/engine/usecases/artifactPaths';
 import { parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
 import type { ParsedResult } from '../../../src/engine/domain/result/parseResult';
 

@@ -30,6 +30,14 @@ export type ResultBlockInfo = keyof typeof RESULT_CONTRACTS;
 export type ResultContract = (typeof RESULT_CONTRACTS)[ResultBlockInfo];
 export type ResultField = 'contract' | 'task' | 'agent' | 'status' | 'summary' | 'artifacts';
 
+/** The opening fence of a result block (up to three spaces of indent, as CommonMark allows). */
+export const RESULT_FENCE = /^[ \t]{0,3}(`{3,}|~{3,})[ \t]*(baton-result|sdd-result)\b/m;
+
+/** Does the text (a log, an agent's last message) hold a result block? A quick look before parsing it. */
+export function hasResultBlock(text: string): boolean {
+  return RESULT_FENCE.test(text);
+}
+
 export interface ParsedResult {
   contract: ResultContract;
   task: string;

@@ -20,6 +20,7 @@ import { setTaskStatus } from '../tasks/setTaskStatus';
 import { closeGate } from './closeGate';
 import { releaseTasksWaitingAt } from './decideGate';
 import { openGate, waitsAtGateReason } from './openGate';
+import { updateGate } from './updateGate';
 
 export interface NoticeRunConfigInput {
   runId: string;
@@ -116,12 +117,7 @@ export async function noticeRunConfig(tx: StoreTx, input: NoticeRunConfigInput, 
   if (open) {
     if (open.details.proposedDigest === candidate.digest)
       return { ...quiet, told, changes, gate: { id: open.id, action: 'waiting' } };
-    await tx.run(`UPDATE gates SET reason = ?, details_json = ? WHERE id = ?`, [
-      reason,
-      JSON.stringify(details),
-      open.id,
-    ]);
-    await appendEvent(tx, runId, 'gate:updated', now, { gateId: open.id, kind: 'config_changed', reason });
+    await updateGate(tx, open, { reason, details }, now);
     return { ...quiet, told, changes, gate: { id: open.id, action: 'updated' } };
   }
   // The digest is taken apart in TypeScript: JSON functions are not in the portable SQL subset (docs/architecture.md).

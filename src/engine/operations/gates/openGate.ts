@@ -3,6 +3,7 @@ import type { Delegation, Gate, GateKind } from '../../domain/types';
 import { nextCounter } from '../counters/nextCounter';
 import { setTaskStatus } from '../tasks/setTaskStatus';
 import type { StoreTx } from '../../store/port';
+import { updateGate } from './updateGate';
 
 export interface OpenGateInput {
   runId: string;
@@ -73,12 +74,7 @@ export async function openGateOnce(
     [delegation.runId, delegation.id, kind],
   );
   if (open) {
-    await tx.run(`UPDATE gates SET reason = ?, details_json = ? WHERE id = ?`, [
-      reason,
-      JSON.stringify(details),
-      open.id,
-    ]);
-    await appendEvent(tx, delegation.runId, 'gate:updated', now, { gateId: open.id, kind, reason });
+    await updateGate(tx, { id: open.id, runId: delegation.runId, kind }, { reason, details }, now);
     return;
   }
   await openGate(

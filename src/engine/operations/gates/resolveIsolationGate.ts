@@ -3,11 +3,11 @@ import type { Gate } from '../../domain/types';
 import { readinessOf } from '../../queries/tasks';
 import type { StoreTx } from '../../store/port';
 import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
-import { appendEvent } from '../events/appendEvent';
 import { refreshRunStatus } from '../runs/refreshRunStatus';
 import { setTaskStatus } from '../tasks/setTaskStatus';
 import { closeGate } from './closeGate';
 import { releaseTasksWaitingAt } from './decideGate';
+import { updateGate } from './updateGate';
 
 /** The open isolation gate with this id, or the error that says why it is not one. */
 export async function openIsolationGate(tx: Pick<StoreTx, 'get'>, gateId: string): Promise<Gate> {
@@ -73,7 +73,6 @@ export async function restateIsolationGate(
 ): Promise<Gate> {
   const gate = await openIsolationGate(tx, input.gateId);
   if (gate.reason === input.reason) return gate;
-  await tx.run(`UPDATE gates SET reason = ? WHERE id = ? AND status = 'open'`, [input.reason, gate.id]);
-  await appendEvent(tx, gate.runId, 'gate:updated', now, { gateId: gate.id, kind: gate.kind, reason: input.reason });
+  await updateGate(tx, gate, { reason: input.reason }, now);
   return { ...gate, reason: input.reason };
 }

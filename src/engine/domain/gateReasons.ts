@@ -1,0 +1,47 @@
+// What a gate opened by a use case says (its `reason`): the task, what happened, and what each
+// decision does. Built from plain values, so each is tested without a store or a repository.
+import type { AttemptWorktree } from './isolation';
+import { counted } from './plural';
+import { describeTargetMoved, type TargetMoved } from './targetHead';
+
+/**
+ * What an isolation gate says: the task, what is wrong (the probe's reason), and the three
+ * ways on — fix it and check again (the gate then closes by itself), approve (the shared
+ * working tree), reject (cancel the task).
+ */
+export function isolationGateReason(taskId: string, problem: string): string {
+  const why = `${problem.charAt(0).toLowerCase()}${problem.slice(1)}`;
+  return `${taskId} should run in a git worktree of its own, but ${why} Fix that and check again (Check Again, or baton recheck) to run it in a worktree; approve to run this run's tasks in the shared working tree instead; reject to cancel ${taskId}.`;
+}
+
+/** The note an isolation gate closes with when checking again finds a clean tree on a branch. */
+export function isolationResolvedNote(branch: string, taskId: string | undefined): string {
+  return `checked again: the working tree on ${branch} is clean now, so ${taskId ?? 'the task'} runs in a git worktree of its own`;
+}
+
+/** A verify command failed: which, how, and what approving (with or without accept) and rejecting do. */
+export function verificationFailedReason(
+  delegationId: string,
+  failure: { command: readonly string[]; exitCode: number | null; timedOut: boolean },
+): string {
+  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
+  return `Verification of ${delegationId} failed: \`${failure.command.join(' ')}\` ${what}. Approve to retry the task, approve with accept to take the result anyway, reject to fail it.`;
+}
+
+type Held = Pick<AttemptWorktree, 'taskId' | 'path'>;
+
+/** A passed attempt that does not integrate: where (`detail`), the files in conflict, and where the work is kept. */
+export function integrationConflictReason(worktree: Held, files: readonly string[], detail: string): string {
+  const listed = files.length > 0 ? files.join(', ') : 'see the details';
+  return `${worktree.taskId} passed but does not integrate cleanly (${detail}): conflicts in ${listed}. The target branch is untouched and the work is kept in ${worktree.path}. Resolve it there and approve to integrate again, or reject to discard the attempt.`;
+}
+
+/** A passed attempt held because its target branch moved backwards or sideways. */
+export function targetMovedReason(worktree: Held, moved: TargetMoved): string {
+  return `${worktree.taskId} passed, but ${describeTargetMoved(moved)} Nothing was integrated; the work is kept in ${worktree.path}. Approve to accept ${moved.branch} as it is now (${moved.found.slice(0, 10)}) and integrate ${worktree.taskId} onto it; reject to fail ${worktree.taskId} and integrate nothing.`;
+}
+
+/** A passed attempt held because it changed files its task's `files:` does not cover. */
+export function undeclaredFilesReason(worktree: Held, files: readonly string[], declared: readonly string[]): string {
+  return `${worktree.taskId} passed, but changed ${counted(files.length, 'file')} outside its declaration (files: ${declared.join(', ')}): ${files.join(', ')}. Nothing was integrated; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId} and discard the attempt.`;
+}
