@@ -198,7 +198,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        {
+        adapterImports({
           paths: [
             {
               name: 'vscode',
@@ -216,7 +216,7 @@ export default tseslint.config(
                 'the other way round.',
             },
           ],
-        },
+        }),
       ],
     },
   },

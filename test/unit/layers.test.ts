@@ -274,5 +274,14 @@ describe('layers (DESIGN §1), enforced by lint', () => {
       ].join('\n');
       assert.deepEqual(await restrictedImports(file, `${allowed}\n`), []);
     });
+
+    it("keeps the adapters' fence: the engine only through its index", async () => {
+      const messages = await restrictedImports(
+        file,
+        `import { openGate } from '../../engine/operations/gates/openGate';\nexport const o = openGate;\n`,
+      );
+      assert.equal(messages.length, 1);
+      assert.match(messages[0]!, /public API/);
+    });
   });
 });
