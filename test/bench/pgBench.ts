@@ -27,6 +27,7 @@ import { bundleScript } from '../support/bundleScript';
 import { startPostgresCluster, type PostgresCluster } from '../support/postgresCluster';
 import { makeTempDir } from '../support/tempDir';
 import { percentile, summarize, summarizeWithP95, formatRate, type Summary } from './stats';
+import { lastBeats } from './engineBench';
 
 export interface PgBenchOptions {
   /** Worker processes of the throughput row, one configuration each (empty skips the row). */
@@ -114,7 +115,11 @@ export interface ThroughputCell {
 export interface LatencyResult {
   backend: 'pg' | 'file';
   beats: number;
+  /** Beats whose own count the observer announced (beats between two of its catch-ups are announced once). */
   heard: number;
+  /** Runtimes that beat, and those whose last beat the observer announced: every one, on any machine. */
+  runtimes: number;
+  latestHeard: number;
   commitMs: Summary & { p95: number };
   aboveCommitMs: Summary & { p95: number };
 }
@@ -529,9 +534,11 @@ async function beatLatency(
         commitMs.push(t1 - t0);
         committed.set(`${beat.id}/${beat.heartbeatCount}`, t1);
       }
-      // The last beats' events: wait until heard (or a few generous seconds).
-      const deadline = Date.now() + 5000;
-      while ([...committed.keys()].some((k) => !heard.has(k)) && Date.now() < deadline)
+      // Until the last beat of each runtime is heard (at most 60 s): the observer announces in order, so every beat it
+      // will announce is heard by then (engineBench.ts, lastBeats).
+      const latestKeys = lastBeats(committed.keys());
+      const deadline = Date.now() + 60_000;
+      while (latestKeys.some((k) => !heard.has(k)) && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 20));
       const above: number[] = [];
       for (const [key, at] of committed) {
@@ -543,6 +550,8 @@ async function beatLatency(
         backend,
         beats: committed.size,
         heard: above.length,
+        runtimes: latestKeys.length,
+        latestHeard: latestKeys.filter((k) => heard.has(k)).length,
         commitMs: summarizeWithP95(commitMs),
         aboveCommitMs: summarizeWithP95(above),
       };

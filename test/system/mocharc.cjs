@@ -14,6 +14,7 @@ const { join } = require('node:path');
 const WEIGHTS = {
   'test/system/agents/realClisThroughBaton.test.ts': 240,
   'test/system/agents/realClis.test.ts': 170,
+  'test/system/store/crash.test.ts': 150,
   'test/system/cli/configTamper.test.ts': 90,
   'test/system/cli/demo.test.ts': 65,
   'test/system/reliability.test.ts': 60,
@@ -26,7 +27,7 @@ const WEIGHTS = {
   'test/system/cli/flow.test.ts': 40,
   'test/system/cli/postgresFailover.test.ts': 40,
   'test/system/cli/lockHolder.test.ts': 35,
-  'test/system/cli/postgresRestart.test.ts': 35,
+  'test/system/cli/postgresRestart.test.ts': 60,
   'test/system/cli/claimLimits.test.ts': 35,
   'test/system/bench.test.ts': 30,
   'test/system/cli/leaseIngest.test.ts': 30,

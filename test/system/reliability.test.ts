@@ -7,7 +7,7 @@ describe('fault matrix (docs/reliability.md), every row with a few trials', func
   for (const row of ROWS) {
     it(`row ${row.id}: ${row.fault} → ${row.guarantee}`, async () => {
       const [result] = await runMatrix({ scale: 'smoke', rows: [row.id] });
-      assert.ok(result && result.trials > 0, 'the row ran');
+      assert.ok(result && result.trials > 0, `the row ran: ${result?.failures.join('\n') ?? 'no result'}`);
       assert.deepEqual(result.failures, [], result.note);
     });
   }

@@ -4,7 +4,8 @@ import { sharedPostgresCluster } from '../../support/postgresCluster';
 
 describe('store under SIGKILL', () => {
   it('keeps every acknowledged transition and passes integrity_check over 100 kill-and-reopen rounds', async function () {
-    this.timeout(240_000);
+    // A hang detector: each round starts a process that opens the store; on a machine at load 10 a round takes seconds.
+    this.timeout(900_000);
     const result = await runCrashRounds({ rounds: 100 });
     assert.deepEqual(result.failures, []);
     // Each round is killed after 1–12 acknowledged transitions (startup rounds after none).
@@ -17,7 +18,7 @@ describe('store under SIGKILL', () => {
 
 describe('PostgreSQL store under SIGKILL', () => {
   it('keeps every acknowledged transition over 20 kill-and-reopen rounds of clients killed mid-transaction', async function () {
-    this.timeout(240_000);
+    this.timeout(600_000);
     const cluster = await sharedPostgresCluster();
     const result = await runCrashRounds({ rounds: 20, postgresUrl: cluster.url });
     assert.deepEqual(result.failures, []);
