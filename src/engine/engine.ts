@@ -76,7 +76,13 @@ import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { HeartbeatBatch, type WorkerBeat } from './usecases/heartbeatBatch';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
-import { ingestArtifact, ingestArtifactContent, STDIN_ARTIFACT, type IngestOutcome } from './usecases/ingestArtifact';
+import {
+  artifactLimitOf,
+  ingestArtifact,
+  ingestArtifactContent,
+  STDIN_ARTIFACT,
+  type IngestOutcome,
+} from './usecases/ingestArtifact';
 import {
   listIngestionViews,
   readIngestionArtifact,
@@ -338,7 +344,11 @@ export class Engine {
       token?: string;
     } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
   ): Promise<IngestOutcome> {
-    const delegation = await this.store.read((r) => findDelegation(r, input.delegationId, input.runId));
+    // The delegation and its run's artifact limit in one read.
+    const { delegation, limit } = await this.store.read(async (r) => {
+      const found = await findDelegation(r, input.delegationId, input.runId);
+      return { delegation: found, limit: await artifactLimitOf(r, this, found.runId) };
+    });
     const handedIn = input.token !== undefined ? { token: input.token } : {};
     if ('artifactContent' in input)
       return ingestArtifactContent(
@@ -347,8 +357,15 @@ export class Engine {
         { bytes: input.artifactContent },
         input.artifactName ?? STDIN_ARTIFACT,
         handedIn,
+        limit,
       );
-    return ingestArtifact(this.engineContext(), delegation, resolve(this.workspace, input.artifactPath), handedIn);
+    return ingestArtifact(
+      this.engineContext(),
+      delegation,
+      resolve(this.workspace, input.artifactPath),
+      handedIn,
+      limit,
+    );
   }
 
   /** A run's ingestions with the sizes of their kept artifacts, and each delegation's newest with its content. */

@@ -157,7 +157,9 @@ export function resultsTable(
       `| 2. Raw append + fdatasync (${s.rawAppend.lineBytes}-byte lines) — lines/s | ${size} | ${formatSummary(s.rawAppend)} | the disk's limit | — | — | |`,
     );
     lines.push(
-      `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${size} | ${formatSummary(s.sqlite)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlite.median / baton.median)} | — | |`,
+      s.sqlite
+        ? `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${size} | ${formatSummary(s.sqlite)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlite.median / baton.median)} | — | |`
+        : `| 3. better-sqlite3, WAL, synchronous=FULL — commits/s | ${size} | not measured: better-sqlite3 ${result.sqliteMissing ?? 'missing'} | — | — | — | |`,
     );
     lines.push(
       `| 4. sql.js, whole export + fsync per commit — commits/s | ${size} | ${formatSummary(s.sqlJsExport)} | Baton: ${formatRate(baton.median)} | ${ratio(s.sqlJsExport.median / baton.median)} | — | |`,
@@ -238,8 +240,11 @@ export function readingNotes(result: StoreBenchResult): string {
   if (first && last) {
     const range = (f: (s: SizeResult) => number): string =>
       first === last ? formatRate(f(first)) : `${formatRate(f(first))} → ${formatRate(f(last))}`;
+    const sqlite = first.sqlite
+      ? `better-sqlite3 (WAL, synchronous=FULL) makes ${range((s) => s.sqlite?.median ?? Number.NaN)} commits/s, ${range((s) => (s.sqlite?.median ?? Number.NaN) / s.baton.commitsPerSecond.median)}× Baton's rate`
+      : `better-sqlite3 was not measured: ${result.sqliteMissing ?? 'missing'}`;
     notes.push(
-      `- better-sqlite3 (WAL, synchronous=FULL) makes ${range((s) => s.sqlite.median)} commits/s, ${range((s) => s.sqlite.median / s.baton.commitsPerSecond.median)}× Baton's rate; ` +
+      `- ${sqlite}; ` +
         `the whole-export way makes ${range((s) => s.sqlJsExport.median)} commits/s as the database grows to ${(last.sqlJsExport.fileBytes / 1e6).toFixed(1)} MB — the cost the journal exists to avoid.`,
     );
   }
@@ -355,7 +360,9 @@ BATON_BENCH_PG=0 npm run bench                  # everything but the PostgreSQL 
 node --import tsx test/bench/storeProfile.ts 1000 2000 8   # where a store commit's time goes (CPU profile of rows 1 / 1b)
 \`\`\`
 
-The full run installs code-server 4.99.4 into \`.cache/\` on first use (as \`npm test\` does) and drives Debian's
+The full run installs code-server 4.99.4 into \`.cache/\` on first use (as \`npm test\` does), and better-sqlite3 12 for
+row 3 into \`.cache/bench-deps/\` (npm compiles it: a few minutes, once; it is not a dependency of Baton, and
+\`BATON_BENCH_BETTER_SQLITE=0\` leaves the row out), and drives Debian's
 Chromium through playwright-core for the dashboard and editor rows; it takes about half an hour on 2 cores.
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
@@ -421,7 +428,8 @@ ${schedDetails(sched)}
    of the average size of the journal lines Baton wrote in the timed cycles (measured from the
    \`journal-*.log\` files) to a file opened with \`'a'\`, calling \`fs.fdatasyncSync\` after each; lines/s,
    as many lines per repetition as Baton made commits. Run right after each Baton repetition.
-3. **better-sqlite3** (v12) with \`journal_mode=WAL\`, \`synchronous=FULL\`: a delegations table and a
+3. **better-sqlite3** (v12; not a dependency of Baton: \`npm run bench\` installs it into \`.cache/bench-deps/\` on first
+   use, and when it cannot be had the row says so) with \`journal_mode=WAL\`, \`synchronous=FULL\`: a delegations table and a
    runtimes table (the Baton columns and indexes) holding N completed delegations; each cycle is
    three small transactions shaped like Baton's — insert a RUNNING delegation and its runtime
    (claim), update the runtime's lease (heartbeat), complete the delegation and end the runtime

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { evaluateTargets, renderMarkdown, resultsTable, targetSummary, type TargetCheck } from './report';
 import { runSchedBench, type SchedBenchResult } from './schedBench';
 import { runStoreBench, type SeedHistory, type StoreBenchOptions, type StoreBenchResult } from './storeBench';
+import { loadBetterSqlite } from './betterSqlite';
 import { dashboardSection, runDashboardBench, type DashboardBenchResult } from './dashboardBench';
 import { engineSection, runEngineBench, type EngineBenchResult } from './engineBench';
 import { runVisibleBench, visibleSection } from './visibleBench';
@@ -34,6 +35,8 @@ import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench
  *   BATON_BENCH_PG_SECONDS=30
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
  * the file
+ *   BATON_BENCH_BETTER_SQLITE=0   leaves out row 3 (better-sqlite3, not a dependency: `npm run bench` installs it into
+ *     .cache/bench-deps/ on first use; --quick and runBench() from code use it only when it is there)
  */
 
 export const DEFAULT_SIZES = [1_000, 10_000, 100_000];
@@ -44,6 +47,11 @@ export interface BenchConfig {
   reps: number;
   /** Timed Baton (and better-sqlite3) cycles per repetition. */
   cycles: number;
+  /**
+   * Row 3's better-sqlite3 is not a dependency of Baton: install it into .cache/bench-deps/ when it is in neither
+   * place (`npm run bench`); otherwise row 3 is measured only when it is there, and says so when it is not.
+   */
+  installBetterSqlite: boolean;
   warmupCycles: number;
   history: SeedHistory;
   /** Cycles per repetition of the whole-export reference; default scales down with size. */
@@ -190,6 +198,7 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
     // The whole export costs time proportional to the database: few commits at large sizes (but 6 at least).
     sqlJsCyclesAt: (size) => full.sqlJsCycles ?? Math.max(2, Math.min(20, Math.round(200_000 / size))),
     history: full.history,
+    betterSqlite: loadBetterSqlite({ install: full.installBetterSqlite, ...(full.log ? { log: full.log } : {}) }),
     ...(full.tmpRoot ? { tmpRoot: full.tmpRoot } : {}),
     ...(full.log ? { log: full.log } : {}),
   };
@@ -340,6 +349,7 @@ export function defaultConfig(): BenchConfig {
     cycles: 200,
     warmupCycles: 10,
     history: 'minimal',
+    installBetterSqlite: false,
     out: DEFAULT_OUT,
     ...FULL_SCHED,
     ...FULL_DASHBOARD,
@@ -359,11 +369,21 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     ...FULL_AGENT_STREAM,
     editorRows: env.BATON_BENCH_EDITOR !== '0',
     pg: FULL_PG,
+    installBetterSqlite: true,
   };
   if (argv.includes('--quick'))
     Object.assign(
       config,
-      { sizes: [100, 1_000], reps: 5, cycles: 10, warmupCycles: 2, sqlJsCycles: 2, out: false, editorRows: false },
+      {
+        sizes: [100, 1_000],
+        reps: 5,
+        cycles: 10,
+        warmupCycles: 2,
+        sqlJsCycles: 2,
+        out: false,
+        editorRows: false,
+        installBetterSqlite: false,
+      },
       QUICK_SCHED,
       QUICK_DASHBOARD,
       QUICK_ENGINE,

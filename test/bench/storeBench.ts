@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -25,6 +24,7 @@ import { delegationId, runSettingsFrom } from '../../src/engine/domain/runSettin
 import { FileStore, type FileStoreOptions } from '../../src/engine/store/fileStore';
 import type { SqlValue } from '../../src/engine/store/port';
 import { loadSqlJs } from '../../src/engine/store/sqljs';
+import type { BetterSqlite, LoadedBetterSqlite } from './betterSqlite';
 import { nowMs, summarize, type Summary } from './stats';
 
 /**
@@ -59,6 +59,11 @@ export interface StoreBenchOptions {
   concurrentCallers?: number;
   /** Parent of the temporary folder every row works in (default: os.tmpdir()). */
   tmpRoot?: string;
+  /**
+   * Row 3's library (test/bench/betterSqlite.ts: not a dependency of Baton, loaded when it can be had); absent or
+   * missing leaves row 3 out, and the report says why.
+   */
+  betterSqlite?: LoadedBetterSqlite;
   log?: (line: string) => void;
 }
 
@@ -100,8 +105,8 @@ export interface SizeResult {
   batonConcurrent?: { callers: number; commitsPerSecond: Summary; commitsPerFlush: number };
   /** Reference A: lines/s of append + fdatasync, same line size as Baton's journal. */
   rawAppend: Summary & { lineBytes: number; linesPerRep: number };
-  /** Reference B: better-sqlite3 WAL synchronous=FULL, commits/s. */
-  sqlite: Summary & { commitsPerRep: number };
+  /** Reference B: better-sqlite3 WAL synchronous=FULL, commits/s; absent when better-sqlite3 could not be had. */
+  sqlite?: Summary & { commitsPerRep: number };
   /** Reference C: sql.js export + write + fsync of the whole database per commit, commits/s. */
   sqlJsExport: Summary & { commitsPerRep: number; fileBytes: number };
 }
@@ -125,6 +130,8 @@ export interface StoreBenchResult {
   /** True when every row's temporary folder was on the same device. */
   sameDevice: boolean;
   sizes: SizeResult[];
+  /** Why row 3 (better-sqlite3) was not measured, when it was not. */
+  sqliteMissing?: string;
   durationMs: number;
 }
 
@@ -148,6 +155,10 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
     return dir;
   };
   const prepared: PreparedSize[] = [];
+  const betterSqlite = options.betterSqlite ?? { missing: 'not loaded' };
+  const Database = 'Database' in betterSqlite ? betterSqlite.Database : undefined;
+  const sqliteMissing = 'missing' in betterSqlite ? betterSqlite.missing : undefined;
+  if (sqliteMissing) log(`row 3 left out: better-sqlite3 ${sqliteMissing}`);
   try {
     devices.add(statSync(root).dev);
     const machine = describeMachine(root);
@@ -157,7 +168,7 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
       log(
         `size ${size}: seeded ${baton.storeRows} rows in ${(baton.seedMs / 1000).toFixed(1)} s; snapshot ${(baton.snapshotBytes / 1e6).toFixed(1)} MB in ${baton.snapshotMs.toFixed(0)} ms`,
       );
-      const sqlite = prepareBetterSqlite(folder(`sqlite-${size}`), size);
+      const sqlite = Database ? prepareBetterSqlite(Database, folder(`sqlite-${size}`), size) : undefined;
       const sqlJs = await prepareSqlJsExport(folder(`sqljs-${size}`), size);
       prepared.push({
         size,
@@ -182,12 +193,12 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
         if (callers > 0) p.samples.batonConcurrent.push(await p.baton.rep(cycles, options.warmupCycles, callers));
         const lineBytes = Math.max(1, Math.round(b.journalBytes / Math.max(1, b.lines)));
         p.samples.append.push(benchRawAppend(p.appendDir, lineBytes, 3 * cycles));
-        p.samples.sqlite.push(p.sqlite.rep(cycles, options.warmupCycles));
+        if (p.sqlite) p.samples.sqlite.push(p.sqlite.rep(cycles, options.warmupCycles));
         p.samples.sqlJs.push(p.sqlJs.rep(options.sqlJsCyclesAt(p.size)));
         const last = <T>(xs: T[]): T => xs[xs.length - 1]!;
         log(
           `rep ${rep + 1}/${options.reps} size ${p.size}: Baton ${b.rate.toFixed(0)} commits/s (open ${b.openMs.toFixed(0)} ms)${p.samples.batonConcurrent.length > 0 ? `, ${callersOf(options)} callers ${last(p.samples.batonConcurrent).rate.toFixed(0)} commits/s` : ''}, ` +
-            `append ${last(p.samples.append).toFixed(0)} lines/s, better-sqlite3 ${last(p.samples.sqlite).toFixed(0)}/s, sql.js export ${last(p.samples.sqlJs).toFixed(1)}/s`,
+            `append ${last(p.samples.append).toFixed(0)} lines/s, ${p.sqlite ? `better-sqlite3 ${last(p.samples.sqlite).toFixed(0)}/s, ` : ''}sql.js export ${last(p.samples.sqlJs).toFixed(1)}/s`,
         );
       }
     }
@@ -229,7 +240,7 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
             }
           : {}),
         rawAppend: { ...summarize(p.samples.append), lineBytes: Math.round(avgLineBytes), linesPerRep: 3 * cycles },
-        sqlite: { ...summarize(p.samples.sqlite), commitsPerRep: 3 * cycles },
+        ...(p.sqlite ? { sqlite: { ...summarize(p.samples.sqlite), commitsPerRep: 3 * cycles } } : {}),
         sqlJsExport: {
           ...summarize(p.samples.sqlJs),
           commitsPerRep: 3 * options.sqlJsCyclesAt(p.size),
@@ -237,7 +248,7 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
         },
       };
     });
-    const { log: _log, cyclesAt: _c, sqlJsCyclesAt: _s, ...plain } = options;
+    const { log: _log, cyclesAt: _c, sqlJsCyclesAt: _s, betterSqlite: _b, ...plain } = options;
     return {
       options: {
         ...plain,
@@ -247,6 +258,7 @@ export async function runStoreBench(options: StoreBenchOptions): Promise<StoreBe
       machine,
       sameDevice: devices.size === 1,
       sizes,
+      ...(sqliteMissing ? { sqliteMissing } : {}),
       durationMs: nowMs() - started,
     };
   } finally {
@@ -259,7 +271,7 @@ interface PreparedSize {
   size: number;
   baton: PreparedBaton;
   appendDir: string;
-  sqlite: PreparedReference;
+  sqlite: PreparedReference | undefined;
   sqlJs: PreparedReference & { fileBytes(): number; close(): void };
   samples: { baton: BatonRep[]; batonConcurrent: BatonRep[]; append: number[]; sqlite: number[]; sqlJs: number[] };
 }
@@ -773,7 +785,7 @@ function refCycle(k: number): Array<Array<[string, SqlValue[]]>> {
 }
 
 /** Reference B: a WAL database with `size` completed delegations; each repetition reopens it. */
-export function prepareBetterSqlite(dir: string, size: number): PreparedReference {
+export function prepareBetterSqlite(Database: BetterSqlite, dir: string, size: number): PreparedReference {
   const path = join(dir, 'reference.sqlite');
   const setup = new Database(path);
   setup.pragma('journal_mode = WAL');
@@ -798,8 +810,8 @@ export function prepareBetterSqlite(dir: string, size: number): PreparedReferenc
       try {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');
-        const statements = new Map<string, Database.Statement>();
-        const prepared = (sql: string): Database.Statement => {
+        const statements = new Map<string, ReturnType<typeof db.prepare>>();
+        const prepared = (sql: string): ReturnType<typeof db.prepare> => {
           let statement = statements.get(sql);
           if (!statement) statements.set(sql, (statement = db.prepare(sql)));
           return statement;

@@ -395,7 +395,9 @@ export class FileStore implements StorePort {
         this.flushFailed(err);
         return this.whenDurable(seq);
       }
-      this.flushed(target);
+      // No section is running or waiting (checked above, nothing awaited since): the lock goes here and now, without
+      // a round through the mutex.
+      this.flushed(target, true);
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
@@ -422,7 +424,7 @@ export class FileStore implements StorePort {
     );
   }
 
-  private flushed(target: { seq: number; offset: number }): void {
+  private flushed(target: { seq: number; offset: number }, mutexIdle = false): void {
     if (target.seq > this.durableSeq) {
       this.durableSeq = target.seq;
       this.durableOffset = target.offset;
@@ -439,8 +441,10 @@ export class FileStore implements StorePort {
       else this.durabilityWaiters.push(waiter);
     }
     if (this.durabilityWaiters.length > 0) this.startFlush();
-    else if (this.durableSeq >= this.appliedSeq && this.lockHeld)
-      void this.mutex.run(async () => this.releaseLockIfAllDurable());
+    else if (this.durableSeq >= this.appliedSeq && this.lockHeld) {
+      if (mutexIdle) this.releaseLockIfAllDurable();
+      else void this.mutex.run(async () => this.releaseLockIfAllDurable());
+    }
   }
 
   private flushFailed(err: unknown): void {

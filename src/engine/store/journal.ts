@@ -27,8 +27,18 @@ export function encodeJournalLine(entry: JournalEntry): Buffer {
   const statements = entry.statements.map(([sql, params]) => `[${sqlJson(sql)},${JSON.stringify(params)}]`).join(',');
   const after = entry.after === undefined ? '' : `,"a":${entry.after}`;
   const json = `{"q":${entry.seq},"v":${entry.schema},"s":[${statements}]${after}}`;
-  return Buffer.from(`${checksum(json)} ${json}\n`, 'utf8');
+  // Encoded once, straight into the line: the checksum is taken over those bytes (what sha256 of the string hashes).
+  const bytes = Buffer.byteLength(json, 'utf8');
+  const line = Buffer.allocUnsafe(CHECKSUM_HEX + 1 + bytes + 1);
+  line.write(json, CHECKSUM_HEX + 1, bytes, 'utf8');
+  line.write(checksum(line.subarray(CHECKSUM_HEX + 1, CHECKSUM_HEX + 1 + bytes)), 0, CHECKSUM_HEX, 'latin1');
+  line[CHECKSUM_HEX] = 32;
+  line[line.length - 1] = 10;
+  return line;
 }
+
+/** Hex digits of a line's checksum, before the space that separates it from the json. */
+const CHECKSUM_HEX = 16;
 
 const encodedSql = new Map<string, string>();
 

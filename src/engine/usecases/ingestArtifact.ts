@@ -15,6 +15,7 @@ import { DEFAULT_CONFIG } from '../domain/config';
 import { contentDigest, textOf } from '../domain/content';
 import { workspacePath } from '../domain/workspacePath';
 import { readRunSettings } from '../queries/runs';
+import type { StoreReader } from '../store/port';
 
 /** The default of the config's maxArtifactBytes; a run holds results to the limit frozen into it. */
 export const MAX_ARTIFACT_BYTES = DEFAULT_CONFIG.maxArtifactBytes;
@@ -44,6 +45,8 @@ export async function ingestArtifact(
   delegation: Delegation,
   absolutePath: string,
   handedIn?: HandedIn,
+  /** The run's artifact limit when the caller read it already (artifactLimitOf); read here otherwise. */
+  knownLimit?: number,
 ): Promise<IngestOutcome> {
   refuseOtherRunsArtifact(ctx.workspace, delegation, absolutePath);
   let size: number;
@@ -66,10 +69,17 @@ export async function ingestArtifact(
   }
   refuseOtherRunsArtifact(realpathOr(ctx.workspace), delegation, realpathOr(absolutePath));
   const artifactPath = workspacePath(ctx.workspace, absolutePath);
-  const limit = await artifactLimitOf(ctx, delegation.runId);
+  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
   // Too large to read: only its digest is taken (streamed), for the coordinator's rejected record.
   if (size > limit)
-    return ingestArtifactContent(ctx, delegation, { oversized: { size, path: absolutePath } }, artifactPath, handedIn);
+    return ingestArtifactContent(
+      ctx,
+      delegation,
+      { oversized: { size, path: absolutePath } },
+      artifactPath,
+      handedIn,
+      limit,
+    );
   let bytes: Buffer;
   try {
     bytes = readFileSync(absolutePath);
@@ -79,7 +89,7 @@ export async function ingestArtifact(
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  return ingestArtifactContent(ctx, delegation, { bytes }, artifactPath, handedIn);
+  return ingestArtifactContent(ctx, delegation, { bytes }, artifactPath, handedIn, limit);
 }
 
 /**
@@ -103,8 +113,10 @@ export async function ingestArtifactContent(
   /** Where the content stood on the ingesting machine (workspace-relative, absolute or STDIN_ARTIFACT): a label. */
   artifactPath: string,
   handedIn?: HandedIn,
+  /** The run's artifact limit when the caller read it already (artifactLimitOf); read here otherwise. */
+  knownLimit?: number,
 ): Promise<IngestOutcome> {
-  const limit = await artifactLimitOf(ctx, delegation.runId);
+  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
   const size = 'bytes' in source ? source.bytes.byteLength : source.oversized.size;
   let digest: string;
   let issues: Issue[];
@@ -201,8 +213,12 @@ export async function ingestArtifactContent(
 }
 
 /** The run's frozen limit; a run started before it was frozen takes this machine's config. */
-async function artifactLimitOf(ctx: EngineContext, runId: string): Promise<number> {
-  const settings = await ctx.store.read((r) => readRunSettings(r, runId));
+export async function artifactLimitOf(
+  r: Pick<StoreReader, 'get'>,
+  ctx: Pick<EngineContext, 'config'>,
+  runId: string,
+): Promise<number> {
+  const settings = await readRunSettings(r, runId);
   return settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes;
 }
 
