@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { batonLog, batonLogFiles, eventually, isPidAlive } from './baton';
-import { launchChromium, openWorkbench, screenshot, type Workbench } from './browser';
+import { launchChromium, openWorkbench, screenshot, waitForWorkbench, type Workbench } from './browser';
 import {
   EXTENSION_HOST_LAUNCHED,
   startBatonCodeServer,
@@ -11,7 +11,7 @@ import {
   type BatonCodeServerOptions,
 } from './codeServer';
 import { RESULTS_DIR } from './paths';
-import { sharedCodeServer } from './sharedCodeServer';
+import { freshPage, sharedCodeServer } from './sharedCodeServer';
 import { windowExtensionHosts, writeWindowEnv } from './windowEnv';
 import { copyWorkspace, removeWorkspace } from './workspace';
 
@@ -107,23 +107,20 @@ async function openOnSharedServer(options: BatonEditorOptions): Promise<BatonEdi
     // The code-server is the run's: stopping it is closing this editor's window.
     stop: () => close(),
   };
-  let browser: Browser | undefined;
   let page: Page | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await closeWindow(workspace, page);
-      await browser?.close().catch(() => undefined);
+      await page?.close().catch(() => undefined);
       removeWorkspace(workspace);
     })());
   try {
-    browser = await launchChromium();
-    const workbench = await openWorkbench(
-      browser,
-      server.workbenchUrl(),
-      options.viewport ? { viewport: options.viewport } : {},
-    );
-    page = workbench.page;
+    const opened = await freshPage(shared.url, options.viewport);
+    page = opened.page;
+    // The workbench's first load can take well over playwright's default 30 s on a loaded machine.
+    await page.goto(server.workbenchUrl(), { timeout: 120_000 });
+    await waitForWorkbench(page);
     await eventually(
       'the window’s extension host to start',
       async () => windowExtensionHosts(workspace).length,
@@ -132,7 +129,8 @@ async function openOnSharedServer(options: BatonEditorOptions): Promise<BatonEdi
     ).catch((err: Error) => {
       throw new Error(`${err.message}\ncode-server's log ends with:\n${shared.logTail()}`);
     });
-    return { workspace, server, browser, workbench, page, close };
+    const workbench: Workbench = { context: opened.context, page, close: () => page!.close() };
+    return { workspace, server, browser: opened.browser, workbench, page, close };
   } catch (err) {
     await close();
     throw err;

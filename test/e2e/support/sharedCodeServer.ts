@@ -1,14 +1,18 @@
-// One code-server for a whole e2e run (issue #28): started on first use, with Baton installed
-// and the test user settings, and stopped after the run's last test. Each suite opens its own
-// window on it (openBatonEditor): its own copy of a workspace (so its own workspace storage),
-// its own browser (so its own browser storage: VS Code's global and workspace state of a web
-// window live there), its own extension host with its own environment (windowEnv.ts), and its
-// settings in the copy's .vscode/settings.json. A suite that must test what happens when
+// One code-server and one Chromium for a whole e2e run (issue #28): started on first use, with
+// Baton installed and the test user settings, and stopped after the run's last test. Each suite
+// opens its own window on them (openBatonEditor): its own copy of a workspace (so its own
+// workspace storage on the server), its own page, on an origin whose browser storage — where a
+// web workbench keeps VS Code's global and workspace state — is cleared first (freshPage), its
+// own extension host with its own environment (windowEnv.ts), and its settings in the copy's
+// .vscode/settings.json. What stays from one window to the next is the browser's HTTP cache:
+// the workbench's scripts load in about half the time. A suite that must test what happens when
 // code-server starts (trust, `npm start`) or whose variables Baton reads while it activates
 // starts its own: see test/README.md, "One code-server for the e2e run".
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from './browser';
 import { startBatonCodeServer, type BatonCodeServer } from './codeServer';
 import { installWindowEnvExtension } from './windowEnv';
 
@@ -51,8 +55,44 @@ async function start(): Promise<BatonCodeServer> {
   return server;
 }
 
-/** Stops the shared code-server, if one was started, and removes its folders. */
+let browser: Promise<{ browser: Browser; context: BrowserContext }> | undefined;
+
+/**
+ * A new page in the run's browser, on nothing yet, with the shared code-server's origin emptied
+ * of what earlier windows stored there (IndexedDB, local storage, service workers, cookies: all
+ * of Chromium's storage types for the origin; not the HTTP cache). The browser is started on
+ * the first call, and again should it have gone.
+ */
+export async function freshPage(
+  origin: string,
+  viewport = { width: 1400, height: 900 },
+): Promise<{ browser: Browser; context: BrowserContext; page: Page }> {
+  const current = await browser?.catch(() => undefined);
+  if (!current?.browser.isConnected()) browser = undefined;
+  browser ??= (async () => {
+    const launched = await launchChromium();
+    return { browser: launched, context: await launched.newContext() };
+  })().catch((err: unknown) => {
+    browser = undefined;
+    throw err;
+  });
+  const { browser: chromium, context } = await browser;
+  const page = await context.newPage();
+  await page.setViewportSize(viewport);
+  const cdp = await context.newCDPSession(page);
+  try {
+    await cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
+  return { browser: chromium, context, page };
+}
+
+/** Stops the shared code-server and browser, if they were started, and removes their folders. */
 export async function stopSharedCodeServer(): Promise<void> {
+  const opened = await browser?.catch(() => undefined);
+  browser = undefined;
+  await opened?.browser.close().catch(() => undefined);
   await shared?.catch(() => undefined);
   const stopping = running;
   shared = undefined;
