@@ -146,6 +146,8 @@ async function openOnSharedServer(options: BatonEditorOptions): Promise<BatonEdi
  * reloads included (each left its marker).
  */
 async function closeWindow(workspace: string, page: Page | undefined): Promise<void> {
+  // A "leave this page?" question (unsaved files) is answered yes, as closing the tab would be.
+  page?.on('dialog', (dialog) => void dialog.accept().catch(() => undefined));
   await page?.goto('about:blank', { timeout: 30_000 }).catch(() => undefined);
   const hosts = (): number[] => windowExtensionHosts(workspace).filter(isExtensionHost);
   const gone = await eventually(
@@ -216,7 +218,7 @@ export function useBatonEditor(options: BatonEditorOptions = {}): { readonly cur
     }
   });
   after(async function () {
-    this.timeout(60_000);
+    this.timeout(90_000);
     await opened?.close();
   });
   return {
