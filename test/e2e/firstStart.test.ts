@@ -113,7 +113,13 @@ describe('Baton in the browser: the first start', function () {
   });
 
   describe('a workspace in Restricted Mode', () => {
-    const editor = useBatonEditor({ source: DEMO_WORKSPACE, trust: true, env: { DEMO_AGENT_STEP_MS: '60000' } });
+    // Workspace trust is on or off for a whole code-server (`--disable-workspace-trust` when it starts): its own.
+    const editor = useBatonEditor({
+      source: DEMO_WORKSPACE,
+      server: 'own',
+      trust: true,
+      env: { DEMO_AGENT_STEP_MS: '60000' },
+    });
     const page = (): Page => editor.current.page;
 
     it('says so in the welcome view, with the way to trust it', async () => {

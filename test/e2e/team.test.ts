@@ -54,7 +54,11 @@ describe('Baton in the browser: two editors on one run (PostgreSQL store)', func
     const config = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
     config.store = { kind: 'postgres', schema: schemaFor(`e2e-team-${process.pid}`) };
     writeFileSync(configPath, JSON.stringify(config, null, 2));
+    // Two machines, each a code-server of its own: Baton reads BATON_STORE_URL, BATON_HOST_ID and BATON_USER from its
+    // extension host's environment while it activates, which a window on the shared code-server gets only from a test
+    // extension activated beside Baton (support/windowEnv.ts), not surely before it.
     const machine = (host: string, user: string) => ({
+      server: 'own' as const,
       source,
       viewport: VIEWPORT,
       env: {

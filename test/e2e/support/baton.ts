@@ -427,10 +427,22 @@ export async function resizeSideBar(page: Page, width: number): Promise<void> {
   }
 }
 
-/** The Baton output channel's log file of an editor session (newest), or '' if none yet. */
-export function batonLog(server: Pick<BatonCodeServer, 'userDataDir'>): string {
-  const logs = join(server.userDataDir, 'logs');
-  if (!existsSync(logs)) return '';
+/**
+ * The Baton output channel's log of an editor session: its log files (one per extension host,
+ * oldest first), or '' if none yet. On the shared code-server the files of earlier windows
+ * (`logFilesBefore`) are left out.
+ */
+export function batonLog(server: Pick<BatonCodeServer, 'userDataDir' | 'logFilesBefore'>): string {
+  return batonLogFiles(server.userDataDir)
+    .filter((path) => !server.logFilesBefore?.has(path))
+    .map((path) => readFileSync(path, 'utf8'))
+    .join('\n');
+}
+
+/** Every Baton.log (the Baton output channel's file) under a user data folder's logs, sorted. */
+export function batonLogFiles(userDataDir: string): string[] {
+  const logs = join(userDataDir, 'logs');
+  if (!existsSync(logs)) return [];
   const found: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -440,10 +452,7 @@ export function batonLog(server: Pick<BatonCodeServer, 'userDataDir'>): string {
     }
   };
   walk(logs);
-  return found
-    .sort()
-    .map((path) => readFileSync(path, 'utf8'))
-    .join('\n');
+  return found.sort();
 }
 
 export { processesCarrying } from '../../support/processes';

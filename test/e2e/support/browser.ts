@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Frame, type Locator, type Page } from 'playwright-core';
 import { RESULTS_DIR } from './paths';
 
 /**
@@ -100,29 +100,70 @@ export async function screenshot(page: Page, name: string): Promise<string> {
  * Runs a command by its palette title (e.g. "Baton: Show Log") through the command palette;
  * returns once the palette has closed or the command's own quick pick replaced it.
  * The palette closes when the focus moves (an editor that finishes opening takes it), and
- * F1 can get lost meanwhile: then it tries again, up to three times.
+ * F1 can get lost meanwhile: then it tries again, up to three times. Every step waits until
+ * its condition holds (a loaded machine can take seconds for each), and a command that ran
+ * although its click reported a failure (its quick pick shows, or the window reloads) is not
+ * run a second time.
  */
-export async function runCommand(page: Page, title: string, timeoutMs = 15_000): Promise<void> {
+export async function runCommand(page: Page, title: string, timeoutMs = 30_000): Promise<void> {
   const input = page.locator('.quick-input-widget .quick-input-box input');
-  for (let attempt = 1; ; attempt++) {
-    const last = attempt >= 3;
-    try {
-      if (!(await input.isVisible())) await page.keyboard.press('F1');
-      await input.waitFor({ state: 'visible', timeout: last ? timeoutMs : 3_000 });
-      await input.fill(`>${title}`, { timeout: last ? timeoutMs : 3_000 });
-      const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
-      await row.waitFor({ state: 'visible', timeout: last ? timeoutMs : 5_000 });
-      await row.click({ timeout: last ? timeoutMs : 3_000 });
-      break;
-    } catch (err) {
-      if (last) throw err;
+  const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+  let navigated = false;
+  const onNavigated = (frame: Frame): void => {
+    if (frame === page.mainFrame()) navigated = true;
+  };
+  /** What the palette shows now: the command's row, still loading, closed, or something else's quick input. */
+  const paletteState = async (): Promise<'row' | 'loading' | 'closed' | 'replaced'> => {
+    if (!(await input.isVisible())) return 'closed';
+    if (!(await input.inputValue().catch(() => '')).startsWith('>')) return 'replaced';
+    return (await row.isVisible()) ? 'row' : 'loading';
+  };
+  page.on('framenavigated', onNavigated);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // F1 opens the palette; a press that got lost is repeated (F1 on an open palette keeps it open).
+        await until(`the command palette to open for "${title}"`, timeoutMs, async () => {
+          if (await input.isVisible()) return true;
+          await page.keyboard.press('F1');
+          return input.waitFor({ state: 'visible', timeout: 5_000 }).then(
+            () => true,
+            () => false,
+          );
+        });
+        await input.fill(`>${title}`, { timeout: timeoutMs });
+        let state = 'loading' as Awaited<ReturnType<typeof paletteState>>;
+        await until(`"${title}" to show in the command palette`, timeoutMs, async () => {
+          state = await paletteState();
+          return state !== 'loading';
+        });
+        if (state !== 'row') throw new Error(`The command palette closed before "${title}" showed (${state}).`);
+        await row.click({ timeout: timeoutMs });
+        break;
+      } catch (err) {
+        // The command ran all the same: the window reloads, or its own quick pick took the palette's place.
+        if (navigated || (await paletteState().catch(() => 'closed')) === 'replaced') break;
+        if (attempt >= 3) throw err;
+      }
     }
+    if (navigated) return;
+    // The palette closes, or gives way to the command's own quick pick (an empty input).
+    await until(`the command palette to run "${title}"`, timeoutMs, async () => {
+      if (navigated) return true;
+      const state = await paletteState().catch(() => 'closed' as const);
+      return state === 'closed' || state === 'replaced';
+    });
+  } finally {
+    page.off('framenavigated', onNavigated);
   }
-  // The palette closes, or gives way to the command's own quick pick (an empty input).
+}
+
+/** Polls `done` every 100 ms until it says true; fails with `what` after `timeoutMs`. */
+async function until(what: string, timeoutMs: number, done: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await input.isVisible()) && (await input.inputValue().catch(() => '')).startsWith('>')) {
-    if (Date.now() > deadline) throw new Error(`The command palette did not run "${title}".`);
-    await page.waitForTimeout(100);
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -103,6 +103,8 @@ export interface BatonCodeServer {
   readonly process: RunningCodeServer['child'];
   /** Every line code-server has logged. */
   readonly lines: readonly string[];
+  /** On the shared code-server (sharedCodeServer.ts): the Baton log files of earlier windows, not this editor's. */
+  readonly logFilesBefore?: ReadonlySet<string>;
   /** The last `count` lines of its log, for failure messages. */
   logTail(count?: number): string;
   /** The workbench URL for a folder (default: the folder it was started on). */
