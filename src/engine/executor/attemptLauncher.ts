@@ -43,7 +43,8 @@ import type { EngineContext } from '../usecases/context';
 import { workspacePath } from '../usecases/ingestArtifact';
 import { isolationGateReason, planIsolation } from '../usecases/planIsolation';
 import { recordSharedTreeBefore } from '../usecases/sharedTreeSnapshots';
-import type { Attempt, AttemptSupervisor } from './attemptSupervisor';
+import { Attempt } from './attempt';
+import type { AttemptSupervisor } from './attemptSupervisor';
 
 /** What the launcher needs from the coordinator it serves. */
 export interface LauncherHost {
@@ -213,18 +214,10 @@ export class AttemptLauncher {
       return;
     }
 
-    const attempt: Attempt = {
-      delegationId,
-      taskId: task.id,
-      runtimeId: claim.runtimeId,
-      artifactPath,
-      logPath,
-      manual,
-      leaseMs,
-      leaseUntilMono: claimedMono + leaseMs,
-      timers: new Map(),
-      done: Promise.resolve(),
-    };
+    const attempt = new Attempt(
+      { delegationId, taskId: task.id, runtimeId: claim.runtimeId, artifactPath, logPath, manual, leaseMs },
+      claimedMono + leaseMs,
+    );
     if (manual) {
       await this.ctx.store.transact(async (tx) => {
         const now = this.ctx.clock.now();
@@ -325,12 +318,12 @@ export class AttemptLauncher {
     const agent = launch.agent
       ? { agent: { kind: launch.agent.kind, agent: claim.delegation.agent, permissions }, cwd: claim.cwd }
       : undefined;
-    this.supervisor.watch(attempt, spawned.exited, this.ctx.config.taskTimeoutSeconds * 1000, agent);
-    // Its lease as the claim set it: on a shared store the watchdog ends the worker if no one renews it.
-    this.supervisor.guardWithWatchdog(
-      { ...attempt, identity },
-      this.ctx.clock.now() + (attempt.leaseUntilMono - this.ctx.clock.monotonic()),
-    );
+    this.supervisor.watch(attempt, spawned.exited, {
+      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000,
+      ...(agent ? { agent } : {}),
+      // Its lease as the claim set it: on a shared store the watchdog ends the worker if no one renews it.
+      watchdogUntil: this.ctx.clock.now() + (attempt.leaseUntilMono - this.ctx.clock.monotonic()),
+    });
     await sideEffectPoint('launch:before-release');
     spawned.release();
     this.ctx.log(`${delegationId}: started ${workerId} (pid ${identity.pid})`);
