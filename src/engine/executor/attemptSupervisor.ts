@@ -3,12 +3,14 @@ import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
+import type { StopRequest } from '../domain/stops';
 import { isSharedStore } from '../domain/config';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
 import { runPaths } from '../effects/workspaceLayout';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
+import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { decidedAttempts, getDelegation } from '../queries/delegations';
 import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
@@ -18,7 +20,7 @@ import { resultOnDisk } from '../usecases/resultOnDisk';
 import { writeExitCodeResult } from '../usecases/exitCodeResult';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
-import { Attempt, type AttemptEnding } from './attempt';
+import { Attempt, type AttemptEnding, type AttemptIdentity } from './attempt';
 import { HeartbeatRelay } from './heartbeatRelay';
 import { isStoreOutage, outageWait } from './storeOutage';
 import type { WorkerLeaseKeeper } from './workerLeaseKeeper';
@@ -92,9 +94,32 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return this.attempts.has(delegationId);
   }
 
-  /** A person's attempt (manual hand-off): tracked with a long lease, no process. */
-  trackManual(attempt: Attempt): void {
-    this.attempts.set(attempt.delegationId, attempt);
+  /** A person's attempt (manual hand-off), handed over by the launcher: tracked with a long lease, no process. */
+  trackManual(claimed: AttemptIdentity, leaseUntilMono: number): void {
+    this.attempts.set(claimed.delegationId, new Attempt(claimed, leaseUntilMono));
+  }
+
+  /**
+   * An attempt the launcher started, handed over once the store recorded its worker and before
+   * the worker is let go: supervised from now on (watch), its lease watchdog started on a shared
+   * store with the lease as the claim set it.
+   */
+  supervise(
+    claimed: AttemptIdentity,
+    leaseUntilMono: number,
+    worker: { identity: ProcessIdentity; exited: Promise<WorkerExit> },
+    options: { plainCommand?: Attempt['plainCommand']; agent?: { agent: AttemptAgent; cwd: string } } = {},
+  ): Attempt {
+    const attempt = new Attempt(claimed, leaseUntilMono);
+    attempt.identity = worker.identity;
+    if (options.plainCommand) attempt.plainCommand = options.plainCommand;
+    this.watch(attempt, worker.exited, {
+      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000,
+      ...(options.agent ? { agent: options.agent } : {}),
+      // On a shared store the watchdog ends the worker if no one renews its lease.
+      watchdogUntil: this.ctx.clock.now() + (leaseUntilMono - this.ctx.clock.monotonic()),
+    });
+    return attempt;
   }
 
   /** Is this attempt still one the coordinator drives (not ended, forgotten, or abandoned)? */
@@ -142,7 +167,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
    * followed from the start of its log; on a shared store its heartbeat relay and, once
    * `watchdogUntil` (the lease the store holds for it now) is given, its lease watchdog.
    */
-  watch(
+  private watch(
     attempt: Attempt,
     exited: Promise<WorkerExit>,
     options: { timeoutMs: number; agent?: { agent: AttemptAgent; cwd: string }; watchdogUntil?: number },
@@ -259,6 +284,31 @@ export class AttemptSupervisor implements StreamFollowerHost {
       .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: usage not recorded: ${(err as Error).message}`));
     await recordSharedTreeAfter(this.ctx, { runId: this.host.runId, delegationId: attempt.delegationId });
     return report;
+  }
+
+  /**
+   * Shutdown's stop was applied while this attempt's worker was starting (the launcher hands it
+   * over first): it ends like the others, recorded under the same stop.
+   */
+  async endUnderStop(attempt: Attempt, stop: StopRequest): Promise<void> {
+    const termination = await this.end(attempt, 'stopped');
+    const entry = {
+      delegationId: attempt.delegationId,
+      processes: termination?.processes.map((p) => p.pid) ?? [],
+      confirmed: termination ? termination.confirmed : true,
+      survivors: termination?.survivors.map((p) => p.pid) ?? [],
+    };
+    try {
+      await this.ctx.store.transact((tx) =>
+        cancelStoppedAttempt(
+          tx,
+          { runId: this.host.runId, delegationId: attempt.delegationId, request: stop, entry },
+          this.ctx.clock.now(),
+        ),
+      );
+    } finally {
+      this.forget(attempt);
+    }
   }
 
   /** An attempt that someone else settled (ingested by hand, marked STALE, cancelled) has no business running. */

@@ -16,10 +16,10 @@ import { markWorktreeRemoved } from '../operations/worktrees/worktrees';
 import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
 import { latestOpenAttempt } from '../queries/delegations';
 import { openGateCount, readDispatchSnapshot, type DiscardedWorktree } from '../queries/dispatchSnapshot';
+import { readLaunchSnapshot } from '../queries/launchSnapshot';
 import { readRunStatus } from '../queries/runs';
 import { pendingStops } from '../queries/stops';
 import { readRunIsolation } from '../queries/worktrees';
-import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { EngineContext } from '../usecases/context';
 import { reconcileRun, type ReconcileReport } from '../usecases/reconcileRun';
 import { configFileStamp, noticeConfigChange } from '../usecases/runConfig';
@@ -142,6 +142,7 @@ export class Coordinator {
       holder,
       maxConcurrency: this.maxConcurrency,
       ...(options.worker ? { worker: options.worker } : {}),
+      halted: () => this.shuttingDown || this.lease.lost !== undefined,
       wakeAt: (at) => this.wakeAt(at),
       shutdownStop: () => (this.shuttingDown ? this.shutdownStop : undefined),
     });
@@ -343,30 +344,27 @@ export class Coordinator {
 
     const now = this.ctx.clock.now();
     const readyLimit = this.maxConcurrency + this.supervisor.size;
-    const snapshot = await this.ctx.store.read((r) =>
-      readDispatchSnapshot(r, { runId, now, readyLimit, ...(this.options.tasks ? { tasks: this.options.tasks } : {}) }),
-    );
-    if (snapshot.discarded.length > 0) await this.removeDiscardedWorktrees(snapshot.discarded);
-    const plan = planDispatch(snapshot, {
+    const tasks = this.options.tasks;
+    const view = {
       maxConcurrency: this.maxConcurrency,
       busySlots: this.supervisor.busySlots(),
       tasksInFlight: this.supervisor.tasksInFlight(),
       ownDelegations: this.supervisor.ownDelegations(),
       finishing: new Set(this.finishing.keys()),
       cannotFinish: this.cannotFinish,
-      ...(this.options.tasks ? { selected: this.options.tasks } : {}),
+      ...(tasks ? { selected: tasks } : {}),
       halted: this.shuttingDown || this.lease.lost !== undefined,
+    };
+    // One read for the pass: what may start, and what decides how each candidate starts (domain/launch.ts).
+    const { snapshot, plan, launch } = await this.ctx.store.read(async (r) => {
+      const dispatch = await readDispatchSnapshot(r, { runId, now, readyLimit, ...(tasks ? { tasks } : {}) });
+      const decided = planDispatch(dispatch, view);
+      const taskIds = decided.candidates;
+      const facts = taskIds.length > 0 ? await readLaunchSnapshot(r, { runId, now, taskIds }) : undefined;
+      return { snapshot: dispatch, plan: decided, launch: facts };
     });
-    for (const taskId of plan.candidates) {
-      if (this.shuttingDown || this.lease.lost || this.supervisor.busySlots() >= this.maxConcurrency) break;
-      const row = await this.ctx.store.read((r) =>
-        r.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? AND id = ? AND status = 'ready'`, [
-          runId,
-          taskId,
-        ]),
-      );
-      if (row) await this.launcher.start(toTask(row));
-    }
+    if (snapshot.discarded.length > 0) await this.removeDiscardedWorktrees(snapshot.discarded);
+    if (launch) await this.launcher.launch(plan.candidates, launch);
     this.wakeAt(plan.wakeAt);
     // Verifying with no attempt of ours behind it — left by a predecessor that stopped mid-way, or
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
