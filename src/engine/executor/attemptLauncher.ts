@@ -89,7 +89,8 @@ export class AttemptLauncher {
     const { runId } = this.host;
     const { task } = plan;
     const where = await isolationForStart(this.ctx, { runId, taskId: task.id, planPath, need: plan.isolation });
-    if (where.mode === 'gated') return { gate: { id: where.gate.id, kind: where.gate.kind, taskId: task.id } };
+    if (where.mode === 'gated')
+      return where.gate && { gate: { id: where.gate.id, kind: 'isolation', taskId: task.id } };
     if (where.mode === 'later') {
       this.ctx.log(`${task.id}: not started: ${where.why}`);
       this.host.wakeAt(this.ctx.clock.now() + 5000);

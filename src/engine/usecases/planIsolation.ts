@@ -10,8 +10,11 @@ import type { EngineContext } from './context';
 export type StartIsolation =
   | { mode: 'shared'; recorded?: RunIsolation }
   | { mode: 'worktree'; run: RunIsolation & { repoRoot: string; targetBranch: string }; baseCommit: string }
-  /** Not now: the repository needs a person (an isolation gate opened), or its target branch could not be read. */
-  | { mode: 'gated'; gate: Gate }
+  /**
+   * Not now: the repository needs a person — an isolation gate opened (none when the task was no longer ready) —
+   * or its target branch could not be read.
+   */
+  | { mode: 'gated'; gate?: Gate }
   | { mode: 'later'; why: string };
 
 /**
@@ -45,7 +48,7 @@ export async function isolationForStart(
         problem: plan.problem,
       };
       const gate = await ctx.store.transact((tx) => holdTask(tx, { runId, taskId, hold }, ctx.clock.now()));
-      return { mode: 'gated', gate: gate! };
+      return { mode: 'gated', ...(gate ? { gate } : {}) };
     }
     run = plan.run;
   }
