@@ -5,12 +5,13 @@
 //   files  — the files those stops live in;
 //   climbs — calls from a lower tier back up into a higher one: a function literal handed to a
 //            function of a lower tier (the store, a query, a use case), which calls it back.
-// The walk enters the functions of the executor and the use cases (the code that composes a start)
-// and stops at everything else (an operation, a query, an effect, a domain function is one stop
-// each); it does not follow the hand-over (the AttemptSupervisor's and WorkerLeaseKeeper's
-// methods are stops, their insides are the supervision's path, not the start's).
+// The walk enters the executor's functions (the coordinator's own code for a start) and stops at
+// everything else: a use case, an operation, a query, an effect, a domain function is one stop
+// each (`--enter executor,usecases` enters the use cases too). It does not follow the hand-over:
+// the AttemptSupervisor's and WorkerLeaseKeeper's methods are stops, their insides are the
+// supervision's path, not the start's.
 //
-//   node --import tsx scripts/startPath.ts [--root <checkout>] [--list] <file>#<Class.method|function> ...
+//   node --import tsx scripts/startPath.ts [--root <checkout>] [--enter <tiers>] [--list] [<file>#<name> ...]
 //
 // With no entries it measures this tree's start: the entries of today's launcher.
 import { dirname, join, relative, resolve } from 'node:path';
@@ -53,8 +54,6 @@ function parseArgs(argv: string[]): Options {
   if (options.entries.length === 0) options.entries = DEFAULT_ENTRIES;
   return options;
 }
-
-type FunctionNode = ts.FunctionLikeDeclaration | ts.SignatureDeclaration;
 
 export interface StartPath {
   stops: string[];
@@ -181,5 +180,3 @@ if (require.main === module) {
     `${relative(dirname(options.root), options.root) || options.root}: ${path.stops.length} stops in ${path.files.length} files, ${path.climbs.length} climbs\n`,
   );
 }
-
-export type { FunctionNode };
