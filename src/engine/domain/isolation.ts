@@ -45,3 +45,66 @@ export type IsolationPlan =
 export type RepositoryProbe =
   | { ok: true; repoRoot: string; branch: string; head: string }
   | { ok: false; problem: 'git-missing' | 'not-a-repository' | 'no-commit' | 'detached' | 'dirty'; reason: string };
+
+/** How a task's isolation is settled before its start: known already, or by a look at the repository first. */
+export type IsolationNeed =
+  | { mode: 'none' }
+  | { mode: 'worktree'; run: RunIsolation & { repoRoot: string; targetBranch: string; baseCommit: string } }
+  /** The run's first isolated dispatch: the repository is probed (`explicit`: a worktree was asked for, not `auto`). */
+  | { mode: 'probe'; explicit: boolean; strategy: IntegrationStrategy };
+
+/**
+ * Decides how a task runs (docs/isolation.md) from what the run recorded: its own `isolation:`
+ * wins, else the run's setting; `auto` is a worktree when the workspace is a git repository and
+ * more than one task may run at once. The first isolated dispatch of a run needs a probe of the
+ * repository (isolationFromProbe), whose answer the run records.
+ */
+export function isolationNeed(
+  settings: { isolation?: 'auto' | 'worktree' | 'none'; integration?: IntegrationStrategy },
+  recorded: RunIsolation | undefined,
+  task: { isolation?: 'worktree' | 'none' },
+  maxConcurrency: number,
+): IsolationNeed {
+  const setting = settings.isolation ?? 'none';
+  if (task.isolation === 'none') return { mode: 'none' };
+  if (recorded?.mode === 'none' && task.isolation !== 'worktree') return { mode: 'none' };
+  if (recorded?.mode === 'worktree' && recorded.repoRoot && recorded.targetBranch && recorded.baseCommit) {
+    return {
+      mode: 'worktree',
+      run: recorded as RunIsolation & { repoRoot: string; targetBranch: string; baseCommit: string },
+    };
+  }
+  if (recorded?.mode === 'none' && recorded.note?.startsWith('approved')) return { mode: 'none' };
+  const explicit = task.isolation === 'worktree' || setting === 'worktree';
+  if (!explicit && (setting === 'none' || maxConcurrency <= 1)) return { mode: 'none' };
+  return { mode: 'probe', explicit, strategy: settings.integration ?? 'merge' };
+}
+
+/**
+ * What the probe of the repository means for the run: a worktree from its branch and head; for
+ * `auto` outside a git repository (or without git), the shared working tree, recorded once for
+ * the run (`decided`); any other problem is a gate, never a silent fallback.
+ */
+export function isolationFromProbe(
+  runId: string,
+  need: Extract<IsolationNeed, { mode: 'probe' }>,
+  probe: RepositoryProbe,
+): IsolationPlan | { mode: 'decided'; run: RunIsolation } {
+  const { strategy } = need;
+  if (!probe.ok) {
+    if (!need.explicit && probe.problem !== 'dirty' && probe.problem !== 'detached')
+      return { mode: 'decided', run: { runId, mode: 'none', strategy, note: `auto: ${probe.reason}` } };
+    return { mode: 'gate', reason: probe.reason, problem: probe.problem };
+  }
+  return {
+    mode: 'worktree',
+    run: {
+      runId,
+      mode: 'worktree',
+      strategy,
+      repoRoot: probe.repoRoot,
+      targetBranch: probe.branch,
+      baseCommit: probe.head,
+    },
+  };
+}

@@ -16,7 +16,7 @@ import { spendSoFar } from '../queries/agentUsage';
 import { readRunSettings } from '../queries/runs';
 import type { StoreTx } from '../store/port';
 import type { EngineContext } from '../usecases/context';
-import type { Attempt } from './attemptSupervisor';
+import type { Attempt } from './attempt';
 
 /** How often the log is read while the agent works. */
 export const STREAM_POLL_MS = 250;
@@ -65,7 +65,7 @@ export class AgentStreamFollower {
   /** Reads the stream every STREAM_POLL_MS until stopped. */
   start(): void {
     const poll = (): void => {
-      this.attempt.timers.set(
+      this.attempt.setTimer(
         'stream',
         this.ctx.clock.setTimer(STREAM_POLL_MS, () => {
           if (this.stopped) return;
@@ -85,8 +85,7 @@ export class AgentStreamFollower {
 
   stop(): void {
     this.stopped = true;
-    this.attempt.timers.get('stream')?.();
-    this.attempt.timers.delete('stream');
+    this.attempt.cancelTimer('stream');
   }
 
   /** The worker exited: the rest of its stream is read and the attempt's final usage recorded. */

@@ -3,17 +3,16 @@ import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
+import type { StopRequest } from '../domain/stops';
 import { isSharedStore } from '../domain/config';
-import { startLeaseWatchdog, writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
 import { runPaths } from '../effects/workspaceLayout';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
-import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
-import { getDelegation } from '../queries/delegations';
+import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
+import { decidedAttempts, getDelegation } from '../queries/delegations';
 import { sideEffectPoint } from '../store/faultPoint';
-import type { StoreTx } from '../store/port';
 import type { EngineContext } from '../usecases/context';
 import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
@@ -21,41 +20,10 @@ import { resultOnDisk } from '../usecases/resultOnDisk';
 import { writeExitCodeResult } from '../usecases/exitCodeResult';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
+import { Attempt, type AttemptEnding, type AttemptIdentity } from './attempt';
 import { HeartbeatRelay } from './heartbeatRelay';
 import { isStoreOutage, outageWait } from './storeOutage';
-
-/** One attempt a coordinator drives: a worker process (or a person, for the manual worker). */
-export interface Attempt {
-  delegationId: string;
-  taskId: string;
-  runtimeId: string;
-  artifactPath: string;
-  logPath: string;
-  identity?: ProcessIdentity;
-  manual: boolean;
-  /** Lease length, and until when (monotonic) the last renewal holds it: a wall-clock jump does not end it early. */
-  leaseMs: number;
-  leaseUntilMono: number;
-  /**
-   * Set once someone (stop, timeout, lost lease) ends it: its exit is then not a result; the ender records the outcome.
-   */
-  ending?: 'stopped' | 'timeout' | 'stale' | 'budget';
-  /**
-   * Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's decision.
-   */
-  settling?: boolean;
-  timers: Map<'renew' | 'timeout' | 'poll' | 'stream' | 'relay', () => void>;
-  /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
-  plainCommand?: { command: string; cwd: string; agent: string };
-  /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
-  stream?: AgentStreamFollower;
-  done: Promise<void>;
-}
-
-type RenewalOutcome = 'renewed' | 'lost' | 'retry';
-
-/** After a renewal failed for a passing reason (the store was busy), try again this soon. */
-const RENEWAL_RETRY_MS = 1000;
+import type { WorkerLeaseKeeper } from './workerLeaseKeeper';
 
 /** What the supervisor needs from the coordinator it serves. */
 export interface SupervisorHost {
@@ -67,27 +35,28 @@ export interface SupervisorHost {
   lost(): boolean;
   wake(): void;
   /** A worker process exited: what it left behind is swept (LeftoverSweeper). */
-  exited(attempt: Attempt & { identity: ProcessIdentity }): void;
+  exited(worker: { delegationId: string; runtimeId: string; identity: ProcessIdentity }): void;
 }
 
 /**
- * Supervises the attempts a coordinator drives (BullMQ's lock manager tracks its jobs the
- * same way): renews each worker's lease at a third of its length while the process lives,
- * ends it on its task timeout, takes its result when it exits (ingest, verify, integrate —
- * or the attempt fails), and ends attempts someone else decided. An attempt stays tracked —
- * its slot busy — until its outcome is recorded.
+ * Supervises the attempts a coordinator drives: has the WorkerLeaseKeeper renew each worker's
+ * lease while its process lives (and ends an attempt whose lease it lost), ends it on its task
+ * timeout, takes its result when it exits (ingest, verify, integrate — or the attempt fails),
+ * and ends attempts someone else decided. An attempt stays tracked — its slot busy — until its
+ * outcome is recorded.
  */
 export class AttemptSupervisor implements StreamFollowerHost {
   private readonly attempts = new Map<string, Attempt>();
 
-  /** On a shared store each worker runs under a lease watchdog (effects/processes/leaseWatchdog.ts). */
-  private readonly watchdogs: boolean;
+  /** On a shared store a worker's `baton heartbeat` reaches the store through its coordinator (HeartbeatRelay). */
+  private readonly relays: boolean;
 
   constructor(
     private readonly ctx: EngineContext,
     private readonly host: SupervisorHost,
+    private readonly leases: WorkerLeaseKeeper,
   ) {
-    this.watchdogs = isSharedStore(ctx.config);
+    this.relays = isSharedStore(ctx.config);
   }
 
   get runId(): string {
@@ -125,9 +94,32 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return this.attempts.has(delegationId);
   }
 
-  /** A person's attempt (manual hand-off): tracked with a long lease, no process. */
-  trackManual(attempt: Attempt): void {
-    this.attempts.set(attempt.delegationId, attempt);
+  /** A person's attempt (manual hand-off), handed over by the launcher: tracked with a long lease, no process. */
+  trackManual(claimed: AttemptIdentity, leaseUntilMono: number): void {
+    this.attempts.set(claimed.delegationId, new Attempt(claimed, leaseUntilMono));
+  }
+
+  /**
+   * An attempt the launcher started, handed over once the store recorded its worker and before
+   * the worker is let go: supervised from now on (watch), its lease watchdog started on a shared
+   * store with the lease as the claim set it.
+   */
+  supervise(
+    claimed: AttemptIdentity,
+    leaseUntilMono: number,
+    worker: { identity: ProcessIdentity; exited: Promise<WorkerExit> },
+    options: { plainCommand?: Attempt['plainCommand']; agent?: { agent: AttemptAgent; cwd: string } } = {},
+  ): Attempt {
+    const attempt = new Attempt(claimed, leaseUntilMono);
+    attempt.identity = worker.identity;
+    if (options.plainCommand) attempt.plainCommand = options.plainCommand;
+    this.watch(attempt, worker.exited, {
+      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000,
+      ...(options.agent ? { agent: options.agent } : {}),
+      // On a shared store the watchdog ends the worker if no one renews its lease.
+      watchdogUntil: this.ctx.clock.now() + (leaseUntilMono - this.ctx.clock.monotonic()),
+    });
+    return attempt;
   }
 
   /** Is this attempt still one the coordinator drives (not ended, forgotten, or abandoned)? */
@@ -137,8 +129,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
 
   /** The attempt's outcome is recorded (or someone else's business): stop tracking it. */
   forget(attempt: Attempt): void {
-    for (const cancel of attempt.timers.values()) cancel();
-    attempt.timers.clear();
+    attempt.cancelTimers();
+    this.leases.untrack(attempt);
     if (this.owns(attempt)) this.attempts.delete(attempt.delegationId);
     this.host.wake();
   }
@@ -153,30 +145,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
    */
   async handOver(): Promise<number> {
     const kept = [...this.attempts.values()].filter((a) => !a.manual && !a.ending && !a.settling);
-    const now = this.ctx.clock.now();
-    const authority = {
-      holder: 'coordinator' as const,
-      runId: this.host.runId,
-      epoch: this.host.epoch(),
-      withinLease: true,
-      until: now + this.ctx.config.taskTimeoutSeconds * 1000,
-    };
-    try {
-      await this.ctx.store.transact(async (tx) => {
-        for (const attempt of kept) {
-          await renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority, beat: false }, now).catch(
-            (err: unknown) => {
-              // Ended meanwhile (its exit is being recorded): nothing to hold.
-              if (!BatonError.is(err, 'runtime.not-live')) throw err;
-            },
-          );
-        }
-      });
-      for (const attempt of kept) this.recordDeadline(attempt, authority.until);
-    } catch (err) {
-      // Their leases then run out by themselves; a successor within one lease still adopts them.
-      this.ctx.log(`hand-over: the workers' leases were not extended: ${(err as Error).message}`);
-    }
+    await this.leases.holdForHandOver(kept, this.ctx.clock.now() + this.ctx.config.taskTimeoutSeconds * 1000);
     this.abandon();
     return kept.length;
   }
@@ -188,57 +157,46 @@ export class AttemptSupervisor implements StreamFollowerHost {
   }
 
   cancelTimers(): void {
-    for (const attempt of this.attempts.values()) {
-      for (const cancel of attempt.timers.values()) cancel();
-      attempt.timers.clear();
-    }
+    for (const attempt of this.attempts.values()) attempt.cancelTimers();
+    this.leases.untrackAll();
   }
 
   /**
-   * Lease renewals at a third of the lease, the task timeout, what happens when the worker
-   * exits — and for an agent preset its event stream, followed from the start of its log.
+   * Takes the attempt over from its start: its lease renewals (WorkerLeaseKeeper), the task
+   * timeout, what happens when the worker exits — for an agent preset its event stream,
+   * followed from the start of its log; on a shared store its heartbeat relay and, once
+   * `watchdogUntil` (the lease the store holds for it now) is given, its lease watchdog.
    */
-  watch(
+  private watch(
     attempt: Attempt,
     exited: Promise<WorkerExit>,
-    timeoutMs: number,
-    agent?: { agent: AttemptAgent; cwd: string },
+    options: { timeoutMs: number; agent?: { agent: AttemptAgent; cwd: string }; watchdogUntil?: number },
   ): void {
     this.attempts.set(attempt.delegationId, attempt);
     // On a shared store the worker has no store credential: its `baton heartbeat` reaches the store through us.
-    if (this.watchdogs && !attempt.manual)
+    if (this.relays && !attempt.manual)
       new HeartbeatRelay(
         this.ctx,
         attempt,
         runPaths(this.ctx.workspace, this.host.runId).heartbeatRelay(attempt.delegationId),
       ).start();
-    if (agent) {
-      attempt.stream = new AgentStreamFollower(this.ctx, this, attempt, agent.agent, agent.cwd);
-      attempt.stream.start();
+    if (options.agent) {
+      const stream = new AgentStreamFollower(this.ctx, this, attempt, options.agent.agent, options.agent.cwd);
+      attempt.stream = stream;
+      stream.start();
     }
-    const renewEvery = Math.max(1000, Math.floor((this.ctx.config.leaseSeconds * 1000) / 3));
-    const renew = (delay: number): void => {
-      attempt.timers.set(
-        'renew',
-        this.ctx.clock.setTimer(delay, () => {
-          if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
-          void this.renewLease(attempt).then((outcome) => {
-            if (outcome === 'renewed') renew(renewEvery);
-            else if (outcome === 'retry') renew(Math.min(renewEvery, RENEWAL_RETRY_MS));
-          });
-        }),
-      );
-    };
-    renew(renewEvery);
-    attempt.timers.set(
+    this.leases.track(attempt);
+    attempt.setTimer(
       'timeout',
-      this.ctx.clock.setTimer(Math.max(0, timeoutMs), () => {
+      this.ctx.clock.setTimer(Math.max(0, options.timeoutMs), () => {
         if (this.owns(attempt) && !attempt.ending && !this.host.lost()) void this.timeOut(attempt);
       }),
     );
-    attempt.done = exited
+    void exited
       .then((exit) => this.onWorkerExit(attempt, exit))
       .catch((err) => this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`));
+    if (options.watchdogUntil !== undefined && attempt.identity)
+      this.leases.guardWithWatchdog({ ...attempt, identity: attempt.identity }, options.watchdogUntil);
   }
 
   /**
@@ -246,23 +204,23 @@ export class AttemptSupervisor implements StreamFollowerHost {
    * like its own, keep its task timeout from its start, watch for its end, then take its result.
    */
   adopt(found: LiveWorker): void {
-    const attempt: Attempt = {
-      delegationId: found.delegationId,
-      taskId: found.taskId,
-      runtimeId: found.runtimeId,
-      artifactPath: found.artifactPath,
-      logPath: found.logPath,
-      identity: found.identity,
-      manual: false,
-      leaseMs: found.leaseMs,
-      leaseUntilMono: this.ctx.clock.monotonic() + found.leaseMs,
-      timers: new Map(),
-      done: Promise.resolve(),
-    };
+    const attempt = new Attempt(
+      {
+        delegationId: found.delegationId,
+        taskId: found.taskId,
+        runtimeId: found.runtimeId,
+        artifactPath: found.artifactPath,
+        logPath: found.logPath,
+        manual: false,
+        leaseMs: found.leaseMs,
+      },
+      this.ctx.clock.monotonic() + found.leaseMs,
+    );
+    attempt.identity = found.identity;
     // Not our child: its end is seen by polling its identity.
     const exited = new Promise<WorkerExit>((resolveExit) => {
       const poll = (): void => {
-        attempt.timers.set(
+        attempt.setTimer(
           'poll',
           this.ctx.clock.setTimer(250, () => {
             if (isProcessAlive(found.identity) === false) resolveExit({ exitCode: null, signal: null });
@@ -274,75 +232,11 @@ export class AttemptSupervisor implements StreamFollowerHost {
     });
     const elapsed = found.startedAt !== undefined ? this.ctx.clock.now() - found.startedAt : 0;
     // Reconcile renewed its lease just now: its watchdog (a predecessor on this host started it) is told.
-    this.recordDeadline(attempt, this.ctx.clock.now() + found.leaseMs);
-    this.watch(attempt, exited, this.ctx.config.taskTimeoutSeconds * 1000 - elapsed, found.agent);
-  }
-
-  /**
-   * On a shared store: starts the worker's lease watchdog, once the store recorded the worker
-   * and before it runs (a successor on another machine relies on it: docs/team.md, "Failover").
-   * `leaseUntil` is the lease the store holds for it now (wall clock).
-   */
-  guardWithWatchdog(attempt: Attempt & { identity: ProcessIdentity }, leaseUntil: number): void {
-    if (!this.watchdogs) return;
-    if (!this.ctx.cliPath) {
-      this.ctx.log(
-        `${attempt.delegationId}: no lease watchdog (no baton CLI to run it); a successor on another machine may run the task again while it runs`,
-      );
-      return;
-    }
-    this.recordDeadline(attempt, leaseUntil);
-    startLeaseWatchdog(this.ctx.cliPath, {
-      kind: 'worker',
-      workspace: this.ctx.workspace,
-      marker: workerMarker(attempt.runtimeId),
-      delegationId: attempt.delegationId,
-      identity: attempt.identity,
-      deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
-      logPath: attempt.logPath,
-      graceMs: this.ctx.config.stopGraceSeconds * 1000,
+    this.leases.recordDeadline(attempt, this.ctx.clock.now() + found.leaseMs);
+    this.watch(attempt, exited, {
+      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000 - elapsed,
+      ...(found.agent ? { agent: found.agent } : {}),
     });
-  }
-
-  /**
-   * Tells the attempt's watchdog until when the store now holds its lease: only after the store
-   * committed it, so the watchdog never lets a worker run past a lease another host could see
-   * as expired. A failed write leaves the older deadline: the worker is ended early, never late.
-   */
-  private recordDeadline(attempt: Attempt, leaseUntil: number): void {
-    if (!this.watchdogs || attempt.manual) return;
-    try {
-      const path = runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId);
-      writeLeaseDeadline(this.ctx.workspace, path, leaseUntil);
-    } catch (err) {
-      this.ctx.log(
-        `${attempt.delegationId}: its lease watchdog was not told of the renewal: ${(err as Error).message}`,
-      );
-    }
-  }
-
-  /**
-   * A lease this coordinator renews on time (monotonic) is not expired by a wall-clock jump:
-   * it is restated, inside the caller's transaction, before stale leases are expired. Only
-   * when needed: any write is a journaled commit, and a commit wakes the coordinator again.
-   */
-  async restateLeases(tx: StoreTx, now: number): Promise<void> {
-    const mono = this.ctx.clock.monotonic();
-    for (const attempt of this.attempts.values()) {
-      if (attempt.manual || attempt.ending || mono >= attempt.leaseUntilMono) continue;
-      const lapsed = await tx.get(
-        `SELECT 1 AS x FROM runtimes WHERE id = ? AND ended_at IS NULL AND lease_expires_at <= ?`,
-        [attempt.runtimeId, now],
-      );
-      if (!lapsed) continue;
-      const authority = {
-        holder: 'coordinator' as const,
-        runId: this.host.runId,
-        epoch: this.host.epoch(),
-        withinLease: true,
-      };
-      await renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority, beat: false }, now);
-    }
   }
 
   /**
@@ -355,7 +249,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
    */
   async end(
     attempt: Attempt,
-    why: NonNullable<Attempt['ending']>,
+    why: AttemptEnding,
     graceMs = this.ctx.config.stopGraceSeconds * 1000,
   ): Promise<TerminationReport | undefined> {
     if (attempt.ending) return undefined;
@@ -363,10 +257,10 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return this.terminate(attempt, graceMs);
   }
 
-  private markEnding(attempt: Attempt, why: NonNullable<Attempt['ending']>): void {
+  private markEnding(attempt: Attempt, why: AttemptEnding): void {
     attempt.ending = why;
-    for (const cancel of attempt.timers.values()) cancel();
-    attempt.timers.clear();
+    attempt.cancelTimers();
+    this.leases.untrack(attempt);
   }
 
   private async terminate(
@@ -392,17 +286,36 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return report;
   }
 
+  /**
+   * Shutdown's stop was applied while this attempt's worker was starting (the launcher hands it
+   * over first): it ends like the others, recorded under the same stop.
+   */
+  async endUnderStop(attempt: Attempt, stop: StopRequest): Promise<void> {
+    const termination = await this.end(attempt, 'stopped');
+    const entry = {
+      delegationId: attempt.delegationId,
+      processes: termination?.processes.map((p) => p.pid) ?? [],
+      confirmed: termination ? termination.confirmed : true,
+      survivors: termination?.survivors.map((p) => p.pid) ?? [],
+    };
+    try {
+      await this.ctx.store.transact((tx) =>
+        cancelStoppedAttempt(
+          tx,
+          { runId: this.host.runId, delegationId: attempt.delegationId, request: stop, entry },
+          this.ctx.clock.now(),
+        ),
+      );
+    } finally {
+      this.forget(attempt);
+    }
+  }
+
   /** An attempt that someone else settled (ingested by hand, marked STALE, cancelled) has no business running. */
   async endDecidedElsewhere(): Promise<void> {
     if (this.attempts.size === 0) return;
     const ids = [...this.attempts.keys()];
-    const statuses = await this.ctx.store.read((r) =>
-      r.all<{ id: string; status: string }>(
-        `SELECT id, status FROM delegations WHERE run_id = ? AND id IN (${ids.map(() => '?').join(', ')}) AND status <> 'RUNNING'`,
-        [this.host.runId, ...ids],
-      ),
-    );
-    const settled = new Set(statuses.map((s) => s.id));
+    const settled = await this.ctx.store.read((r) => decidedAttempts(r, this.host.runId, ids));
     for (const attempt of [...this.attempts.values()]) {
       // One that is being ended (a timeout, a stop) is forgotten by whoever ends it, once its processes are gone.
       if (!settled.has(attempt.delegationId) || attempt.settling || attempt.ending) continue;
@@ -420,51 +333,19 @@ export class AttemptSupervisor implements StreamFollowerHost {
   }
 
   /**
-   * Renews the lease of a worker this coordinator drives (counted as a heartbeat). Whether the
-   * lease still holds is judged on the monotonic clock from the last renewal — a wall-clock
-   * jump does not end it — and, failing that, on the stored expiry: only a lease that both
-   * say ran out is lost (made STALE; the retry policy applies).
+   * The WorkerLeaseKeeper lost an attempt's lease: it ran out before the renewal (this process
+   * was paused; the attempt is STALE now and its processes are ended), or the attempt was
+   * decided elsewhere (ingested by hand, stopped: the next pass ends it).
    */
-  private async renewLease(attempt: Attempt): Promise<RenewalOutcome> {
-    try {
-      // Judged when the transaction runs, not when the timer fired: the process may have been paused in between.
-      let renewedAtMono = 0;
-      let renewedAt = 0;
-      const outcome = await this.ctx.store.transact((tx) => {
-        renewedAtMono = this.ctx.clock.monotonic();
-        renewedAt = this.ctx.clock.now();
-        const authority = {
-          holder: 'coordinator' as const,
-          runId: this.host.runId,
-          epoch: this.host.epoch(),
-          withinLease: renewedAtMono < attempt.leaseUntilMono,
-        };
-        return renewRuntimeLease(tx, { runtimeId: attempt.runtimeId, authority }, renewedAt);
-      });
-      if (outcome.renewed) {
-        attempt.leaseUntilMono = renewedAtMono + attempt.leaseMs;
-        this.recordDeadline(attempt, renewedAt + attempt.leaseMs);
-        return 'renewed';
-      }
-      // The lease ran out before we renewed it (this process was paused): the attempt is STALE now.
-      this.ctx.log(`${attempt.delegationId}: ${outcome.error.message}`);
-    } catch (err) {
-      if (BatonError.is(err, 'coordinator.superseded')) return 'lost';
-      if (!BatonError.is(err, 'runtime.not-live')) {
-        this.ctx.log(`${attempt.delegationId}: lease not renewed, trying again: ${(err as Error).message}`);
-        return 'retry';
-      }
-      // Decided elsewhere (ingested by hand, stopped): the next pass ends it.
+  leaseLost(attempt: Attempt, why: 'expired' | 'decided'): void {
+    if (why === 'decided') {
       this.host.wake();
-      return 'lost';
+      return;
     }
-    if (this.owns(attempt) && !attempt.ending) {
-      await this.end(attempt, 'stale').catch((err: unknown) =>
-        this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`),
-      );
-      this.forget(attempt);
-    }
-    return 'lost';
+    if (!this.owns(attempt) || attempt.ending) return;
+    void this.end(attempt, 'stale')
+      .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`))
+      .finally(() => this.forget(attempt));
   }
 
   /**
@@ -529,8 +410,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
 
   /** A worker process ended by itself: take its result (artifact file, else its output) or fail the attempt. */
   private async onWorkerExit(attempt: Attempt, exit: WorkerExit): Promise<void> {
-    attempt.timers.get('renew')?.();
-    attempt.timers.get('timeout')?.();
+    this.leases.untrack(attempt);
+    attempt.cancelTimer('timeout');
     // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
     if (attempt.ending || !this.owns(attempt) || this.host.halted()) return;
     attempt.settling = true;
@@ -558,7 +439,12 @@ export class AttemptSupervisor implements StreamFollowerHost {
       );
     } finally {
       this.forget(attempt);
-      if (attempt.identity) this.host.exited({ ...attempt, identity: attempt.identity });
+      if (attempt.identity)
+        this.host.exited({
+          delegationId: attempt.delegationId,
+          runtimeId: attempt.runtimeId,
+          identity: attempt.identity,
+        });
     }
   }
 

@@ -14,11 +14,12 @@ import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes'
 import { requestStop } from '../operations/stops/stopRequests';
 import { markWorktreeRemoved } from '../operations/worktrees/worktrees';
 import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
-import { readDispatchSnapshot, type DiscardedWorktree } from '../queries/dispatchSnapshot';
+import { latestOpenAttempt } from '../queries/delegations';
+import { openGateCount, readDispatchSnapshot, type DiscardedWorktree } from '../queries/dispatchSnapshot';
+import { readLaunchSnapshot } from '../queries/launchSnapshot';
 import { readRunStatus } from '../queries/runs';
 import { pendingStops } from '../queries/stops';
 import { readRunIsolation } from '../queries/worktrees';
-import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import type { EngineContext } from '../usecases/context';
 import { reconcileRun, type ReconcileReport } from '../usecases/reconcileRun';
 import { configFileStamp, noticeConfigChange } from '../usecases/runConfig';
@@ -28,6 +29,7 @@ import { AttemptSupervisor } from './attemptSupervisor';
 import { planDispatch, passOutcome, type CoordinatorOutcome } from './dispatchPass';
 import { LeaseKeeper } from './leaseKeeper';
 import { LeftoverSweeper } from './leftoverSweeper';
+import { WorkerLeaseKeeper } from './workerLeaseKeeper';
 import { isStoreOutage, outageWait } from './storeOutage';
 import { applyStopAsCoordinator } from './stopApplier';
 
@@ -69,6 +71,7 @@ export class Coordinator {
   private readonly ctx: EngineContext;
   private readonly lease: LeaseKeeper;
   private readonly supervisor: AttemptSupervisor;
+  private readonly leases: WorkerLeaseKeeper;
   private readonly launcher: AttemptLauncher;
   private readonly sweeper: LeftoverSweeper;
   private readonly maxConcurrency: number;
@@ -116,19 +119,30 @@ export class Coordinator {
     const { onStoreChange: _onStoreChange, ...context } = deps;
     this.ctx = { ...context, store: this.lease.store, fence: this.lease.fence };
     this.sweeper = new LeftoverSweeper(this.ctx);
-    this.supervisor = new AttemptSupervisor(this.ctx, {
+    this.leases = new WorkerLeaseKeeper(this.ctx, {
       runId: options.runId,
       epoch: () => this.lease.epoch,
-      halted: () => this.shuttingDown || this.lease.lost !== undefined,
       lost: () => this.lease.lost !== undefined,
-      wake: () => this.wake(),
-      exited: (attempt) => this.sweeper.add(attempt),
+      leaseLost: (attempt, why) => this.supervisor.leaseLost(attempt, why),
     });
+    this.supervisor = new AttemptSupervisor(
+      this.ctx,
+      {
+        runId: options.runId,
+        epoch: () => this.lease.epoch,
+        halted: () => this.shuttingDown || this.lease.lost !== undefined,
+        lost: () => this.lease.lost !== undefined,
+        wake: () => this.wake(),
+        exited: (worker) => this.sweeper.add(worker),
+      },
+      this.leases,
+    );
     this.launcher = new AttemptLauncher(this.ctx, this.supervisor, {
       runId: options.runId,
       holder,
       maxConcurrency: this.maxConcurrency,
       ...(options.worker ? { worker: options.worker } : {}),
+      halted: () => this.shuttingDown || this.lease.lost !== undefined,
       wakeAt: (at) => this.wakeAt(at),
       shutdownStop: () => (this.shuttingDown ? this.shutdownStop : undefined),
     });
@@ -320,7 +334,7 @@ export class Coordinator {
     }
     await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
-      await this.supervisor.restateLeases(tx, now);
+      await this.leases.restate(tx, now);
       return expireStaleRuntimes(tx, now, { host: leaseHostHere(this.ctx.config.stopGraceSeconds) });
     });
     await this.supervisor.endDecidedElsewhere();
@@ -330,30 +344,27 @@ export class Coordinator {
 
     const now = this.ctx.clock.now();
     const readyLimit = this.maxConcurrency + this.supervisor.size;
-    const snapshot = await this.ctx.store.read((r) =>
-      readDispatchSnapshot(r, { runId, now, readyLimit, ...(this.options.tasks ? { tasks: this.options.tasks } : {}) }),
-    );
-    if (snapshot.discarded.length > 0) await this.removeDiscardedWorktrees(snapshot.discarded);
-    const plan = planDispatch(snapshot, {
+    const tasks = this.options.tasks;
+    const view = {
       maxConcurrency: this.maxConcurrency,
       busySlots: this.supervisor.busySlots(),
       tasksInFlight: this.supervisor.tasksInFlight(),
       ownDelegations: this.supervisor.ownDelegations(),
       finishing: new Set(this.finishing.keys()),
       cannotFinish: this.cannotFinish,
-      ...(this.options.tasks ? { selected: this.options.tasks } : {}),
+      ...(tasks ? { selected: tasks } : {}),
       halted: this.shuttingDown || this.lease.lost !== undefined,
+    };
+    // One read for the pass: what may start, and what decides how each candidate starts (domain/launch.ts).
+    const { snapshot, plan, launch } = await this.ctx.store.read(async (r) => {
+      const dispatch = await readDispatchSnapshot(r, { runId, now, readyLimit, ...(tasks ? { tasks } : {}) });
+      const decided = planDispatch(dispatch, view);
+      const taskIds = decided.candidates;
+      const facts = taskIds.length > 0 ? await readLaunchSnapshot(r, { runId, now, taskIds }) : undefined;
+      return { snapshot: dispatch, plan: decided, launch: facts };
     });
-    for (const taskId of plan.candidates) {
-      if (this.shuttingDown || this.lease.lost || this.supervisor.busySlots() >= this.maxConcurrency) break;
-      const row = await this.ctx.store.read((r) =>
-        r.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE run_id = ? AND id = ? AND status = 'ready'`, [
-          runId,
-          taskId,
-        ]),
-      );
-      if (row) await this.launcher.start(toTask(row));
-    }
+    if (snapshot.discarded.length > 0) await this.removeDiscardedWorktrees(snapshot.discarded);
+    if (launch) await this.launcher.launch(plan.candidates, launch);
     this.wakeAt(plan.wakeAt);
     // Verifying with no attempt of ours behind it — left by a predecessor that stopped mid-way, or
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
@@ -365,9 +376,7 @@ export class Coordinator {
     // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
     const { runStatus, openGates } = await this.ctx.store.read(async (r) => ({
       runStatus: await readRunStatus(r, runId),
-      openGates: (await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
-        runId,
-      ]))!.n,
+      openGates: await openGateCount(r, runId),
     }));
     // Its own hand-offs counted now: one may have been handed out in this very pass.
     const handOffs = plan.handOffs + this.supervisor.size - this.supervisor.busySlots();
@@ -480,14 +489,9 @@ export class Coordinator {
 
   private async finishVerification(taskId: string): Promise<'done' | 'retry' | 'nothing'> {
     const runId = this.options.runId;
-    const delegation = await this.ctx.store.read((r) =>
-      r.get<{ id: string }>(
-        `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`,
-        [runId, taskId],
-      ),
-    );
-    if (!delegation) return 'nothing';
-    const outcome = await verifyAttempt(this.ctx, runId, delegation.id);
+    const delegationId = await this.ctx.store.read((r) => latestOpenAttempt(r, runId, taskId));
+    if (!delegationId) return 'nothing';
+    const outcome = await verifyAttempt(this.ctx, runId, delegationId);
     // An earlier verify command may still run (on another host, until its watchdog ended it): look again shortly.
     return outcome.notYet || outcome.integration?.kind === 'not-now' ? 'retry' : 'done';
   }

@@ -2,7 +2,7 @@ import { BatonError } from '../domain/errors';
 import { LogTail } from '../effects/processes/logTail';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
 import type { EngineContext } from '../usecases/context';
-import type { Attempt } from './attemptSupervisor';
+import type { Attempt } from './attempt';
 
 /** How often a relay file is read. */
 export const RELAY_POLL_MS = 500;
@@ -38,7 +38,7 @@ export class HeartbeatRelay {
 
   start(): void {
     const poll = (): void => {
-      this.attempt.timers.set(
+      this.attempt.setTimer(
         'relay',
         this.ctx.clock.setTimer(RELAY_POLL_MS, () => {
           if (this.stopped) return;
@@ -93,7 +93,6 @@ export class HeartbeatRelay {
 
   stop(): void {
     this.stopped = true;
-    this.attempt.timers.get('relay')?.();
-    this.attempt.timers.delete('relay');
+    this.attempt.cancelTimer('relay');
   }
 }

@@ -1,6 +1,6 @@
 import { withVerifyProcesses, type StopReportEntry, type StopRequest } from '../domain/stops';
-import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import { cancelStoppedAttempt, markStopApplied } from '../operations/stops/stopRequests';
+import { stoppableAttempts } from '../queries/stops';
 import { endRecordedWorker } from '../usecases/applyStop';
 import type { EngineContext } from '../usecases/context';
 import { endVerifyProcesses } from '../usecases/endVerifyProcesses';
@@ -51,20 +51,13 @@ export async function applyStopAsCoordinator(
         );
       }),
     );
-    const statuses = request.delegationId ? "'RUNNING', 'PENDING', 'BLOCKED'" : "'RUNNING', 'PENDING'";
-    const others = await ctx.store.read((r) =>
-      r.all<{ id: string; hand_off: number | null }>(
-        `SELECT d.id, rt.holder = ? AS hand_off FROM delegations d LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
-         WHERE d.run_id = ? AND d.status IN (${statuses})${request.delegationId ? ' AND d.id = ?' : ''}`,
-        request.delegationId ? [MANUAL_HOLDER, runId, request.delegationId] : [MANUAL_HOLDER, runId],
-      ),
-    );
+    const others = await ctx.store.read((r) => stoppableAttempts(r, runId, request.delegationId));
     const external = await Promise.all(
       others
-        .filter((d) => !targets.some((a) => a.delegationId === d.id) && !(options.keepHandOffs && d.hand_off))
+        .filter((d) => !targets.some((a) => a.delegationId === d.delegationId) && !(options.keepHandOffs && d.handOff))
         .map(async (d) => {
           await ctx.fence?.assertHeld();
-          return endRecordedWorker(ctx, runId, d.id, graceMs);
+          return endRecordedWorker(ctx, runId, d.delegationId, graceMs);
         }),
     );
     report = [...driven, ...external];

@@ -19,25 +19,39 @@ export async function readAdmissionFacts(
     [runId, taskId],
   );
   if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
+  const files = JSON.parse(task.files_json) as string[];
+  const shared = await readAdmissionShared(r, { runId, withFiles: files.length > 0, except: taskId });
+  return {
+    now: input.now,
+    task: { id: taskId, files, notBefore: task.not_before },
+    maxConcurrency: input.maxConcurrency,
+    ...shared,
+  };
+}
+
+/**
+ * The facts of the admission rule that are the run's, not one task's: the attempts holding a slot
+ * (their task ids) and — when the tasks asked about declare files — the tasks in flight with theirs.
+ */
+export async function readAdmissionShared(
+  r: Pick<StoreReader, 'all'>,
+  input: { runId: string; withFiles: boolean; except?: string },
+): Promise<Pick<AdmissionFacts, 'occupying' | 'inFlight'>> {
+  const { runId } = input;
   const occupying = await r.all<{ task_id: string }>(
     `SELECT d.task_id FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
      WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL AND (rt.holder IS NULL OR rt.holder <> ?)
      ORDER BY d.started_at, d.task_id`,
     [runId, MANUAL_HOLDER],
   );
-  const files = JSON.parse(task.files_json) as string[];
-  const inFlight =
-    files.length === 0
-      ? []
-      : await r.all<{ id: string; files_json: string }>(
-          `SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?
-           ORDER BY ordinal`,
-          [runId, taskId],
-        );
+  const inFlight = !input.withFiles
+    ? []
+    : await r.all<{ id: string; files_json: string }>(
+        `SELECT id, files_json FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') AND files_json <> '[]' AND id <> ?
+         ORDER BY ordinal`,
+        [runId, input.except ?? ''],
+      );
   return {
-    now: input.now,
-    task: { id: taskId, files, notBefore: task.not_before },
-    maxConcurrency: input.maxConcurrency,
     occupying: occupying.map((o) => o.task_id),
     inFlight: inFlight.map((t) => ({ id: t.id, files: JSON.parse(t.files_json) as string[] })),
   };

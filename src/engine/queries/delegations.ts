@@ -23,3 +23,44 @@ export async function anyLeaseExpired(r: Pick<StoreReader, 'get'>, now: number):
   );
   return row !== undefined;
 }
+
+/** Of these runtimes, those whose stored lease ran out while they are not ended. */
+export async function lapsedRuntimes(
+  r: Pick<StoreReader, 'all'>,
+  runtimeIds: readonly string[],
+  now: number,
+): Promise<Set<string>> {
+  if (runtimeIds.length === 0) return new Set();
+  const rows = await r.all<{ id: string }>(
+    `SELECT id FROM runtimes WHERE id IN (${runtimeIds.map(() => '?').join(', ')}) AND ended_at IS NULL AND lease_expires_at <= ?`,
+    [...runtimeIds, now],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Of these attempts of a run, those no longer RUNNING: decided (ingested, stopped, marked STALE) by someone. */
+export async function decidedAttempts(
+  r: Pick<StoreReader, 'all'>,
+  runId: string,
+  delegationIds: readonly string[],
+): Promise<Set<string>> {
+  if (delegationIds.length === 0) return new Set();
+  const rows = await r.all<{ id: string }>(
+    `SELECT id FROM delegations WHERE run_id = ? AND id IN (${delegationIds.map(() => '?').join(', ')}) AND status <> 'RUNNING'`,
+    [runId, ...delegationIds],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/** The task's latest attempt still RUNNING or BLOCKED: the one a verifying task's verification belongs to. */
+export async function latestOpenAttempt(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  taskId: string,
+): Promise<string | undefined> {
+  const row = await r.get<{ id: string }>(
+    `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('RUNNING', 'BLOCKED') ORDER BY attempt DESC LIMIT 1`,
+    [runId, taskId],
+  );
+  return row?.id;
+}

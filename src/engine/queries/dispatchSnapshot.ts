@@ -52,9 +52,7 @@ export async function readDispatchSnapshot(
     `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
     [runId],
   );
-  const openGates = await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
-    runId,
-  ]);
+  const openGates = await openGateCount(r, runId);
   const leased = await r.all<{ id: string; task_id: string; lease_expires_at: number; hand_off: number }>(
     `SELECT d.id, d.task_id, rt.lease_expires_at, rt.holder = ? AS hand_off FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
      WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL`,
@@ -65,7 +63,7 @@ export async function readDispatchSnapshot(
     run: { status: run.status, stopMode: run.stop_mode },
     ready: [...ready, ...backingOff].map((t) => ({ id: t.id, notBefore: t.not_before })),
     verifying: verifying.map((t) => t.id),
-    openGates: openGates?.n ?? 0,
+    openGates,
     leased: leased.map((d) => ({
       delegationId: d.id,
       taskId: d.task_id,
@@ -74,4 +72,12 @@ export async function readDispatchSnapshot(
     })),
     discarded: discarded.map((w) => ({ delegationId: w.delegation_id, path: w.path, branch: w.branch })),
   };
+}
+
+/** How many gates of the run wait for a person. */
+export async function openGateCount(r: Pick<StoreReader, 'get'>, runId: string): Promise<number> {
+  const row = await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM gates WHERE run_id = ? AND status = 'open'`, [
+    runId,
+  ]);
+  return Number(row?.n ?? 0);
 }

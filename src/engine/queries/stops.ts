@@ -1,6 +1,7 @@
 import type { ProcessIdentity } from '../domain/process';
 import type { StopMode } from '../domain/types';
 import type { StopReportEntry, StopRequest } from '../domain/stops';
+import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import type { StoreReader } from '../store/port';
 
 export interface StopRow {
@@ -61,4 +62,22 @@ export async function recordedWorker(
     runtimeId: row.id,
     ...(row.pid !== null && row.host ? { identity: { pid: row.pid, startTime: row.pid_start, host: row.host } } : {}),
   };
+}
+
+/**
+ * The attempts a stop ends that nobody here drives: RUNNING or PENDING in the run (a stop of one attempt also a
+ * BLOCKED one), each with whether a person holds it (a manual hand-off).
+ */
+export async function stoppableAttempts(
+  r: Pick<StoreReader, 'all'>,
+  runId: string,
+  delegationId?: string,
+): Promise<Array<{ delegationId: string; handOff: boolean }>> {
+  const statuses = delegationId ? "'RUNNING', 'PENDING', 'BLOCKED'" : "'RUNNING', 'PENDING'";
+  const rows = await r.all<{ id: string; hand_off: number | boolean | null }>(
+    `SELECT d.id, rt.holder = ? AS hand_off FROM delegations d LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+     WHERE d.run_id = ? AND d.status IN (${statuses})${delegationId ? ' AND d.id = ?' : ''}`,
+    delegationId ? [MANUAL_HOLDER, runId, delegationId] : [MANUAL_HOLDER, runId],
+  );
+  return rows.map((row) => ({ delegationId: row.id, handOff: Boolean(row.hand_off) }));
 }

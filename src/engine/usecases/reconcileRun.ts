@@ -7,6 +7,7 @@ import { ingestArtifact } from './ingestArtifact';
 import { resultOnDisk } from './resultOnDisk';
 import { getDelegation } from '../queries/delegations';
 import { readRunSettings } from '../queries/runs';
+import type { RunSettings } from '../domain/runSettings';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { openVerifyProcesses } from '../queries/verifyProcesses';
 import { endVerifyProcesses } from './endVerifyProcesses';
@@ -117,234 +118,14 @@ export async function reconcileRun(
   }));
   const entries: ReconcileEntry[] = options.reportOnly ? [] : await endLeftoversOfEndedAttempts(ctx, runId);
   const handled = new Set<string>();
-  const paths = runPaths(ctx.workspace, runId);
-  const now = ctx.clock.now();
+  const scope: Scope = { ctx, runId, options, settings, paths: runPaths(ctx.workspace, runId), now: ctx.clock.now() };
   for (const attempt of running) {
     handled.add(attempt.task_id);
-    const base = { taskId: attempt.task_id, delegationId: attempt.delegation_id };
-    if (attempt.task_status === 'verifying') {
-      // Its result was ingested; the coordinator finishes the verification (passed commands are not run again).
-      // A verify command its coordinator left running is ended first: nothing verifies the attempt twice at once.
-      const classification = 'verifying: the coordinator finishes it (passed commands are not run again)';
-      const open = await ctx.store.read((r) => openVerifyProcesses(r, runId, attempt.delegation_id));
-      if (open.length === 0) entries.push({ ...base, classification });
-      else if (options.reportOnly)
-        entries.push({
-          ...base,
-          classification: `verifying: ${counted(open.length, 'verify command')} recorded running`,
-        });
-      else {
-        const graceMs = ctx.config.stopGraceSeconds * 1000;
-        const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
-        const processes = ended.reduce((n, e) => n + e.processes.length, 0);
-        const confirmed = ended.every((e) => e.confirmed);
-        // A record left open by a coordinator that died after its command ended is only closed: nothing still ran.
-        entries.push(
-          processes === 0 && confirmed
-            ? { ...base, classification, repair: 'closed the record of a verify command that had ended' }
-            : {
-                ...base,
-                classification: `${classification}; a verify command of its coordinator still ran`,
-                repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
-              },
-        );
-      }
-      continue;
-    }
-    const logPath = attempt.log_path ?? paths.log(attempt.delegation_id);
-    // The definitions the attempt was started with: the run's frozen ones (the config file may have changed since).
-    const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
-    const artifactPath = paths.artifact(attempt.delegation_id);
-    const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
-    let identity: ProcessIdentity | undefined =
-      attempt.pid !== null && attempt.host
-        ? { pid: attempt.pid, startTime: attempt.pid_start, host: attempt.host }
-        : undefined;
-    if (!identity && attempt.runtime_id && attempt.worker === null) {
-      // Claimed by an external worker (`baton claim`): it heartbeats itself; its lease decides.
-      const holder = attempt.holder ?? 'an external worker';
-      if (leaseLive) {
-        entries.push({
-          ...base,
-          classification: `held by ${holder} (lease until ${new Date(attempt.lease_expires_at!).toISOString()})`,
-        });
-        continue;
-      }
-      if (options.reportOnly) {
-        entries.push({ ...base, classification: `held by ${holder}; its lease ran out` });
-        continue;
-      }
-    }
-    if (!identity && attempt.holder?.includes('manual')) {
-      if (leaseLive) {
-        entries.push({ ...base, classification: 'waiting for a person (manual hand-off)' });
-        continue;
-      }
-    }
-    if (
-      !identity &&
-      attempt.runtime_id &&
-      attempt.worker !== null &&
-      attempt.worker !== 'manual' &&
-      !attempt.holder?.includes('manual')
-    ) {
-      // Its coordinator died between starting the worker and recording its pid: find it by its marker.
-      const found = findMarkedRoot(workerMarker(attempt.runtime_id));
-      if (found) {
-        identity = found;
-        if (!options.reportOnly) {
-          await ctx.store.transact((tx) =>
-            recordRuntimeProcess(tx, attempt.runtime_id!, found, ctx.clock.now(), { onlyIfUnknown: true }),
-          );
-        }
-      }
-    }
-    const alive = identity ? isProcessAlive(identity) : false;
-    if (alive === undefined) {
-      entries.push({
-        ...base,
-        classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here`,
-      });
-      continue;
-    }
-    if (alive && isHeldAtGate(identity!)) {
-      // Its coordinator started it held at the gate and went away (or was superseded) before letting it run: it has run
-      // nothing. Nobody can let it go any more — the record that must come first is refused to the old epoch — so it is
-      // ended, and the attempt retried.
-      if (options.reportOnly) {
-        entries.push({ ...base, classification: `claimed; its worker (pid ${identity!.pid}) waits at the gate` });
-        continue;
-      }
-      const report = await terminateWorker(identity!, {
-        marker: workerMarker(attempt.runtime_id!),
-        graceMs: 0,
-        clock: ctx.clock,
-      });
-      await markStale(ctx, runId, attempt.delegation_id, 'it was claimed but its worker never started');
-      entries.push({
-        ...base,
-        classification: 'claimed, never started (its worker waited at the gate)',
-        repair: `ended the held worker${report.confirmed ? '' : ' (NOT confirmed)'}; marked STALE; the retry policy applies`,
-      });
-      continue;
-    }
-    if (alive) {
-      if (options.reportOnly) {
-        entries.push({ ...base, classification: `running (pid ${identity!.pid})` });
-        continue;
-      }
-      if (options.adopt) {
-        // Renew its lease now (its predecessor's renewals stopped with it); a lease that already ran out is lost.
-        const { runId: adoptingRun, epoch } = options.adopt;
-        const renewed = await ctx.store
-          .transact((tx) =>
-            renewRuntimeLease(
-              tx,
-              {
-                runtimeId: attempt.runtime_id!,
-                authority: { holder: 'coordinator', runId: adoptingRun, epoch, withinLease: false },
-                beat: false,
-                onLapsed: 'refuse',
-              },
-              ctx.clock.now(),
-            ),
-          )
-          .then(
-            (outcome) => outcome.renewed,
-            (err: unknown) => {
-              if (BatonError.is(err, 'runtime.not-live')) return false; // ended meanwhile
-              throw err;
-            },
-          );
-        if (renewed) {
-          options.adopt.take({
-            delegationId: attempt.delegation_id,
-            taskId: attempt.task_id,
-            runtimeId: attempt.runtime_id!,
-            identity: identity!,
-            logPath,
-            artifactPath,
-            leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
-            ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
-            ...(agentKind
-              ? {
-                  agent: {
-                    agent: {
-                      kind: agentKind,
-                      agent: attempt.agent,
-                      permissions: attempt.permissions_json
-                        ? (JSON.parse(attempt.permissions_json) as Permissions)
-                        : DEFAULT_PERMISSIONS,
-                    },
-                    cwd: attempt.cwd ?? ctx.workspace,
-                  },
-                }
-              : {}),
-          });
-          entries.push({
-            ...base,
-            classification: `running (pid ${identity!.pid}) after its coordinator went away`,
-            repair: 'adopted: lease renewed by this coordinator',
-          });
-          continue;
-        }
-      }
-      const report = await terminateWorker(identity!, {
-        marker: workerMarker(attempt.runtime_id!),
-        graceMs: ctx.config.stopGraceSeconds * 1000,
-        clock: ctx.clock,
-      });
-      const why = options.adopt
-        ? 'its lease ran out before a new coordinator could adopt it'
-        : 'its coordinator went away';
-      await markStale(
-        ctx,
-        runId,
-        attempt.delegation_id,
-        `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`,
-      );
-      entries.push({
-        ...base,
-        classification: `running (pid ${identity!.pid}) with no coordinator`,
-        repair: `ended ${report.processes.length} process(es)${report.confirmed ? '' : ', NOT confirmed'}; marked STALE`,
-      });
-      continue;
-    }
-    const result = resultOnDisk(
-      ctx.workspace,
-      artifactPath,
-      logPath,
-      !options.reportOnly,
-      agentKind ? { kind: agentKind } : undefined,
+    entries.push(
+      attempt.task_status === 'verifying'
+        ? await reconcileVerifying(scope, attempt)
+        : await reconcileRunningAttempt(scope, attempt),
     );
-    if (options.reportOnly) {
-      entries.push({
-        ...base,
-        classification: result ? 'process gone; a result is on disk, not yet ingested' : 'process gone; no result',
-      });
-      continue;
-    }
-    if (result) {
-      const delegation = await ctx.store.read((r) => getDelegation(r, runId, attempt.delegation_id));
-      const outcome = await ingestArtifact(ctx, delegation!, result);
-      entries.push({
-        ...base,
-        classification: 'process gone; a result is on disk, not yet ingested',
-        repair: `ingested ${outcome.record.id} (${outcome.record.accepted ? outcome.record.resultStatus : 'rejected'}); delegation ${outcome.delegation.status}`,
-      });
-      continue;
-    }
-    const external = attempt.worker === null && attempt.runtime_id !== null;
-    const manual = !identity && Boolean(attempt.holder?.includes('manual'));
-    const [classification, reason] = identity
-      ? [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
-      : external
-        ? ['lease ran out', 'its lease ran out without a heartbeat']
-        : manual
-          ? ['manual hand-off expired', 'the manual hand-off expired without a result']
-          : ['claimed, never started', 'it was claimed but its process never started'];
-    await markStale(ctx, runId, attempt.delegation_id, reason);
-    entries.push({ ...base, classification, repair: 'marked STALE; the retry policy applies' });
   }
   for (const task of tasks) {
     if (handled.has(task.id)) continue;
@@ -368,6 +149,246 @@ export async function reconcileRun(
     });
   }
   return { runId, entries };
+}
+
+/** What every step of one reconcile shares. */
+interface Scope {
+  ctx: EngineContext;
+  runId: string;
+  options: ReconcileOptions;
+  settings: RunSettings;
+  paths: ReturnType<typeof runPaths>;
+  now: number;
+}
+
+const baseOf = (attempt: Running) => ({ taskId: attempt.task_id, delegationId: attempt.delegation_id });
+
+/**
+ * Its result was ingested; the coordinator finishes the verification (passed commands are not run
+ * again). A verify command its coordinator left running is ended first: nothing verifies the
+ * attempt twice at once.
+ */
+async function reconcileVerifying({ ctx, runId, options }: Scope, attempt: Running): Promise<ReconcileEntry> {
+  const base = baseOf(attempt);
+  const classification = 'verifying: the coordinator finishes it (passed commands are not run again)';
+  const open = await ctx.store.read((r) => openVerifyProcesses(r, runId, attempt.delegation_id));
+  if (open.length === 0) return { ...base, classification };
+  if (options.reportOnly)
+    return { ...base, classification: `verifying: ${counted(open.length, 'verify command')} recorded running` };
+  const graceMs = ctx.config.stopGraceSeconds * 1000;
+  const ended = await endVerifyProcesses(ctx, runId, attempt.delegation_id, 'its coordinator went away', graceMs);
+  const processes = ended.reduce((n, e) => n + e.processes.length, 0);
+  const confirmed = ended.every((e) => e.confirmed);
+  // A record left open by a coordinator that died after its command ended is only closed: nothing still ran.
+  return processes === 0 && confirmed
+    ? { ...base, classification, repair: 'closed the record of a verify command that had ended' }
+    : {
+        ...base,
+        classification: `${classification}; a verify command of its coordinator still ran`,
+        repair: `ended ${processes} process(es)${confirmed ? '' : ', NOT confirmed'}`,
+      };
+}
+
+/** A RUNNING attempt: held elsewhere, running (adopted or ended), or gone (its result ingested, or STALE). */
+async function reconcileRunningAttempt(scope: Scope, attempt: Running): Promise<ReconcileEntry> {
+  const { ctx, options, now } = scope;
+  const base = baseOf(attempt);
+  const leaseLive = attempt.lease_expires_at !== null && attempt.ended_at === null && attempt.lease_expires_at > now;
+  let identity: ProcessIdentity | undefined =
+    attempt.pid !== null && attempt.host
+      ? { pid: attempt.pid, startTime: attempt.pid_start, host: attempt.host }
+      : undefined;
+  if (!identity && attempt.runtime_id && attempt.worker === null) {
+    // Claimed by an external worker (`baton claim`): it heartbeats itself; its lease decides.
+    const holder = attempt.holder ?? 'an external worker';
+    if (leaseLive)
+      return {
+        ...base,
+        classification: `held by ${holder} (lease until ${new Date(attempt.lease_expires_at!).toISOString()})`,
+      };
+    if (options.reportOnly) return { ...base, classification: `held by ${holder}; its lease ran out` };
+  }
+  if (!identity && attempt.holder?.includes('manual') && leaseLive)
+    return { ...base, classification: 'waiting for a person (manual hand-off)' };
+  if (
+    !identity &&
+    attempt.runtime_id &&
+    attempt.worker !== null &&
+    attempt.worker !== 'manual' &&
+    !attempt.holder?.includes('manual')
+  ) {
+    // Its coordinator died between starting the worker and recording its pid: find it by its marker.
+    const found = findMarkedRoot(workerMarker(attempt.runtime_id));
+    if (found) {
+      identity = found;
+      if (!options.reportOnly) {
+        await ctx.store.transact((tx) =>
+          recordRuntimeProcess(tx, attempt.runtime_id!, found, ctx.clock.now(), { onlyIfUnknown: true }),
+        );
+      }
+    }
+  }
+  const alive = identity ? isProcessAlive(identity) : false;
+  if (alive === undefined) {
+    return {
+      ...base,
+      classification: `running on another host (${identity!.host}, pid ${identity!.pid}); cannot be checked from here`,
+    };
+  }
+  if (alive) return reconcileLiveWorker(scope, attempt, identity!);
+  return reconcileGoneWorker(scope, attempt, identity);
+}
+
+/** Its worker still runs here: held at its gate (ended), or running (adopted by a successor, else ended). */
+async function reconcileLiveWorker(scope: Scope, attempt: Running, identity: ProcessIdentity): Promise<ReconcileEntry> {
+  const { ctx, runId, options } = scope;
+  const base = baseOf(attempt);
+  if (isHeldAtGate(identity)) {
+    // Its coordinator started it held at the gate and went away (or was superseded) before letting it run: it has run
+    // nothing. Nobody can let it go any more — the record that must come first is refused to the old epoch — so it is
+    // ended, and the attempt retried.
+    if (options.reportOnly)
+      return { ...base, classification: `claimed; its worker (pid ${identity.pid}) waits at the gate` };
+    const report = await terminateWorker(identity, {
+      marker: workerMarker(attempt.runtime_id!),
+      graceMs: 0,
+      clock: ctx.clock,
+    });
+    await markStale(ctx, runId, attempt.delegation_id, 'it was claimed but its worker never started');
+    return {
+      ...base,
+      classification: 'claimed, never started (its worker waited at the gate)',
+      repair: `ended the held worker${report.confirmed ? '' : ' (NOT confirmed)'}; marked STALE; the retry policy applies`,
+    };
+  }
+  if (options.reportOnly) return { ...base, classification: `running (pid ${identity.pid})` };
+  if (options.adopt && (await adoptWorker(scope, options.adopt, attempt, identity))) {
+    return {
+      ...base,
+      classification: `running (pid ${identity.pid}) after its coordinator went away`,
+      repair: 'adopted: lease renewed by this coordinator',
+    };
+  }
+  const report = await terminateWorker(identity, {
+    marker: workerMarker(attempt.runtime_id!),
+    graceMs: ctx.config.stopGraceSeconds * 1000,
+    clock: ctx.clock,
+  });
+  const why = options.adopt ? 'its lease ran out before a new coordinator could adopt it' : 'its coordinator went away';
+  await markStale(
+    ctx,
+    runId,
+    attempt.delegation_id,
+    `${why}; reconcile ended the worker${report.confirmed ? '' : ' (termination NOT confirmed)'}`,
+  );
+  return {
+    ...base,
+    classification: `running (pid ${identity.pid}) with no coordinator`,
+    repair: `ended ${report.processes.length} process(es)${report.confirmed ? '' : ', NOT confirmed'}; marked STALE`,
+  };
+}
+
+/**
+ * A coordinator taking over adopts a live worker of its predecessor: its lease renewed now (its
+ * predecessor's renewals stopped with it) by the authority of the new epoch — a lease that already
+ * ran out is lost — then handed to the coordinator. Says whether it was adopted.
+ */
+async function adoptWorker(
+  { ctx, settings, paths }: Scope,
+  adopt: NonNullable<ReconcileOptions['adopt']>,
+  attempt: Running,
+  identity: ProcessIdentity,
+): Promise<boolean> {
+  const renewed = await ctx.store
+    .transact((tx) =>
+      renewRuntimeLease(
+        tx,
+        {
+          runtimeId: attempt.runtime_id!,
+          authority: { holder: 'coordinator', runId: adopt.runId, epoch: adopt.epoch, withinLease: false },
+          beat: false,
+          onLapsed: 'refuse',
+        },
+        ctx.clock.now(),
+      ),
+    )
+    .then(
+      (outcome) => outcome.renewed,
+      (err: unknown) => {
+        if (BatonError.is(err, 'runtime.not-live')) return false; // ended meanwhile
+        throw err;
+      },
+    );
+  if (!renewed) return false;
+  // The definitions the attempt was started with: the run's frozen ones (the config file may have changed since).
+  const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
+  adopt.take({
+    delegationId: attempt.delegation_id,
+    taskId: attempt.task_id,
+    runtimeId: attempt.runtime_id!,
+    identity,
+    logPath: attempt.log_path ?? paths.log(attempt.delegation_id),
+    artifactPath: paths.artifact(attempt.delegation_id),
+    leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
+    ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
+    ...(agentKind
+      ? {
+          agent: {
+            agent: {
+              kind: agentKind,
+              agent: attempt.agent,
+              permissions: attempt.permissions_json
+                ? (JSON.parse(attempt.permissions_json) as Permissions)
+                : DEFAULT_PERMISSIONS,
+            },
+            cwd: attempt.cwd ?? ctx.workspace,
+          },
+        }
+      : {}),
+  });
+  return true;
+}
+
+/** Its process is gone (or never started): a result on disk is ingested, else the attempt is STALE. */
+async function reconcileGoneWorker(
+  { ctx, runId, options, settings, paths }: Scope,
+  attempt: Running,
+  identity: ProcessIdentity | undefined,
+): Promise<ReconcileEntry> {
+  const base = baseOf(attempt);
+  const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
+  const result = resultOnDisk(
+    ctx.workspace,
+    paths.artifact(attempt.delegation_id),
+    attempt.log_path ?? paths.log(attempt.delegation_id),
+    !options.reportOnly,
+    agentKind ? { kind: agentKind } : undefined,
+  );
+  if (options.reportOnly)
+    return {
+      ...base,
+      classification: result ? 'process gone; a result is on disk, not yet ingested' : 'process gone; no result',
+    };
+  if (result) {
+    const delegation = await ctx.store.read((r) => getDelegation(r, runId, attempt.delegation_id));
+    const outcome = await ingestArtifact(ctx, delegation!, result);
+    return {
+      ...base,
+      classification: 'process gone; a result is on disk, not yet ingested',
+      repair: `ingested ${outcome.record.id} (${outcome.record.accepted ? outcome.record.resultStatus : 'rejected'}); delegation ${outcome.delegation.status}`,
+    };
+  }
+  const external = attempt.worker === null && attempt.runtime_id !== null;
+  const manual = !identity && Boolean(attempt.holder?.includes('manual'));
+  const [classification, reason] = identity
+    ? [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
+    : external
+      ? ['lease ran out', 'its lease ran out without a heartbeat']
+      : manual
+        ? ['manual hand-off expired', 'the manual hand-off expired without a result']
+        : ['claimed, never started', 'it was claimed but its process never started'];
+  await markStale(ctx, runId, attempt.delegation_id, reason);
+  return { ...base, classification, repair: 'marked STALE; the retry policy applies' };
 }
 
 /**

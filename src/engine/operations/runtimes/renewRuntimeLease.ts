@@ -171,18 +171,25 @@ export interface WorkerBeat {
 const BATCH_CHUNK = 100;
 
 /**
- * Renews the leases of many workers' beats in one transaction, each decided exactly as `renewRuntimeLease`
- * decides a worker's beat, in the order given (a runtime may beat twice): one read of the runtimes and one
- * write of those renewed per 100, instead of a read and a write per beat. A refusal is that beat's outcome and
- * writes nothing; a lapsed lease is made official (STALE, the retry policy) before the beats after it.
+ * Renews many leases in one transaction, each decided exactly as `renewRuntimeLease` decides it, in the order given
+ * (a runtime may beat twice): one read of the runtimes and one write of those renewed per 100, instead of a read and
+ * a write per renewal. An item is a worker's beat (its token) or a renewal by any authority — a coordinator renews
+ * every worker it drives in one batch (executor/workerLeaseKeeper.ts), its epoch checked once per batch. A refusal
+ * is that item's outcome and writes nothing; a lapsed lease is made official (STALE, the retry policy) before the
+ * items after it, unless the item says `onLapsed: 'refuse'`.
  */
 export async function renewWorkerLeases(
   tx: StoreTx,
-  beats: readonly WorkerBeat[],
+  renewals: ReadonlyArray<WorkerBeat | RenewLeaseInput>,
   now: number,
 ): Promise<RenewLeaseOutcome[]> {
+  const inputs = renewals.map(asRenewal);
+  const epochs = new Map<string, number>();
+  for (const { authority } of inputs)
+    if (authority.holder === 'coordinator') epochs.set(authority.runId, authority.epoch);
+  for (const [runId, epoch] of epochs) await assertCoordinatorEpoch(tx, runId, epoch);
   const rows = new Map<string, RuntimeRow>();
-  const ids = [...new Set(beats.map((beat) => beat.runtimeId))];
+  const ids = [...new Set(inputs.map((input) => input.runtimeId))];
   for (let i = 0; i < ids.length; i += BATCH_CHUNK) {
     const chunk = ids.slice(i, i + BATCH_CHUNK);
     const found = await tx.all<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id IN (${placeholders(chunk.length)})`, chunk);
@@ -190,29 +197,33 @@ export async function renewWorkerLeases(
   }
   const renewed = new Map<string, RuntimeRow>();
   const outcomes: RenewLeaseOutcome[] = [];
-  for (const beat of beats) {
-    const input: RenewLeaseInput = {
-      runtimeId: beat.runtimeId,
-      authority: { holder: 'worker', token: beat.token },
-      ...(beat.progress !== undefined ? { progress: beat.progress } : {}),
-    };
-    const decision = decideRenewal(rows.get(beat.runtimeId), input, now);
+  for (const input of inputs) {
+    const decision = decideRenewal(rows.get(input.runtimeId), input, now);
     if (decision.kind === 'renewed') {
-      rows.set(beat.runtimeId, decision.row);
-      renewed.set(beat.runtimeId, decision.row);
+      rows.set(input.runtimeId, decision.row);
+      renewed.set(input.runtimeId, decision.row);
       outcomes.push({ renewed: true, runtime: decision.runtime });
       continue;
     }
-    if (decision.kind === 'lapsed') {
+    if (decision.kind === 'lapsed' && (input.onLapsed ?? 'expire') === 'expire') {
       // A lapsed runtime was not renewed earlier in this batch (a renewal leaves it active): nothing of it is pending.
-      await expireStaleRuntimes(tx, now, { onlyRuntimeId: beat.runtimeId });
-      const after = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [beat.runtimeId]);
-      if (after) rows.set(beat.runtimeId, after);
+      await expireStaleRuntimes(tx, now, { onlyRuntimeId: input.runtimeId });
+      const after = await tx.get<RuntimeRow>(`${RUNTIME_SELECT} WHERE r.id = ?`, [input.runtimeId]);
+      if (after) rows.set(input.runtimeId, after);
     }
     outcomes.push({ renewed: false, error: decision.error });
   }
   await writeRenewedRuntimes(tx, [...renewed.values()]);
   return outcomes;
+}
+
+function asRenewal(item: WorkerBeat | RenewLeaseInput): RenewLeaseInput {
+  if ('authority' in item) return item;
+  return {
+    runtimeId: item.runtimeId,
+    authority: { holder: 'worker', token: item.token },
+    ...(item.progress !== undefined ? { progress: item.progress } : {}),
+  };
 }
 
 /**

@@ -1,0 +1,201 @@
+import { createHash } from 'node:crypto';
+import { dirname } from 'node:path';
+import { refusalError } from '../domain/admission';
+import { BatonError } from '../domain/errors';
+import type { StartPlan } from '../domain/launch';
+import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
+import type { Delegation } from '../domain/types';
+import { isAgentWorker, MANUAL_HOLDER, promptInArgv } from '../domain/workerLaunch';
+import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
+import { createWorktree } from '../effects/git/worktrees';
+import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
+import { claimDelegation } from '../operations/delegations/claimDelegation';
+import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
+import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
+import { recordPrompt } from '../operations/delegations/recordPrompt';
+import { openGate } from '../operations/gates/openGate';
+import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { recordRuntimeLaunch } from '../operations/runtimes/createRuntime';
+import { recordWorktree } from '../operations/worktrees/worktrees';
+import { readAdmission } from '../queries/admission';
+import { lastAgentSession } from '../queries/agentUsage';
+import { dependencyTitles } from '../queries/tasks';
+import { readRunIsolation } from '../queries/worktrees';
+import type { StoreTx } from '../store/port';
+import type { EngineContext } from './context';
+import { workspacePath } from '../domain/workspacePath';
+import type { StartIsolation } from './planIsolation';
+
+/** An attempt claimed for a decided start, its prompt and (for an isolated one) its worktree on disk. */
+export interface ClaimedAttempt {
+  delegation: Delegation;
+  runtimeId: string;
+  /** The runtime's token, handed to the worker once. */
+  token: string;
+  /** Where the worker works: the workspace, or its place in the attempt's worktree. */
+  cwd: string;
+  worktree?: { path: string; branch: string; repoRoot: string };
+  prompt: string;
+  promptPath: string;
+  artifactPath: string;
+  logPath: string;
+  /** The agent session of the task's last attempt, for a retry whose worker continues it. */
+  resumeSession?: string;
+  /** Until when (monotonic) the claim's lease holds: measured before its transaction, so never late. */
+  leaseUntilMono: number;
+}
+
+/**
+ * Claims an attempt of a decided start (domain/launch.ts) in ONE transaction: the admission rule
+ * checked again (graphile-worker's eligibility inside the claim: an external worker may have
+ * taken a slot or an overlapping task since the pass read its snapshot), the next attempt
+ * enqueued and claimed, its worktree and launch recorded, its prompt built and its digest kept
+ * (prompt provenance). After the commit the prompt file and the worktree are written; a failure
+ * there fails the attempt — it must end in the store, not stay RUNNING with nothing behind it.
+ * A person's task then opens its manual_handoff gate. Undefined when it was not claimed (someone
+ * else claimed or gated the task meanwhile: the next pass sees it) or failed.
+ */
+export async function claimAttempt(
+  ctx: EngineContext,
+  input: {
+    runId: string;
+    plan: StartPlan;
+    where: Extract<StartIsolation, { mode: 'shared' | 'worktree' }>;
+    holder: string;
+    maxConcurrency: number;
+  },
+): Promise<ClaimedAttempt | undefined> {
+  const { runId, plan } = input;
+  let claimed: ClaimedAttempt;
+  const leaseUntilMono = ctx.clock.monotonic() + plan.leaseMs;
+  try {
+    claimed = { ...(await ctx.store.transact((tx) => recordClaim(tx, ctx, input))), leaseUntilMono };
+  } catch (err) {
+    if (!(err instanceof BatonError) || err.code === 'coordinator.superseded') throw err;
+    ctx.log(`${plan.task.id}: not started: ${err.message}`);
+    return undefined;
+  }
+  const { delegation, worktree, artifactPath, promptPath } = claimed;
+  try {
+    // Never through a link a worker planted under .baton/ (workspace.link-refused fails the attempt).
+    ensureBatonFolder(ctx.workspace, dirname(artifactPath));
+    writeBatonFile(ctx.workspace, promptPath, claimed.prompt);
+    if (worktree && input.where.mode === 'worktree') {
+      // git would create the worktree through a link planted at .baton/worktrees/<run>.
+      ensureBatonFolder(ctx.workspace, dirname(worktree.path));
+      await createWorktree(worktree.repoRoot, worktree, input.where.baseCommit);
+      ctx.log(`${delegation.id}: worktree ${workspacePath(ctx.workspace, worktree.path)} on ${worktree.branch}`);
+    }
+  } catch (err) {
+    await failAttempt(ctx, runId, delegation.id, `could not prepare the attempt: ${(err as Error).message}`);
+    return undefined;
+  }
+  if (plan.manual) await handOff(ctx, runId, claimed);
+  return claimed;
+}
+
+async function recordClaim(
+  tx: StoreTx,
+  ctx: EngineContext,
+  input: Parameters<typeof claimAttempt>[1],
+): Promise<Omit<ClaimedAttempt, 'leaseUntilMono'>> {
+  const { runId, plan, where } = input;
+  const { task } = plan;
+  const now = ctx.clock.now();
+  const refusal = await readAdmission(tx, { runId, taskId: task.id, now, maxConcurrency: input.maxConcurrency });
+  if (refusal) throw refusalError(refusal);
+  const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
+  const holder = plan.manual ? MANUAL_HOLDER : input.holder;
+  const claim = await claimDelegation(
+    tx,
+    { runId, delegationId: queued.id, leaseMs: plan.leaseMs, holder },
+    { now, ids: ctx.ids },
+  );
+  const delegationId = claim.delegation.id;
+  let cwd = ctx.workspace;
+  let worktree: ClaimedAttempt['worktree'];
+  if (where.mode === 'worktree') {
+    if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, where.run, now);
+    const location = worktreeLocation(ctx.workspace, runId, task.id, claim.delegation.attempt);
+    const { baseCommit } = where;
+    await recordWorktree(
+      tx,
+      { runId, delegationId, taskId: task.id, ...location, baseCommit, strategy: where.run.strategy },
+      now,
+    );
+    worktree = { ...location, repoRoot: where.run.repoRoot };
+    cwd = workspaceInWorktree(location.path, where.run.repoRoot, ctx.workspace);
+  }
+  const paths = runPaths(ctx.workspace, runId);
+  const logPath = paths.log(delegationId);
+  await recordRuntimeLaunch(tx, claim.runtimeId, { worker: plan.workerId, logPath, cwd });
+  await refreshRunStatus(tx, runId, now);
+  const artifactPath = paths.artifact(delegationId);
+  // An isolated worker works elsewhere: it gets the artifact's absolute path.
+  const shownArtifact = worktree ? artifactPath : workspacePath(ctx.workspace, artifactPath);
+  const dependencies = await dependencyTitles(tx, runId, task.id);
+  const fitted = fitPrompt(
+    buildPrompt({ task, delegationId, agent: claim.delegation.agent, artifactPath: shownArtifact, dependencies }),
+    promptInArgv(plan.worker) ? ARGV_PROMPT_MAX_BYTES : STDIN_PROMPT_MAX_BYTES,
+  );
+  // Prompt provenance: the file keeps the exact text, the store its digest and size (docs/workers.md).
+  const provenance = {
+    sha256: createHash('sha256').update(fitted.text).digest('hex'),
+    bytes: Buffer.byteLength(fitted.text),
+    truncated: fitted.truncated,
+  };
+  await recordPrompt(tx, { runId, delegationId, taskId: task.id }, provenance, now);
+  // A retry may continue the agent's session of the task's last attempt, when its worker asks for it.
+  const agent = isAgentWorker(plan.worker) ? plan.worker : undefined;
+  const resumeSession =
+    agent?.continueSession && claim.delegation.attempt > 1
+      ? await lastAgentSession(tx, runId, task.id, agent.type)
+      : undefined;
+  return {
+    delegation: claim.delegation,
+    runtimeId: claim.runtimeId,
+    token: claim.token,
+    cwd,
+    ...(worktree ? { worktree } : {}),
+    prompt: fitted.text,
+    promptPath: paths.prompt(delegationId),
+    artifactPath,
+    logPath,
+    ...(resumeSession ? { resumeSession } : {}),
+  };
+}
+
+/** A person's task: the manual_handoff gate says what to do (no process; nobody waits for it). */
+async function handOff(ctx: EngineContext, runId: string, claimed: ClaimedAttempt): Promise<void> {
+  const { delegation, promptPath, artifactPath } = claimed;
+  const delegationId = delegation.id;
+  await ctx.store.transact(async (tx) => {
+    const now = ctx.clock.now();
+    await openGate(
+      tx,
+      {
+        runId,
+        kind: 'manual_handoff',
+        taskId: delegation.taskId,
+        delegationId,
+        reason: `Task ${delegation.taskId} is for a person. Do the work, then ingest the result for ${delegationId} (baton ingest --delegation ${delegationId} --artifact <file>). Approve to hand it out again, reject to fail it.`,
+        details: { manual: true, promptPath, artifactPath },
+      },
+      now,
+    );
+    await refreshRunStatus(tx, runId, now);
+  });
+}
+
+/** The attempt fails (it could not be prepared or started); the retry policy applies. */
+export async function failAttempt(
+  ctx: Pick<EngineContext, 'store' | 'clock'>,
+  runId: string,
+  delegationId: string,
+  reason: string,
+): Promise<void> {
+  await ctx.store.transact((tx) =>
+    endRunningAttempt(tx, { runId, delegationId, to: 'FAILED', reason }, ctx.clock.now()),
+  );
+}

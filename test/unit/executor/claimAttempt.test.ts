@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_CONFIG } from '../../../src/engine/domain/config';
+import { freezeWorkers } from '../../../src/engine/domain/frozenWorkers';
+import { decideLaunch, type StartPlan } from '../../../src/engine/domain/launch';
+import { readLaunchSnapshot } from '../../../src/engine/queries/launchSnapshot';
+import type { FileStore } from '../../../src/engine/store/fileStore';
+import type { StoreTx } from '../../../src/engine/store/port';
+import { claimAttempt } from '../../../src/engine/usecases/claimAttempt';
+import { EngineFixture } from '../../support/engineFixture';
+import { sequentialIds } from '../../support/fakeClock';
+
+const CONFIG = { ...DEFAULT_CONFIG, defaultWorker: 'sh', workers: {}, isolation: 'none' as const };
+
+/**
+ * The claim of a decided start is one transaction (issue 28): the admission rule checked again,
+ * enqueue, claim, launch record and the prompt's digest commit together; the prompt file is
+ * written after, and is the text whose digest the store holds.
+ */
+describe('claimAttempt', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
+
+  async function decided(taskId: string) {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({ defaultWorker: 'sh', isolation: 'none', workers: { sh: { type: 'process', command: 'true' } } }),
+    );
+    const engine = await fixture.open();
+    const { run } = await engine.runForPlan('plan.md');
+    await engine.close();
+    const store: FileStore = await fixture.openStore();
+    let transactions = 0;
+    const counting = {
+      read: store.read.bind(store),
+      transact: <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
+        transactions++;
+        return store.transact(work);
+      },
+    } as unknown as FileStore;
+    const snapshot = await store.read((r) => readLaunchSnapshot(r, { runId: run.id, now: 0, taskIds: [taskId] }));
+    const decision = decideLaunch(snapshot, taskId, {
+      maxConcurrency: 2,
+      config: CONFIG,
+      configWorkers: () => freezeWorkers(CONFIG),
+    });
+    assert.equal(decision.kind, 'start');
+    const ctx = {
+      store: counting,
+      clock: fixture.fakeClock,
+      ids: sequentialIds(),
+      workspace: fixture.workspace,
+      config: CONFIG,
+      log: () => undefined,
+    };
+    return {
+      runId: run.id,
+      store,
+      ctx,
+      plan: (decision as { plan: StartPlan }).plan,
+      transactions: () => transactions,
+    };
+  }
+
+  it('claims, records the launch and the prompt digest in one transaction, then writes the prompt', async () => {
+    const { runId, store, ctx, plan, transactions } = await decided('T1');
+    const claimed = await claimAttempt(ctx, {
+      runId,
+      plan,
+      where: { mode: 'shared' },
+      holder: 'box:1',
+      maxConcurrency: 2,
+    });
+    assert.ok(claimed);
+    assert.equal(transactions(), 1, 'one transaction');
+    const row = await store.read((r) =>
+      r.get<{ status: string; prompt_sha256: string; prompt_bytes: number; worker: string; log_path: string }>(
+        `SELECT d.status, d.prompt_sha256, d.prompt_bytes, rt.worker, rt.log_path FROM delegations d
+         JOIN runtimes rt ON rt.id = d.runtime_id WHERE d.run_id = ? AND d.id = ?`,
+        [runId, claimed.delegation.id],
+      ),
+    );
+    const written = readFileSync(claimed.promptPath);
+    assert.equal(row!.status, 'RUNNING');
+    assert.equal(row!.prompt_sha256, createHash('sha256').update(written).digest('hex'), 'the digest is the file’s');
+    assert.equal(Number(row!.prompt_bytes), written.length);
+    assert.equal(row!.worker, 'sh');
+    assert.equal(row!.log_path, claimed.logPath);
+    const events = await store.read((r) =>
+      r.all<{ type: string }>(`SELECT type FROM events WHERE run_id = ? ORDER BY id`, [runId]),
+    );
+    const types = events.map((e) => e.type);
+    assert.ok(
+      types.indexOf('delegation:claimed') < types.indexOf('delegation:prompt'),
+      'the prompt is told after the claim',
+    );
+  });
+
+  it('writes nothing when the admission rule refuses the claim in its transaction', async () => {
+    const { runId, store, ctx, plan } = await decided('T1');
+    const rows = () =>
+      store.read(async (r) => [
+        await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM delegations`),
+        await r.get<{ n: number }>(`SELECT COUNT(*) AS n FROM events`),
+      ]);
+    const before = await rows();
+    const claimed = await claimAttempt(ctx, {
+      runId,
+      plan,
+      where: { mode: 'shared' },
+      holder: 'box:1',
+      maxConcurrency: 0,
+    });
+    assert.equal(claimed, undefined);
+    assert.deepEqual(await rows(), before, 'no attempt, no event');
+  });
+});
