@@ -91,7 +91,8 @@ export class Coordinator {
   /** Verifying tasks it finishes with no attempt of its own behind them, and those it found nothing to finish for. */
   private readonly finishing = new Map<string, Promise<void>>();
   private readonly cannotFinish = new Set<string>();
-  private readonly retryTimers = new Set<() => void>();
+  /** Verifying tasks waiting to be looked at again (an earlier verify command may still run): in flight meanwhile. */
+  private readonly retryTimers = new Map<string, () => void>();
   /** Passes in a row that found the store out of reach (0: it answers). */
   private outageTries = 0;
   /** The config file's stamp at this coordinator's last look (undefined: not looked yet). */
@@ -350,7 +351,7 @@ export class Coordinator {
       busySlots: this.supervisor.busySlots(),
       tasksInFlight: this.supervisor.tasksInFlight(),
       ownDelegations: this.supervisor.ownDelegations(),
-      finishing: new Set(this.finishing.keys()),
+      finishing: new Set([...this.finishing.keys(), ...this.retryTimers.keys()]),
       cannotFinish: this.cannotFinish,
       ...(tasks ? { selected: tasks } : {}),
       halted: this.shuttingDown || this.lease.lost !== undefined,
@@ -371,8 +372,12 @@ export class Coordinator {
     for (const taskId of plan.finish) this.finishInBackground(taskId);
 
     // A person's hand-off (manual worker) is not waited for: it may take days, and the run waits at its gate.
-    const inFlight = this.supervisor.busySlots() + this.finishing.size;
-    if (inFlight > 0 || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
+    const inFlight = this.supervisor.busySlots() + this.finishing.size + this.retryTimers.size;
+    // A verification that ended while this pass read and launched changed what the pass saw: look again first.
+    const finishedMeanwhile = [...view.finishing].some(
+      (taskId) => !this.finishing.has(taskId) && !this.retryTimers.has(taskId),
+    );
+    if (inFlight > 0 || finishedMeanwhile || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
     // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
     const { runStatus, openGates } = await this.ctx.store.read(async (r) => ({
       runStatus: await readRunStatus(r, runId),
@@ -471,10 +476,10 @@ export class Coordinator {
         } else if (outcome === 'retry') {
           // The target branch kept moving under the integration, or an earlier verify command may still run.
           const cancel = this.ctx.clock.setTimer(2000, () => {
-            this.retryTimers.delete(cancel);
+            this.retryTimers.delete(taskId);
             this.wake();
           });
-          this.retryTimers.add(cancel);
+          this.retryTimers.set(taskId, cancel);
         }
       })
       .catch((err: unknown) => {
@@ -555,7 +560,7 @@ export class Coordinator {
     this.wakeTimer?.cancel();
     this.wakeTimer = undefined;
     this.supervisor.cancelTimers();
-    for (const cancel of this.retryTimers) cancel();
+    for (const cancel of this.retryTimers.values()) cancel();
     this.unregister();
     await this.lease.release(handedOver);
   }

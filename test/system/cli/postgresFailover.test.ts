@@ -342,7 +342,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const stopped = lines.find((v) => v.kind === 'verify-stopped' && v.pid === onA.pid);
     const again = lines.find((v) => v.kind === 'verify-start' && v.pid !== onA.pid);
     assert.ok(stopped, `A's verify command got SIGTERM: ${JSON.stringify(lines)}`);
-    assert.ok(again, `B ran the verify command again: ${JSON.stringify(lines)}`);
+    assert.ok(again, `B ran the verify command again: ${JSON.stringify(lines)}\n${coordinatorB.output()}`);
     assert.ok(stopped.at < again.at, `A's ended (${stopped.at}) before B's started (${again.at})`);
     assert.ok(!alive(onA.pid), "A's verify command is gone");
     assert.equal(again.cwd, b, "B verified in its own clone, not in A's folder");
