@@ -118,10 +118,13 @@ describe('a PostgreSQL restart in the middle of a run', function () {
 
     await waitFor(
       () => beat('D-T1-coder-001') && beat('D-T2-coder-001'),
-      `heartbeats of both first workers\n${account()}\n--- server log ---\n${cluster.log().slice(-3000)}`,
+      'heartbeats of both first workers',
       // Generous: on shared, loaded cores a CLI process can take long to start.
       120_000,
-    );
+    ).catch((err: Error) => {
+      // What the coordinator said by then (a message built before the wait would be empty).
+      throw new Error(`${err.message}\n${account()}\n--- server log ---\n${cluster.log().slice(-3000)}`);
+    });
     // An observer in another process, listening before the outage, hears the rest of the run after it.
     const follower = spawnCli(['events', '--follow', '--json'], { cwd: dir, env });
     children.push(follower);
@@ -208,12 +211,12 @@ describe('a PostgreSQL restart in the middle of a run', function () {
   });
 
   it('the server down for longer than a renewal interval but shorter than the lease, a worker finishing meanwhile', async () => {
-    // Worker leases of 45 s are renewed every 15 s, the coordinator's 30 s lease every 10 s: an outage of 16 s misses
-    // a renewal of each and ends neither lease (a coordinator's lease is renewed by its epoch, whenever it answers),
-    // with 14 s or more left for reconnecting on a loaded machine (with 21 s leases and a 12 s outage, 2 s at worst: a
-    // worker claimed 4 s before the outage ran out at load 20 before its first renewal went through). T1 and T2
-    // finish their work (10 s) while it lasts.
-    await runThrough('down', { leaseSeconds: 45, workerMs: 10_000 }, async () => {
+    // Worker leases of 45 s are renewed (a heartbeat) every 15 s, the coordinator's 30 s lease every 10 s: an outage
+    // of 16 s misses a renewal of each and ends neither lease (a coordinator's lease is renewed by its epoch, whenever
+    // it answers), with 14 s or more left for reconnecting on a loaded machine (with 21 s leases and a 12 s outage, 2 s
+    // at worst: a worker claimed 4 s before the outage ran out at load 20 before its first renewal went through). The
+    // outage begins after T1's and T2's first heartbeat (15 s in), and they finish their work (24 s) while it lasts.
+    await runThrough('down', { leaseSeconds: 45, workerMs: 24_000 }, async () => {
       cluster.down();
       await new Promise((resolve) => setTimeout(resolve, 16_000));
       cluster.up();
