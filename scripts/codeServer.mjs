@@ -2,7 +2,7 @@
 // plain): a real VS Code 1.99 extension host that runs on Node 20, used by the integration
 // and end-to-end tests and by `npm start`. See docs/extension.md, "Testing in a real editor".
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -20,7 +20,64 @@ export const CODE_SERVER_BIN = join(INSTALL_DIR, 'node_modules', '.bin', 'code-s
  * already in its cache: we put Debian's `rg` there.
  */
 export function ensureCodeServer(log = (line) => process.stderr.write(`${line}\n`)) {
-  if (existsSync(MARKER) && existsSync(CODE_SERVER_BIN)) return CODE_SERVER_BIN;
+  if (installed()) return CODE_SERVER_BIN;
+  // .ci/run installs it in the background while the first tiers run; a tier that needs it meanwhile waits here.
+  const release = takeInstallLock(log);
+  try {
+    if (installed()) return CODE_SERVER_BIN;
+    return install(log);
+  } finally {
+    release();
+  }
+}
+
+const installed = () => existsSync(MARKER) && existsSync(CODE_SERVER_BIN);
+const INSTALL_LOCK = `${INSTALL_DIR}.lock`;
+
+/**
+ * One installer at a time: the lock is a folder (mkdir is atomic) holding its owner's pid; a
+ * lock whose owner is gone is taken over. Returns its release.
+ */
+function takeInstallLock(log) {
+  mkdirSync(CACHE, { recursive: true });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let told = false; ; ) {
+    try {
+      mkdirSync(INSTALL_LOCK);
+      writeFileSync(join(INSTALL_LOCK, 'pid'), `${process.pid}\n`);
+      return () => rmSync(INSTALL_LOCK, { recursive: true, force: true });
+    } catch (err) {
+      if (err.code !== 'EEXIST') throw err;
+    }
+    const owner = lockOwner();
+    if (owner !== undefined && !isAlive(owner)) {
+      rmSync(INSTALL_LOCK, { recursive: true, force: true });
+      continue;
+    }
+    if (!told) log(`Waiting for the code-server install of another process (pid ${owner ?? '?'})…`);
+    told = true;
+    Atomics.wait(pause, 0, 0, 500);
+  }
+}
+
+function lockOwner() {
+  try {
+    return Number(readFileSync(join(INSTALL_LOCK, 'pid'), 'utf8')) || undefined;
+  } catch {
+    return undefined; // just made, its pid not written yet
+  }
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+function install(log) {
   log(`Installing code-server ${CODE_SERVER_VERSION} into ${INSTALL_DIR} (first use only)…`);
   rmSync(INSTALL_DIR, { recursive: true, force: true });
   const tmp = join(INSTALL_DIR, 'tmp');
