@@ -93,9 +93,9 @@ const STEPS: Step[] = [
   { name: 'typecheck', script: 'typecheck', group: 'checks', budgetSeconds: 240 },
   { name: 'build', script: 'build', group: 'checks', budgetSeconds: 120 },
   { name: 'unit', script: 'test:unit', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 240 },
-  { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
+  { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 1500 },
   { name: 'integration', script: 'test:integration', counts: integrationCounts, budgetSeconds: 600 },
-  { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 900 },
+  { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 1500 },
 ];
 
 const BUDGET_SCALE = Number(process.env.BATON_TEST_BUDGET_SCALE ?? 1);
