@@ -25,7 +25,13 @@ if (!Number.isInteger(procs) || procs < 1) {
 }
 
 const hogs = Array.from({ length: procs }, () =>
-  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore', detached: false }),
+  // Busy, and gone soon after this script is, however it ended (a SIGKILL included): a hog that finds itself
+  // re-parented stops, so no hog outlives the run it was loading.
+  spawn(
+    process.execPath,
+    ['-e', `for (;;) { for (let i = 0; i < 1e8; i++); if (process.ppid !== ${process.pid}) process.exit(0); }`],
+    { stdio: 'ignore', detached: false },
+  ),
 );
 const started = Date.now();
 const load = () => loadavg()[0].toFixed(1);
@@ -53,6 +59,12 @@ if (command.length === 0) {
   const child = spawn(command[0], command.slice(1), { stdio: 'inherit' });
   // The command gets the terminal's Ctrl-C itself; the hogs end when it does.
   process.on('SIGINT', () => undefined);
+  for (const signal of ['SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      stopHogs();
+      child.kill(signal);
+    });
+  }
   child.on('error', (err) => {
     stopHogs();
     process.stderr.write(`cpuHog: ${command[0]}: ${err.message}\n`);
