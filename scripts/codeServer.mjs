@@ -41,7 +41,7 @@ const INSTALL_LOCK = `${INSTALL_DIR}.lock`;
 function takeInstallLock(log) {
   mkdirSync(CACHE, { recursive: true });
   const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (let told = false; ; ) {
+  for (let told = false; ;) {
     try {
       mkdirSync(INSTALL_LOCK);
       writeFileSync(join(INSTALL_LOCK, 'pid'), `${process.pid}\n`);

@@ -285,7 +285,8 @@ export async function cursorLine(page: Page): Promise<number> {
  * Opens the code actions at the cursor (Ctrl+.) and returns the titles it offers; with
  * `apply`, applies that one (with the keyboard: the widget blocks pointer events while it
  * opens) and waits for the widget to close. Right after an edit the editor may answer "No
- * code actions available" while it recomputes: then it asks again (three times at most).
+ * code actions available" while it recomputes: then it asks again (three times at most), the
+ * cursor where it was.
  */
 export async function codeActions(page: Page, apply?: string): Promise<string[]> {
   const widget = page.locator('.action-widget');
@@ -314,6 +315,11 @@ export async function codeActions(page: Page, apply?: string): Promise<string[]>
     if (attempt >= 3) throw new Error(`No code action "${apply ?? 'at all'}"; offered: ${titles.join(', ') || 'none'}`);
     await page.keyboard.press('Escape');
     await widget.waitFor({ state: 'hidden', timeout: 5_000 });
+    // The message closes when the cursor moves (Escape may leave it; under load it stayed 10 s): there and back.
+    if (await none.isVisible()) {
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowLeft');
+    }
     await none.waitFor({ state: 'hidden', timeout: 10_000 });
   }
   if (!apply) return titles;
