@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { countingTransactions } from '../../support/countingStore';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_CONFIG } from '../../../src/engine/domain/config';
@@ -6,7 +7,6 @@ import { freezeWorkers } from '../../../src/engine/domain/frozenWorkers';
 import { decideLaunch, type StartPlan } from '../../../src/engine/domain/launch';
 import { readLaunchSnapshot } from '../../../src/engine/queries/launchSnapshot';
 import type { FileStore } from '../../../src/engine/store/fileStore';
-import type { StoreTx } from '../../../src/engine/store/port';
 import { claimAttempt } from '../../../src/engine/usecases/claimAttempt';
 import { EngineFixture } from '../../support/engineFixture';
 import { sequentialIds } from '../../support/fakeClock';
@@ -32,14 +32,7 @@ describe('claimAttempt', () => {
     const { run } = await engine.runForPlan('plan.md');
     await engine.close();
     const store: FileStore = await fixture.openStore();
-    let transactions = 0;
-    const counting = {
-      read: store.read.bind(store),
-      transact: <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
-        transactions++;
-        return store.transact(work);
-      },
-    } as unknown as FileStore;
+    const { counting, transactions } = countingTransactions(store);
     const snapshot = await store.read((r) => readLaunchSnapshot(r, { runId: run.id, now: 0, taskIds: [taskId] }));
     const decision = decideLaunch(snapshot, taskId, {
       maxConcurrency: 2,
@@ -60,7 +53,7 @@ describe('claimAttempt', () => {
       store,
       ctx,
       plan: (decision as { plan: StartPlan }).plan,
-      transactions: () => transactions,
+      transactions,
     };
   }
 

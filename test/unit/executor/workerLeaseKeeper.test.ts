@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { countingTransactions } from '../../support/countingStore';
 import { DEFAULT_CONFIG } from '../../../src/engine/domain/config';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { Attempt } from '../../../src/engine/executor/attempt';
@@ -6,7 +7,6 @@ import { WorkerLeaseKeeper } from '../../../src/engine/executor/workerLeaseKeepe
 import { endRunningAttempt } from '../../../src/engine/operations/delegations/endRunningAttempt';
 import { getDelegation } from '../../../src/engine/queries/delegations';
 import type { FileStore } from '../../../src/engine/store/fileStore';
-import type { StoreTx } from '../../../src/engine/store/port';
 import { takeCoordinatorLease } from '../../../src/engine/usecases/coordinatorLiveness';
 import { EngineFixture } from '../../support/engineFixture';
 import { sequentialIds } from '../../support/fakeClock';
@@ -44,14 +44,7 @@ describe('the worker lease keeper', () => {
       leaseMs: 30_000,
     });
     assert.ok(lease.acquired);
-    let transactions = 0;
-    const counting = {
-      read: store.read.bind(store),
-      transact: <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
-        transactions++;
-        return store.transact(work);
-      },
-    } as unknown as FileStore;
+    const { counting, transactions } = countingTransactions(store);
     const lost: Array<{ delegationId: string; why: string }> = [];
     const keeper = new WorkerLeaseKeeper(
       {
@@ -84,7 +77,7 @@ describe('the worker lease keeper', () => {
           fixture.fakeClock.monotonic() + LEASE_MS,
         ),
     );
-    return { store, runId, attempts, keeper, lost, transactions: () => transactions, claims };
+    return { store, runId, attempts, keeper, lost, transactions, claims };
   }
 
   it('renews every tracked lease in one transaction per tick', async () => {

@@ -1,0 +1,15 @@
+import type { FileStore } from '../../src/engine/store/fileStore';
+import type { StoreTx } from '../../src/engine/store/port';
+
+/** The store as a use case sees it, counting the transactions it is asked for (reads pass through). */
+export function countingTransactions(store: FileStore): { counting: FileStore; transactions: () => number } {
+  let transactions = 0;
+  const counting = {
+    read: store.read.bind(store),
+    transact: <T>(work: (tx: StoreTx) => Promise<T>): Promise<T> => {
+      transactions++;
+      return store.transact(work);
+    },
+  } as unknown as FileStore;
+  return { counting, transactions: () => transactions };
+}
