@@ -45,7 +45,8 @@ async function drive(engine: Engine, runId: string, maxConcurrency?: number) {
 }
 
 describe('git isolation: a worktree per task, integrated after it passed', function () {
-  this.timeout(60_000);
+  // A hang detector: a test takes 5–40 s here, several times that at load 10 with three git worktrees per test.
+  this.timeout(180_000);
   let fixture: EngineFixture;
   let engine: Engine;
 
@@ -524,7 +525,7 @@ async function waitForTask(engine: Engine, runId: string, taskId: string, status
   throw new Error(`${taskId} never became ${status}`);
 }
 
-async function waitForValue<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function waitForValue<T>(probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
