@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { refusalError } from '../domain/admission';
 import { BatonError } from '../domain/errors';
 import type { StartPlan } from '../domain/launch';
@@ -145,7 +145,11 @@ async function recordClaim(
   await refreshRunStatus(tx, runId, now);
   const artifactPath = paths.artifact(delegationId);
   // An isolated worker works elsewhere: it gets the artifact's absolute path.
-  const shown = (path: string): string => (worktree ? path : workspacePath(ctx.workspace, path));
+  // Stored paths are absolute or workspace-relative (a result ingested by hand); an isolated worker works elsewhere.
+  const shown = (path: string): string => {
+    const absolute = resolve(ctx.workspace, path);
+    return worktree ? absolute : workspacePath(ctx.workspace, absolute);
+  };
   const dependencies = await dependencyTitles(tx, runId, task.id);
   const earlierAttempts =
     claim.delegation.attempt > 1
@@ -203,7 +207,7 @@ async function readVerifyOutputs(ctx: EngineContext, runId: string, taskId: stri
   for (const { failedVerification: failed } of attempts) {
     if (!failed) continue;
     try {
-      const tail = readBatonFileTail(ctx.workspace, failed.logPath, VERIFY_TAIL_BYTES);
+      const tail = readBatonFileTail(ctx.workspace, resolve(ctx.workspace, failed.logPath), VERIFY_TAIL_BYTES);
       if (tail) outputs.set(failed.logPath, tail);
     } catch (err) {
       ctx.log(
