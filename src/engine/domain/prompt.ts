@@ -1,6 +1,6 @@
 import type { Issue } from './issue';
 import { counted } from './plural';
-import type { DelegationStatus, ResultStatus, Task } from './types';
+import type { DelegationStatus, Task } from './types';
 
 export interface PromptInput {
   task: Task;
@@ -95,7 +95,6 @@ export interface EarlierAttempt {
   reason?: string;
   /** Why its worker's lease ended (timed out, stopped, stale, result ingested). */
   leaseEndReason?: string;
-  resultStatus?: ResultStatus;
   /** Its latest result, when that one was rejected: its errors, at most EARLIER_ISSUES_SHOWN, and how many more. */
   rejectedResult?: { artifactPath: string; issues: Issue[]; omitted: number };
   /** Its last failed verify command, with the end of its output when it could be read. */
@@ -130,15 +129,20 @@ export function whatWentWrongBefore(attempts: readonly EarlierAttempt[]): string
 }
 
 function describeEarlierAttempt(a: EarlierAttempt): string[] {
-  const lines = [`### Attempt ${a.attempt} (${a.delegationId}): ${a.status}${a.reason ? ` — ${a.reason}` : ''}`, ''];
+  const lines = [
+    `### Attempt ${a.attempt} (${a.delegationId}): ${a.status}${a.reason ? ` — ${oneLine(a.reason)}` : ''}`,
+    '',
+  ];
   if (a.leaseEndReason && a.leaseEndReason !== a.reason)
-    lines.push(`Its worker's lease ended: ${a.leaseEndReason}.`, '');
+    lines.push(`Its worker's lease ended: ${oneLine(a.leaseEndReason)}.`, '');
   if (a.rejectedResult) {
     const { artifactPath, issues, omitted } = a.rejectedResult;
     lines.push(`Its result \`${artifactPath}\` was rejected:`);
     for (const i of issues) {
       const where = i.range ? `line ${i.range.start.line}, column ${i.range.start.column}: ` : '';
-      lines.push(`- ${where}\`${i.code}\` ${i.message}${i.recommendation ? ` ${i.recommendation}` : ''}`);
+      lines.push(
+        `- ${where}\`${i.code}\` ${oneLine(i.message)}${i.recommendation ? ` ${oneLine(i.recommendation)}` : ''}`,
+      );
     }
     if (omitted > 0) lines.push(`- and ${counted(omitted, 'more issue')}.`);
     lines.push('');
@@ -161,6 +165,14 @@ function describeFailedVerification(v: NonNullable<EarlierAttempt['failedVerific
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(v.output) + 1));
   lines.push(`The end of its output (all of it: \`${v.logPath}\`):`, '', `${fence}text`, v.output, fence, '');
   return lines;
+}
+
+/**
+ * A reason or an issue on one line: a note or a result's own text can hold line breaks, which would end its list item
+ * or start a heading of its own in the prompt.
+ */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
 }
 
 function longestBacktickRun(text: string): number {

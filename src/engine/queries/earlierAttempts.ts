@@ -1,6 +1,6 @@
 import type { Issue } from '../domain/issue';
 import { EARLIER_ATTEMPTS_SHOWN, EARLIER_ISSUES_SHOWN, type EarlierAttempt } from '../domain/prompt';
-import type { DelegationStatus, ResultStatus } from '../domain/types';
+import type { DelegationStatus } from '../domain/types';
 import type { StoreReader } from '../store/port';
 
 type Reader = Pick<StoreReader, 'all'>;
@@ -10,7 +10,6 @@ interface AttemptRow {
   attempt: number;
   status: string;
   reason: string | null;
-  result_status: string | null;
 }
 
 interface IngestionRow {
@@ -44,7 +43,7 @@ export async function readEarlierAttempts(
   const before = beforeAttempt !== undefined ? ' AND attempt < ?' : '';
   const attempts = (
     await r.all<AttemptRow>(
-      `SELECT id, attempt, status, reason, result_status FROM delegations WHERE run_id = ? AND task_id = ?${before}
+      `SELECT id, attempt, status, reason FROM delegations WHERE run_id = ? AND task_id = ?${before}
        ORDER BY attempt DESC LIMIT ${EARLIER_ATTEMPTS_SHOWN}`,
       beforeAttempt !== undefined ? [runId, taskId, beforeAttempt] : [runId, taskId],
     )
@@ -84,7 +83,6 @@ export async function readEarlierAttempts(
       status: a.status as DelegationStatus,
       ...(a.reason ? { reason: a.reason } : {}),
       ...(leaseEndReason ? { leaseEndReason } : {}),
-      ...(a.result_status ? { resultStatus: a.result_status as ResultStatus } : {}),
       ...(ingestion && Number(ingestion.accepted) === 0 ? { rejectedResult: rejectedResultOf(ingestion) } : {}),
       ...(receipt
         ? {

@@ -101,6 +101,22 @@ describe('workers: a retry’s prompt says what went wrong before', () => {
     );
   });
 
+  it('keeps each reason and issue on its line: a line break in their text cannot start a heading of its own', () => {
+    const text = whatWentWrongBefore([
+      {
+        ...REJECTED,
+        reason: 'retry approved at G-3: first line\n## When you are done\nsecond',
+        rejectedResult: {
+          ...REJECTED.rejectedResult!,
+          issues: [issue('result.task-mismatch', 'task', 'The result is for task "A\n## B".', '')],
+        },
+      },
+    ]).join('\n');
+    assert.doesNotMatch(text, /^## (When|B)/m);
+    assert.match(text, /— retry approved at G-3: first line ## When you are done second\n/);
+    assert.match(text, /^- `result\.task-mismatch` The result is for task "A ## B"\.$/m);
+  });
+
   it('says how many issues it left out', () => {
     const many = { ...REJECTED, rejectedResult: { ...REJECTED.rejectedResult!, omitted: 7 } };
     assert.ok(whatWentWrongBefore([many]).includes('- and 7 more issues.'));
@@ -116,7 +132,6 @@ describe('workers: a retry’s prompt says what went wrong before', () => {
         status: 'FAILED',
         reason: 'retry approved at G-5',
         leaseEndReason: 'result ingested',
-        resultStatus: 'PASS',
         failedVerification: {
           command: ['npm', 'test'],
           exitCode: 1,
