@@ -102,8 +102,11 @@ describe('the demo (examples/demo) fails exactly where its README says', functio
   });
 
   it('repairs T2 on its retry: approving its ingestion_failed gate runs attempt 2, told what went wrong, and it passes', async () => {
-    // A fresh copy of the demo: this run approves T2's gate instead of correcting the result by hand.
-    ws = copyDemo(dir!);
+    // A fresh copy of the demo in a folder of its own: this run approves T2's gate instead of correcting the result
+    // by hand.
+    removeWorkspace(dir);
+    dir = makeWorkspace('baton-demo-');
+    ws = copyDemo(dir);
     const started = await run(['start', 'plan.md']);
     assert.equal(started.code, 8, describeResult(started));
     const first = await gates();
