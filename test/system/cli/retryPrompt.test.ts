@@ -40,21 +40,30 @@ Do T3.
 // The worker: a plain process with its prompt on stdin. On its first attempt it goes wrong in its task's own way; on
 // a retry it does the right thing only when its prompt names what went wrong — otherwise it goes wrong again, so a
 // retry prompt without the facts fails the test.
-const AGENT = String.raw`
+const AGENT =
+  String.raw`
 const fs = require('node:fs');
 const task = process.argv[2];
 const artifact = process.env.BATON_ARTIFACT_PATH;
-const result = (id) => ['# Result', '', '` + '```' + String.raw`baton-result', 'contract: baton-result-v1', 'task: ' + id,
-  'agent: coder', 'status: PASS', 'summary: done', 'artifacts: []', '` + '```' + String.raw`', ''].join('\n');
+const result = (id) => ['# Result', '', '` +
+  '```' +
+  String.raw`baton-result', 'contract: baton-result-v1', 'task: ' + id,
+  'agent: coder', 'status: PASS', 'summary: done', 'artifacts: []', '` +
+  '```' +
+  String.raw`', ''].join('\n');
 let prompt = '';
 process.stdin.on('data', (d) => (prompt += d)).on('end', () => {
   const told = (...facts) => prompt.includes('## What went wrong before') && facts.every((f) => prompt.includes(f));
   if (task === 'T1') {
     // Its wrong result's task: line is line 5, its value at column 7.
-    const fixed = told('line 5, column 7: ` + '`result.task-mismatch`' + String.raw`', 'The result is for task "WRONG", but this delegation is for task "T1".');
+    const fixed = told('line 5, column 7: ` +
+  '`result.task-mismatch`' +
+  String.raw`', 'The result is for task "WRONG", but this delegation is for task "T1".');
     fs.writeFileSync(artifact, result(fixed ? 'T1' : 'WRONG'));
   } else if (task === 'T2') {
-    if (told('` + '`node check.js`' + String.raw` exited with 3', 'MARKER: done.txt is missing')) fs.writeFileSync('done.txt', 'done\n');
+    if (told('` +
+  '`node check.js`' +
+  String.raw` exited with 3', 'MARKER: done.txt is missing')) fs.writeFileSync('done.txt', 'done\n');
     fs.writeFileSync(artifact, result('T2'));
   } else if (told('timed out after 3 s')) {
     fs.writeFileSync(artifact, result('T3'));
