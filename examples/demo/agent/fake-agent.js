@@ -4,9 +4,12 @@
 // seconds, and writes a result artifact where Baton asked for it (BATON_ARTIFACT_PATH).
 // Like a real agent, it signs its result as the agent its prompt names ("You are the
 // "reviewer" agent"), so T5, the reviewer's task, passes like the others. Every task passes
-// except T2, whose result is deliberately invalid (wrong task, status DONE) so that the demo
-// shows an ingestion issue. T6 reports PASS without doing the work, so its verify command
-// fails and the demo shows a verification gate.
+// except T2, whose first result is deliberately invalid (wrong task, status DONE) so that the
+// demo shows an ingestion issue. Like a real agent it reads what went wrong before: when its
+// prompt lists the issues of an earlier result ("## What went wrong before"), it fixes the
+// fields those issue codes name, so T2 repairs itself on the retry after its gate is approved.
+// T6 reports PASS without doing the work, so its verify command fails and the demo shows a
+// verification gate.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -29,6 +32,12 @@ function heartbeat(progress) {
 /** The agent Baton delegated the task to, as the prompt names it. */
 function agentOf(prompt) {
   return /^You are the "([^"]+)" agent\./m.exec(prompt)?.[1] || process.argv[3] || 'coder';
+}
+
+/** The issue codes an earlier rejected result got, as the prompt's "What went wrong before" lists them. */
+function earlierIssueCodes(prompt) {
+  const section = prompt.split(/^## What went wrong before$/m)[1]?.split(/^## When you are done$/m)[0] ?? '';
+  return new Set([...section.matchAll(/^- (?:line \d+, column \d+: )?`(result\.[a-z-]+)`/gm)].map((m) => m[1]));
 }
 
 function result(status, task, summary, agent) {
@@ -64,8 +73,14 @@ process.stdin.on('end', () => {
       return;
     }
     fs.mkdirSync(path.dirname(artifact), { recursive: true });
-    if (taskId === 'T2') fs.writeFileSync(artifact, result('DONE', 'T3', 'added the notes commands', agent));
-    else fs.writeFileSync(artifact, result('PASS', taskId, `finished ${taskId}`, agent));
+    if (taskId === 'T2') {
+      // The fields the earlier issues name are fixed; the others stay as they were.
+      const fix = earlierIssueCodes(prompt);
+      const task = fix.has('result.task-mismatch') ? taskId : 'T3';
+      const status = fix.has('result.invalid-status') ? 'PASS' : 'DONE';
+      if (fix.size > 0) console.log(`fake agent: fixing what went wrong before: ${[...fix].join(', ')}`);
+      fs.writeFileSync(artifact, result(status, task, 'added the notes commands', agent));
+    } else fs.writeFileSync(artifact, result('PASS', taskId, `finished ${taskId}`, agent));
     console.log(`fake agent: wrote ${artifact}`);
   };
   next();

@@ -1,4 +1,6 @@
-import type { Task } from './types';
+import type { Issue } from './issue';
+import { counted } from './plural';
+import type { DelegationStatus, Task } from './types';
 
 export interface PromptInput {
   task: Task;
@@ -7,6 +9,8 @@ export interface PromptInput {
   /** Workspace-relative path where the result artifact is expected. */
   artifactPath: string;
   dependencies: Array<{ id: string; title: string }>;
+  /** The task's attempts before this one, oldest first (queries/earlierAttempts.ts); none for a first attempt. */
+  earlierAttempts?: readonly EarlierAttempt[];
 }
 
 /**
@@ -45,6 +49,8 @@ export function buildPrompt(input: PromptInput): string {
       '',
     );
   }
+  // Before "When you are done": the result's instructions stay the prompt's last word, after what to fix in it.
+  lines.push(...whatWentWrongBefore(input.earlierAttempts ?? []));
   lines.push(
     '## When you are done',
     '',
@@ -69,10 +75,141 @@ export function buildPrompt(input: PromptInput): string {
   return lines.join('\n');
 }
 
+/** How many of a task's earlier attempts a retry's prompt tells about: the latest ones. */
+export const EARLIER_ATTEMPTS_SHOWN = 3;
+/** How many issues of one rejected result it lists. */
+export const EARLIER_ISSUES_SHOWN = 20;
+/** The most of a failed verify command's output it shows: its last lines, within this many bytes. */
+export const VERIFY_TAIL_LINES = 40;
+export const VERIFY_TAIL_BYTES = 4 * 1024;
+
+/**
+ * What went wrong in one earlier attempt of a task, as the store keeps it (queries/earlierAttempts.ts), with its
+ * failed verify command's output read from its log (the use case reads it: domain/ does no I/O).
+ */
+export interface EarlierAttempt {
+  attempt: number;
+  delegationId: string;
+  status: DelegationStatus;
+  /** The delegation's last reason: how it ended, or the decision that ended it ("retry approved at G-3: …"). */
+  reason?: string;
+  /** Why its worker's lease ended (timed out, stopped, stale, result ingested). */
+  leaseEndReason?: string;
+  /** Its latest result, when that one was rejected: its errors, at most EARLIER_ISSUES_SHOWN, and how many more. */
+  rejectedResult?: { artifactPath: string; issues: Issue[]; omitted: number };
+  /** Its last failed verify command, with the end of its output when it could be read. */
+  failedVerification?: {
+    command: string[];
+    exitCode: number | null;
+    timedOut: boolean;
+    logPath: string;
+    output?: string;
+  };
+}
+
+/**
+ * "## What went wrong before": for a retry, each earlier attempt (the last EARLIER_ATTEMPTS_SHOWN) and how it ended —
+ * its rejected result's issues at their lines, its failed verify command with the end of its output, the reason its
+ * worker stopped — so the next attempt does not fail the same way. Nothing for a first attempt: its prompt is the one
+ * it always was.
+ */
+export function whatWentWrongBefore(attempts: readonly EarlierAttempt[]): string[] {
+  const shown = attempts.slice(-EARLIER_ATTEMPTS_SHOWN);
+  if (shown.length === 0) return [];
+  const lines = [
+    '## What went wrong before',
+    '',
+    `This task was tried before and did not succeed. Fix what went wrong, and do not repeat it.${
+      shown[0]!.attempt > 1 ? ` (The last ${counted(shown.length, 'attempt')} are shown.)` : ''
+    }`,
+    '',
+  ];
+  for (const attempt of shown) lines.push(...describeEarlierAttempt(attempt));
+  return lines;
+}
+
+function describeEarlierAttempt(a: EarlierAttempt): string[] {
+  const lines = [
+    `### Attempt ${a.attempt} (${a.delegationId}): ${a.status}${a.reason ? ` — ${oneLine(a.reason)}` : ''}`,
+    '',
+  ];
+  if (a.leaseEndReason && a.leaseEndReason !== a.reason)
+    lines.push(`Its worker's lease ended: ${oneLine(a.leaseEndReason)}.`, '');
+  if (a.rejectedResult) {
+    const { artifactPath, issues, omitted } = a.rejectedResult;
+    lines.push(`Its result \`${artifactPath}\` was rejected:`);
+    for (const i of issues) {
+      const where = i.range ? `line ${i.range.start.line}, column ${i.range.start.column}: ` : '';
+      lines.push(
+        `- ${where}\`${i.code}\` ${oneLine(i.message)}${i.recommendation ? ` ${oneLine(i.recommendation)}` : ''}`,
+      );
+    }
+    if (omitted > 0) lines.push(`- and ${counted(omitted, 'more issue')}.`);
+    lines.push('');
+  }
+  if (a.failedVerification) lines.push(...describeFailedVerification(a.failedVerification));
+  return lines;
+}
+
+function describeFailedVerification(v: NonNullable<EarlierAttempt['failedVerification']>): string[] {
+  const how = v.timedOut
+    ? 'timed out'
+    : v.exitCode === null
+      ? 'did not run to an exit code'
+      : `exited with ${v.exitCode}`;
+  const lines = [`Its result said PASS, but its verification failed: \`${v.command.join(' ')}\` ${how}.`];
+  if (v.output === undefined || v.output === '') {
+    lines.push(`(Its output is in \`${v.logPath}\`${v.output === '' ? ', and was empty' : ''}.)`, '');
+    return lines;
+  }
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(v.output) + 1));
+  lines.push(`The end of its output (all of it: \`${v.logPath}\`):`, '', `${fence}text`, v.output, fence, '');
+  return lines;
+}
+
+/**
+ * A reason or an issue on one line: a note or a result's own text can hold line breaks, which would end its list item
+ * or start a heading of its own in the prompt.
+ */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+function longestBacktickRun(text: string): number {
+  return Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+}
+
+/**
+ * The end of a verify log, as a retry's prompt shows it: the output of the failed command only (the log holds every
+ * command of the attempt, each after a `$ <command>` line), its last VERIFY_TAIL_LINES lines. `cut`: `text` is the
+ * end of a longer log, so its first line is partial and dropped.
+ */
+export function verifyOutputTail(text: string, command: readonly string[], cut: boolean): string {
+  let lines = text.replace(/\n$/, '').split('\n');
+  if (cut) lines = lines.slice(1);
+  const header = lines.lastIndexOf(`$ ${command.join(' ')}`);
+  if (header !== -1) lines = lines.slice(header + 1);
+  return lines.slice(-VERIFY_TAIL_LINES).join('\n');
+}
+
 /** The most a prompt passed as one argv element may hold (Linux refuses a single argument over 128 KiB). */
 export const ARGV_PROMPT_MAX_BYTES = 120 * 1024;
 /** The most a prompt on stdin may hold: a plan's instructions are not a place for megabytes. */
 export const STDIN_PROMPT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The prompt for `input`, fitted to `maxBytes`. fitPrompt keeps the head and cuts the tail, where the result's
+ * instructions are; so a retry's "What went wrong before" gives way first — its oldest attempts left out, then all
+ * of it — and only a prompt too long without it is cut.
+ */
+export function buildFittedPrompt(input: PromptInput, maxBytes: number): { text: string; truncated: boolean } {
+  const earlier = input.earlierAttempts ?? [];
+  for (let from = 0; from < earlier.length; from++) {
+    const prompt = buildPrompt({ ...input, earlierAttempts: earlier.slice(from) });
+    if (Buffer.byteLength(prompt) <= maxBytes) return { text: prompt, truncated: false };
+  }
+  return fitPrompt(buildPrompt({ ...input, earlierAttempts: [] }), maxBytes);
+}
 
 /**
  * The prompt cut to `maxBytes` (on a character boundary) with a last line that says so, or

@@ -1,11 +1,19 @@
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { refusalError } from '../domain/admission';
 import { BatonError } from '../domain/errors';
 import type { StartPlan } from '../domain/launch';
-import { ARGV_PROMPT_MAX_BYTES, buildPrompt, fitPrompt, STDIN_PROMPT_MAX_BYTES } from '../domain/prompt';
+import {
+  ARGV_PROMPT_MAX_BYTES,
+  buildFittedPrompt,
+  STDIN_PROMPT_MAX_BYTES,
+  VERIFY_TAIL_BYTES,
+  verifyOutputTail,
+  type EarlierAttempt,
+} from '../domain/prompt';
 import type { Delegation } from '../domain/types';
 import { isAgentWorker, MANUAL_HOLDER, promptInArgv } from '../domain/workerLaunch';
+import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { createWorktree } from '../effects/git/worktrees';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
@@ -20,6 +28,7 @@ import { recordRuntimeLaunch } from '../operations/runtimes/createRuntime';
 import { recordWorktree } from '../operations/worktrees/worktrees';
 import { readAdmission } from '../queries/admission';
 import { lastAgentSession } from '../queries/agentUsage';
+import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
@@ -68,9 +77,11 @@ export async function claimAttempt(
 ): Promise<ClaimedAttempt | undefined> {
   const { runId, plan } = input;
   let claimed: ClaimedAttempt;
+  // A retry's prompt shows its earlier attempts' failed verify output: files, read before the transaction.
+  const verifyOutputs = await readVerifyOutputs(ctx, runId, plan.task.id);
   const leaseUntilMono = ctx.clock.monotonic() + plan.leaseMs;
   try {
-    claimed = { ...(await ctx.store.transact((tx) => recordClaim(tx, ctx, input))), leaseUntilMono };
+    claimed = { ...(await ctx.store.transact((tx) => recordClaim(tx, ctx, input, verifyOutputs))), leaseUntilMono };
   } catch (err) {
     if (!(err instanceof BatonError) || err.code === 'coordinator.superseded') throw err;
     ctx.log(`${plan.task.id}: not started: ${err.message}`);
@@ -99,6 +110,7 @@ async function recordClaim(
   tx: StoreTx,
   ctx: EngineContext,
   input: Parameters<typeof claimAttempt>[1],
+  verifyOutputs: ReadonlyMap<string, FileTail>,
 ): Promise<Omit<ClaimedAttempt, 'leaseUntilMono'>> {
   const { runId, plan, where } = input;
   const { task } = plan;
@@ -133,10 +145,29 @@ async function recordClaim(
   await refreshRunStatus(tx, runId, now);
   const artifactPath = paths.artifact(delegationId);
   // An isolated worker works elsewhere: it gets the artifact's absolute path.
-  const shownArtifact = worktree ? artifactPath : workspacePath(ctx.workspace, artifactPath);
+  // Stored paths are absolute or workspace-relative (a result ingested by hand); an isolated worker works elsewhere.
+  const shown = (path: string): string => {
+    const absolute = resolve(ctx.workspace, path);
+    return worktree ? absolute : workspacePath(ctx.workspace, absolute);
+  };
   const dependencies = await dependencyTitles(tx, runId, task.id);
-  const fitted = fitPrompt(
-    buildPrompt({ task, delegationId, agent: claim.delegation.agent, artifactPath: shownArtifact, dependencies }),
+  const earlierAttempts =
+    claim.delegation.attempt > 1
+      ? asShown(
+          await readEarlierAttempts(tx, { runId, taskId: task.id, beforeAttempt: claim.delegation.attempt }),
+          verifyOutputs,
+          shown,
+        )
+      : [];
+  const fitted = buildFittedPrompt(
+    {
+      task,
+      delegationId,
+      agent: claim.delegation.agent,
+      artifactPath: shown(artifactPath),
+      dependencies,
+      earlierAttempts,
+    },
     promptInArgv(plan.worker) ? ARGV_PROMPT_MAX_BYTES : STDIN_PROMPT_MAX_BYTES,
   );
   // Prompt provenance: the file keeps the exact text, the store its digest and size (docs/workers.md).
@@ -164,6 +195,53 @@ async function recordClaim(
     logPath,
     ...(resumeSession ? { resumeSession } : {}),
   };
+}
+
+/**
+ * The end of each failed verify command's log among the task's latest attempts, by log path. Read before the claim's
+ * transaction (no file I/O inside it); a log that cannot be read is left out and the prompt names its path instead.
+ */
+async function readVerifyOutputs(ctx: EngineContext, runId: string, taskId: string): Promise<Map<string, FileTail>> {
+  const outputs = new Map<string, FileTail>();
+  const attempts = await ctx.store.read((r) => readEarlierAttempts(r, { runId, taskId }));
+  for (const { failedVerification: failed } of attempts) {
+    if (!failed) continue;
+    try {
+      const tail = readBatonFileTail(ctx.workspace, resolve(ctx.workspace, failed.logPath), VERIFY_TAIL_BYTES);
+      if (tail) outputs.set(failed.logPath, tail);
+    } catch (err) {
+      ctx.log(
+        `${taskId}: the output of an earlier verify command is left out of the prompt: ${(err as Error).message}`,
+      );
+    }
+  }
+  return outputs;
+}
+
+/** Earlier attempts as the new attempt's worker sees them: paths where it works from, verify output as read. */
+function asShown(
+  attempts: EarlierAttempt[],
+  outputs: ReadonlyMap<string, FileTail>,
+  shown: (path: string) => string,
+): EarlierAttempt[] {
+  return attempts.map(({ rejectedResult, failedVerification, ...attempt }) => {
+    const output = failedVerification && outputs.get(failedVerification.logPath);
+    return {
+      ...attempt,
+      ...(rejectedResult
+        ? { rejectedResult: { ...rejectedResult, artifactPath: shown(rejectedResult.artifactPath) } }
+        : {}),
+      ...(failedVerification
+        ? {
+            failedVerification: {
+              ...failedVerification,
+              logPath: shown(failedVerification.logPath),
+              ...(output ? { output: verifyOutputTail(output.text, failedVerification.command, output.cut) } : {}),
+            },
+          }
+        : {}),
+    };
+  });
 }
 
 /** A person's task: the manual_handoff gate says what to do (no process; nobody waits for it). */

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { countingTransactions } from '../../support/countingStore';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { DEFAULT_CONFIG } from '../../../src/engine/domain/config';
 import { freezeWorkers } from '../../../src/engine/domain/frozenWorkers';
 import { decideLaunch, type StartPlan } from '../../../src/engine/domain/launch';
+import { endRunningAttempt } from '../../../src/engine/operations/delegations/endRunningAttempt';
+import { recordVerificationReceipt } from '../../../src/engine/operations/receipts/recordVerificationReceipt';
 import { readLaunchSnapshot } from '../../../src/engine/queries/launchSnapshot';
 import type { FileStore } from '../../../src/engine/store/fileStore';
 import { claimAttempt } from '../../../src/engine/usecases/claimAttempt';
@@ -108,5 +111,115 @@ describe('claimAttempt', () => {
     });
     assert.equal(claimed, undefined);
     assert.deepEqual(await rows(), before, 'no attempt, no event');
+  });
+});
+
+/**
+ * A retry's prompt says what went wrong before (docs/workers.md, "The prompt"): its earlier attempts from the store,
+ * the end of a failed verify command's output from its log — read before the claim's one transaction, never through
+ * a link a worker planted.
+ */
+describe('claimAttempt: a retry’s prompt', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
+
+  async function firstAttemptFailedVerification(output: (logPath: string) => void) {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({
+        defaultWorker: 'sh',
+        isolation: 'none',
+        retryBackoffSeconds: 0,
+        workers: { sh: { type: 'process', command: 'true' } },
+      }),
+    );
+    const engine = await fixture.open();
+    const { run } = await engine.runForPlan('plan.md');
+    await engine.close();
+    const store: FileStore = await fixture.openStore();
+    const { counting, transactions } = countingTransactions(store);
+    const ctx = {
+      store: counting,
+      clock: fixture.fakeClock,
+      ids: sequentialIds(),
+      workspace: fixture.workspace,
+      config: CONFIG,
+      log: () => undefined,
+    };
+    const claim = async () => {
+      const snapshot = await store.read((r) => readLaunchSnapshot(r, { runId: run.id, now: 0, taskIds: ['T1'] }));
+      const decision = decideLaunch(snapshot, 'T1', {
+        maxConcurrency: 2,
+        config: CONFIG,
+        configWorkers: () => freezeWorkers(CONFIG),
+      });
+      assert.equal(decision.kind, 'start');
+      const claimed = await claimAttempt(ctx, {
+        runId: run.id,
+        plan: (decision as { plan: StartPlan }).plan,
+        where: { mode: 'shared' },
+        holder: 'box:1',
+        maxConcurrency: 2,
+      });
+      assert.ok(claimed);
+      return claimed;
+    };
+    const first = await claim();
+    assert.doesNotMatch(first.prompt, /What went wrong before/);
+    const logPath = join(fixture.workspace, '.baton', 'runs', run.id, 'logs', `${first.delegation.id}.verify.log`);
+    output(logPath);
+    const now = fixture.fakeClock.now();
+    await store.transact(async (tx) => {
+      await recordVerificationReceipt(
+        tx,
+        {
+          runId: run.id,
+          delegationId: first.delegation.id,
+          taskId: 'T1',
+          artifactDigest: 'sha256:a',
+          command: ['npm', 'test'],
+          exitCode: 1,
+          timedOut: false,
+          durationMs: 10,
+          outputDigest: 'sha256:o',
+          logPath,
+          startedAt: now,
+        },
+        now,
+      );
+      await endRunningAttempt(
+        tx,
+        { runId: run.id, delegationId: first.delegation.id, to: 'FAILED', reason: 'retry approved at G-7' },
+        now,
+      );
+    });
+    const before = transactions();
+    const second = await claim();
+    assert.equal(transactions() - before, 1, 'still one transaction');
+    return second;
+  }
+
+  it('carries the failed verify command and the end of its output from the log', async () => {
+    const second = await firstAttemptFailedVerification((logPath) => {
+      mkdirSync(dirname(logPath), { recursive: true });
+      writeFileSync(logPath, '$ npm test\nnot ok 1 - adds two numbers\n  expected 4, got 5\n(exit 1)\n');
+    });
+    assert.equal(second.delegation.attempt, 2);
+    assert.match(second.prompt, /### Attempt 1 \(D-T1-coder-001\): FAILED — retry approved at G-7/);
+    assert.match(second.prompt, /`npm test` exited with 1/);
+    assert.match(second.prompt, /```text\nnot ok 1 - adds two numbers\n {2}expected 4, got 5\n\(exit 1\)\n```/);
+    assert.match(second.prompt, /all of it: `\.baton\/runs\/R-[^/]+\/logs\/D-T1-coder-001\.verify\.log`/);
+    assert.equal(readFileSync(second.promptPath, 'utf8'), second.prompt, 'the file is the prompt whose digest is kept');
+  });
+
+  it('never reads through a link planted where the verify log was: the prompt names the log instead', async () => {
+    const secret = fixture.write('secret.txt', 'the private key\n');
+    const second = await firstAttemptFailedVerification((logPath) => {
+      mkdirSync(dirname(logPath), { recursive: true });
+      symlinkSync(secret, logPath);
+    });
+    assert.doesNotMatch(second.prompt, /private key/);
+    assert.match(second.prompt, /`npm test` exited with 1\.\n\(Its output is in `\.baton\/runs\/.*\.verify\.log`\.\)/);
   });
 });
