@@ -16,7 +16,7 @@ const WEIGHTS = {
   'test/system/agents/realClis.test.ts': 170,
   'test/system/store/crash.test.ts': 150,
   'test/system/cli/configTamper.test.ts': 90,
-  'test/system/cli/demo.test.ts': 130,
+  'test/system/cli/demo.test.ts': 65,
   'test/system/reliability.test.ts': 60,
   'test/system/executor/resume.test.ts': 60,
   'test/system/executor/stop.test.ts': 60,
