@@ -20,6 +20,7 @@ import { cleanup } from './commands/cleanup';
 import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
 import { mcp } from './commands/mcp';
+import { checkResult } from './commands/checkResult';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 const VERSION = '0.1.0';
@@ -300,6 +301,14 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--follow', 'keep printing new events until interrupted')
     .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
     .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
+
+  program
+    .command('check-result')
+    .description(
+      "check a draft result for this worker's own attempt as ingestion would, writing nothing; exit 4 when it would be rejected",
+    )
+    .option('--artifact <path>', 'the draft (default: $BATON_ARTIFACT_PATH, where the attempt expects its result)')
+    .action(async (o: { artifact?: string }, cmd: Command) => setExitCode(await checkResult(ctx(cmd), o)));
 
   program
     .command('mcp')

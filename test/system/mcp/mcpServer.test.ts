@@ -176,6 +176,22 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
       ],
     );
     assert.deepEqual(storeFingerprint(ws), before, 'the dry run wrote nothing to the store');
+    // The same check for a plain process worker: `baton check-result` in the worker's environment.
+    const cli = await runCli(['check-result', '--artifact', 'drafts/T1.md', '--json'], {
+      cwd: ws,
+      env: workerEnv['D-T1-coder-001']!,
+    });
+    assert.equal(cli.code, 4, describeResult(cli));
+    assert.deepEqual(
+      cli.json().check.issues.map((i: { code: string }) => i.code),
+      ['result.task-mismatch', 'result.invalid-status'],
+    );
+    const human = await runCli(['check-result', '--artifact', 'drafts/T1.md'], {
+      cwd: ws,
+      env: workerEnv['D-T1-coder-001']!,
+    });
+    assert.match(human.stdout, /^drafts\/T1\.md:5:7: error result\.task-mismatch: /m, describeResult(human));
+    assert.deepEqual(storeFingerprint(ws), before, 'nor did baton check-result');
     writeFile(ws, 'notes/report.txt', 'the report\n');
     writeFile(
       ws,
@@ -185,6 +201,9 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     const good = await call(client, 'baton_check_result');
     assert.equal(good.data.acceptable, true, good.text);
     assert.deepEqual(good.data.issues, []);
+    const cliGood = await runCli(['check-result'], { cwd: ws, env: workerEnv['D-T1-coder-001']! });
+    assert.equal(cliGood.code, 0, describeResult(cliGood));
+    assert.match(cliGood.stdout, /ingestion would accept this PASS result for D-T1-coder-001 \(nothing was recorded\)/);
     assert.deepEqual(storeFingerprint(ws), before, 'nor did the second');
   });
 
