@@ -109,6 +109,30 @@ describe('baton mcp: the tools of one attempt, bound by its runtime token', () =
     assert.match(client.getInstructions() ?? '', /baton_check_result/);
   });
 
+  it('speaks MCP 2025-11-25, and answers a client of an older version in that version (docs/agents.md)', async () => {
+    const answers: Record<string, string> = {};
+    for (const asked of ['2025-11-25', '2025-06-18', '2024-11-05']) {
+      const served = createAttemptServer(engine, credential, { version: '0.1.0' });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await served.server.connect(serverSide);
+      const reply = new Promise<{ result: { protocolVersion: string; serverInfo: { name: string } } }>((resolve) => {
+        clientSide.onmessage = (message) => resolve(message as never);
+      });
+      await clientSide.start();
+      await clientSide.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'old-agent', version: '1' } },
+      });
+      const { result } = await reply;
+      assert.equal(result.serverInfo.name, 'baton');
+      answers[asked] = result.protocolVersion;
+      await served.server.close();
+    }
+    assert.deepEqual(answers, { '2025-11-25': '2025-11-25', '2025-06-18': '2025-06-18', '2024-11-05': '2024-11-05' });
+  });
+
   it('baton_task: the task from the run, the files, dependencies, verify commands, the result contract, the attempt', async () => {
     const client = await connect(credential);
     const { isError, data } = await call(client, 'baton_task');
