@@ -2,7 +2,7 @@
 // VS Code, and the webview talks to the host only through src/protocol messages. Inside the
 // engine, each tier (docs/architecture.md, "Layers and tiers") has a fence: a block below that
 // names what its files may not import and, in the message, what to do instead. The adapters
-// (extension, CLI) reach the engine through src/engine/index.ts only.
+// (extension, CLI, and the MCP server the CLI starts) reach the engine through src/engine/index.ts only.
 // test/unit/layers.test.ts shows every fence failing on a probe import.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -153,6 +153,36 @@ export default tseslint.config(
   {
     files: ['src/extension/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', adapterImports()] },
+  },
+  // The MCP server of one attempt (src/mcp, `baton mcp`): an adapter like the CLI and below it — the CLI starts it;
+  // it serves an agent, so it knows neither the CLI's output nor the editor.
+  {
+    files: ['src/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'vscode',
+              message: 'src/mcp runs in `baton mcp`, a process of its own beside an agent: there is no VS Code here.',
+            },
+          ],
+          patterns: [
+            {
+              group: ['**/engine/*', '!**/engine/index', '**/engine/*/**'],
+              message:
+                "src/mcp uses only the engine's public API, as the CLI does: import from src/engine/index.ts (add an Engine method and export it there).",
+            },
+            {
+              group: ['**/cli', '**/cli/**', '**/extension', '**/extension/**', '**/protocol', '**/protocol/**'],
+              message:
+                'src/mcp is below the adapters: the CLI starts it (src/cli/commands/mcp.ts), not the other way round. Tools talk MCP (the SDK, zod) and the engine, nothing else.',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['src/protocol/**/*.ts'],

@@ -19,7 +19,11 @@ import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
 import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
+import { mcp } from './commands/mcp';
+import { checkResult } from './commands/checkResult';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
+
+const VERSION = '0.1.0';
 
 /** Exit codes of DESIGN §6 (docs/cli.md). */
 export const EXIT_CODES: Record<ErrorKind, number> = {
@@ -58,7 +62,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description(
       'Run a markdown plan of tasks through coding agents: a durable delegation queue with leases, heartbeats, gates and result contracts.',
     )
-    .version('0.1.0')
+    .version(VERSION)
     .option('--json', 'print one JSON document (NDJSON for events --follow)')
     .option('-C, --workspace <dir>', 'the workspace folder (default: nearest folder with .baton, else the current one)')
     .showHelpAfterError('(run baton --help for usage)')
@@ -297,6 +301,19 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--follow', 'keep printing new events until interrupted')
     .option('--after <seq>', 'only events after this sequence number', nonNegativeInteger)
     .action((o: { run?: string; follow?: boolean; after?: number }, cmd: Command) => events(ctx(cmd), o));
+
+  program
+    .command('check-result')
+    .description(
+      "check a draft result for this worker's own attempt as ingestion would, writing nothing; exit 4 when it would be rejected",
+    )
+    .option('--artifact <path>', 'the draft (default: $BATON_ARTIFACT_PATH, where the attempt expects its result)')
+    .action(async (o: { artifact?: string }, cmd: Command) => setExitCode(await checkResult(ctx(cmd), o)));
+
+  program
+    .command('mcp')
+    .description("serve one attempt's tools to its agent over MCP on stdio, bound by its BATON_* environment")
+    .action((_o, cmd: Command) => mcp(ctx(cmd), VERSION));
 
   const store = program
     .command('store')

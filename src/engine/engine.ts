@@ -75,6 +75,15 @@ import type { EngineContext } from './usecases/context';
 import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { HeartbeatBatch, type WorkerBeat } from './usecases/heartbeatBatch';
+import type { AttemptCredential } from './domain/attemptCredential';
+import {
+  authenticateAttempt,
+  checkDraftResult,
+  describeAttempt,
+  submitAttemptResult,
+  type AttemptBrief,
+  type DraftCheck,
+} from './usecases/attemptAccess';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import {
   artifactLimitOf,
@@ -317,6 +326,29 @@ export class Engine {
   /** A worker's heartbeat; beats sent while another commits go together in the next commit (HeartbeatBatch). */
   heartbeat(input: WorkerBeat): Promise<WorkerRuntime> {
     return this.heartbeats.renew(input);
+  }
+
+  // ── an attempt's own tools (`baton mcp`, docs/agents.md): each bound by the attempt's runtime token ──
+
+  /** The task of the attempt the credential is bound to, as its prompt gives it (`baton_task`). */
+  attemptBrief(credential: AttemptCredential): Promise<AttemptBrief> {
+    return describeAttempt(this.engineContext(), credential);
+  }
+
+  /** A progress note from the attempt's worker: its heartbeat, once the credential is shown to be its own. */
+  async attemptProgress(credential: AttemptCredential, progress: string): Promise<WorkerRuntime> {
+    await authenticateAttempt(this.engineContext(), credential);
+    return this.heartbeat({ runtimeId: credential.runtimeId, token: credential.token, progress });
+  }
+
+  /** A dry run of ingestion on the attempt's draft result (`baton_check_result`): nothing is written. */
+  checkDraftResult(credential: AttemptCredential, draft?: string): Promise<DraftCheck> {
+    return checkDraftResult(this.engineContext(), credential, draft);
+  }
+
+  /** Hands the attempt's result in by its token (`baton_submit_result`), as `baton ingest --token` does. */
+  submitAttemptResult(credential: AttemptCredential, draft?: string): Promise<IngestOutcome> {
+    return submitAttemptResult(this.engineContext(), credential, draft);
   }
 
   /** Marks every lease that ran out as STALE and applies the retry policy. */

@@ -23,6 +23,8 @@ const WEIGHTS = {
   'test/system/executor/coordinator.test.ts': 60,
   'test/system/isolation/isolation.test.ts': 60,
   'test/system/executor/fencing.test.ts': 50,
+  'test/system/mcp/mcpServer.test.ts': 50,
+  'test/system/agents/claudeMcp.test.ts': 25,
   'test/system/cli/badInput.test.ts': 45,
   'test/system/cli/flow.test.ts': 40,
   'test/system/cli/postgresFailover.test.ts': 40,

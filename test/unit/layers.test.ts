@@ -152,6 +152,23 @@ const FENCES: readonly Fence[] = [
     allowed: ['../engine/index', '../engine', 'commander'],
   },
   {
+    name: 'src/mcp (baton mcp) imports the engine through src/engine/index.ts only, and not the adapters above it',
+    file: 'src/mcp/x.ts',
+    forbidden: [
+      [
+        '../engine/engine',
+        /src\/mcp uses only the engine's public API, as the CLI does: import from src\/engine\/index\.ts/,
+      ],
+      ['../engine/usecases/attemptAccess', /src\/mcp uses only the engine's public API/],
+      ['../engine/domain/attemptCredential', /src\/mcp uses only the engine's public API/],
+      ['../cli/context', /src\/mcp is below the adapters: the CLI starts it/],
+      ['../extension/views', /src\/mcp is below the adapters/],
+      ['../protocol/messages', /src\/mcp is below the adapters/],
+      ['vscode', /src\/mcp runs in `baton mcp`, a process of its own/],
+    ],
+    allowed: ['../engine/index', '@modelcontextprotocol/sdk/server/mcp.js', 'zod', './progressWindow'],
+  },
+  {
     name: 'src/protocol imports only zod and itself: no vscode, engine, extension or CLI',
     file: 'src/protocol/x.ts',
     forbidden: [

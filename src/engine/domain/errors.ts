@@ -45,6 +45,10 @@ export const ERROR_CODES = {
   // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).
   'ingest.artifact-of-other-run': 'mismatch',
   'ingest.artifact-unreadable': 'invalid-input',
+  // A draft named to `baton mcp` (baton_check_result, baton_submit_result) outside the workspace: never read.
+  'ingest.artifact-outside-workspace': 'invalid-input',
+  // `baton mcp` started without the attempt's BATON_* variables (docs/agents.md).
+  'mcp.missing-identity': 'invalid-input',
   // A result handed in larger than the run's maxArtifactBytes, or not UTF-8 text: refused, nothing recorded.
   'ingest.artifact-too-large': 'invalid-input',
   'ingest.artifact-not-text': 'invalid-input',

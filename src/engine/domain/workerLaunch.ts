@@ -1,5 +1,5 @@
 import type { AgentKind } from './agents/agentActivity';
-import { agentPresetLaunch, type AgentPresetLaunch, type Permissions } from './agents/presets';
+import { agentPresetLaunch, type AgentPresetLaunch, type BatonMcpServer, type Permissions } from './agents/presets';
 import { BUILTIN_WORKERS, type BatonConfig, type WORKER_PLACEHOLDERS, type WorkerDefinition } from './config';
 import { BatonError } from './errors';
 import { frozenDefinition, type FrozenWorkers } from './frozenWorkers';
@@ -31,6 +31,16 @@ export interface LaunchValues {
   permissions?: Permissions;
   /** The agent session a retry continues (a preset whose worker asks for it). */
   resumeSession?: string;
+  /** How an agent preset starts the attempt's MCP server (batonMcpServer), when there is a CLI to run. */
+  batonMcp?: BatonMcpServer;
+}
+
+/**
+ * `baton mcp` through the CLI script the coordinator hands its workers as BATON_CLI: with this
+ * very node, or `node` on PATH where this process is not node (the editor's extension host).
+ */
+export function batonMcpServer(cliPath: string, host: { execPath: string; electron?: string }): BatonMcpServer {
+  return { command: host.electron ? 'node' : host.execPath, args: [cliPath, 'mcp'] };
 }
 
 /**
@@ -134,6 +144,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         prompt: values.prompt,
         permissions: values.permissions ?? DEFAULT_PERMISSIONS,
         ...(worker.continueSession && values.resumeSession ? { resumeSession: values.resumeSession } : {}),
+        ...(values.batonMcp ? { batonMcp: values.batonMcp } : {}),
         env: worker.env,
       });
       return {

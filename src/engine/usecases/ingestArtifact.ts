@@ -48,7 +48,27 @@ export async function ingestArtifact(
   /** The run's artifact limit when the caller read it already (artifactLimitOf); read here otherwise. */
   knownLimit?: number,
 ): Promise<IngestOutcome> {
-  refuseOtherRunsArtifact(ctx.workspace, delegation, absolutePath);
+  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
+  const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolutePath, limit);
+  return ingestArtifactContent(ctx, delegation, source, artifactPath, handedIn, limit);
+}
+
+/** An artifact's bytes, or only its size and place when it is over the run's limit (too large to read). */
+export type ArtifactSource = { bytes: Uint8Array } | { oversized: { size: number; path: string } };
+
+/**
+ * Reads a result artifact file for a delegation, as ingestion and its dry run (checkDraftResult)
+ * both take it: a file in another run's folder is refused (`ingest.artifact-of-other-run`), also
+ * through a link; anything but a readable regular file is `ingest.artifact-unreadable`; a file
+ * over `limit` is not read. Returns its content and its workspace-relative label.
+ */
+export function readArtifactFile(
+  workspace: string,
+  delegation: Delegation,
+  absolutePath: string,
+  limit: number,
+): { source: ArtifactSource; artifactPath: string } {
+  refuseOtherRunsArtifact(workspace, delegation, absolutePath);
   let size: number;
   try {
     const stat = statSync(absolutePath);
@@ -67,29 +87,84 @@ export async function ingestArtifact(
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  refuseOtherRunsArtifact(realpathOr(ctx.workspace), delegation, realpathOr(absolutePath));
-  const artifactPath = workspacePath(ctx.workspace, absolutePath);
-  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
+  refuseOtherRunsArtifact(realpathOr(workspace), delegation, realpathOr(absolutePath));
+  const artifactPath = workspacePath(workspace, absolutePath);
   // Too large to read: only its digest is taken (streamed), for the coordinator's rejected record.
-  if (size > limit)
-    return ingestArtifactContent(
-      ctx,
-      delegation,
-      { oversized: { size, path: absolutePath } },
-      artifactPath,
-      handedIn,
-      limit,
-    );
-  let bytes: Buffer;
+  if (size > limit) return { source: { oversized: { size, path: absolutePath } }, artifactPath };
   try {
-    bytes = readFileSync(absolutePath);
+    return { source: { bytes: readFileSync(absolutePath) }, artifactPath };
   } catch (err) {
     throw new BatonError(
       'ingest.artifact-unreadable',
       `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
     );
   }
-  return ingestArtifactContent(ctx, delegation, { bytes }, artifactPath, handedIn, limit);
+}
+
+/** What an artifact says and what is wrong with it (judgeArtifact): nothing of it is written yet. */
+export interface ArtifactJudgement {
+  /** Undefined only for an artifact too large to read: its digest is streamed from the file when it is recorded. */
+  digest?: string;
+  size: number;
+  issues: Issue[];
+  /** The text, when it is within the limit and UTF-8. */
+  content?: string;
+  resultStatus?: Delegation['resultStatus'];
+  summary?: string;
+  /** Why it cannot be taken at all when handed in (too large, not text): the issue that says so is in `issues`. */
+  unfit?: 'ingest.artifact-too-large' | 'ingest.artifact-not-text';
+}
+
+/**
+ * The one check of a result (DESIGN §8: one check, its callers ingestion and the dry run of
+ * `baton_check_result`): its size against the run's limit, that it is UTF-8 text, the contract,
+ * the task and agent against the delegation, and the listed paths against the folder its worker
+ * worked in. It reads the store and the disk and writes nothing.
+ */
+export async function judgeArtifact(
+  ctx: EngineContext,
+  delegation: Delegation,
+  source: ArtifactSource,
+  limit: number,
+): Promise<ArtifactJudgement> {
+  const size = 'bytes' in source ? source.bytes.byteLength : source.oversized.size;
+  if (size > limit || !('bytes' in source)) {
+    const message = `The artifact is ${size} bytes; this run's limit is ${limit} bytes (maxArtifactBytes${limit === MAX_ARTIFACT_BYTES ? ', 1 MiB' : ''}).`;
+    const recommendation = 'Keep the result artifact short: a summary and paths to the files that hold the work.';
+    return {
+      ...('bytes' in source ? { digest: contentDigest(source.bytes) } : {}),
+      size,
+      issues: [issue('result.artifact-too-large', '', message, recommendation)],
+      unfit: 'ingest.artifact-too-large',
+    };
+  }
+  const digest = contentDigest(source.bytes);
+  const content = textOf(source.bytes);
+  if (content === undefined) {
+    const message = 'The artifact is not UTF-8 text (invalid UTF-8, or a NUL byte): a result is a markdown file.';
+    const recommendation = 'Hand in the markdown result artifact, saved as UTF-8.';
+    return {
+      digest,
+      size,
+      issues: [issue('result.artifact-not-text', '', message, recommendation)],
+      unfit: 'ingest.artifact-not-text',
+    };
+  }
+  const parsed = parseResultArtifact(content, { taskId: delegation.taskId, agent: delegation.agent });
+  const issues = parsed.issues;
+  if (!parsed.result) return { digest, size, issues, content };
+  if (parsed.result.artifacts.length > 0) {
+    // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on
+    // the machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
+    const runtime = await ctx.store.read((r) =>
+      r.get<{ cwd: string | null }>(
+        `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
+        [delegation.runId, delegation.id],
+      ),
+    );
+    issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
+  }
+  return { digest, size, issues, content, resultStatus: parsed.result.status, summary: parsed.result.summary };
 }
 
 /**
@@ -109,7 +184,7 @@ export async function ingestArtifact(
 export async function ingestArtifactContent(
   ctx: EngineContext,
   delegation: Delegation,
-  source: { bytes: Uint8Array } | { oversized: { size: number; path: string } },
+  source: ArtifactSource,
   /** Where the content stood on the ingesting machine (workspace-relative, absolute or STDIN_ARTIFACT): a label. */
   artifactPath: string,
   handedIn?: HandedIn,
@@ -117,54 +192,14 @@ export async function ingestArtifactContent(
   knownLimit?: number,
 ): Promise<IngestOutcome> {
   const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
-  const size = 'bytes' in source ? source.bytes.byteLength : source.oversized.size;
-  let digest: string;
-  let issues: Issue[];
-  let resultStatus: Delegation['resultStatus'];
-  let summary: string | undefined;
-  let content: string | undefined;
-  if (size > limit || !('bytes' in source)) {
-    const message = `The artifact is ${size} bytes; this run's limit is ${limit} bytes (maxArtifactBytes${limit === MAX_ARTIFACT_BYTES ? ', 1 MiB' : ''}).`;
-    const recommendation = 'Keep the result artifact short: a summary and paths to the files that hold the work.';
-    if (handedIn)
-      throw new BatonError(
-        'ingest.artifact-too-large',
-        `${artifactPath}: ${message} Nothing was recorded. ${recommendation}`,
-      );
-    digest = 'bytes' in source ? contentDigest(source.bytes) : await digestFile(source.oversized.path);
-    issues = [issue('result.artifact-too-large', '', message, recommendation)];
-  } else {
-    digest = contentDigest(source.bytes);
-    content = textOf(source.bytes);
-    if (content === undefined) {
-      const message = 'The artifact is not UTF-8 text (invalid UTF-8, or a NUL byte): a result is a markdown file.';
-      const recommendation = 'Hand in the markdown result artifact, saved as UTF-8.';
-      if (handedIn)
-        throw new BatonError(
-          'ingest.artifact-not-text',
-          `${artifactPath}: ${message} Nothing was recorded. ${recommendation}`,
-        );
-      issues = [issue('result.artifact-not-text', '', message, recommendation)];
-    } else {
-      const parsed = parseResultArtifact(content, { taskId: delegation.taskId, agent: delegation.agent });
-      issues = parsed.issues;
-      if (parsed.result) {
-        if (parsed.result.artifacts.length > 0) {
-          // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on
-          // the machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
-          const runtime = await ctx.store.read((r) =>
-            r.get<{ cwd: string | null }>(
-              `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
-              [delegation.runId, delegation.id],
-            ),
-          );
-          issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
-        }
-        resultStatus = parsed.result.status;
-        summary = parsed.result.summary;
-      }
-    }
+  const judged = await judgeArtifact(ctx, delegation, source, limit);
+  if (handedIn && judged.unfit) {
+    const [why] = judged.issues;
+    throw new BatonError(judged.unfit, `${artifactPath}: ${why!.message} Nothing was recorded. ${why!.recommendation}`);
   }
+  const { issues, content, resultStatus, summary, size } = judged;
+  // Too large to read: its digest is streamed from the file, for the coordinator's rejected record.
+  const digest = judged.digest ?? ('oversized' in source ? await digestFile(source.oversized.path) : '');
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
   // transaction.
   const committed = await ctx.store.transact(async (tx) => {

@@ -4,7 +4,7 @@ import { isSharedStore, type WorkerDefinition } from '../domain/config';
 import { credentialVariables } from '../domain/credentials';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
-import { workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
+import { batonMcpServer, workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
 import { ensureBatonFolder } from '../effects/files/safeWrite';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnSupervised';
@@ -67,6 +67,9 @@ export async function startWorker(
       workspace: claimed.cwd,
       permissions: input.permissions,
       ...(claimed.resumeSession ? { resumeSession: claimed.resumeSession } : {}),
+      ...(ctx.cliPath
+        ? { batonMcp: batonMcpServer(ctx.cliPath, { execPath: process.execPath, electron: process.versions.electron }) }
+        : {}),
     });
     spawned = await spawnWorker(launch, {
       cwd: claimed.cwd,

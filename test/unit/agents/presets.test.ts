@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { agentPresetLaunch, type PermissionProfile } from '../../../src/engine/domain/agents/presets';
 import { parseConfig } from '../../../src/engine/domain/config';
-import { resolveWorker, workerLaunch } from '../../../src/engine/domain/workerLaunch';
+import { batonMcpServer, resolveWorker, workerLaunch } from '../../../src/engine/domain/workerLaunch';
 
 const HOSTILE = 'do it; rm -rf ~ && echo $(id) `id` | tee x';
 
@@ -174,5 +174,44 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     const g = workerLaunch('g', resolveWorker(config, 'g'), values);
     assert.ok(!g.argv.includes('--resume'), 'gemini worker did not ask to continue sessions');
     assert.equal(g.agent?.effective.profile, 'edit', 'the default profile');
+  });
+});
+
+describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)', () => {
+  const batonMcp = { command: '/usr/bin/node', args: ['/opt/baton/dist/cli.js', 'mcp'] };
+
+  it('Claude Code gets the server inline with --mcp-config, and its tools allowed (no hand-in for a read-only task)', () => {
+    const edit = launch('claude-code', 'edit', { batonMcp });
+    const at = edit.argv.indexOf('--mcp-config');
+    assert.ok(at > 0, 'the flag is there');
+    assert.deepEqual(JSON.parse(edit.argv[at + 1]!), { mcpServers: { baton: batonMcp } });
+    assert.deepEqual(edit.effective.allowTools, [
+      'mcp__baton__baton_task',
+      'mcp__baton__baton_progress',
+      'mcp__baton__baton_check_result',
+      'mcp__baton__baton_submit_result',
+    ]);
+    assert.ok(edit.argv.includes('mcp__baton__baton_submit_result'));
+    const readOnly = launch('claude-code', 'read-only', { batonMcp });
+    assert.ok(!readOnly.effective.allowTools.includes('mcp__baton__baton_submit_result'));
+    assert.ok(readOnly.effective.allowTools.includes('mcp__baton__baton_progress'));
+    const full = launch('claude-code', 'full', { batonMcp, permissions: { profile: 'full', allowTools: ['Read'] } });
+    assert.deepEqual(full.effective.allowTools.slice(0, 1), ['Bash']);
+    assert.equal(full.effective.allowTools.at(-1), 'Read', "the task's own tools still apply");
+    // The token is nowhere on the command line: the server finds it in the environment Claude Code passes on.
+    assert.ok(!edit.argv.join(' ').includes('TOKEN'));
+  });
+
+  it('without a CLI to run, the argv is as before', () => {
+    assert.ok(!launch('claude-code', 'edit').argv.includes('--mcp-config'));
+    assert.deepEqual(launch('claude-code', 'edit').effective.allowTools, []);
+  });
+
+  it('baton mcp runs on this node, or on node from PATH inside the editor (Electron)', () => {
+    assert.deepEqual(batonMcpServer('/x/cli.js', { execPath: '/usr/bin/node' }), {
+      command: '/usr/bin/node',
+      args: ['/x/cli.js', 'mcp'],
+    });
+    assert.equal(batonMcpServer('/x/cli.js', { execPath: '/opt/code/code', electron: '34.0.0' }).command, 'node');
   });
 });

@@ -29,6 +29,26 @@ export interface AgentPresetInput {
   resumeSession?: string;
   /** The worker's own `env` from the config: it wins over the preset's defaults, never over the task's permissions. */
   env?: Readonly<Record<string, string>>;
+  /** How to start the attempt's MCP server (`baton mcp`, docs/agents.md), when the coordinator knows a CLI to run. */
+  batonMcp?: BatonMcpServer;
+}
+
+/** The command that starts `baton mcp`; it finds its attempt in the environment the agent's CLI passes on. */
+export interface BatonMcpServer {
+  command: string;
+  args: string[];
+}
+
+/** The MCP server's name in an agent's configuration: its tools are `mcp__baton__<tool>` to Claude Code. */
+export const BATON_MCP_NAME = 'baton';
+
+/**
+ * The attempt's tools an agent may call without asking: all four, less the hand-in for a
+ * read-only task (it changes nothing but it is not a look either: it ends the attempt).
+ */
+export function batonMcpTools(profile: PermissionProfile): string[] {
+  const tools = ['baton_task', 'baton_progress', 'baton_check_result'];
+  return profile === 'read-only' ? tools : [...tools, 'baton_submit_result'];
 }
 
 export interface AgentPresetLaunch {
@@ -83,8 +103,17 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
     case 'claude-code': {
       // bypassPermissions is refused as root and skips every check: `full` is edits plus the shell.
       const mode = permissions.profile === 'read-only' ? 'plan' : 'acceptEdits';
-      const allowed = permissions.profile === 'full' ? ['Bash', ...allow] : allow;
+      // The attempt's MCP server, given inline (no file under .baton/ a worker could rewrite before it is read), and
+      // its tools allowed: `-p` never asks a person, so a tool not allowed is a refused call.
+      const mcp = input.batonMcp
+        ? {
+            flags: ['--mcp-config', JSON.stringify({ mcpServers: { [BATON_MCP_NAME]: input.batonMcp } })],
+            tools: batonMcpTools(permissions.profile).map((tool) => `mcp__${BATON_MCP_NAME}__${tool}`),
+          }
+        : { flags: [], tools: [] };
+      const allowed = [...(permissions.profile === 'full' ? ['Bash'] : []), ...mcp.tools, ...allow];
       const flags = [
+        ...mcp.flags,
         '--permission-mode',
         mode,
         ...(allowed.length ? ['--allowedTools', ...allowed] : []),

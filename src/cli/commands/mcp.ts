@@ -1,0 +1,44 @@
+import { BatonError } from '../../engine/index';
+import { attemptBindingFrom } from '../../mcp/attemptBinding';
+import { requireStore, withEngine, type CommandContext } from '../context';
+
+/**
+ * `baton mcp`: the MCP server of one attempt over stdio (docs/agents.md). The attempt comes from
+ * the environment Baton gives its worker; stdout carries the protocol and nothing else, so
+ * everything the server has to say goes to stderr. It serves until its client closes stdin (or a
+ * signal ends it), then sends a progress note still waiting and closes the store.
+ */
+export async function mcp(ctx: CommandContext, version: string): Promise<void> {
+  const credential = attemptBindingFrom(process.env);
+  requireStore(
+    ctx,
+    () =>
+      new BatonError(
+        'runtime.unknown',
+        `There is no runtime ${credential.runtimeId}: there are no Baton runs in ${ctx.workspace}.`,
+      ),
+  );
+  // Loaded only here: the SDK (and its JSON Schema validator) is a third of the bundle, and every other command
+  // — a worker's `baton heartbeat` among them — would pay for evaluating it at start.
+  const [{ StdioServerTransport }, { createAttemptServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../../mcp/attemptServer'),
+  ]);
+  await withEngine(ctx, async (engine) => {
+    const log = (line: string): void => void process.stderr.write(`${line}\n`);
+    const { server, flush } = createAttemptServer(engine, credential, { version, log });
+    const transport = new StdioServerTransport();
+    const ended = new Promise<void>((resolve) => {
+      transport.onclose = resolve;
+      process.stdin.once('end', resolve);
+      process.stdin.once('close', resolve);
+      process.once('SIGTERM', resolve);
+      process.once('SIGINT', resolve);
+    });
+    await server.connect(transport);
+    log(`baton mcp: serving ${credential.delegationId} of ${credential.runId} (runtime ${credential.runtimeId}).`);
+    await ended;
+    await flush();
+    await server.close();
+  });
+}

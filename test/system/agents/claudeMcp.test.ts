@@ -1,0 +1,155 @@
+// The real Claude Code as a Baton worker, wired to its attempt's MCP server (`baton mcp`,
+// docs/agents.md): the claude-code preset passes `--mcp-config` with the server and allows its
+// tools, and the scripted model server (test/support/modelServer.ts) makes the model call
+// `baton_progress` — which lands as the attempt's heartbeat with the note. No stand-in: the
+// installed `claude`, the built `dist/cli.js mcp`, the engine's coordinator. Skipped where
+// Claude Code cannot be installed.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureAgentCli } from '../../../scripts/agentClis.mjs';
+import { Engine } from '../../../src/engine/index';
+import { waitFor } from '../../fixtures/executor/harness';
+import { claudeCode } from '../../support/agentClis';
+import { CLI, ensureCliBuilt } from '../../support/cli';
+import { EngineFixture } from '../../support/engineFixture';
+import { initRepo } from '../../support/gitRepo';
+import { startModelServer, type ModelServer } from '../../support/modelServer';
+import { makeTempDir } from '../../support/tempDir';
+
+const DELEGATION = 'D-T1-coder-001';
+const NOTE = 'reading the task through baton mcp';
+const RESULT_TEXT = [
+  'Done.',
+  '',
+  '```baton-result',
+  'contract: baton-result-v1',
+  'task: T1',
+  'agent: coder',
+  'status: PASS',
+  'summary: Reported progress through MCP',
+  'artifacts: []',
+  '```',
+].join('\n');
+
+describe('Claude Code wired to its attempt’s MCP server: the model calls baton_progress, Baton records it', function () {
+  this.timeout(180_000);
+  let server: ModelServer;
+  let fixture: EngineFixture;
+  let home: string;
+  let executable = '';
+  let engine: Engine | undefined;
+
+  before(async function () {
+    this.timeout(600_000);
+    try {
+      executable = ensureAgentCli('claude');
+    } catch (error) {
+      console.log(`      skipped: claude could not be installed here: ${(error as Error).message}`);
+      this.skip();
+    }
+    ensureCliBuilt();
+    server = await startModelServer();
+  });
+  after(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    fixture = new EngineFixture({ realClock: true });
+    home = makeTempDir('baton-agent-home-claude-');
+    initRepo(fixture.workspace, { 'README.md': '# scratch repo\n', '.gitignore': '.baton/\nplan.md\n' });
+  });
+  afterEach(async () => {
+    await engine?.close();
+    engine = undefined;
+    await fixture.dispose();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The claude-code preset with the recipe's environment (its home, the model server), as in realClisThroughBaton. */
+  function presetWorker(): Record<string, unknown> {
+    const recipe = claudeCode.launch({
+      home,
+      cwd: fixture.workspace,
+      serverUrl: server.url,
+      prompt: '',
+      mode: 'write',
+    });
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries(recipe.env))
+      if (value !== undefined && process.env[key] !== value) env[key] = value;
+    for (const key of Object.keys(process.env)) if (!(key in recipe.env) && !key.startsWith('BATON_')) env[key] = '';
+    return { type: 'claude-code', executable, env };
+  }
+
+  it('connects the server with its four tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({ defaultWorker: 'agent', workers: { agent: presetWorker() }, isolation: 'none', maxAttempts: 1 }),
+    );
+    fixture.write(
+      'plan.md',
+      '```baton-task\nid: T1\nagent: coder\npermissions: edit\n```\nSay what you do, then report.\n',
+    );
+    server.setScript({
+      steps: [
+        { toolCalls: [{ name: 'mcp__baton__baton_progress', input: { note: NOTE } }], usage: { input: 10, output: 5 } },
+        // Long enough for the test to see the note as the runtime's progress before the next beat replaces it.
+        { text: RESULT_TEXT, usage: { input: 20, output: 5 }, delayMs: 3000 },
+      ],
+      side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
+    });
+    // The CLI's coordinator hands its workers its own script (BATON_CLI): the preset starts `baton mcp` with it.
+    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken);
+    const progress = new Set<string>();
+    let done = false;
+    const driving = taken.coordinator.run().finally(() => (done = true));
+    await waitFor(
+      'the run to end',
+      async () => {
+        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
+        return done;
+      },
+      170_000,
+    );
+    const outcome = await driving;
+    const logPath = join(fixture.workspace, '.baton', 'runs', run.id, 'logs', `${DELEGATION}.log`);
+    const main = server.mainRequests();
+    const explain = [
+      `server errors: ${JSON.stringify(server.errors)}`,
+      `tools offered: ${main[0]?.tools.map((t) => t.name).join(', ')}`,
+      `tool results: ${JSON.stringify(main[1]?.toolResults)}`,
+      `progress seen: ${JSON.stringify([...progress])}`,
+      `log:\n${existsSync(logPath) ? readFileSync(logPath, 'utf8').slice(-4000) : '(none)'}`,
+    ].join('\n');
+
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+    // Claude Code connected the server and knows its four tools (it defers MCP tools: the model finds them through its
+    // tool search, so the first request need not list them; its init event does).
+    const init = readFileSync(logPath, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { type?: string; subtype?: string; tools?: string[]; mcp_servers?: unknown[] })
+      .find((e) => e.type === 'system' && e.subtype === 'init');
+    assert.ok(
+      (init?.mcp_servers as Array<{ name: string; status: string }>).some(
+        (m) => m.name === 'baton' && m.status === 'connected',
+      ),
+      explain,
+    );
+    for (const tool of ['baton_task', 'baton_progress', 'baton_check_result', 'baton_submit_result'])
+      assert.ok(init?.tools?.includes(`mcp__baton__${tool}`), `${tool} known to Claude Code\n${explain}`);
+    // Claude Code ran the call (allowed by the preset, no person asked) and gave the model the server's answer.
+    const answer = main[1]!.toolResults.find((r) => r.output.includes('"delivery"'));
+    assert.ok(answer && !answer.isError, explain);
+    assert.match(answer.output, /"delivery":\s*"sent"/, explain);
+    // The note was the attempt's progress while it ran (the stream follower's later beats say what came next), and it
+    // came as the worker's own heartbeat: only a beat by the runtime's token sets workerBeatAt.
+    assert.ok(progress.has(NOTE), explain);
+    const runtime = (await engine.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
+    assert.ok(runtime.workerBeatAt, `a beat of the worker itself, not its coordinator's renewal\n${explain}`);
+  });
+});

@@ -1,0 +1,271 @@
+// `baton mcp` for real (docs/agents.md): a run driven by `baton start`, whose process workers
+// only sleep, while this test is their agent — it starts `node dist/cli.js mcp` with a worker's
+// own environment and talks to it with the SDK's Client over stdio, as an agent's CLI would.
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  CLI,
+  cleanEnv,
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  removeWorkspace,
+  runCli,
+  spawnCli,
+  storeFingerprint,
+  waitFor,
+  writeFile,
+} from '../../support/cli';
+import { processesCarrying } from '../../support/processes';
+
+const PLAN = `# Plan
+
+\`\`\`baton-task
+id: T1
+title: Write the report
+agent: coder
+files: [notes/**]
+verify:
+  - [node, -e, "process.exit(require('fs').existsSync('notes/report.txt') ? 0 : 1)"]
+\`\`\`
+Write notes/report.txt.
+
+\`\`\`baton-task
+id: T2
+title: Write the summary
+agent: coder
+\`\`\`
+Write notes/summary.txt.
+`;
+
+/** A worker that leaves its BATON_* environment where the test finds it, then sleeps: the test is its agent. */
+const WORKER = `const fs = require('node:fs');
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BATON_')));
+fs.mkdirSync('worker-env', { recursive: true });
+fs.writeFileSync('worker-env/' + process.env.BATON_DELEGATION_ID + '.json', JSON.stringify(env));
+setInterval(() => {}, 60_000);
+`;
+
+interface Answer {
+  isError?: boolean;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  data: any;
+}
+
+describe('baton mcp: a real attempt, its agent connected over stdio with the SDK client', function () {
+  this.timeout(120_000);
+  let ws: string;
+  let start: ChildProcess | undefined;
+  let startOutput = '';
+  const clients: Client[] = [];
+  const workerEnv: Record<string, Record<string, string>> = {};
+
+  async function connect(env: Record<string, string>): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp'],
+      env: cleanEnv(env) as Record<string, string>,
+      cwd: ws,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'baton-system-test', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  }
+
+  async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Answer> {
+    const result = await client.callTool({ name, arguments: args });
+    const content = result.content as Array<{ type: string; text: string }>;
+    return { ...(result.isError ? { isError: true } : {}), text: content[0]!.text, data: result.structuredContent };
+  }
+
+  const status = async () => {
+    const r = await runCli(['--json', 'status'], { cwd: ws });
+    assert.equal(r.code, 0, describeResult(r));
+    return r.json();
+  };
+
+  before(async () => {
+    ensureCliBuilt();
+    ws = makeWorkspace('baton-mcp-');
+    writeFile(ws, 'plan.md', PLAN);
+    writeFile(ws, 'worker.js', WORKER);
+    writeFile(
+      ws,
+      '.baton/config.json',
+      JSON.stringify({
+        defaultWorker: 'sleeper',
+        workers: { sleeper: { type: 'process', command: process.execPath, args: ['worker.js'], promptOnStdin: false } },
+        // Long leases: nothing renews a lease while the test compares the store's files around a dry run.
+        leaseSeconds: 600,
+        coordinatorLeaseSeconds: 600,
+        maxConcurrency: 2,
+      }),
+    );
+    start = spawnCli(['start', 'plan.md'], { cwd: ws });
+    start.stdout!.setEncoding('utf8').on('data', (chunk: string) => (startOutput += chunk));
+    start.stderr!.setEncoding('utf8').on('data', (chunk: string) => (startOutput += chunk));
+    for (const d of ['D-T1-coder-001', 'D-T2-coder-001']) {
+      const file = join(ws, 'worker-env', `${d}.json`);
+      await waitFor(() => existsSync(file), `the worker of ${d} to start (${startOutput})`, 60_000);
+      await waitFor(() => readFileSync(file, 'utf8').endsWith('}'), `${d}'s environment`);
+      workerEnv[d] = JSON.parse(readFileSync(file, 'utf8'));
+    }
+  });
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    start?.kill('SIGKILL');
+    removeWorkspace(ws);
+  });
+
+  it('lists the four tools, and baton_task gives the attempt its task', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    assert.equal(client.getServerVersion()?.name, 'baton');
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'baton_check_result',
+      'baton_progress',
+      'baton_submit_result',
+      'baton_task',
+    ]);
+    const { data, isError, text } = await call(client, 'baton_task');
+    assert.equal(isError, undefined, text);
+    assert.equal(data.delegationId, 'D-T1-coder-001');
+    assert.equal(data.attempt, 1);
+    assert.equal(data.task.id, 'T1');
+    assert.deepEqual(data.task.files, ['notes/**']);
+    assert.equal(data.task.verify[0][0], 'node');
+    assert.equal(data.result.path, workerEnv['D-T1-coder-001']!.BATON_ARTIFACT_PATH);
+    assert.equal(data.workspace, ws);
+  });
+
+  it('baton_progress lands as a heartbeat with the note (baton status shows it)', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const sent = await call(client, 'baton_progress', { note: 'drafting the report' });
+    assert.equal(sent.data.delivery, 'sent', sent.text);
+    const runtime = (await status()).runtimes.find(
+      (r: { delegationId: string }) => r.delegationId === 'D-T1-coder-001',
+    );
+    assert.equal(runtime.progress, 'drafting the report');
+    assert.equal(runtime.id, workerEnv['D-T1-coder-001']!.BATON_RUNTIME_ID);
+    assert.ok(runtime.workerBeatAt, 'recorded as the worker’s own beat');
+  });
+
+  it('baton_check_result: a bad draft’s issues with line and column, the store’s files untouched; then a good one', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    writeFile(
+      ws,
+      'drafts/T1.md',
+      '# Report\n\n```baton-result\ncontract: baton-result-v1\ntask: T2\nagent: coder\nstatus: DONE\nsummary: x\nartifacts: []\n```\n',
+    );
+    const before = storeFingerprint(ws);
+    const bad = await call(client, 'baton_check_result', { path: 'drafts/T1.md' });
+    assert.equal(bad.isError, undefined, bad.text);
+    assert.equal(bad.data.acceptable, false);
+    assert.deepEqual(
+      bad.data.issues.map((i: { code: string; range: { start: unknown } }) => [i.code, i.range.start]),
+      [
+        ['result.task-mismatch', { line: 5, column: 7 }],
+        ['result.invalid-status', { line: 7, column: 9 }],
+      ],
+    );
+    assert.deepEqual(storeFingerprint(ws), before, 'the dry run wrote nothing to the store');
+    // The same check for a plain process worker: `baton check-result` in the worker's environment.
+    const cli = await runCli(['check-result', '--artifact', 'drafts/T1.md', '--json'], {
+      cwd: ws,
+      env: workerEnv['D-T1-coder-001']!,
+    });
+    assert.equal(cli.code, 4, describeResult(cli));
+    assert.deepEqual(
+      cli.json().check.issues.map((i: { code: string }) => i.code),
+      ['result.task-mismatch', 'result.invalid-status'],
+    );
+    const human = await runCli(['check-result', '--artifact', 'drafts/T1.md'], {
+      cwd: ws,
+      env: workerEnv['D-T1-coder-001']!,
+    });
+    assert.match(human.stdout, /^drafts\/T1\.md:5:7: error result\.task-mismatch: /m, describeResult(human));
+    assert.deepEqual(storeFingerprint(ws), before, 'nor did baton check-result');
+    writeFile(ws, 'notes/report.txt', 'the report\n');
+    writeFile(
+      ws,
+      `.baton/runs/${workerEnv['D-T1-coder-001']!.BATON_RUN_ID}/artifacts/D-T1-coder-001.md`,
+      '# Report\n\n```baton-result\ncontract: baton-result-v1\ntask: T1\nagent: coder\nstatus: PASS\nsummary: wrote it\nartifacts: [notes/report.txt]\n```\n',
+    );
+    const good = await call(client, 'baton_check_result');
+    assert.equal(good.data.acceptable, true, good.text);
+    assert.deepEqual(good.data.issues, []);
+    const cliGood = await runCli(['check-result'], { cwd: ws, env: workerEnv['D-T1-coder-001']! });
+    assert.equal(cliGood.code, 0, describeResult(cliGood));
+    assert.match(cliGood.stdout, /ingestion would accept this PASS result for D-T1-coder-001 \(nothing was recorded\)/);
+    assert.deepEqual(storeFingerprint(ws), before, 'nor did the second');
+  });
+
+  it('refuses bad input by naming the field, another attempt’s token, and a path outside the workspace', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const bad = await call(client, 'baton_progress', { note: 42 });
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /Input validation error.*expected string.*\bnote\b/s);
+    const smuggled = await call(client, 'baton_task', { token: 'x' });
+    assert.match(smuggled.text, /Unrecognized key.*"token"/s);
+    const outside = await call(client, 'baton_check_result', { path: '/etc/hostname' });
+    assert.match(outside.text, /^ingest\.artifact-outside-workspace: /);
+    const forged = await connect({
+      ...workerEnv['D-T1-coder-001']!,
+      BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN!,
+    });
+    for (const tool of ['baton_task', 'baton_check_result', 'baton_submit_result'])
+      assert.match((await call(forged, tool)).text, /^runtime\.wrong-token: /, tool);
+    assert.equal(
+      (await status()).tasks.find((t: { id: string }) => t.id === 'T1').status,
+      'running',
+      'T1 still runs: nothing was handed in',
+    );
+  });
+
+  it('baton_submit_result: accepted, verified, the task completes; every call after the end is refused', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const submitted = await call(client, 'baton_submit_result');
+    assert.equal(submitted.isError, undefined, submitted.text);
+    assert.equal(submitted.data.accepted, true);
+    assert.equal(submitted.data.delegation.status, 'COMPLETED');
+    assert.equal((await status()).tasks.find((t: { id: string }) => t.id === 'T1').status, 'completed');
+    // The attempt was decided by its agent: its coordinator ends the worker that still slept, and with it every
+    // process that carries the worker's marker — this server too, as an agent's CLI's server would be.
+    const runtimeId = workerEnv['D-T1-coder-001']!.BATON_RUNTIME_ID!;
+    await waitFor(() => processesCarrying(`BATON_RUNTIME_ID=${runtimeId}`).length === 0, 'T1’s processes to end');
+    // A server started after the end (with the same environment) refuses every call.
+    const late = await connect(workerEnv['D-T1-coder-001']!);
+    for (const [tool, args] of [
+      ['baton_task', {}],
+      ['baton_progress', { note: 'one more thing' }],
+      ['baton_check_result', {}],
+      ['baton_submit_result', {}],
+    ] as const)
+      assert.match((await call(late, tool, args)).text, /^runtime\.not-live: /, tool);
+  });
+
+  it('the other attempt hands its result in through its own server, and the run completes', async () => {
+    const client = await connect(workerEnv['D-T2-coder-001']!);
+    writeFile(ws, 'notes/summary.txt', 'the summary\n');
+    writeFile(
+      ws,
+      'drafts/T2.md',
+      '```baton-result\ncontract: baton-result-v1\ntask: T2\nagent: coder\nstatus: PASS\nsummary: done\nartifacts: [notes/summary.txt]\n```\n',
+    );
+    const submitted = await call(client, 'baton_submit_result', { path: 'drafts/T2.md' });
+    assert.equal(submitted.data.accepted, true, submitted.text);
+    const code = await new Promise<number | null>((resolve) => {
+      if (start!.exitCode !== null) resolve(start!.exitCode);
+      else start!.on('exit', (c) => resolve(c));
+    });
+    assert.equal(code, 0, startOutput);
+    assert.equal((await status()).run.status, 'completed');
+  });
+});
