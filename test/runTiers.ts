@@ -7,10 +7,13 @@
 //
 // Each step is the npm script of the same name (`npm run test:unit`, …), so a tier runs the
 // same way alone. A step that runs alone passes its output through as it comes; steps of one
-// group (the checks: lint, typecheck, build) run at the same time, and each one's output is
-// printed whole when it ends. The counts are read from the tier's own summary. A failing step
-// does not stop the later ones (unless --bail): the summary then shows every tier, so one CI
-// log says everything that is wrong.
+// group run at the same time, and each one's output is printed whole when it ends: the checks
+// (lint, typecheck, build), and the process tiers — the system tier in one lane, integration then
+// e2e in the other, since the editor tiers mostly wait on the browser and the extension host
+// while the system tier keeps both cores busy (test/README.md, "Tiers side by side").
+// BATON_TEST_SERIAL=1 runs every step alone, one after another. The counts are read from the
+// tier's own summary. A failing step does not stop the later ones (unless --bail): the summary
+// then shows every tier, so one CI log says everything that is wrong.
 //
 // Every step has a time budget (test/README.md, "Time budgets"): a step still running at its
 // budget is stopped (its whole process group) and fails with one line that says so, so a
@@ -27,6 +30,8 @@ interface Step {
   ttyArgs?: string[];
   /** Steps of one group run at the same time (their outputs printed whole, one after another). */
   group?: string;
+  /** Within a group, steps of one lane run one after another, in their order (default: a lane of its own). */
+  lane?: string;
   /** Stopped and failed past this (test/README.md, "Time budgets"); scaled by BATON_TEST_BUDGET_SCALE. */
   budgetSeconds: number;
 }
@@ -93,10 +98,35 @@ const STEPS: Step[] = [
   { name: 'typecheck', script: 'typecheck', group: 'checks', budgetSeconds: 240 },
   { name: 'build', script: 'build', group: 'checks', budgetSeconds: 120 },
   { name: 'unit', script: 'test:unit', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 240 },
-  { name: 'system', script: 'test:system', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 1500 },
-  { name: 'integration', script: 'test:integration', counts: integrationCounts, budgetSeconds: 600 },
-  { name: 'e2e', script: 'test:e2e', counts: mochaCounts, ttyArgs: ['--color'], budgetSeconds: 1500 },
+  {
+    name: 'system',
+    script: 'test:system',
+    counts: mochaCounts,
+    ttyArgs: ['--color'],
+    group: 'tiers',
+    lane: 'system',
+    budgetSeconds: 1500,
+  },
+  {
+    name: 'integration',
+    script: 'test:integration',
+    counts: integrationCounts,
+    group: 'tiers',
+    lane: 'editor',
+    budgetSeconds: 600,
+  },
+  {
+    name: 'e2e',
+    script: 'test:e2e',
+    counts: mochaCounts,
+    ttyArgs: ['--color'],
+    group: 'tiers',
+    lane: 'editor',
+    budgetSeconds: 1500,
+  },
 ];
+
+const SERIAL = process.env.BATON_TEST_SERIAL === '1';
 
 const BUDGET_SCALE = Number(process.env.BATON_TEST_BUDGET_SCALE ?? 1);
 
@@ -138,7 +168,8 @@ function runStep(step: Step, live: boolean): Promise<Outcome> {
   const tty = live && process.stdout.isTTY;
   const args = ['run', step.script, ...(tty && step.ttyArgs ? ['--', ...step.ttyArgs] : [])];
   const header = `\n== ${step.name}: npm ${args.join(' ')}\n`;
-  if (live) process.stdout.write(header);
+  // Beside other steps, its output waits for its end: the start is said now, so the log shows what runs.
+  process.stdout.write(live ? header : `== ${step.name}: started\n`);
   return new Promise((resolve) => {
     const child = spawn(npm, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     running.add(child);
@@ -233,15 +264,37 @@ function summary(outcomes: readonly Outcome[], skipped: readonly Step[]): string
 
 const runStarted = Date.now();
 
-/** The selected steps in order, each run of consecutive steps of one group together. */
+/** The selected steps in order, consecutive steps of one group together (each alone with BATON_TEST_SERIAL). */
 function batches(steps: readonly Step[]): Step[][] {
   const out: Step[][] = [];
   for (const step of steps) {
     const last = out[out.length - 1];
-    if (last && step.group && last[0]!.group === step.group) last.push(step);
+    if (!SERIAL && last && step.group && last[0]!.group === step.group) last.push(step);
     else out.push([step]);
   }
   return out;
+}
+
+/** A batch's lanes: the steps of one lane in their order; a step without a lane is a lane of its own. */
+function lanes(batch: readonly Step[]): Step[][] {
+  const byLane = new Map<string, Step[]>();
+  for (const step of batch) {
+    const key = step.lane ?? `step:${step.name}`;
+    byLane.set(key, [...(byLane.get(key) ?? []), step]);
+  }
+  return [...byLane.values()];
+}
+
+/** Runs a lane's steps one after another (stopping at a failure with --bail, or at an interrupt). */
+async function runLane(lane: readonly Step[], live: boolean, bail: boolean): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (const step of lane) {
+    if (interrupted) break;
+    const outcome = await runStep(step, live);
+    outcomes.push(outcome);
+    if (bail && !outcome.ok) break;
+  }
+  return outcomes;
 }
 
 async function main(): Promise<number> {
@@ -249,11 +302,12 @@ async function main(): Promise<number> {
   const outcomes: Outcome[] = [];
   for (const batch of batches(steps)) {
     if (interrupted) break;
-    const done = await Promise.all(batch.map((step) => runStep(step, batch.length === 1)));
-    outcomes.push(...done);
+    const done = (await Promise.all(lanes(batch).map((lane) => runLane(lane, batch.length === 1, bail)))).flat();
+    // In the order of the steps, whichever lane ran them.
+    outcomes.push(...batch.flatMap((step) => done.filter((outcome) => outcome.step === step)));
     if (bail && done.some((outcome) => !outcome.ok)) break;
   }
-  const skipped = steps.slice(outcomes.length);
+  const skipped = steps.filter((step) => !outcomes.some((outcome) => outcome.step === step));
   for (const { step, failures } of outcomes)
     if (failures) process.stdout.write(`\n== ${step.name}: what failed (recap)\n${failures}\n`);
   process.stdout.write(summary(outcomes, skipped) + '\n');
