@@ -45,6 +45,7 @@ import {
   lateResult,
   pausedHolder,
   processTrees,
+  keptWork,
   workerKilled,
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
@@ -1324,6 +1325,18 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 2,
     run: lockHolderStopped,
+  },
+  {
+    id: '17',
+    fault:
+      'Coordinator SIGKILLed (an editor window closed) while plain-command workers (`"result": "exit-code"`) run; they end with nobody watching',
+    guarantee:
+      'no view calls them alive; the next coordinator settles each from its exit record exactly as a watching one would have (exit 0 completed, exit 1 or a signal failed), no attempt 2, no retry used; a second reconcile settles nothing',
+    injection:
+      'two workers wait for a file the trial writes after SIGKILLing the child coordinator; A exits 0, B exits 1 (even trials) or kills itself with SIGKILL (odd ones); then a new coordinator takes over, runs, and reconcile runs again',
+    full: 20,
+    smoke: 2,
+    run: keptWork,
   },
   {
     id: 'H1',
