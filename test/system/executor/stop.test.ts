@@ -261,7 +261,7 @@ describe('stop: graceful and immediate, with real worker processes', function ()
         /BATON_/,
         'the daemon cleared its environment',
       );
-      // Beside them, carrying the marker too, is the worker's exit waiter: its parent (docs/workers.md, "The exit record").
+      // Beside them, carrying the marker too, is the worker's exit waiter, its parent (docs/workers.md).
       const [waiter, ...others] = [...processesOfRuntime(w.runtimeId)].sort((a, b) =>
         a.pid === worker.ppid ? -1 : b.pid === worker.ppid ? 1 : 0,
       );

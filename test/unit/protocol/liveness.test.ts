@@ -85,7 +85,7 @@ describe('liveness: what the Workers view, the dashboard and `baton status` say 
   });
 
   it('a process a look found gone is never called alive: "ended", until a coordinator settles its attempt', () => {
-    const gone = { ...SUPERVISED, processGone: true };
+    const gone = { ...SUPERVISED, processGone: true as const };
     const live = describeLiveness(gone, NOW);
     assert.equal(live.state, 'gone');
     assert.equal(live.summary, 'ended · pid 4242');
