@@ -3,7 +3,7 @@
  * (docs/reliability.md, rows 6, 8, 9, 11, 12, 17). Each returns trials and failures; the
  * matrix (matrix.ts) runs them.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { storeDirOf } from '../../src/engine/engine';
@@ -438,10 +438,10 @@ export async function keptWork(trials: number): Promise<RowOutcome> {
       const marker = `BATON_WORKSPACE=${workspace}`;
       const bySignal = trial % 2 === 1;
       // Each works until the trial lets it end (the file `go`): it cannot end before its coordinator is killed.
-      const worker = (end: string) => ({
+      const worker = (name: string, end: string) => ({
         type: 'process',
         command: 'sh',
-        args: ['-c', `while [ ! -e go ]; do sleep 0.05; done; ${end}`],
+        args: ['-c', `touch ${name}.started; while [ ! -e go ]; do sleep 0.05; done; ${end}`],
         result: 'exit-code',
       });
       writeFileSync(
@@ -456,19 +456,17 @@ export async function keptWork(trials: number): Promise<RowOutcome> {
         join(workspace, '.baton', 'config.json'),
         config({
           maxAttempts: 1,
-          workers: { pass: worker('exit 0'), fail: worker(bySignal ? 'kill -KILL $$' : 'exit 1') },
+          workers: { pass: worker('a', 'exit 0'), fail: worker('b', bySignal ? 'kill -KILL $$' : 'exit 1') },
         }),
       );
       const engine = await Engine.open({ workspace, follow: true });
       try {
         const { run } = await engine.runForPlan('plan.md');
         const child = new ChildCoordinator(workspace, run.id, { leaseMs: 500, maxConcurrency: 2 });
+        // Running, not only recorded: a worker still at its gate never runs once its coordinator is gone.
         await waitFor(
-          'both workers recorded',
-          async () => {
-            await engine.refresh();
-            return (await engine.overview(run.id)).runtimes.filter((r) => r.pid !== undefined).length === 2;
-          },
+          'both workers to run',
+          () => existsSync(join(workspace, 'a.started')) && existsSync(join(workspace, 'b.started')),
           20_000,
         );
         child.kill('SIGKILL');
@@ -482,16 +480,26 @@ export async function keptWork(trials: number): Promise<RowOutcome> {
         await sleepReal(700); // its coordinator's lease runs out
         const taken = await coordinateWhenFree(engine, run.id);
         const settled = taken.reconcile.entries.filter((e) => e.repair?.startsWith('settled from its exit record'));
-        if (settled.length !== 2) failures.push(`trial ${trial}: settled ${settled.length} from exit records`);
+        if (settled.length !== 2)
+          failures.push(
+            `trial ${trial}: settled ${settled.length} from exit records: ${JSON.stringify(taken.reconcile.entries)}; ${readdirSync(
+              join(workspace, '.baton/runs', run.id, 'exits'),
+            )
+              .map((f) => readFileSync(join(workspace, '.baton/runs', run.id, 'exits', f), 'utf8'))
+              .join(' | ')}`,
+          );
         const outcome = await taken.coordinator.run();
         if (outcome.kind !== 'finished' || outcome.status !== 'failed')
           failures.push(`trial ${trial}: the run ended ${JSON.stringify(outcome)}`);
         const view = await engine.overview(run.id);
         const attempts = view.delegations.map((d) => `${d.taskId}:${d.attempt}:${d.status}`).sort();
         if (attempts.join() !== 'A:1:COMPLETED,B:1:FAILED') failures.push(`trial ${trial}: ${attempts.join()}`);
+        // B failed by how it ended, as the result Baton writes for a plain command says.
         const b = view.delegations.find((d) => d.taskId === 'B');
         const how = bySignal ? 'was killed by SIGKILL' : 'exited with code 1';
-        if (!b?.reason?.includes(how)) failures.push(`trial ${trial}: B's reason is ${JSON.stringify(b?.reason)}`);
+        const artifact = join(workspace, '.baton', 'runs', run.id, 'artifacts', `${b?.id}.md`);
+        const result = existsSync(artifact) ? readFileSync(artifact, 'utf8') : '';
+        if (!result.includes(`sh ${how}`)) failures.push(`trial ${trial}: B's result says ${JSON.stringify(result)}`);
         else ends[bySignal ? 'signal' : 'code']++;
         await engine.reconcile(run.id);
         const events = await engine.listEvents(run.id);

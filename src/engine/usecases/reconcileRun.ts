@@ -412,7 +412,9 @@ async function reconcileGoneWorker(
   const external = attempt.worker === null && attempt.runtime_id !== null;
   const manual = !identity && Boolean(attempt.holder?.includes('manual'));
   const [classification, reason] = identity
-    ? [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
+    ? evidence && 'none' in evidence && evidence.none === 'never-started'
+      ? ['claimed, never started (its gate never opened)', 'it was claimed but its worker never started']
+      : [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
     : external
       ? ['lease ran out', 'its lease ran out without a heartbeat']
       : manual
