@@ -167,9 +167,10 @@ export class BatonSession extends DisposableStore {
   /**
    * Takes over the runs a closing window handed over with their workers running (a reload, or
    * the last window closed with `keepRunning`): at activation, when the workspace is trusted
-   * later (a fresh trust prompt), and whenever one is handed over while this window is open. Its reconcile adopts the live workers — same attempt, same pid —
-   * and takes what finished meanwhile from disk. Only in a trusted workspace, and each hand-over
-   * once: when another window takes it first, this one observes.
+   * later (a fresh trust prompt), and whenever one is handed over while this window is open.
+   * Its reconcile adopts the live workers — same attempt, same pid — and settles what finished
+   * meanwhile from disk. Only in a trusted workspace, and each hand-over once: when another
+   * window takes it first, this one observes.
    */
   private takeOverHandedOverRuns(cache: RunStateCache): void {
     if (!vscode.workspace.isTrusted || this.closing || this.isDisposed) return;
