@@ -40,6 +40,7 @@ const STATUS_COLOURS: Record<string, Colour> = {
   open: 'yellow',
   BLOCKED: 'yellow',
   blocked: 'yellow',
+  gone: 'yellow',
   stale: 'magenta',
   STALE: 'magenta',
   failed: 'red',

@@ -73,6 +73,7 @@ import { recheckIsolationGate, recheckIsolationGates, type IsolationRecheck } fr
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
 import { isLeaseLive, withHolderProcess } from './usecases/coordinatorLiveness';
+import { withWorkerProcesses } from './usecases/workerProcesses';
 import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { HeartbeatBatch, type WorkerBeat } from './usecases/heartbeatBatch';
 import type { AttemptCredential } from './domain/attemptCredential';
@@ -570,7 +571,8 @@ export class Engine {
   /** The run with its tasks, attempts, runtimes, gates and coordinator (its holder's process looked at). */
   async overview(runId?: string): Promise<RunOverview> {
     const now = this.clock.now();
-    const view = await this.store.read((r) => readOverview(r, runId, now));
+    // Its workers' processes are looked at too: one that ended while no coordinator watched is not shown alive.
+    const view = withWorkerProcesses(await this.store.read((r) => readOverview(r, runId, now)));
     const coordinatorLease = withHolderProcess(view.coordinatorLease, now);
     return coordinatorLease === view.coordinatorLease
       ? view

@@ -109,6 +109,9 @@ export class BatonSession extends DisposableStore {
           if (change.structure || change.runs.size > 0) this.takeOverHandedOverRuns(cache);
         }),
       );
+      // Trust granted after the store opened (a fresh trust prompt on reopening): a run handed over is taken now,
+      // not at the next activation.
+      this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.takeOverHandedOverRuns(cache)));
       this.takeOverHandedOverRuns(cache);
       this.log.info(`Opened the Baton store of ${this.workspace} in ${(performance.now() - started).toFixed(0)} ms.`);
       return engine;
@@ -163,10 +166,11 @@ export class BatonSession extends DisposableStore {
 
   /**
    * Takes over the runs a closing window handed over with their workers running (a reload, or
-   * the last window closed with `keepRunning`): at activation, and whenever one is handed over
-   * while this window is open. Its reconcile adopts the live workers — same attempt, same pid —
-   * and takes what finished meanwhile from disk. Only in a trusted workspace, and each hand-over
-   * once: when another window takes it first, this one observes.
+   * the last window closed with `keepRunning`): at activation, when the workspace is trusted
+   * later (a fresh trust prompt), and whenever one is handed over while this window is open.
+   * Its reconcile adopts the live workers — same attempt, same pid — and settles what finished
+   * meanwhile from disk. Only in a trusted workspace, and each hand-over once: when another
+   * window takes it first, this one observes.
    */
   private takeOverHandedOverRuns(cache: RunStateCache): void {
     if (!vscode.workspace.isTrusted || this.closing || this.isDisposed) return;

@@ -21,6 +21,8 @@ export interface LivenessFacts {
   pid?: number;
   /** When Baton's supervisor first recorded that process. */
   processStartedAt?: number;
+  /** A look at the machine found that process gone (pid and start time), its attempt not settled yet. */
+  processGone?: boolean;
   /** Who holds the lease ("a person (manual)" for a hand-off). */
   holder?: string;
 }
@@ -28,9 +30,10 @@ export interface LivenessFacts {
 /**
  * `alive`: a process Baton supervises, no beats of its own; `active`: the worker beats itself;
  * `claimed`: held, but nothing seen of it yet (an external claim before its first beat, a person's
- * hand-off); `stale`: the lease ran out; `blocked`: its result waits at a gate, nothing runs.
+ * hand-off); `stale`: the lease ran out; `blocked`: its result waits at a gate, nothing runs; `gone`: its
+ * process ended while no coordinator watched, and no coordinator has settled its attempt yet.
  */
-export type LivenessState = 'alive' | 'active' | 'claimed' | 'stale' | 'blocked';
+export type LivenessState = 'alive' | 'active' | 'claimed' | 'stale' | 'blocked' | 'gone';
 
 export interface Liveness {
   state: LivenessState;
@@ -66,6 +69,14 @@ export function describeLiveness(facts: LivenessFacts, now: number): Liveness {
     };
   }
   const lease = `lease ${formatDuration(facts.leaseExpiresAt - now)}`;
+  // Checked before the beats and the pid: a process that is gone is never called alive, whatever its lease says.
+  if (facts.pid !== undefined && facts.processGone)
+    return {
+      state: 'gone',
+      summary: `ended · pid ${facts.pid}`,
+      lease,
+      explanation: `Its process ${facts.pid} has ended, and no coordinator has settled its attempt yet: the next one (baton resume, or the editor) settles it from the worker's exit record as if it had watched, or marks it STALE when there is none.`,
+    };
   const supervised =
     facts.pid !== undefined
       ? `Baton supervises its process ${facts.pid}${facts.processStartedAt !== undefined ? ` (for ${formatDuration(now - facts.processStartedAt)})` : ''} and renews its lease while it runs.`

@@ -61,6 +61,7 @@ export const runtimeViewSchema = z
     workerBeatAt: time.optional(),
     pid: count.optional(),
     processStartedAt: time.optional(),
+    processGone: z.boolean().optional(),
     holder: text.optional(),
     /** An agent's attempt: what it spent so far. */
     spend: spendSchema.optional(),

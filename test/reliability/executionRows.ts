@@ -1,9 +1,9 @@
 /**
  * Rows of the fault matrix that run real coordinators and real worker processes
- * (docs/reliability.md, rows 6, 8, 9, 11, 12). Each returns trials and failures; the
+ * (docs/reliability.md, rows 6, 8, 9, 11, 12, 17). Each returns trials and failures; the
  * matrix (matrix.ts) runs them.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { storeDirOf } from '../../src/engine/engine';
@@ -421,4 +421,99 @@ export async function drivenClockJump(trial: number): Promise<string[]> {
     }
   });
   return failures;
+}
+
+/**
+ * Row 17: the coordinator SIGKILLed while two plain-command workers (`"result": "exit-code"`)
+ * run; they end with nobody watching — A exits 0, B exits 1 (even trials) or is killed by
+ * SIGKILL (odd ones). Nothing may call them alive meanwhile; the next coordinator settles both
+ * from their exit records as the one that watched would have (A completed, B failed with how it
+ * ended), with no second attempt, and a reconcile after it settles nothing again.
+ */
+export async function keptWork(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  const ends = { code: 0, signal: 0 };
+  for (let trial = 0; trial < trials; trial++) {
+    await inWorkspace('baton-kept-', async (workspace) => {
+      const marker = `BATON_WORKSPACE=${workspace}`;
+      const bySignal = trial % 2 === 1;
+      // Each works until the trial lets it end (the file `go`): it cannot end before its coordinator is killed.
+      const worker = (name: string, end: string) => ({
+        type: 'process',
+        command: 'sh',
+        args: ['-c', `touch ${name}.started; while [ ! -e go ]; do sleep 0.05; done; ${end}`],
+        result: 'exit-code',
+      });
+      writeFileSync(
+        join(workspace, 'plan.md'),
+        plan([
+          { id: 'A', worker: 'pass' },
+          { id: 'B', worker: 'fail' },
+        ]),
+      );
+      mkdirSync(join(workspace, '.baton'), { recursive: true });
+      writeFileSync(
+        join(workspace, '.baton', 'config.json'),
+        config({
+          maxAttempts: 1,
+          workers: { pass: worker('a', 'exit 0'), fail: worker('b', bySignal ? 'kill -KILL $$' : 'exit 1') },
+        }),
+      );
+      const engine = await Engine.open({ workspace, follow: true });
+      try {
+        const { run } = await engine.runForPlan('plan.md');
+        const child = new ChildCoordinator(workspace, run.id, { leaseMs: 500, maxConcurrency: 2 });
+        // Running, not only recorded: a worker still at its gate never runs once its coordinator is gone.
+        await waitFor(
+          'both workers to run',
+          () => existsSync(join(workspace, 'a.started')) && existsSync(join(workspace, 'b.started')),
+          20_000,
+        );
+        child.kill('SIGKILL');
+        await child.exited;
+        writeFileSync(join(workspace, 'go'), '');
+        await waitFor('both workers to end', () => processesCarrying(marker).length === 0, 20_000);
+        await engine.refresh();
+        const watchless = await engine.overview(run.id);
+        if (!watchless.runtimes.every((r) => r.processGone === true))
+          failures.push(`trial ${trial}: a worker that ended was not shown gone`);
+        await sleepReal(700); // its coordinator's lease runs out
+        const taken = await coordinateWhenFree(engine, run.id);
+        const settled = taken.reconcile.entries.filter((e) => e.repair?.startsWith('settled from its exit record'));
+        if (settled.length !== 2)
+          failures.push(
+            `trial ${trial}: settled ${settled.length} from exit records: ${JSON.stringify(taken.reconcile.entries)}; ${readdirSync(
+              join(workspace, '.baton/runs', run.id, 'exits'),
+            )
+              .map((f) => readFileSync(join(workspace, '.baton/runs', run.id, 'exits', f), 'utf8'))
+              .join(' | ')}`,
+          );
+        const outcome = await taken.coordinator.run();
+        if (outcome.kind !== 'finished' || outcome.status !== 'failed')
+          failures.push(`trial ${trial}: the run ended ${JSON.stringify(outcome)}`);
+        const view = await engine.overview(run.id);
+        const attempts = view.delegations.map((d) => `${d.taskId}:${d.attempt}:${d.status}`).sort();
+        if (attempts.join() !== 'A:1:COMPLETED,B:1:FAILED') failures.push(`trial ${trial}: ${attempts.join()}`);
+        // B failed by how it ended, as the result Baton writes for a plain command says.
+        const b = view.delegations.find((d) => d.taskId === 'B');
+        const how = bySignal ? 'was killed by SIGKILL' : 'exited with code 1';
+        const artifact = join(workspace, '.baton', 'runs', run.id, 'artifacts', `${b?.id}.md`);
+        const result = existsSync(artifact) ? readFileSync(artifact, 'utf8') : '';
+        if (!result.includes(`sh ${how}`)) failures.push(`trial ${trial}: B's result says ${JSON.stringify(result)}`);
+        else ends[bySignal ? 'signal' : 'code']++;
+        await engine.reconcile(run.id);
+        const events = await engine.listEvents(run.id);
+        const told = events.filter((e) => e.type === 'runtime:exited').length;
+        if (told !== 2) failures.push(`trial ${trial}: ${told} runtime:exited events`);
+        if (events.some((e) => e.type === 'runtime:stale')) failures.push(`trial ${trial}: an attempt went stale`);
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+  return {
+    trials,
+    failures,
+    note: `two exit-code workers end after their coordinator was SIGKILLed: B by exit 1 ×${ends.code}, by SIGKILL ×${ends.signal}; shown gone, settled from their exit records, no attempt 2, told once`,
+  };
 }

@@ -45,6 +45,7 @@ import {
   lateResult,
   pausedHolder,
   processTrees,
+  keptWork,
   workerKilled,
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
@@ -1326,6 +1327,18 @@ export const ROWS: MatrixRow[] = [
     run: lockHolderStopped,
   },
   {
+    id: '17',
+    fault:
+      'Coordinator SIGKILLed (an editor window closed) while plain-command workers (`"result": "exit-code"`) run; they end with nobody watching',
+    guarantee:
+      'no view calls them alive; the next coordinator settles each from its exit record exactly as a watching one would have (exit 0 completed, exit 1 or a signal failed), no attempt 2, no retry used; a second reconcile settles nothing',
+    injection:
+      'two workers wait for a file the trial writes after SIGKILLing the child coordinator; A exits 0, B exits 1 (even trials) or kills itself with SIGKILL (odd ones); then a new coordinator takes over, runs, and reconcile runs again',
+    full: 20,
+    smoke: 2,
+    run: keptWork,
+  },
+  {
     id: 'H1',
     fault: 'Hostile and broken input: plans, result artifacts, configs, webview messages (fuzz)',
     guarantee: 'never a crash or a stack trace: issues, a parsed value, or a rejection',
@@ -1473,6 +1486,32 @@ export async function runMatrix(options: {
 }
 
 /** The rules rows 15 and 16 hold the engine to, and what a person does (docs/architecture.md, "Execution"). */
+const KEPT_WORK = `## Work that ended while no coordinator watched
+
+Workers outlive their coordinator by design (a closed editor window, a SIGKILLed \`baton
+start\`), and only a process's parent learns how it ended. So every worker runs under a
+\`sh\` exit waiter that leaves its end in the attempt's exit record
+(\`.baton/runs/<run>/exits/<delegation>.exit\`: status — exit code or signal — and end time,
+fsynced, fenced by delegation and runtime; docs/workers.md, "The exit record"). Then:
+
+- **nothing calls it alive**: \`baton status\` and \`baton diagnose\` look at the recorded process
+  (pid and start time, one function: \`usecases/workerProcesses.ts\`) and say \`ended · pid N\`
+  once it is gone, until a coordinator settles the attempt; so do the editor's Workers view and
+  the dashboard whenever they read the run (*not yet:* they do not read it again on a timer
+  while no coordinator drives it, so a row can say alive until the next change);
+- **the next coordinator settles it as the watching one would have** (\`baton resume\`, a
+  takeover, \`baton reconcile\`): a plain command's exit status is its result, a result on disk
+  is ingested, else it fails saying how the worker ended — no new attempt, no retry used; a
+  \`runtime:exited\` event tells how and when it ended (row 17;
+  \`test/system/cli/keptWork.test.ts\` does the same through the CLI);
+- **once**: an attempt that is no longer RUNNING is never settled again, so a second resume, a
+  reconcile or a second coordinator find nothing to do;
+- **STALE means unknown**: only an attempt whose process is gone with no exit record and no
+  result on disk (a machine that crashed before the record's fsync, a worker started by an
+  older Baton, another OS) goes STALE.
+
+`;
+
 const FENCING_AND_LOCK_HOLDERS = `## Side effects outside the store: the fencing rule
 
 A transaction is fenced by the coordinator's epoch, but a process, a kill or a verify command
@@ -1573,7 +1612,7 @@ ${rows}
 ${failing.length === 0 ? 'Every row: 0 failures.' : `Failing rows:\n\n${failing.map((r) => `- ${r.row.id}: ${r.failures.slice(0, 5).join('; ')}`).join('\n')}`}
 
 ${FENCING_AND_LOCK_HOLDERS}
-${CONFIG_TAMPERED}
+${KEPT_WORK}${CONFIG_TAMPERED}
 ## What a damaged store reports
 
 Every repair is a recovery notice (stderr, \`baton:\` …; \`store.recovery.notices\`) and keeps the damaged bytes aside as \`*.corrupt\`; Baton never deletes them (docs/architecture.md, "Journal damage is never silent"):

@@ -92,6 +92,7 @@ export function statusClass(status: string): string {
     case 'gated':
     case 'open':
     case 'paused':
+    case 'gone':
       return 'wait';
     default:
       return 'idle';

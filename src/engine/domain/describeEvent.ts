@@ -30,6 +30,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.runtimeId)} heartbeat ${e.data.heartbeatCount}${e.data.progress ? `: ${text(e.data.progress)}` : ''}`;
     case 'runtime:started':
       return `${text(e.data.delegationId)}: its worker ${e.data.found ? 'was found, running' : 'runs'} as pid ${e.data.pid} on ${text(e.data.host)}`;
+    case 'runtime:exited':
+      return `${text(e.data.delegationId)}: its worker ${e.data.signal ? `was killed by ${text(e.data.signal)}` : `exited with code ${String(e.data.exitCode)}`} at ${new Date(e.data.endedAt).toISOString()} while no coordinator watched (its exit record)`;
     case 'runtime:stale':
       return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
     case 'delegation:prompt':

@@ -73,6 +73,18 @@ export interface EventMap {
     usage?: BeatUsage;
   };
   'runtime:stale': { runtimeId: string; delegationId: string; taskId: string };
+  /**
+   * A worker that ended while no coordinator watched, as its exit record tells it (domain/exitRecord.ts): the next
+   * coordinator settles its attempt from this, as the one that watched would have.
+   */
+  'runtime:exited': {
+    runtimeId: string;
+    delegationId: string;
+    taskId: string;
+    exitCode: number | null;
+    signal: string | null;
+    endedAt: number;
+  };
   /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */
   'runtime:started': { runtimeId: string; delegationId: string; pid: number; host: string; found?: boolean };
   /** The exact prompt an attempt got (prompt provenance): its digest, its length, whether it was cut to fit. */
@@ -189,6 +201,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'delegation:status': true,
   'runtime:heartbeat': true,
   'runtime:stale': true,
+  'runtime:exited': true,
   'runtime:started': true,
   'delegation:prompt': true,
   'agent:usage': true,

@@ -178,6 +178,13 @@ export interface WorkerRuntime {
   /** The worker's process, once started (absent for an external claim, or before the spawn). */
   pid?: number;
   host?: string;
+  /** Its start time (Linux): with pid and host, the process's identity (domain/process.ts). */
+  pidStart?: string;
+  /**
+   * A look at the machine found the recorded process gone (same host, pid and start time no
+   * longer running), though its attempt is not settled yet: no coordinator watched it end.
+   */
+  processGone?: true;
   /** When the worker's process was recorded: how long Baton's supervisor has seen it. */
   processStartedAt?: number;
   /**

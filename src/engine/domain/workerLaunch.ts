@@ -51,13 +51,33 @@ export function agentKindOf(
   definitions: Pick<BatonConfig, 'workers'>,
   workerId: string | null | undefined,
 ): AgentKind | undefined {
+  const worker = definitionOf(definitions, workerId);
+  return worker && isAgentWorker(worker) ? worker.type : undefined;
+}
+
+/**
+ * A plain command whose exit status is its result (`"result": "exit-code"`): the command's name,
+ * as the result Baton writes for it says it; undefined for any other worker. By definition, or
+ * by id in a run's frozen workers (or a config), tolerant of unknown ids.
+ */
+export function exitCodeCommandOf(
+  worker: WorkerDefinition | { definitions: Pick<BatonConfig, 'workers'>; workerId: string | null | undefined },
+): string | undefined {
+  const definition = 'definitions' in worker ? definitionOf(worker.definitions, worker.workerId) : worker;
+  if (definition?.type !== 'process' || definition.result !== 'exit-code') return undefined;
+  return definition.command.split(/[\\/]/).pop() ?? definition.command;
+}
+
+function definitionOf(
+  definitions: Pick<BatonConfig, 'workers'>,
+  workerId: string | null | undefined,
+): WorkerDefinition | undefined {
   if (!workerId) return undefined;
-  const worker = Object.hasOwn(definitions.workers, workerId)
+  return Object.hasOwn(definitions.workers, workerId)
     ? definitions.workers[workerId]
     : Object.hasOwn(BUILTIN_WORKERS, workerId)
       ? BUILTIN_WORKERS[workerId]
       : undefined;
-  return worker && isAgentWorker(worker) ? worker.type : undefined;
 }
 
 /**

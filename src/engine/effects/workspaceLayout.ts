@@ -24,6 +24,8 @@ export function runPaths(workspace: string, runId: string) {
     leaseDeadline: (delegationId: string) => join(root, 'leases', `${delegationId}.deadline`),
     /** Until when this host's coordinator holds the run, for its verify commands' watchdogs (leaseWatchdog.ts). */
     coordinatorLeaseDeadline: join(root, 'leases', 'coordinator.deadline'),
+    /** How an attempt's worker ended, left by its exit waiter for whoever settles it (domain/exitRecord.ts). */
+    exitRecord: (delegationId: string) => join(root, 'exits', `${delegationId}.exit`),
     /** A worker's `baton heartbeat` leaves its beats here on a shared store (executor/heartbeatRelay.ts). */
     heartbeatRelay: (delegationId: string) => join(root, 'relay', `${delegationId}.ndjson`),
   };

@@ -1,4 +1,3 @@
-import { basename } from 'node:path';
 import { freezeWorkers } from '../domain/frozenWorkers';
 import {
   afterLaunch,
@@ -10,6 +9,7 @@ import {
   type StartPlan,
 } from '../domain/launch';
 import type { StopRequest } from '../domain/stops';
+import { exitCodeCommandOf } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { holdTask } from '../operations/tasks/holdTask';
 import { sideEffectPoint } from '../store/faultPoint';
@@ -124,10 +124,10 @@ export class AttemptLauncher {
     const worker = await startWorker(this.ctx, claimed, { runId, ...plan, sharedRepo });
     if (!worker) return isolation ? { isolation } : undefined;
     // Handed over before it is let go: its lease is renewed, its exit taken as its result, its timeout kept.
-    const plain = plan.worker.type === 'process' && plan.worker.result === 'exit-code' ? plan.worker : undefined;
+    const plain = exitCodeCommandOf(plan.worker);
     const agent = worker.agent && { kind: worker.agent.kind, agent: delegation.agent, permissions };
     const attempt = this.supervisor.supervise(identity, leaseUntilMono, worker, {
-      ...(plain ? { plainCommand: { command: basename(plain.command), cwd, agent: delegation.agent } } : {}),
+      ...(plain ? { plainCommand: { command: plain, cwd, agent: delegation.agent } } : {}),
       ...(agent ? { agent: { agent, cwd } } : {}),
     });
     await sideEffectPoint('launch:before-release');

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
 import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
@@ -6,6 +5,7 @@ import type { ProcessIdentity } from '../domain/process';
 import type { StopRequest } from '../domain/stops';
 import { isSharedStore } from '../domain/config';
 import { isProcessAlive, terminateWorker, workerMarker, type TerminationReport } from '../effects/processes/processes';
+import { readExitRecord } from '../effects/processes/exitRecord';
 import { runPaths } from '../effects/workspaceLayout';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
@@ -14,16 +14,17 @@ import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { decidedAttempts, getDelegation } from '../queries/delegations';
 import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
-import { ingestArtifact } from '../usecases/ingestArtifact';
 import type { LiveWorker } from '../usecases/reconcileRun';
-import { resultOnDisk } from '../usecases/resultOnDisk';
-import { writeExitCodeResult } from '../usecases/exitCodeResult';
+import { settleExitedWorker } from '../usecases/settleExitedWorker';
 import { recordSharedTreeAfter } from '../usecases/sharedTreeSnapshots';
 import { AgentStreamFollower, type AttemptAgent, type StreamFollowerHost } from './agentStreamFollower';
 import { Attempt, type AttemptEnding, type AttemptIdentity } from './attempt';
 import { HeartbeatRelay } from './heartbeatRelay';
 import { isStoreOutage, outageWait } from './storeOutage';
 import type { WorkerLeaseKeeper } from './workerLeaseKeeper';
+
+/** How many more looks (every 250 ms) an adopted worker's exit record gets for its end, once the worker is gone. */
+const RECORD_LOOKS_AFTER_END = 20;
 
 /** What the supervisor needs from the coordinator it serves. */
 export interface SupervisorHost {
@@ -217,14 +218,22 @@ export class AttemptSupervisor implements StreamFollowerHost {
       this.ctx.clock.monotonic() + found.leaseMs,
     );
     attempt.identity = found.identity;
-    // Not our child: its end is seen by polling its identity.
+    if (found.plainCommand) attempt.plainCommand = found.plainCommand;
+    // Not our child: its end is seen by polling its identity, and how it ended is read from its exit record — which its
+    // waiter writes right after it ends, so a record still without its end is given a few more looks.
+    const record = runPaths(this.ctx.workspace, this.host.runId).exitRecord(found.delegationId);
+    const owner = { delegationId: found.delegationId, runtimeId: found.runtimeId };
     const exited = new Promise<WorkerExit>((resolveExit) => {
+      let looksAfterEnd = 0;
       const poll = (): void => {
         attempt.setTimer(
           'poll',
           this.ctx.clock.setTimer(250, () => {
-            if (isProcessAlive(found.identity) === false) resolveExit({ exitCode: null, signal: null });
-            else poll();
+            if (isProcessAlive(found.identity) !== false) return poll();
+            const read = readExitRecord(record, owner);
+            if ('exit' in read) resolveExit(read.exit);
+            else if (read.none === 'not-ended' && ++looksAfterEnd < RECORD_LOOKS_AFTER_END) poll();
+            else resolveExit({ exitCode: null, signal: null });
           }),
         );
       };
@@ -455,42 +464,22 @@ export class AttemptSupervisor implements StreamFollowerHost {
     if (!delegation || delegation.status !== 'RUNNING') return; // decided elsewhere meanwhile
     // Before its result is taken: completing it may start dependents that change the shared tree.
     await recordSharedTreeAfter(this.ctx, { runId, delegationId: attempt.delegationId });
-    if (attempt.plainCommand && !existsSync(attempt.artifactPath)) {
-      const { command, cwd, agent } = attempt.plainCommand;
-      await writeExitCodeResult(
-        this.ctx,
-        {
-          runId,
-          delegationId: attempt.delegationId,
-          taskId: attempt.taskId,
-          agent,
-          artifactPath: attempt.artifactPath,
-        },
-        { command, cwd },
-        exit,
-      );
-    }
     const activity = await attempt.stream?.finish();
-    const agent = attempt.stream
-      ? {
-          kind: attempt.stream.agent.kind,
-          ...(activity?.ended?.finalText ? { finalText: activity.ended.finalText } : {}),
-        }
-      : undefined;
-    const artifact = resultOnDisk(this.ctx.workspace, attempt.artifactPath, attempt.logPath, true, agent);
-    if (!artifact) {
-      const how = exit.signal
-        ? `was killed by ${exit.signal}`
-        : exit.exitCode === null
-          ? 'ended'
-          : `exited with code ${exit.exitCode}`;
-      // An agent that said why it stopped (a refused request, a model error) is quoted.
-      const said = activity?.errors.at(-1);
-      await this.fail(attempt.delegationId, `the worker ${how} without a result${said ? `: ${said}` : ''}`);
-      return;
-    }
-    const outcome = await ingestArtifact(this.ctx, delegation, artifact);
-    const what = outcome.record.accepted ? `result ${outcome.record.resultStatus}` : 'result rejected';
-    this.ctx.log(`${attempt.delegationId}: ${what}; ${outcome.delegation.status}`);
+    const finalText = activity?.ended?.finalText;
+    // An agent that said why it stopped (a refused request, a model error) is quoted.
+    const said = activity?.errors.at(-1);
+    const settled = await settleExitedWorker(
+      this.ctx,
+      delegation,
+      {
+        artifactPath: attempt.artifactPath,
+        logPath: attempt.logPath,
+        ...(attempt.plainCommand ? { plainCommand: attempt.plainCommand } : {}),
+        ...(attempt.stream ? { agent: { kind: attempt.stream.agent.kind, ...(finalText ? { finalText } : {}) } } : {}),
+        ...(said ? { said } : {}),
+      },
+      exit,
+    );
+    this.ctx.log(`${attempt.delegationId}: ${settled}`);
   }
 }

@@ -3,6 +3,7 @@ import { suggestNextStep, type NextStep } from '../domain/nextStep';
 import type { StopReportEntry } from '../domain/stops';
 import { folderSize } from '../effects/folderSize';
 import { isProcessAlive } from '../effects/processes/processes';
+import { recordedProcessAlive } from './workerProcesses';
 import { runPaths, worktreesRoot } from '../effects/workspaceLayout';
 import { readCoordinatorLease } from '../queries/coordinatorLease';
 import { listReceipts, readOverview, type ReceiptView, type RunOverview } from '../queries/runView';
@@ -114,8 +115,7 @@ export async function diagnoseRun(ctx: EngineContext, runId?: string): Promise<D
     delegationId: p.delegation_id,
     worker: p.worker ?? undefined,
     pid: p.pid ?? undefined,
-    alive:
-      p.pid !== null && p.host ? (isProcessAlive({ pid: p.pid, startTime: p.pid_start, host: p.host }) ?? null) : false,
+    alive: recordedProcessAlive({ pid: p.pid, pidStart: p.pid_start, host: p.host }) ?? null,
     logPath: p.log_path ?? undefined,
   }));
   const worktreeFindings = await inspectWorktrees(ctx.store, ctx.workspace, diagnosed).catch((err: unknown) => [

@@ -22,7 +22,11 @@ import {
 import { type ProcessIdentity } from '../domain/process';
 import type { AttemptAgent } from '../domain/agents/agentActivity';
 import type { Permissions } from '../domain/agents/presets';
-import { agentKindOf, DEFAULT_PERMISSIONS } from '../domain/workerLaunch';
+import { agentKindOf, DEFAULT_PERMISSIONS, exitCodeCommandOf } from '../domain/workerLaunch';
+import { readExitRecord, type ExitEvidence } from '../effects/processes/exitRecord';
+import { recordWorkerExit } from '../operations/runtimes/recordWorkerExit';
+import { describeExit, settleExitedWorker } from './settleExitedWorker';
+import { recordSharedTreeAfter } from './sharedTreeSnapshots';
 import { runPaths } from '../effects/workspaceLayout';
 import { inspectWorktrees } from './cleanupWorktrees';
 import type { EngineContext } from './context';
@@ -54,6 +58,8 @@ export interface LiveWorker {
   leaseMs: number;
   /** An agent preset's worker: its event stream is followed from the start of its log. */
   agent?: { agent: AttemptAgent; cwd: string };
+  /** A plain command (`"result": "exit-code"`): its exit status is its result. */
+  plainCommand?: { command: string; cwd: string; agent: string };
 }
 
 export interface ReconcileOptions {
@@ -322,6 +328,7 @@ async function adoptWorker(
   if (!renewed) return false;
   // The definitions the attempt was started with: the run's frozen ones (the config file may have changed since).
   const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
+  const plainCommand = plainCommandOf({ ctx, settings }, attempt);
   adopt.take({
     delegationId: attempt.delegation_id,
     taskId: attempt.task_id,
@@ -331,6 +338,7 @@ async function adoptWorker(
     artifactPath: paths.artifact(attempt.delegation_id),
     leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
     ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
+    ...(plainCommand ? { plainCommand } : {}),
     ...(agentKind
       ? {
           agent: {
@@ -349,13 +357,36 @@ async function adoptWorker(
   return true;
 }
 
-/** Its process is gone (or never started): a result on disk is ingested, else the attempt is STALE. */
+/** A plain command's result is its exit status: what its result says of it, by the run's frozen definition. */
+function plainCommandOf(
+  { ctx, settings }: Pick<Scope, 'ctx' | 'settings'>,
+  attempt: Running,
+): { command: string; cwd: string; agent: string } | undefined {
+  const command = exitCodeCommandOf({ definitions: settings.workers ?? ctx.config, workerId: attempt.worker });
+  return command !== undefined ? { command, cwd: attempt.cwd ?? ctx.workspace, agent: attempt.agent } : undefined;
+}
+
+/**
+ * Its process is gone (or never started). A worker that left its exit record ended while no
+ * coordinator watched: its attempt is settled from the record, as the coordinator that watched it
+ * end would have. Otherwise a result on disk is ingested, else the attempt is STALE: its work is
+ * unknown.
+ */
 async function reconcileGoneWorker(
-  { ctx, runId, options, settings, paths }: Scope,
+  scope: Scope,
   attempt: Running,
   identity: ProcessIdentity | undefined,
 ): Promise<ReconcileEntry> {
+  const { ctx, runId, options, settings, paths } = scope;
   const base = baseOf(attempt);
+  const evidence =
+    identity && attempt.runtime_id
+      ? readExitRecord(paths.exitRecord(attempt.delegation_id), {
+          delegationId: attempt.delegation_id,
+          runtimeId: attempt.runtime_id,
+        })
+      : undefined;
+  if (evidence && 'exit' in evidence) return settleFromExitRecord(scope, attempt, evidence);
   const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
   const result = resultOnDisk(
     ctx.workspace,
@@ -381,7 +412,9 @@ async function reconcileGoneWorker(
   const external = attempt.worker === null && attempt.runtime_id !== null;
   const manual = !identity && Boolean(attempt.holder?.includes('manual'));
   const [classification, reason] = identity
-    ? [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
+    ? evidence && 'none' in evidence && evidence.none === 'never-started'
+      ? ['claimed, never started (its gate never opened)', 'it was claimed but its worker never started']
+      : [`process gone (pid ${identity.pid}); no result`, 'its process is gone and left no result']
     : external
       ? ['lease ran out', 'its lease ran out without a heartbeat']
       : manual
@@ -389,6 +422,51 @@ async function reconcileGoneWorker(
         : ['claimed, never started', 'it was claimed but its process never started'];
   await markStale(ctx, runId, attempt.delegation_id, reason);
   return { ...base, classification, repair: 'marked STALE; the retry policy applies' };
+}
+
+/**
+ * Its worker ended while no coordinator watched and left its exit record: the run is told how it
+ * ended (`runtime:exited`), and the attempt is settled exactly as a watching coordinator would
+ * have settled it (settleExitedWorker) — no new attempt, no retry used. Once: an attempt that is
+ * no longer RUNNING is never settled again, so a second reconcile, or a second coordinator, finds
+ * nothing to do.
+ */
+async function settleFromExitRecord(
+  { ctx, runId, options, settings, paths }: Scope,
+  attempt: Running,
+  evidence: ExitEvidence,
+): Promise<ReconcileEntry> {
+  const base = baseOf(attempt);
+  const how = `${describeExit(evidence.exit)} at ${new Date(evidence.endedAt).toISOString()}`;
+  const classification = `process gone; its worker ${how} while no coordinator watched (its exit record)`;
+  if (options.reportOnly) return { ...base, classification };
+  const delegationId = attempt.delegation_id;
+  // As the coordinator that watched would have, before the result is taken (dependents may change the shared tree).
+  await recordSharedTreeAfter(ctx, { runId, delegationId });
+  const told = await ctx.store.transact((tx) =>
+    recordWorkerExit(
+      tx,
+      { runId, delegationId, runtimeId: attempt.runtime_id!, ...evidence.exit, endedAt: evidence.endedAt },
+      ctx.clock.now(),
+    ),
+  );
+  const delegation = await ctx.store.read((r) => getDelegation(r, runId, delegationId));
+  if (!told || delegation?.status !== 'RUNNING')
+    return { ...base, classification: `${classification}; settled already` };
+  const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
+  const plainCommand = plainCommandOf({ ctx, settings }, attempt);
+  const settled = await settleExitedWorker(
+    ctx,
+    delegation,
+    {
+      artifactPath: paths.artifact(delegationId),
+      logPath: attempt.log_path ?? paths.log(delegationId),
+      ...(plainCommand ? { plainCommand } : {}),
+      ...(agentKind ? { agent: { kind: agentKind } } : {}),
+    },
+    evidence.exit,
+  );
+  return { ...base, classification, repair: `settled from its exit record: ${settled}` };
 }
 
 /**

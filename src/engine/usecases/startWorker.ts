@@ -78,6 +78,8 @@ export async function startWorker(
       // Held at its gate until the store records it (below): its marker is also its tag, inherited by all it starts.
       marker: workerMarker(runtimeId),
       held: true,
+      // Its end leaves its evidence for the next coordinator, should this one be gone by then.
+      exitRecord: { path: runPaths(ctx.workspace, runId).exitRecord(delegationId), owner: { delegationId, runtimeId } },
       withhold: credentialVariables(ctx.config.store),
       env: {
         BATON_RUN_ID: runId,

@@ -372,6 +372,7 @@ function runtimeView(view: RunOverview, r: RunOverview['runtimes'][number]): Run
     ...(r.workerBeatAt !== undefined ? { workerBeatAt: r.workerBeatAt } : {}),
     ...(r.pid !== undefined ? { pid: r.pid } : {}),
     ...(r.processStartedAt !== undefined ? { processStartedAt: r.processStartedAt } : {}),
+    ...(r.processGone ? { processGone: true } : {}),
     ...(r.holder !== undefined ? { holder: r.holder } : {}),
     ...withSpend(spendOf(view, { delegationId: r.delegationId })),
   };

@@ -168,7 +168,8 @@ describe('fencing: a coordinator stopped between its check and its side effect (
         assert.equal(attempt1.status, 'FAILED');
         assert.match(attempt1.reason ?? '', /timed out after 2 s/);
         // ... and ends the worker of that decided attempt itself, before it dispatches the retry.
-        assert.deepEqual(repairs, ['D-A-coder-001: ended 1 process(es)']);
+        // Two: the worker and its exit waiter (docs/workers.md, "The exit record").
+        assert.deepEqual(repairs, ['D-A-coder-001: ended 2 process(es)']);
         assert.deepEqual(
           view.delegations.map((d) => `${d.id}:${d.status}`),
           ['D-A-coder-001:FAILED', 'D-A-coder-002:COMPLETED'],

@@ -72,7 +72,7 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     await fixture.dispose();
   });
 
-  it('after the coordinator is SIGKILLed mid-run, a new one adopts live workers, retries dead ones, and every task completes exactly once', async () => {
+  it('after the coordinator is SIGKILLed mid-run, a new one adopts live workers, settles one that died from its exit record (and retries it), and every task completes exactly once', async () => {
     fixture.write('.baton/config.json', config({ leaseSeconds: 5, maxAttempts: 3 }));
     fixture.write('plan.md', plan([{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D', depends: ['A'] }]));
     const tracePath = join(fixture.workspace, 'trace.txt');
@@ -89,7 +89,7 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     for (const s of running) pids.push(s.pid);
     first.kill('SIGKILL');
     assert.equal((await first.exited).signal, 'SIGKILL');
-    // One worker dies with its coordinator; the other lives on.
+    // One worker dies with its coordinator (killed: its exit record says so); the other lives on.
     const [survivor, casualty] = running as [TraceLine, TraceLine];
     process.kill(casualty.pid, 'SIGKILL');
     const killedAt = new Map([[casualty.delegation, Date.now()]]);
@@ -102,7 +102,7 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
       assert.deepEqual(
         repairs.sort(),
         [
-          `${casualty.delegation}: marked STALE; the retry policy applies`,
+          `${casualty.delegation}: settled from its exit record: FAILED: the worker was killed by SIGKILL without a result`,
           `${survivor.delegation}: adopted: lease renewed by this coordinator`,
         ].sort(),
       );
@@ -122,7 +122,8 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
         `${task} completed once`,
       );
     }
-    assert.equal(view.delegations.find((d) => d.id === casualty.delegation)!.status, 'STALE');
+    // Known, not stale: killed by SIGKILL, as the coordinator that watched would have seen it.
+    assert.equal(view.delegations.find((d) => d.id === casualty.delegation)!.status, 'FAILED');
     assert.equal(
       view.delegations.find((d) => d.id === survivor.delegation)!.status,
       'COMPLETED',

@@ -261,10 +261,14 @@ describe('stop: graceful and immediate, with real worker processes', function ()
         /BATON_/,
         'the daemon cleared its environment',
       );
+      // Beside them, carrying the marker too, is the worker's exit waiter, its parent (docs/workers.md).
+      const [waiter, ...others] = [...processesOfRuntime(w.runtimeId)].sort((a, b) =>
+        a.pid === worker.ppid ? -1 : b.pid === worker.ppid ? 1 : 0,
+      );
+      assert.equal(waiter?.pid, worker.ppid, "the worker's exit waiter is its parent");
+      assert.equal(readFileSync(`/proc/${waiter.pid}/cmdline`, 'utf8').split('\0')[3], 'baton-waiter');
       assert.deepEqual(
-        processesOfRuntime(w.runtimeId)
-          .map((p) => p.pid)
-          .sort((a, b) => a - b),
+        others.map((p) => p.pid).sort((a, b) => a - b),
         [...w.procs]
           .filter(([name]) => name !== 'envless')
           .map(([, p]) => p.pid)

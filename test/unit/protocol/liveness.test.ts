@@ -83,4 +83,20 @@ describe('liveness: what the Workers view, the dashboard and `baton status` say 
     const line = table.split('\n')[1]!;
     assert.match(line, /^W-1\s+D-T1-coder-001\s+alive\s+alive 2m 05s · pid 4242\s+1m 40s$/);
   });
+
+  it('a process a look found gone is never called alive: "ended", until a coordinator settles its attempt', () => {
+    const gone = { ...SUPERVISED, processGone: true as const };
+    const live = describeLiveness(gone, NOW);
+    assert.equal(live.state, 'gone');
+    assert.equal(live.summary, 'ended · pid 4242');
+    assert.match(live.explanation, /exit record/);
+    assert.equal(describeLiveness({ ...gone, workerBeatAt: NOW - S }, NOW).state, 'gone', 'whatever its beats say');
+    const line = runtimeTable(
+      { workspace: '/w', output: { json: false, color: false, out() {}, err() {} } },
+      [gone],
+      NOW,
+    ).split('\n')[1]!;
+    assert.doesNotMatch(line, /alive/);
+    assert.match(line, /^W-1\s+D-T1-coder-001\s+gone\s+ended · pid 4242\s+1m 40s$/);
+  });
 });

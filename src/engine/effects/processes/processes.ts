@@ -170,14 +170,57 @@ function tagOf(pid: number, looks: Looks): number | undefined {
 }
 
 /**
+ * The process group and session a worker leads — or, for a worker under its exit waiter
+ * (spawnSupervised), the ones its waiter leads: the waiter is its parent and was started in a
+ * session of its own. Any other group is not the worker's to signal.
+ */
+function ownGroupOf(stat: ProcStat): { pgrp: number; session: number } {
+  const underWaiter = stat.pgrp === stat.ppid && stat.session === stat.ppid;
+  return underWaiter ? { pgrp: stat.ppid, session: stat.ppid } : { pgrp: stat.pid, session: stat.pid };
+}
+
+/** Is this argv a held process's gate (spawnSupervised's GATE_NAME at argv[3] of `sh -c <script>`)? */
+function isGateArgv(argv: readonly string[]): boolean {
+  return argv[1] === '-c' && argv[3] === 'baton-gate';
+}
+
+/**
+ * The gate a worker's exit waiter started (spawnSupervised): its child whose argv is the gate's,
+ * once it has exec'd; undefined until then. `gone` when the waiter itself is gone.
+ */
+export function gateChildOf(waiterPid: number): number | 'gone' | undefined {
+  const stat = readProcStat(waiterPid);
+  if (!stat || stat.state === 'Z' || stat.state === 'X') return 'gone';
+  let children: number[];
+  try {
+    children = readFileSync(`/proc/${waiterPid}/task/${waiterPid}/children`, 'utf8')
+      .split(' ')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // A kernel without the children file: by parent, in one look at /proc.
+    children = allProcesses()
+      .filter((p) => p.ppid === waiterPid)
+      .map((p) => p.pid);
+  }
+  for (const pid of children) {
+    try {
+      if (isGateArgv(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))) return pid;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+/**
  * A process spawnSupervised started held at its gate that was never let go: it has run
  * nothing of its command (its argv is still the gate's).
  */
 export function isHeldAtGate(identity: ProcessIdentity): boolean {
   if (!HAS_PROC || identity.host !== thisHost() || !isVerifiablyAlive(identity)) return false;
   try {
-    const argv = readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0');
-    return argv[1] === '-c' && argv[3] === 'baton-gate';
+    return isGateArgv(readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0'));
   } catch {
     return false;
   }
@@ -238,7 +281,8 @@ function membersOf(
   const members = new Map<number, ProcStat>();
   if (rootStat) {
     members.set(rootStat.pid, rootStat);
-    for (const p of all) if (p.pgrp === rootStat.pid || p.session === rootStat.pid) members.set(p.pid, p);
+    const { pgrp, session } = ownGroupOf(rootStat);
+    for (const p of all) if (p.pgrp === pgrp || p.session === session) members.set(p.pid, p);
   }
   if (marker) {
     // A process that started before the worker cannot descend from it: read the
@@ -302,9 +346,11 @@ function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
  */
 function signalGroup(root: ProcessIdentity | undefined, sig: NodeJS.Signals): void {
   if (!root || !isVerifiablyAlive(root)) return;
-  if (HAS_PROC && readProcStat(process.pid)?.pgrp === root.pid) return;
+  const rootStat = HAS_PROC ? readProcStat(root.pid) : undefined;
+  const group = rootStat ? ownGroupOf(rootStat).pgrp : root.pid;
+  if (HAS_PROC && readProcStat(process.pid)?.pgrp === group) return;
   try {
-    process.kill(-root.pid, sig);
+    process.kill(-group, sig);
   } catch {
     // not a group leader, or the group is gone
   }

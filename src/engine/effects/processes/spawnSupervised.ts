@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Options } from 'execa';
@@ -7,7 +7,8 @@ import { openBatonFile } from '../files/safeWrite';
 import type { ProcessIdentity } from '../../domain/process';
 import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
-import { identityOf, markerTag } from './processes';
+import { exitRecordHeader, NON_FATAL_SIGNALS, type ExitRecordOwner } from '../../domain/exitRecord';
+import { gateChildOf, identityOf, markerTag } from './processes';
 
 export interface WorkerExit {
   exitCode: number | null;
@@ -59,6 +60,13 @@ export interface SpawnOptions {
   held?: boolean;
   /** Variables of this process's environment it does not inherit (the store's credentials); BATON_STORE_URL always. */
   withhold?: readonly string[];
+  /**
+   * Leave its end where the next coordinator finds it (domain/exitRecord.ts): the process is
+   * started under an exit waiter that writes its status and end time to this file (under
+   * `.baton/`, opened by this process as every file there is) once it ends. Held workers only
+   * (the record's `started` line comes from the gate); needs `workspace`.
+   */
+  exitRecord?: { path: string; owner: ExitRecordOwner };
 }
 
 /** argv[0] of the gate, how a held process is told apart (processes.ts, `isHeldAtGate`). */
@@ -68,14 +76,45 @@ export const GATE_NAME = 'baton-gate';
  * The gate: reads one line from fd 3, the coordinator's end of a pipe. `go` lets it become
  * the command; anything else — end of file because the coordinator died, or `abort()` —
  * ends it with exit 125 before the command runs. The command reaches it as positional
- * parameters ("$@"), never as shell text. With prlimit, the tag is set on the way.
+ * parameters ("$@"), never as shell text. With prlimit, the tag is set on the way. $1 says
+ * it runs under an exit waiter, whose record it tells on fd 5 that the worker was let go.
  */
 const GATE_SCRIPT = [
+  'w=$1; p=$2; t=$3; shift 3',
   'IFS= read -r go <&3 && [ "$go" = go ] || exit 125',
   'exec 3<&-',
-  'p=$1; t=$2; shift 2',
+  // Under an exit waiter: the record says the worker was let go (a gate that never opened leaves no evidence).
+  'if [ -n "$w" ]; then echo started >&5; exec 5>&-; fi',
   'if [ -n "$p" ]; then exec "$p" --rttime="$t": -- "$@"; fi',
   'exec "$@"',
+].join('\n');
+
+/** argv[0] of a worker's exit waiter: the parent that outlives nothing but its worker (EXIT_WAITER_SCRIPT). */
+export const WAITER_NAME = 'baton-waiter';
+
+/**
+ * The exit waiter (docs/workers.md, "The exit record"): runs the gate (and so the worker) as its
+ * only child, in the foreground — stdin, stdout and stderr are the worker's, untouched — then
+ * appends `ended status=<shell status> at=<seconds>` to the record on fd 5, fsyncs it and its
+ * folder, and ends as its worker did: the same exit code, or killed by the same signal, so the
+ * coordinator that watches sees what it saw without a waiter. $1 is the record's folder; the
+ * gate's argv follows.
+ */
+const EXIT_WAITER_SCRIPT = [
+  'd=$1; shift',
+  // The shell's own words ("Killed", for a worker killed by a signal) stay out of the worker's log: the worker's
+  // stderr is set in the subshell (which execs it: one process), the shell's own is /dev/null.
+  'exec 6>&2 2>/dev/null',
+  '( "$@" ) 2>&6 6>&-',
+  's=$?',
+  'exec 3<&-',
+  'PATH=/usr/bin:/bin:$PATH',
+  'echo "ended status=$s at=$(date +%s)" >&5',
+  'sync /proc/self/fd/5 "$d" 2>/dev/null',
+  'exec 5>&-',
+  'n=$((s - 128))',
+  `if [ "$n" -ge 1 ] && [ "$n" -le 64 ]; then case $n in ${NON_FATAL_SIGNALS.join('|')}) ;; *) kill -$n $$ ;; esac; fi`,
+  'exit $s',
 ].join('\n');
 
 const SHELL = '/bin/sh';
@@ -106,6 +145,7 @@ export async function spawnSupervised(
   const { execa } = await loadExeca();
   const env = { ...command.env, ...options.env };
   const gated = CAN_GATE && (options.held === true || options.marker !== undefined);
+  const recorded = gated && options.held === true && options.exitRecord && options.workspace !== undefined;
   let argv: readonly string[] = command.argv;
   if (gated) {
     // The gate's shell would only say "not found" in the log: find the command first, as exec would.
@@ -113,8 +153,13 @@ export async function spawnSupervised(
     if ('notFound' in found) return { notStarted: found.notFound };
     const tag = options.marker ? markerTag(options.marker) : undefined;
     const limiter = tag !== undefined ? (prlimit() ?? '') : '';
-    argv = [SHELL, '-c', GATE_SCRIPT, GATE_NAME, limiter, String(tag ?? 0), found.path, ...command.argv.slice(1)];
+    const gate = [SHELL, '-c', GATE_SCRIPT, GATE_NAME, recorded ? 'w' : '', limiter, String(tag ?? 0)];
+    argv = [...gate, found.path, ...command.argv.slice(1)];
+    if (recorded) argv = [SHELL, '-c', EXIT_WAITER_SCRIPT, WAITER_NAME, dirname(options.exitRecord!.path), ...argv];
   }
+  // The exit record is opened here, as every file under .baton/ is, and handed to the waiter as fd 5: the shell never
+  // opens a path a worker could have replaced. Its first line fences it to this attempt.
+  const record = recorded ? openExitRecord(options.workspace!, options.exitRecord!) : undefined;
   // The log is handed over as the process's own file descriptor (O_APPEND, shared by stdout and
   // stderr), never piped through this process: the process keeps writing if this one dies.
   let log: number;
@@ -141,6 +186,7 @@ export async function spawnSupervised(
         fileDescriptor(log),
         fileDescriptor(log),
         ...(gated ? ['pipe' as const] : []),
+        ...(record !== undefined ? ['ignore' as const, extraDescriptor(record)] : []),
       ],
     };
     const subprocess = execa(argv[0]!, argv.slice(1), execaOptions);
@@ -149,7 +195,14 @@ export async function spawnSupervised(
       const result = await subprocess;
       return { notStarted: (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error' };
     }
-    const identity = identityOf(subprocess.pid);
+    // Under a waiter the worker is the waiter's child: its identity is the gate's, which becomes the command.
+    const leader = subprocess.pid;
+    const worker = record !== undefined ? await gateOf(leader) : leader;
+    if (worker === undefined) {
+      killGroup(leader);
+      return { notStarted: 'its exit waiter ended before its gate started' };
+    }
+    const identity = identityOf(worker);
     const gate = gated ? (subprocess.stdio[3] as Writable | undefined) : undefined;
     // A gate whose process is gone (aborted, killed) refuses the write: nothing to report.
     gate?.on('error', () => undefined);
@@ -164,17 +217,48 @@ export async function spawnSupervised(
         settled = true;
         gate!.destroy();
       }
-      try {
-        // Our own child, held at its gate (or already gone): its group is its own.
-        process.kill(-identity.pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
+      // Our own child, held at its gate (or already gone): its group is its own (the waiter's, under one).
+      killGroup(leader);
     };
     if (gated && !options.held) release();
     return { identity, exited, release, abort };
   } finally {
     closeSync(log); // the process has its own copy
+    if (record !== undefined) closeSync(record);
+  }
+}
+
+/** Creates the exit record with its fence (the attempt's line) and returns it open for the waiter. */
+function openExitRecord(workspace: string, target: NonNullable<SpawnOptions['exitRecord']>): number {
+  const fd = openBatonFile(workspace, target.path, 'write');
+  try {
+    writeSync(fd, exitRecordHeader(target.owner));
+    return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** The gate the waiter `leader` starts, once it has exec'd (a millisecond or two; longer on a loaded machine). */
+async function gateOf(leader: number): Promise<number | undefined> {
+  for (let waited = 0; waited < GATE_START_LIMIT_MS; waited += 2) {
+    const found = gateChildOf(leader);
+    if (found === 'gone') return undefined;
+    if (found !== undefined) return found;
+    await new Promise((resolveWait) => setTimeout(resolveWait, 2));
+  }
+  return undefined;
+}
+
+/** How long a waiter may take to start its gate before the start counts as failed. */
+const GATE_START_LIMIT_MS = 30_000;
+
+function killGroup(leader: number): void {
+  try {
+    process.kill(-leader, 'SIGKILL');
+  } catch {
+    // gone already
   }
 }
 
@@ -217,6 +301,11 @@ function findExecutable(command: string, cwd: string, path: string): { path: str
 /** execa passes an integer stdio value to the child as that descriptor; its typings only lack the case. */
 function fileDescriptor(fd: number): Options['stdout'] {
   return fd as unknown as Options['stdout'];
+}
+
+/** The same for a descriptor past stderr (fd 3 and up). */
+function extraDescriptor(fd: number): 'ignore' {
+  return fd as unknown as 'ignore';
 }
 
 /** `names` as variables unset in a child's environment (execa leaves out those set to undefined). */
