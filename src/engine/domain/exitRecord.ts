@@ -6,12 +6,12 @@
  *
  *     baton-exit-v1 delegation=D-T1-coder-001 runtime=W-6j35vz5a    ← the coordinator, at spawn (the fence)
  *     started                                                       ← the gate, once the store let the worker go
- *     ended status=0 at=1765000000                                  ← the waiter, when the worker ended
+ *     ended status=0                                                ← the waiter, when the worker ended
  *
  * `status` is the shell's status of the worker: 0–128 an exit code, 128+n the signal n that
  * killed it (as every POSIX shell reports it; a worker that itself exits with 128+n of a
- * fatal signal reads the same). `at` is the end in seconds since the epoch. Pure: the file is
- * read (and written) by effects/processes.
+ * fatal signal reads the same). The end time is the record's last write (its mtime), which the
+ * reader takes. Pure: the file is read (and written) by effects/processes.
  */
 
 export const EXIT_RECORD_VERSION = 'baton-exit-v1';
@@ -30,8 +30,6 @@ export interface RecordedExit {
   exitCode: number | null;
   /** The signal's number (the reader names it: effects/processes/exitRecord.ts). */
   signalNumber: number | null;
-  /** When it ended (ms since the epoch, to the second). */
-  endedAt: number;
 }
 
 /** The first line: written by the coordinator when it opens the record, before the worker may run. */
@@ -63,9 +61,9 @@ export function readExitRecordText(
   // Only whole lines count: a line cut by a crash has no newline after it.
   const whole = lines.slice(1, -1);
   if (!whole.includes('started')) return { none: 'never-started' };
-  const ended = whole.map((l) => /^ended status=(\d{1,3}) at=(\d{1,12})$/.exec(l)).find((m) => m !== null);
+  const ended = whole.map((l) => /^ended status=(\d{1,3})$/.exec(l)).find((m) => m !== null);
   if (!ended) return { none: 'not-ended' };
   const status = Number(ended[1]);
   if (status > 255) return { none: 'unreadable' };
-  return { exit: { ...exitFromStatus(status), endedAt: Number(ended[2]) * 1000 } };
+  return { exit: exitFromStatus(status) };
 }

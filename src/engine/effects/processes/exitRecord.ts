@@ -37,7 +37,9 @@ export function readExitRecord(path: string, owner: ExitRecordOwner): ExitEviden
     const length = readSync(fd, bytes, 0, MAX_RECORD_BYTES, 0);
     const read = readExitRecordText(bytes.subarray(0, length).toString('utf8'), owner);
     if (!('exit' in read)) return read;
-    const { exitCode, signalNumber, endedAt } = read.exit;
+    const { exitCode, signalNumber } = read.exit;
+    // The waiter's `ended` line is the record's last write: its time is the worker's end.
+    const endedAt = Math.floor(stat.mtimeMs);
     return { exit: { exitCode, signal: signalNumber === null ? null : signalName(signalNumber) }, endedAt };
   } finally {
     closeSync(fd);

@@ -95,22 +95,23 @@ export const WAITER_NAME = 'baton-waiter';
 /**
  * The exit waiter (docs/workers.md, "The exit record"): runs the gate (and so the worker) as its
  * only child, in the foreground — stdin, stdout and stderr are the worker's, untouched — then
- * appends `ended status=<shell status> at=<seconds>` to the record on fd 5, fsyncs it and its
- * folder, and ends as its worker did: the same exit code, or killed by the same signal, so the
- * coordinator that watches sees what it saw without a waiter. $1 is the record's folder; the
- * gate's argv follows.
+ * appends `ended status=<shell status>` to the record on fd 5 (a shell builtin: no program
+ * starts after the worker's end; the write's time is the end time) and ends as its worker did:
+ * the same exit code, or killed by the same signal, so the coordinator that watches sees what it
+ * saw without a waiter. Its arguments are the gate's argv.
+ *
+ * No fsync: the record outlives the coordinator (a process), which is what it is for. A machine that
+ * goes down before the kernel writes it back loses it, and the attempt is then unknown — stale and
+ * retried — as is the rest of what the worker left unwritten (docs/workers.md, "The exit record").
  */
 const EXIT_WAITER_SCRIPT = [
-  'd=$1; shift',
   // The shell's own words ("Killed", for a worker killed by a signal) stay out of the worker's log: the worker's
   // stderr is set in the subshell (which execs it: one process), the shell's own is /dev/null.
   'exec 6>&2 2>/dev/null',
   '( "$@" ) 2>&6 6>&-',
   's=$?',
   'exec 3<&-',
-  'PATH=/usr/bin:/bin:$PATH',
-  'echo "ended status=$s at=$(date +%s)" >&5',
-  'sync /proc/self/fd/5 "$d" 2>/dev/null',
+  'echo "ended status=$s" >&5',
   'exec 5>&-',
   'n=$((s - 128))',
   `if [ "$n" -ge 1 ] && [ "$n" -le 64 ]; then case $n in ${NON_FATAL_SIGNALS.join('|')}) ;; *) kill -$n $$ ;; esac; fi`,
@@ -155,7 +156,7 @@ export async function spawnSupervised(
     const limiter = tag !== undefined ? (prlimit() ?? '') : '';
     const gate = [SHELL, '-c', GATE_SCRIPT, GATE_NAME, recorded ? 'w' : '', limiter, String(tag ?? 0)];
     argv = [...gate, found.path, ...command.argv.slice(1)];
-    if (recorded) argv = [SHELL, '-c', EXIT_WAITER_SCRIPT, WAITER_NAME, dirname(options.exitRecord!.path), ...argv];
+    if (recorded) argv = [SHELL, '-c', EXIT_WAITER_SCRIPT, WAITER_NAME, ...argv];
   }
   // The exit record is opened here, as every file under .baton/ is, and handed to the waiter as fd 5: the shell never
   // opens a path a worker could have replaced. Its first line fences it to this attempt.
