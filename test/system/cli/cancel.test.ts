@@ -73,8 +73,9 @@ describe('baton cancel: a run driven by another process', function () {
       /^Cancelled run R-\d{8}-\w+ \(was running\): 2 attempts and 6 tasks cancelled, 1 gate closed\.$/,
     );
     assert.deepEqual(lines.slice(1).sort(), [
-      '  ✓ D-T1-coder-001: 1 process(es) ended, confirmed gone',
-      '  ✓ D-T6-coder-001: 1 process(es) ended, confirmed gone',
+      // The worker and its exit waiter (docs/workers.md, "The exit record").
+      '  ✓ D-T1-coder-001: 2 process(es) ended, confirmed gone',
+      '  ✓ D-T6-coder-001: 2 process(es) ended, confirmed gone',
     ]);
     // Proven from outside Baton: nothing carries the workers' markers any more.
     for (const r of live) assert.deepEqual(processesCarrying(`BATON_RUNTIME_ID=${r.id}`), [], `${r.id} is gone`);

@@ -197,8 +197,10 @@ describe('baton claim: the limits driven workers obey', function () {
     let done = false;
     void exited.then(() => (done = true));
     try {
-      // External workers keep trying to take the tasks the coordinator has not started; each holds its claim ~1.5 s.
-      // The coordinator's workers take 2.5 s: claims meet full slots.
+      // External workers keep trying to take the tasks the coordinator has not started. The coordinator's workers take
+      // 2.5 s, and it fills a slot again as soon as one ends; a claimer holds its claim until a claim met the limit
+      // (at most 8 s): with one slot held by a claimer and the other by the coordinator, the other claimer's tries meet
+      // full slots, however slow a loaded machine makes each CLI process.
       const claimed: Array<{ runId: string; delegationId: string }> = [];
       const refusedCodes = new Set<string>();
       const claimer = async (): Promise<void> => {
@@ -213,7 +215,10 @@ describe('baton claim: the limits driven workers obey', function () {
             }
             const c = r.json<ClaimJson>();
             claimed.push({ runId: c.runId, delegationId: c.delegationId });
-            await new Promise((res) => setTimeout(res, 1500));
+            const heldSince = Date.now();
+            while (!refusedCodes.has('claim.max-concurrency') && Date.now() - heldSince < 8_000)
+              await new Promise((res) => setTimeout(res, 100));
+            await new Promise((res) => setTimeout(res, 500));
             writeFile(ws!, `${c.delegationId}.md`, resultText({ task: task.id, agent: 'coder', status: 'PASS' }));
             const ingested = await run([
               'ingest',
