@@ -92,7 +92,9 @@ function integrationCounts(output: string): Counts | undefined {
 }
 
 // The budgets: about twice what each step takes on a quiet 2-core machine, so that they hold with
-// a CPU hog of two busy processes beside the run (test/README.md, "Time budgets").
+// a CPU hog of two busy processes beside the run (test/README.md, "Time budgets"). The system tier
+// and the editor tiers run side by side and share the cores: each takes about twice as long as it
+// would alone (system 22 min instead of 10, e2e 19 instead of 12), and their budgets say so.
 const STEPS: Step[] = [
   { name: 'lint', script: 'lint', group: 'checks', budgetSeconds: 240 },
   { name: 'typecheck', script: 'typecheck', group: 'checks', budgetSeconds: 240 },
@@ -105,7 +107,7 @@ const STEPS: Step[] = [
     ttyArgs: ['--color'],
     group: 'tiers',
     lane: 'system',
-    budgetSeconds: 1500,
+    budgetSeconds: 2700,
   },
   {
     name: 'integration',
@@ -122,7 +124,7 @@ const STEPS: Step[] = [
     ttyArgs: ['--color'],
     group: 'tiers',
     lane: 'editor',
-    budgetSeconds: 1500,
+    budgetSeconds: 2400,
   },
 ];
 

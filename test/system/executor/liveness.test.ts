@@ -53,7 +53,17 @@ describe('liveness of a worker that sends no beats of its own', function () {
     });
     const renewed = seen.filter((r) => r.heartbeatCount > 0 && r.pid !== undefined);
     assert.ok(renewed.length > 0, `the coordinator renewed the lease while the worker ran (${seen.length} looks)`);
-    for (const r of renewed) {
+    // Between the worker's end and the coordinator settling its attempt, a look reads `gone` (its process ended, its
+    // attempt not yet settled: docs/workers.md, "Liveness: what Baton says about a worker"); before that, alive —
+    // never alive again after gone.
+    const states = renewed.map((r) => describeLiveness(r, r.lastHeartbeatAt!).state);
+    const ended = states.indexOf('gone');
+    const whileRunning = ended === -1 ? renewed : renewed.slice(0, ended);
+    assert.ok(whileRunning.length > 0, `looks while the worker ran: ${states.join(', ')}`);
+    assert.ok(ended === -1 || states.slice(ended).every((s) => s === 'gone'), `alive, then gone: ${states.join(', ')}`);
+    for (const r of renewed.slice(whileRunning.length))
+      assert.match(describeLiveness(r, r.lastHeartbeatAt!).summary, new RegExp(`^ended · pid ${r.pid}$`));
+    for (const r of whileRunning) {
       assert.equal(r.workerBeatAt, undefined, 'a renewal by the coordinator is not a beat of the worker');
       assert.ok(r.processStartedAt !== undefined && r.processStartedAt >= r.claimedAt, 'when Baton saw the process');
       const live = describeLiveness(r, r.lastHeartbeatAt!);
