@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { BatonError } from '../../domain/errors';
 import { BATON_DIR } from '../workspaceLayout';
+import { openedPath } from './safeWrite';
 
 /** The end of a file: its last bytes, and whether the file holds more before them. */
 export interface FileTail {
@@ -61,15 +62,6 @@ export function readBatonFileTail(workspace: string, path: string, maxBytes: num
     return { text: buffer.subarray(0, read).toString('utf8'), cut: start > 0 };
   } finally {
     closeSync(fd);
-  }
-}
-
-/** The real path of an open descriptor where the system tells it (Linux), else undefined. */
-function openedPath(fd: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return undefined; // no /proc (macOS, Windows): the lstat checks and O_NOFOLLOW stand alone
   }
 }
 

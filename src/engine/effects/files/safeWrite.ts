@@ -118,7 +118,7 @@ function writeThrough(fd: number, data: string | Buffer): void {
 }
 
 /** The real path of an open descriptor where the system tells it (Linux), else undefined. */
-function openedPath(fd: number): string | undefined {
+export function openedPath(fd: number): string | undefined {
   try {
     return readlinkSync(`/proc/self/fd/${fd}`);
   } catch {
