@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { BatonError, formatIssue } from '../../engine/index';
-import { attemptBindingFrom } from '../../mcp/attemptBinding';
-import { printJson, requireStore, withEngine, type CommandContext } from '../context';
+import { formatIssue } from '../../engine/index';
+import { printJson, withEngine, type CommandContext } from '../context';
+import { attemptOfThisWorker } from './attemptOfThisWorker';
 import { paint } from '../render';
 
 /**
@@ -10,15 +10,7 @@ import { paint } from '../render';
  * nothing. Exit 0 when ingestion would accept it, 4 when it would reject it.
  */
 export async function checkResult(ctx: CommandContext, options: { artifact?: string }): Promise<number> {
-  const credential = attemptBindingFrom(process.env);
-  requireStore(
-    ctx,
-    () =>
-      new BatonError(
-        'runtime.unknown',
-        `There is no runtime ${credential.runtimeId}: there are no Baton runs in ${ctx.workspace}.`,
-      ),
-  );
+  const credential = attemptOfThisWorker(ctx);
   // Relative to the current folder, as every path on the command line is (docs/cli.md).
   const draft = options.artifact === undefined ? undefined : resolve(options.artifact);
   return withEngine(ctx, async (engine) => {

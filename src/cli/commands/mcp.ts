@@ -1,6 +1,5 @@
-import { BatonError } from '../../engine/index';
-import { attemptBindingFrom } from '../../mcp/attemptBinding';
-import { requireStore, withEngine, type CommandContext } from '../context';
+import { withEngine, type CommandContext } from '../context';
+import { attemptOfThisWorker } from './attemptOfThisWorker';
 
 /**
  * `baton mcp`: the MCP server of one attempt over stdio (docs/agents.md). The attempt comes from
@@ -9,15 +8,7 @@ import { requireStore, withEngine, type CommandContext } from '../context';
  * signal ends it), then sends a progress note still waiting and closes the store.
  */
 export async function mcp(ctx: CommandContext, version: string): Promise<void> {
-  const credential = attemptBindingFrom(process.env);
-  requireStore(
-    ctx,
-    () =>
-      new BatonError(
-        'runtime.unknown',
-        `There is no runtime ${credential.runtimeId}: there are no Baton runs in ${ctx.workspace}.`,
-      ),
-  );
+  const credential = attemptOfThisWorker(ctx);
   // Loaded only here: the SDK (and its JSON Schema validator) is a third of the bundle, and every other command
   // — a worker's `baton heartbeat` among them — would pay for evaluating it at start.
   const [{ StdioServerTransport }, { createAttemptServer }] = await Promise.all([
