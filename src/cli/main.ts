@@ -400,7 +400,8 @@ function reportError(err: unknown, json: boolean): number {
   return 1;
 }
 
-if (require.main === module) {
+/** Runs `baton` with this process's arguments: the bundle's entry (src/cli/bin.ts calls it; so does a direct run). */
+export function runAsProgram(): void {
   // `baton status | head -c1`: the reader went away. What is left to print is dropped, quietly;
   // the command itself runs to its end (a coordinator is not cut off mid-commit by a closed pipe).
   for (const stream of [process.stdout, process.stderr]) {
@@ -414,3 +415,5 @@ if (require.main === module) {
     () => (process.exitCode = 1),
   );
 }
+
+if (require.main === module) runAsProgram();

@@ -5,8 +5,8 @@
  *
  *   node --import tsx test/bench/engineBench.ts [--runtimes 200] [--seconds 10] [--delegations 100000] [--lines 10000]
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { FileStore, SNAPSHOT_MAX_LINES } from '../../src/engine/store/fileStore';
@@ -42,6 +42,8 @@ export interface EngineBenchResult {
   /** linesAfterSnapshot: journal lines the open replays, counted on disk. */
   open: { openMs: Summary; readMs: Summary; rssMiB: number; bytes: number; linesAfterSnapshot: number };
   bundleBytes: number;
+  /** CPU milliseconds (user + system) of `baton status` in an empty folder, a fresh process each. */
+  cliStart: { cachedMs: Summary; uncachedMs: Summary; bareNodeMs: Summary };
 }
 
 export const ENGINE_TARGETS = { heartbeatP95AboveCommitMs: 25, openMs: 1000, bundleBytes: 1024 * 1024 };
@@ -199,7 +201,49 @@ export async function runEngineBench(options: EngineBenchOptions): Promise<Engin
     `heartbeats: ${heartbeat.heard}/${heartbeat.beats} heard; p95 ${heartbeat.aboveCommitMs.p95} ms above the commit`,
   );
   const open = await openAndRecover(options);
-  return { options, heartbeat, open, bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size };
+  const cliStart = measureCliStart(options.openReps * 4);
+  options.log?.(
+    `CLI start: ${cliStart.cachedMs.median} ms CPU from the code cache, ${cliStart.uncachedMs.median} ms without`,
+  );
+  return { options, heartbeat, open, bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size, cliStart };
+}
+
+/**
+ * The CPU a command costs before it does anything: `baton status` in an empty folder as built (dist/cli.js runs the
+ * bundle from V8's code cache), the same files without the cache, and Node starting with nothing to run. CPU, not
+ * wall time, so that other work on the machine changes the figure little; the runs alternate.
+ */
+function measureCliStart(reps: number): EngineBenchResult['cliStart'] {
+  const root = makeTempDir('baton-bench-cli-start-');
+  try {
+    const uncached = join(root, 'uncached');
+    const empty = join(root, 'empty');
+    mkdirSync(uncached);
+    mkdirSync(empty);
+    for (const file of ['cli.js', 'baton-cli.js', 'sql-wasm.wasm'])
+      copyFileSync(join(ROOT, 'dist', file), join(uncached, file));
+    // Prints the process's own CPU time as it exits (a --require, so the CLI itself is unchanged).
+    const probe = join(root, 'cpu.cjs');
+    writeFileSync(
+      probe,
+      `process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeSync(2, '\\ncpu ' + (u.user + u.system) / 1000 + '\\n'); });\n`,
+    );
+    const cpuOf = (args: string[]): number => {
+      const { stderr } = spawnSync(process.execPath, ['--require', probe, ...args], { cwd: empty, encoding: 'utf8' });
+      return Number(/cpu ([0-9.]+)/.exec(stderr)![1]);
+    };
+    const cached: number[] = [];
+    const plain: number[] = [];
+    const bare: number[] = [];
+    for (let rep = 0; rep < reps; rep++) {
+      cached.push(cpuOf([join(ROOT, 'dist', 'cli.js'), 'status']));
+      plain.push(cpuOf([join(uncached, 'cli.js'), 'status']));
+      bare.push(cpuOf(['-e', '0']));
+    }
+    return { cachedMs: summarize(cached), uncachedMs: summarize(plain), bareNodeMs: summarize(bare) };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }
 
 const fmt = (s: Summary): string => `${s.median.toFixed(1)} ms (${s.min.toFixed(1)}–${s.max.toFixed(1)})`;
@@ -217,11 +261,13 @@ export function engineSection(r: EngineBenchResult): string {
 | cross-process heartbeat latency: ${o.runtimes} runtimes beating at 1 Hz for ${o.seconds} s (${hb.beats.toLocaleString('en-US')} beats, ${hb.heard.toLocaleString('en-US')} heard) — commit → an observer process's engine event | p95 ${hb.aboveCommitMs.p95.toFixed(0)} ms above the commit (median ${hb.aboveCommitMs.median.toFixed(0)}, max ${hb.aboveCommitMs.max.toFixed(0)}) | the commit itself: median ${hb.commitMs.median.toFixed(1)} ms, p95 ${hb.commitMs.p95.toFixed(1)} ms | p95 ≤ ${ENGINE_TARGETS.heartbeatP95AboveCommitMs} ms above the commit | ${holds(hb.aboveCommitMs.p95 <= ENGINE_TARGETS.heartbeatP95AboveCommitMs)} |
 | store open + recovery: ${o.delegations.toLocaleString('en-US')} delegations, ${r.open.linesAfterSnapshot.toLocaleString('en-US')} journal lines after the snapshot (counted on disk) (${(r.open.bytes / 2 ** 20).toFixed(0)} MiB on disk), a fresh process | ${fmt(r.open.openMs)}; RSS ${r.open.rssMiB.toFixed(0)} MiB | reading the same bytes from disk: ${fmt(r.open.readMs)} (${(r.open.openMs.median / Math.max(0.1, r.open.readMs.median)).toFixed(1)}×) | ≤ ${ENGINE_TARGETS.openMs} ms | ${holds(r.open.openMs.median <= ENGINE_TARGETS.openMs)} |
 | bundle size: \`dist/extension.js\` (minified, without the 0.6 MiB wasm) | ${(r.bundleBytes / 1024).toFixed(0)} KiB | — | ≤ 1 MiB | ${holds(r.bundleBytes <= ENGINE_TARGETS.bundleBytes)} |
+| CLI start: \`baton status\` in an empty folder, a fresh process, CPU time (user + system) | ${fmt(r.cliStart.cachedMs)} from the code cache | the same bundle without its cache: ${fmt(r.cliStart.uncachedMs)} (${(r.cliStart.cachedMs.median / r.cliStart.uncachedMs.median).toFixed(2)}×); Node starting with nothing to run: ${fmt(r.cliStart.bareNodeMs)} | — | — |
 
 The observer is a separate process with its own engine following the store (\`Engine.open({ follow: true })\`):
 it hears another process's commit through a file-system watch on the store folder and reads the new journal
 lines; the figure is the wall time from the writer's \`heartbeat()\` returning to the observer's event firing.
-Open figures are medians of ${o.openReps} fresh processes.
+Open figures are medians of ${o.openReps} fresh processes; CLI start figures of ${o.openReps * 4} (docs/architecture.md,
+"How the CLI starts").
 
 <!-- engine:end -->
 `;
