@@ -14,7 +14,7 @@ const { join } = require('node:path');
 const WEIGHTS = {
   'test/system/agents/realClisThroughBaton.test.ts': 240,
   'test/system/agents/realClis.test.ts': 170,
-  'test/system/store/crash.test.ts': 150,
+  'test/system/store/crash.test.ts': 70,
   'test/system/cli/configTamper.test.ts': 90,
   'test/system/cli/demo.test.ts': 65,
   'test/system/reliability.test.ts': 60,
