@@ -22,6 +22,7 @@ const KIND_WORDS: Record<GateKind, string> = {
   target_moved: 'target branch moved',
   undeclared_files: 'files outside the declaration',
   config_changed: 'config change',
+  question: 'question from the agent',
 };
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */
