@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { BatonError, DELEGATION_STATUSES, formatIssue, type DelegationStatus, type ErrorKind } from '../engine/index';
 import { claim } from './commands/claim';
 import { events } from './commands/events';
-import { decide, listGates, recheck } from './commands/gates';
+import { answer, decide, listGates, recheck } from './commands/gates';
 import { cancel } from './commands/cancel';
 import { heartbeat } from './commands/heartbeat';
 import { ingest } from './commands/ingest';
@@ -21,6 +21,7 @@ import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
 import { mcp } from './commands/mcp';
 import { checkResult } from './commands/checkResult';
+import { ask } from './commands/ask';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 const VERSION = '0.1.0';
@@ -47,6 +48,11 @@ function nonNegativeInteger(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0.');
   return n;
+}
+
+/** A repeatable option: each use adds one value. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function driveOptions(o: { maxConcurrency?: number; worker?: string; task?: string[] }) {
@@ -156,6 +162,11 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .description('reject a gate')
     .option('--note <text>', 'why')
     .action((gateId: string, o: { note?: string }, cmd: Command) => decide(ctx(cmd), gateId, 'rejected', o.note));
+
+  program
+    .command('answer <gateId> <text>')
+    .description("answer an agent's question (a question gate); the first answer wins")
+    .action((gateId: string, text: string, _o, cmd: Command) => answer(ctx(cmd), gateId, text));
 
   program
     .command('recheck [gateId]')
@@ -309,6 +320,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     )
     .option('--artifact <path>', 'the draft (default: $BATON_ARTIFACT_PATH, where the attempt expects its result)')
     .action(async (o: { artifact?: string }, cmd: Command) => setExitCode(await checkResult(ctx(cmd), o)));
+
+  program
+    .command('ask <question>')
+    .description(
+      "ask a person a question for this worker's own attempt and wait for the answer, printed on stdout (a question gate)",
+    )
+    .option('--choice <text>', 'an answer the person may pick (repeat for each, at most 10)', collect, undefined)
+    .action(async (question: string, o: { choice?: string[] }, cmd: Command) =>
+      setExitCode(await ask(ctx(cmd), question, o)),
+    );
 
   program
     .command('mcp')

@@ -78,6 +78,13 @@ import { diagnoseRun, type Diagnosis } from './usecases/diagnoseRun';
 import { HeartbeatBatch, type WorkerBeat } from './usecases/heartbeatBatch';
 import type { AttemptCredential } from './domain/attemptCredential';
 import {
+  answerGate,
+  askQuestion,
+  awaitAnswer,
+  type AwaitAnswerOptions,
+  type QuestionAnswer,
+} from './usecases/askQuestion';
+import {
   authenticateAttempt,
   checkDraftResult,
   describeAttempt,
@@ -350,6 +357,29 @@ export class Engine {
   /** Hands the attempt's result in by its token (`baton_submit_result`), as `baton ingest --token` does. */
   submitAttemptResult(credential: AttemptCredential, draft?: string): Promise<IngestOutcome> {
     return submitAttemptResult(this.engineContext(), credential, draft);
+  }
+
+  /**
+   * The attempt's agent asks a person (`baton_ask`, `baton ask`): opens a question gate and waits for its answer,
+   * beating for the attempt meanwhile (docs/agents.md). `onOpened` is told the gate once it is open.
+   */
+  async askAndWait(
+    credential: AttemptCredential,
+    input: { question: string; choices?: readonly string[] },
+    options: Omit<AwaitAnswerOptions, 'beat'> & { onOpened?(gate: Gate): void } = {},
+  ): Promise<QuestionAnswer> {
+    const ctx = this.engineContext();
+    const gate = await askQuestion(ctx, credential, input);
+    options.onOpened?.(gate);
+    return awaitAnswer(ctx, credential, gate.id, {
+      ...options,
+      beat: (progress) => this.heartbeat({ runtimeId: credential.runtimeId, token: credential.token, progress }),
+    });
+  }
+
+  /** A person answers a question gate (`baton answer`, the editor): the first answer wins. */
+  answerQuestion(input: { gateId: string; answer: string; by?: string }): Promise<Gate> {
+    return answerGate(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
   }
 
   /** Marks every lease that ran out as STALE and applies the retry policy. */

@@ -33,6 +33,8 @@ export { MAX_ARTIFACT_BYTES_CEILING } from './domain/config';
 export type { IngestOutcome } from './usecases/ingestArtifact';
 export type { AttemptCredential } from './domain/attemptCredential';
 export type { AttemptBrief, DraftCheck } from './usecases/attemptAccess';
+export type { QuestionAnswer } from './usecases/askQuestion';
+export { QUESTION_LIMITS, questionOf, type Question } from './domain/question';
 export type { ResultContractBrief } from './domain/result/resultTemplate';
 export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './domain/config';
 export type { BatonConfig, ParsedConfig } from './domain/config';

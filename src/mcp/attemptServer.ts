@@ -3,6 +3,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { BatonError, type AttemptCredential, type Engine } from '../engine/index';
 import { admitProgress, PROGRESS_WINDOW_MS, type ProgressWindowState } from './progressWindow';
 import {
+  ASK_INPUT,
+  ASK_OUTPUT,
   CHECK_RESULT_INPUT,
   CHECK_RESULT_OUTPUT,
   PROGRESS_INPUT,
@@ -11,6 +13,7 @@ import {
   SUBMIT_RESULT_OUTPUT,
   TASK_INPUT,
   TASK_OUTPUT,
+  type AskOutput,
   type CheckResultOutput,
   type ProgressOutput,
   type SubmitResultOutput,
@@ -20,7 +23,7 @@ import {
 /** What the server asks of the engine: the attempt's own tools, each bound by the credential (docs/agents.md). */
 export type AttemptEngine = Pick<
   Engine,
-  'attemptBrief' | 'attemptProgress' | 'checkDraftResult' | 'submitAttemptResult' | 'now'
+  'attemptBrief' | 'attemptProgress' | 'checkDraftResult' | 'submitAttemptResult' | 'askAndWait' | 'now'
 >;
 
 export interface AttemptServerOptions {
@@ -43,10 +46,11 @@ const INSTRUCTIONS = [
   'baton_progress: a few words on what you are doing (at most one heartbeat a second is sent).',
   'baton_check_result: checks your draft result artifact the way Baton will, and writes nothing; fix what it lists.',
   'baton_submit_result: hands the result in; accepted or rejected, that ends your attempt, so check it first.',
+  'baton_ask: asks a person a question (optionally with choices) and waits for the answer; use it only when you cannot decide yourself.',
 ].join('\n');
 
 /**
- * The MCP server of one attempt (`baton mcp`): four tools over the engine's public API, each call
+ * The MCP server of one attempt (`baton mcp`): five tools over the engine's public API, each call
  * authenticated by the attempt's credential inside the engine. Input is validated by the SDK
  * against the tools' zod schemas (an invalid call is a tool error naming the field); a refusal
  * from the engine is a tool error led by its code (`runtime.not-live: …`), the CLI's codes.
@@ -128,6 +132,43 @@ export function createAttemptServer(
             ? `Accepted ${record.resultStatus} for ${delegation.id}; the attempt is ${delegation.status}.`
             : `Rejected (${record.issues.filter((i) => i.severity === 'error').length} error(s)); ${delegation.id} is ${delegation.status}, waiting for a person at an ingestion_failed gate.`,
         };
+      }),
+  );
+
+  server.registerTool(
+    'baton_ask',
+    {
+      title: 'Ask a person',
+      description:
+        'Asks the person running Baton a question and waits until they answer (in the editor or with `baton answer`); returns the answer. With choices, the answer is one of them. While you wait your attempt stays alive and its task timeout does not run. Ask only what you cannot decide yourself.',
+      inputSchema: ASK_INPUT,
+      outputSchema: ASK_OUTPUT,
+      annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    ({ question, choices }, extra) =>
+      answer(log, async (): Promise<AskOutput> => {
+        await progress.flush();
+        const token = extra._meta?.progressToken;
+        let step = 0;
+        const tell = async (message: string): Promise<void> => {
+          if (token === undefined) return;
+          await extra
+            .sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: ++step, message },
+            })
+            .catch((err: Error) => log(`baton mcp: a progress notification was not sent: ${err.message}`));
+        };
+        const answered = await engine.askAndWait(
+          credential,
+          { question, ...(choices ? { choices } : {}) },
+          {
+            signal: extra.signal,
+            onWaiting: (waitedMs, gateId) =>
+              tell(`waiting for an answer at ${gateId} (${Math.round(waitedMs / 1000)} s so far)`),
+          },
+        );
+        return { ...answered };
       }),
   );
 

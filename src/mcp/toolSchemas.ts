@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { QUESTION_LIMITS } from '../engine/index';
 
 /**
  * The input and output of each tool of `baton mcp` (docs/agents.md), declared once: the server
@@ -22,10 +23,30 @@ const draftPath = z
     "The result artifact to read: absolute, or relative to your working folder. Default: the attempt's artifact path (BATON_ARTIFACT_PATH).",
   );
 
+const question = z
+  .string()
+  .trim()
+  .min(1, 'a question has some text')
+  .max(QUESTION_LIMITS.text, `a question is at most ${QUESTION_LIMITS.text} characters`);
+const choice = z
+  .string()
+  .trim()
+  .min(1, 'a choice has some text')
+  .max(QUESTION_LIMITS.choice, `a choice is at most ${QUESTION_LIMITS.choice} characters`)
+  .refine((c) => !/[\n\r]/.test(c), 'a choice is one line');
+
 export const TASK_INPUT = z.strictObject({});
 export const PROGRESS_INPUT = z.strictObject({ note: note.describe('What you are doing now, in a few words.') });
 export const CHECK_RESULT_INPUT = z.strictObject({ path: draftPath.optional() });
 export const SUBMIT_RESULT_INPUT = z.strictObject({ path: draftPath.optional() });
+export const ASK_INPUT = z.strictObject({
+  question: question.describe('What you need a person to decide or tell you, in full: they see only this text.'),
+  choices: z
+    .array(choice)
+    .max(QUESTION_LIMITS.choices, `at most ${QUESTION_LIMITS.choices} choices`)
+    .optional()
+    .describe('The answers you can work with; the person picks one of them. Without choices they answer freely.'),
+});
 
 const position = z.object({ line: z.number().int(), column: z.number().int() });
 const issue = z.object({
@@ -98,7 +119,19 @@ export const SUBMIT_RESULT_OUTPUT = z.object({
   message: z.string(),
 });
 
+export const ASK_OUTPUT = z.object({
+  /** The question gate (`baton gates` lists it). */
+  gateId: z.string(),
+  answer: z.string(),
+  /** Who answered. */
+  by: z.string(),
+  answeredAt: z.number(),
+  /** How long the question waited for the answer; not counted against the task timeout. */
+  waitedMs: z.number(),
+});
+
 export type TaskOutput = z.infer<typeof TASK_OUTPUT>;
 export type ProgressOutput = z.infer<typeof PROGRESS_OUTPUT>;
 export type CheckResultOutput = z.infer<typeof CHECK_RESULT_OUTPUT>;
 export type SubmitResultOutput = z.infer<typeof SUBMIT_RESULT_OUTPUT>;
+export type AskOutput = z.infer<typeof ASK_OUTPUT>;

@@ -73,7 +73,7 @@ export const gateViewSchema = z
   .object({
     id,
     kind: id,
-    status: z.enum(['open', 'approved', 'rejected']),
+    status: z.enum(['open', 'approved', 'rejected', 'answered']),
     taskId: id.optional(),
     delegationId: id.optional(),
     reason: text,

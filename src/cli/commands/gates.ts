@@ -61,6 +61,24 @@ export async function decide(
 }
 
 /**
+ * `baton answer <gate> "text"`: a person answers an attempt's question (a question gate); the
+ * agent waiting in `baton_ask` / `baton ask` gets it. The first answer wins: a second one is
+ * refused naming the first (`gate.already-decided`, exit 4), as the opposite decision of a gate
+ * is; an answer that is not one of the question's choices, or a gate that is not a question, is
+ * exit 2.
+ */
+export async function answer(ctx: CommandContext, gateId: string, text: string): Promise<void> {
+  requireStore(ctx, () => new BatonError('gate.unknown', `There is no gate ${gateId}.`));
+  await withEngine(ctx, async (engine) => {
+    const gate = await engine.answerQuestion({ gateId, answer: text });
+    if (ctx.output.json) return printJson(ctx, { gate });
+    ctx.output.out(
+      `Gate ${gate.id} (question of ${gate.delegationId ?? 'an attempt'}) ${paint(ctx.output, 'green', 'answered')}: ${oneLine(gate.note ?? '', 200)}`,
+    );
+  });
+}
+
+/**
  * `baton recheck [gate]`: "Check again" on an isolation gate (or on every open one): when the
  * working tree is clean now, the gate closes by itself and its task runs in a worktree once
  * the run is resumed. Exit 8 while a gate still waits (what is in the way is printed).

@@ -44,6 +44,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.gateId)} opened (${e.data.kind}): ${text(e.data.reason)}`;
     case 'gate:decided':
       return `${text(e.data.gateId)} ${e.data.decision} by ${text(e.data.by)}${e.data.note ? `: ${text(e.data.note)}` : ''}`;
+    case 'gate:answered':
+      return `${text(e.data.gateId)} answered by ${text(e.data.by)} for ${text(e.data.delegationId)}: ${text(e.data.answer)}`;
     case 'gate:updated':
       return `${text(e.data.gateId)} updated: ${text(e.data.reason)}`;
     case 'ingestion:recorded':

@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   // "Check again" asked of a gate that is not an isolation gate.
   'gate.not-isolation': 'invalid-input',
   'gate.unknown': 'invalid-input',
+  // `baton answer` on a gate that is not a question (approve or reject it instead).
+  'gate.not-question': 'invalid-input',
+  // Approve or reject asked of a question gate: it takes an answer (`baton answer`), not a decision.
+  'gate.is-question': 'invalid-input',
   'git.missing': 'not-qualified',
   'heartbeat.missing-identity': 'invalid-input',
   // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).
@@ -59,6 +63,12 @@ export const ERROR_CODES = {
   'ingestion.unknown': 'invalid-input',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
+  // A question (`baton_ask`, `baton ask`) or an answer outside its limits; the message names the field.
+  'question.invalid': 'invalid-input',
+  // An answer that is not one of the question's choices.
+  'question.not-a-choice': 'invalid-input',
+  // The attempt that asked ended (stopped, timed out, its lease lost, its result handed in) before an answer came.
+  'question.closed': 'conflict',
   'replan.already-superseded': 'mismatch',
   'replan.bad-map': 'invalid-input',
   'replan.coordinator-alive': 'conflict',

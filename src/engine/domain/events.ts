@@ -106,6 +106,8 @@ export interface EventMap {
   'gate:opened': { gateId: string; kind: GateKind; reason: string; taskId?: string; delegationId?: string };
   'gate:decided': { gateId: string; kind: GateKind; decision: GateDecision; by: string; note?: string };
   'gate:updated': { gateId: string; kind: GateKind; reason: string };
+  /** A person answered an attempt's question (a `question` gate): the first answer, the only one taken. */
+  'gate:answered': { gateId: string; delegationId: string; taskId: string; answer: string; by: string };
   'ingestion:recorded': {
     ingestionId: string;
     delegationId: string;
@@ -208,6 +210,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'gate:opened': true,
   'gate:decided': true,
   'gate:updated': true,
+  'gate:answered': true,
   'ingestion:recorded': true,
   'verification:receipt': true,
   'coordinator:acquired': true,

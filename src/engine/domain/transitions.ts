@@ -51,9 +51,10 @@ export function canTransitionTask(from: TaskStatus, to: TaskStatus): boolean {
 }
 
 export const GATE_TRANSITIONS: Readonly<Record<GateStatus, readonly GateStatus[]>> = {
-  open: ['approved', 'rejected'],
+  open: ['approved', 'rejected', 'answered'],
   approved: [],
   rejected: [],
+  answered: [],
 };
 
 export function canTransitionGate(from: GateStatus, to: GateStatus): boolean {

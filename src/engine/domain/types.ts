@@ -72,10 +72,13 @@ export const GATE_KINDS = [
   'undeclared_files',
   // The config's worker definitions differ from those the run froze (docs/architecture.md, "Trust model").
   'config_changed',
+  // An attempt's agent asks a person (baton_ask, baton ask): answered, not approved or rejected (docs/agents.md).
+  'question',
 ] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 
-export const GATE_STATUSES = ['open', 'approved', 'rejected'] as const;
+// `answered`: a question gate's only decision by a person; closed without an answer it is `rejected` (by baton).
+export const GATE_STATUSES = ['open', 'approved', 'rejected', 'answered'] as const;
 export type GateStatus = (typeof GATE_STATUSES)[number];
 
 export type GateDecision = 'approved' | 'rejected';

@@ -12,6 +12,8 @@ import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBu
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { decidedAttempts, getDelegation } from '../queries/delegations';
+import { questionWindows } from '../queries/runView';
+import { checkTaskTimeout, QUESTION_RECHECK_MS, type TimeoutCheck } from '../domain/question';
 import { sideEffectPoint } from '../store/faultPoint';
 import type { EngineContext } from '../usecases/context';
 import type { LiveWorker } from '../usecases/reconcileRun';
@@ -115,7 +117,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
     attempt.identity = worker.identity;
     if (options.plainCommand) attempt.plainCommand = options.plainCommand;
     this.watch(attempt, worker.exited, {
-      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000,
+      startedAt: this.ctx.clock.now(),
       ...(options.agent ? { agent: options.agent } : {}),
       // On a shared store the watchdog ends the worker if no one renews its lease.
       watchdogUntil: this.ctx.clock.now() + (leaseUntilMono - this.ctx.clock.monotonic()),
@@ -171,7 +173,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
   private watch(
     attempt: Attempt,
     exited: Promise<WorkerExit>,
-    options: { timeoutMs: number; agent?: { agent: AttemptAgent; cwd: string }; watchdogUntil?: number },
+    options: { startedAt: number; agent?: { agent: AttemptAgent; cwd: string }; watchdogUntil?: number },
   ): void {
     this.attempts.set(attempt.delegationId, attempt);
     // On a shared store the worker has no store credential: its `baton heartbeat` reaches the store through us.
@@ -187,12 +189,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
       stream.start();
     }
     this.leases.track(attempt);
-    attempt.setTimer(
-      'timeout',
-      this.ctx.clock.setTimer(Math.max(0, options.timeoutMs), () => {
-        if (this.owns(attempt) && !attempt.ending && !this.host.lost()) void this.timeOut(attempt);
-      }),
-    );
+    this.armTimeout(attempt, options.startedAt, options.startedAt + this.timeoutMs() - this.ctx.clock.now());
     void exited
       .then((exit) => this.onWorkerExit(attempt, exit))
       .catch((err) => this.ctx.log(`${attempt.delegationId}: ${(err as Error).message}`));
@@ -239,11 +236,10 @@ export class AttemptSupervisor implements StreamFollowerHost {
       };
       poll();
     });
-    const elapsed = found.startedAt !== undefined ? this.ctx.clock.now() - found.startedAt : 0;
     // Reconcile renewed its lease just now: its watchdog (a predecessor on this host started it) is told.
     this.leases.recordDeadline(attempt, this.ctx.clock.now() + found.leaseMs);
     this.watch(attempt, exited, {
-      timeoutMs: this.ctx.config.taskTimeoutSeconds * 1000 - elapsed,
+      startedAt: found.startedAt ?? this.ctx.clock.now(),
       ...(found.agent ? { agent: found.agent } : {}),
     });
   }
@@ -394,18 +390,53 @@ export class AttemptSupervisor implements StreamFollowerHost {
     })();
   }
 
+  private timeoutMs(): number {
+    return this.ctx.config.taskTimeoutSeconds * 1000;
+  }
+
+  /**
+   * The task timeout's timer. When it fires, the time the attempt's questions waited for a person
+   * is not counted (checkTaskTimeout): while one waits, or after one was answered, the deadline is
+   * later and the timer is set again for it.
+   */
+  private armTimeout(attempt: Attempt, startedAt: number, delayMs: number): void {
+    attempt.setTimer(
+      'timeout',
+      this.ctx.clock.setTimer(Math.max(0, delayMs), () => {
+        if (this.owns(attempt) && !attempt.ending && !this.host.lost()) void this.checkTimeout(attempt, startedAt);
+      }),
+    );
+  }
+
+  private async checkTimeout(attempt: Attempt, startedAt: number): Promise<void> {
+    let check: TimeoutCheck;
+    try {
+      const questions = await this.ctx.store.read((r) => questionWindows(r, this.host.runId, attempt.delegationId));
+      check = checkTaskTimeout({ startedAt, timeoutMs: this.timeoutMs(), questions, now: this.ctx.clock.now() });
+    } catch (err) {
+      // The store out of reach: nothing could be recorded now either; look again shortly.
+      this.ctx.log(`${attempt.delegationId}: its task timeout was not checked: ${(err as Error).message}`);
+      check = { due: false, recheckInMs: QUESTION_RECHECK_MS, waitedMs: 0 };
+    }
+    if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
+    if (check.due) return this.timeOut(attempt, check.waitedMs);
+    this.armTimeout(attempt, startedAt, check.recheckInMs);
+  }
+
   /**
    * The task timeout: decided first — the attempt FAILED, through the fenced store, so only
    * while this coordinator holds the run — and only then are its processes ended. A
    * coordinator that was paused past its lease has its decision refused and kills nothing;
    * one stopped between the decision and the kill leaves a decision its successor carries out.
    */
-  private async timeOut(attempt: Attempt): Promise<void> {
+  private async timeOut(attempt: Attempt, waitedMs: number): Promise<void> {
     if (attempt.ending) return;
     this.markEnding(attempt, 'timeout');
     try {
       const seconds = this.ctx.config.taskTimeoutSeconds;
-      await this.fail(attempt.delegationId, `timed out after ${seconds} s`);
+      const waited =
+        waitedMs > 0 ? ` (not counting ${Math.round(waitedMs / 1000)} s its questions waited for answers)` : '';
+      await this.fail(attempt.delegationId, `timed out after ${seconds} s${waited}`);
       const report = await this.terminate(attempt);
       if (report && !report.confirmed)
         this.ctx.log(`${attempt.delegationId}: timed out; termination NOT confirmed (${report.survivors.length} left)`);

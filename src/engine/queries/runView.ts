@@ -1,3 +1,4 @@
+import type { QuestionWindow } from '../domain/question';
 import { listAgentUsage, type AttemptUsage } from './agentUsage';
 import { BatonError } from '../domain/errors';
 import type { RunEvent } from '../domain/events';
@@ -183,6 +184,15 @@ export async function listGates(r: StoreReader, filter: { runId?: string; status
 export async function findGate(r: StoreReader, gateId: string): Promise<Gate | undefined> {
   const row = await r.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [gateId]);
   return row ? toGate(row) : undefined;
+}
+
+/** When each question of an attempt waited for a person (the task timeout does not count it: checkTaskTimeout). */
+export async function questionWindows(r: StoreReader, runId: string, delegationId: string): Promise<QuestionWindow[]> {
+  const rows = await r.all<{ opened_at: number; decided_at: number | null }>(
+    `SELECT opened_at, decided_at FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'question'`,
+    [runId, delegationId],
+  );
+  return rows.map((g) => ({ openedAt: g.opened_at, ...(g.decided_at !== null ? { decidedAt: g.decided_at } : {}) }));
 }
 
 /** Workers new to a run whose adoption a person rejected at a config_changed gate. */

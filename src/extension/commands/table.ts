@@ -1,6 +1,7 @@
 import type { BatonCommand } from './context';
 import { cancelRun } from './cancelRun';
 import { createExamplePlan } from './createExamplePlan';
+import { answerQuestion } from './answerQuestion';
 import { approveGate, rejectGate } from './decideGate';
 import { doctor } from './doctor';
 import { ingestArtifact } from './ingestArtifact';
@@ -32,6 +33,7 @@ export const COMMANDS = {
   'baton.approveGate': approveGate,
   'baton.rejectGate': rejectGate,
   'baton.recheckIsolation': recheckIsolation,
+  'baton.answerQuestion': answerQuestion,
   'baton.stopRun': stopRun,
   'baton.stopRunImmediately': stopRunImmediately,
   'baton.cancelRun': cancelRun,

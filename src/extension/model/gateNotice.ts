@@ -22,6 +22,7 @@ const KIND_WORDS: Record<GateKind, string> = {
   target_moved: 'target branch moved',
   undeclared_files: 'files outside the declaration',
   config_changed: 'config change',
+  question: 'question from the agent',
 };
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */
@@ -50,6 +51,11 @@ export function gateNoticeMessage(gates: readonly OpenGateNotice[]): string {
   if (gates.length === 1) {
     const gate = gates[0]!;
     const node = { kind: 'gate', id: `gate:${gate.gateId}`, runId: gate.runId, gateId: gate.gateId };
+    if (gate.kind === 'question') {
+      // A question takes an answer, not a decision (docs/agents.md).
+      const answer = commandLink('Answer…', 'baton.answerQuestion', node);
+      return `Baton: ${subject(gate)} asks a question (${plain(gate.gateId)}): ${oneLine(gate.reason, 300)} ${answer} · ${show}`;
+    }
     const approve = commandLink('Approve', 'baton.approveGate', node);
     const reject = commandLink('Reject', 'baton.rejectGate', node);
     return `Baton: ${subject(gate)} waits for a decision (${plain(gate.gateId)}, ${KIND_WORDS[gate.kind]}): ${oneLine(gate.reason, 300)} ${approve} · ${reject} · ${show}`;

@@ -385,7 +385,9 @@ export function gateRows(cache: RunStateCache): GateRow[] {
               ? 'person'
               : g.kind === 'config_changed'
                 ? 'settings-gear'
-                : 'warning',
+                : g.kind === 'question'
+                  ? 'question'
+                  : 'warning',
           'charts.yellow',
         ],
         contextValue: `baton.gate kind=${g.kind}`,

@@ -124,11 +124,12 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     removeWorkspace(ws);
   });
 
-  it('lists the four tools, and baton_task gives the attempt its task', async () => {
+  it('lists the five tools, and baton_task gives the attempt its task', async () => {
     const client = await connect(workerEnv['D-T1-coder-001']!);
     assert.equal(client.getServerVersion()?.name, 'baton');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'baton_ask',
       'baton_check_result',
       'baton_progress',
       'baton_submit_result',
@@ -229,6 +230,71 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     );
   });
 
+  /** The open question gate of an attempt, once `baton gates` lists it. */
+  async function openQuestion(delegationId: string): Promise<{ id: string; reason: string }> {
+    for (let look = 0; look < 600; look++) {
+      const r = await runCli(['--json', 'gates'], { cwd: ws });
+      const found = r
+        .json()
+        .gates.find(
+          (g: { kind: string; delegationId: string }) => g.kind === 'question' && g.delegationId === delegationId,
+        );
+      if (found) return found;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no question of ${delegationId} was listed`);
+  }
+
+  it('baton_ask: the question waits at a gate (with progress), baton answer answers it once, the tool returns it', async () => {
+    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const bad = await call(client, 'baton_ask', { question: 42 });
+    assert.match(bad.text, /Input validation error.*expected string.*\bquestion\b/s);
+    const many = await call(client, 'baton_ask', {
+      question: 'q',
+      choices: Array.from({ length: 11 }, (_, i) => `c${i}`),
+    });
+    assert.match(many.text, /Input validation error.*at most 10 choices.*\bchoices\b/s);
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const asked = client.callTool(
+      { name: 'baton_ask', arguments: { question: 'Which database?', choices: ['postgres', 'sqlite'] } },
+      undefined,
+      { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true },
+    );
+    const gate = await openQuestion('D-T1-coder-001');
+    assert.match(gate.reason, /^D-T1-coder-001 asks: Which database\? Choices: postgres \| sqlite\./);
+    const approve = await runCli(['approve', gate.id], { cwd: ws });
+    assert.equal(approve.code, 2, describeResult(approve));
+    assert.match(approve.stderr, new RegExp(`takes an answer, not an approval: baton answer ${gate.id}`));
+    const notAChoice = await runCli(['answer', gate.id, 'mysql'], { cwd: ws });
+    assert.equal(notAChoice.code, 2, describeResult(notAChoice));
+    const answered = await runCli(['answer', gate.id, 'sqlite'], { cwd: ws });
+    assert.equal(answered.code, 0, describeResult(answered));
+    const result = await asked;
+    assert.equal(result.isError, undefined, JSON.stringify(result.content));
+    assert.equal((result.structuredContent as { answer: string }).answer, 'sqlite');
+    assert.match(progress[0]?.message ?? '', new RegExp(`^waiting for an answer at ${gate.id}`));
+    const again = await runCli(['answer', gate.id, 'postgres'], { cwd: ws });
+    assert.equal(again.code, 4, describeResult(again));
+    assert.match(again.stderr, /already answered by .*"sqlite"\. The first answer stands/);
+    assert.equal((await status()).tasks.find((t: { id: string }) => t.id === 'T1').status, 'running');
+  });
+
+  it('baton ask: a plain process worker asks on the command line and gets the answer on stdout', async () => {
+    const asking = runCli(['ask', 'Go on?', '--choice', 'yes', '--choice', 'no'], {
+      cwd: ws,
+      env: workerEnv['D-T2-coder-001']!,
+    });
+    const gate = await openQuestion('D-T2-coder-001');
+    const answered = await runCli(['answer', gate.id, 'yes'], { cwd: ws });
+    assert.equal(answered.code, 0, describeResult(answered));
+    const asked = await asking;
+    assert.equal(asked.code, 0, describeResult(asked));
+    assert.equal(asked.stdout, 'yes\n');
+    const empty = await runCli(['ask', '  '], { cwd: ws, env: workerEnv['D-T2-coder-001']! });
+    assert.equal(empty.code, 2, describeResult(empty));
+    assert.match(empty.stderr, /question: a question has some text/);
+  });
+
   it('baton_submit_result: accepted, verified, the task completes; every call after the end is refused', async () => {
     const client = await connect(workerEnv['D-T1-coder-001']!);
     const submitted = await call(client, 'baton_submit_result');
@@ -247,6 +313,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
       ['baton_progress', { note: 'one more thing' }],
       ['baton_check_result', {}],
       ['baton_submit_result', {}],
+      ['baton_ask', { question: 'still there?' }],
     ] as const)
       assert.match((await call(late, tool, args)).text, /^runtime\.not-live: /, tool);
   });

@@ -93,10 +93,11 @@ describe('baton mcp: the tools of one attempt, bound by its runtime token', () =
     await fixture.dispose();
   });
 
-  it('lists its four tools, each with an input and an output schema', async () => {
+  it('lists its five tools, each with an input and an output schema', async () => {
     const client = await connect(credential);
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'baton_ask',
       'baton_check_result',
       'baton_progress',
       'baton_submit_result',

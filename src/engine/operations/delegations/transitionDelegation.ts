@@ -4,6 +4,7 @@ import { canTransitionDelegation, isTerminalDelegation } from '../../domain/tran
 import type { Delegation, DelegationStatus, ResultStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import { endRuntimesOf } from '../runtimes/endRuntime';
+import { closeOpenGates } from '../gates/closeGate';
 
 export interface DelegationChange {
   reason?: string;
@@ -14,7 +15,8 @@ export interface DelegationChange {
 /**
  * Moves a delegation only along DELEGATION_TRANSITIONS and only from the status the caller
  * saw (compare-and-set): a transition that lost a race fails instead of overwriting.
- * Leaving RUNNING for good ends its runtime.
+ * Leaving RUNNING for good ends its runtime; leaving RUNNING at all closes the attempt's open
+ * questions (nobody is left to take their answer).
  */
 export async function transitionDelegation(
   tx: StoreTx,
@@ -54,6 +56,13 @@ export async function transitionDelegation(
     );
   }
   if (terminal) await endRuntimesOf(tx, delegation, change.reason ?? to.toLowerCase(), now);
+  if (delegation.status === 'RUNNING' && to !== 'RUNNING')
+    await closeOpenGates(
+      tx,
+      { runId: delegation.runId, delegationId: delegation.id, kind: 'question' },
+      { decision: 'rejected', note: `closed: ${delegation.id} ended (${change.reason ?? to.toLowerCase()})` },
+      now,
+    );
   await appendEvent(tx, delegation.runId, 'delegation:status', now, {
     delegationId: delegation.id,
     taskId: delegation.taskId,

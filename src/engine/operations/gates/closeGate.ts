@@ -42,7 +42,7 @@ export async function closeGate(
  */
 export async function closeOpenGates(
   tx: StoreTx,
-  where: { runId: string; taskId?: string; delegationId?: string },
+  where: { runId: string; taskId?: string; delegationId?: string; kind?: Gate['kind'] },
   decision: { decision: GateDecision; note: string },
   now: number,
 ): Promise<void> {
@@ -55,6 +55,10 @@ export async function closeOpenGates(
   if (where.delegationId) {
     conditions.push('delegation_id = ?');
     params.push(where.delegationId);
+  }
+  if (where.kind) {
+    conditions.push('kind = ?');
+    params.push(where.kind);
   }
   const open = await tx.all<Pick<Gate, 'id' | 'kind'>>(
     `SELECT id, kind FROM gates WHERE ${conditions.join(' AND ')} ORDER BY ordinal`,

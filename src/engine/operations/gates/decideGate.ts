@@ -63,6 +63,11 @@ export async function decideGate(tx: StoreTx, input: DecideGateInput, now: numbe
   const row = await tx.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [input.gateId]);
   if (!row) throw new BatonError('gate.unknown', `There is no gate ${input.gateId}.`);
   const gate = toGate(row);
+  if (gate.kind === 'question')
+    throw new BatonError(
+      'gate.is-question',
+      `Gate ${gate.id} is a question from ${gate.delegationId ?? 'an attempt'}; it takes an answer, not an approval: baton answer ${gate.id} "…".`,
+    );
   if (gate.status !== 'open') {
     if (gate.status === input.decision) return { gate, alreadyDecided: true };
     throw new BatonError(

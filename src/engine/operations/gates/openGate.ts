@@ -14,7 +14,10 @@ export interface OpenGateInput {
   details?: Record<string, unknown>;
 }
 
-/** Opens a decision for a person. A gate on a task holds the task at `gated` until it is decided. */
+/**
+ * Opens a decision for a person. A gate on a task holds the task at `gated` until it is decided — except a question:
+ * its attempt goes on running while it waits for the answer (openQuestion).
+ */
 export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): Promise<Gate> {
   const ordinal = await nextCounter(tx, 'gate');
   const id = `G-${ordinal}`;
@@ -41,7 +44,8 @@ export async function openGate(tx: StoreTx, input: OpenGateInput, now: number): 
     ...(input.taskId ? { taskId: input.taskId } : {}),
     ...(input.delegationId ? { delegationId: input.delegationId } : {}),
   });
-  if (input.taskId) await setTaskStatus(tx, input.runId, input.taskId, 'gated', waitsAtGateReason(id, input.kind), now);
+  if (input.taskId && input.kind !== 'question')
+    await setTaskStatus(tx, input.runId, input.taskId, 'gated', waitsAtGateReason(id, input.kind), now);
   return {
     id,
     runId: input.runId,

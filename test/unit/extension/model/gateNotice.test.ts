@@ -26,6 +26,19 @@ const links = (message: string): Array<{ label: string; target: string }> =>
   }));
 
 describe('the gate notification', () => {
+  it('for a question says the agent asks, with Answer… (not Approve or Reject) for that gate', () => {
+    const message = gateNoticeMessage([
+      gate(4, { kind: 'question', reason: 'D-T4-coder-001 asks: Which database? Choices: postgres | sqlite.' }),
+    ]);
+    assert.match(message, /^Baton: T4 “Task number 4” asks a question \(G-4\): D-T4-coder-001 asks: Which database\?/);
+    const found = links(message);
+    assert.deepEqual(
+      found.map((l) => l.label),
+      ['Answer…', 'Show Gates'],
+    );
+    assert.match(found[0]!.target, /^command:baton\.answerQuestion\?/);
+  });
+
   it('for one gate says which task waits and why, with Approve and Reject for that gate and Show Gates', () => {
     const message = gateNoticeMessage([gate(3)]);
     assert.match(
