@@ -153,6 +153,13 @@ export class DashboardPanel extends DisposableStore {
           ...(message.note ? { note: message.note } : {}),
         });
         break;
+      case 'answerQuestion':
+        await vscode.commands.executeCommand('baton.answerQuestion', {
+          kind: 'gate',
+          id: `gate:${message.gateId}`,
+          gateId: message.gateId,
+        });
+        break;
       case 'rejectGate':
         await vscode.commands.executeCommand('baton.rejectGate', {
           kind: 'gate',

@@ -247,6 +247,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), protocolVersion: z.literal(PROTOCOL_VERSION) }).strict(),
   z.object({ type: z.literal('approveGate'), gateId: id, note: note.optional() }).strict(),
   z.object({ type: z.literal('rejectGate'), gateId: id, note: note.trim().min(1) }).strict(),
+  // A question gate is answered, not approved: the host asks for the answer (its quick pick or input box).
+  z.object({ type: z.literal('answerQuestion'), gateId: id }).strict(),
   z.object({ type: z.literal('stopRun'), mode: z.enum(['graceful', 'immediate']) }).strict(),
   z.object({ type: z.literal('resumeRun') }).strict(),
   z

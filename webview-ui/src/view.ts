@@ -283,46 +283,7 @@ export class DashboardView {
       .reverse();
     if (open.length === 0) this.gates.append(h('p', { class: 'dim' }, 'No decision is waiting.'));
     for (const gate of open) {
-      const note = h('input', {
-        class: 'note',
-        ariaLabel: `Note for ${gate.id}`,
-        attrs: { type: 'text', placeholder: 'Note (needed to reject)', maxlength: '2000' },
-      });
-      note.value = this.notes.get(gate.id) ?? '';
-      const reject = button(
-        'Reject',
-        'Reject with the note',
-        () => this.actions.post({ type: 'rejectGate', gateId: gate.id, note: note.value.trim() }),
-        note.value.trim() === '',
-        'danger',
-      );
-      note.addEventListener('input', () => {
-        this.notes.set(gate.id, note.value);
-        reject.disabled = note.value.trim() === '';
-      });
-      const approve = button('Approve', `Approve ${gate.id}`, () =>
-        this.actions.post({
-          type: 'approveGate',
-          gateId: gate.id,
-          ...(note.value.trim() ? { note: note.value.trim() } : {}),
-        }),
-      );
-      this.gates.append(
-        h(
-          'div',
-          { class: 'gate open', dataset: { gate: gate.id } },
-          h(
-            'div',
-            { class: 'g-head' },
-            h('span', { class: 'chip wait' }, gate.kind),
-            h('strong', {}, gate.id),
-            gate.taskId ? h('span', {}, gate.taskId) : null,
-            ...gate.risk.map((tag) => h('span', { class: 'tag' }, tag)),
-          ),
-          h('p', { class: 'g-reason' }, gate.reason),
-          h('div', { class: 'g-actions' }, note, approve, reject),
-        ),
-      );
+      this.gates.append(gate.kind === 'question' ? this.questionGate(gate) : this.decisionGate(gate));
     }
     if (decided.length > 0) {
       this.gates.append(
@@ -343,6 +304,59 @@ export class DashboardView {
     }
   }
 
+  /** An open gate that waits for a decision: a note, Approve, Reject (with the note). */
+  private decisionGate(gate: GateView): HTMLElement {
+    const note = h('input', {
+      class: 'note',
+      ariaLabel: `Note for ${gate.id}`,
+      attrs: { type: 'text', placeholder: 'Note (needed to reject)', maxlength: '2000' },
+    });
+    note.value = this.notes.get(gate.id) ?? '';
+    const reject = button(
+      'Reject',
+      'Reject with the note',
+      () => this.actions.post({ type: 'rejectGate', gateId: gate.id, note: note.value.trim() }),
+      note.value.trim() === '',
+      'danger',
+    );
+    note.addEventListener('input', () => {
+      this.notes.set(gate.id, note.value);
+      reject.disabled = note.value.trim() === '';
+    });
+    const approve = button('Approve', `Approve ${gate.id}`, () =>
+      this.actions.post({
+        type: 'approveGate',
+        gateId: gate.id,
+        ...(note.value.trim() ? { note: note.value.trim() } : {}),
+      }),
+    );
+    return this.openGate(gate, note, approve, reject);
+  }
+
+  /** An open question an agent asked: answered, not approved — Answer… asks for it in the editor. */
+  private questionGate(gate: GateView): HTMLElement {
+    const answer = button('Answer…', `Answer ${gate.id}`, () =>
+      this.actions.post({ type: 'answerQuestion', gateId: gate.id }),
+    );
+    return this.openGate(gate, answer);
+  }
+
+  private openGate(gate: GateView, ...actions: HTMLElement[]): HTMLElement {
+    return h(
+      'div',
+      { class: 'gate open', dataset: { gate: gate.id } },
+      h(
+        'div',
+        { class: 'g-head' },
+        h('span', { class: 'chip wait' }, gate.kind),
+        h('strong', {}, gate.id),
+        gate.taskId ? h('span', {}, gate.taskId) : null,
+        ...gate.risk.map((tag) => h('span', { class: 'tag' }, tag)),
+      ),
+      h('p', { class: 'g-reason' }, gate.reason),
+      h('div', { class: 'g-actions' }, ...actions),
+    );
+  }
   private renderIssues(issues: readonly IssueView[]): void {
     clear(this.issues);
     if (issues.length === 0) {

@@ -35,6 +35,8 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
       { type: 'approveGate', gateId: 'G-1', note: 'x'.repeat(2001) },
       { type: 'rejectGate', gateId: 'G-1' },
       { type: 'rejectGate', gateId: 'G-1', note: '   ' },
+      { type: 'answerQuestion' },
+      { type: 'answerQuestion', gateId: 'G-1', answer: 'yes' },
       { type: 'stopRun', mode: 'now' },
       { type: 'openArtifact', path: 'a.md', line: 0 },
       { type: 'openArtifact', path: 'a.md', line: 1.5 },
