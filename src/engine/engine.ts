@@ -36,6 +36,7 @@ import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
 import { decideGate, type DecideGateOutcome } from './operations/gates/decideGate';
+import { planDigest } from './operations/runs/createRun';
 import { openRunForPlan } from './operations/runs/openRunForPlan';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
 import { expireStaleRuntimes, type ExpiredRuntime, type ExpiryScope } from './operations/runtimes/expireStaleRuntimes';
@@ -53,6 +54,7 @@ import {
   listGates,
   listIngestions,
   listRuns,
+  completedRunOfSamePlan,
   readOverview,
   readTaskRecord,
   type RunOverview,
@@ -591,6 +593,13 @@ export class Engine {
 
   listRuns(): Promise<Run[]> {
     return this.store.read((r) => listRuns(r));
+  }
+
+  /** The plan's newest run, when it completed from the plan as it is now (none of the plan's runs active). */
+  async completedRunOfPlan(planPath: string): Promise<Run | undefined> {
+    const plan = this.validPlan(planPath);
+    const runId = await this.store.read((r) => completedRunOfSamePlan(r, plan.path, planDigest(plan.text)));
+    return runId ? this.getRun(runId) : undefined;
   }
 
   /** The run with this id, or the most recent run when no id is given. */

@@ -46,6 +46,17 @@ export async function start(
   return withEngine(
     ctx,
     async (engine) => {
+      // A plan whose last run completed from the same text is not run again by accident: agent work costs money.
+      const completed = options.fresh ? undefined : await engine.completedRunOfPlan(resolve(planPath));
+      if (completed) {
+        if (ctx.output.json) printJson(ctx, { runId: completed.id, status: completed.status, started: false });
+        else
+          ctx.output.out(
+            `Run ${paint(ctx.output, 'bold', completed.id)} of ${completed.planPath} completed, from the plan as it is now. ` +
+              `To run every task again: baton start ${planPath} --new`,
+          );
+        return 0;
+      }
       const { run, created } = await engine.runForPlan(resolve(planPath), {
         fresh: Boolean(options.fresh),
         ...(options.settings ? { settings: options.settings } : {}),

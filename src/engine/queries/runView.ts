@@ -100,6 +100,22 @@ export async function activeRunOf(
   );
 }
 
+/**
+ * The plan's newest run when it completed from exactly this plan text and nothing of the plan is
+ * active: `baton start` then says so instead of running every task again (agent work costs money).
+ */
+export async function completedRunOfSamePlan(
+  r: StoreReader,
+  planPath: string,
+  digest: string,
+): Promise<string | undefined> {
+  const newest = await r.get<{ id: string; status: string; plan_digest: string }>(
+    `SELECT id, status, plan_digest FROM runs WHERE plan_path = ? ORDER BY ordinal DESC LIMIT 1`,
+    [planPath],
+  );
+  return newest?.status === 'completed' && newest.plan_digest === digest ? newest.id : undefined;
+}
+
 /** Runtime statuses are derived at `now` (a lease that ran out reads as stale). */
 export async function readOverview(r: StoreReader, runId: string | undefined, now: number): Promise<RunOverview> {
   const run = await findRun(r, runId);

@@ -184,10 +184,21 @@ describe('baton CLI: a config tampered by a worker', function () {
     assert.equal(marker('T1'), false);
     const firstRun = (await run(['status', '--json'])).json<{ run: { id: string } }>().run.id;
     writeFile(ws, '.baton/config.json', config('marker'));
-    const second = await run(['start', 'plan.md']);
+    // The same plan text again: its run completed, so nothing runs again unless asked (agent work costs money).
+    const again = await run(['start', 'plan.md']);
+    assert.equal(again.code, 0, describeResult(again));
+    assert.match(
+      again.stdout,
+      new RegExp(
+        `Run ${firstRun} of plan\\.md completed, from the plan as it is now\\. To run every task again: baton start plan\\.md --new`,
+      ),
+    );
+    assert.equal(marker('T1'), false, 'nothing ran');
+    assert.equal((await run(['status', '--json'])).json<{ run: { id: string } }>().run.id, firstRun, 'no new run');
+    const second = await run(['start', 'plan.md', '--new']);
     assert.equal(second.code, 0, describeResult(second));
     const secondRun = (await run(['status', '--json'])).json<{ run: { id: string } }>().run.id;
-    assert.notEqual(secondRun, firstRun, 'a new run (the first one completed)');
+    assert.notEqual(secondRun, firstRun, 'a new run (--new)');
     assert.equal(marker('T1'), true, 'the new run used the edited config');
     assert.deepEqual(await gates(), [], 'no gate');
     const types = await eventTypes();
