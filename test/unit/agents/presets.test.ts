@@ -190,6 +190,12 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
   });
 });
 
+/** The parts of opencode's OPENCODE_CONFIG_CONTENT these tests read. */
+interface OpencodeContent {
+  mcp: Record<string, unknown>;
+  agent: Record<string, { permission: Record<string, string> }>;
+}
+
 describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)', () => {
   const batonMcp = { command: '/usr/bin/node', args: ['/opt/baton/dist/cli.js', 'mcp'] };
 
@@ -271,12 +277,12 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
       batonMcp,
       env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own) },
     });
-    const content = JSON.parse(readOnly.env.OPENCODE_CONFIG_CONTENT!) as Record<string, any>;
+    const content = JSON.parse(readOnly.env.OPENCODE_CONFIG_CONTENT!) as OpencodeContent;
     assert.deepEqual(content.mcp, {
       docs: own.mcp.docs,
       baton: { type: 'local', command: ['/usr/bin/node', '/opt/baton/dist/cli.js', 'mcp'], enabled: true },
     });
-    assert.deepEqual(content.agent.baton.permission, {
+    assert.deepEqual(content.agent.baton?.permission, {
       task: 'deny',
       baton_baton_task: 'allow',
       baton_baton_progress: 'allow',
@@ -287,11 +293,8 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
       bash: 'deny',
       webfetch: 'deny',
     });
-    const edit = JSON.parse(launch('opencode', 'edit', { batonMcp }).env.OPENCODE_CONFIG_CONTENT!) as Record<
-      string,
-      any
-    >;
-    assert.equal(edit.agent.baton.permission.baton_baton_submit_result, 'allow');
+    const edit = JSON.parse(launch('opencode', 'edit', { batonMcp }).env.OPENCODE_CONFIG_CONTENT!) as OpencodeContent;
+    assert.equal(edit.agent.baton?.permission.baton_baton_submit_result, 'allow');
   });
 
   it('without a CLI to run, the argv is as before', () => {
