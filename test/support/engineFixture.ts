@@ -44,7 +44,7 @@ export class EngineFixture {
     return this.clock;
   }
 
-  async open(options: { follow?: boolean } = {}): Promise<Engine> {
+  async open(options: { follow?: boolean; cliPath?: string } = {}): Promise<Engine> {
     const engine = await Engine.open({
       workspace: this.workspace,
       ...(this.clock ? { clock: this.clock } : {}),

@@ -11,7 +11,22 @@ export interface PromptInput {
   dependencies: Array<{ id: string; title: string }>;
   /** The task's attempts before this one, oldest first (queries/earlierAttempts.ts); none for a first attempt. */
   earlierAttempts?: readonly EarlierAttempt[];
+  /**
+   * The attempt's MCP tools its agent may call (an agent preset wired to `baton mcp`: presets.ts batonMcpTools): the
+   * prompt names them instead of the `baton` commands a plain process runs.
+   */
+  batonTools?: readonly string[];
 }
+
+/** What each of the attempt's MCP tools is for, as a prompt tells an agent (docs/agents.md). */
+const BATON_TOOL_USES: Readonly<Record<string, string>> = {
+  baton_task: 'this task as Baton holds it: instructions, files, the result contract, what went wrong before.',
+  baton_progress: 'a few words on what you are doing now; they show in Baton while you work.',
+  baton_check_result:
+    'checks your result file before you finish and lists what Baton would reject, at its line and column.',
+  baton_submit_result: 'hands your result in. The attempt ends with it, accepted or not: check first.',
+  baton_ask: 'a question to a person, when you cannot go on without one; it waits for the answer.',
+};
 
 /**
  * The prompt a worker receives (docs/workers.md): the task's instructions, the files it
@@ -69,10 +84,23 @@ export function buildPrompt(input: PromptInput): string {
     'status is PASS (done), FAIL (you tried and it does not work) or BLOCKED (you need a person to decide or help).',
     'artifacts lists workspace-relative paths of files that exist. If you cannot write files, print the report with its block on standard output instead.',
     '',
-    'Baton keeps your lease while your process runs. To show what you are doing, run `baton heartbeat --progress "<a few words>"`.',
-    '',
+    ...howToReport(input.batonTools),
   );
   return lines.join('\n');
+}
+
+/** The prompt's last word: how the worker tells Baton what it does — the attempt's MCP tools, or the CLI. */
+function howToReport(tools: readonly string[] | undefined): string[] {
+  if (!tools?.length)
+    return [
+      'Baton keeps your lease while your process runs. To show what you are doing, run `baton heartbeat --progress "<a few words>"`.',
+      '',
+    ];
+  return [
+    'Baton keeps your lease while your process runs. These tools of its MCP server `baton` are yours to call, no shell needed:',
+    ...tools.map((tool) => `- \`${tool}\`: ${BATON_TOOL_USES[tool] ?? 'see its description.'}`),
+    '',
+  ];
 }
 
 /** How many of a task's earlier attempts a retry's prompt tells about: the latest ones. */

@@ -16,6 +16,8 @@ export interface WorkerLaunch {
   env: Record<string, string>;
   /** An agent preset: its stream is read live (docs/workers.md) and its permissions as the CLI enforces them. */
   agent?: { kind: AgentKind; effective: AgentPresetLaunch['effective'] };
+  /** Files to write under `.baton/` before the spawn: the CLI reads them at its start. */
+  files?: AgentPresetLaunch['files'];
 }
 
 /** The profile a task gets when its plan block names none. */
@@ -33,6 +35,8 @@ export interface LaunchValues {
   resumeSession?: string;
   /** How an agent preset starts the attempt's MCP server (batonMcpServer), when there is a CLI to run. */
   batonMcp?: BatonMcpServer;
+  /** The attempt's folder for an agent CLI's configuration files (runPaths().agentConfig). */
+  configFolder?: string;
 }
 
 /**
@@ -165,6 +169,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         permissions: values.permissions ?? DEFAULT_PERMISSIONS,
         ...(worker.continueSession && values.resumeSession ? { resumeSession: values.resumeSession } : {}),
         ...(values.batonMcp ? { batonMcp: values.batonMcp } : {}),
+        ...(values.configFolder ? { configFolder: values.configFolder } : {}),
         env: worker.env,
       });
       return {
@@ -173,6 +178,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         ...(preset.stdin !== undefined ? { stdin: preset.stdin } : {}),
         env: preset.env,
         agent: { kind: worker.type, effective: preset.effective },
+        ...(preset.files ? { files: preset.files } : {}),
       };
     }
     case 'manual':

@@ -28,6 +28,8 @@ export function runPaths(workspace: string, runId: string) {
     exitRecord: (delegationId: string) => join(root, 'exits', `${delegationId}.exit`),
     /** A worker's `baton heartbeat` leaves its beats here on a shared store (executor/heartbeatRelay.ts). */
     heartbeatRelay: (delegationId: string) => join(root, 'relay', `${delegationId}.ndjson`),
+    /** An attempt's agent CLI configuration files, which the CLI reads at its start (domain/agents/presets.ts). */
+    agentConfig: (delegationId: string) => join(root, 'agents', delegationId),
   };
 }
 

@@ -1,11 +1,11 @@
 import { dirname } from 'node:path';
-import type { Permissions } from '../domain/agents/presets';
+import type { Permissions, WorkerVariable } from '../domain/agents/presets';
 import { isSharedStore, type WorkerDefinition } from '../domain/config';
 import { credentialVariables } from '../domain/credentials';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
 import { batonMcpServer, workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
-import { ensureBatonFolder } from '../effects/files/safeWrite';
+import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
@@ -59,6 +59,7 @@ export async function startWorker(
     // On a shared store the worker gets no store credential: its heartbeats go through this coordinator.
     const relay = isSharedStore(ctx.config) ? runPaths(ctx.workspace, runId).heartbeatRelay(delegationId) : undefined;
     if (relay) ensureBatonFolder(ctx.workspace, dirname(relay));
+    const configFolder = runPaths(ctx.workspace, runId).agentConfig(delegationId);
     launch = workerLaunch(input.workerId, input.worker, {
       prompt: claimed.prompt,
       promptFile: claimed.promptPath,
@@ -70,7 +71,13 @@ export async function startWorker(
       ...(ctx.cliPath
         ? { batonMcp: batonMcpServer(ctx.cliPath, { execPath: process.execPath, electron: process.versions.electron }) }
         : {}),
+      configFolder,
     });
+    // What the CLI reads at its start (Gemini CLI's settings): written through .baton/'s own guard, before the spawn.
+    for (const file of launch.files ?? []) {
+      ensureBatonFolder(ctx.workspace, dirname(file.path));
+      writeBatonFile(ctx.workspace, file.path, file.content);
+    }
     spawned = await spawnWorker(launch, {
       cwd: claimed.cwd,
       logPath: claimed.logPath,
@@ -82,6 +89,7 @@ export async function startWorker(
       exitRecord: { path: runPaths(ctx.workspace, runId).exitRecord(delegationId), owner: { delegationId, runtimeId } },
       withhold: credentialVariables(ctx.config.store),
       env: {
+        // Typed by the list the presets hand on to their CLIs' tool servers: a variable added here is added there.
         BATON_RUN_ID: runId,
         BATON_DELEGATION_ID: delegationId,
         BATON_RUNTIME_ID: runtimeId,
@@ -91,7 +99,7 @@ export async function startWorker(
         ...(claimed.worktree ? { BATON_WORKTREE: claimed.worktree.path } : {}),
         ...(ctx.cliPath ? { BATON_CLI: ctx.cliPath } : {}),
         ...(relay ? { BATON_HEARTBEAT_RELAY: relay } : {}),
-      },
+      } satisfies Partial<Record<WorkerVariable, string>>,
     });
   } catch (err) {
     if (BatonError.is(err, 'coordinator.superseded')) throw err;

@@ -3,7 +3,9 @@
 // gemini / opencode, the installed binary, the environment its recipe needs), driven by the
 // engine's coordinator against the scripted model server — the same path a user's run takes:
 // the preset's argv and permission flags, the spawn, the live stream follower, usage, the
-// result from the final message. A CLI that cannot be installed here is skipped.
+// result from the final message — and the attempt's MCP server (`baton mcp`, docs/agents.md), configured the
+// CLI's own way by its preset: the model calls `baton_progress`, the note becomes the worker's heartbeat. A CLI
+// that cannot be installed here is skipped.
 //
 //   npx mocha --no-config -n import=tsx --timeout 300000 test/system/agents/realClisThroughBaton.test.ts
 //
@@ -20,6 +22,7 @@ import type { AttemptUsage } from '../../../src/engine/queries/agentUsage';
 import { waitFor } from '../../fixtures/executor/harness';
 import type { AgentCli } from '../../support/agentClis';
 import { AGENT_CLI_RECIPES } from '../../support/agentClis';
+import { CLI, ensureCliBuilt } from '../../support/cli';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo } from '../../support/gitRepo';
 import type { ModelServer, RecordedRequest, Usage } from '../../support/modelServer';
@@ -61,7 +64,28 @@ const USAGE: Usage[] = [
   { input: 1201, output: 31 },
   { input: 1302, output: 42 },
   { input: 1403, output: 53 },
+  { input: 1504, output: 64 },
 ];
+
+/**
+ * The CLIs whose model here calls baton_progress. Not yet Codex (0.171 offers MCP tools only through its
+ * tool_search and refuses a direct call; the scripted model does not search) nor Gemini CLI (0.61 reported the
+ * tool not found: the server's connection through the settings file is still to be explained) — docs/agents.md.
+ */
+const MCP_PROVEN = new Set<AgentCli['name']>(['claude', 'opencode']);
+
+/** What the model tells Baton through the attempt's MCP server. */
+const NOTE = 'wrote the file, ran the check; reporting';
+
+/**
+ * A call of one of the attempt's MCP tools, by the name the CLI offers it under (Codex, Gemini CLI and opencode
+ * each prefix it their own way); Claude Code defers MCP tools behind its tool search, so its first requests do not
+ * list them, and its name is `mcp__baton__<tool>`.
+ */
+function batonToolCall(request: RecordedRequest, tool: string, input: Record<string, unknown>) {
+  const offered = request.tools.find((t) => t.name === tool || t.name.endsWith(`_${tool}`));
+  return { name: offered?.name ?? `mcp__baton__${tool}`, input };
+}
 
 /** Long enough for a heartbeat (at most one a second) to carry the tool call before the final answer. */
 const THINK_MS = 2500;
@@ -105,6 +129,8 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
   }
 
   before(async () => {
+    // The coordinator hands its workers this CLI script (BATON_CLI): the presets start `baton mcp` with it.
+    ensureCliBuilt();
     server = await startModelServer();
   });
   after(async () => {
@@ -198,6 +224,11 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         return [
           `server errors: ${JSON.stringify(server.errors)}`,
           `requests: ${server.requests.map((r) => `${r.method} ${r.path} turn ${r.turn}${r.main ? '' : ' (side)'}`).join('; ')}`,
+          `tools offered: ${server
+            .mainRequests()
+            .at(-1)
+            ?.tools.map((t) => t.name)
+            .join(', ')}`,
           `progress seen: ${JSON.stringify(progress)}`,
           `usage: ${JSON.stringify(usage)}`,
           `log:\n${log.slice(-5000)}`,
@@ -206,9 +237,9 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
 
       const content = `Hello from the scripted model, through ${cli.name}'s own write tool.\n`;
 
-      it('works a task in its own worktree: writes a file and runs a command with its own tools, reports usage, answers with its result; the work is integrated', async () => {
+      it('works a task in its own worktree: writes a file and runs a command with its own tools, tells Baton its progress through the MCP server, reports usage, answers with its result; the work is integrated', async () => {
         setUp('full', { isolation: 'worktree' });
-        engine = await fixture.open({ follow: true });
+        engine = await fixture.open({ follow: true, cliPath: CLI });
         const { run } = await engine.runForPlan('plan.md');
         // The worker's folder is its worktree (docs/isolation.md): the scripted write goes there.
         const worktree = join(fixture.workspace, '.baton', 'worktrees', run.id, `${TASK}-001`);
@@ -216,7 +247,15 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           steps: [
             (request) => ({ toolCalls: [cli.writeFile(request, worktree, FILE, content)], usage: USAGE[0] }),
             (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
-            { text: RESULT_TEXT, usage: USAGE[2], delayMs: THINK_MS },
+            ...(MCP_PROVEN.has(cli.name)
+              ? [
+                  (request: RecordedRequest) => ({
+                    toolCalls: [batonToolCall(request, 'baton_progress', { note: NOTE })],
+                    usage: USAGE[2],
+                  }),
+                ]
+              : []),
+            { text: RESULT_TEXT, usage: USAGE[3], delayMs: THINK_MS },
           ],
           side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
         });
@@ -230,11 +269,30 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.equal(view.tasks[0]!.status, 'completed', explain);
         // The prompt Baton built reached the model, naming the task and its agent.
         const main = server.mainRequests();
-        assert.equal(main.length, 3, explain);
+        const wired = MCP_PROVEN.has(cli.name);
+        assert.equal(main.length, wired ? 4 : 3, explain);
         assert.ok(
           main[0]!.userTexts.some((t) => t.includes(`task: ${TASK}`) && t.includes('agent: coder')),
           explain,
         );
+        // The prompt names the attempt's MCP tools, not the `baton` commands.
+        assert.ok(
+          main[0]!.userTexts.some((t) => t.includes('`baton_progress`') && !t.includes('baton heartbeat')),
+          explain,
+        );
+        // The CLI ran the model's baton_progress through `baton mcp` (allowed by the preset, nobody asked) and gave
+        // the model the server's answer; the note became the attempt's progress, as the worker's own heartbeat (only
+        // a beat with the runtime's token sets workerBeatAt).
+        if (wired) {
+          const answer = main[3]!.toolResults.find((r) => r.output.includes('delivery'));
+          assert.ok(answer && !answer.isError, `baton_progress answered\n${explain}`);
+          assert.match(answer.output, /\\?"delivery\\?":\s*\\?"(sent|coalesced)/, explain);
+          assert.ok(progress.includes(NOTE), `the note was the attempt's progress\n${explain}`);
+          assert.ok(
+            view.runtimes.find((r) => r.delegationId === DELEGATION)?.workerBeatAt,
+            `a beat of the worker itself\n${explain}`,
+          );
+        }
         // The file, written by the CLI's own tool in its worktree, integrated into the target branch; the command's
         // output went back to the model.
         assert.equal(git(fixture.workspace, 'show', `main:${FILE}`), content.trimEnd(), explain);
@@ -277,7 +335,7 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.ok(usage.sessionId, explain);
         assert.equal(usage.sessionId, cli.sessionId(streamEvents), explain);
         assert.ok(usage.turns >= 2, `turns ${usage.turns}\n${explain}`);
-        assert.ok(usage.toolCalls >= 2, `tool calls ${usage.toolCalls}\n${explain}`);
+        assert.ok(usage.toolCalls >= (wired ? 3 : 2), `tool calls ${usage.toolCalls}\n${explain}`);
         assert.equal(usage.failedToolCalls, 0, explain);
         assert.equal(usage.permissions.profile, 'full');
 
@@ -385,7 +443,8 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           // The repository grants its build agent everything, both ways opencode reads agent-level rules.
           fixture.write(
             'opencode.json',
-            `${JSON.stringify({ agent: { build: { permission: { edit: 'allow', bash: 'allow' } } } }, null, 2)}\n`,
+            // With its $schema: opencode, which reads the file now, adds one to a file without.
+            `${JSON.stringify({ $schema: 'https://opencode.ai/config.json', agent: { build: { permission: { edit: 'allow', bash: 'allow' } } } }, null, 2)}\n`,
           );
           fixture.write(
             '.opencode/agent/build.md',
@@ -427,7 +486,9 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
 
           assert.equal(existsSync(join(fixture.workspace, FILE)), false, `the file must not exist\n${explain}`);
           assert.equal(existsSync(join(fixture.workspace, SHELL_FILE)), false, explain);
-          assert.equal(git(fixture.workspace, 'status', '--porcelain'), '', `the work tree is unchanged\n${explain}`);
+          // opencode reads the repository's .opencode/ now, and keeps its own files there (.gitignore, node_modules).
+          const changed = git(fixture.workspace, 'status', '--porcelain', '--', '.', ':!.opencode');
+          assert.equal(changed, '', `the work tree is unchanged: ${changed}\n${explain}`);
           assert.notEqual(view.tasks[0]!.status, 'completed', explain);
           assert.ok(usage, explain);
           assert.equal(usage.permissions.profile, 'read-only');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { agentPresetLaunch, type PermissionProfile } from '../../../src/engine/domain/agents/presets';
+import { agentPresetLaunch, WORKER_VARIABLES, type PermissionProfile } from '../../../src/engine/domain/agents/presets';
 import { parseConfig } from '../../../src/engine/domain/config';
 import { batonMcpServer, resolveWorker, workerLaunch } from '../../../src/engine/domain/workerLaunch';
 
@@ -82,9 +82,11 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
 
   it('opencode: run --format json; the profile as its permission config (read-only denies edit, bash, webfetch)', () => {
     const l = launch('opencode', 'read-only');
-    assert.deepEqual(l.argv.slice(0, 4), ['opencode', 'run', '--format', 'json']);
-    assert.deepEqual(JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!), {
-      permission: { edit: 'deny', bash: 'deny', webfetch: 'deny' },
+    assert.deepEqual(l.argv.slice(0, 6), ['opencode', 'run', '--format', 'json', '--agent', 'baton']);
+    assert.deepEqual(JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!).permission, {
+      edit: 'deny',
+      bash: 'deny',
+      webfetch: 'deny',
     });
     const full = agentPresetLaunch({
       kind: 'opencode',
@@ -93,15 +95,18 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
       prompt: 'x',
       permissions: { profile: 'full', denyTools: ['webfetch'] },
     });
-    assert.deepEqual(JSON.parse(full.env.OPENCODE_CONFIG_CONTENT!), {
-      permission: { edit: 'allow', bash: 'allow', webfetch: 'deny' },
+    assert.deepEqual(JSON.parse(full.env.OPENCODE_CONFIG_CONTENT!).permission, {
+      edit: 'allow',
+      bash: 'allow',
+      webfetch: 'deny',
     });
   });
 
   it("opencode: a worker's own OPENCODE_CONFIG_CONTENT keeps its settings, but the task's permissions win", () => {
     const own = { snapshot: false, permission: { edit: 'allow', bash: 'allow', external_directory: 'deny' } };
     const l = launch('opencode', 'read-only', { env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own), KEY: 'k' } });
-    assert.deepEqual(JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!), {
+    const { agent: _agent, ...content } = JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!) as Record<string, unknown>;
+    assert.deepEqual(content, {
       snapshot: false,
       permission: { edit: 'deny', bash: 'deny', webfetch: 'deny', external_directory: 'deny' },
     });
@@ -128,12 +133,20 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     );
   });
 
-  it("opencode: the repository's own opencode config (agent-level permissions, plugins) is not read, whatever the worker's env says", () => {
-    const l = launch('opencode', 'read-only');
-    assert.equal(l.env.OPENCODE_DISABLE_PROJECT_CONFIG, '1');
-    assert.ok(l.effective.flags.includes('OPENCODE_DISABLE_PROJECT_CONFIG=1'), 'recorded with the attempt');
-    const reenabled = launch('opencode', 'full', { env: { OPENCODE_DISABLE_PROJECT_CONFIG: '' } });
-    assert.equal(reenabled.env.OPENCODE_DISABLE_PROJECT_CONFIG, '1');
+  it("opencode: runs as Baton's own agent, whose rules are the task's (no subagents below full); the repository's config is read", () => {
+    const own = { agent: { baton: { permission: { bash: 'allow' } }, reviewer: { mode: 'subagent' } } };
+    const l = launch('opencode', 'read-only', { env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own) } });
+    const content = JSON.parse(l.env.OPENCODE_CONFIG_CONTENT!) as { agent: Record<string, { permission?: unknown }> };
+    // An agent of Baton's name from the worker's env is replaced whole; the others stay.
+    assert.deepEqual(content.agent.baton!.permission, { task: 'deny', edit: 'deny', bash: 'deny', webfetch: 'deny' });
+    assert.deepEqual(content.agent.reviewer, { mode: 'subagent' });
+    assert.deepEqual(JSON.parse(launch('opencode', 'full').env.OPENCODE_CONFIG_CONTENT!).agent.baton.permission, {
+      edit: 'allow',
+      bash: 'allow',
+    });
+    // The project's opencode.json, .opencode/ and AGENTS.md apply: opencode is not told to skip them.
+    assert.equal(l.env.OPENCODE_DISABLE_PROJECT_CONFIG, undefined);
+    assert.deepEqual(l.effective.flags.slice(0, 2), ['--agent', 'baton'], 'recorded with the attempt');
   });
 
   it("the worker's env wins over a preset's defaults", () => {
@@ -177,6 +190,12 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
   });
 });
 
+/** The parts of opencode's OPENCODE_CONFIG_CONTENT these tests read. */
+interface OpencodeContent {
+  mcp: Record<string, unknown>;
+  agent: Record<string, { permission: Record<string, string> }>;
+}
+
 describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)', () => {
   const batonMcp = { command: '/usr/bin/node', args: ['/opt/baton/dist/cli.js', 'mcp'] };
 
@@ -189,6 +208,7 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
       'mcp__baton__baton_task',
       'mcp__baton__baton_progress',
       'mcp__baton__baton_check_result',
+      'mcp__baton__baton_ask',
       'mcp__baton__baton_submit_result',
     ]);
     assert.ok(edit.argv.includes('mcp__baton__baton_submit_result'));
@@ -202,9 +222,89 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
     assert.ok(!edit.argv.join(' ').includes('TOKEN'));
   });
 
+  it('Codex gets the server through -c mcp_servers.baton.…: the binding passed on by name, the profile’s tools approved', () => {
+    const edit = launch('codex', 'edit', { batonMcp });
+    const overrides = edit.argv.filter((_, i) => edit.argv[i - 1] === '-c');
+    assert.deepEqual(
+      overrides.filter((o) => o.startsWith('mcp_servers.')),
+      [
+        'mcp_servers.baton.command="/usr/bin/node"',
+        'mcp_servers.baton.args=["/opt/baton/dist/cli.js","mcp"]',
+        `mcp_servers.baton.env_vars=${JSON.stringify(WORKER_VARIABLES)}`,
+        'mcp_servers.baton.enabled_tools=["baton_task","baton_progress","baton_check_result","baton_ask","baton_submit_result"]',
+        'mcp_servers.baton.default_tools_approval_mode="approve"',
+      ],
+    );
+    assert.ok(WORKER_VARIABLES.includes('BATON_RUNTIME_TOKEN'), 'the token goes by name');
+    const readOnly = launch('codex', 'read-only', { batonMcp });
+    assert.ok(
+      readOnly.argv.includes(
+        'mcp_servers.baton.enabled_tools=["baton_task","baton_progress","baton_check_result","baton_ask"]',
+      ),
+    );
+    assert.equal(edit.argv.at(-1), '-', 'the prompt still comes on stdin');
+  });
+
+  it('Gemini CLI gets a settings file in the attempt’s folder, named as its system settings: the server trusted with the profile’s tools, the binding let through', () => {
+    const readOnly = launch('gemini', 'read-only', { batonMcp, configFolder: '/ws/.baton/runs/R-1/agents/D-T1-a-001' });
+    const path = '/ws/.baton/runs/R-1/agents/D-T1-a-001/gemini-settings.json';
+    assert.equal(readOnly.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, path);
+    assert.equal(readOnly.files?.length, 1);
+    assert.equal(readOnly.files![0]!.path, path);
+    assert.deepEqual(JSON.parse(readOnly.files![0]!.content), {
+      mcpServers: {
+        baton: {
+          command: '/usr/bin/node',
+          args: ['/opt/baton/dist/cli.js', 'mcp'],
+          trust: true,
+          includeTools: ['baton_task', 'baton_progress', 'baton_check_result', 'baton_ask'],
+        },
+      },
+      security: { environmentVariableRedaction: { allowed: [...WORKER_VARIABLES] } },
+    });
+    // A worker's own setting of the variable does not take the server away.
+    const own = launch('gemini', 'edit', {
+      batonMcp,
+      configFolder: '/f',
+      env: { GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/etc/x' },
+    });
+    assert.equal(own.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/f/gemini-settings.json');
+  });
+
+  it('opencode gets the server in OPENCODE_CONFIG_CONTENT beside the worker’s own, its tools allowed by Baton’s agent (the hand-in denied when read-only)', () => {
+    const own = { mcp: { docs: { type: 'remote', url: 'https://docs.example' } } };
+    const readOnly = launch('opencode', 'read-only', {
+      batonMcp,
+      env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(own) },
+    });
+    const content = JSON.parse(readOnly.env.OPENCODE_CONFIG_CONTENT!) as OpencodeContent;
+    assert.deepEqual(content.mcp, {
+      docs: own.mcp.docs,
+      baton: { type: 'local', command: ['/usr/bin/node', '/opt/baton/dist/cli.js', 'mcp'], enabled: true },
+    });
+    assert.deepEqual(content.agent.baton?.permission, {
+      task: 'deny',
+      baton_baton_task: 'allow',
+      baton_baton_progress: 'allow',
+      baton_baton_check_result: 'allow',
+      baton_baton_ask: 'allow',
+      baton_baton_submit_result: 'deny',
+      edit: 'deny',
+      bash: 'deny',
+      webfetch: 'deny',
+    });
+    const edit = JSON.parse(launch('opencode', 'edit', { batonMcp }).env.OPENCODE_CONFIG_CONTENT!) as OpencodeContent;
+    assert.equal(edit.agent.baton?.permission.baton_baton_submit_result, 'allow');
+  });
+
   it('without a CLI to run, the argv is as before', () => {
     assert.ok(!launch('claude-code', 'edit').argv.includes('--mcp-config'));
     assert.deepEqual(launch('claude-code', 'edit').effective.allowTools, []);
+    assert.ok(!launch('codex', 'edit').argv.some((a) => a.startsWith('mcp_servers.')));
+    const gemini = launch('gemini', 'edit', { configFolder: '/f' });
+    assert.equal(gemini.files, undefined);
+    assert.equal(gemini.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, undefined);
+    assert.equal(JSON.parse(launch('opencode', 'edit').env.OPENCODE_CONFIG_CONTENT!).mcp, undefined);
   });
 
   it('baton mcp runs on this node, or on node from PATH inside the editor (Electron)', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Task } from '../../../src/engine/index';
 import { parseResultArtifact } from '../../../src/engine/domain/result/parseResult';
+import { batonMcpTools } from '../../../src/engine/domain/agents/presets';
 import { buildPrompt } from '../../../src/engine/domain/prompt';
 
 function task(overrides: Partial<Task> = {}): Task {
@@ -64,5 +65,23 @@ describe('workers: the prompt a worker receives', () => {
     });
     assert.match(prompt, /\(The plan gives no further instructions for this task\.\)/);
     assert.doesNotMatch(prompt, /## Files|## Already done|## Verification/);
+  });
+
+  it('tells an agent preset the attempt’s MCP tools it may call instead of the `baton` commands; a plain process keeps the commands', () => {
+    const agent = buildPrompt({ ...input, batonTools: batonMcpTools('edit') });
+    const tail = agent.slice(agent.indexOf('Baton keeps your lease'));
+    for (const tool of ['baton_task', 'baton_progress', 'baton_check_result', 'baton_submit_result', 'baton_ask'])
+      assert.match(tail, new RegExp(`^- \`${tool}\`: \\S`, 'm'), tool);
+    assert.doesNotMatch(agent, /baton heartbeat|baton ingest/);
+    // A read-only task is not told of the hand-in it may not call.
+    assert.doesNotMatch(buildPrompt({ ...input, batonTools: batonMcpTools('read-only') }), /baton_submit_result/);
+    // Everything before the last paragraph is the same prompt.
+    const plain = buildPrompt(input);
+    assert.equal(
+      agent.slice(0, agent.indexOf('Baton keeps your lease')),
+      plain.slice(0, plain.indexOf('Baton keeps your lease')),
+    );
+    assert.match(plain, /run `baton heartbeat --progress "<a few words>"`/);
+    assert.doesNotMatch(plain, /baton_progress/);
   });
 });

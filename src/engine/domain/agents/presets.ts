@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { BatonError } from '../errors';
 import type { AgentKind } from './agentActivity';
 
@@ -31,6 +32,8 @@ export interface AgentPresetInput {
   env?: Readonly<Record<string, string>>;
   /** How to start the attempt's MCP server (`baton mcp`, docs/agents.md), when the coordinator knows a CLI to run. */
   batonMcp?: BatonMcpServer;
+  /** The attempt's own folder under `.baton/`, for a configuration its CLI takes only as a file (Gemini CLI). */
+  configFolder?: string;
 }
 
 /** The command that starts `baton mcp`; it finds its attempt in the environment the agent's CLI passes on. */
@@ -43,13 +46,39 @@ export interface BatonMcpServer {
 export const BATON_MCP_NAME = 'baton';
 
 /**
- * The attempt's tools an agent may call without asking: all four, less the hand-in for a
+ * The variables Baton gives every worker (usecases/startWorker.ts; docs/workers.md): they bind
+ * `baton mcp` to its attempt. A CLI that hands its tool servers only some of its environment
+ * (Codex, Gemini CLI) is told to pass these on, by name: the token never goes into an argv or a file.
+ */
+export const WORKER_VARIABLES = [
+  'BATON_RUN_ID',
+  'BATON_DELEGATION_ID',
+  'BATON_RUNTIME_ID',
+  'BATON_RUNTIME_TOKEN',
+  'BATON_ARTIFACT_PATH',
+  'BATON_WORKSPACE',
+  'BATON_WORKTREE',
+  'BATON_CLI',
+  'BATON_HEARTBEAT_RELAY',
+] as const;
+export type WorkerVariable = (typeof WORKER_VARIABLES)[number];
+
+/**
+ * The attempt's tools an agent may call without asking: all of them, less the hand-in for a
  * read-only task (it changes nothing but it is not a look either: it ends the attempt).
+ * `baton_ask` is listed before it exists in every server: a CLI that takes names up front
+ * ignores a name its server does not offer.
  */
 export function batonMcpTools(profile: PermissionProfile): string[] {
-  const tools = ['baton_task', 'baton_progress', 'baton_check_result'];
+  const tools = ['baton_task', 'baton_progress', 'baton_check_result', 'baton_ask'];
   return profile === 'read-only' ? tools : [...tools, 'baton_submit_result'];
 }
+
+/** Gemini CLI's settings file for an attempt, in its configFolder (named by GEMINI_CLI_SYSTEM_SETTINGS_PATH). */
+export const GEMINI_SETTINGS_FILE = 'gemini-settings.json';
+
+/** The opencode agent a Baton worker runs as: defined by the preset, so only the task's rules are its own. */
+export const OPENCODE_AGENT = 'baton';
 
 export interface AgentPresetLaunch {
   argv: string[];
@@ -58,6 +87,8 @@ export interface AgentPresetLaunch {
   env: Record<string, string>;
   /** What the CLI itself will enforce, as recorded with the attempt. */
   effective: { profile: PermissionProfile; allowTools: string[]; denyTools: string[]; flags: string[] };
+  /** Files the CLI reads at its start, written (under `.baton/`) before it is spawned: absolute path and content. */
+  files?: Array<{ path: string; content: string }>;
 }
 
 /** The executable each preset runs when its worker names none. */
@@ -75,17 +106,6 @@ export const TOOL_LISTS: Readonly<Record<AgentKind, boolean>> = {
   gemini: false,
   opencode: true,
 };
-
-/**
- * opencode reads the repository's own configuration — `opencode.json(c)` from the working
- * folder up to the git root, and every `.opencode/` folder there (agents, modes, plugins) —
- * and an agent's own `permission` there is merged over every global rule,
- * OPENCODE_PERMISSION included: `.opencode/agent/build.md` with `permission: {bash: allow}`
- * would loosen any task's profile (and a project plugin runs inside opencode). So the
- * repository's opencode configuration is not read at all for a Baton worker (docs/workers.md,
- * "Permission profiles"); the user's own (global) config and the worker's env still apply.
- */
-const OPENCODE_NO_PROJECT_CONFIG = 'OPENCODE_DISABLE_PROJECT_CONFIG';
 
 /**
  * The command line of an agent preset: the CLI's non-interactive JSON stream, its own
@@ -147,7 +167,13 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
             ? 'workspace-write'
             : 'danger-full-access';
       // `exec resume` takes no --sandbox: the config override works for both forms. `exec` never asks a person.
-      const flags = ['-c', `sandbox_mode="${sandbox}"`, '-c', 'approval_policy="never"'];
+      const flags = [
+        '-c',
+        `sandbox_mode="${sandbox}"`,
+        '-c',
+        'approval_policy="never"',
+        ...(input.batonMcp ? codexMcpFlags(input.batonMcp, permissions.profile) : []),
+      ];
       const command = input.resumeSession ? ['exec', 'resume', input.resumeSession] : ['exec'];
       return {
         argv: [input.executable, ...command, '--json', '--skip-git-repo-check', ...model, ...flags, ...input.args, '-'],
@@ -160,6 +186,13 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const mode = permissions.profile === 'read-only' ? 'plan' : permissions.profile === 'edit' ? 'auto_edit' : 'yolo';
       const flags = ['--approval-mode', mode];
       const resume = input.resumeSession ? ['--resume', input.resumeSession] : [];
+      const settings =
+        input.batonMcp && input.configFolder
+          ? {
+              path: join(input.configFolder, GEMINI_SETTINGS_FILE),
+              content: `${JSON.stringify(geminiMcpSettings(input.batonMcp, permissions.profile), null, 2)}\n`,
+            }
+          : undefined;
       return {
         argv: [
           input.executable,
@@ -173,8 +206,18 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           input.prompt,
         ],
         // Headless Gemini CLI refuses a folder it was not told to trust; Baton's own trust check came first.
-        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true', ...input.env },
-        effective: { profile: permissions.profile, allowTools: [], denyTools: [], flags },
+        env: {
+          GEMINI_CLI_TRUST_WORKSPACE: 'true',
+          ...input.env,
+          ...(settings ? { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settings.path } : {}),
+        },
+        effective: {
+          profile: permissions.profile,
+          allowTools: [],
+          denyTools: [],
+          flags: settings ? [...flags, `GEMINI_CLI_SYSTEM_SETTINGS_PATH=${settings.path}`] : flags,
+        },
+        ...(settings ? { files: [settings] } : {}),
       };
     }
     case 'opencode': {
@@ -190,10 +233,22 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
         ...Object.fromEntries(deny.map((t) => [t, 'deny'])),
       };
       const resume = input.resumeSession ? ['--session', input.resumeSession] : [];
-      const flags = ['permission', JSON.stringify(permission), `${OPENCODE_NO_PROJECT_CONFIG}=1`];
+      const agentRules = opencodeAgentRules(permission, permissions.profile, input.batonMcp !== undefined);
+      const flags = ['--agent', OPENCODE_AGENT, 'permission', JSON.stringify(agentRules)];
       return {
-        argv: [input.executable, 'run', '--format', 'json', ...model, ...resume, ...input.args, input.prompt],
-        env: opencodeEnv(input.env, permission),
+        argv: [
+          input.executable,
+          'run',
+          '--format',
+          'json',
+          '--agent',
+          OPENCODE_AGENT,
+          ...model,
+          ...resume,
+          ...input.args,
+          input.prompt,
+        ],
+        env: opencodeEnv(input.env, permission, agentRules, input.batonMcp),
         effective: { profile: permissions.profile, allowTools: allow, denyTools: deny, flags },
       };
     }
@@ -201,22 +256,104 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
 }
 
 /**
+ * Codex takes its MCP servers from its config (`-c mcp_servers.<name>.…`, checked with 0.171.0: `codex mcp list`
+ * shows them). It hands a stdio server only a few variables of its own environment (HOME, PATH, …) and those named
+ * in `env_vars`: the attempt's binding goes by name, never by value. `exec` asks no one, so the tools the profile
+ * allows are approved up front (`default_tools_approval_mode = "approve"`) and the others not offered
+ * (`enabled_tools`). Values are TOML; a JSON string or array of strings is one.
+ */
+function codexMcpFlags(server: BatonMcpServer, profile: PermissionProfile): string[] {
+  const key = `mcp_servers.${BATON_MCP_NAME}`;
+  return [
+    ['command', JSON.stringify(server.command)],
+    ['args', JSON.stringify(server.args)],
+    ['env_vars', JSON.stringify(WORKER_VARIABLES)],
+    ['enabled_tools', JSON.stringify(batonMcpTools(profile))],
+    ['default_tools_approval_mode', '"approve"'],
+  ].flatMap(([name, value]) => ['-c', `${key}.${name}=${value}`]);
+}
+
+/**
+ * Gemini CLI's settings for an attempt, read as its system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH), which
+ * override the user's and the workspace's (checked with 0.61.0): the server, trusted (no confirmation; headless
+ * Gemini CLI cannot ask) with only the profile's tools; `mcpServers` is merged by name, so the user's own servers
+ * stay. Gemini CLI redacts variables named like secrets (…TOKEN…) from a tool server's environment, and under
+ * GitHub Actions all but a few: the binding's names are let through by name.
+ */
+function geminiMcpSettings(server: BatonMcpServer, profile: PermissionProfile): Record<string, unknown> {
+  return {
+    mcpServers: {
+      [BATON_MCP_NAME]: {
+        command: server.command,
+        args: server.args,
+        trust: true,
+        includeTools: batonMcpTools(profile),
+      },
+    },
+    security: { environmentVariableRedaction: { allowed: [...WORKER_VARIABLES] } },
+  };
+}
+
+/**
+ * The rules of the agent Baton runs opencode as (OPENCODE_AGENT). opencode evaluates an agent's rules after the
+ * global ones (OPENCODE_PERMISSION included) and the last matching rule wins, so a repository's own agent —
+ * its `build` in `opencode.json` or `.opencode/agent/build.md`, or its `default_agent` — could loosen a task's
+ * profile; an agent only Baton defines cannot be loosened that way (1.18.33's agent loader). Below `full`, no
+ * subagents (`task`): a repository's subagent has its own rules. The attempt's MCP tools are opencode's
+ * `baton_<tool>`: those the profile allows are allowed, the hand-in denied to a read-only task.
+ */
+function opencodeAgentRules(
+  permission: Record<string, string>,
+  profile: PermissionProfile,
+  withMcp: boolean,
+): Record<string, string> {
+  const allowed = batonMcpTools(profile);
+  const mcp = withMcp
+    ? Object.fromEntries(
+        batonMcpTools('full').map((tool) => [`${BATON_MCP_NAME}_${tool}`, allowed.includes(tool) ? 'allow' : 'deny']),
+      )
+    : {};
+  return { ...(profile === 'full' ? {} : { task: 'deny' }), ...mcp, ...permission };
+}
+
+/**
  * opencode's environment for a task. It reads OPENCODE_CONFIG_CONTENT over its config files (the
- * project's too), and OPENCODE_PERMISSION over all of that: a worker that configures opencode
- * through either keeps its settings, but the task's permission rules win, rule by rule — they
- * are the profile's only guard. (One word for every tool, `"permission": "allow"`, is replaced.)
+ * user's and the project's), and OPENCODE_PERMISSION over all of that: a worker that configures
+ * opencode through either keeps its settings, but the task's permission rules win, rule by rule.
+ * Baton's agent (OPENCODE_AGENT, with `agentRules`) and the attempt's MCP server are added to the
+ * content; an agent of that name from the worker's env is replaced, its other agents and servers stay.
+ * (One word for every tool, `"permission": "allow"`, is replaced.)
  */
 function opencodeEnv(
   env: Readonly<Record<string, string>> | undefined,
   permission: Record<string, string>,
+  agentRules: Record<string, string>,
+  server: BatonMcpServer | undefined,
 ): Record<string, string> {
   const config = jsonObject(env, 'OPENCODE_CONFIG_CONTENT');
   const ownRules = config.permission && typeof config.permission === 'object' ? config.permission : {};
+  const own = (key: string) => (config[key] && typeof config[key] === 'object' ? config[key] : {});
+  const agent = {
+    description: 'Does one task of a Baton plan, with the permissions of its profile.',
+    mode: 'primary',
+    permission: agentRules,
+  };
   return {
     ...env,
-    OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...config, permission: { ...ownRules, ...permission } }),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify({
+      ...config,
+      permission: { ...ownRules, ...permission },
+      agent: { ...own('agent'), [OPENCODE_AGENT]: agent },
+      ...(server
+        ? {
+            mcp: {
+              ...own('mcp'),
+              [BATON_MCP_NAME]: { type: 'local', command: [server.command, ...server.args], enabled: true },
+            },
+          }
+        : {}),
+    }),
     OPENCODE_PERMISSION: JSON.stringify({ ...jsonObject(env, 'OPENCODE_PERMISSION'), ...permission }),
-    [OPENCODE_NO_PROJECT_CONFIG]: '1',
   };
 }
 
