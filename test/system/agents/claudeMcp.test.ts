@@ -82,7 +82,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     return { type: 'claude-code', executable, env };
   }
 
-  it('connects the server with its four tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
+  it('connects the server with its five tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
     fixture.write(
       '.baton/config.json',
       JSON.stringify({ defaultWorker: 'agent', workers: { agent: presetWorker() }, isolation: 'none', maxAttempts: 1 }),
@@ -127,7 +127,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     ].join('\n');
 
     assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
-    // Claude Code connected the server and knows its four tools (it defers MCP tools: the model finds them through its
+    // Claude Code connected the server and knows its five tools (it defers MCP tools: the model finds them through its
     // tool search, so the first request need not list them; its init event does).
     const init = readFileSync(logPath, 'utf8')
       .split('\n')
@@ -140,7 +140,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
       ),
       explain,
     );
-    for (const tool of ['baton_task', 'baton_progress', 'baton_check_result', 'baton_submit_result'])
+    for (const tool of ['baton_task', 'baton_progress', 'baton_check_result', 'baton_submit_result', 'baton_ask'])
       assert.ok(init?.tools?.includes(`mcp__baton__${tool}`), `${tool} known to Claude Code\n${explain}`);
     // Claude Code ran the call (allowed by the preset, no person asked) and gave the model the server's answer.
     const answer = main[1]!.toolResults.find((r) => r.output.includes('"delivery"'));
