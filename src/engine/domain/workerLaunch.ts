@@ -101,6 +101,16 @@ export function frozenWorkerFor(frozen: FrozenWorkers, workerId: string): Worker
   return worker;
 }
 
+/**
+ * Whether Baton starts a worker's CLI with the attempt's MCP server (`baton mcp`), so its prompt names the tools
+ * instead of the `baton` commands. Not Gemini CLI yet: 0.61 reads the settings file Baton would name
+ * (GEMINI_CLI_SYSTEM_SETTINGS_PATH) only when the file and every folder above it are owned by root and writable by
+ * no one else — never in a user's workspace — and skips it with a warning (docs/agents.md, "Gemini CLI").
+ */
+export function wiresBatonMcp(worker: WorkerDefinition): boolean {
+  return isAgentWorker(worker) && worker.type !== 'gemini';
+}
+
 export function isAgentWorker(worker: WorkerDefinition): worker is Extract<WorkerDefinition, { type: AgentKind }> {
   return (
     worker.type === 'claude-code' || worker.type === 'codex' || worker.type === 'gemini' || worker.type === 'opencode'

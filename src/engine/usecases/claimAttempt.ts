@@ -13,7 +13,7 @@ import {
 } from '../domain/prompt';
 import type { Delegation } from '../domain/types';
 import { batonMcpTools } from '../domain/agents/presets';
-import { isAgentWorker, MANUAL_HOLDER, promptInArgv } from '../domain/workerLaunch';
+import { isAgentWorker, MANUAL_HOLDER, promptInArgv, wiresBatonMcp } from '../domain/workerLaunch';
 import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { createWorktree } from '../effects/git/worktrees';
@@ -169,7 +169,7 @@ async function recordClaim(
       dependencies,
       earlierAttempts,
       // An agent preset gets `baton mcp` wherever the coordinator has a CLI to start it with (startWorker.ts).
-      ...(isAgentWorker(plan.worker) && ctx.cliPath ? { batonTools: batonMcpTools(plan.permissions.profile) } : {}),
+      ...(wiresBatonMcp(plan.worker) && ctx.cliPath ? { batonTools: batonMcpTools(plan.permissions.profile) } : {}),
     },
     promptInArgv(plan.worker) ? ARGV_PROMPT_MAX_BYTES : STDIN_PROMPT_MAX_BYTES,
   );

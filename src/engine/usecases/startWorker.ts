@@ -4,7 +4,7 @@ import { isSharedStore, type WorkerDefinition } from '../domain/config';
 import { credentialVariables } from '../domain/credentials';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
-import { batonMcpServer, workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
+import { batonMcpServer, wiresBatonMcp, workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnSupervised';
@@ -68,7 +68,7 @@ export async function startWorker(
       workspace: claimed.cwd,
       permissions: input.permissions,
       ...(claimed.resumeSession ? { resumeSession: claimed.resumeSession } : {}),
-      ...(ctx.cliPath
+      ...(ctx.cliPath && wiresBatonMcp(input.worker)
         ? { batonMcp: batonMcpServer(ctx.cliPath, { execPath: process.execPath, electron: process.versions.electron }) }
         : {}),
       configFolder,
