@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { plan, withWorkerEnv } from '../fixtures/executor/harness';
 import { FakeClock } from '../support/fakeClock';
+import { initRepo } from '../support/gitRepo';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
 
@@ -238,4 +239,109 @@ export async function configTampered(trials: number): Promise<RowOutcome> {
     }
   }
   return { trials, failures, note: [...seen].map(([name, n]) => `${name} ×${n}`).join(', ') };
+}
+
+const EDIT_WORKER = resolve(__dirname, '../fixtures/workers/editWorker.js');
+
+/** Every hook git runs for the commands an integration issues (commit, merge, checkout, rebase, ref updates, gc). */
+const HOOKS = [
+  'pre-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-merge-commit',
+  'post-merge',
+  'post-checkout',
+  'pre-rebase',
+  'post-rewrite',
+  'reference-transaction',
+  'pre-auto-gc',
+];
+
+/**
+ * Issue 25, items 2.5, 2.6 and 2.8: the shared `.git` of a repository whose tasks run in worktrees holds hooks (every
+ * kind), and T1's worker, from its worktree, sets `core.fsmonitor` to a program and `core.worktree` to a folder outside
+ * in the shared config. Then Baton snapshots, commits and fast-forwards T1's work, adds T2's worktree and integrates
+ * it. Nothing planted runs (no marker appears), nothing reaches the folder outside, and both tasks are integrated into
+ * the repository's own working tree. Returns what went wrong (empty: the guarantee held).
+ */
+export async function hostileRepository(): Promise<string[]> {
+  const workspace = makeTempDir('baton-hostile-git-');
+  const outside = makeTempDir('baton-outside-');
+  const markers = join(outside, 'markers');
+  const foreignTree = join(outside, 'tree');
+  mkdirSync(markers);
+  mkdirSync(foreignTree);
+  let engine: Engine | undefined;
+  try {
+    writeFileSync(join(workspace, 'plan.md'), plan([{ id: 'T1' }, { id: 'T2', depends: ['T1'] }]));
+    mkdirSync(join(workspace, '.baton'));
+    writeFileSync(
+      join(workspace, '.baton', 'config.json'),
+      JSON.stringify({
+        defaultWorker: 'edit',
+        workers: {
+          edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true },
+        },
+        maxAttempts: 1,
+        retryBackoffSeconds: 0,
+        isolation: 'worktree',
+      }),
+    );
+    initRepo(workspace, { 'README.md': '# demo\n' });
+    const program = (name: string): string => `#!/bin/sh\necho ran > '${join(markers, name)}'\n`;
+    for (const hook of HOOKS) writeFileSync(join(workspace, '.git', 'hooks', hook), program(hook), { mode: 0o755 });
+    const fsmonitor = join(outside, 'fsmonitor');
+    writeFileSync(fsmonitor, program('fsmonitor'), { mode: 0o755 });
+    engine = await Engine.open({ workspace, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const outcome = await withWorkerEnv(
+      {
+        FAKE_EDITS: JSON.stringify({ T1: { 'a.txt': 'from T1\n' }, T2: { 'b.txt': 'from T2\n' } }),
+        FAKE_GIT: JSON.stringify({
+          T1: [
+            ['config', 'core.fsmonitor', fsmonitor],
+            ['config', 'core.worktree', foreignTree],
+          ],
+        }),
+      },
+      async () => {
+        const taken = await engine!.coordinate({ runId: run.id });
+        if (!('coordinator' in taken)) throw new Error('the lease was not free');
+        return taken.coordinator.run();
+      },
+    );
+    // Read before any git of the test's own runs: the test's git would obey the planted config.
+    const ran = readdirSync(markers).sort();
+    const reached = readdirSync(foreignTree).sort();
+    const failures: string[] = [];
+    if (ran.length > 0) failures.push(`Baton's git ran planted programs: ${ran.join(', ')}`);
+    if (reached.length > 0) failures.push(`the folder core.worktree names received ${reached.join(', ')}`);
+    if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+      failures.push(`the run ended ${JSON.stringify(outcome)}`);
+    for (const file of ['a.txt', 'b.txt'])
+      if (!existsSync(join(workspace, file))) failures.push(`${file} is not in the repository's working tree`);
+    return failures;
+  } finally {
+    await engine?.close();
+    rmSync(workspace, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  }
+}
+
+/** Row H10: hooks, an fsmonitor program and a foreign core.worktree planted in the shared .git (hostileRepository). */
+export async function hostileRepositoryRow(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      failures.push(...(await hostileRepository()).map((f) => `trial ${trial}: ${f}`));
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: `${HOOKS.length} kinds of hook, core.fsmonitor, core.worktree; two tasks integrated`,
+  };
 }

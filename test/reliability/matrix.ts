@@ -35,7 +35,7 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
-import { configTampered, forgedIngest, plantedLinks } from './boundaryRows';
+import { configTampered, forgedIngest, hostileRepositoryRow, plantedLinks } from './boundaryRows';
 import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -63,7 +63,10 @@ export interface MatrixRow {
   fault: string;
   guarantee: string;
   injection: string;
-  /** Trials at full size (`npm run test:reliability`) and in `npm test`. */
+  /**
+   * Trials at full size (`npm run test:reliability`) and in `npm test`. Smoke 0: `npm test` runs the row's scenario
+   * as a system test of its own (named in `injection`), not again here — CI's time is counted.
+   */
   full: number;
   smoke: number;
   run(trials: number): Promise<RowOutcome>;
@@ -1435,6 +1438,18 @@ export const ROWS: MatrixRow[] = [
     full: 24,
     smoke: 4,
     run: configTampered,
+  },
+  {
+    id: 'H10',
+    fault:
+      'A hostile shared `.git` (issue 25, items 2.5, 2.6, 2.8): hooks of every kind in `.git/hooks`, and, set by a worker from its worktree, `core.fsmonitor` naming a program and `core.worktree` naming a folder outside',
+    guarantee:
+      'Baton’s git (tree snapshot, commit, fast-forward, worktree add, ref updates) runs none of them and writes the run’s files into the repository’s own working tree, never the folder `core.worktree` names; both tasks integrate',
+    injection:
+      'hooks planted before the run, T1’s worker runs `git config core.fsmonitor …` and `git config core.worktree …` in its worktree; T2 depends on T1; marker files and the outside folder checked before the test’s own git runs (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 10,
+    smoke: 0,
+    run: hostileRepositoryRow,
   },
   {
     id: 'R1',

@@ -5,6 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
+import { hostileRepository } from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -127,5 +128,12 @@ describe('planted links under .baton/runs: Baton writes nothing through them', (
     assert.notDeepEqual(outcome, { kind: 'finished', status: 'completed' });
     assert.notEqual(view.tasks.find((t) => t.id === 'T2')!.status, 'completed');
     assertVictimUntouched();
+  });
+});
+
+describe("a hostile shared .git: Baton's git runs no planted program and writes only where it means to", function () {
+  this.timeout(90_000);
+  it('hooks, core.fsmonitor and a foreign core.worktree planted from a worktree: none runs, nothing lands outside, both tasks integrate', async () => {
+    assert.deepEqual(await hostileRepository(), []);
   });
 });

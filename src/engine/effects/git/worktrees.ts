@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import type { AttemptWorktree, RepositoryProbe } from '../../domain/isolation';
 import { BATON_DIR } from '../workspaceLayout';
-import { findGit, Git } from './git';
+import { findGit, Git, workTreeOf } from './git';
 
 /**
  * Can this workspace's tasks run in worktrees? Says exactly why not. `ignore` (absolute paths)
@@ -82,25 +82,13 @@ function toGitPath(path: string): string {
 }
 
 /**
- * The root of the git repository a folder is in, found without running git (the unit tier
- * starts no process, and this runs on every open of the store): the nearest folder upwards
- * that has a `.git` folder or file.
- */
-export function repositoryRootOf(folder: string): string | undefined {
-  for (let dir = resolve(folder); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.git'))) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/**
  * Before Baton's first write to a workspace (the store opens, `baton init`): when the
  * workspace is in a git repository, `.baton/` goes into that repository's info/exclude, so
  * the store, logs and worktrees never show as untracked files in Source Control — not only
  * once a task first runs in a worktree. Returns the repository root, if any.
  */
 export function excludeBatonFromRepository(workspace: string): string | undefined {
-  const repoRoot = repositoryRootOf(workspace);
+  const repoRoot = workTreeOf(workspace);
   if (repoRoot) ensureBatonExcluded(repoRoot);
   return repoRoot;
 }
