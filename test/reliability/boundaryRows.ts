@@ -3,10 +3,21 @@
  * worker plants under .baton/runs/<run>/, a config a worker rewrites, and results handed in
  * without the attempt's credential. Each returns trials and failures; the matrix (matrix.ts) runs them.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { plan, withWorkerEnv } from '../fixtures/executor/harness';
+import { EngineFixture } from '../support/engineFixture';
 import { FakeClock } from '../support/fakeClock';
 import { initRepo } from '../support/gitRepo';
 import { makeTempDir } from '../support/tempDir';
@@ -343,5 +354,87 @@ export async function hostileRepositoryRow(trials: number): Promise<RowOutcome> 
     trials,
     failures,
     note: `${HOOKS.length} kinds of hook, core.fsmonitor, core.worktree; two tasks integrated`,
+  };
+}
+
+/**
+ * Issue 25, items 2.1–2.4 (row H11): links planted where Baton writes under `.baton/store/`, `.baton/worktrees/` and
+ * `.git/info/` (the state a worker leaves; planted here directly, so one store serves every trap). Nothing outside
+ * changes: the store replaces its own temp files and damaged mark, the exclude file is refused (told as a notice), a
+ * linked worktrees/<run> is neither listed nor deleted through. Throws (assert) when a guarantee does not hold.
+ */
+export async function plantedStoreLinks(): Promise<void> {
+  const fixture = new EngineFixture();
+  const outside = makeTempDir('baton-outside-');
+  try {
+    const victim = join(outside, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    const folders = join(outside, 'folders');
+    mkdirSync(join(folders, 'important'), { recursive: true });
+    writeFileSync(join(folders, 'important', 'keep.txt'), 'keep\n');
+    initRepo(fixture.workspace, { 'README.md': '# demo\n' });
+    fixture.write('plan.md', plan([{ id: 'T1' }]));
+    let engine = await fixture.open();
+    const { run } = await engine.runForPlan('plan.md');
+    await engine.close();
+
+    const store = join(fixture.workspace, '.baton', 'store');
+    rmSync(join(store, 'journal.mark'));
+    symlinkSync(victim, join(store, 'journal.mark'));
+    const exclude = join(fixture.workspace, '.git', 'info', 'exclude');
+    rmSync(exclude);
+    symlinkSync(victim, exclude);
+    mkdirSync(join(fixture.workspace, '.baton', 'worktrees'), { recursive: true });
+    symlinkSync(folders, join(fixture.workspace, '.baton', 'worktrees', run.id));
+
+    // The exclude file is refused and told as a notice (the command goes on); the mark is reset like a damaged one.
+    engine = await Engine.open({ workspace: fixture.workspace, store: { closeSnapshotMinBytes: 0 } });
+    const notices = engine.recoveryNotices.join('\n');
+    assert.match(notices, /Refused to read .*info\/exclude: it is a link or not a file/);
+    assert.match(notices, /journal mark .* is damaged/);
+    // Planted while the store is open (it removes leftover temp files when it opens), as a running worker would.
+    for (let n = 1; n <= 60; n++) {
+      const snapshot = join(store, `snapshot-${String(n).padStart(12, '0')}.sqlite`);
+      if (!existsSync(snapshot)) symlinkSync(victim, `${snapshot}.tmp`);
+      if (!existsSync(`${snapshot}.sha256`)) symlinkSync(victim, `${snapshot}.sha256`);
+    }
+    // A commit, so that the snapshot on close has something new to write (through the planted temp names).
+    await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 30 });
+    const report = await engine.reconcile(run.id);
+    assert.ok(
+      !report.entries.some((e) => /important/.test(JSON.stringify(e))),
+      `reconcile looked through the link: ${JSON.stringify(report.entries)}`,
+    );
+    const cleanup = await engine.cleanupWorktrees(run.id);
+    assert.ok(cleanup.removed.every((r) => !r.path.includes('important')));
+    await engine.close();
+
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'nothing was written through a link');
+    assert.equal(readFileSync(join(folders, 'important', 'keep.txt'), 'utf8'), 'keep\n', 'nothing was deleted');
+    assert.ok(
+      readdirSync(store).some((n) => /^snapshot-\d{12}\.sqlite$/.test(n)),
+      'the snapshot on close was written',
+    );
+    assert.equal(lstatSync(join(store, 'journal.mark')).isFile(), true, 'the mark is a file of the store again');
+  } finally {
+    await fixture.dispose();
+    rmSync(outside, { recursive: true, force: true });
+  }
+}
+
+/** Row H11: plantedStoreLinks, again and again. */
+export async function plantedStoreLinksRow(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      await plantedStoreLinks();
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: 60 snapshot .tmp and 60 .sha256 links, a journal.mark link, an info/exclude link, a linked worktrees/<run>',
   };
 }

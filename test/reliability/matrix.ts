@@ -35,7 +35,7 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
-import { configTampered, forgedIngest, hostileRepositoryRow, plantedLinks } from './boundaryRows';
+import { configTampered, forgedIngest, hostileRepositoryRow, plantedLinks, plantedStoreLinksRow } from './boundaryRows';
 import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -1450,6 +1450,18 @@ export const ROWS: MatrixRow[] = [
     full: 10,
     smoke: 0,
     run: hostileRepositoryRow,
+  },
+  {
+    id: 'H11',
+    fault:
+      'Links planted where Baton writes under `.baton/store/` and `.git/info/`, and at `.baton/worktrees/<run>` (issue 25, items 2.1–2.4): snapshot `.tmp` and `.sha256` names, `journal.mark`, `info/exclude` linked to a file outside; the run’s worktree folder linked to a folder outside',
+    guarantee:
+      'nothing outside changes: the snapshot’s temp file and checksum replace the links (never written through), the mark is reset like a damaged one and told, the exclude file is refused and told (the command goes on), reconcile lists nothing through the worktree link and cleanup deletes nothing through it',
+    injection:
+      'a store with a run; links planted (the temp names while the store is open), then a commit, reconcile, cleanup and close with a snapshot; the outside file and folder compared (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 20,
+    smoke: 0,
+    run: plantedStoreLinksRow,
   },
   {
     id: 'R1',

@@ -5,7 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
-import { hostileRepository } from '../../reliability/boundaryRows';
+import { hostileRepository, plantedStoreLinks } from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -135,5 +135,16 @@ describe("a hostile shared .git: Baton's git runs no planted program and writes 
   this.timeout(90_000);
   it('hooks, core.fsmonitor and a foreign core.worktree planted from a worktree: none runs, nothing lands outside, both tasks integrate', async () => {
     assert.deepEqual(await hostileRepository(), []);
+  });
+});
+
+/**
+ * Issue 25, items 2.1–2.4: links planted where Baton writes under .baton/store/, .baton/worktrees/ and .git/info/.
+ * The scenario is row H11's (test/reliability/boundaryRows.ts, plantedStoreLinks).
+ */
+describe('planted links under .baton/store, .baton/worktrees and .git/info: nothing written or deleted through', function () {
+  this.timeout(60_000);
+  it('snapshot temp and checksum links, a journal.mark link, an info/exclude link, a linked worktrees/<run>', async () => {
+    await plantedStoreLinks();
   });
 });
