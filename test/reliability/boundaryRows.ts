@@ -438,3 +438,66 @@ export async function plantedStoreLinksRow(trials: number): Promise<RowOutcome> 
     note: 'per trial: 60 snapshot .tmp and 60 .sha256 links, a journal.mark link, an info/exclude link, a linked worktrees/<run>',
   };
 }
+
+/**
+ * Issue 25, items 3.1 and 3.2 (row H12): two workers each replace their own log — T1's with a FIFO, T2's with a link
+ * to /dev/zero — print their result and exit. The coordinator reads neither (a FIFO is never opened blocking, a device
+ * never read): both attempts fail without a result, the run ends, and this process grows by less than 256 MiB.
+ * Returns what went wrong (empty: it held).
+ */
+export async function replacedLogs(): Promise<string[]> {
+  const fixture = new EngineFixture({ realClock: true });
+  try {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({
+        workers: {
+          planter: { type: 'process', command: process.execPath, args: [PLANTER, '{taskId}', 'plant-stdout'] },
+        },
+        defaultWorker: 'planter',
+        maxAttempts: 1,
+        retryBackoffSeconds: 0,
+      }),
+    );
+    fixture.write('plan.md', plan([{ id: 'T1' }, { id: 'T2' }]));
+    const engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const traps = [
+      { task: 'T1', at: 'logs/{self}.log', kind: 'fifo' },
+      { task: 'T2', at: 'logs/{self}.log', kind: 'link', to: '/dev/zero' },
+    ];
+    const rssBefore = process.memoryUsage().rss;
+    const outcome = await withWorkerEnv({ PLANT: JSON.stringify(traps) }, async () => {
+      const taken = await engine.coordinate({ runId: run.id });
+      if (!('coordinator' in taken)) throw new Error('the lease was not free');
+      return taken.coordinator.run();
+    });
+    const grown = process.memoryUsage().rss - rssBefore;
+    const failures: string[] = [];
+    if (outcome.kind !== 'finished' || outcome.status !== 'failed')
+      failures.push(`the run ended ${JSON.stringify(outcome)}`);
+    const view = await engine.overview(run.id);
+    for (const task of ['T1', 'T2']) {
+      const attempt = view.delegations.find((d) => d.taskId === task);
+      if (attempt?.status !== 'FAILED' || !/without a result/.test(attempt.reason ?? ''))
+        failures.push(`${task}: ${attempt?.status} ${attempt?.reason}`);
+    }
+    if (grown >= 256 * 1024 * 1024) failures.push(`the coordinator grew by ${Math.round(grown / 1024 / 1024)} MiB`);
+    return failures;
+  } finally {
+    await fixture.dispose();
+  }
+}
+
+/** Row H12: replacedLogs, again and again. */
+export async function replacedLogsRow(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      failures.push(...(await replacedLogs()).map((f) => `trial ${trial}: ${f}`));
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message}`);
+    }
+  }
+  return { trials, failures, note: 'per trial: one log replaced by a FIFO, one by a link to /dev/zero' };
+}

@@ -35,7 +35,14 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
-import { configTampered, forgedIngest, hostileRepositoryRow, plantedLinks, plantedStoreLinksRow } from './boundaryRows';
+import {
+  configTampered,
+  forgedIngest,
+  hostileRepositoryRow,
+  plantedLinks,
+  plantedStoreLinksRow,
+  replacedLogsRow,
+} from './boundaryRows';
 import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -1462,6 +1469,18 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 0,
     run: plantedStoreLinksRow,
+  },
+  {
+    id: 'H12',
+    fault:
+      'A worker replaces its own log with a FIFO, or with a link to /dev/zero, prints its result and exits (issue 25, items 3.1, 3.2)',
+    guarantee:
+      'the coordinator neither blocks nor grows: a FIFO is never opened blocking, a device never read (every read of a file a worker can touch goes through platform/fencedFiles.ts); both attempts fail without a result and the run ends; the coordinator grows by less than 256 MiB',
+    injection:
+      'two independent tasks, each worker plants its trap at its own log path and prints a PASS; the coordinator runs in this process, its RSS compared before and after (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 20,
+    smoke: 0,
+    run: replacedLogsRow,
   },
   {
     id: 'R1',

@@ -5,7 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
-import { hostileRepository, plantedStoreLinks } from '../../reliability/boundaryRows';
+import { hostileRepository, plantedStoreLinks, replacedLogs } from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -117,6 +117,11 @@ describe('planted links under .baton/runs: Baton writes nothing through them', (
     assert.match(t2.reason ?? '', /Refused to write .*artifacts\/D-T2-coder-001\.md: it is a link/);
     assert.equal(existsSync(target), false, 'the link target was not created');
     assertVictimUntouched();
+  });
+
+  it('a worker that replaced its own log with a FIFO or a link to /dev/zero and printed its result: the run ends, the coordinator stays small', async () => {
+    // Items 3.1, 3.2: on main the first hangs the coordinator in open(2), the second grows it until it is killed.
+    assert.deepEqual(await replacedLogs(), []);
   });
 
   it('refuses the verification log when its path is a link; the task does not complete', async () => {

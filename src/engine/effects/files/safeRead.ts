@@ -1,4 +1,4 @@
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { BatonError } from '../../domain/errors';
 import { ensureRealFolders, readFenced } from '../../platform/fencedFiles';
 import { BATON_DIR } from '../workspaceLayout';
@@ -49,6 +49,20 @@ export function batonFolderState(workspace: string, folder: string): 'real' | 'm
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
     if (err instanceof BatonError && err.code === 'workspace.link-refused') return 'link';
+    throw err;
+  }
+}
+
+/**
+ * Up to the last `maxBytes` of a file a worker writes or can replace (its log, a result it printed), read through the
+ * fence (platform/fencedFiles.ts): a FIFO never blocks, a device (a link to /dev/zero) is never read, never more than
+ * `maxBytes`. Undefined when it is not there or not a regular file of its own — for the caller, no content.
+ */
+export function readWorkerFileTail(path: string, maxBytes: number): Buffer | undefined {
+  try {
+    return readFenced(dirname(path), path, maxBytes, { last: true })?.bytes;
+  } catch (err) {
+    if (err instanceof BatonError && err.code === 'workspace.link-refused') return undefined;
     throw err;
   }
 }
