@@ -342,17 +342,9 @@ export async function hostileRepository(): Promise<string[]> {
 
 /** Row H10: hooks, an fsmonitor program and a foreign core.worktree planted in the shared .git (hostileRepository). */
 export async function hostileRepositoryRow(trials: number): Promise<RowOutcome> {
-  const failures: string[] = [];
-  for (let trial = 0; trial < trials; trial++) {
-    try {
-      failures.push(...(await hostileRepository()).map((f) => `trial ${trial}: ${f}`));
-    } catch (err) {
-      failures.push(`trial ${trial}: ${(err as Error).message}`);
-    }
-  }
   return {
     trials,
-    failures,
+    failures: await failuresOver(trials, hostileRepository),
     note: `${HOOKS.length} kinds of hook, core.fsmonitor, core.worktree; two tasks integrated`,
   };
 }
@@ -424,17 +416,9 @@ export async function plantedStoreLinks(): Promise<void> {
 
 /** Row H11: plantedStoreLinks, again and again. */
 export async function plantedStoreLinksRow(trials: number): Promise<RowOutcome> {
-  const failures: string[] = [];
-  for (let trial = 0; trial < trials; trial++) {
-    try {
-      await plantedStoreLinks();
-    } catch (err) {
-      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
-    }
-  }
   return {
     trials,
-    failures,
+    failures: await failuresOver(trials, async () => (await plantedStoreLinks(), [])),
     note: 'per trial: 60 snapshot .tmp and 60 .sha256 links, a journal.mark link, an info/exclude link, a linked worktrees/<run>',
   };
 }
@@ -491,13 +475,22 @@ export async function replacedLogs(): Promise<string[]> {
 
 /** Row H12: replacedLogs, again and again. */
 export async function replacedLogsRow(trials: number): Promise<RowOutcome> {
+  return {
+    trials,
+    failures: await failuresOver(trials, replacedLogs),
+    note: 'per trial: one log replaced by a FIFO, one by a link to /dev/zero',
+  };
+}
+
+/** Runs a scenario `trials` times; its failures (or what it threw), each with its trial's number. */
+async function failuresOver(trials: number, scenario: () => Promise<string[]>): Promise<string[]> {
   const failures: string[] = [];
   for (let trial = 0; trial < trials; trial++) {
     try {
-      failures.push(...(await replacedLogs()).map((f) => `trial ${trial}: ${f}`));
+      failures.push(...(await scenario()).map((f) => `trial ${trial}: ${f}`));
     } catch (err) {
-      failures.push(`trial ${trial}: ${(err as Error).message}`);
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  return { trials, failures, note: 'per trial: one log replaced by a FIFO, one by a link to /dev/zero' };
+  return failures;
 }
