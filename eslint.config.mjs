@@ -100,6 +100,15 @@ export default tseslint.config(
       },
     ],
   }),
+  tier('platform', {
+    fences: [
+      {
+        group: tiers('store', 'operations', 'queries', 'effects', 'usecases', 'executor'),
+        message:
+          'platform/ holds file primitives the store and effects share (the fence for files a worker can touch) and imports only domain/.',
+      },
+    ],
+  }),
   tier('store', {
     fences: [
       {

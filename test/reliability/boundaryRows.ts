@@ -3,11 +3,23 @@
  * worker plants under .baton/runs/<run>/, a config a worker rewrites, and results handed in
  * without the attempt's credential. Each returns trials and failures; the matrix (matrix.ts) runs them.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { plan, withWorkerEnv } from '../fixtures/executor/harness';
+import { EngineFixture } from '../support/engineFixture';
 import { FakeClock } from '../support/fakeClock';
+import { initRepo } from '../support/gitRepo';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
 
@@ -238,4 +250,247 @@ export async function configTampered(trials: number): Promise<RowOutcome> {
     }
   }
   return { trials, failures, note: [...seen].map(([name, n]) => `${name} ×${n}`).join(', ') };
+}
+
+const EDIT_WORKER = resolve(__dirname, '../fixtures/workers/editWorker.js');
+
+/** Every hook git runs for the commands an integration issues (commit, merge, checkout, rebase, ref updates, gc). */
+const HOOKS = [
+  'pre-commit',
+  'prepare-commit-msg',
+  'commit-msg',
+  'post-commit',
+  'pre-merge-commit',
+  'post-merge',
+  'post-checkout',
+  'pre-rebase',
+  'post-rewrite',
+  'reference-transaction',
+  'pre-auto-gc',
+];
+
+/**
+ * Issue 25, items 2.5, 2.6 and 2.8: the shared `.git` of a repository whose tasks run in worktrees holds hooks (every
+ * kind), and T1's worker, from its worktree, sets `core.fsmonitor` to a program and `core.worktree` to a folder outside
+ * in the shared config. Then Baton snapshots, commits and fast-forwards T1's work, adds T2's worktree and integrates
+ * it. Nothing planted runs (no marker appears), nothing reaches the folder outside, and both tasks are integrated into
+ * the repository's own working tree. Returns what went wrong (empty: the guarantee held).
+ */
+export async function hostileRepository(): Promise<string[]> {
+  const workspace = makeTempDir('baton-hostile-git-');
+  const outside = makeTempDir('baton-outside-');
+  const markers = join(outside, 'markers');
+  const foreignTree = join(outside, 'tree');
+  mkdirSync(markers);
+  mkdirSync(foreignTree);
+  let engine: Engine | undefined;
+  try {
+    writeFileSync(join(workspace, 'plan.md'), plan([{ id: 'T1' }, { id: 'T2', depends: ['T1'] }]));
+    mkdirSync(join(workspace, '.baton'));
+    writeFileSync(
+      join(workspace, '.baton', 'config.json'),
+      JSON.stringify({
+        defaultWorker: 'edit',
+        workers: {
+          edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true },
+        },
+        maxAttempts: 1,
+        retryBackoffSeconds: 0,
+        isolation: 'worktree',
+      }),
+    );
+    initRepo(workspace, { 'README.md': '# demo\n' });
+    const program = (name: string): string => `#!/bin/sh\necho ran > '${join(markers, name)}'\n`;
+    for (const hook of HOOKS) writeFileSync(join(workspace, '.git', 'hooks', hook), program(hook), { mode: 0o755 });
+    const fsmonitor = join(outside, 'fsmonitor');
+    writeFileSync(fsmonitor, program('fsmonitor'), { mode: 0o755 });
+    engine = await Engine.open({ workspace, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const outcome = await withWorkerEnv(
+      {
+        FAKE_EDITS: JSON.stringify({ T1: { 'a.txt': 'from T1\n' }, T2: { 'b.txt': 'from T2\n' } }),
+        FAKE_GIT: JSON.stringify({
+          T1: [
+            ['config', 'core.fsmonitor', fsmonitor],
+            ['config', 'core.worktree', foreignTree],
+          ],
+        }),
+      },
+      async () => {
+        const taken = await engine!.coordinate({ runId: run.id });
+        if (!('coordinator' in taken)) throw new Error('the lease was not free');
+        return taken.coordinator.run();
+      },
+    );
+    // Read before any git of the test's own runs: the test's git would obey the planted config.
+    const ran = readdirSync(markers).sort();
+    const reached = readdirSync(foreignTree).sort();
+    const failures: string[] = [];
+    if (ran.length > 0) failures.push(`Baton's git ran planted programs: ${ran.join(', ')}`);
+    if (reached.length > 0) failures.push(`the folder core.worktree names received ${reached.join(', ')}`);
+    if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+      failures.push(`the run ended ${JSON.stringify(outcome)}`);
+    for (const file of ['a.txt', 'b.txt'])
+      if (!existsSync(join(workspace, file))) failures.push(`${file} is not in the repository's working tree`);
+    return failures;
+  } finally {
+    await engine?.close();
+    rmSync(workspace, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
+  }
+}
+
+/** Row H10: hooks, an fsmonitor program and a foreign core.worktree planted in the shared .git (hostileRepository). */
+export async function hostileRepositoryRow(trials: number): Promise<RowOutcome> {
+  return {
+    trials,
+    failures: await failuresOver(trials, hostileRepository),
+    note: `${HOOKS.length} kinds of hook, core.fsmonitor, core.worktree; two tasks integrated`,
+  };
+}
+
+/**
+ * Issue 25, items 2.1–2.4 (row H11): links planted where Baton writes under `.baton/store/`, `.baton/worktrees/` and
+ * `.git/info/` (the state a worker leaves; planted here directly, so one store serves every trap). Nothing outside
+ * changes: the store replaces its own temp files and damaged mark, the exclude file is refused (told as a notice), a
+ * linked worktrees/<run> is neither listed nor deleted through. Throws (assert) when a guarantee does not hold.
+ */
+export async function plantedStoreLinks(): Promise<void> {
+  const fixture = new EngineFixture();
+  const outside = makeTempDir('baton-outside-');
+  try {
+    const victim = join(outside, 'victim.txt');
+    writeFileSync(victim, 'precious\n');
+    const folders = join(outside, 'folders');
+    mkdirSync(join(folders, 'important'), { recursive: true });
+    writeFileSync(join(folders, 'important', 'keep.txt'), 'keep\n');
+    initRepo(fixture.workspace, { 'README.md': '# demo\n' });
+    fixture.write('plan.md', plan([{ id: 'T1' }]));
+    let engine = await fixture.open();
+    const { run } = await engine.runForPlan('plan.md');
+    await engine.close();
+
+    const store = join(fixture.workspace, '.baton', 'store');
+    rmSync(join(store, 'journal.mark'));
+    symlinkSync(victim, join(store, 'journal.mark'));
+    const exclude = join(fixture.workspace, '.git', 'info', 'exclude');
+    rmSync(exclude);
+    symlinkSync(victim, exclude);
+    mkdirSync(join(fixture.workspace, '.baton', 'worktrees'), { recursive: true });
+    symlinkSync(folders, join(fixture.workspace, '.baton', 'worktrees', run.id));
+
+    // The exclude file is refused and told as a notice (the command goes on); the mark is reset like a damaged one.
+    engine = await Engine.open({ workspace: fixture.workspace, store: { closeSnapshotMinBytes: 0 } });
+    const notices = engine.recoveryNotices.join('\n');
+    assert.match(notices, /Refused to read .*info\/exclude: it is a link or not a file/);
+    assert.match(notices, /journal mark .* is damaged/);
+    // Planted while the store is open (it removes leftover temp files when it opens), as a running worker would.
+    for (let n = 1; n <= 60; n++) {
+      const snapshot = join(store, `snapshot-${String(n).padStart(12, '0')}.sqlite`);
+      if (!existsSync(snapshot)) symlinkSync(victim, `${snapshot}.tmp`);
+      if (!existsSync(`${snapshot}.sha256`)) symlinkSync(victim, `${snapshot}.sha256`);
+    }
+    // A commit, so that the snapshot on close has something new to write (through the planted temp names).
+    await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 30 });
+    const report = await engine.reconcile(run.id);
+    assert.ok(
+      !report.entries.some((e) => /important/.test(JSON.stringify(e))),
+      `reconcile looked through the link: ${JSON.stringify(report.entries)}`,
+    );
+    const cleanup = await engine.cleanupWorktrees(run.id);
+    assert.ok(cleanup.removed.every((r) => !r.path.includes('important')));
+    await engine.close();
+
+    assert.equal(readFileSync(victim, 'utf8'), 'precious\n', 'nothing was written through a link');
+    assert.equal(readFileSync(join(folders, 'important', 'keep.txt'), 'utf8'), 'keep\n', 'nothing was deleted');
+    assert.ok(
+      readdirSync(store).some((n) => /^snapshot-\d{12}\.sqlite$/.test(n)),
+      'the snapshot on close was written',
+    );
+    assert.equal(lstatSync(join(store, 'journal.mark')).isFile(), true, 'the mark is a file of the store again');
+  } finally {
+    await fixture.dispose();
+    rmSync(outside, { recursive: true, force: true });
+  }
+}
+
+/** Row H11: plantedStoreLinks, again and again. */
+export async function plantedStoreLinksRow(trials: number): Promise<RowOutcome> {
+  return {
+    trials,
+    failures: await failuresOver(trials, async () => (await plantedStoreLinks(), [])),
+    note: 'per trial: 60 snapshot .tmp and 60 .sha256 links, a journal.mark link, an info/exclude link, a linked worktrees/<run>',
+  };
+}
+
+/**
+ * Issue 25, items 3.1 and 3.2 (row H12): two workers each replace their own log — T1's with a FIFO, T2's with a link
+ * to /dev/zero — print their result and exit. The coordinator reads neither (a FIFO is never opened blocking, a device
+ * never read): both attempts fail without a result, the run ends, and this process grows by less than 256 MiB.
+ * Returns what went wrong (empty: it held).
+ */
+export async function replacedLogs(): Promise<string[]> {
+  const fixture = new EngineFixture({ realClock: true });
+  try {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({
+        workers: {
+          planter: { type: 'process', command: process.execPath, args: [PLANTER, '{taskId}', 'plant-stdout'] },
+        },
+        defaultWorker: 'planter',
+        maxAttempts: 1,
+        retryBackoffSeconds: 0,
+      }),
+    );
+    fixture.write('plan.md', plan([{ id: 'T1' }, { id: 'T2' }]));
+    const engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const traps = [
+      { task: 'T1', at: 'logs/{self}.log', kind: 'fifo' },
+      { task: 'T2', at: 'logs/{self}.log', kind: 'link', to: '/dev/zero' },
+    ];
+    const rssBefore = process.memoryUsage().rss;
+    const outcome = await withWorkerEnv({ PLANT: JSON.stringify(traps) }, async () => {
+      const taken = await engine.coordinate({ runId: run.id });
+      if (!('coordinator' in taken)) throw new Error('the lease was not free');
+      return taken.coordinator.run();
+    });
+    const grown = process.memoryUsage().rss - rssBefore;
+    const failures: string[] = [];
+    if (outcome.kind !== 'finished' || outcome.status !== 'failed')
+      failures.push(`the run ended ${JSON.stringify(outcome)}`);
+    const view = await engine.overview(run.id);
+    for (const task of ['T1', 'T2']) {
+      const attempt = view.delegations.find((d) => d.taskId === task);
+      if (attempt?.status !== 'FAILED' || !/without a result/.test(attempt.reason ?? ''))
+        failures.push(`${task}: ${attempt?.status} ${attempt?.reason}`);
+    }
+    if (grown >= 256 * 1024 * 1024) failures.push(`the coordinator grew by ${Math.round(grown / 1024 / 1024)} MiB`);
+    return failures;
+  } finally {
+    await fixture.dispose();
+  }
+}
+
+/** Row H12: replacedLogs, again and again. */
+export async function replacedLogsRow(trials: number): Promise<RowOutcome> {
+  return {
+    trials,
+    failures: await failuresOver(trials, replacedLogs),
+    note: 'per trial: one log replaced by a FIFO, one by a link to /dev/zero',
+  };
+}
+
+/** Runs a scenario `trials` times; its failures (or what it threw), each with its trial's number. */
+async function failuresOver(trials: number, scenario: () => Promise<string[]>): Promise<string[]> {
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      failures.push(...(await scenario()).map((f) => `trial ${trial}: ${f}`));
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return failures;
 }

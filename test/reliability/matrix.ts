@@ -35,7 +35,14 @@ import { bundleScript } from '../support/bundleScript';
 import { FakeClock } from '../support/fakeClock';
 import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
-import { configTampered, forgedIngest, plantedLinks } from './boundaryRows';
+import {
+  configTampered,
+  forgedIngest,
+  hostileRepositoryRow,
+  plantedLinks,
+  plantedStoreLinksRow,
+  replacedLogsRow,
+} from './boundaryRows';
 import { runClaimRace, runSlotRace } from './claimRace';
 import { runCrashRounds } from './crashRounds';
 import { seedHistory } from '../bench/storeBench';
@@ -63,7 +70,10 @@ export interface MatrixRow {
   fault: string;
   guarantee: string;
   injection: string;
-  /** Trials at full size (`npm run test:reliability`) and in `npm test`. */
+  /**
+   * Trials at full size (`npm run test:reliability`) and in `npm test`. Smoke 0: `npm test` runs the row's scenario
+   * as a system test of its own (named in `injection`), not again here — CI's time is counted.
+   */
   full: number;
   smoke: number;
   run(trials: number): Promise<RowOutcome>;
@@ -1435,6 +1445,42 @@ export const ROWS: MatrixRow[] = [
     full: 24,
     smoke: 4,
     run: configTampered,
+  },
+  {
+    id: 'H10',
+    fault:
+      'A hostile shared `.git` (issue 25, items 2.5, 2.6, 2.8): hooks of every kind in `.git/hooks`, and, set by a worker from its worktree, `core.fsmonitor` naming a program and `core.worktree` naming a folder outside',
+    guarantee:
+      'Baton’s git (tree snapshot, commit, fast-forward, worktree add, ref updates) runs none of them and writes the run’s files into the repository’s own working tree, never the folder `core.worktree` names; both tasks integrate',
+    injection:
+      'hooks planted before the run, T1’s worker runs `git config core.fsmonitor …` and `git config core.worktree …` in its worktree; T2 depends on T1; marker files and the outside folder checked before the test’s own git runs (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 10,
+    smoke: 0,
+    run: hostileRepositoryRow,
+  },
+  {
+    id: 'H11',
+    fault:
+      'Links planted where Baton writes under `.baton/store/` and `.git/info/`, and at `.baton/worktrees/<run>` (issue 25, items 2.1–2.4): snapshot `.tmp` and `.sha256` names, `journal.mark`, `info/exclude` linked to a file outside; the run’s worktree folder linked to a folder outside',
+    guarantee:
+      'nothing outside changes: the snapshot’s temp file and checksum replace the links (never written through), the mark is reset like a damaged one and told, the exclude file is refused and told (the command goes on), reconcile lists nothing through the worktree link and cleanup deletes nothing through it',
+    injection:
+      'a store with a run; links planted (the temp names while the store is open), then a commit, reconcile, cleanup and close with a snapshot; the outside file and folder compared (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 20,
+    smoke: 0,
+    run: plantedStoreLinksRow,
+  },
+  {
+    id: 'H12',
+    fault:
+      'A worker replaces its own log with a FIFO, or with a link to /dev/zero, prints its result and exits (issue 25, items 3.1, 3.2)',
+    guarantee:
+      'the coordinator neither blocks nor grows: a FIFO is never opened blocking, a device never read (every read of a file a worker can touch goes through platform/fencedFiles.ts); both attempts fail without a result and the run ends; the coordinator grows by less than 256 MiB',
+    injection:
+      'two independent tasks, each worker plants its trap at its own log path and prints a PASS; the coordinator runs in this process, its RSS compared before and after (in `npm test`: test/system/executor/plantedLinks.test.ts)',
+    full: 20,
+    smoke: 0,
+    run: replacedLogsRow,
   },
   {
     id: 'R1',

@@ -57,7 +57,18 @@ const FENCES: readonly Fence[] = [
       ['../executor/coordinator', /store\/ is the port/],
       ['..', FACADE],
     ],
-    allowed: ['../domain/types', './port', 'node:fs'],
+    allowed: ['../domain/types', './port', 'node:fs', '../platform/fencedFiles'],
+  },
+  {
+    name: 'platform/ imports only domain/: no store, operation, query, effect, use case, executor or facade',
+    file: 'src/engine/platform/x.ts',
+    forbidden: [
+      ['../store/port', /platform\/ holds file primitives the store and effects share/],
+      ['../effects/processes/processes', /platform\/ holds file primitives/],
+      ['../usecases/ingestArtifact', /platform\/ holds file primitives/],
+      ['..', FACADE],
+    ],
+    allowed: ['../domain/errors', 'node:fs'],
   },
   {
     name: 'queries/ only read: no operation, effect, use case, executor, facade, file system or process',
@@ -98,7 +109,13 @@ const FENCES: readonly Fence[] = [
       ['../../executor/coordinator', /effects\/ do file, process and git I\/O/],
       ['../..', FACADE],
     ],
-    allowed: ['../../domain/types', '../processes/processes', 'node:child_process', 'simple-git'],
+    allowed: [
+      '../../domain/types',
+      '../processes/processes',
+      '../../platform/fencedFiles',
+      'node:child_process',
+      'simple-git',
+    ],
   },
   {
     name: 'usecases/ call no executor and no facade',

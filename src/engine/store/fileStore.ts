@@ -3,7 +3,6 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -11,12 +10,13 @@ import {
   watch,
   type FSWatcher,
 } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Database, SqlJsStatic, Statement } from 'sql.js';
 import { BatonError } from '../domain/errors';
 import { systemClock, type Clock } from '../domain/clock';
 import { Emitter, type Disposable } from '../domain/emitter';
 import { fsyncDirectory, writeFileDurably } from './fsync';
+import { readFenced } from '../platform/fencedFiles';
 import { faultPoint, registerLockProbe } from './faultPoint';
 import { Mutex } from './mutex';
 import {
@@ -765,7 +765,8 @@ export class FileStore implements StorePort {
       const snapshot = snapshots[i]!;
       let db: Database | undefined;
       try {
-        const bytes = readFileSync(snapshot.path);
+        const bytes = readFenced(this.dir, snapshot.path, Number.MAX_SAFE_INTEGER)?.bytes;
+        if (!bytes) throw new Error('it is gone');
         const sum = readChecksum(`${snapshot.path}.sha256`);
         // A store with a journal mark writes every snapshot's checksum before the snapshot takes
         // its name: one without it was tampered with, and SQLite's page scan cannot see a changed value.
@@ -1103,8 +1104,8 @@ export function storeExists(dir: string): boolean {
 /** The hex sha256 stored beside a snapshot, or undefined when there is none (a store from before checksums). */
 function readChecksum(path: string): string | undefined {
   try {
-    return readFileSync(path, 'utf8').trim();
+    return readFenced(dirname(path), path, 256)?.bytes.toString('utf8').trim();
   } catch {
-    return undefined;
+    return undefined; // a link or FIFO in its place: no checksum, which a store with a journal mark does not accept
   }
 }

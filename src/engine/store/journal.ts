@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, readSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { BatonError } from '../domain/errors';
+import { createFenced, openFenced } from '../platform/fencedFiles';
 import type { SqlValue } from './port';
 
 /** One SQL statement of a committed transaction, with its parameters. */
@@ -140,7 +143,7 @@ export class JournalSegment {
   /** Opens an existing segment; undefined when it is gone (pruned by another process). */
   static open(start: number, path: string): JournalSegment | undefined {
     try {
-      return new JournalSegment(start, path, openSync(path, 'r+'));
+      return new JournalSegment(start, path, openSegment(path, 0));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
@@ -149,10 +152,10 @@ export class JournalSegment {
 
   static create(start: number, path: string): JournalSegment {
     try {
-      return new JournalSegment(start, path, openSync(path, 'wx+'));
+      return new JournalSegment(start, path, openSegment(path, constants.O_CREAT | constants.O_EXCL));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      return new JournalSegment(start, path, openSync(path, 'r+'));
+      return new JournalSegment(start, path, openSegment(path, 0));
     }
   }
 
@@ -278,15 +281,18 @@ export class JournalMark {
   /** Opens (creating if missing) the mark file. `found`: what it says, or why it says nothing. */
   static open(path: string): { mark: JournalMark; found: number | 'missing' | 'damaged' } {
     let fd: number;
-    let created = false;
+    let found: number | 'missing' | 'damaged';
     try {
-      fd = openSync(path, 'r+');
+      fd = openFenced(dirname(path), path, constants.O_RDWR, { purpose: 'write' });
+      found = JournalMark.readFd(fd);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      fd = openSync(path, 'w+');
-      created = true;
+      // Missing: created. A link, FIFO or hard link in its place (a worker's): never followed; the mark is damaged,
+      // replaced by a file of the store's own and reset like any damaged mark (the caller reports it).
+      const refused = err instanceof BatonError && err.code === 'workspace.link-refused';
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && !refused) throw err;
+      fd = createFenced(dirname(path), path, constants.O_RDWR);
+      found = refused ? 'damaged' : 'missing';
     }
-    const found = created ? 'missing' : JournalMark.readFd(fd);
     return { mark: new JournalMark(path, fd, typeof found === 'number' ? found : 0), found };
   }
 
@@ -326,3 +332,8 @@ export class JournalMark {
 }
 
 const MARK_LENGTH = 30;
+
+/** A journal segment, read and appended to through the fence: a link in its place is refused, never followed. */
+function openSegment(path: string, create: number): number {
+  return openFenced(dirname(path), path, constants.O_RDWR | create, { purpose: 'write' });
+}

@@ -8,6 +8,7 @@ import { Git } from '../effects/git/git';
 import { removeWorktree } from '../effects/git/worktrees';
 import { listAttemptWorktrees, readRunIsolation } from '../queries/worktrees';
 import { worktreesRoot } from '../effects/workspaceLayout';
+import { batonFolderState } from '../effects/files/safeRead';
 import { type AttemptWorktree } from '../domain/isolation';
 import { describeTargetGone, describeTargetMoved } from '../domain/targetHead';
 import { checkTargetOf } from './targetBranch';
@@ -64,11 +65,13 @@ export async function cleanupWorktrees(
   }));
   const report: CleanupReport = { removed: [], kept: [], freedBytes: 0 };
   const known = new Set<string>();
+  const root = worktreesRoot(workspace, runId);
+  const planted = batonFolderState(workspace, root) === 'link';
   for (const worktree of worktrees) {
     known.add(worktree.path);
     if (worktree.removedAt !== undefined) continue;
     const base = { taskId: worktree.taskId, delegationId: worktree.delegationId, path: worktree.path };
-    const why = await keptReason(store, runId, worktree);
+    const why = planted ? PLANTED : await keptReason(store, runId, worktree);
     if (why) {
       report.kept.push({ ...base, finding: why });
       continue;
@@ -86,6 +89,12 @@ export async function cleanupWorktrees(
     });
     report.freedBytes += bytes;
   }
+  if (planted && batonFolderState(workspace, worktreesRoot(workspace)) === 'real') {
+    // The link at <run> itself goes (rm never follows it); what it points to is not Baton's. A link further up is
+    // left to the person: removing it is not cleanup of this run.
+    rmSync(root, { force: true });
+    report.removed.push({ path: root, bytes: 0, finding: `${PLANTED_ROOT}; removed the link, not what it points to` });
+  } else if (planted) report.kept.push({ path: root, finding: PLANTED });
   for (const path of strayFolders(workspace, runId, known)) {
     const bytes = folderSize(path);
     if (run?.repoRoot) await new Git(run.repoRoot).attempt(['worktree', 'remove', '--force', path]);
@@ -153,6 +162,11 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
         finding: `kept worktree of an attempt that is over (${folderSize(worktree.path)} bytes); baton cleanup --run ${runId} removes it`,
       });
   }
+  if (batonFolderState(workspace, worktreesRoot(workspace, runId)) === 'link')
+    findings.push({
+      path: worktreesRoot(workspace, runId),
+      finding: `${PLANTED_ROOT}; Baton does not look through it. baton cleanup --run ${runId} removes the link`,
+    });
   for (const path of strayFolders(workspace, runId, new Set(worktrees.map((w) => w.path)))) {
     findings.push({
       path,
@@ -162,8 +176,14 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
   return findings;
 }
 
+/** What a link at `.baton/worktrees/<run>` (or above it) is told as: a worker can plant one there. */
+const PLANTED_ROOT = "a link (or not a folder) where the run's worktree folder should be";
+const PLANTED = `${PLANTED_ROOT}: nothing is removed through it`;
+
+/** Folders under the run's worktree folder that no attempt knows; none when that folder is not a real one. */
 function strayFolders(workspace: string, runId: string, known: Set<string>): string[] {
   const root = worktreesRoot(workspace, runId);
+  if (batonFolderState(workspace, root) !== 'real') return [];
   try {
     return readdirSync(root, { withFileTypes: true })
       .filter((e) => e.isDirectory())

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readWorkerFileTail } from '../effects/files/safeRead';
 import { writeBatonFile } from '../effects/files/safeWrite';
 import { readAgentStream, type AgentKind } from '../domain/agents/agentActivity';
 import { hasResultBlock } from '../domain/result/parseResult';
@@ -18,19 +19,22 @@ export function resultOnDisk(
   agent?: { kind: AgentKind; finalText?: string },
 ): string | undefined {
   if (existsSync(artifactPath)) return artifactPath;
+  // The log is the worker's: it may have replaced it with a FIFO or a link to a device (read as no answer).
+  const log = readWorkerFileTail(logPath, MAX_ANSWER_LOG_BYTES);
   if (agent) {
     const finalText =
       agent.finalText ??
-      (existsSync(logPath)
-        ? readAgentStream(agent.kind, readFileSync(logPath, 'utf8').split('\n')).ended?.finalText
-        : undefined);
+      (log ? readAgentStream(agent.kind, log.toString('utf8').split('\n')).ended?.finalText : undefined);
     if (finalText === undefined || !hasResultBlock(finalText)) return undefined;
     if (!copy) return logPath;
     writeBatonFile(workspace, artifactPath, finalText.endsWith('\n') ? finalText : `${finalText}\n`);
     return artifactPath;
   }
-  if (!existsSync(logPath) || !hasResultBlock(readFileSync(logPath, 'utf8'))) return undefined;
+  if (!log || !hasResultBlock(log.toString('utf8'))) return undefined;
   if (!copy) return logPath;
-  writeBatonFile(workspace, artifactPath, readFileSync(logPath));
+  writeBatonFile(workspace, artifactPath, log);
   return artifactPath;
 }
+
+/** How much of the end of a worker's log is read for its answer: the final message and a printed block come last. */
+const MAX_ANSWER_LOG_BYTES = 64 * 1024 * 1024;

@@ -1,7 +1,7 @@
 import type { EngineContext } from './context';
 import { recordVerificationReceipt } from '../operations/receipts/recordVerificationReceipt';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { readFenced } from '../platform/fencedFiles';
 import { dirname } from 'node:path';
 import { openGate } from '../operations/gates/openGate';
 import { completeAttempt } from '../operations/ingestions/recordIngestion';
@@ -251,7 +251,7 @@ async function runVerifyCommand(
     verify: { id: string; runId: string; delegationId: string };
   },
 ): Promise<CommandResult | 'not-current'> {
-  const from = statSync(options.logPath).size;
+  const from = readFenced(dirname(options.logPath), options.logPath, 0)?.size ?? 0;
   const marker = `BATON_VERIFY_ID=${options.verify.id}`;
   // Run by a coordinator on a shared store: a lease watchdog ends the command once that coordinator lost the run, so
   // that a successor on another host can verify again (docs/team.md, "Failover").
@@ -325,15 +325,10 @@ async function runVerifyCommand(
   return { exitCode: timedOut ? null : exit.exitCode, signal: exit.signal, timedOut, output };
 }
 
+/** What the command wrote to its log from byte `from`, through the fence (the log lies where workers write). */
 function readFrom(path: string, from: number): string {
-  const size = statSync(path).size;
-  if (size <= from) return '';
-  const buffer = Buffer.alloc(size - from);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buffer, 0, buffer.length, from);
-  } finally {
-    closeSync(fd);
-  }
-  return buffer.toString('utf8');
+  return readFenced(dirname(path), path, MAX_VERIFY_OUTPUT_BYTES, { from })?.bytes.toString('utf8') ?? '';
 }
+
+/** A verify command's output taken into its receipt (digest, the tail a retry's prompt shows): at most this much. */
+const MAX_VERIFY_OUTPUT_BYTES = 64 * 1024 * 1024;

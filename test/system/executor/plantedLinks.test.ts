@@ -5,6 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
+import { hostileRepository, plantedStoreLinks, replacedLogs } from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -118,6 +119,11 @@ describe('planted links under .baton/runs: Baton writes nothing through them', (
     assertVictimUntouched();
   });
 
+  it('a worker that replaced its own log with a FIFO or a link to /dev/zero and printed its result: the run ends, the coordinator stays small', async () => {
+    // Items 3.1, 3.2: on main the first hangs the coordinator in open(2), the second grows it until it is killed.
+    assert.deepEqual(await replacedLogs(), []);
+  });
+
   it('refuses the verification log when its path is a link; the task does not complete', async () => {
     const { outcome, view } = await runAfterTraps(
       [{ at: 'logs/D-T2-coder-001.verify.log', kind: 'link', to: victim }],
@@ -127,5 +133,23 @@ describe('planted links under .baton/runs: Baton writes nothing through them', (
     assert.notDeepEqual(outcome, { kind: 'finished', status: 'completed' });
     assert.notEqual(view.tasks.find((t) => t.id === 'T2')!.status, 'completed');
     assertVictimUntouched();
+  });
+});
+
+describe("a hostile shared .git: Baton's git runs no planted program and writes only where it means to", function () {
+  this.timeout(90_000);
+  it('hooks, core.fsmonitor and a foreign core.worktree planted from a worktree: none runs, nothing lands outside, both tasks integrate', async () => {
+    assert.deepEqual(await hostileRepository(), []);
+  });
+});
+
+/**
+ * Issue 25, items 2.1–2.4: links planted where Baton writes under .baton/store/, .baton/worktrees/ and .git/info/.
+ * The scenario is row H11's (test/reliability/boundaryRows.ts, plantedStoreLinks).
+ */
+describe('planted links under .baton/store, .baton/worktrees and .git/info: nothing written or deleted through', function () {
+  this.timeout(60_000);
+  it('snapshot temp and checksum links, a journal.mark link, an info/exclude link, a linked worktrees/<run>', async () => {
+    await plantedStoreLinks();
   });
 });

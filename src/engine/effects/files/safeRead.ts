@@ -1,8 +1,7 @@
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { BatonError } from '../../domain/errors';
+import { ensureRealFolders, readFenced } from '../../platform/fencedFiles';
 import { BATON_DIR } from '../workspaceLayout';
-import { openedPath } from './safeWrite';
 
 /** The end of a file: its last bytes, and whether the file holds more before them. */
 export interface FileTail {
@@ -11,63 +10,59 @@ export interface FileTail {
 }
 
 /**
- * The last `maxBytes` of a file Baton wrote under `<workspace>/.baton/` (a verify log), for a text Baton hands to a
- * worker. A worker could have put a link there to a file it may not read otherwise (a key, another user's file it
- * reaches through the user's rights) and have its content told to it in its next prompt, so the read is fenced like
- * safeWrite's writes: no link from `.baton/` down to the file, the file opened with O_NOFOLLOW|O_NONBLOCK, a regular
- * file with one link, and on Linux the descriptor's real path the expected one. Undefined when the file is not there;
- * `workspace.link-refused` when it is not Baton's.
+ * The last `maxBytes` of a file under `<workspace>/.baton/` (a verify log, a worker's log), read through the fence
+ * every file a worker can touch is read through (platform/fencedFiles.ts): no link from `.baton/` down, O_NOFOLLOW|
+ * O_NONBLOCK (a FIFO never blocks), a regular file (no device) with one link, never more than `maxBytes`. A worker
+ * could also have put a link there to a file it may not read otherwise and have its content told to it in its next
+ * prompt. Undefined when the file is not there; `workspace.link-refused` when it is not Baton's.
  */
 export function readBatonFileTail(workspace: string, path: string, maxBytes: number): FileTail | undefined {
+  const read = readFenced(batonRoot(workspace, path), path, maxBytes, { last: true });
+  return read && { text: read.bytes.toString('utf8'), cut: read.start > 0 };
+}
+
+/** Up to `maxBytes` of a file under `<workspace>/.baton/` from its start (see readBatonFileTail); `cut` when longer. */
+export function readBatonFileHead(workspace: string, path: string, maxBytes: number): FileTail | undefined {
+  const read = readFenced(batonRoot(workspace, path), path, maxBytes);
+  return read && { text: read.bytes.toString('utf8'), cut: read.size > read.bytes.length };
+}
+
+function batonRoot(workspace: string, path: string): string {
   const batonDir = join(workspace, BATON_DIR);
   const inside = relative(batonDir, path);
   if (inside === '' || inside.startsWith('..') || inside.startsWith(sep) || /^[a-zA-Z]:/.test(inside))
-    throw refused(path, `is not under ${batonDir}`);
-  const target = join(batonDir, inside);
-  for (let folder = dirname(target); ; folder = dirname(folder)) {
-    let stat;
-    try {
-      stat = lstatSync(folder);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
-    if (stat.isSymbolicLink() || !stat.isDirectory()) throw refused(folder, 'is a link or not a folder');
-    if (folder === batonDir) break;
-  }
-  let fd: number;
+    throw new BatonError(
+      'workspace.link-refused',
+      `Refused to read ${path}: it is not under ${batonDir}. Something in the workspace replaced part of .baton/ (a worker?); nothing was read.`,
+    );
+  return batonDir;
+}
+
+/**
+ * Is `folder` (under `<workspace>/.baton/`) a real folder all the way from `.baton/`? `link` when it or a folder above
+ * it is a link (or not a folder): Baton neither lists nor deletes anything through it.
+ */
+export function batonFolderState(workspace: string, folder: string): 'real' | 'missing' | 'link' {
   try {
-    fd = openSync(target, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    ensureRealFolders(join(workspace, BATON_DIR), folder, { purpose: 'read' });
+    return 'real';
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw refused(path, 'is a link');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    if (err instanceof BatonError && err.code === 'workspace.link-refused') return 'link';
     throw err;
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile()) throw refused(path, 'is not a regular file');
-    if (stat.nlink > 1) throw refused(path, 'has another hard link');
-    const opened = openedPath(fd);
-    if (opened !== undefined && opened !== join(realpathSync(batonDir), inside))
-      throw refused(path, `resolves to ${opened}`);
-    const start = Math.max(0, stat.size - maxBytes);
-    const buffer = Buffer.alloc(stat.size - start);
-    let read = 0;
-    while (read < buffer.length) {
-      const n = readSync(fd, buffer, read, buffer.length - read, start + read);
-      if (n === 0) break;
-      read += n;
-    }
-    return { text: buffer.subarray(0, read).toString('utf8'), cut: start > 0 };
-  } finally {
-    closeSync(fd);
   }
 }
 
-function refused(path: string, why: string): BatonError {
-  return new BatonError(
-    'workspace.link-refused',
-    `Refused to read ${path}: it ${why}. Something in the workspace replaced part of .baton/ (a worker?); nothing was read.`,
-  );
+/**
+ * Up to the last `maxBytes` of a file a worker writes or can replace (its log, a result it printed), read through the
+ * fence (platform/fencedFiles.ts): a FIFO never blocks, a device (a link to /dev/zero) is never read, never more than
+ * `maxBytes`. Undefined when it is not there or not a regular file of its own — for the caller, no content.
+ */
+export function readWorkerFileTail(path: string, maxBytes: number): Buffer | undefined {
+  try {
+    return readFenced(dirname(path), path, maxBytes, { last: true })?.bytes;
+  } catch (err) {
+    if (err instanceof BatonError && err.code === 'workspace.link-refused') return undefined;
+    throw err;
+  }
 }

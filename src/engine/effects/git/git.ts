@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { GitError, simpleGit, type SimpleGit } from 'simple-git';
 import { BatonError } from '../../domain/errors';
 
@@ -47,7 +49,9 @@ export class Git {
     this.git = simpleGit({
       baseDir: cwd,
       maxConcurrentProcesses: 2,
-      config: ['core.quotepath=off'],
+      config: [...BATON_GIT_CONFIG],
+      // The keys Baton sets to switch a program off (BATON_GIT_CONFIG); simple-git asks for them to be named.
+      unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true },
       errors: (error, result) => {
         // A process that could not run at all; simple-git's own GitError for a non-zero exit is replaced by ours.
         if (error && !(error instanceof GitError)) return error;
@@ -59,7 +63,7 @@ export class Git {
           Buffer.concat(result.stdErr).toString('utf8'),
         );
       },
-    }).env({ ...gitEnvironment(), ...env });
+    }).env({ ...gitEnvironment(cwd), ...env });
   }
 
   /** Runs `git <args>`; resolves with stdout. */
@@ -132,12 +136,52 @@ export class Git {
 const PROGRAM_VARIABLES =
   /^(editor|pager|prefix|ssh_askpass|git_(editor|sequence_editor|pager|askpass|ssh|ssh_command|proxy_command|external_diff|template_dir|exec_path|config.*))$/i;
 
-function gitEnvironment(): Record<string, string> {
+/**
+ * What every git command Baton issues runs with, whatever the repository's config says: the
+ * shared `.git/config` and `.git/hooks` are writable from every worker's worktree, so nothing in
+ * them may make Baton's own commands run a program (docs/isolation.md, "The git Baton runs").
+ * Command-line `-c` outranks every config file.
+ */
+export const BATON_GIT_CONFIG = [
+  'core.quotepath=off',
+  // No hook runs (commit, merge, checkout, rebase, reference-transaction…): /dev/null/<hook> is never a file.
+  'core.hooksPath=/dev/null',
+  // No fsmonitor program is asked which files changed (add, status, write-tree, checkout).
+  'core.fsmonitor=false',
+  // Merge, rebase and cherry-pick commits are never signed: signing runs gpg.program.
+  'commit.gpgSign=false',
+] as const;
+
+function gitEnvironment(cwd: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env))
-    if (value !== undefined && !PROGRAM_VARIABLES.test(key)) env[key] = value;
-  // Messages Baton parses in a fixed language; never a prompt.
-  return { ...env, LC_ALL: 'C', GIT_TERMINAL_PROMPT: '0', GIT_MERGE_AUTOEDIT: 'no' };
+    if (value !== undefined && !PROGRAM_VARIABLES.test(key) && !/^git_(work_tree|dir|common_dir)$/i.test(key))
+      env[key] = value;
+  const workTree = workTreeOf(cwd);
+  return {
+    ...env,
+    // Messages Baton parses in a fixed language; never a prompt.
+    LC_ALL: 'C',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_MERGE_AUTOEDIT: 'no',
+    // The machine's /etc/gitconfig is not the user's either (a worker cannot write it, but it may name programs).
+    GIT_CONFIG_NOSYSTEM: '1',
+    // The working tree is the folder that holds `.git`, never the repository's `core.worktree`: a worker that sets it
+    // in the shared config would have the integration's checkout write the run's files wherever it points.
+    ...(workTree ? { GIT_WORK_TREE: workTree } : {}),
+  };
+}
+
+/**
+ * The top of the working tree `cwd` is in, found as git finds its repository but without running git (the unit tier
+ * starts no process, and opening the store asks it) or reading its config: the nearest folder upwards that holds
+ * `.git` (a folder, or the file of a linked worktree). Undefined outside a repository.
+ */
+export function workTreeOf(cwd: string): string | undefined {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, '.git'))) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /** Parses `git status --porcelain=v1 -z`: entries are "XY path", a rename carries its source as the next entry. */

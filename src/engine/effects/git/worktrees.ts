@@ -1,8 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { constants, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
 import type { AttemptWorktree, RepositoryProbe } from '../../domain/isolation';
+import { openFenced, readFenced } from '../../platform/fencedFiles';
+import { writeThrough } from '../files/safeWrite';
 import { BATON_DIR } from '../workspaceLayout';
-import { findGit, Git } from './git';
+import { findGit, Git, workTreeOf } from './git';
 
 /**
  * Can this workspace's tasks run in worktrees? Says exactly why not. `ignore` (absolute paths)
@@ -82,25 +84,13 @@ function toGitPath(path: string): string {
 }
 
 /**
- * The root of the git repository a folder is in, found without running git (the unit tier
- * starts no process, and this runs on every open of the store): the nearest folder upwards
- * that has a `.git` folder or file.
- */
-export function repositoryRootOf(folder: string): string | undefined {
-  for (let dir = resolve(folder); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, '.git'))) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/**
  * Before Baton's first write to a workspace (the store opens, `baton init`): when the
  * workspace is in a git repository, `.baton/` goes into that repository's info/exclude, so
  * the store, logs and worktrees never show as untracked files in Source Control — not only
  * once a task first runs in a worktree. Returns the repository root, if any.
  */
 export function excludeBatonFromRepository(workspace: string): string | undefined {
-  const repoRoot = repositoryRootOf(workspace);
+  const repoRoot = workTreeOf(workspace);
   if (repoRoot) ensureBatonExcluded(repoRoot);
   return repoRoot;
 }
@@ -121,31 +111,37 @@ const BATON_EXCLUDE = [
  */
 export function ensureBatonExcluded(repoRoot: string): void {
   const gitPath = join(repoRoot, '.git');
-  let infoDir = join(gitPath, 'info');
+  let gitDir = gitPath;
   try {
     // A worktree or submodule has a .git file pointing at the real folder.
     const text = readFileSync(gitPath, 'utf8');
     const match = /^gitdir: (.+)$/m.exec(text);
     if (match) {
-      const gitDir = resolve(repoRoot, match[1]!.trim());
-      const common = existsSync(join(gitDir, 'commondir'))
-        ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
-        : gitDir;
-      infoDir = join(common, 'info');
+      const own = resolve(repoRoot, match[1]!.trim());
+      gitDir = existsSync(join(own, 'commondir'))
+        ? resolve(own, readFileSync(join(own, 'commondir'), 'utf8').trim())
+        : own;
     }
   } catch {
     // .git is a folder (the usual case)
   }
-  const exclude = join(infoDir, 'exclude');
-  const current = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
+  // info/ and info/exclude are writable from every worktree: read and appended through the fence (a link there, to a
+  // file outside, is refused — workspace.link-refused — never written through). The git folder itself is trusted as
+  // the repository has it (a linked .git is the user's setup).
+  const root = realpathSync(gitDir);
+  const exclude = join(root, 'info', 'exclude');
+  const current = readFenced(root, exclude, MAX_EXCLUDE_BYTES)?.bytes.toString('utf8') ?? '';
   const lines = current.split('\n').map((line) => line.trim());
   if (lines.some((line) => line === '.baton/' || line === '.baton' || line === '**/.baton/*')) return;
-  mkdirSync(infoDir, { recursive: true });
-  writeFileSync(
-    exclude,
-    `${current}${current === '' || current.endsWith('\n') ? '' : '\n'}${BATON_EXCLUDE.join('\n')}\n`,
-  );
+  const fd = openFenced(root, exclude, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, {
+    purpose: 'write',
+    createFolders: true,
+  });
+  writeThrough(fd, `${current === '' || current.endsWith('\n') ? '' : '\n'}${BATON_EXCLUDE.join('\n')}\n`);
 }
+
+/** More than any exclude file a person writes; Baton's line is looked for in this much. */
+const MAX_EXCLUDE_BYTES = 1024 * 1024;
 
 /**
  * Creates the attempt's worktree on a new branch from the target branch's head now (so a

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFenced } from '../../platform/fencedFiles';
 import { dirname } from 'node:path';
 import { sleep, systemClock, type Clock } from '../../domain/clock';
 import { credentialVariables } from '../../domain/credentials';
@@ -43,7 +43,8 @@ export function writeLeaseDeadline(workspace: string, path: string, deadline: nu
 
 function readLeaseDeadline(path: string): number | undefined {
   try {
-    const deadline = Number(readFileSync(path, 'utf8').trim());
+    // The worker can replace the file (a FIFO, a device): read through the fence, a few bytes at most.
+    const deadline = Number(readFenced(dirname(path), path, 64)?.bytes.toString('utf8').trim());
     return Number.isFinite(deadline) && deadline > 0 ? deadline : undefined;
   } catch {
     return undefined; // being replaced, or removed with the run's folder: the last one read holds

@@ -1,8 +1,12 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, readSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openFenced } from '../../platform/fencedFiles';
 
 /** A line longer than this is cut (the rest up to its newline is skipped): a stream cannot make Baton hold it whole. */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 const CHUNK_BYTES = 256 * 1024;
+/** At most this much is read per call: a log that grows faster than it is read cannot hold the caller in one call. */
+const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reads what a process appended to its log since the last read, as complete lines. The log
@@ -16,21 +20,26 @@ export class LogTail {
 
   constructor(private readonly path: string) {}
 
-  /** Complete lines appended since the last call (none when the file does not exist yet). */
+  /**
+   * Complete lines appended since the last call (none when the file does not exist yet). The file is the worker's: it
+   * is opened through the fence (platform/fencedFiles.ts), so a FIFO, a device or a link in its place reads as nothing
+   * — never a blocked open, never an endless read.
+   */
   lines(): string[] {
     let fd: number;
     try {
-      fd = openSync(this.path, 'r');
+      fd = openFenced(dirname(this.path), this.path, constants.O_RDONLY, { purpose: 'read' });
     } catch {
       return [];
     }
     const lines: string[] = [];
     try {
       const chunk = Buffer.alloc(CHUNK_BYTES);
-      for (;;) {
+      for (let taken = 0; taken < MAX_READ_BYTES;) {
         const read = readSync(fd, chunk, 0, chunk.length, this.offset);
         if (read === 0) break;
         this.offset += read;
+        taken += read;
         this.take(chunk.subarray(0, read), lines);
       }
     } finally {
