@@ -45,3 +45,17 @@ export function targetMovedReason(worktree: Held, moved: TargetMoved): string {
 export function undeclaredFilesReason(worktree: Held, files: readonly string[], declared: readonly string[]): string {
   return `${worktree.taskId} passed, but changed ${counted(files.length, 'file')} outside its declaration (files: ${declared.join(', ')}): ${files.join(', ')}. Nothing was integrated; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId} and discard the attempt.`;
 }
+
+/**
+ * A passed attempt whose merged tree failed a verify command: which command on what, the end of its output, that
+ * nothing moved, and what each decision does (docs/isolation.md, "The merge queue").
+ */
+export function integrationFailedReason(
+  worktree: Held,
+  failure: { command: readonly string[]; exitCode: number | null; timedOut: boolean; output: string },
+  merged: { targetBranch: string; targetHead: string; tree: string },
+): string {
+  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
+  const last = failure.output.trim().split('\n').pop()?.trim();
+  return `${worktree.taskId} passed on its own, but its work merged with ${merged.targetBranch} (${merged.targetHead.slice(0, 10)}; tree ${merged.tree.slice(0, 10)}) fails: \`${failure.command.join(' ')}\` ${what}${last ? ` (${last})` : ''}. ${merged.targetBranch} did not move; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId}.`;
+}
