@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { EngineContext } from './context';
 import { appendEvent } from '../operations/events/appendEvent';
@@ -74,7 +75,7 @@ export async function verifyMergedTree(
     facts.task ? (JSON.parse(facts.task.verify_json) as string[][]) : [],
   );
   if (!commands) return { kind: 'passed' };
-  const tree = await new Git(merged.repoRoot).revParse(`${merged.commit}^{tree}`);
+  const tree = (await new Git(merged.repoRoot).run(['rev-parse', `${merged.commit}^{tree}`])).trim();
   const { delegationId, taskId } = worktree;
   const approvedAt = approvedDespiteFailure(facts.approved, merged.sourceHead);
   if (approvedAt) {
@@ -132,6 +133,9 @@ export async function verifyMergedTree(
         now,
       );
   });
+  // A scratch worktree left by a coordinator killed while verifying goes, whether anything runs now or not.
+  const scratch = mergedTreeLocation(worktree.path);
+  if (work.toRun.length === 0 && existsSync(scratch)) await removeScratchWorktree(merged.repoRoot, scratch);
   const failure =
     work.toRun.length > 0
       ? await runOnScratch(ctx, runId, worktree, merged, tree, work.toRun, facts.ingestion?.digest ?? '')

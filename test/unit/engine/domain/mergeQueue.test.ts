@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { approvedDespiteFailure, mergedTreeCommands, mergedTreeWork } from '../../../../src/engine/domain/mergeQueue';
-import { integrationFailedReason } from '../../../../src/engine/domain/gateReasons';
+import { integrationFailedReason, tellingLine } from '../../../../src/engine/domain/gateReasons';
 import { DEFAULT_CONFIG, parseConfig } from '../../../../src/engine/domain/config';
 import { runSettingsFrom, settingsDiffering } from '../../../../src/engine/domain/runSettings';
 
@@ -74,5 +74,23 @@ describe('the merge queue: what a merged tree is verified with (docs/isolation.m
       shell.issues.some((i) => i.severity === 'error'),
       'a shell line is refused: commands are argv',
     );
+  });
+
+  it('the telling line of a failed output: the last that speaks of an error, else the last; never the log’s own (exit N)', () => {
+    const node = [
+      '/w/use-b.js:1',
+      'require("./lib.js").greet();',
+      '                    ^',
+      '',
+      'TypeError: require(...).greet is not a function',
+      '    at Object.<anonymous> (/w/use-b.js:1:21)',
+      '',
+      'Node.js v20.20.2',
+      '(exit 1)',
+    ].join('\n');
+    assert.equal(tellingLine(node), 'TypeError: require(...).greet is not a function');
+    assert.equal(tellingLine('compiling\n3 of 4 checks FAILED\nbye\n(exit 2)\n'), '3 of 4 checks FAILED');
+    assert.equal(tellingLine('one\ntwo\n(exit 1)'), 'two');
+    assert.equal(tellingLine('(exit 1)\n'), undefined);
   });
 });
