@@ -30,7 +30,7 @@ const INTEGRATION_GATES: readonly GateKind[] = [
   'undeclared_files',
   'integration_failed',
 ];
-/** After these the work may still be wanted (elsewhere, or fixed by hand): a rejection keeps the worktree for cleanup. */
+/** After these the work may still be wanted (elsewhere, or fixed by hand): rejecting keeps the worktree for cleanup. */
 const KEEPS_WORK_ON_REJECT: readonly GateKind[] = ['target_moved', 'integration_failed'];
 
 export interface DecideGateInput {

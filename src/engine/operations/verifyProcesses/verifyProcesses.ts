@@ -8,7 +8,8 @@ import type { StoreTx } from '../../store/port';
  * RUNNING — or BLOCKED, when a person approved an integration gate and its merged tree is
  * verified again (docs/isolation.md, "The merge queue"). The coordinator lets the command run
  * only after this commits — through its fenced store, so only while it holds its epoch — and
- * a successor, or a stop, finds the process here (pid, start time, marker) to end it before anything else verifies the attempt.
+ * a successor, or a stop, finds the process here (pid, start time, marker) to end it before
+ * anything else verifies the attempt.
  * Refused with `verify.not-current` when the attempt was decided meanwhile.
  */
 export async function recordVerifyProcess(
