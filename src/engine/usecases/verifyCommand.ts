@@ -13,6 +13,14 @@ import { startLeaseWatchdog } from '../effects/processes/leaseWatchdog';
 import { isSharedStore } from '../domain/config';
 import { contentDigest } from '../domain/content';
 
+/** Where a verify command runs, where its output goes, and the attempt it verifies (its process is recorded for it). */
+interface VerifyCommandOptions {
+  cwd: string;
+  logPath: string;
+  env: Record<string, string>;
+  verify: { id: string; runId: string; delegationId: string };
+}
+
 export interface RecordedCommand {
   exitCode: number | null;
   timedOut: boolean;
@@ -27,13 +35,7 @@ export interface RecordedCommand {
 export async function runRecordedVerifyCommand(
   ctx: EngineContext,
   command: string[],
-  options: {
-    cwd: string;
-    logPath: string;
-    env: Record<string, string>;
-    verify: { id: string; runId: string; delegationId: string };
-    receipt: { taskId: string; artifactDigest: string; treeDigest?: string };
-  },
+  options: VerifyCommandOptions & { receipt: { taskId: string; artifactDigest: string; treeDigest?: string } },
 ): Promise<RecordedCommand | 'not-current'> {
   const { runId, delegationId, id: verifyId } = options.verify;
   const started = ctx.clock.monotonic();
@@ -92,12 +94,7 @@ interface CommandResult {
 async function runVerifyCommand(
   ctx: EngineContext,
   command: string[],
-  options: {
-    cwd: string;
-    logPath: string;
-    env: Record<string, string>;
-    verify: { id: string; runId: string; delegationId: string };
-  },
+  options: VerifyCommandOptions,
 ): Promise<CommandResult | 'not-current'> {
   const from = statSync(options.logPath).size;
   const marker = `BATON_VERIFY_ID=${options.verify.id}`;

@@ -74,7 +74,8 @@ export async function verifyMergedTree(
     facts.settings.verifyIntegrated,
     facts.task ? (JSON.parse(facts.task.verify_json) as string[][]) : [],
   );
-  if (!commands) return { kind: 'passed' };
+  // Not asked for, or nothing to run (`[]` and a task without verify commands).
+  if (!commands || commands.length === 0) return { kind: 'passed' };
   const tree = (await new Git(merged.repoRoot).run(['rev-parse', `${merged.commit}^{tree}`])).trim();
   const { delegationId, taskId } = worktree;
   const approvedAt = approvedDespiteFailure(facts.approved, merged.sourceHead);

@@ -126,6 +126,14 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     assert.deepEqual(failed.map((f) => f.gateId).sort(), [gateB.id, gateC.id].sort());
     assert.equal(events.filter((e) => e.type === 'integration:verified').length, 1, "A's merged tree passed");
     assert.ok(events.some((e) => e.type === 'integration:verifying' && (e.data as { taskId: string }).taskId === 'B'));
+    assert.ok(
+      events.some(
+        (e) =>
+          e.type === 'task:status' &&
+          /^verifying merged: main \+ B \(tree [0-9a-f]{8}\)$/.test((e.data as { reason?: string }).reason ?? ''),
+      ),
+      'status and the Runs view say "verifying merged" while it runs',
+    );
     const taskB = (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!;
     assert.equal(taskB.status, 'gated');
     const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
