@@ -228,6 +228,13 @@ export const configSchema = z.object({
     .describe(
       'How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.',
     ),
+  verifyIntegrated: z
+    .array(z.array(z.string().min(1)).min(1))
+    .max(32)
+    .optional()
+    .describe(
+      'Commands (argv, never a shell) run on the merged tree — the target branch plus a passed task, combined as the integration strategy will — before the target branch moves, together with that task\'s own verify commands; a failure opens an integration_failed gate. [] verifies only each task\'s own commands there; absent: no merged-tree verification (docs/isolation.md, "The merge queue").',
+    ),
   defaultWorker: z
     .string()
     .min(1)

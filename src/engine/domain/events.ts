@@ -124,6 +124,8 @@ export interface EventMap {
     exitCode: number | null;
     timedOut: boolean;
     durationMs: number;
+    /** Run on the merged tree before integration (its git tree id), not in the attempt's own folder. */
+    treeDigest?: string;
   };
   'coordinator:acquired': { holder: string; epoch: number; tookOverFrom?: string };
   /**
@@ -144,6 +146,38 @@ export interface EventMap {
     targetAfter: string;
     changedFiles: string[];
     alreadyOnTarget?: boolean;
+  };
+  /**
+   * The merge queue (docs/isolation.md, "The merge queue"): before the target moves, the merged tree (`tree`, the
+   * target at `targetHead` plus the task, combined by the run's strategy) is verified in a scratch worktree. `toRun`
+   * commands run now, `reused` passed on this very tree before.
+   */
+  'integration:verifying': {
+    delegationId: string;
+    taskId: string;
+    tree: string;
+    targetHead: string;
+    toRun: number;
+    reused: number;
+  };
+  /** The merged tree passed (`approvedAt`: not run — a person approved integrating despite a failure there). */
+  'integration:verified': {
+    delegationId: string;
+    taskId: string;
+    tree: string;
+    ran: number;
+    reused: number;
+    approvedAt?: string;
+  };
+  /** A command failed on the merged tree: the target did not move, an integration_failed gate opened. */
+  'integration:failed': {
+    delegationId: string;
+    taskId: string;
+    tree: string;
+    command: string[];
+    exitCode: number | null;
+    timedOut: boolean;
+    gateId: string;
   };
   /**
    * `.baton/config.json` differs from what the run last saw (docs/architecture.md, "Trust model"): noticed by the
@@ -219,6 +253,9 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'stop:applied': true,
   'integration:committed': true,
   'integration:done': true,
+  'integration:verifying': true,
+  'integration:verified': true,
+  'integration:failed': true,
   'config:changed': true,
   'config:frozen': true,
 };

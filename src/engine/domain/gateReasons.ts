@@ -45,3 +45,30 @@ export function targetMovedReason(worktree: Held, moved: TargetMoved): string {
 export function undeclaredFilesReason(worktree: Held, files: readonly string[], declared: readonly string[]): string {
   return `${worktree.taskId} passed, but changed ${counted(files.length, 'file')} outside its declaration (files: ${declared.join(', ')}): ${files.join(', ')}. Nothing was integrated; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId} and discard the attempt.`;
 }
+
+/**
+ * A passed attempt whose merged tree failed a verify command: which command on what, the end of its output, that
+ * nothing moved, and what each decision does (docs/isolation.md, "The merge queue").
+ */
+export function integrationFailedReason(
+  worktree: Held,
+  failure: { command: readonly string[]; exitCode: number | null; timedOut: boolean; output: string },
+  merged: { targetBranch: string; targetHead: string; tree: string },
+): string {
+  const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
+  const last = tellingLine(failure.output);
+  return `${worktree.taskId} passed on its own, but its work merged with ${merged.targetBranch} (${merged.targetHead.slice(0, 10)}; tree ${merged.tree.slice(0, 10)}) fails: \`${failure.command.join(' ')}\` ${what}${last ? ` (${last})` : ''}. ${merged.targetBranch} did not move; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId}.`;
+}
+
+/**
+ * The line of a failed command's output that most likely says what went wrong, for a one-line reason (the whole tail
+ * is in the gate's details): the last that speaks of an error, a failure, an exception or an assertion, else the last
+ * one. The log's own "(exit 1)" line is not the command's.
+ */
+export function tellingLine(output: string): string | undefined {
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !/^\((exit|could not start)\b/.test(line));
+  return [...lines].reverse().find((line) => /error|fail|exception|assert/i.test(line)) ?? lines.at(-1);
+}

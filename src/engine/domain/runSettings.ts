@@ -15,7 +15,12 @@ export interface OperationContext {
  * budgets or frozen workers existed have none (a run's first resume freezes its workers).
  */
 export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAttempts' | 'retryBackoffSeconds'> &
-  Partial<Pick<BatonConfig, 'isolation' | 'integration' | 'budget' | 'permissionPolicy' | 'maxArtifactBytes'>> & {
+  Partial<
+    Pick<
+      BatonConfig,
+      'isolation' | 'integration' | 'budget' | 'permissionPolicy' | 'maxArtifactBytes' | 'verifyIntegrated'
+    >
+  > & {
     workers?: FrozenWorkers;
   };
 
@@ -31,6 +36,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'budget',
     'permissionPolicy',
     'maxArtifactBytes',
+    'verifyIntegrated',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
@@ -49,6 +55,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     permissionPolicy: config.permissionPolicy,
     // Frozen so that every machine of a team holds a result to the run's limit, not to its own config's.
     maxArtifactBytes: config.maxArtifactBytes,
+    // Commands Baton runs: frozen like the workers, so an edit to the file (by a worker too) does not change the run.
+    ...(config.verifyIntegrated ? { verifyIntegrated: config.verifyIntegrated } : {}),
     workers: freezeWorkers(config),
   };
 }

@@ -70,6 +70,9 @@ export const GATE_KINDS = [
   'target_moved',
   // An attempt changed files outside its task's `files:` declaration (docs/isolation.md).
   'undeclared_files',
+  // A passed task's merged tree (the target plus its change) failed a verify command (docs/isolation.md,
+  // "The merge queue").
+  'integration_failed',
   // The config's worker definitions differ from those the run froze (docs/architecture.md, "Trust model").
   'config_changed',
   // An attempt's agent asks a person (baton_ask, baton ask): answered, not approved or rejected (docs/agents.md).

@@ -60,6 +60,14 @@ export function worktreeLocation(
   };
 }
 
+/**
+ * Where an attempt's merged tree (the target plus its work) is checked out to be verified before integration: beside
+ * its worktree, in the run's worktree folder, so that cleanup finds a leftover (docs/isolation.md, "The merge queue").
+ */
+export function mergedTreeLocation(worktreePath: string): string {
+  return `${worktreePath}.merged`;
+}
+
 export function worktreesRoot(workspace: string, runId?: string): string {
   return runId ? join(workspace, BATON_DIR, 'worktrees', runId) : join(workspace, BATON_DIR, 'worktrees');
 }

@@ -384,6 +384,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE verify_processes ADD COLUMN watched INTEGER`,
     ],
   },
+  {
+    // Numbered as assigned to this change (issue 27, the merge queue).
+    version: 11,
+    name: 'verification receipts on a merged tree',
+    statements: [
+      // The git tree id of the merged tree (the target plus a passed task) a command ran on before the target moved;
+      // NULL for a command run in the attempt's own folder. A command that passed on a tree is not run on it again.
+      `ALTER TABLE verification_receipts ADD COLUMN tree_digest TEXT`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -27,6 +27,8 @@ import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation'
 import { integrationConflictReason, targetMovedReason, undeclaredFilesReason } from '../domain/gateReasons';
 import type { TargetMoved } from '../domain/targetHead';
 import { compareTargetHead, putBackAfterApproval } from './targetBranch';
+import { holdAtGate } from './integrationGate';
+import { verifyMergedTree } from './verifyMergedTree';
 
 export type IntegrationOutcome =
   | {
@@ -42,6 +44,8 @@ export type IntegrationOutcome =
   | { kind: 'target-moved'; expected: string; found: string; gateId: string }
   /** The attempt changed files outside its task's `files:`: nothing integrated, an undeclared_files gate opened. */
   | { kind: 'undeclared-files'; files: string[]; gateId: string }
+  /** The merged tree failed a verify command: nothing integrated, an integration_failed gate opened. */
+  | { kind: 'failed'; tree: string; command: string[]; gateId: string }
   | { kind: 'not-now'; reason: string };
 
 /** Integrations into one repository run one at a time in this process (docs/isolation.md, "Serialized"). */
@@ -113,6 +117,15 @@ export async function integrateAttempt(
       if (undeclared.length > 0) return recordUndeclaredFiles(ctx, runId, worktree, source, undeclared);
       const result = await combine(git, worktree, worktree.strategy, source, targetBefore, run.targetBranch!);
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
+      // The merge queue: the tree the target would have is verified before the target moves.
+      const verified = await verifyMergedTree(ctx, runId, worktree, {
+        repoRoot,
+        targetBranch: run.targetBranch!,
+        targetHead: targetBefore,
+        commit: result.commit,
+        sourceHead: source.sourceHead,
+      });
+      if (verified.kind !== 'passed') return verified;
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
       if (advanced.kind === 'advanced') {
         faultPoint('integration:after-advance');
@@ -432,35 +445,6 @@ async function recordConflict(
     `${worktree.delegationId}: integration conflict in ${files.join(', ') || '(unknown files)'}; ${gateId} opened`,
   );
   return { kind: 'conflict', files, gateId };
-}
-
-/** Holds the attempt (BLOCKED, worktree kept) at a gate of one of the integration checks. */
-async function holdAtGate(
-  ctx: EngineContext,
-  runId: string,
-  worktree: AttemptWorktree,
-  gate: { kind: 'target_moved' | 'undeclared_files'; why: string; reason: string; details: Record<string, unknown> },
-): Promise<string> {
-  return ctx.store.transact(async (tx) => {
-    const now = ctx.clock.now();
-    const delegation = await getDelegation(tx, runId, worktree.delegationId);
-    if (delegation?.status === 'RUNNING')
-      await transitionDelegation(tx, delegation, 'BLOCKED', { reason: gate.why }, now);
-    const opened = await openGate(
-      tx,
-      {
-        runId,
-        kind: gate.kind,
-        taskId: worktree.taskId,
-        delegationId: worktree.delegationId,
-        reason: gate.reason,
-        details: { ...gate.details, worktree: worktree.path, branch: worktree.branch },
-      },
-      now,
-    );
-    await refreshRunStatus(tx, runId, now);
-    return opened.id;
-  });
 }
 
 async function recordTargetMoved(

@@ -21,6 +21,7 @@ const KIND_WORDS: Record<GateKind, string> = {
   isolation: 'isolation',
   target_moved: 'target branch moved',
   undeclared_files: 'files outside the declaration',
+  integration_failed: 'merged tree failed verification',
   config_changed: 'config change',
   question: 'question from the agent',
 };

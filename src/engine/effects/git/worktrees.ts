@@ -174,3 +174,21 @@ export async function removeWorktree(
   if ((await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`])).exitCode === 0)
     await git.attempt(['branch', '-D', worktree.branch]);
 }
+
+/**
+ * A scratch worktree on a detached HEAD at `commit`, Baton's own, to verify a merged tree in before the target moves
+ * (docs/isolation.md, "The merge queue"). A leftover at the same path (a coordinator killed while verifying) is
+ * removed first.
+ */
+export async function createScratchWorktree(repoRoot: string, path: string, commit: string): Promise<void> {
+  await removeScratchWorktree(repoRoot, path);
+  mkdirSync(join(path, '..'), { recursive: true });
+  await new Git(repoRoot).run(['worktree', 'add', '--quiet', '--detach', path, commit]);
+}
+
+/** Removes a scratch worktree (what is already gone is fine); it has no branch. */
+export async function removeScratchWorktree(repoRoot: string, path: string): Promise<void> {
+  const git = new Git(repoRoot);
+  if (existsSync(path)) await git.attempt(['worktree', 'remove', '--force', path]);
+  await git.attempt(['worktree', 'prune']);
+}

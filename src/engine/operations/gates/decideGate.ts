@@ -24,7 +24,14 @@ import type { GateDecision, GateKind } from '../../domain/types';
 export type { GateDecision };
 
 /** Gates an isolated attempt waits at before its work reaches the target branch (docs/isolation.md). */
-const INTEGRATION_GATES: readonly GateKind[] = ['integration_conflict', 'target_moved', 'undeclared_files'];
+const INTEGRATION_GATES: readonly GateKind[] = [
+  'integration_conflict',
+  'target_moved',
+  'undeclared_files',
+  'integration_failed',
+];
+/** After these the work may still be wanted (elsewhere, or fixed by hand): rejecting keeps the worktree for cleanup. */
+const KEEPS_WORK_ON_REJECT: readonly GateKind[] = ['target_moved', 'integration_failed'];
 
 export interface DecideGateInput {
   gateId: string;
@@ -52,8 +59,9 @@ export interface DecideGateOutcome {
  * - ingestion_failed / manual_handoff on a BLOCKED attempt: approve ends the attempt and lets
  *   the task start a new one; reject fails the task.
  * - budget: approve raises the run's crossed limits and lets the task continue; reject fails it.
- * - integration_conflict / target_moved / undeclared_files: approve integrates again (target_moved:
- *   the branch as it is now becomes the expected head); reject fails the attempt and the task.
+ * - integration_conflict / target_moved / undeclared_files / integration_failed: approve integrates again
+ *   (target_moved: the branch as it is now becomes the expected head; integration_failed: without verifying
+ *   the merged tree again); reject fails the attempt and the task.
  * - config_changed: approve adopts the config's worker definitions into the run (the ones the
  *   gate showed, else nothing: `gate.config-moved`); reject keeps the frozen ones. Either way
  *   the tasks that waited at it go back to the queue.
@@ -146,13 +154,14 @@ async function applyDecision(
   if (INTEGRATION_GATES.includes(gate.kind) && delegation?.status === 'BLOCKED') {
     if (decision === 'approved') {
       // integration_conflict: "I resolved it in the worktree"; target_moved: "take the branch as it is now";
-      // undeclared_files: "integrate these files anyway" (the integration finds this approval for the same commit).
+      // undeclared_files / integration_failed: "integrate it anyway" (the integration finds this approval for the same
+      // commit).
       if (gate.kind === 'target_moved' && typeof gate.details.found === 'string')
         await recordExpectedTargetHead(tx, gate.runId, gate.details.found);
       await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);
       return;
     }
-    const discarded = gate.kind !== 'target_moved';
+    const discarded = !KEEPS_WORK_ON_REJECT.includes(gate.kind);
     const reason = `${discarded ? 'discarded' : 'not integrated'}: ${why}`;
     await transitionDelegation(tx, delegation, 'FAILED', { reason }, now);
     // The work itself is not wanted (a conflict, files outside the declaration): its worktree goes at once. After a

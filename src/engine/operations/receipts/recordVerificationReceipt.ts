@@ -7,6 +7,8 @@ export interface VerificationReceipt {
   taskId: string;
   /** The accepted result it verified: a command that passed for this attempt and digest is not run again. */
   artifactDigest: string;
+  /** The merged tree it ran on before integration (git tree id); absent: the attempt's own folder. */
+  treeDigest?: string;
   command: string[];
   exitCode: number | null;
   timedOut: boolean;
@@ -20,8 +22,8 @@ export interface VerificationReceipt {
 export async function recordVerificationReceipt(tx: StoreTx, receipt: VerificationReceipt, now: number): Promise<void> {
   await tx.run(
     `INSERT INTO verification_receipts (run_id, delegation_id, task_id, artifact_digest, command_json, exit_code, timed_out,
-       duration_ms, output_digest, log_path, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       duration_ms, output_digest, log_path, started_at, tree_digest)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       receipt.runId,
       receipt.delegationId,
@@ -34,6 +36,7 @@ export async function recordVerificationReceipt(tx: StoreTx, receipt: Verificati
       receipt.outputDigest,
       receipt.logPath,
       receipt.startedAt,
+      receipt.treeDigest ?? null,
     ],
   );
   await appendEvent(tx, receipt.runId, 'verification:receipt', now, {
@@ -43,5 +46,6 @@ export async function recordVerificationReceipt(tx: StoreTx, receipt: Verificati
     exitCode: receipt.exitCode,
     timedOut: receipt.timedOut,
     durationMs: receipt.durationMs,
+    ...(receipt.treeDigest ? { treeDigest: receipt.treeDigest } : {}),
   });
 }

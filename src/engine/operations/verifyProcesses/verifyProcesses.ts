@@ -5,9 +5,11 @@ import type { StoreTx } from '../../store/port';
 /**
  * A verify command a coordinator just started (held at its gate) becomes the attempt's
  * verification, if the attempt is still verifying: its task `verifying`, the delegation
- * RUNNING. The coordinator lets the command run only after this commits — through its
- * fenced store, so only while it holds its epoch — and a successor, or a stop, finds the
- * process here (pid, start time, marker) to end it before anything else verifies the attempt.
+ * RUNNING — or BLOCKED, when a person approved an integration gate and its merged tree is
+ * verified again (docs/isolation.md, "The merge queue"). The coordinator lets the command run
+ * only after this commits — through its fenced store, so only while it holds its epoch — and
+ * a successor, or a stop, finds the process here (pid, start time, marker) to end it before
+ * anything else verifies the attempt.
  * Refused with `verify.not-current` when the attempt was decided meanwhile.
  */
 export async function recordVerifyProcess(
@@ -26,7 +28,7 @@ export async function recordVerifyProcess(
 ): Promise<void> {
   const current = await tx.get(
     `SELECT 1 AS x FROM delegations d JOIN tasks t ON t.run_id = d.run_id AND t.id = d.task_id
-     WHERE d.run_id = ? AND d.id = ? AND d.status = 'RUNNING' AND t.status = 'verifying'`,
+     WHERE d.run_id = ? AND d.id = ? AND d.status IN ('RUNNING', 'BLOCKED') AND t.status = 'verifying'`,
     [input.runId, input.delegationId],
   );
   if (!current) {

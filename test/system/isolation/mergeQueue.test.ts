@@ -1,0 +1,210 @@
+// The merge queue (issue 27; docs/isolation.md, "The merge queue"): a passed task's merged tree is verified before
+// the target branch moves. Real git, real workers, real verify commands; the verify runs are counted in a file.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Engine } from '../../../src/engine/index';
+import { EngineFixture } from '../../support/engineFixture';
+import { git, initRepo } from '../../support/gitRepo';
+import { ChildCoordinator, coordinateWhenFree, plan, withWorkerEnv } from '../../fixtures/executor/harness';
+
+const EDIT_WORKER = resolve(__dirname, '../../fixtures/workers/editWorker.js');
+
+/** Requires the library and, where it is there, every caller of it: a caller of a renamed function fails. */
+const CHECK_JS = `const fs = require('node:fs');
+fs.appendFileSync(process.argv[2], process.cwd() + '\\n');
+require('./lib.js');
+for (const f of fs.readdirSync('.').filter((f) => f.startsWith('use'))) require('./' + f);
+`;
+
+describe('git isolation: the merge queue verifies the merged tree before the target moves', function () {
+  // A hang detector: each test is a few seconds of git and node alone, several times that at load 10.
+  this.timeout(180_000);
+  let fixture: EngineFixture;
+  let engine: Engine;
+  const children: ChildCoordinator[] = [];
+  beforeEach(() => {
+    fixture = new EngineFixture({ realClock: true });
+  });
+  afterEach(async () => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+    await fixture.dispose();
+  });
+
+  /** A repository whose verify command needs both the library and its callers; the config and plan committed. */
+  function repo(tasks: string[], counter: string): string {
+    const check = [process.execPath, 'check.js', counter];
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({
+        defaultWorker: 'edit',
+        workers: {
+          edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true },
+        },
+        retryBackoffSeconds: 0,
+        maxConcurrency: 3,
+        isolation: 'worktree',
+        verifyIntegrated: [check],
+      }),
+    );
+    // Each task verifies itself with the same command too: on the merged tree it runs once.
+    fixture.write('plan.md', plan(tasks.map((id) => ({ id, verify: [check] }))));
+    return initRepo(fixture.workspace, { 'lib.js': 'exports.greet = () => "hi";\n', 'check.js': CHECK_JS });
+  }
+
+  /** Where each verify run of `node check.js` ran: an attempt's worktree, or a merged tree (`….merged`). */
+  function runs(counter: string): { own: number; merged: number } {
+    const lines = existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : [];
+    const merged = lines.filter((l) => l.endsWith('.merged')).length;
+    return { own: lines.length - merged, merged };
+  }
+
+  async function drive(runId: string) {
+    const taken = await engine.coordinate({
+      runId,
+      ...(process.env.BATON_TEST_LOG ? { log: (l: string) => console.log(l) } : {}),
+    });
+    assert.ok('coordinator' in taken, 'the lease is free');
+    return taken.coordinator.run();
+  }
+
+  it('A renames greet, B and C call it: each passes alone, their merged trees fail — main stays at A, the gates name them and the command; approve integrates B, reject fails C', async () => {
+    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
+    const base = repo(['A', 'B', 'C'], counter);
+    const release = join(fixture.workspace, '.baton', 'release');
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'lib.js': 'exports.hello = () => "hi";\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n' },
+        C: { 'use-c.js': 'require("./lib.js").greet();\n' },
+      }),
+      // B and C finish once A is on main: their merged trees are main with A's rename.
+      FAKE_HOLD_B: release,
+      FAKE_HOLD_C: release,
+    };
+    const outcome = await withWorkerEnv(env, async () => {
+      const running = drive(run.id);
+      for (
+        let i = 0;
+        (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'A')?.status !== 'integrated';
+        i++
+      ) {
+        assert.ok(i < 6000, 'A integrates');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      writeFileSync(release, '');
+      return running;
+    });
+    assert.equal(outcome.kind, 'paused');
+    const afterA = git(fixture.workspace, 'rev-parse', 'main');
+    assert.notEqual(afterA, base);
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main~1'), base, 'A alone reached main');
+    assert.deepEqual(runs(counter), { own: 3, merged: 3 }, 'each task once in its worktree, once merged');
+
+    const gates = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.deepEqual(gates.map((g) => [g.kind, g.taskId]).sort(), [
+      ['integration_failed', 'B'],
+      ['integration_failed', 'C'],
+    ]);
+    const gateB = gates.find((g) => g.taskId === 'B')!;
+    const gateC = gates.find((g) => g.taskId === 'C')!;
+    assert.deepEqual(gateB.details.command, [process.execPath, 'check.js', counter]);
+    assert.match(String(gateB.details.output), /greet is not a function/, 'the end of its output');
+    assert.match(
+      gateB.reason,
+      /^B passed on its own, but its work merged with main \([0-9a-f]{10}; tree [0-9a-f]{10}\) fails: `.*check\.js .*` exited with 1 \(.*greet is not a function\)\. main did not move/,
+    );
+    assert.equal(gateB.details.targetHead, afterA);
+    assert.equal(readFileSync(join(fixture.workspace, 'lib.js'), 'utf8'), 'exports.hello = () => "hi";\n');
+    assert.equal(existsSync(join(fixture.workspace, 'use-b.js')), false, 'the working tree did not move either');
+    const events = await engine.listEvents(run.id);
+    const failed = events
+      .filter((e) => e.type === 'integration:failed')
+      .map((e) => e.data as { taskId: string; gateId: string });
+    assert.deepEqual(failed.map((f) => f.gateId).sort(), [gateB.id, gateC.id].sort());
+    assert.equal(events.filter((e) => e.type === 'integration:verified').length, 1, "A's merged tree passed");
+    assert.ok(events.some((e) => e.type === 'integration:verifying' && (e.data as { taskId: string }).taskId === 'B'));
+    assert.ok(
+      events.some(
+        (e) =>
+          e.type === 'task:status' &&
+          /^verifying merged: main \+ B \(tree [0-9a-f]{8}\)$/.test((e.data as { reason?: string }).reason ?? ''),
+      ),
+      'status and the Runs view say "verifying merged" while it runs',
+    );
+    const taskB = (await engine.overview(run.id)).tasks.find((t) => t.id === 'B')!;
+    assert.equal(taskB.status, 'gated');
+    const wtB = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'B')!;
+    assert.ok(existsSync(join(wtB.path, 'use-b.js')), "B's work is kept in its worktree");
+    assert.equal(existsSync(`${wtB.path}.merged`), false, 'the scratch worktree is gone');
+
+    await engine.decideGate({ gateId: gateB.id, decision: 'approved', note: 'I will fix the call next' });
+    await engine.decideGate({ gateId: gateC.id, decision: 'rejected' });
+    assert.deepEqual(await drive(run.id), { kind: 'finished', status: 'failed' });
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main~1'), afterA, 'B integrated on top of A');
+    assert.equal(readFileSync(join(fixture.workspace, 'use-b.js'), 'utf8'), 'require("./lib.js").greet();\n');
+    assert.equal(existsSync(join(fixture.workspace, 'use-c.js')), false, 'C was not integrated');
+    assert.deepEqual(runs(counter), { own: 3, merged: 3 }, 'approving does not verify again');
+    const view = await engine.overview(run.id);
+    assert.deepEqual(
+      view.tasks.map((t) => [t.id, t.status]),
+      [
+        ['A', 'completed'],
+        ['B', 'completed'],
+        ['C', 'failed'],
+      ],
+    );
+    const approved = (await engine.listEvents(run.id)).find(
+      (e) => e.type === 'integration:verified' && (e.data as { taskId: string }).taskId === 'B',
+    )!;
+    assert.equal((approved.data as { approvedAt?: string }).approvedAt, gateB.id, 'the approval is on record');
+    const wtC = (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'C')!;
+    assert.ok(existsSync(wtC.path), "C's work is kept for baton cleanup");
+  });
+
+  it('a coordinator killed after the merged tree passed: the next one reuses the receipt on the same tree and integrates once', async () => {
+    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
+    const base = repo(['A'], counter);
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const env = { FAKE_EDITS: JSON.stringify({ A: { 'use-a.js': 'require("./lib.js").greet();\n' } }) };
+    const child = new ChildCoordinator(
+      fixture.workspace,
+      run.id,
+      { leaseMs: 1000 },
+      { ...env, BATON_FAULT_POINT: 'integration:merged-verified' },
+    );
+    children.push(child);
+    const exit = await child.exited;
+    assert.equal(
+      exit.signal,
+      'SIGKILL',
+      `the coordinator died at integration:merged-verified: ${child.stderr} ${JSON.stringify(child.messages)}`,
+    );
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated yet');
+    assert.deepEqual(runs(counter), { own: 1, merged: 1 });
+    await engine.refresh();
+    const wt = (await engine.listWorktrees(run.id))[0]!;
+    assert.ok(existsSync(`${wt.path}.merged`), 'the scratch worktree was left behind');
+
+    await withWorkerEnv(env, async () => {
+      const taken = await coordinateWhenFree(engine, run.id);
+      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
+    });
+    assert.deepEqual(runs(counter), { own: 1, merged: 1 }, 'the receipt on the same tree was reused');
+    assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '1', 'integrated once');
+    const events = await engine.listEvents(run.id);
+    const verified = events.filter((e) => e.type === 'integration:verified').map((e) => e.data);
+    assert.deepEqual(
+      verified.map((d) => [(d as { ran: number }).ran, (d as { reused: number }).reused]),
+      [[0, 1]],
+      'after the crash: nothing ran, one receipt reused',
+    );
+    const tree = (verified[0] as { tree: string }).tree;
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main^{tree}'), tree, 'main has the tree that was verified');
+    assert.equal(events.filter((e) => e.type === 'integration:done').length, 1);
+    assert.equal(existsSync(`${wt.path}.merged`), false, 'the leftover scratch worktree is gone');
+  });
+});
