@@ -50,6 +50,7 @@ import {
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
+import { cherryPickCrash } from './integrationRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1337,6 +1338,18 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 2,
     run: keptWork,
+  },
+  {
+    id: '18',
+    fault:
+      'Coordinator SIGKILLed right after it moved the target branch for an integration by cherry-pick (the copy is on the target, not recorded)',
+    guarantee:
+      'the next coordinator recognises the copy (same patch-id) and records the integration once (`alreadyOnTarget`): no second copy, no `integration_conflict` gate, a clean tree',
+    injection:
+      'two parallel tasks in worktrees (cherry-pick); `BATON_FAULT_POINT=integration:after-advance` with `BATON_FAULT_SKIP=1` in a child coordinator; then a new coordinator resumes',
+    full: 10,
+    smoke: 1,
+    run: cherryPickCrash,
   },
   {
     id: 'H1',

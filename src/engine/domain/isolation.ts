@@ -108,3 +108,22 @@ export function isolationFromProbe(
     },
   };
 }
+
+/** What a cherry-pick integration still has to bring over (docs/isolation.md, "Exactly once"). */
+export type CherryPicks = { kind: 'on-target' } | { kind: 'pick'; commits: string[] };
+
+/**
+ * Decides from `git cherry <target> <source> <base>` (one line per commit of the attempt,
+ * oldest first: `-` when a commit with the same patch-id is on the target, `+` when not)
+ * which of the attempt's commits a cherry-pick integration still has to copy. None left
+ * means its work is on the target already — copied there by a coordinator that died before
+ * it could record it — so the integration is recorded, never done twice: picking copies
+ * that are there would stop on empty commits (a conflict gate with no files).
+ */
+export function cherryPicks(cherryOutput: string): CherryPicks {
+  const commits = cherryOutput
+    .split('\n')
+    .filter((line) => line.startsWith('+ '))
+    .map((line) => line.slice(2).trim());
+  return commits.length === 0 ? { kind: 'on-target' } : { kind: 'pick', commits };
+}

@@ -18,8 +18,7 @@ import { Mutex } from '../store/mutex';
 import { Git, GitCommandFailed } from '../effects/git/git';
 import { removeWorktree } from '../effects/git/worktrees';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
-import { type AttemptWorktree } from '../domain/isolation';
-import { type IntegrationStrategy } from '../domain/types';
+import { cherryPicks, type AttemptWorktree, type CherryPicks } from '../domain/isolation';
 import { counted } from '../domain/plural';
 import { outsideDeclaration } from '../domain/fileOverlap';
 import { pathsInWorkspace } from '../domain/workspacePath';
@@ -100,8 +99,17 @@ export async function integrateAttempt(
         )
           return recordTargetMoved(ctx, runId, worktree, check);
       }
-      if (source.sourceHead === source.baseCommit || (await git.isAncestor(source.sourceHead, targetBefore))) {
-        // Nothing to bring over, or it is there already (integrated before a crash): record it once.
+      const picks =
+        worktree.strategy === 'cherry-pick'
+          ? cherryPicks(await git.run(['cherry', targetBefore, source.sourceHead, source.baseCommit]))
+          : undefined;
+      if (
+        source.sourceHead === source.baseCommit ||
+        picks?.kind === 'on-target' ||
+        (await git.isAncestor(source.sourceHead, targetBefore))
+      ) {
+        // Nothing to bring over, or it is there already (integrated before a crash; cherry-picked: as copies).
+        // Record it once.
         return recordIntegrated(ctx, runId, worktree, {
           ...source,
           targetBefore,
@@ -111,7 +119,7 @@ export async function integrateAttempt(
       }
       const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, targetBefore);
       if (undeclared.length > 0) return recordUndeclaredFiles(ctx, runId, worktree, source, undeclared);
-      const result = await combine(git, worktree, worktree.strategy, source, targetBefore, run.targetBranch!);
+      const result = await combine(git, worktree, picks, source, targetBefore, run.targetBranch!);
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
       if (advanced.kind === 'advanced') {
@@ -223,13 +231,13 @@ type Combined = { kind: 'combined'; commit: string } | { kind: 'conflict'; files
 async function combine(
   repo: Git,
   worktree: AttemptWorktree,
-  strategy: IntegrationStrategy,
+  picks: CherryPicks | undefined,
   source: SourceState,
   target: string,
   targetBranch: string,
 ): Promise<Combined> {
   const message = `Baton: integrate ${worktree.taskId} (${worktree.delegationId})`;
-  if (strategy === 'merge') {
+  if (worktree.strategy === 'merge') {
     const merged = await repo.attempt([
       'merge-tree',
       '--write-tree',
@@ -263,7 +271,7 @@ async function combine(
     return { kind: 'combined', commit };
   }
   const git = new Git(worktree.path);
-  if (strategy === 'rebase') {
+  if (worktree.strategy === 'rebase') {
     const rebased = await git.attempt([...(await commitIdentity(git)), 'rebase', '--no-autosquash', target]);
     if (rebased.exitCode !== 0) {
       const files = await git.unmergedPaths();
@@ -272,13 +280,15 @@ async function combine(
     }
     return { kind: 'combined', commit: await git.headCommit() };
   }
-  // cherry-pick: the attempt's commits replayed onto the target head, on a detached HEAD in the worktree.
+  // cherry-pick: the attempt's commits not yet on the target replayed onto its head, detached, in the worktree.
+  // A commit whose changes are all there in other shapes stays as an empty copy: no conflict without files.
   await git.run(['switch', '--quiet', '--detach', target]);
   const picked = await git.attempt([
     ...(await commitIdentity(git)),
     'cherry-pick',
     '--allow-empty',
-    `${source.baseCommit}..${source.sourceHead}`,
+    '--keep-redundant-commits',
+    ...(picks?.kind === 'pick' ? picks.commits : [`${source.baseCommit}..${source.sourceHead}`]),
   ]);
   if (picked.exitCode !== 0) {
     const files = await git.unmergedPaths();
