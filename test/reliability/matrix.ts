@@ -50,7 +50,7 @@ import {
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
-import { cherryPickCrash } from './integrationRows';
+import { cherryPickCrash, diskFullFastForward } from './integrationRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1350,6 +1350,17 @@ export const ROWS: MatrixRow[] = [
     full: 10,
     smoke: 1,
     run: cherryPickCrash,
+  },
+  {
+    id: '19',
+    fault: 'The disk fills while the fast-forward of an integration writes the task’s files into the working tree',
+    guarantee:
+      'what it wrote is put back and the integration waits for space (no gate blaming local changes); a half-written copy found in the way later is put back too; with space again it integrates once and the tree is clean',
+    injection:
+      'the workspace on a 24 MiB tmpfs; the worker writes a 4 MiB file and fills the disk leaving 256 KiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed',
+    full: 10,
+    smoke: 1,
+    run: diskFullFastForward,
   },
   {
     id: 'H1',

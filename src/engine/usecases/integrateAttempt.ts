@@ -26,6 +26,7 @@ import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation'
 import { integrationConflictReason, targetMovedReason, undeclaredFilesReason } from '../domain/gateReasons';
 import type { TargetMoved } from '../domain/targetHead';
 import { compareTargetHead, putBackAfterApproval } from './targetBranch';
+import { putBackFastForwardLeftovers } from './fastForwardLeftovers';
 
 export type IntegrationOutcome =
   | {
@@ -135,6 +136,10 @@ export async function integrateAttempt(
         });
       }
       if (advanced.kind === 'blocked') return recordConflict(ctx, runId, worktree, advanced.files, advanced.detail);
+      if (advanced.kind === 'interrupted') {
+        ctx.log(`${worktree.delegationId}: not integrated yet: ${advanced.detail}; it is tried again`);
+        return { kind: 'not-now', reason: advanced.detail };
+      }
       if (race + 1 >= MAX_TARGET_RACES)
         return { kind: 'not-now', reason: `the target branch ${run.targetBranch} kept moving during the integration` };
       // The target moved meanwhile (someone committed): integrate against the new head.
@@ -308,14 +313,28 @@ async function commitIdentity(git: Git): Promise<string[]> {
     : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
 }
 
-type Advance = { kind: 'advanced' } | { kind: 'moved' } | { kind: 'blocked'; files: string[]; detail: string };
+type Advance =
+  | { kind: 'advanced' }
+  | { kind: 'moved' }
+  | { kind: 'blocked'; files: string[]; detail: string }
+  /** The fast-forward failed while it wrote the working tree (a full disk); what it wrote is put back. */
+  | { kind: 'interrupted'; detail: string };
 
 /**
  * Moves the target branch from `from` to `to` (a descendant). Where the branch is checked
  * out, git's own fast-forward updates that working tree too, or refuses without changing
  * anything (local changes in the way); elsewhere the ref moves by compare-and-swap.
+ * A fast-forward that failed while writing (the disk filled) leaves files written but the
+ * branch where it was: they are put back, and the integration is tried again later; found in
+ * the way afterwards (a coordinator that died there), they are put back and it goes on.
  */
-async function advanceTarget(repo: Git, targetBranch: string, from: string, to: string): Promise<Advance> {
+async function advanceTarget(
+  repo: Git,
+  targetBranch: string,
+  from: string,
+  to: string,
+  leftoversPutBack = false, // once: what is in the way after that is not left over
+): Promise<Advance> {
   const checkedOut = (await repo.worktrees()).find((w) => w.branch === `refs/heads/${targetBranch}`);
   if (!checkedOut) {
     const updated = await repo.attempt([
@@ -334,6 +353,13 @@ async function advanceTarget(repo: Git, targetBranch: string, from: string, to: 
   if (forwarded.exitCode === 0) return { kind: 'advanced' };
   if ((await there.headCommit()) !== from) return { kind: 'moved' };
   const inTheWay = /would be overwritten[^\n]*:\n((?:\t[^\n]+\n)+)/.exec(forwarded.stderr);
+  const putBack = await putBackFastForwardLeftovers(there, checkedOut.path, from, to);
+  if (putBack && inTheWay && !leftoversPutBack) return advanceTarget(repo, targetBranch, from, to, true);
+  if (putBack && !inTheWay)
+    return {
+      kind: 'interrupted',
+      detail: `fast-forwarding ${targetBranch} in ${checkedOut.path} failed while writing files (${forwarded.stderr.trim().split('\n')[0]}); ${counted(putBack.length, 'file')} it wrote put back`,
+    };
   const files = inTheWay
     ? inTheWay[1]!
         .split('\n')
