@@ -34,7 +34,14 @@ export type { IngestOutcome } from './usecases/ingestArtifact';
 export type { AttemptCredential } from './domain/attemptCredential';
 export type { AttemptBrief, DraftCheck } from './usecases/attemptAccess';
 export type { ResultContractBrief } from './domain/result/resultTemplate';
-export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './domain/config';
+export {
+  BUDGET_UNPRICED,
+  configJsonSchema,
+  configSchema,
+  DEFAULT_CONFIG,
+  DEFAULT_RISK_TAGS,
+  parseConfig,
+} from './domain/config';
 export type { BatonConfig, ParsedConfig } from './domain/config';
 export type { GateDecision } from './operations/gates/decideGate';
 export { parsePlan } from './domain/plan/parsePlan';
