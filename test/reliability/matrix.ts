@@ -1357,7 +1357,7 @@ export const ROWS: MatrixRow[] = [
     guarantee:
       'what it wrote is put back and the integration waits for space (no gate blaming local changes); a half-written copy found in the way later is put back too; with space again it integrates once and the tree is clean',
     injection:
-      'the workspace on a 24 MiB tmpfs; the worker writes a 4 MiB file and fills the disk leaving 256 KiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed',
+      'the workspace on a 64 MiB tmpfs; the worker writes a 16 MiB file and fills the disk leaving 8 MiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed',
     full: 10,
     smoke: 1,
     run: diskFullFastForward,
