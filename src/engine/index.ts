@@ -36,7 +36,14 @@ export type { AttemptBrief, DraftCheck } from './usecases/attemptAccess';
 export type { QuestionAnswer } from './usecases/askQuestion';
 export { QUESTION_LIMITS, questionOf, type Question } from './domain/question';
 export type { ResultContractBrief } from './domain/result/resultTemplate';
-export { configJsonSchema, configSchema, DEFAULT_CONFIG, DEFAULT_RISK_TAGS, parseConfig } from './domain/config';
+export {
+  BUDGET_UNPRICED,
+  configJsonSchema,
+  configSchema,
+  DEFAULT_CONFIG,
+  DEFAULT_RISK_TAGS,
+  parseConfig,
+} from './domain/config';
 export type { BatonConfig, ParsedConfig } from './domain/config';
 export type { GateDecision } from './operations/gates/decideGate';
 export { parsePlan } from './domain/plan/parsePlan';

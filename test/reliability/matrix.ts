@@ -57,6 +57,7 @@ import {
 } from './executionRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
+import { cherryPickCrash, diskFullFastForward } from './integrationRows';
 
 export interface RowOutcome {
   trials: number;
@@ -1347,6 +1348,29 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 2,
     run: keptWork,
+  },
+  {
+    id: '18',
+    fault:
+      'Coordinator SIGKILLed right after it moved the target branch for an integration by cherry-pick (the copy is on the target, not recorded)',
+    guarantee:
+      'the next coordinator recognises the copy (same patch-id) and records the integration once (`alreadyOnTarget`): no second copy, no `integration_conflict` gate, a clean tree',
+    injection:
+      'two parallel tasks in worktrees (cherry-pick); `BATON_FAULT_POINT=integration:after-advance` with `BATON_FAULT_SKIP=1` in a child coordinator; then a new coordinator resumes',
+    full: 10,
+    smoke: 1,
+    run: cherryPickCrash,
+  },
+  {
+    id: '19',
+    fault: 'The disk fills while the fast-forward of an integration writes the task’s files into the working tree',
+    guarantee:
+      'what it wrote is put back and the integration waits for space (no gate blaming local changes); a half-written copy found in the way later is put back too; with space again it integrates once and the tree is clean',
+    injection:
+      'the workspace on a 64 MiB tmpfs; the worker writes a 16 MiB file and fills the disk leaving 8 MiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed',
+    full: 10,
+    smoke: 1,
+    run: diskFullFastForward,
   },
   {
     id: 'H1',

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Engine, type CoordinatorOutcome, type EngineEvent, type Run } from '../../engine/index';
+import { BUDGET_UNPRICED, Engine, type CoordinatorOutcome, type EngineEvent, type Run } from '../../engine/index';
 import { describeLiveness } from '../../protocol/liveness';
 import { PROTOCOL_VERSION, printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { oneLine, paint, status } from '../render';
@@ -65,6 +65,9 @@ export async function start(
         ctx.output.out(
           `${created ? 'Started' : 'Continuing'} run ${paint(ctx.output, 'bold', run.id)} of ${run.planPath}.`,
         );
+      // A dollar limit some worker's spend escapes is not a reason to refuse (tokens still bind), but is said.
+      for (const unpriced of engine.configIssues.filter((i) => i.code === BUDGET_UNPRICED))
+        ctx.output.err(`baton: warning: ${unpriced.message}`);
       return drive(ctx, engine, run, options);
     },
     { follow: true },

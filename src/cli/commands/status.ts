@@ -1,4 +1,5 @@
 import {
+  BatonError,
   Engine,
   totalUsage,
   type AttemptUsage,
@@ -11,8 +12,15 @@ import { describeLiveness } from '../../protocol/liveness';
 import { printJson, READING, withEngine, type CommandContext } from '../context';
 import { bytes, oneLine, paint, status, table, timestamp, tokens, usd } from '../render';
 
-function noRuns(ctx: CommandContext): boolean {
+/**
+ * A workspace without a store has no runs: said plainly, exit 0, nothing created. A run asked
+ * for by id is another matter: an explicit id that does not exist is an error (exit 2), as it
+ * is in a store that has runs.
+ */
+function noRuns(ctx: CommandContext, runId: string | undefined): boolean {
   if (Engine.hasStore(ctx.workspace)) return false;
+  if (runId !== undefined)
+    throw new BatonError('run.unknown', `There is no run ${runId}: there are no Baton runs in ${ctx.workspace} yet.`);
   if (ctx.output.json) printJson(ctx, { workspace: ctx.workspace, run: null });
   else ctx.output.out(`No Baton runs in ${ctx.workspace} yet. Try: baton claim --plan <plan.md> --task <id>`);
   return true;
@@ -20,7 +28,7 @@ function noRuns(ctx: CommandContext): boolean {
 
 /** A run at a glance: tasks, live runtimes, open gates. */
 export async function showStatus(ctx: CommandContext, runId: string | undefined): Promise<void> {
-  if (noRuns(ctx)) return;
+  if (noRuns(ctx, runId)) return;
   await withEngine(
     ctx,
     async (engine) => {
@@ -150,7 +158,7 @@ export async function showQueue(
   runId: string | undefined,
   filter: DelegationStatus | undefined,
 ): Promise<void> {
-  if (noRuns(ctx)) return;
+  if (noRuns(ctx, runId)) return;
   await withEngine(
     ctx,
     async (engine) => {

@@ -8,6 +8,7 @@ import {
 import * as z from 'zod';
 import { urlHasPassword } from './credentials';
 import { issue, type Issue, type Range } from './issue';
+import { describeUnpriced, unpricedWorkers } from './agents/budget';
 import { LineIndex } from './lineIndex';
 
 export const DEFAULT_RISK_TAGS = ['database', 'security', 'migration', 'production', 'secrets'];
@@ -290,6 +291,9 @@ export const configSchema = z.object({
 
 export type BatonConfig = z.output<typeof configSchema>;
 
+/** The warning code of a `usd` budget that a worker's spend escapes (no price for its model). */
+export const BUDGET_UNPRICED = 'config.budget-unpriced';
+
 export const DEFAULT_CONFIG: BatonConfig = configSchema.parse({});
 
 const KNOWN_KEYS = new Set(Object.keys(configSchema.shape));
@@ -382,7 +386,26 @@ export function parseConfig(source: string): ParsedConfig {
   const value = JSON.parse(JSON.stringify(nodeValue(root))) as Record<string, unknown>;
   for (const key of Object.keys(value)) if (!KNOWN_KEYS.has(key)) delete value[key];
   const parsed = configSchema.safeParse(value);
-  if (parsed.success) return { config: parsed.data, issues };
+  if (parsed.success) {
+    // A dollar limit that cannot see a worker's spend is kept (tokens still bind) but said.
+    for (const unpriced of unpricedWorkers(parsed.data)) {
+      const { message, recommendation } = describeUnpriced(unpriced);
+      const node =
+        findNodeAtLocation(root, ['workers', unpriced.worker, 'model']) ??
+        findNodeAtLocation(root, ['workers', unpriced.worker]);
+      issues.push(
+        issue(
+          BUDGET_UNPRICED,
+          `workers.${unpriced.worker}`,
+          message,
+          recommendation,
+          node ? nodeRange(lines, node) : undefined,
+          'warning',
+        ),
+      );
+    }
+    return { config: parsed.data, issues };
+  }
   for (const zodIssue of parsed.error.issues) {
     const path = zodIssue.path.filter((p): p is string | number => typeof p !== 'symbol');
     const node = findNodeAtLocation(root, path) ?? findNodeAtLocation(root, path.slice(0, 1));

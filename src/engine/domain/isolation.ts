@@ -108,3 +108,49 @@ export function isolationFromProbe(
     },
   };
 }
+
+/** What a cherry-pick integration still has to bring over (docs/isolation.md, "Exactly once"). */
+export type CherryPicks = { kind: 'on-target' } | { kind: 'pick'; commits: string[] };
+
+/**
+ * Decides from `git cherry <target> <source> <base>` (one line per commit of the attempt,
+ * oldest first: `-` when a commit with the same patch-id is on the target, `+` when not)
+ * which of the attempt's commits a cherry-pick integration still has to copy. None left
+ * means its work is on the target already — copied there by a coordinator that died before
+ * it could record it — so the integration is recorded, never done twice: picking copies
+ * that are there would stop on empty commits (a conflict gate with no files).
+ */
+export function cherryPicks(cherryOutput: string): CherryPicks {
+  const commits = cherryOutput
+    .split('\n')
+    .filter((line) => line.startsWith('+ '))
+    .map((line) => line.slice(2).trim());
+  return commits.length === 0 ? { kind: 'on-target' } : { kind: 'pick', commits };
+}
+
+/** A path a failed fast-forward was to change, as the working tree has it now and as the target has it. */
+export interface ForwardedPath {
+  path: string;
+  /** Its content in the working tree (decoded as UTF-8); undefined when absent or not a plain file. */
+  present: string | undefined;
+  /** Its content in the commit the target moves to; undefined when the move deletes it. */
+  incoming: string | undefined;
+  absent: boolean;
+}
+
+/**
+ * Whether the changes in the way of a fast-forward are what an interrupted fast-forward to the
+ * same commit left (docs/isolation.md, "A fast-forward that failed while writing"): git writes
+ * the new files into the working tree before it moves the branch, so a disk that fills (or a
+ * kill) in between leaves them written, half-written or deleted while the branch has not moved.
+ * A path counts as left over only when nothing of a person's can be in it: deleted where the
+ * move deletes it, or holding a prefix of what the move writes there (a file cut mid-character
+ * ends in U+FFFD once decoded). Anything else is a person's change and stops at a gate.
+ */
+export function leftOverByFastForward(paths: readonly ForwardedPath[]): boolean {
+  return paths.every((p) =>
+    p.absent
+      ? p.incoming === undefined
+      : p.present !== undefined && p.incoming !== undefined && p.incoming.startsWith(p.present.replace(/\uFFFD$/, '')),
+  );
+}

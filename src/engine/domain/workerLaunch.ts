@@ -59,6 +59,15 @@ export function agentKindOf(
   return worker && isAgentWorker(worker) ? worker.type : undefined;
 }
 
+/** The model an agent worker is configured with (what its tokens are priced by when its CLI names none). */
+export function agentModelOf(
+  definitions: Pick<BatonConfig, 'workers'>,
+  workerId: string | null | undefined,
+): string | undefined {
+  const worker = definitionOf(definitions, workerId);
+  return worker && isAgentWorker(worker) ? worker.model : undefined;
+}
+
 /**
  * A plain command whose exit status is its result (`"result": "exit-code"`): the command's name,
  * as the result Baton writes for it says it; undefined for any other worker. By definition, or

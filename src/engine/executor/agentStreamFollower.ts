@@ -1,8 +1,8 @@
 import {
   agentStreamParser,
   applyAgentEvent,
-  emptyActivity,
   progressOf,
+  startingActivity,
   type AgentActivity,
   type AttemptAgent,
 } from '../domain/agents/agentActivity';
@@ -43,7 +43,7 @@ export interface StreamFollowerHost {
 export class AgentStreamFollower {
   private readonly tail: LogTail;
   private readonly parser: AgentStreamParser;
-  private activity: AgentActivity = emptyActivity();
+  private activity: AgentActivity;
   /** Changed since the last heartbeat. */
   private dirty = false;
   private lastBeatMono = -Infinity;
@@ -59,7 +59,11 @@ export class AgentStreamFollower {
     cwd: string,
   ) {
     this.tail = new LogTail(attempt.logPath);
-    this.parser = agentStreamParser(agent.kind, { cwd });
+    this.activity = startingActivity(agent);
+    this.parser = agentStreamParser(agent.kind, {
+      cwd,
+      ...(agent.priorTotals ? { priorTotals: agent.priorTotals } : {}),
+    });
   }
 
   /** Reads the stream every STREAM_POLL_MS until stopped. */

@@ -9,7 +9,7 @@ import {
   type StartPlan,
 } from '../domain/launch';
 import type { StopRequest } from '../domain/stops';
-import { exitCodeCommandOf } from '../domain/workerLaunch';
+import { exitCodeCommandOf, isAgentWorker } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { holdTask } from '../operations/tasks/holdTask';
 import { sideEffectPoint } from '../store/faultPoint';
@@ -125,7 +125,14 @@ export class AttemptLauncher {
     if (!worker) return isolation ? { isolation } : undefined;
     // Handed over before it is let go: its lease is renewed, its exit taken as its result, its timeout kept.
     const plain = exitCodeCommandOf(plan.worker);
-    const agent = worker.agent && { kind: worker.agent.kind, agent: delegation.agent, permissions };
+    const model = isAgentWorker(plan.worker) ? plan.worker.model : undefined;
+    const agent = worker.agent && {
+      kind: worker.agent.kind,
+      agent: delegation.agent,
+      permissions,
+      ...(model ? { model } : {}),
+      ...(claimed.sessionTotals ? { priorTotals: claimed.sessionTotals } : {}),
+    };
     const attempt = this.supervisor.supervise(identity, leaseUntilMono, worker, {
       ...(plain ? { plainCommand: { command: plain, cwd, agent: delegation.agent } } : {}),
       ...(agent ? { agent: { agent, cwd } } : {}),

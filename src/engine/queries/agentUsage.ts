@@ -51,6 +51,24 @@ export async function lastAgentSession(
   return row?.session_id;
 }
 
+/**
+ * The tokens a task's earlier attempts spent in one agent session: what a CLI that counts the
+ * whole thread (Codex) has already reported before an attempt that continues the session.
+ */
+export async function sessionTotalsBefore(
+  r: Reader,
+  runId: string,
+  taskId: string,
+  sessionId: string,
+): Promise<{ inputTokens: number; outputTokens: number }> {
+  const row = await r.get<{ input: number | null; output: number | null }>(
+    `SELECT SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM agent_usage
+     WHERE run_id = ? AND task_id = ? AND session_id = ?`,
+    [runId, taskId, sessionId],
+  );
+  return { inputTokens: row?.input ?? 0, outputTokens: row?.output ?? 0 };
+}
+
 /** One attempt's usage as the views and reports show it. */
 export interface AttemptUsage {
   delegationId: string;

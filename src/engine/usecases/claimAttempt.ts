@@ -28,7 +28,7 @@ import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { recordRuntimeLaunch } from '../operations/runtimes/createRuntime';
 import { recordWorktree } from '../operations/worktrees/worktrees';
 import { readAdmission } from '../queries/admission';
-import { lastAgentSession } from '../queries/agentUsage';
+import { lastAgentSession, sessionTotalsBefore } from '../queries/agentUsage';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
@@ -52,6 +52,8 @@ export interface ClaimedAttempt {
   logPath: string;
   /** The agent session of the task's last attempt, for a retry whose worker continues it. */
   resumeSession?: string;
+  /** The tokens the continued session had counted before this attempt (its CLI may report thread totals). */
+  sessionTotals?: { inputTokens: number; outputTokens: number };
   /** Until when (monotonic) the claim's lease holds: measured before its transaction, so never late. */
   leaseUntilMono: number;
 }
@@ -196,7 +198,9 @@ async function recordClaim(
     promptPath: paths.prompt(delegationId),
     artifactPath,
     logPath,
-    ...(resumeSession ? { resumeSession } : {}),
+    ...(resumeSession
+      ? { resumeSession, sessionTotals: await sessionTotalsBefore(tx, runId, task.id, resumeSession) }
+      : {}),
   };
 }
 

@@ -18,8 +18,7 @@ import { Mutex } from '../store/mutex';
 import { Git, GitCommandFailed } from '../effects/git/git';
 import { removeWorktree } from '../effects/git/worktrees';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
-import { type AttemptWorktree } from '../domain/isolation';
-import { type IntegrationStrategy } from '../domain/types';
+import { cherryPicks, type AttemptWorktree, type CherryPicks } from '../domain/isolation';
 import { counted } from '../domain/plural';
 import { outsideDeclaration } from '../domain/fileOverlap';
 import { pathsInWorkspace } from '../domain/workspacePath';
@@ -29,6 +28,7 @@ import type { TargetMoved } from '../domain/targetHead';
 import { compareTargetHead, putBackAfterApproval } from './targetBranch';
 import { holdAtGate } from './integrationGate';
 import { verifyMergedTree } from './verifyMergedTree';
+import { putBackFastForwardLeftovers } from './fastForwardLeftovers';
 
 export type IntegrationOutcome =
   | {
@@ -104,8 +104,17 @@ export async function integrateAttempt(
         )
           return recordTargetMoved(ctx, runId, worktree, check);
       }
-      if (source.sourceHead === source.baseCommit || (await git.isAncestor(source.sourceHead, targetBefore))) {
-        // Nothing to bring over, or it is there already (integrated before a crash): record it once.
+      const picks =
+        worktree.strategy === 'cherry-pick'
+          ? cherryPicks(await git.run(['cherry', targetBefore, source.sourceHead, source.baseCommit]))
+          : undefined;
+      if (
+        source.sourceHead === source.baseCommit ||
+        picks?.kind === 'on-target' ||
+        (await git.isAncestor(source.sourceHead, targetBefore))
+      ) {
+        // Nothing to bring over, or it is there already (integrated before a crash; cherry-picked: as copies).
+        // Record it once.
         return recordIntegrated(ctx, runId, worktree, {
           ...source,
           targetBefore,
@@ -115,7 +124,7 @@ export async function integrateAttempt(
       }
       const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, targetBefore);
       if (undeclared.length > 0) return recordUndeclaredFiles(ctx, runId, worktree, source, undeclared);
-      const result = await combine(git, worktree, worktree.strategy, source, targetBefore, run.targetBranch!);
+      const result = await combine(git, worktree, picks, source, targetBefore, run.targetBranch!);
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
       // The merge queue: the tree the target would have is verified before the target moves.
       const verified = await verifyMergedTree(ctx, runId, worktree, {
@@ -140,6 +149,10 @@ export async function integrateAttempt(
         });
       }
       if (advanced.kind === 'blocked') return recordConflict(ctx, runId, worktree, advanced.files, advanced.detail);
+      if (advanced.kind === 'interrupted') {
+        ctx.log(`${worktree.delegationId}: not integrated yet: ${advanced.detail}; it is tried again`);
+        return { kind: 'not-now', reason: advanced.detail };
+      }
       if (race + 1 >= MAX_TARGET_RACES)
         return { kind: 'not-now', reason: `the target branch ${run.targetBranch} kept moving during the integration` };
       // The target moved meanwhile (someone committed): integrate against the new head.
@@ -236,13 +249,13 @@ type Combined = { kind: 'combined'; commit: string } | { kind: 'conflict'; files
 async function combine(
   repo: Git,
   worktree: AttemptWorktree,
-  strategy: IntegrationStrategy,
+  picks: CherryPicks | undefined,
   source: SourceState,
   target: string,
   targetBranch: string,
 ): Promise<Combined> {
   const message = `Baton: integrate ${worktree.taskId} (${worktree.delegationId})`;
-  if (strategy === 'merge') {
+  if (worktree.strategy === 'merge') {
     const merged = await repo.attempt([
       'merge-tree',
       '--write-tree',
@@ -276,7 +289,7 @@ async function combine(
     return { kind: 'combined', commit };
   }
   const git = new Git(worktree.path);
-  if (strategy === 'rebase') {
+  if (worktree.strategy === 'rebase') {
     const rebased = await git.attempt([...(await commitIdentity(git)), 'rebase', '--no-autosquash', target]);
     if (rebased.exitCode !== 0) {
       const files = await git.unmergedPaths();
@@ -285,13 +298,15 @@ async function combine(
     }
     return { kind: 'combined', commit: await git.headCommit() };
   }
-  // cherry-pick: the attempt's commits replayed onto the target head, on a detached HEAD in the worktree.
+  // cherry-pick: the attempt's commits not yet on the target replayed onto its head, detached, in the worktree.
+  // A commit whose changes are all there in other shapes stays as an empty copy: no conflict without files.
   await git.run(['switch', '--quiet', '--detach', target]);
   const picked = await git.attempt([
     ...(await commitIdentity(git)),
     'cherry-pick',
     '--allow-empty',
-    `${source.baseCommit}..${source.sourceHead}`,
+    '--keep-redundant-commits',
+    ...(picks?.kind === 'pick' ? picks.commits : [`${source.baseCommit}..${source.sourceHead}`]),
   ]);
   if (picked.exitCode !== 0) {
     const files = await git.unmergedPaths();
@@ -311,14 +326,28 @@ async function commitIdentity(git: Git): Promise<string[]> {
     : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
 }
 
-type Advance = { kind: 'advanced' } | { kind: 'moved' } | { kind: 'blocked'; files: string[]; detail: string };
+type Advance =
+  | { kind: 'advanced' }
+  | { kind: 'moved' }
+  | { kind: 'blocked'; files: string[]; detail: string }
+  /** The fast-forward failed while it wrote the working tree (a full disk); what it wrote is put back. */
+  | { kind: 'interrupted'; detail: string };
 
 /**
  * Moves the target branch from `from` to `to` (a descendant). Where the branch is checked
  * out, git's own fast-forward updates that working tree too, or refuses without changing
  * anything (local changes in the way); elsewhere the ref moves by compare-and-swap.
+ * A fast-forward that failed while writing (the disk filled) leaves files written but the
+ * branch where it was: they are put back, and the integration is tried again later; found in
+ * the way afterwards (a coordinator that died there), they are put back and it goes on.
  */
-async function advanceTarget(repo: Git, targetBranch: string, from: string, to: string): Promise<Advance> {
+async function advanceTarget(
+  repo: Git,
+  targetBranch: string,
+  from: string,
+  to: string,
+  leftoversPutBack = false, // once: what is in the way after that is not left over
+): Promise<Advance> {
   const checkedOut = (await repo.worktrees()).find((w) => w.branch === `refs/heads/${targetBranch}`);
   if (!checkedOut) {
     const updated = await repo.attempt([
@@ -337,6 +366,13 @@ async function advanceTarget(repo: Git, targetBranch: string, from: string, to: 
   if (forwarded.exitCode === 0) return { kind: 'advanced' };
   if ((await there.headCommit()) !== from) return { kind: 'moved' };
   const inTheWay = /would be overwritten[^\n]*:\n((?:\t[^\n]+\n)+)/.exec(forwarded.stderr);
+  const putBack = await putBackFastForwardLeftovers(there, checkedOut.path, from, to);
+  if (putBack && inTheWay && !leftoversPutBack) return advanceTarget(repo, targetBranch, from, to, true);
+  if (putBack && !inTheWay)
+    return {
+      kind: 'interrupted',
+      detail: `fast-forwarding ${targetBranch} in ${checkedOut.path} failed while writing files (${forwarded.stderr.trim().split('\n')[0]}); ${counted(putBack.length, 'file')} it wrote put back`,
+    };
   const files = inTheWay
     ? inTheWay[1]!
         .split('\n')

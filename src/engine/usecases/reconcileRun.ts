@@ -22,7 +22,7 @@ import {
 import { type ProcessIdentity } from '../domain/process';
 import type { AttemptAgent } from '../domain/agents/agentActivity';
 import type { Permissions } from '../domain/agents/presets';
-import { agentKindOf, DEFAULT_PERMISSIONS, exitCodeCommandOf } from '../domain/workerLaunch';
+import { agentKindOf, agentModelOf, DEFAULT_PERMISSIONS, exitCodeCommandOf } from '../domain/workerLaunch';
 import { readExitRecord, type ExitEvidence } from '../effects/processes/exitRecord';
 import { recordWorkerExit } from '../operations/runtimes/recordWorkerExit';
 import { describeExit, settleExitedWorker } from './settleExitedWorker';
@@ -328,6 +328,7 @@ async function adoptWorker(
   if (!renewed) return false;
   // The definitions the attempt was started with: the run's frozen ones (the config file may have changed since).
   const agentKind = agentKindOf(settings.workers ?? ctx.config, attempt.worker);
+  const model = agentModelOf(settings.workers ?? ctx.config, attempt.worker);
   const plainCommand = plainCommandOf({ ctx, settings }, attempt);
   adopt.take({
     delegationId: attempt.delegation_id,
@@ -345,6 +346,7 @@ async function adoptWorker(
             agent: {
               kind: agentKind,
               agent: attempt.agent,
+              ...(model ? { model } : {}),
               permissions: attempt.permissions_json
                 ? (JSON.parse(attempt.permissions_json) as Permissions)
                 : DEFAULT_PERMISSIONS,

@@ -72,6 +72,12 @@ describe('baton CLI: refusals write nothing', function () {
         });
       }
 
+      it('status --run with an id that is not there: exit 2 run.unknown, one line, the store byte-identical', async () => {
+        const before = storeFingerprint(ws);
+        assertRefused(await run(['status', '--run', 'R-nope']), 2, /^baton: There is no run R-nope\.$/);
+        assert.deepEqual(storeFingerprint(ws), before);
+      });
+
       it("resume --worker nope after a stop: exit 2 and the user's stop stays (store byte-identical)", async () => {
         const stopped = await run(['stop']);
         assert.equal(stopped.code, 0, describeResult(stopped));
@@ -94,11 +100,14 @@ describe('baton CLI: refusals write nothing', function () {
       { args: ['claim', '--run', 'R-1', '--task', 'T1'], code: 'run.unknown' },
       { args: ['claim', '--task', 'T1'], code: 'run.unknown' },
       { args: ['events', '--follow'], code: 'run.unknown' },
+      // Without --run these say "No Baton runs yet" (exit 0); an explicit id that does not exist is an error.
+      { args: ['status', '--run', 'R-1'], code: 'run.unknown' },
+      { args: ['queue', '--run', 'R-1'], code: 'run.unknown' },
     ];
     for (const c of COMMANDS) {
       it(`${c.args.join(' ')}: exit 2 ${c.code}, one line, no .baton/store`, async () => {
         const r = await run(c.args);
-        assertRefused(r, 2, /^baton: There (are no Baton runs|is no runtime)/);
+        assertRefused(r, 2, /^baton: There (are no Baton runs|is no runtime|is no run R-1: there are no Baton runs)/);
         assert.equal(existsSync(join(ws, '.baton')), false, `${c.args[0]} created .baton`);
         const json = await run([...c.args, '--json']);
         assert.equal(json.code, 2, describeResult(json));

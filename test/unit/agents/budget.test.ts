@@ -5,7 +5,9 @@ import {
   describeCrossing,
   forbiddenProfile,
   raisedBudget,
+  unpricedWorkers,
 } from '../../../src/engine/domain/agents/budget';
+import { BUDGET_UNPRICED, parseConfig } from '../../../src/engine/domain/config';
 
 const spend = (tokens: number, costUsd?: number) => ({ tokens, ...(costUsd !== undefined ? { costUsd } : {}) });
 
@@ -54,5 +56,49 @@ describe('budgets, prices and the permission policy (pure)', () => {
     assert.match(forbiddenProfile(policy, { profile: 'full', risk: [] }) ?? '', /forbids the full profile$/);
     assert.match(forbiddenProfile(policy, { profile: 'edit', risk: ['production'] }) ?? '', /tagged production/);
     assert.equal(forbiddenProfile(policy, { profile: 'edit', risk: ['database'] }), undefined);
+  });
+
+  it('a usd budget names the Codex and Gemini workers it cannot see: no model, or no price for it', () => {
+    const config = parseConfig(
+      JSON.stringify({
+        workers: {
+          cx: { type: 'codex', model: 'gpt-5-codex' },
+          gm: { type: 'gemini' },
+          priced: { type: 'codex', model: 'o4-mini' },
+          cc: { type: 'claude-code' },
+        },
+        prices: { 'o4-mini': { inputPerMTok: 1, outputPerMTok: 4 } },
+        budget: { task: { usd: 2 } },
+      }),
+    );
+    assert.deepEqual(unpricedWorkers(config.config), [
+      { worker: 'cx', type: 'codex', model: 'gpt-5-codex' },
+      { worker: 'gm', type: 'gemini' },
+    ]);
+    const warnings = config.issues.filter((i) => i.code === BUDGET_UNPRICED);
+    assert.deepEqual(
+      warnings.map((i) => [i.severity, i.field, Boolean(i.range)]),
+      [
+        ['warning', 'workers.cx', true],
+        ['warning', 'workers.gm', true],
+      ],
+    );
+    assert.match(warnings[0]!.message, /worker "cx".*model gpt-5-codex/);
+    assert.match(warnings[1]!.message, /worker "gm".*names no model/);
+  });
+
+  it('no budget in dollars (tokens only, or none): nothing to warn about', () => {
+    const workers = {
+      cx: {
+        type: 'codex' as const,
+        model: 'gpt-5-codex',
+        executable: 'codex',
+        args: [],
+        env: {},
+        continueSession: false,
+      },
+    };
+    assert.deepEqual(unpricedWorkers({ workers, prices: {}, budget: { run: { tokens: 1000 } } }), []);
+    assert.deepEqual(unpricedWorkers({ workers, prices: {}, budget: {} }), []);
   });
 });

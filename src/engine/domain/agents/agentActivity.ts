@@ -14,6 +14,19 @@ export interface AttemptAgent {
   kind: AgentKind;
   agent: string;
   permissions: Permissions;
+  /** The model its worker is configured with: what its tokens are priced by unless the CLI names another. */
+  model?: string;
+  /** A continued session's tokens before this attempt (Codex reports the thread's totals). */
+  priorTotals?: { inputTokens: number; outputTokens: number };
+}
+
+/**
+ * The activity an attempt starts from: nothing done, and the configured model, so that a CLI
+ * whose stream names no model (Codex) is still priced by `prices` and a `usd` budget binds it.
+ * A model the stream reports replaces it.
+ */
+export function startingActivity(agent: Pick<AttemptAgent, 'model'>): AgentActivity {
+  return { ...emptyActivity(), ...(agent.model ? { model: agent.model } : {}) };
 }
 
 export function agentStreamParser(kind: AgentKind, options: ParserOptions = {}): AgentStreamParser {

@@ -91,3 +91,43 @@ export function forbiddenProfile(
   }
   return undefined;
 }
+
+/** A worker a dollar limit cannot see: its CLI reports tokens but no cost, and nothing prices them. */
+export interface UnpricedWorker {
+  worker: string;
+  type: 'codex' | 'gemini';
+  /** The model it is configured with (undefined: the CLI's own default, unknown to Baton). */
+  model?: string;
+}
+
+/**
+ * The workers a `usd` budget does not bind (docs/workers.md, "Budgets"): Codex and Gemini CLI
+ * report tokens but no cost, so their spend is priced from `prices` by model — without a
+ * model or without a price for it, it counts as nothing against a dollar limit. Claude Code
+ * and opencode price their own calls. None when no budget is in dollars.
+ */
+export function unpricedWorkers(config: Pick<BatonConfig, 'budget' | 'workers' | 'prices'>): UnpricedWorker[] {
+  const inDollars = Object.values(config.budget).some((limit) => limit?.usd !== undefined);
+  if (!inDollars) return [];
+  const unpriced: UnpricedWorker[] = [];
+  for (const [worker, definition] of Object.entries(config.workers)) {
+    if (definition.type !== 'codex' && definition.type !== 'gemini') continue;
+    if (definition.model !== undefined && config.prices[definition.model]) continue;
+    unpriced.push({ worker, type: definition.type, ...(definition.model ? { model: definition.model } : {}) });
+  }
+  return unpriced;
+}
+
+/** The warning line for one: which worker, which model, what to do. */
+export function describeUnpriced(u: UnpricedWorker): { message: string; recommendation: string } {
+  const cli = u.type === 'codex' ? 'Codex' : 'Gemini CLI';
+  return u.model
+    ? {
+        message: `The usd budget does not bind worker "${u.worker}": ${cli} reports tokens but no cost, and "prices" has no price for its model ${u.model}.`,
+        recommendation: `Add "prices": { "${u.model}": { "inputPerMTok": …, "outputPerMTok": … } }, or limit it in tokens.`,
+      }
+    : {
+        message: `The usd budget may not bind worker "${u.worker}": ${cli} reports tokens but no cost, and the worker names no model to price them by.`,
+        recommendation: `Set its "model" and a price for that model in "prices", or limit it in tokens.`,
+      };
+}
