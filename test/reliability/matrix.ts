@@ -1367,9 +1367,9 @@ export const ROWS: MatrixRow[] = [
     guarantee:
       'what it wrote is put back and the integration waits for space (no gate blaming local changes); a half-written copy found in the way later is put back too; with space again it integrates once and the tree is clean',
     injection:
-      'the workspace on a 64 MiB tmpfs; the worker writes a 16 MiB file and fills the disk leaving 8 MiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed',
+      'the workspace on a 64 MiB tmpfs; the worker writes a 16 MiB file and fills the disk leaving 8 MiB (the commit fits, the fast-forward does not); odd trials plant a half-written copy of the file; then the space is freed (not in `npm test`: under load the disk was seen full already at the commit, so a trial may miss the fast-forward; `npm test` has the unit tests of the leftovers rule, test/unit/isolation/fastForwardLeftovers.test.ts)',
     full: 10,
-    smoke: 1,
+    smoke: 0,
     run: diskFullFastForward,
   },
   {
