@@ -160,7 +160,10 @@ describe('the store password over a whole run on PostgreSQL', function () {
         run: { status: string };
         delegations: Array<{ id: string; status: string }>;
       }>();
-    assert.equal(status.run.status, 'completed');
+    // When it did not complete, what resume said tells why (it exits 0 when nothing is ready to run).
+    const resumed = outputs.find((o) => o.what === 'baton resume --json')!.r;
+    const statusText = outputs.find((o) => o.what === 'baton status')!.r.stdout;
+    assert.equal(status.run.status, 'completed', `${describeResult(resumed)}\n${statusText}`);
     assert.deepEqual(status.delegations.map((d) => `${d.id}:${d.status}`).sort(), [
       'D-T1-coder-001:COMPLETED',
       'D-T2-coder-001:FAILED',
