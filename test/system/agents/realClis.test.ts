@@ -19,6 +19,8 @@ import { makeTempDir } from '../../support/tempDir';
 
 const FIXTURES = resolve(__dirname, '../../fixtures/agents');
 const SAVE_FIXTURES = process.env.BATON_SAVE_AGENT_FIXTURES === '1';
+/** A test that runs only to make fixtures; `npm test` proves its behaviour through Baton. */
+const fixtureRun = SAVE_FIXTURES ? it : it.skip;
 
 const FILE = 'notes/hello.txt';
 const SHELL_COMMAND = "printf 'baton-shell-%s\\n' ok";
@@ -179,66 +181,71 @@ describe('real agent CLIs against a scripted model server', function () {
 
       const content = `Hello from the scripted model, through ${cli.name}'s own write tool.\n`;
 
-      it('writes a file with its own tool, runs a shell command and ends with the scripted message', async () => {
-        server.setScript({
-          steps: [
-            (request) => ({ toolCalls: [cli.writeFile(request, repo, FILE, content)], usage: USAGE[0] }),
-            (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
-            { text: RESULT_TEXT, usage: USAGE[2] },
-          ],
-          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
-        });
-        const run = await runLaunch(
-          cli.launch({ home, cwd: repo, serverUrl: server.url, prompt: PROMPT, mode: 'write' }),
-          repo,
-        );
-        const why = describeRun(run, server);
-        saveFixture(cli.name, 'write-and-shell', run, work, server);
+      // This test and the read-only one make the parser fixtures (BATON_SAVE_AGENT_FIXTURES=1); in `npm test` the same
+      // behaviour of each CLI is proven through Baton (realClisThroughBaton.test.ts: its work and usage, read-only).
+      fixtureRun(
+        'writes a file with its own tool, runs a shell command and ends with the scripted message',
+        async () => {
+          server.setScript({
+            steps: [
+              (request) => ({ toolCalls: [cli.writeFile(request, repo, FILE, content)], usage: USAGE[0] }),
+              (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
+              { text: RESULT_TEXT, usage: USAGE[2] },
+            ],
+            side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+          });
+          const run = await runLaunch(
+            cli.launch({ home, cwd: repo, serverUrl: server.url, prompt: PROMPT, mode: 'write' }),
+            repo,
+          );
+          const why = describeRun(run, server);
+          saveFixture(cli.name, 'write-and-shell', run, work, server);
 
-        assert.deepEqual(server.errors, [], why);
-        assert.equal(run.timedOut, false, why);
-        assert.equal(run.code, 0, why);
-        // The stream: JSON lines only, and they parse.
-        assert.ok(run.events.length > 0, why);
-        assert.deepEqual(run.otherLines, [], why);
+          assert.deepEqual(server.errors, [], why);
+          assert.equal(run.timedOut, false, why);
+          assert.equal(run.code, 0, why);
+          // The stream: JSON lines only, and they parse.
+          assert.ok(run.events.length > 0, why);
+          assert.deepEqual(run.otherLines, [], why);
 
-        const main = server.mainRequests();
-        assert.equal(main.length, 3, why);
-        assert.ok(
-          main[0]!.userTexts.some((t) => t.includes(PROMPT)),
-          `the prompt reached the model\n${why}`,
-        );
-        // (a) the file, written by the CLI's own tool
-        assert.equal(readFileSync(join(repo, FILE), 'utf8'), content, why);
-        // (b) the shell command ran: its output went back to the model
-        assert.ok(
-          main[2]!.toolResults.some((r) => r.output.includes(SHELL_MARKER)),
-          `shell output in the tool result\n${JSON.stringify(main[2]!.toolResults)}\n${why}`,
-        );
-        // (c) the final message
-        assert.ok(finalText(cli.name, run.events).includes('```baton-result'), why);
-        assert.ok(cli.sessionId(run.events), `a session id in the stream\n${why}`);
+          const main = server.mainRequests();
+          assert.equal(main.length, 3, why);
+          assert.ok(
+            main[0]!.userTexts.some((t) => t.includes(PROMPT)),
+            `the prompt reached the model\n${why}`,
+          );
+          // (a) the file, written by the CLI's own tool
+          assert.equal(readFileSync(join(repo, FILE), 'utf8'), content, why);
+          // (b) the shell command ran: its output went back to the model
+          assert.ok(
+            main[2]!.toolResults.some((r) => r.output.includes(SHELL_MARKER)),
+            `shell output in the tool result\n${JSON.stringify(main[2]!.toolResults)}\n${why}`,
+          );
+          // (c) the final message
+          assert.ok(finalText(cli.name, run.events).includes('```baton-result'), why);
+          assert.ok(cli.sessionId(run.events), `a session id in the stream\n${why}`);
 
-        // Usage as the CLI reports it, against what the server served.
-        const served = sumUsage(server.requests);
-        const servedMain = sumUsage(main);
-        const reported = reportedUsage(cli.name, run.events);
-        console.log(
-          `      ${cli.name}: ${run.durationMs} ms, ${server.requests.length} requests, reported ${JSON.stringify(reported)}, served main ${JSON.stringify(servedMain)}, all ${JSON.stringify(served)}`,
-        );
-        assert.ok(
-          [servedMain.input, served.input].includes(reported.input ?? -1),
-          `input tokens ${reported.input} vs served ${servedMain.input}/${served.input}\n${why}`,
-        );
-        // Cost: Claude Code prices the model name from its own table; opencode from the model's `cost` config.
-        if (cli.name === 'claude' || cli.name === 'opencode') assert.ok((reported.costUsd ?? 0) > 0, why);
-        assert.ok(
-          [servedMain.output, served.output].includes(reported.output ?? -1),
-          `output tokens ${reported.output} vs served ${servedMain.output}/${served.output}\n${why}`,
-        );
-      });
+          // Usage as the CLI reports it, against what the server served.
+          const served = sumUsage(server.requests);
+          const servedMain = sumUsage(main);
+          const reported = reportedUsage(cli.name, run.events);
+          console.log(
+            `      ${cli.name}: ${run.durationMs} ms, ${server.requests.length} requests, reported ${JSON.stringify(reported)}, served main ${JSON.stringify(servedMain)}, all ${JSON.stringify(served)}`,
+          );
+          assert.ok(
+            [servedMain.input, served.input].includes(reported.input ?? -1),
+            `input tokens ${reported.input} vs served ${servedMain.input}/${served.input}\n${why}`,
+          );
+          // Cost: Claude Code prices the model name from its own table; opencode from the model's `cost` config.
+          if (cli.name === 'claude' || cli.name === 'opencode') assert.ok((reported.costUsd ?? 0) > 0, why);
+          assert.ok(
+            [servedMain.output, served.output].includes(reported.output ?? -1),
+            `output tokens ${reported.output} vs served ${servedMain.output}/${served.output}\n${why}`,
+          );
+        },
+      );
 
-      it('refuses the write in its read-only mode, by itself', async () => {
+      fixtureRun('refuses the write in its read-only mode, by itself', async () => {
         server.setScript({
           steps: [
             (request) => ({ toolCalls: [cli.writeFile(request, repo, FILE, content)], usage: USAGE[0] }),
