@@ -47,6 +47,8 @@ export class AgentStreamFollower {
   /** Changed since the last heartbeat. */
   private dirty = false;
   private lastBeatMono = -Infinity;
+  /** What the agent was doing at the last beat that said so (its `current`). */
+  private toldCurrent: string | undefined;
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
   private overBudgetReported = false;
@@ -149,13 +151,22 @@ export class AgentStreamFollower {
           withinLease: renewedAtMono < attempt.leaseUntilMono,
         };
         const now = this.ctx.clock.now();
+        const { current } = this.activity;
         // A lease that ran out is the supervisor's to judge (its renewal makes it official): nothing is written here.
         const outcome = await renewRuntimeLease(
           tx,
-          { runtimeId: attempt.runtimeId, authority, progress: progressOf(this.activity), onLapsed: 'refuse' },
+          {
+            runtimeId: attempt.runtimeId,
+            authority,
+            // Progress only when what the agent does changed: a beat for counts or usage alone does not replace a
+            // note the agent sent itself (baton_progress) with an older description.
+            ...(current !== this.toldCurrent ? { progress: progressOf(this.activity) } : {}),
+            onLapsed: 'refuse',
+          },
           now,
         );
         if (!outcome.renewed) return [];
+        this.toldCurrent = current;
         await this.recordUsage(tx);
         return this.budgetCrossings(tx);
       });

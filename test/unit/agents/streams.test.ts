@@ -151,6 +151,15 @@ describe('agent streams: the real CLIs, read into one vocabulary', () => {
     assert.equal(progressOf(activity), 'Bash: npm test · 1 turn, 2 tool calls');
   });
 
+  it("a call of Baton's own tools is counted but is not what the agent does (its note says that)", () => {
+    let activity = applyAgentEvent(emptyActivity(), { kind: 'tool', phase: 'started', tool: 'Edit', target: 'a.js' });
+    for (const tool of ['mcp__baton__baton_progress', 'baton_baton_check_result', 'baton__baton_ask'])
+      activity = applyAgentEvent(activity, { kind: 'tool', phase: 'started', tool });
+    assert.equal(progressOf(activity), 'Edit a.js · 0 turns, 4 tool calls');
+    activity = applyAgentEvent(activity, { kind: 'tool', phase: 'started', tool: 'my_baton_progress_tool' });
+    assert.equal(activity.current, 'my_baton_progress_tool');
+  });
+
   it('skips lines that are not JSON objects (a banner, a cut line) and goes on', () => {
     const parser = agentStreamParser('gemini');
     assert.deepEqual(parser.feed('Warning: 256-color support not detected'), []);

@@ -67,6 +67,13 @@ export function emptyActivity(): AgentActivity {
 /** Tools that run a command: shown "Bash: npm test"; the others "Edit src/notes.js". */
 const SHELL_TOOLS = new Set(['Bash', 'bash', 'shell', 'run_shell_command', 'exec_command']);
 
+/** The attempt's MCP tools, by the name each CLI gives them (mcp__baton__baton_progress, baton_baton_progress, …). */
+const BATON_TOOL = /(?:^|_)baton_(?:task|progress|check_result|submit_result|ask)$/;
+
+export function isBatonTool(tool: string): boolean {
+  return BATON_TOOL.test(tool);
+}
+
 export function describeToolCall(tool: string, target?: string): string {
   if (!target) return tool;
   return SHELL_TOOLS.has(tool) ? `${tool}: ${target}` : `${tool} ${target}`;
@@ -85,6 +92,9 @@ export function applyAgentEvent(activity: AgentActivity, event: AgentEvent): Age
       return { ...activity, turns: activity.turns + 1 };
     case 'tool':
       if (event.phase === 'started') {
+        // A call of Baton's own tools (its note, its result check) is counted, but is not what the agent does: the
+        // note it sends through baton_progress says that better than "mcp__baton__baton_progress" would.
+        if (isBatonTool(event.tool)) return { ...activity, toolCalls: activity.toolCalls + 1 };
         return { ...activity, toolCalls: activity.toolCalls + 1, current: describeToolCall(event.tool, event.target) };
       }
       return event.ok === false
