@@ -7,7 +7,8 @@
 // DEMO_AGENT_STEP_MS for four steps and writes its result: T2's is invalid (wrong task,
 // status DONE), T6 fails its verify command, T3 waits at a risk gate (database).
 import * as assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from './support/engine';
 import {
@@ -49,7 +50,14 @@ const STEP_MS = 2500;
 const ARTIFACT = 'D-T2-coder-001';
 
 describe('Baton in the browser: the demo run', function () {
-  const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: String(STEP_MS) } });
+  // Once the risk gate is approved (the last step that needs workers running at the demo's pace), the hurry file lets
+  // every worker's steps left take no time (examples/demo/agent/fake-agent.js).
+  const hurry = join(tmpdir(), `baton-e2e-demo-hurry-${process.pid}`);
+  rmSync(hurry, { force: true });
+  const editor = useBatonEditor({
+    source: DEMO_WORKSPACE,
+    env: { DEMO_AGENT_STEP_MS: String(STEP_MS), DEMO_AGENT_HURRY_FILE: hurry },
+  });
   let runId = '';
 
   const { step, check } = chainedSteps();
@@ -191,6 +199,7 @@ describe('Baton in the browser: the demo run', function () {
     });
     await moveMouseAway(page());
     await screenshot(page(), 'e2e-4-gate-approved');
+    writeFileSync(hurry, '');
   });
 
   check('keeps one gate notification that lists exactly the gates the Gates view shows, with their tasks', async () => {
@@ -424,6 +433,7 @@ describe('Baton in the browser: the demo run', function () {
   );
 
   after(function () {
+    rmSync(hurry, { force: true });
     // The README's screenshots (docs/images) come from this run when BATON_E2E_README_IMAGES=1.
     if (process.env.BATON_E2E_README_IMAGES !== '1') return;
     mkdirSync(join(ROOT, 'docs', 'images'), { recursive: true });

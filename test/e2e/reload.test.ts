@@ -8,6 +8,9 @@
 // - stopImmediately: the closing window ends its workers (proven gone from outside the editor)
 //   and the run says it is stopped.
 import * as assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { Engine } from './support/engine';
 import {
@@ -142,8 +145,14 @@ function watchAlive(pids: number[]): { stop(): number[] } {
 
 describe('Baton in the browser: reloading the window mid-run keeps the run going (baton.onWindowClose: keepRunning)', function () {
   // Four steps of 20 s: T1 and T6 take ~80 s, long enough to reload in the middle of them even when a loaded
-  // machine takes most of a minute to bring the window back.
-  const editor = useBatonEditor({ source: DEMO_WORKSPACE, env: { DEMO_AGENT_STEP_MS: '20000' } });
+  // machine takes most of a minute to bring the window back. Once the new window has taken them over, the hurry file
+  // lets them finish at once (examples/demo/agent/fake-agent.js).
+  const hurry = join(tmpdir(), `baton-e2e-reload-hurry-${process.pid}`);
+  rmSync(hurry, { force: true });
+  const editor = useBatonEditor({
+    source: DEMO_WORKSPACE,
+    env: { DEMO_AGENT_STEP_MS: '20000', DEMO_AGENT_HURRY_FILE: hurry },
+  });
   const { step, check } = chainedSteps();
   const page = () => editor.current.page;
   let runId = '';
@@ -234,6 +243,7 @@ describe('Baton in the browser: reloading the window mid-run keeps the run going
   });
 
   check('the adopted attempt finishes as attempt 1: its result is taken by the new window', async () => {
+    writeFileSync(hurry, '');
     const runs = await viewPane(page(), 'Runs');
     await treeRow(runs, /^T1 Add the notes store completed · attempt 1\b/).waitFor({ timeout: 150_000 });
     const died = alive!.stop();
@@ -248,6 +258,7 @@ describe('Baton in the browser: reloading the window mid-run keeps the run going
 
   after(async function () {
     alive?.stop();
+    rmSync(hurry, { force: true });
   });
 });
 

@@ -19,6 +19,22 @@ const taskId = process.argv[2];
 const artifact = process.env.BATON_ARTIFACT_PATH;
 const stepMs = Number(process.env.DEMO_AGENT_STEP_MS || 900);
 const steps = ['reading the task', 'looking at the code', 'making the change', 'checking the result'];
+// Tests start workers that must run long enough to be watched (a reload in the middle of them),
+// then let them finish on cue instead of sitting out the rest: once DEMO_AGENT_HURRY_FILE exists,
+// the steps left take no time.
+const hurryFile = process.env.DEMO_AGENT_HURRY_FILE;
+
+/** Calls `then` after `ms`, or as soon as the hurry file exists. */
+function waitStep(ms, then) {
+  if (!hurryFile) return void setTimeout(then, ms);
+  const until = Date.now() + ms;
+  const look = () => {
+    const left = until - Date.now();
+    if (left <= 0 || fs.existsSync(hurryFile)) then();
+    else setTimeout(look, Math.min(left, 200));
+  };
+  look();
+}
 
 function heartbeat(progress) {
   if (!process.env.BATON_CLI) return;
@@ -69,7 +85,7 @@ process.stdin.on('end', () => {
       console.log(`fake agent: ${steps[step]}`);
       heartbeat(steps[step]);
       step++;
-      setTimeout(next, stepMs);
+      waitStep(stepMs, next);
       return;
     }
     fs.mkdirSync(path.dirname(artifact), { recursive: true });
