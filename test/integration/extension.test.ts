@@ -349,6 +349,31 @@ describe('Baton in the editor', function () {
     );
   });
 
+  it('Doctor, given the plan a Start Run refused, checks the workers that plan names (issue 24, item 1)', async () => {
+    // What the refusal's Run Doctor passes (worker.missing carries the plan): this plan's task names a worker whose
+    // program is not installed, while the default worker is.
+    const plan = workspacePath('scratch', 'ghost.plan.md');
+    mkdirSync(dirname(plan), { recursive: true });
+    writeFileSync(
+      plan,
+      '# Ghost\n\n```baton-task\nid: G1\ntitle: Needs a CLI that is not here\nworker: ghost\n```\n\nDo it.\n',
+    );
+    let checks: Array<{ name: string; status: string }> = [];
+    const shown = await messagesShownDuring(async () => {
+      checks = (await vscode.commands.executeCommand('baton.doctor', plan)) as typeof checks;
+    });
+    assert.deepEqual(
+      checks.filter((c) => c.status === 'fail').map((c) => c.name),
+      ['worker ghost'],
+      JSON.stringify(checks),
+    );
+    assert.deepEqual(
+      shown.filter((m) => m.message.startsWith('Baton doctor')).map((m) => m.level),
+      ['error'],
+      'not "ready to run"',
+    );
+  });
+
   it('Show Changes outside git says, in one message, why the changes cannot be shown, and opens nothing', async () => {
     const view = await overview();
     const attempt = view.delegations.find((d) => d.startedAt !== undefined)!;
