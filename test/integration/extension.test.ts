@@ -374,6 +374,37 @@ describe('Baton in the editor', function () {
     );
   });
 
+  it('puts baton on the PATH of the integrated terminals: a new terminal runs the CLI this extension ships (issue 24, item 10)', async () => {
+    const out = workspacePath('scratch', 'terminal-baton.txt');
+    mkdirSync(dirname(out), { recursive: true });
+    const terminal = vscode.window.createTerminal({
+      name: 'baton on PATH',
+      shellPath: '/bin/sh',
+      shellArgs: [
+        '-c',
+        `command -v baton > '${out}.tmp'; baton --version >> '${out}.tmp' 2>&1; mv '${out}.tmp' '${out}'`,
+      ],
+    });
+    try {
+      const text = await waitFor(
+        'the terminal to run baton',
+        () => {
+          try {
+            return readFileSync(out, 'utf8');
+          } catch {
+            return undefined;
+          }
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      // The script the extension wrote, found on PATH, runs this extension's CLI.
+      assert.match(text, /\/bin\/baton\n/, text);
+      assert.match(text, /^\d+\.\d+\.\d+$/m, text);
+    } finally {
+      terminal.dispose();
+    }
+  });
+
   it('Show Changes outside git says, in one message, why the changes cannot be shown, and opens nothing', async () => {
     const view = await overview();
     const attempt = view.delegations.find((d) => d.startedAt !== undefined)!;

@@ -40,8 +40,7 @@ function guarded(id: CommandId, run: (...args: never[]) => unknown, log: vscode.
         void vscode.window.showErrorMessage(message, 'Run Doctor').then((pick) => {
           if (pick) void vscode.commands.executeCommand('baton.doctor' satisfies CommandId, planPath);
         });
-      }
-      else void vscode.window.showErrorMessage(message);
+      } else void vscode.window.showErrorMessage(message);
       return undefined;
     }
   });
