@@ -782,9 +782,10 @@ export class Engine {
     const open = overview.tasks.filter(
       (task) => !['completed', 'failed', 'blocked', 'skipped', 'cancelled'].includes(task.status),
     );
+    const planPath = overview.run.planPath;
     if (!frozen) {
       const ids = open.map((task) => override ?? task.worker ?? this.config.defaultWorker);
-      return refuseWorkers(this.config, this.workspace, ids);
+      return refuseWorkers(this.config, this.workspace, ids, undefined, planPath);
     }
     // What will run is the run's frozen definitions. Where the config now defines a worker otherwise (or names another
     // default), the coordinator asks at a config_changed gate first: the config's one must exist, the frozen one need
@@ -796,7 +797,7 @@ export class Engine {
       if (!mine) {
         // A new worker whose adoption a person rejected cannot run in this run: said now, not at the first dispatch.
         if (refused.has(id)) frozenWorkerFor(frozen, id);
-        refuseWorkers(this.config, this.workspace, [id]);
+        refuseWorkers(this.config, this.workspace, [id], undefined, planPath);
         continue;
       }
       const theirs = frozenDefinition(current, id);
@@ -807,7 +808,7 @@ export class Engine {
         resolveWorker(this.config, theirs ? id : current.defaultWorker);
         continue;
       }
-      refuseWorkers(this.config, this.workspace, [id], frozen);
+      refuseWorkers(this.config, this.workspace, [id], frozen, planPath);
     }
   }
 
@@ -825,6 +826,8 @@ export class Engine {
       config,
       workspace,
       plan.parsed.tasks.map((t) => options.worker ?? t.worker ?? config.defaultWorker),
+      undefined,
+      options.planPath,
     );
   }
 
@@ -899,7 +902,13 @@ function invalidConfig(workspace: string, issues: readonly Issue[]): BatonError 
  * Each worker id must be defined (`worker.unknown`, exit 2) — by the run's frozen definitions when given, else the
  * config — and, unless manual, installed (`worker.missing`, 7).
  */
-function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly string[], frozen?: FrozenWorkers): void {
+function refuseWorkers(
+  config: BatonConfig,
+  workspace: string,
+  ids: readonly string[],
+  frozen?: FrozenWorkers,
+  planPath?: string,
+): void {
   for (const id of new Set(ids)) {
     const worker = (frozen && frozenDefinition(frozen, id)) ?? resolveWorker(config, id);
     if (worker.type === 'manual') continue;
@@ -908,6 +917,9 @@ function refuseWorkers(config: BatonConfig, workspace: string, ids: readonly str
       throw new BatonError(
         'worker.missing',
         `Worker "${id}" cannot start: ${executable} is not installed (not found${isAbsolute(executable) ? '' : ' on PATH'}). Install it or change the worker in .baton/config.json; baton doctor checks every worker.`,
+        [],
+        // The plan it was refused for: a doctor offered with the refusal checks that plan's workers.
+        { worker: id, executable, ...(planPath ? { planPath } : {}) },
       );
     }
   }

@@ -1,3 +1,5 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
 import { registerCommands } from './commands/register';
@@ -12,6 +14,7 @@ import { DashboardPanel } from './dashboard';
 import { GatesTreeProvider, RunsTreeProvider, WorkersTreeProvider } from './views';
 import { HiddenRuns } from './hiddenRuns';
 import { runsByPlace } from './model/viewRows';
+import { cliShim } from './model/cliShim';
 
 let session: BatonSession | undefined;
 
@@ -60,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       shutdown: async () => undefined,
     };
   }
+  putCliOnTerminalPath(context, log);
   session = new BatonSession(folder, log, context.extensionPath);
   const current = session;
   context.subscriptions.push(session);
@@ -217,4 +221,27 @@ function silentOnceClosed(channel: vscode.LogOutputChannel): vscode.LogOutputCha
       };
     },
   });
+}
+
+/**
+ * `baton` on the PATH of this workspace's integrated terminals: a script (model/cliShim.ts) in the extension's storage
+ * that runs the CLI it ships, prepended to PATH through the terminal environment VS Code manages for extensions
+ * (new terminals get it; VS Code offers to relaunch open ones). Off with `baton.terminalPath: false`.
+ */
+function putCliOnTerminalPath(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
+  const collection = context.environmentVariableCollection;
+  collection.clear();
+  if (!vscode.workspace.getConfiguration('baton').get<boolean>('terminalPath', true)) return;
+  const cli = join(context.extensionPath, 'dist', 'cli.js');
+  if (!existsSync(cli)) return;
+  try {
+    const bin = join(context.globalStorageUri.fsPath, 'bin');
+    const shim = cliShim(process.execPath, cli, process.platform);
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, shim.name), shim.text, { mode: 0o755 });
+    collection.description = 'Puts `baton` (the CLI of this Baton extension) on PATH.';
+    collection.prepend('PATH', `${bin}${delimiter}`);
+  } catch (err) {
+    log.warn(`Could not put baton on the terminals' PATH: ${describeError(err)}`);
+  }
 }

@@ -115,7 +115,10 @@ describe('Baton in the browser: isolation you can recover from', function () {
       timeoutMs: 60_000,
     });
     assert.equal(status(ws()), '?? plan.md');
-    assert.match(readFileSync(join(ws(), '.git', 'info', 'exclude'), 'utf8'), /^\.baton\/$/m);
+    assert.match(
+      readFileSync(join(ws(), '.git', 'info', 'exclude'), 'utf8'),
+      /^\*\*\/\.baton\/\*\n!\*\*\/\.baton\/config\.json$/m,
+    );
     await showSourceControl('e2e-isolation-1-scm-before');
   });
 

@@ -349,6 +349,62 @@ describe('Baton in the editor', function () {
     );
   });
 
+  it('Doctor, given the plan a Start Run refused, checks the workers that plan names (issue 24, item 1)', async () => {
+    // What the refusal's Run Doctor passes (worker.missing carries the plan): this plan's task names a worker whose
+    // program is not installed, while the default worker is.
+    const plan = workspacePath('scratch', 'ghost.plan.md');
+    mkdirSync(dirname(plan), { recursive: true });
+    writeFileSync(
+      plan,
+      '# Ghost\n\n```baton-task\nid: G1\ntitle: Needs a CLI that is not here\nworker: ghost\n```\n\nDo it.\n',
+    );
+    let checks: Array<{ name: string; status: string }> = [];
+    const shown = await messagesShownDuring(async () => {
+      checks = (await vscode.commands.executeCommand('baton.doctor', plan)) as typeof checks;
+    });
+    assert.deepEqual(
+      checks.filter((c) => c.status === 'fail').map((c) => c.name),
+      ['worker ghost'],
+      JSON.stringify(checks),
+    );
+    assert.deepEqual(
+      shown.filter((m) => m.message.startsWith('Baton doctor')).map((m) => m.level),
+      ['error'],
+      'not "ready to run"',
+    );
+  });
+
+  it('puts baton on the PATH of the integrated terminals: a new terminal runs the CLI this extension ships (issue 24, item 10)', async () => {
+    const out = workspacePath('scratch', 'terminal-baton.txt');
+    mkdirSync(dirname(out), { recursive: true });
+    const terminal = vscode.window.createTerminal({
+      name: 'baton on PATH',
+      shellPath: '/bin/sh',
+      shellArgs: [
+        '-c',
+        `command -v baton > '${out}.tmp'; baton --version >> '${out}.tmp' 2>&1; mv '${out}.tmp' '${out}'`,
+      ],
+    });
+    try {
+      const text = await waitFor(
+        'the terminal to run baton',
+        () => {
+          try {
+            return readFileSync(out, 'utf8');
+          } catch {
+            return undefined;
+          }
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+      // The script the extension wrote, found on PATH, runs this extension's CLI.
+      assert.match(text, /\/bin\/baton\n/, text);
+      assert.match(text, /^\d+\.\d+\.\d+$/m, text);
+    } finally {
+      terminal.dispose();
+    }
+  });
+
   it('Show Changes outside git says, in one message, why the changes cannot be shown, and opens nothing', async () => {
     const view = await overview();
     const attempt = view.delegations.find((d) => d.startedAt !== undefined)!;

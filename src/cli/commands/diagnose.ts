@@ -58,7 +58,7 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
               w?.pid ? String(w.pid) : '-',
               proc,
               del.resultStatus ?? '-',
-              oneLine(del.reason ?? '', 60),
+              oneLine(del.reason ?? '', 90),
             ];
           }),
         ),

@@ -28,6 +28,6 @@ export function init(ctx: CommandContext): void {
   else ctx.output.out(`Set up Baton in ${ctx.workspace}:\n${created.map((c) => `  created ${c}`).join('\n')}`);
   if (repository)
     ctx.output.out(
-      `.baton/ is in the git repository's info/exclude; to share the config, commit it once: git add -f ${BATON_DIR}/config.json`,
+      `Baton's state under ${BATON_DIR}/ is in the git repository's info/exclude; commit ${BATON_DIR}/config.json to share the config.`,
     );
 }

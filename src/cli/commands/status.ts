@@ -73,7 +73,7 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
           attempts.length ? String(attempts.length) : '-',
           t.agent,
           oneLine(t.title, 40),
-          oneLine(t.statusReason ?? '', 60),
+          oneLine(t.statusReason ?? '', 90),
         ];
       }),
     ),

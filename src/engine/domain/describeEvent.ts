@@ -38,7 +38,7 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.delegationId)} prompt ${e.data.sha256.slice(0, 12)} (${e.data.bytes} bytes${e.data.truncated ? ', truncated' : ''})`;
     case 'agent:usage': {
       const cost = e.data.costUsd !== undefined ? `, $${e.data.costUsd.toFixed(4)}` : '';
-      return `${text(e.data.delegationId)} ${text(e.data.kind)}: ${e.data.turns} turns, ${e.data.toolCalls} tool calls, ${e.data.inputTokens + e.data.outputTokens} tokens${cost}`;
+      return `${text(e.data.delegationId)} ${text(e.data.kind)}: ${counted(e.data.turns, 'turn')}, ${counted(e.data.toolCalls, 'tool call')}, ${counted(e.data.inputTokens + e.data.outputTokens, 'token')}${cost}`;
     }
     case 'gate:opened':
       return `${text(e.data.gateId)} opened (${e.data.kind}): ${text(e.data.reason)}`;
@@ -49,7 +49,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'gate:updated':
       return `${text(e.data.gateId)} updated: ${text(e.data.reason)}`;
     case 'ingestion:recorded':
-      return `${text(e.data.ingestionId)} ${e.data.accepted ? `accepted ${e.data.resultStatus ?? ''}` : `rejected (${e.data.issues} issues)`} for ${text(e.data.delegationId)}`;
+      // The ingestion's own id means nothing to a person: the attempt's result does.
+      return `the result of ${text(e.data.delegationId)} ${e.data.accepted ? `accepted: ${e.data.resultStatus ?? ''}` : `rejected: ${counted(e.data.issues, 'issue')}`}`;
     case 'verification:receipt':
       return `${text(e.data.delegationId)} \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`} (${e.data.durationMs} ms)`;
     case 'coordinator:acquired':

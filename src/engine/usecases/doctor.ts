@@ -109,6 +109,14 @@ export async function runDoctor(input: {
 }
 
 /** The workers a run could use: the required ones (the plan's, or the default) and every defined one. */
+/** The npm package each agent preset's CLI installs from (the versions Baton is tested with: docs/agent-clis.md). */
+const AGENT_CLI_PACKAGES: Readonly<Record<AgentKind, string>> = {
+  'claude-code': '@anthropic-ai/claude-code',
+  codex: '@openai/codex',
+  gemini: '@google/gemini-cli',
+  opencode: 'opencode-ai',
+};
+
 function workersInUse(config: BatonConfig, required: ReadonlySet<string>): Array<[string, WorkerDefinition]> {
   const ids = new Set([...required, ...Object.keys(config.workers)]);
   return [...ids].flatMap((id): Array<[string, WorkerDefinition]> => {
@@ -129,8 +137,12 @@ async function checkWorker(
   const executable = worker.type === 'process' ? worker.command : worker.executable;
   const found = findExecutable(executable, workspace, env);
   if (!found) {
-    const install =
-      worker.type === 'process' ? '' : ` (install the ${worker.type} CLI, or set "executable" in .baton/config.json)`;
+    const pkg = AGENT_CLI_PACKAGES[worker.type as AgentKind];
+    const install = pkg
+      ? ` (install it: npm install -g ${pkg}; or set "executable" in .baton/config.json)`
+      : worker.type === 'process'
+        ? ''
+        : ` (install the ${worker.type} CLI, or set "executable" in .baton/config.json)`;
     const where = `${executable} is not found${isAbsolute(executable) ? '' : ' on PATH'}`;
     return [
       required

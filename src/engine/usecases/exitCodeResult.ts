@@ -1,6 +1,7 @@
 import { join, relative, sep } from 'node:path';
 import { writeBatonFile } from '../effects/files/safeWrite';
-import { exitCodeResultText } from '../domain/result/exitCodeResult';
+import { exitCodeResultText, lastOutputLine } from '../domain/result/exitCodeResult';
+import { readBatonFileTail } from '../effects/files/safeRead';
 import { Git } from '../effects/git/git';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { readAttemptChanges } from './attemptChanges';
@@ -16,14 +17,35 @@ import type { EngineContext } from './context';
 export async function writeExitCodeResult(
   ctx: Pick<EngineContext, 'store' | 'workspace'>,
   attempt: { runId: string; delegationId: string; taskId: string; agent: string; artifactPath: string },
-  worker: { command: string; cwd: string },
+  worker: { command: string; cwd: string; logPath: string },
   exit: WorkerExit,
 ): Promise<void> {
-  const artifacts = exit.exitCode === 0 ? await changedFiles(ctx, attempt, worker.cwd) : { paths: [] };
-  const block = exitCodeResultText(attempt, worker.command, exit, artifacts);
+  const passed = exit.exitCode === 0;
+  const artifacts = passed ? await changedFiles(ctx, attempt, worker.cwd) : { paths: [] };
+  const block = exitCodeResultText(
+    attempt,
+    worker.command,
+    exit,
+    artifacts,
+    passed ? undefined : lastOutput(ctx, worker),
+  );
   // As every file under .baton/: never through a link the worker planted at its artifact path.
   writeBatonFile(ctx.workspace, attempt.artifactPath, block);
 }
+
+/** The last line the failed command printed (its log's end, read through the fence); none when it is not readable. */
+function lastOutput(ctx: Pick<EngineContext, 'workspace'>, worker: { logPath: string }): string | undefined {
+  try {
+    const tail = readBatonFileTail(ctx.workspace, worker.logPath, LOG_TAIL_BYTES);
+    return tail && lastOutputLine(tail.text);
+  } catch {
+    // A log a worker replaced with a link: its result says how it ended, without the line.
+    return undefined;
+  }
+}
+
+/** Enough of a log's end to hold its last line. */
+const LOG_TAIL_BYTES = 4096;
 
 /** The files the attempt added or changed, relative to the folder it worked in. */
 async function changedFiles(

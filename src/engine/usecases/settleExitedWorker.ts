@@ -41,7 +41,7 @@ export async function settleExitedWorker(
     await writeExitCodeResult(
       ctx,
       { runId, delegationId, taskId, agent, artifactPath: worker.artifactPath },
-      { command, cwd },
+      { command, cwd, logPath: worker.logPath },
       exit,
     );
   }

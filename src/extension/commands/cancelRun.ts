@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { counted } from '../../engine/index';
+import { processesEnded } from '../model/notices';
 import { folderCommand, type CommandNode } from './context';
 import { pickRun } from './pick';
 
@@ -19,10 +20,10 @@ export const cancelRun = folderCommand(async (ctx, node: CommandNode) => {
   const outcome = await (await ctx.session.engine()).cancelRun({ runId, by: 'VS Code' });
   await ctx.session.runState?.refreshNow();
   const report = outcome.stop?.report ?? [];
-  const unconfirmed = report.filter((entry) => !entry.confirmed);
+  const gone = processesEnded(report);
   const message = outcome.alreadyCancelled
     ? `Run ${runId} was already cancelled.`
-    : `Cancelled run ${runId}: ${counted(outcome.attemptsCancelled.length, 'attempt')} ended${report.length ? (unconfirmed.length ? `, ${unconfirmed.length} NOT confirmed gone` : ', their processes are gone') : ''}; ${counted(outcome.tasksCancelled, 'task')} cancelled, ${counted(outcome.gatesClosed, 'gate')} closed.`;
-  if (unconfirmed.length) void vscode.window.showWarningMessage(message);
+    : `Cancelled run ${runId}: ${counted(outcome.attemptsCancelled.length, 'attempt')} ended${gone ? `, ${gone}` : ''}; ${counted(outcome.tasksCancelled, 'task')} cancelled, ${counted(outcome.gatesClosed, 'gate')} closed.`;
+  if (report.some((entry) => !entry.confirmed)) void vscode.window.showWarningMessage(message);
   else void vscode.window.showInformationMessage(message);
 });

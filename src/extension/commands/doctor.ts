@@ -2,11 +2,16 @@ import * as vscode from 'vscode';
 import { Engine } from '../../engine/index';
 import { folderCommand } from './context';
 
-/** Doctor: what a run needs, checked; each check a line in the log, and a summary that says what blocks. */
-export const doctor = folderCommand(async (ctx) => {
+/**
+ * Doctor: what a run needs, checked; each check a line in the log, and a summary that says what blocks. Given a plan
+ * (a refused Start Run passes the one it refused), it checks the workers that plan's tasks name, as `baton doctor
+ * <plan>` does; else the default worker.
+ */
+export const doctor = folderCommand(async (ctx, plan?: unknown) => {
   const { log } = ctx;
-  const checks = await Engine.doctor({ workspace: ctx.session.workspace });
-  log.info('── Baton doctor ──');
+  const planPath = typeof plan === 'string' ? plan : plan instanceof vscode.Uri ? plan.fsPath : undefined;
+  const checks = await Engine.doctor({ workspace: ctx.session.workspace, ...(planPath ? { planPath } : {}) });
+  log.info(`── Baton doctor${planPath ? ` (${planPath})` : ''} ──`);
   for (const check of checks) {
     const line = `${check.status === 'ok' ? '✓' : check.status === 'warn' ? '!' : '✗'} ${check.name}: ${check.detail}`;
     if (check.status === 'fail') log.error(line);

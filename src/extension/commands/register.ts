@@ -33,12 +33,14 @@ function guarded(id: CommandId, run: (...args: never[]) => unknown, log: vscode.
       log.warn(`${id}: ${message}`);
       if (err instanceof TrustRequiredError)
         void offerTrust(message, () => vscode.commands.executeCommand(id, ...args), log);
-      else if (BatonError.is(err, 'worker.missing'))
-        // A worker's program is not installed: nothing was dispatched; Doctor says what else is missing.
+      else if (BatonError.is(err, 'worker.missing')) {
+        // A worker's program is not installed: nothing was dispatched; Doctor says what else is missing — of the plan
+        // that was refused, whose tasks may name other workers than the default one.
+        const planPath = (err as BatonError).details?.planPath;
         void vscode.window.showErrorMessage(message, 'Run Doctor').then((pick) => {
-          if (pick) void vscode.commands.executeCommand('baton.doctor' satisfies CommandId);
+          if (pick) void vscode.commands.executeCommand('baton.doctor' satisfies CommandId, planPath);
         });
-      else void vscode.window.showErrorMessage(message);
+      } else void vscode.window.showErrorMessage(message);
       return undefined;
     }
   });

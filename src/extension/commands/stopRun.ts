@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { stopNotice } from '../model/notices';
+import { processesEnded, stopNotice } from '../model/notices';
 import { folderCommand, type CommandContext, type CommandNode } from './context';
 import { delegationOf, pickRun } from './pick';
 
@@ -17,9 +17,10 @@ export const stopDelegation = folderCommand(async (ctx, node: CommandNode) => {
   const { request } = await (
     await ctx.session.engine()
   ).requestStop({ runId: delegation.runId, delegationId: delegation.id, mode: 'immediate', by: 'VS Code' });
-  void vscode.window.showInformationMessage(
-    `Stopped ${delegation.id}${request.report.every((r) => r.confirmed) ? '; its processes are gone' : '; termination NOT confirmed'}.`,
-  );
+  const gone = processesEnded(request.report);
+  const message = `Stopped ${delegation.id}${gone ? `: ${gone}` : ''}.`;
+  if (request.report.some((r) => !r.confirmed)) void vscode.window.showWarningMessage(message);
+  else void vscode.window.showInformationMessage(message);
   await ctx.session.runState?.refreshNow();
 });
 

@@ -1,4 +1,11 @@
-import { counted, describeEvent, type CoordinatorOutcome, type RunEvent, type StopRequest } from '../../engine/index';
+import {
+  counted,
+  describeEvent,
+  type CoordinatorOutcome,
+  type RunEvent,
+  type StopReportEntry,
+  type StopRequest,
+} from '../../engine/index';
 
 /**
  * What the extension says in notifications, the status bar's tooltip and the Baton log, as plain
@@ -44,14 +51,24 @@ export function stopNotice(
   const already = repeated ? 'already ' : '';
   if (ended.length === 0)
     return { level: 'info', message: `${runId} is ${already}stopped: nothing was running. Resume continues it.` };
-  const gone =
-    unconfirmed.length === 0
-      ? `${ended.length === 1 ? 'its processes are' : 'their processes are'} gone`
-      : `${counted(unconfirmed.length, 'attempt')} NOT confirmed gone (see the Baton log)`;
+  const gone = processesEnded(ended);
   return {
     level: unconfirmed.length ? 'warning' : 'info',
-    message: `Stopped ${runId} ${already === '' ? '' : '(already) '}now: ${counted(ended.length, 'attempt')} ended, ${gone}. Resume runs ${ended.length === 1 ? 'it' : 'them'} again.`,
+    message: `Stopped ${runId} ${already === '' ? '' : '(already) '}now: ${counted(ended.length, 'attempt')} ended${gone ? `, ${gone}` : ''}. Resume runs ${ended.length === 1 ? 'it' : 'them'} again.`,
   };
+}
+
+/**
+ * What a stop proved of the ended attempts' processes, said only of attempts that had one running (an attempt whose
+ * worker had already exited, or one a `baton claim` holds, had none for Baton to end); undefined when none had.
+ */
+export function processesEnded(report: readonly StopReportEntry[]): string | undefined {
+  const unconfirmed = report.filter((r) => !r.confirmed);
+  if (unconfirmed.length) return `${counted(unconfirmed.length, 'attempt')} NOT confirmed gone (see the Baton log)`;
+  const had = report.filter((r) => r.processes.length > 0);
+  if (had.length === 0) return undefined;
+  if (had.length < report.length) return `the processes of ${counted(had.length, 'attempt')} are gone`;
+  return had.length === 1 ? 'its processes are gone' : 'their processes are gone';
 }
 
 /** The status bar's tooltip: counts in words. */

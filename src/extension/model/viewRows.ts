@@ -300,8 +300,9 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
   const view = cache.overview(runId);
   const d = view?.delegations.find((x) => x.id === delegationId);
   const runtime = view?.runtimes.find((r) => r.delegationId === delegationId);
-  // "result PASS" says nothing the result status does not.
-  const reason = d?.reason && d.reason !== `result ${d.resultStatus}` ? d.reason : undefined;
+  // "result PASS" says nothing the result status does not; of "result FAIL: <summary>", the summary is the news.
+  const reason =
+    d?.reason && d.reason !== `result ${d.resultStatus}` ? d.reason.replace(/^result FAIL: /, '') : undefined;
   const description = [d?.status, d?.resultStatus, reason, spentText(view, { delegationId })]
     .filter(Boolean)
     .join(' · ');

@@ -61,7 +61,7 @@ describe('baton doctor', function () {
     assert.equal(r.code, 7, describeResult(r));
     assert.match(
       r.stdout,
-      /✗ worker ghost +baton-no-such-codex is not found on PATH: tasks that use this worker cannot start \(install the codex CLI/,
+      /✗ worker ghost +baton-no-such-codex is not found on PATH: tasks that use this worker cannot start \(install it: npm install -g @openai\/codex;/,
     );
     assert.match(r.stdout, /1 check failed: a run cannot start until it is fixed\./);
     const json = await runCli(['doctor', 'plan.md', '--json'], { cwd: workspace });

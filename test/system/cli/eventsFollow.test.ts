@@ -134,4 +134,61 @@ describe('baton CLI: events --follow', () => {
     assert.deepEqual(exit, { code: 0, signal: null }, `stderr:\n${stderr}`);
     assert.equal(stderr, '');
   });
+
+  it('moves on to a newer run of the plan when one starts; a run named with --run is followed until it ends', async function () {
+    this.timeout(120_000);
+    // The first test's run (A and B claimed) is the plan's latest.
+    const first = (await runCli(['status', '--json'], { cwd: ws })).json<{ run: { id: string } }>().run.id;
+    const watch = (args: string[]) => {
+      const child = spawnCli(['events', '--follow', ...args], { cwd: ws });
+      const out = { stdout: '', exit: undefined as number | null | undefined };
+      child.stdout!.setEncoding('utf8').on('data', (c: string) => (out.stdout += c));
+      child.on('exit', (code) => (out.exit = code));
+      return { child, out };
+    };
+    const pinned = watch(['--run', first]);
+    const latest = watch(['--json']);
+    follower = latest.child;
+    await waitFor(
+      () => pinned.out.stdout.includes('delegation:claimed') && latest.out.stdout.includes('"seq"'),
+      'both backlogs',
+      10_000,
+    );
+
+    const cancelled = await runCli(['cancel', '--run', first], { cwd: ws });
+    assert.equal(cancelled.code, 0, describeResult(cancelled));
+    // The pinned follower prints the run's end and exits by itself.
+    await waitFor(() => pinned.out.exit !== undefined, 'the --run follower to exit at its run’s end', 15_000);
+    assert.equal(pinned.out.exit, 0, pinned.out.stdout);
+    assert.match(
+      pinned.out.stdout,
+      new RegExp(
+        `run:status +run \\w+ → cancelled\\b.*\\n.*Run ${first} cancelled; nothing more will happen in it\\.\\n$`,
+      ),
+    );
+
+    // A new run of the plan: the other follower moves on to it.
+    const claim = await runCli(['claim', '--plan', 'plan.md', '--task', 'A', '--json'], { cwd: ws });
+    assert.equal(claim.code, 0, describeResult(claim));
+    const second = claim.json().runId as string;
+    assert.notEqual(second, first);
+    const events = (): FollowedEvent[] =>
+      latest.out.stdout
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as FollowedEvent);
+    await waitFor(
+      () => events().some((e) => e.runId === second && e.type === 'delegation:claimed'),
+      'the newer run’s claim',
+      15_000,
+    );
+    const ofSecond = events().filter((e) => e.runId === second);
+    assert.equal(ofSecond[0]?.type, 'run:created', 'its log from the start');
+    assert.deepEqual(
+      ofSecond.map((e) => e.seq),
+      ofSecond.map((_, i) => i + 1),
+      'every event of the newer run once, in order',
+    );
+    assert.equal(latest.out.exit, undefined, 'still following');
+  });
 });

@@ -33,7 +33,14 @@ describe('plain command workers: exit 0 is PASS with the changed files, anything
             ),
             result: 'exit-code',
           },
-          broken: { type: 'process', command: process.execPath, args: script('process.exit(3)'), result: 'exit-code' },
+          broken: {
+            type: 'process',
+            command: process.execPath,
+            args: script(
+              "console.log('building');console.error('\\u001b[31mError: cannot find module ./db\\u001b[0m');process.exit(3)",
+            ),
+            result: 'exit-code',
+          },
         },
       }),
     );
@@ -69,6 +76,14 @@ describe('plain command workers: exit 0 is PASS with the changed files, anything
     assert.match(failed, /status: FAIL/);
     assert.match(failed, /exited with code 3/);
     assert.match(failed, /artifacts: \[\]/);
+    // What the views, status and diagnose show of the failure: its exit code and the last line it printed (issue 24,
+    // item 5), without the terminal's colour codes.
+    const broken = view.delegations.find((d) => d.id === 'D-B-formatter-001')!;
+    assert.match(broken.reason ?? '', /^result FAIL: .* exited with code 3: Error: cannot find module \.\/db$/);
+    assert.match(
+      view.tasks.find((t) => t.id === 'B')!.statusReason ?? '',
+      /^D-B-formatter-001 reported FAIL: .* exited with code 3: Error: cannot find module \.\/db; no attempts left/,
+    );
   });
 
   it('outside git: PASS with no artifacts, and the summary says its changes are not known', async () => {

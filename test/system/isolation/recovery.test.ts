@@ -31,9 +31,10 @@ function untracked(workspace: string): string[] {
 
 /**
  * Isolation a person can recover from (docs/isolation.md): in a new repository with a plan
- * just written, the plan and `.baton/` are not "uncommitted work"; `.baton/` never shows as
- * untracked, from the store's first write on; and an isolation gate opened by a really dirty
- * tree is checked again after the person commits, and closes by itself.
+ * just written, the plan and `.baton/` are not "uncommitted work"; of `.baton/` only the config
+ * (meant to be committed) shows as untracked, from the store's first write on; and an
+ * isolation gate opened by a really dirty tree is checked again after the person commits,
+ * and closes by itself.
  */
 describe('isolation you can recover from', function () {
   this.timeout(90_000);
@@ -53,7 +54,7 @@ describe('isolation you can recover from', function () {
     return withWorkerEnv({ FAKE_EDITS: EDITS }, () => taken.coordinator.run());
   }
 
-  it('a fresh repository with the plan and config not committed yet: no isolation gate, the tasks run in worktrees, .baton/ never untracked', async () => {
+  it('a fresh repository with the plan and config not committed yet: no isolation gate, the tasks run in worktrees, only .baton/config.json of .baton/ untracked', async () => {
     initRepo(fixture.workspace, { 'README.md': '# notes\n' });
     // What a new user has: a plan and a config written, nothing of them committed.
     fixture.write('plan.md', plan([{ id: 'A' }, { id: 'B' }]));
@@ -62,8 +63,13 @@ describe('isolation you can recover from', function () {
 
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    // The store has been written (journal, snapshot): none of .baton/ shows, before any task ran.
-    assert.deepEqual(untracked(fixture.workspace), ['plan.md'], 'after the store opened, before the first dispatch');
+    // The store has been written (journal, snapshot): none of Baton's state shows, before any task ran — only what the
+    // person wrote: the plan, and the config, which is meant to be committed (issue 24, item 11).
+    assert.deepEqual(
+      untracked(fixture.workspace).sort(),
+      ['.baton/config.json', 'plan.md'],
+      'after the store opened, before the first dispatch',
+    );
 
     assert.deepEqual(await drive(run.id), { kind: 'finished', status: 'completed' });
     assert.deepEqual(
@@ -82,8 +88,8 @@ describe('isolation you can recover from', function () {
     );
     assert.match(git(fixture.workspace, 'log', '--format=%s', 'main'), /Baton: integrate A/);
     assert.deepEqual(
-      untracked(fixture.workspace),
-      ['plan.md'],
+      untracked(fixture.workspace).sort(),
+      ['.baton/config.json', 'plan.md'],
       'after the run: logs, artifacts and worktrees do not show either',
     );
   });

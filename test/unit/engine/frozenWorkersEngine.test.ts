@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { BatonError, type Engine } from '../../../src/engine/index';
+import { BatonError, Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 
 const PLAN = '```baton-task\nid: T1\nagent: coder\n```\nDo T1.\n';
@@ -24,6 +24,18 @@ describe('frozen worker definitions: what resume checks, what status says', () =
   it('a frozen worker whose program is gone is refused (worker.missing) while the config defines it the same', async () => {
     const { run } = await engine.runForPlan('plan.md');
     await assert.rejects(engine.refuseUnknownWorkers(run.id), (err) => BatonError.is(err, 'worker.missing'));
+  });
+
+  it('the refusal names the plan it was refused for: a doctor offered with it checks that plan (issue 24, item 1)', async () => {
+    const { run } = await engine.runForPlan('plan.md');
+    await assert.rejects(
+      engine.refuseUnknownWorkers(run.id),
+      (err) => BatonError.is(err, 'worker.missing') && (err as BatonError).details?.planPath === run.planPath,
+    );
+    assert.throws(
+      () => Engine.refuseUnknownWorkersForPlan({ workspace: fixture.workspace, planPath: 'plan.md' }),
+      (err) => BatonError.is(err, 'worker.missing') && (err as BatonError).details?.planPath === 'plan.md',
+    );
   });
 
   it('…but not once the config defines it otherwise, or names another default: the gate will ask', async () => {

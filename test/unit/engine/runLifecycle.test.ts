@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError, type Engine } from '../../../src/engine/index';
+import { batonExcludeEdit } from '../../../src/engine/effects/git/worktrees';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 
 /**
@@ -178,11 +179,36 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
         const exclude = readFileSync(join(other.workspace, '.git', 'info', 'exclude'), 'utf8');
         assert.equal(
           exclude,
-          "# git ls-files --others --exclude-from=…\n# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)\n.baton/\n",
+          "# git ls-files --others --exclude-from=…\n# Baton's store, logs and task worktrees; .baton/config.json is meant to be committed\n**/.baton/*\n!**/.baton/config.json\n",
         );
       } finally {
         await other.dispose();
       }
+    });
+
+    it("replaces the lines an earlier Baton wrote (which hid config.json) in place, keeping the person's own", async () => {
+      const other = new EngineFixture();
+      try {
+        mkdirSync(join(other.workspace, '.git', 'info'), { recursive: true });
+        const exclude = join(other.workspace, '.git', 'info', 'exclude');
+        writeFileSync(
+          exclude,
+          "*.log\n# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)\n.baton/\nbuild/\n",
+        );
+        await (await other.open()).close();
+        assert.equal(
+          readFileSync(exclude, 'utf8'),
+          "*.log\n# Baton's store, logs and task worktrees; .baton/config.json is meant to be committed\n**/.baton/*\n!**/.baton/config.json\nbuild/\n",
+        );
+        assert.deepEqual(readdirSync(join(other.workspace, '.git', 'info')), ['exclude'], 'no file left beside it');
+      } finally {
+        await other.dispose();
+      }
+    });
+
+    it("leaves a `.baton/` line in the person's own words as it is: theirs to decide", () => {
+      assert.deepEqual(batonExcludeEdit('# mine\n.baton/\n'), { kind: 'none' });
+      assert.deepEqual(batonExcludeEdit('.baton\n'), { kind: 'none' });
     });
   });
 });

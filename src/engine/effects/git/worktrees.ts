@@ -1,7 +1,17 @@
-import { constants, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import type { AttemptWorktree, RepositoryProbe } from '../../domain/isolation';
-import { openFenced, readFenced } from '../../platform/fencedFiles';
+import { createFenced, openFenced, readFenced } from '../../platform/fencedFiles';
 import { writeThrough } from '../files/safeWrite';
 import { BATON_DIR } from '../workspaceLayout';
 import { findGit, Git, workTreeOf } from './git';
@@ -85,9 +95,9 @@ function toGitPath(path: string): string {
 
 /**
  * Before Baton's first write to a workspace (the store opens, `baton init`): when the
- * workspace is in a git repository, `.baton/` goes into that repository's info/exclude, so
- * the store, logs and worktrees never show as untracked files in Source Control — not only
- * once a task first runs in a worktree. Returns the repository root, if any.
+ * workspace is in a git repository, what `.baton/` holds goes into that repository's info/exclude
+ * (all but config.json), so the store, logs and worktrees never show as untracked files in Source
+ * Control — not only once a task first runs in a worktree. Returns the repository root, if any.
  */
 export function excludeBatonFromRepository(workspace: string): string | undefined {
   const repoRoot = workTreeOf(workspace);
@@ -96,17 +106,50 @@ export function excludeBatonFromRepository(workspace: string): string | undefine
 }
 
 /**
- * Every `.baton/` folder of the repository (the workspace may be a sub-folder): the store,
- * logs, artifacts and worktrees are never the user's work. The config is excluded too — to
- * share it, commit it once (`git add -f .baton/config.json`); a tracked file is not affected.
+ * Every `.baton/` folder's contents (the workspace may be a sub-folder of the repository): the store, logs,
+ * artifacts and worktrees are never the user's work — but `config.json` is meant to be committed and shared
+ * (docs/config.md), so it is left visible to Source Control. (Git cannot re-include a file whose folder is excluded:
+ * the pattern excludes what is in `.baton/`, not the folder.)
  */
 const BATON_EXCLUDE = [
+  "# Baton's store, logs and task worktrees; .baton/config.json is meant to be committed",
+  '**/.baton/*',
+  '!**/.baton/config.json',
+] as const;
+
+/** What Baton wrote before config.json was left visible: replaced by BATON_EXCLUDE where found as written. */
+const EARLIER_BATON_EXCLUDE = [
   "# Baton's store, logs and task worktrees (baton init: commit config.json with git add -f)",
   '.baton/',
 ] as const;
 
 /**
- * `.baton/` (store, logs, worktrees) is never part of the user's history: it goes into the
+ * How the repository's info/exclude must change so that Baton's state is excluded and its config is not: nothing
+ * (Baton's lines are there, or the person excluded `.baton/` in their own words — theirs to decide), Baton's lines
+ * appended, or the file rewritten with Baton's earlier lines replaced in place.
+ */
+export function batonExcludeEdit(current: string): { kind: 'none' } | { kind: 'append' | 'rewrite'; text: string } {
+  const lines = current.split('\n');
+  const trimmed = lines.map((line) => line.trim());
+  if (BATON_EXCLUDE.slice(1).every((line) => trimmed.includes(line))) return { kind: 'none' };
+  const earlier = trimmed.findIndex(
+    (line, i) => line === EARLIER_BATON_EXCLUDE[0] && trimmed[i + 1] === EARLIER_BATON_EXCLUDE[1],
+  );
+  if (earlier >= 0)
+    return {
+      kind: 'rewrite',
+      text: [...lines.slice(0, earlier), ...BATON_EXCLUDE, ...lines.slice(earlier + 2)].join('\n'),
+    };
+  if (trimmed.some((line) => line === '.baton/' || line === '.baton' || line === '**/.baton/*'))
+    return { kind: 'none' };
+  return {
+    kind: 'append',
+    text: `${current === '' || current.endsWith('\n') ? '' : '\n'}${BATON_EXCLUDE.join('\n')}\n`,
+  };
+}
+
+/**
+ * `.baton/`'s state (store, logs, worktrees) is never part of the user's history: it goes into the
  * repository's info/exclude (never into a file the user commits).
  */
 export function ensureBatonExcluded(repoRoot: string): void {
@@ -125,19 +168,33 @@ export function ensureBatonExcluded(repoRoot: string): void {
   } catch {
     // .git is a folder (the usual case)
   }
-  // info/ and info/exclude are writable from every worktree: read and appended through the fence (a link there, to a
+  // info/ and info/exclude are writable from every worktree: read and written through the fence (a link there, to a
   // file outside, is refused — workspace.link-refused — never written through). The git folder itself is trusted as
   // the repository has it (a linked .git is the user's setup).
   const root = realpathSync(gitDir);
   const exclude = join(root, 'info', 'exclude');
-  const current = readFenced(root, exclude, MAX_EXCLUDE_BYTES)?.bytes.toString('utf8') ?? '';
-  const lines = current.split('\n').map((line) => line.trim());
-  if (lines.some((line) => line === '.baton/' || line === '.baton' || line === '**/.baton/*')) return;
-  const fd = openFenced(root, exclude, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, {
-    purpose: 'write',
-    createFolders: true,
-  });
-  writeThrough(fd, `${current === '' || current.endsWith('\n') ? '' : '\n'}${BATON_EXCLUDE.join('\n')}\n`);
+  const edit = batonExcludeEdit(readFenced(root, exclude, MAX_EXCLUDE_BYTES)?.bytes.toString('utf8') ?? '');
+  if (edit.kind === 'append')
+    writeThrough(
+      openFenced(root, exclude, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, {
+        purpose: 'write',
+        createFolders: true,
+      }),
+      edit.text,
+    );
+  else if (edit.kind === 'rewrite') {
+    // The person's own lines are in this file: a new one is written beside it and renamed over it, so a crash leaves
+    // the old file or the new one, never half of either.
+    const next = `${exclude}.baton-${process.pid}`;
+    const fd = createFenced(root, next, constants.O_WRONLY);
+    try {
+      writeSync(fd, edit.text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(next, exclude);
+  }
 }
 
 /** More than any exclude file a person writes; Baton's line is looked for in this much. */

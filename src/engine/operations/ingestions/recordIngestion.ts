@@ -180,10 +180,24 @@ async function applyAcceptedResult(
     }
     await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now);
   } else {
-    await transitionDelegation(tx, delegation, 'FAILED', { ...change, reason: 'result FAIL' }, now);
-    await settleUnsuccessfulAttempt(tx, delegation.runId, delegation.taskId, `${delegation.id} reported FAIL`, now);
+    // What the worker said of its failure is what a person reads first (views, status, diagnose): a plain command's
+    // summary says its exit code and last output line.
+    const said = summary ? `: ${clip(summary, FAIL_SUMMARY_CHARS)}` : '';
+    await transitionDelegation(tx, delegation, 'FAILED', { ...change, reason: `result FAIL${said}` }, now);
+    await settleUnsuccessfulAttempt(
+      tx,
+      delegation.runId,
+      delegation.taskId,
+      `${delegation.id} reported FAIL${said}`,
+      now,
+    );
   }
 }
+
+/** At most this much of a FAIL result's summary goes into the attempt's and the task's reason. */
+const FAIL_SUMMARY_CHARS = 300;
+
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 async function blockOnRejectedResult(
   tx: StoreTx,

@@ -5,7 +5,13 @@ import assert from 'node:assert/strict';
 import type { RunEvent, RunOverview, StopRequest } from '../../../../src/engine/index';
 import { describeEvent } from '../../../../src/engine/index';
 import { attemptEndLine, latestStartedAttempt } from '../../../../src/extension/model/attempts';
-import { eventLine, outcomeLine, statusTooltip, stopNotice } from '../../../../src/extension/model/notices';
+import {
+  eventLine,
+  outcomeLine,
+  processesEnded,
+  statusTooltip,
+  stopNotice,
+} from '../../../../src/extension/model/notices';
 
 function request(mode: 'graceful' | 'immediate', report: StopRequest['report']): StopRequest {
   return { id: 'S-1', runId: 'R-1', mode, status: 'applied', requestedAt: 0, requestedBy: 'VS Code', report };
@@ -69,6 +75,49 @@ describe('what the extension says', () => {
       two.message,
       'Stopped R-1 now: 2 attempts ended, 1 attempt NOT confirmed gone (see the Baton log). Resume runs them again.',
     );
+  });
+
+  it('says processes are gone only of attempts that had one (issue 24, item 9)', () => {
+    const none = { delegationId: 'D-T1-coder-001', processes: [], confirmed: true, survivors: [] };
+    assert.equal(processesEnded([none]), undefined);
+    assert.equal(
+      stopNotice('R-1', { request: request('immediate', [none]), repeated: false, appliedBy: 'this process' }).message,
+      'Stopped R-1 now: 1 attempt ended. Resume runs it again.',
+    );
+    assert.equal(processesEnded([none, ended('D-T2-coder-001')]), 'the processes of 1 attempt are gone');
+    assert.equal(processesEnded([ended('D-T1-coder-001'), ended('D-T2-coder-001')]), 'their processes are gone');
+    assert.equal(
+      processesEnded([none, ended('D-T2-coder-001', false)]),
+      '1 attempt NOT confirmed gone (see the Baton log)',
+    );
+  });
+
+  it('the timeline names no internal record and counts in words (issue 24, item 9)', () => {
+    const recorded = (accepted: boolean, issues: number) =>
+      describeEvent({
+        type: 'ingestion:recorded',
+        data: {
+          ingestionId: 'I-19',
+          delegationId: 'D-T2-coder-001',
+          accepted,
+          resultStatus: accepted ? 'PASS' : undefined,
+          issues,
+        },
+      } as never);
+    assert.equal(recorded(true, 0), 'the result of D-T2-coder-001 accepted: PASS');
+    assert.equal(recorded(false, 1), 'the result of D-T2-coder-001 rejected: 1 issue');
+    const usage = describeEvent({
+      type: 'agent:usage',
+      data: {
+        delegationId: 'D-T1-coder-001',
+        kind: 'claude-code',
+        turns: 1,
+        toolCalls: 1,
+        inputTokens: 1,
+        outputTokens: 0,
+      },
+    } as never);
+    assert.equal(usage, 'D-T1-coder-001 claude-code: 1 turn, 1 tool call, 1 token');
   });
 
   it('singular and plural, never "(s)": the status bar tooltip and the event descriptions', () => {
