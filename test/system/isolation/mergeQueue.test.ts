@@ -32,7 +32,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   /** A repository whose verify command needs both the library and its callers; the config and plan committed. */
-  function repo(tasks: string[], counter: string): string {
+  function repo(tasks: string[], counter: string, more: Record<string, unknown> = {}): string {
     const check = [process.execPath, 'check.js', counter];
     fixture.write(
       '.baton/config.json',
@@ -45,6 +45,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
         maxConcurrency: 3,
         isolation: 'worktree',
         verifyIntegrated: [check],
+        ...more,
       }),
     );
     // Each task verifies itself with the same command too: on the merged tree it runs once.
@@ -206,5 +207,75 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     assert.equal(git(fixture.workspace, 'rev-parse', 'main^{tree}'), tree, 'main has the tree that was verified');
     assert.equal(events.filter((e) => e.type === 'integration:done').length, 1);
     assert.equal(existsSync(`${wt.path}.merged`), false, 'the leftover scratch worktree is gone');
+  });
+
+  it('integrationBatch 3: A, B and C are merged and verified once; the batch fails, is split, A+B integrate from their receipt and C is gated as the culprit', async () => {
+    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
+    const base = repo(['A', 'B', 'C'], counter, { integrationBatch: 3 });
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'use-a.js': 'require("./lib.js").greet();\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n' },
+        // Passes alone (nothing calls greet on main), breaks the batch: A and B call it.
+        C: { 'lib.js': 'exports.hello = () => "hi";\n' },
+      }),
+    };
+    const outcome = await withWorkerEnv(env, () => drive(run.id));
+    assert.equal(outcome.kind, 'paused');
+    // The batch's tree (A+B+C) failed, its first half (A+B) passed and integrated from that receipt.
+    assert.deepEqual(runs(counter), { own: 3, merged: 2 }, 'each task once in its worktree; two merged trees');
+    assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '2', 'A and B merged');
+    assert.ok(existsSync(join(fixture.workspace, 'use-a.js')) && existsSync(join(fixture.workspace, 'use-b.js')));
+    assert.equal(readFileSync(join(fixture.workspace, 'lib.js'), 'utf8'), 'exports.greet = () => "hi";\n');
+
+    const gates = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.deepEqual(
+      gates.map((g) => [g.kind, g.taskId]),
+      [['integration_failed', 'C']],
+    );
+    assert.deepEqual(gates[0]!.details.command, [process.execPath, 'check.js', counter]);
+    assert.match(String(gates[0]!.details.output), /greet is not a function/);
+    assert.deepEqual(gates[0]!.details.batch, ['A', 'B', 'C']);
+    assert.equal(gates[0]!.details.targetHead, git(fixture.workspace, 'rev-parse', 'main'), 'named against A+B');
+
+    const events = await engine.listEvents(run.id);
+    const batchEvents = events
+      .filter((e) => e.type.startsWith('integration:batch') || e.type === 'integration:verified')
+      .map((e) => [e.type, e.data] as const);
+    assert.deepEqual(
+      batchEvents.map(([type, data]) => {
+        const d = data as {
+          taskIds?: string[];
+          failed?: string[];
+          next?: string[];
+          batch?: string[];
+          ran?: number;
+          reused?: number;
+        };
+        return type === 'integration:batch-started'
+          ? [type, d.taskIds]
+          : type === 'integration:batch-split'
+            ? [type, d.failed, d.next]
+            : [type, d.batch, d.ran, d.reused];
+      }),
+      [
+        ['integration:batch-started', ['A', 'B', 'C']],
+        ['integration:batch-split', ['A', 'B', 'C'], ['A', 'B']],
+        ['integration:verified', ['A', 'B'], 1, 0],
+        ['integration:verified', ['A', 'B'], 0, 1],
+      ],
+      'one batch, split once; the passing half verified once and integrated from its receipt',
+    );
+    assert.equal(events.filter((e) => e.type === 'integration:done').length, 2);
+    assert.deepEqual(
+      (await engine.overview(run.id)).tasks.map((t) => [t.id, t.status]),
+      [
+        ['A', 'completed'],
+        ['B', 'completed'],
+        ['C', 'gated'],
+      ],
+    );
   });
 });
