@@ -278,4 +278,51 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
       ],
     );
   });
+
+  it('integrationBatch: a coordinator killed after the batch moved the target and before it recorded the tasks — the next one records each once, already on the target', async () => {
+    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
+    const base = repo(['A', 'B'], counter, { integrationBatch: 2 });
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'use-a.js': 'require("./lib.js").greet();\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n' },
+      }),
+    };
+    const child = new ChildCoordinator(
+      fixture.workspace,
+      run.id,
+      { leaseMs: 1000 },
+      { ...env, BATON_FAULT_POINT: 'integration:batch-advanced' },
+    );
+    children.push(child);
+    const exit = await child.exited;
+    assert.equal(exit.signal, 'SIGKILL', `died at integration:batch-advanced: ${child.stderr}`);
+    const moved = git(fixture.workspace, 'rev-parse', 'main');
+    assert.equal(
+      git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`),
+      '2',
+      'the batch moved main',
+    );
+    assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'the batch was verified once');
+
+    await withWorkerEnv(env, async () => {
+      const taken = await coordinateWhenFree(engine, run.id);
+      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
+    });
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), moved, 'nothing integrated twice');
+    assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'nothing verified again');
+    const done = (await engine.listEvents(run.id)).filter((e) => e.type === 'integration:done');
+    assert.deepEqual(
+      done.map((e) => [
+        (e.data as { taskId: string }).taskId,
+        (e.data as { alreadyOnTarget?: boolean }).alreadyOnTarget,
+      ]),
+      [
+        ['A', true],
+        ['B', true],
+      ],
+    );
+  });
 });

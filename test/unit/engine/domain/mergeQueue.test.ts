@@ -9,6 +9,8 @@ import {
 } from '../../../../src/engine/domain/mergeQueue';
 import { integrationFailedReason, tellingLine } from '../../../../src/engine/domain/gateReasons';
 import { DEFAULT_CONFIG, parseConfig } from '../../../../src/engine/domain/config';
+import { describeEvent } from '../../../../src/engine/domain/describeEvent';
+import type { EventOf } from '../../../../src/engine/domain/events';
 import { runSettingsFrom, settingsDiffering } from '../../../../src/engine/domain/runSettings';
 
 describe('the merge queue: what a merged tree is verified with (docs/isolation.md, "The merge queue")', () => {
@@ -204,6 +206,47 @@ describe('the merge queue: batching with bisection (docs/isolation.md, "Batching
         2,
       ),
       new Map([[2, false]]),
+    );
+  });
+
+  it('integrationBatch is a whole number 1–64, default 1, frozen into the run', () => {
+    assert.equal(parseConfig('{}').config.integrationBatch, 1);
+    assert.equal(runSettingsFrom(parseConfig('{ "integrationBatch": 8 }').config).integrationBatch, 8);
+    for (const bad of ['0', '65', '2.5', '"4"'])
+      assert.ok(
+        parseConfig(`{ "integrationBatch": ${bad} }`).issues.some((i) => i.severity === 'error'),
+        `${bad} is refused`,
+      );
+    const frozen = runSettingsFrom(parseConfig('{ "integrationBatch": 4 }').config);
+    assert.deepEqual(settingsDiffering(frozen, DEFAULT_CONFIG), ['integrationBatch'], 'a later edit is told');
+  });
+
+  it('each step of a batch is one line in the timeline', () => {
+    const line = (e: EventOf) => describeEvent(e);
+    assert.equal(
+      line({ type: 'integration:batch-started', data: { taskIds: ['A', 'B', 'C'], targetHead: 'abcdef0123' } }),
+      'integration batch A, B, C merged onto abcdef01, verified together',
+    );
+    assert.equal(
+      line({
+        type: 'integration:batch-split',
+        data: {
+          failed: ['A', 'B', 'C'],
+          next: ['A', 'B'],
+          tree: '9b81c04a77',
+          command: ['npm', 'test'],
+          exitCode: 1,
+          timedOut: false,
+        },
+      }),
+      'batch A, B, C: merged tree 9b81c04a failed `npm test` exited 1; split: A, B next',
+    );
+    assert.equal(
+      line({
+        type: 'integration:verified',
+        data: { delegationId: 'D-B-x-001', taskId: 'B', batch: ['A', 'B'], tree: '9b81c04a77', ran: 0, reused: 1 },
+      }),
+      'batch A, B: merged tree 9b81c04a passed (0 run, 1 reused)',
     );
   });
 });
