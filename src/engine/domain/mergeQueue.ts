@@ -53,15 +53,25 @@ export function approvedDespiteFailure(
 /** Whether the passed tasks waiting for integration form a batch now, or wait for others still in flight to join. */
 export type BatchCut = { kind: 'batch'; members: string[] } | { kind: 'wait' };
 
+/** How long the first task waiting for a batch waits for others still in flight, at most. */
+export const MAX_BATCH_WAIT_MS = 5 * 60_000;
+
 /**
  * Cuts a batch (docs/isolation.md, "Batching with bisection"): the first `size` of the tasks waiting for integration
- * (in plan order, so a bisection is reproducible) once `size` wait, or once no other task of the run is still
- * running or verifying its own work — nothing else could join, and waiting longer would only delay. A dependent task
- * never meets its dependency here: it starts only after that one is integrated.
+ * (in plan order, so a bisection is reproducible) once `size` wait, once no other task of the run is still running or
+ * verifying its own work — nothing else could join, and waiting longer would only delay — or once the first of them
+ * has waited MAX_BATCH_WAIT_MS (a slow task in flight does not hold the finished ones back for long). A dependent
+ * task never meets its dependency here: it starts only after that one is integrated.
  */
-export function cutIntegrationBatch(waiting: readonly string[], othersInFlight: number, size: number): BatchCut {
+export function cutIntegrationBatch(
+  waiting: readonly string[],
+  othersInFlight: number,
+  size: number,
+  waited = 0,
+): BatchCut {
   if (waiting.length === 0) return { kind: 'wait' };
-  if (waiting.length >= size || othersInFlight === 0) return { kind: 'batch', members: waiting.slice(0, size) };
+  if (waiting.length >= size || othersInFlight === 0 || waited >= MAX_BATCH_WAIT_MS)
+    return { kind: 'batch', members: waiting.slice(0, size) };
   return { kind: 'wait' };
 }
 

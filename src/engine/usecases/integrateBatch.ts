@@ -60,13 +60,14 @@ export async function integrateInBatch(
   caller: AttemptWorktree,
   size: number,
 ): Promise<IntegrationOutcome | undefined> {
-  const { waiting, othersInFlight, approvedAlone } = await readIntegrationQueue(ctx, runId);
+  const { waiting, othersInFlight, approvedAlone, waitingSince } = await readIntegrationQueue(ctx, runId);
   // A person said to integrate it despite its merged tree's failure: that holds for it alone, never for a batch.
   if (approvedAlone.has(caller.taskId)) return undefined;
   const cut = cutIntegrationBatch(
     waiting.map((w) => w.taskId),
     othersInFlight.length,
     size,
+    waitingSince === undefined ? 0 : ctx.clock.now() - waitingSince,
   );
   if (cut.kind === 'wait') {
     const ids = waiting.map((w) => w.taskId);
@@ -215,7 +216,13 @@ export async function integrateInBatch(
 async function readIntegrationQueue(
   ctx: EngineContext,
   runId: string,
-): Promise<{ waiting: AttemptWorktree[]; othersInFlight: string[]; approvedAlone: Set<string> }> {
+): Promise<{
+  waiting: AttemptWorktree[];
+  othersInFlight: string[];
+  approvedAlone: Set<string>;
+  /** When the first of the waiting tasks committed its work (began to wait). */
+  waitingSince: number | undefined;
+}> {
   return ctx.store.read(async (r) => {
     const tasks = await r.all<{ id: string }>(
       `SELECT id FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying') ORDER BY ordinal`,
@@ -245,7 +252,14 @@ async function readIntegrationQueue(
       else if (worktree) waiting.push(worktree);
       else othersInFlight.push(id);
     }
-    return { waiting, othersInFlight, approvedAlone };
+    const committedAt = await r.all<{ delegation_id: string; committed_at: number | null }>(
+      `SELECT delegation_id, committed_at FROM worktrees WHERE run_id = ? AND status = 'committed'`,
+      [runId],
+    );
+    const since = committedAt
+      .filter((row) => row.committed_at !== null && waiting.some((w) => w.delegationId === row.delegation_id))
+      .map((row) => Number(row.committed_at));
+    return { waiting, othersInFlight, approvedAlone, waitingSince: since.length > 0 ? Math.min(...since) : undefined };
   });
 }
 

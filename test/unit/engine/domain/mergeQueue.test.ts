@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import {
   approvedDespiteFailure,
   cutIntegrationBatch,
+  MAX_BATCH_WAIT_MS,
   mergedTreeCommands,
   mergedTreeWork,
   nextBisectionStep,
@@ -144,6 +145,12 @@ describe('the merge queue: batching with bisection (docs/isolation.md, "Batching
     assert.deepEqual(cutIntegrationBatch(['A', 'B', 'C', 'D'], 2, 3), { kind: 'batch', members: ['A', 'B', 'C'] });
     assert.deepEqual(cutIntegrationBatch([], 0, 3), { kind: 'wait' });
     assert.deepEqual(cutIntegrationBatch(['A'], 4, 1), { kind: 'batch', members: ['A'] }, 'size 1: one at a time');
+    assert.deepEqual(cutIntegrationBatch(['A', 'B'], 1, 3, MAX_BATCH_WAIT_MS - 1), { kind: 'wait' });
+    assert.deepEqual(
+      cutIntegrationBatch(['A', 'B'], 1, 3, MAX_BATCH_WAIT_MS),
+      { kind: 'batch', members: ['A', 'B'] },
+      'a slow task in flight holds the finished ones back for a while only',
+    );
   });
 
   it('all pass: one verification, then the whole batch integrates from its receipt', () => {
