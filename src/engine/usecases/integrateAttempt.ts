@@ -5,17 +5,15 @@ import { Mutex } from '../store/mutex';
 import { Git } from '../effects/git/git';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { readRunSettings } from '../queries/runs';
-import { cherryPicks } from '../domain/isolation';
 import { verifyMergedTree } from './verifyMergedTree';
 import {
   advanceTarget,
   combine,
   commitAttemptWork,
-  filesOutsideTheDeclaration,
   recordConflict,
   recordIntegrated,
   recordTargetMoved,
-  recordUndeclaredFiles,
+  settleBeforeCombining,
   stillToIntegrate,
   targetMovedWrongly,
 } from './integrationSteps';
@@ -97,26 +95,9 @@ export async function integrateAttempt(
       const targetBefore = await git.revParse(`refs/heads/${run.targetBranch}`);
       const moved = await targetMovedWrongly(ctx, git, runId, run.targetBranch!, targetBefore);
       if (moved) return recordTargetMoved(ctx, runId, worktree, moved);
-      const picks =
-        worktree.strategy === 'cherry-pick'
-          ? cherryPicks(await git.run(['cherry', targetBefore, source.sourceHead, source.baseCommit]))
-          : undefined;
-      if (
-        source.sourceHead === source.baseCommit ||
-        picks?.kind === 'on-target' ||
-        (await git.isAncestor(source.sourceHead, targetBefore))
-      ) {
-        // Nothing to bring over, or it is there already (integrated before a crash; cherry-picked: as copies).
-        // Record it once.
-        return recordIntegrated(ctx, runId, worktree, {
-          ...source,
-          targetBefore,
-          targetAfter: targetBefore,
-          alreadyOnTarget: source.sourceHead !== source.baseCommit,
-        });
-      }
-      const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, targetBefore);
-      if (undeclared.length > 0) return recordUndeclaredFiles(ctx, runId, worktree, source, undeclared);
+      const checked = await settleBeforeCombining(ctx, git, runId, worktree, source, targetBefore);
+      if ('settled' in checked) return checked.settled;
+      const { picks } = checked;
       const result = await combine(git, worktree, picks, source, targetBefore, run.targetBranch!);
       if (result.kind === 'conflict') return recordConflict(ctx, runId, worktree, result.files, result.detail);
       // The merge queue: the tree the target would have is verified before the target moves.

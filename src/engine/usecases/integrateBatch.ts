@@ -19,10 +19,9 @@ import {
   advanceTarget,
   combine,
   commitAttemptWork,
-  filesOutsideTheDeclaration,
   recordConflict,
   recordIntegrated,
-  recordUndeclaredFiles,
+  settleBeforeCombining,
   targetMovedWrongly,
   type SourceState,
 } from './integrationSteps';
@@ -93,24 +92,10 @@ export async function integrateInBatch(
   // Each task's own checks first, as one at a time: work already on the target is recorded, undeclared files gated.
   for (const worktree of waiting.filter((w) => cut.members.includes(w.taskId))) {
     const source = await commitAttemptWork(ctx, runId, worktree);
-    const picks =
-      worktree.strategy === 'cherry-pick'
-        ? cherryPicks(await git.run(['cherry', target, source.sourceHead, source.baseCommit]))
-        : undefined;
-    if (
-      source.sourceHead === source.baseCommit ||
-      picks?.kind === 'on-target' ||
-      (await git.isAncestor(source.sourceHead, target))
-    ) {
-      // Integrated by a batch whose coordinator died before it recorded it: recorded once.
-      const facts = { ...source, targetBefore: target, targetAfter: target };
-      const alreadyOnTarget = source.sourceHead !== source.baseCommit;
-      outcomes.set(worktree.taskId, await recordIntegrated(ctx, runId, worktree, { ...facts, alreadyOnTarget }));
-      continue;
-    }
-    const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, target);
-    if (undeclared.length > 0) {
-      outcomes.set(worktree.taskId, await recordUndeclaredFiles(ctx, runId, worktree, source, undeclared));
+    // Integrated by a batch whose coordinator died before it recorded it: recorded once here.
+    const checked = await settleBeforeCombining(ctx, git, runId, worktree, source, target);
+    if ('settled' in checked) {
+      outcomes.set(worktree.taskId, checked.settled);
       continue;
     }
     queue.push({ worktree, source });

@@ -19,7 +19,7 @@ import { Git, GitCommandFailed } from '../effects/git/git';
 import { removeWorktree } from '../effects/git/worktrees';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { compareTargetHead, putBackAfterApproval } from './targetBranch';
-import type { AttemptWorktree, CherryPicks } from '../domain/isolation';
+import { cherryPicks, type AttemptWorktree, type CherryPicks } from '../domain/isolation';
 import { counted } from '../domain/plural';
 import { outsideDeclaration } from '../domain/fileOverlap';
 import { pathsInWorkspace } from '../domain/workspacePath';
@@ -38,7 +38,7 @@ import type { IntegrationOutcome } from './integrateAttempt';
  * gate. Compared against the merge base with the target, so a branch that merged the target
  * in (to resolve a conflict) is judged by its own changes only.
  */
-export async function filesOutsideTheDeclaration(
+async function filesOutsideTheDeclaration(
   ctx: EngineContext,
   repo: Git,
   runId: string,
@@ -383,7 +383,7 @@ export async function recordTargetMoved(
   return { kind: 'target-moved', expected: moved.expected, found: moved.found, gateId };
 }
 
-export async function recordUndeclaredFiles(
+async function recordUndeclaredFiles(
   ctx: EngineContext,
   runId: string,
   worktree: AttemptWorktree,
@@ -441,4 +441,35 @@ export async function waitsForIntegration(
   const task = await r.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [runId, taskId]);
   const worktree = await getAttemptWorktree(r, runId, delegationId);
   return task?.status === 'verifying' && worktree !== undefined && worktree.status !== 'integrated';
+}
+
+/**
+ * A task's own checks before its work is combined with the target at `target`: nothing to bring over, or its work is
+ * there already (integrated before a crash; cherry-picked: as copies) — recorded once; files outside its `files:` —
+ * held at an undeclared_files gate. Otherwise `picks` (the cherry-pick strategy's commits still to copy).
+ */
+export async function settleBeforeCombining(
+  ctx: EngineContext,
+  git: Git,
+  runId: string,
+  worktree: AttemptWorktree,
+  source: SourceState,
+  target: string,
+): Promise<{ settled: IntegrationOutcome } | { picks: CherryPicks | undefined }> {
+  const picks =
+    worktree.strategy === 'cherry-pick'
+      ? cherryPicks(await git.run(['cherry', target, source.sourceHead, source.baseCommit]))
+      : undefined;
+  if (
+    source.sourceHead === source.baseCommit ||
+    picks?.kind === 'on-target' ||
+    (await git.isAncestor(source.sourceHead, target))
+  ) {
+    const facts = { ...source, targetBefore: target, targetAfter: target };
+    const alreadyOnTarget = source.sourceHead !== source.baseCommit;
+    return { settled: await recordIntegrated(ctx, runId, worktree, { ...facts, alreadyOnTarget }) };
+  }
+  const undeclared = await filesOutsideTheDeclaration(ctx, git, runId, worktree, source, target);
+  if (undeclared.length > 0) return { settled: await recordUndeclaredFiles(ctx, runId, worktree, source, undeclared) };
+  return { picks };
 }

@@ -69,12 +69,43 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     return taken.coordinator.run();
   }
 
-  it('A renames greet, B and C call it: each passes alone, their merged trees fail — main stays at A, the gates name them and the command; approve integrates B, reject fails C', async () => {
+  /** The repository, the engine and a run of the plan: where the verify runs are counted, and main's first commit. */
+  async function begin(tasks: string[], more: Record<string, unknown> = {}) {
     const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A', 'B', 'C'], counter);
-    const release = join(fixture.workspace, '.baton', 'release');
+    const base = repo(tasks, counter, more);
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
+    return { counter, base, run };
+  }
+
+  /** A coordinator in a child process, SIGKILLed at `point` (BATON_FAULT_POINT). */
+  async function killedAt(runId: string, env: Record<string, string>, point: string): Promise<void> {
+    const child = new ChildCoordinator(
+      fixture.workspace,
+      runId,
+      { leaseMs: 1000 },
+      { ...env, BATON_FAULT_POINT: point },
+    );
+    children.push(child);
+    const exit = await child.exited;
+    assert.equal(
+      exit.signal,
+      'SIGKILL',
+      `the coordinator died at ${point}: ${child.stderr} ${JSON.stringify(child.messages)}`,
+    );
+  }
+
+  /** The next coordinator takes the run over once the lease is free and drives it to completion. */
+  async function resumeToCompletion(runId: string, env: Record<string, string>): Promise<void> {
+    await withWorkerEnv(env, async () => {
+      const taken = await coordinateWhenFree(engine, runId);
+      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
+    });
+  }
+
+  it('A renames greet, B and C call it: each passes alone, their merged trees fail — main stays at A, the gates name them and the command; approve integrates B, reject fails C', async () => {
+    const { counter, base, run } = await begin(['A', 'B', 'C']);
+    const release = join(fixture.workspace, '.baton', 'release');
     const env = {
       FAKE_EDITS: JSON.stringify({
         A: { 'lib.js': 'exports.hello = () => "hi";\n' },
@@ -166,34 +197,16 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   it('a coordinator killed after the merged tree passed: the next one reuses the receipt on the same tree and integrates once', async () => {
-    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A'], counter);
-    engine = await fixture.open({ follow: true });
-    const { run } = await engine.runForPlan('plan.md');
+    const { counter, base, run } = await begin(['A']);
     const env = { FAKE_EDITS: JSON.stringify({ A: { 'use-a.js': 'require("./lib.js").greet();\n' } }) };
-    const child = new ChildCoordinator(
-      fixture.workspace,
-      run.id,
-      { leaseMs: 1000 },
-      { ...env, BATON_FAULT_POINT: 'integration:merged-verified' },
-    );
-    children.push(child);
-    const exit = await child.exited;
-    assert.equal(
-      exit.signal,
-      'SIGKILL',
-      `the coordinator died at integration:merged-verified: ${child.stderr} ${JSON.stringify(child.messages)}`,
-    );
+    await killedAt(run.id, env, 'integration:merged-verified');
     assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated yet');
     assert.deepEqual(runs(counter), { own: 1, merged: 1 });
     await engine.refresh();
     const wt = (await engine.listWorktrees(run.id))[0]!;
     assert.ok(existsSync(`${wt.path}.merged`), 'the scratch worktree was left behind');
 
-    await withWorkerEnv(env, async () => {
-      const taken = await coordinateWhenFree(engine, run.id);
-      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
-    });
+    await resumeToCompletion(run.id, env);
     assert.deepEqual(runs(counter), { own: 1, merged: 1 }, 'the receipt on the same tree was reused');
     assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '1', 'integrated once');
     const events = await engine.listEvents(run.id);
@@ -210,10 +223,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   it('integrationBatch 3: A, B and C are merged and verified once; the batch fails, is split, A+B integrate from their receipt and C is gated as the culprit', async () => {
-    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A', 'B', 'C'], counter, { integrationBatch: 3 });
-    engine = await fixture.open({ follow: true });
-    const { run } = await engine.runForPlan('plan.md');
+    const { counter, base, run } = await begin(['A', 'B', 'C'], { integrationBatch: 3 });
     const env = {
       FAKE_EDITS: JSON.stringify({
         A: { 'use-a.js': 'require("./lib.js").greet();\n' },
@@ -280,25 +290,14 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   it('integrationBatch: a coordinator killed after the batch moved the target and before it recorded the tasks — the next one records each once, already on the target', async () => {
-    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A', 'B'], counter, { integrationBatch: 2 });
-    engine = await fixture.open({ follow: true });
-    const { run } = await engine.runForPlan('plan.md');
+    const { counter, base, run } = await begin(['A', 'B'], { integrationBatch: 2 });
     const env = {
       FAKE_EDITS: JSON.stringify({
         A: { 'use-a.js': 'require("./lib.js").greet();\n' },
         B: { 'use-b.js': 'require("./lib.js").greet();\n' },
       }),
     };
-    const child = new ChildCoordinator(
-      fixture.workspace,
-      run.id,
-      { leaseMs: 1000 },
-      { ...env, BATON_FAULT_POINT: 'integration:batch-advanced' },
-    );
-    children.push(child);
-    const exit = await child.exited;
-    assert.equal(exit.signal, 'SIGKILL', `died at integration:batch-advanced: ${child.stderr}`);
+    await killedAt(run.id, env, 'integration:batch-advanced');
     const moved = git(fixture.workspace, 'rev-parse', 'main');
     assert.equal(
       git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`),
@@ -307,10 +306,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     );
     assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'the batch was verified once');
 
-    await withWorkerEnv(env, async () => {
-      const taken = await coordinateWhenFree(engine, run.id);
-      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
-    });
+    await resumeToCompletion(run.id, env);
     assert.equal(git(fixture.workspace, 'rev-parse', 'main'), moved, 'nothing integrated twice');
     assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'nothing verified again');
     const done = (await engine.listEvents(run.id)).filter((e) => e.type === 'integration:done');
