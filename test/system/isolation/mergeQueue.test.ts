@@ -279,6 +279,12 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
       'one batch, split once; the passing half verified once and integrated from its receipt',
     );
     assert.equal(events.filter((e) => e.type === 'integration:done').length, 2);
+    const reasons = events
+      .filter((e) => e.type === 'task:status')
+      .map((e) => (e.data as { reason?: string }).reason ?? '');
+    // Whichever finished first waited for the others, still in flight (the Runs view's tooltip, `baton status`).
+    assert.ok(reasons.some((r) => /^queued for integration: 1 of 3 waiting \(\w, \w still in flight\)$/.test(r)));
+    assert.ok(reasons.some((r) => /^verifying merged: main \+ A, B, C \(tree [0-9a-f]{8}\)$/.test(r)));
     assert.deepEqual(
       (await engine.overview(run.id)).tasks.map((t) => [t.id, t.status]),
       [
