@@ -111,14 +111,17 @@ export async function mergedTreeCommandsOf(
   runId: string,
   members: readonly AttemptWorktree[],
 ): Promise<string[][] | undefined> {
-  const { settings, verify } = await ctx.store.read(async (r) => ({
-    settings: await readRunSettings(r, runId),
-    verify: await Promise.all(
-      members.map((m) =>
-        r.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [runId, m.taskId]),
-      ),
-    ),
-  }));
+  const { settings, verify } = await ctx.store.read(async (r) => {
+    const rows: ({ verify_json: string } | undefined)[] = [];
+    for (const member of members)
+      rows.push(
+        await r.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [
+          runId,
+          member.taskId,
+        ]),
+      );
+    return { settings: await readRunSettings(r, runId), verify: rows };
+  });
   return mergedTreeCommands(
     settings.verifyIntegrated,
     verify.flatMap((row) => (row ? (JSON.parse(row.verify_json) as string[][]) : [])),
