@@ -1704,6 +1704,7 @@ are not yet rows here with their own counts (issue 7 is open until they are):
 | Webview: HTML/JS in artifacts and progress text | test/e2e/dashboard.test.ts; protocol fuzz in test/unit/dashboard/protocol.test.ts |
 | Workspace trust: nothing starts in an untrusted workspace | test/integration/trust.untrusted.test.ts |
 | Coordinator SIGKILLed while verifying a merged tree, after its commands passed and before the target moved (\`BATON_FAULT_POINT=integration:merged-verified\`): the successor removes the scratch worktree, reuses the receipts on the same tree (the command is not run again), integrates once | test/system/isolation/mergeQueue.test.ts |
+| Coordinator SIGKILLed after a merge-queue batch moved the target and before it recorded the batch's tasks (\`BATON_FAULT_POINT=integration:batch-advanced\`, \`integrationBatch: 2\`): the successor finds each task's work on the target and records each once (\`alreadyOnTarget\`); nothing is integrated or verified again | test/system/isolation/mergeQueue.test.ts |
 `;
 }
 

@@ -236,6 +236,15 @@ export const configSchema = z.object({
     .describe(
       'Commands (argv, never a shell) run on the merged tree — the target branch plus a passed task, combined as the integration strategy will — before the target branch moves, together with that task\'s own verify commands; a failure opens an integration_failed gate. [] verifies only each task\'s own commands there; absent: no merged-tree verification (docs/isolation.md, "The merge queue").',
     ),
+  integrationBatch: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe(
+      'With verifyIntegrated: how many passed tasks waiting for integration are merged onto the target together and verified once (default 1: one at a time). A failing batch is split in halves until the task that breaks it is found; the others integrate (docs/isolation.md, "Batching with bisection").',
+    ),
   defaultWorker: z
     .string()
     .min(1)

@@ -68,13 +68,17 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
     case 'integration:verifying':
-      return `${text(e.data.delegationId)} verifying merged tree ${short(e.data.tree)} (target ${short(e.data.targetHead)} + ${text(e.data.taskId)}): ${counted(e.data.toRun, 'command')} to run${e.data.reused ? `, ${e.data.reused} passed on it before` : ''}`;
+      return `${text(e.data.delegationId)} verifying merged tree ${short(e.data.tree)} (target ${short(e.data.targetHead)} + ${text((e.data.batch ?? [e.data.taskId]).join(', '))}): ${counted(e.data.toRun, 'command')} to run${e.data.reused ? `, ${e.data.reused} passed on it before` : ''}`;
     case 'integration:verified':
       return e.data.approvedAt
         ? `${text(e.data.delegationId)} integrates although its merged tree ${short(e.data.tree)} failed (approved at ${text(e.data.approvedAt)})`
-        : `${text(e.data.delegationId)} merged tree ${short(e.data.tree)} passed (${e.data.ran} run, ${e.data.reused} reused)`;
+        : `${e.data.batch ? `batch ${text(e.data.batch.join(', '))}:` : text(e.data.delegationId)} merged tree ${short(e.data.tree)} passed (${e.data.ran} run, ${e.data.reused} reused)`;
     case 'integration:failed':
       return `${text(e.data.delegationId)} merged tree ${short(e.data.tree)} failed: \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`}; ${text(e.data.gateId)} opened, the target did not move`;
+    case 'integration:batch-started':
+      return `integration batch ${text(e.data.taskIds.join(', '))} merged onto ${short(e.data.targetHead)}, verified together`;
+    case 'integration:batch-split':
+      return `batch ${text(e.data.failed.join(', '))}: merged tree ${short(e.data.tree)} failed \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`}; split: ${text(e.data.next.join(', '))} next`;
     case 'config:changed': {
       const what = e.data.invalid
         ? `it no longer parses (${text(e.data.invalid)})`

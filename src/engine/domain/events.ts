@@ -155,6 +155,8 @@ export interface EventMap {
   'integration:verifying': {
     delegationId: string;
     taskId: string;
+    /** A batch's tasks, in order (`integrationBatch`): the tree is the target plus all of them; `taskId` the last. */
+    batch?: string[];
     tree: string;
     targetHead: string;
     toRun: number;
@@ -164,6 +166,7 @@ export interface EventMap {
   'integration:verified': {
     delegationId: string;
     taskId: string;
+    batch?: string[];
     tree: string;
     ran: number;
     reused: number;
@@ -178,6 +181,23 @@ export interface EventMap {
     exitCode: number | null;
     timedOut: boolean;
     gateId: string;
+  };
+  /**
+   * Batching with bisection (docs/isolation.md): `taskIds`, passed and waiting, are merged onto the target at
+   * `targetHead` together and verified once.
+   */
+  'integration:batch-started': { taskIds: string[]; targetHead: string };
+  /**
+   * A batch's merged tree (the target plus `failed`) failed `command`: the bisection goes on with `next` — the first
+   * half of `failed`, verified next — and what is left waits its turn after it.
+   */
+  'integration:batch-split': {
+    failed: string[];
+    next: string[];
+    tree: string;
+    command: string[];
+    exitCode: number | null;
+    timedOut: boolean;
   };
   /**
    * `.baton/config.json` differs from what the run last saw (docs/architecture.md, "Trust model"): noticed by the
@@ -256,6 +276,8 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'integration:verifying': true,
   'integration:verified': true,
   'integration:failed': true,
+  'integration:batch-started': true,
+  'integration:batch-split': true,
   'config:changed': true,
   'config:frozen': true,
 };

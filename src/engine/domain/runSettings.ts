@@ -18,7 +18,13 @@ export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAt
   Partial<
     Pick<
       BatonConfig,
-      'isolation' | 'integration' | 'budget' | 'permissionPolicy' | 'maxArtifactBytes' | 'verifyIntegrated'
+      | 'isolation'
+      | 'integration'
+      | 'budget'
+      | 'permissionPolicy'
+      | 'maxArtifactBytes'
+      | 'verifyIntegrated'
+      | 'integrationBatch'
     >
   > & {
     workers?: FrozenWorkers;
@@ -37,6 +43,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'permissionPolicy',
     'maxArtifactBytes',
     'verifyIntegrated',
+    'integrationBatch',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
@@ -57,6 +64,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     maxArtifactBytes: config.maxArtifactBytes,
     // Commands Baton runs: frozen like the workers, so an edit to the file (by a worker too) does not change the run.
     ...(config.verifyIntegrated ? { verifyIntegrated: config.verifyIntegrated } : {}),
+    // Frozen beside it: how the merge queue batches is part of how the run verifies.
+    integrationBatch: config.integrationBatch,
     workers: freezeWorkers(config),
   };
 }

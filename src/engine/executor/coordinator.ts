@@ -497,8 +497,10 @@ export class Coordinator {
     const delegationId = await this.ctx.store.read((r) => latestOpenAttempt(r, runId, taskId));
     if (!delegationId) return 'nothing';
     const outcome = await verifyAttempt(this.ctx, runId, delegationId);
-    // An earlier verify command may still run (on another host, until its watchdog ended it): look again shortly.
-    return outcome.notYet || outcome.integration?.kind === 'not-now' ? 'retry' : 'done';
+    // An earlier verify command may still run (on another host, until its watchdog ended it), or its work waits for
+    // a batch to form (integrationBatch): look again shortly.
+    const again = outcome.notYet || outcome.integration?.kind === 'not-now' || outcome.integration?.kind === 'queued';
+    return again ? 'retry' : 'done';
   }
 
   /** Worktrees of attempts discarded at a gate go once their decision is made (docs/isolation.md, "Cleanup"). */

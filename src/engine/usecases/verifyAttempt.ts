@@ -88,7 +88,11 @@ export async function verifyAttempt(
     ctx.log(`${delegationId}: an earlier verify command is NOT confirmed gone; not verifying again yet`);
     return { passed: false, ran: 0, reused: 0, notYet: true };
   }
-  const commands = accepted ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
+  const worktree = await ctx.store.read((r) => getAttemptWorktree(r, runId, delegationId));
+  // Committed by its integration: its commands passed and its work waits for a batch (or a crash came between);
+  // looking again only asks whether the batch can form now.
+  const queued = worktree?.status === 'committed';
+  const commands = accepted || queued ? [] : (JSON.parse(facts.task.verify_json) as string[][]);
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
   ensureBatonFolder(ctx.workspace, dirname(logPath));
   let ran = 0;
@@ -128,7 +132,7 @@ export async function verifyAttempt(
       return { passed: false, ran, reused, failure };
     }
   }
-  if (await ctx.store.read((r) => getAttemptWorktree(r, runId, delegationId))) {
+  if (worktree) {
     // An isolated attempt completes when its work is on the target branch.
     return { passed: true, ran, reused, integration: await integrateAttempt(ctx, runId, delegationId) };
   }

@@ -38,6 +38,19 @@ export type MergedTreeOutcome =
   /** Decided meanwhile (stopped, taken over): nothing ran. */
   | { kind: 'not-now'; reason: string };
 
+/** A merged tree's verification: passed (commands run now and taken from receipts), or the first failure. */
+export type MergedTreeCheck =
+  | { kind: 'passed'; tree: string; ran: number; reused: number }
+  | { kind: 'failed'; tree: string; failure: FailedCommand; logPath: string }
+  /** Decided meanwhile (stopped, taken over): nothing ran. */
+  | { kind: 'not-now'; reason: string };
+
+export interface FailedCommand {
+  command: string[];
+  exitCode: number | null;
+  timedOut: boolean;
+}
+
 /**
  * The merge queue's check (docs/isolation.md, "The merge queue"): before the target branch moves to `merged.commit`,
  * the run's `verifyIntegrated` and the task's own verify commands run on that commit's tree, checked out in a scratch
@@ -53,32 +66,22 @@ export async function verifyMergedTree(
   worktree: AttemptWorktree,
   merged: MergedTree,
 ): Promise<MergedTreeOutcome> {
-  const facts = await ctx.store.read(async (r) => ({
-    settings: await readRunSettings(r, runId),
-    task: await r.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [
-      runId,
-      worktree.taskId,
-    ]),
-    ingestion: await r.get<{ digest: string }>(
-      `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [runId, worktree.delegationId],
-    ),
-    approved: (
-      await r.all<GateRow>(
-        `SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'integration_failed' AND status = 'approved'`,
-        [runId, worktree.delegationId],
-      )
-    ).map(toGate),
-  }));
-  const commands = mergedTreeCommands(
-    facts.settings.verifyIntegrated,
-    facts.task ? (JSON.parse(facts.task.verify_json) as string[][]) : [],
-  );
+  const commands = await mergedTreeCommandsOf(ctx, runId, [worktree]);
   // Not asked for, or nothing to run (`[]` and a task without verify commands).
   if (!commands || commands.length === 0) return { kind: 'passed' };
-  const tree = (await new Git(merged.repoRoot).run(['rev-parse', `${merged.commit}^{tree}`])).trim();
+  const tree = await treeOf(merged);
   const { delegationId, taskId } = worktree;
-  const approvedAt = approvedDespiteFailure(facts.approved, merged.sourceHead);
+  const approvedAt = approvedDespiteFailure(
+    await ctx.store.read(async (r) =>
+      (
+        await r.all<GateRow>(
+          `SELECT ${GATE_COLUMNS} FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'integration_failed' AND status = 'approved'`,
+          [runId, delegationId],
+        )
+      ).map(toGate),
+    ),
+    merged.sourceHead,
+  );
   if (approvedAt) {
     await ctx.store.transact((tx) =>
       appendEvent(tx, runId, 'integration:verified', ctx.clock.now(), {
@@ -92,68 +95,146 @@ export async function verifyMergedTree(
     );
     return { kind: 'passed' };
   }
-  const passedOnTree = new Set(
-    (
-      await ctx.store.read((r) =>
-        r.all<{ command_json: string }>(
+  const checked = await checkMergedTree(ctx, runId, [worktree], merged, commands, tree);
+  if (checked.kind === 'not-now') return checked;
+  if (checked.kind === 'passed') return { kind: 'passed' };
+  const gateId = await holdForFailedTree(ctx, runId, worktree, checked, merged);
+  return { kind: 'failed', tree, command: checked.failure.command, gateId };
+}
+
+/**
+ * The commands the merged tree of `members` (one task, or a batch) is verified with: the run's `verifyIntegrated`,
+ * then each member's own verify commands not among them yet. Undefined: the run does not verify merged trees.
+ */
+export async function mergedTreeCommandsOf(
+  ctx: EngineContext,
+  runId: string,
+  members: readonly AttemptWorktree[],
+): Promise<string[][] | undefined> {
+  const { settings, verify } = await ctx.store.read(async (r) => {
+    const rows: ({ verify_json: string } | undefined)[] = [];
+    for (const member of members)
+      rows.push(
+        await r.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [
+          runId,
+          member.taskId,
+        ]),
+      );
+    return { settings: await readRunSettings(r, runId), verify: rows };
+  });
+  return mergedTreeCommands(
+    settings.verifyIntegrated,
+    verify.flatMap((row) => (row ? (JSON.parse(row.verify_json) as string[][]) : [])),
+  );
+}
+
+export async function treeOf(merged: Pick<MergedTree, 'repoRoot' | 'commit'>): Promise<string> {
+  return (await new Git(merged.repoRoot).run(['rev-parse', `${merged.commit}^{tree}`])).trim();
+}
+
+/**
+ * Verifies the tree of `merged.commit` — the target plus `members` (one task, or a batch's first tasks) — with
+ * `commands`: those that passed on this very tree before are taken from their receipts, the others run in a scratch
+ * worktree to the first failure. The last member's attempt holds the verification (its verify log, its verify
+ * processes, the receipts): in a bisection the last member of a failing group is the one a failure is pinned on.
+ */
+export async function checkMergedTree(
+  ctx: EngineContext,
+  runId: string,
+  members: readonly AttemptWorktree[],
+  merged: MergedTree,
+  commands: readonly string[][],
+  tree: string,
+): Promise<MergedTreeCheck> {
+  const holder = members.at(-1)!;
+  const { delegationId, taskId } = holder;
+  const taskIds = members.map((m) => m.taskId);
+  const batch = members.length > 1 ? { batch: taskIds } : {};
+  const { passedOnTree, ingestion } = await ctx.store.read(async (r) => ({
+    passedOnTree: new Set(
+      (
+        await r.all<{ command_json: string }>(
           `SELECT command_json FROM verification_receipts WHERE run_id = ? AND tree_digest = ? AND exit_code = 0`,
           [runId, tree],
-        ),
-      )
-    ).map((row) => row.command_json),
-  );
-  const work = mergedTreeWork(commands, passedOnTree);
+        )
+      ).map((row) => row.command_json),
+    ),
+    ingestion: await r.get<{ digest: string }>(
+      `SELECT digest FROM ingestions WHERE run_id = ? AND delegation_id = ? AND accepted = 1 ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [runId, delegationId],
+    ),
+  }));
+  const work = mergedTreeWork([...commands], passedOnTree);
   const logPath = runPaths(ctx.workspace, runId).verifyLog(delegationId);
   ensureBatonFolder(ctx.workspace, dirname(logPath));
   appendBatonFile(
     ctx.workspace,
     logPath,
-    `== merged tree ${tree} (${merged.targetBranch} at ${merged.targetHead.slice(0, 10)} + ${taskId}): ${counted(work.toRun.length, 'command')} to run, ${work.reused.length} passed on it before ==\n`,
+    `== merged tree ${tree} (${merged.targetBranch} at ${merged.targetHead.slice(0, 10)} + ${taskIds.join(', ')}): ${counted(work.toRun.length, 'command')} to run, ${work.reused.length} passed on it before ==\n`,
   );
   await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
     await appendEvent(tx, runId, 'integration:verifying', now, {
       delegationId,
       taskId,
+      ...batch,
       tree,
       targetHead: merged.targetHead,
       toRun: work.toRun.length,
       reused: work.reused.length,
     });
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
-      runId,
-      taskId,
-    ]);
-    if (task?.status === 'verifying')
-      await setTaskStatus(
-        tx,
+    for (const member of taskIds) {
+      const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
         runId,
-        taskId,
-        'verifying',
-        `verifying merged: ${merged.targetBranch} + ${taskId} (tree ${tree.slice(0, 8)})`,
-        now,
-      );
+        member,
+      ]);
+      if (task?.status === 'verifying')
+        await setTaskStatus(
+          tx,
+          runId,
+          member,
+          'verifying',
+          `verifying merged: ${merged.targetBranch} + ${taskIds.join(', ')} (tree ${tree.slice(0, 8)})`,
+          now,
+        );
+    }
   });
   // A scratch worktree left by a coordinator killed while verifying goes, whether anything runs now or not.
-  const scratch = mergedTreeLocation(worktree.path);
+  const scratch = mergedTreeLocation(holder.path);
   if (work.toRun.length === 0 && existsSync(scratch)) await removeScratchWorktree(merged.repoRoot, scratch);
   const failure =
     work.toRun.length > 0
-      ? await runOnScratch(ctx, runId, worktree, merged, tree, work.toRun, facts.ingestion?.digest ?? '')
+      ? await runOnScratch(ctx, runId, holder, merged, tree, work.toRun, ingestion?.digest ?? '')
       : 'passed';
   if (failure === 'not-current') return { kind: 'not-now', reason: `${delegationId} was decided meanwhile` };
-  if (failure === 'passed') {
-    await ctx.store.transact((tx) =>
-      appendEvent(tx, runId, 'integration:verified', ctx.clock.now(), {
-        delegationId,
-        taskId,
-        tree,
-        ran: work.toRun.length,
-        reused: work.reused.length,
-      }),
-    );
-    return { kind: 'passed' };
-  }
+  if (failure !== 'passed') return { kind: 'failed', tree, failure, logPath };
+  await ctx.store.transact((tx) =>
+    appendEvent(tx, runId, 'integration:verified', ctx.clock.now(), {
+      delegationId,
+      taskId,
+      ...batch,
+      tree,
+      ran: work.toRun.length,
+      reused: work.reused.length,
+    }),
+  );
+  return { kind: 'passed', tree, ran: work.toRun.length, reused: work.reused.length };
+}
+
+/**
+ * The attempt's merged tree failed: it is held (BLOCKED, worktree kept) at an integration_failed gate that names the
+ * command and the end of its output; the target did not move. `batch`: the batch whose bisection found it.
+ */
+export async function holdForFailedTree(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  failed: { tree: string; failure: FailedCommand; logPath: string },
+  merged: MergedTree,
+  batch?: readonly string[],
+): Promise<string> {
+  const { delegationId, taskId } = worktree;
+  const { tree, failure, logPath } = failed;
   const output = outputTail(ctx, logPath, failure.command);
   const gateId = await holdAtGate(
     ctx,
@@ -174,6 +255,7 @@ export async function verifyMergedTree(
         targetHead: merged.targetHead,
         mergedCommit: merged.commit,
         sourceHead: merged.sourceHead,
+        ...(batch ? { batch } : {}),
       },
     },
     (tx, opened, now) =>
@@ -190,10 +272,10 @@ export async function verifyMergedTree(
   ctx.log(
     `${delegationId}: not integrated: its merged tree ${tree.slice(0, 8)} fails \`${failure.command.join(' ')}\`; ${gateId} opened`,
   );
-  return { kind: 'failed', tree, command: failure.command, gateId };
+  return gateId;
 }
 
-type ScratchResult = 'passed' | 'not-current' | { command: string[]; exitCode: number | null; timedOut: boolean };
+type ScratchResult = 'passed' | 'not-current' | FailedCommand;
 
 /** Checks the merged commit out in the scratch worktree and runs `commands` there, to the first failure. */
 async function runOnScratch(

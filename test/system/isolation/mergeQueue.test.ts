@@ -32,7 +32,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   /** A repository whose verify command needs both the library and its callers; the config and plan committed. */
-  function repo(tasks: string[], counter: string): string {
+  function repo(tasks: string[], counter: string, more: Record<string, unknown> = {}): string {
     const check = [process.execPath, 'check.js', counter];
     fixture.write(
       '.baton/config.json',
@@ -45,6 +45,7 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
         maxConcurrency: 3,
         isolation: 'worktree',
         verifyIntegrated: [check],
+        ...more,
       }),
     );
     // Each task verifies itself with the same command too: on the merged tree it runs once.
@@ -68,12 +69,43 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     return taken.coordinator.run();
   }
 
-  it('A renames greet, B and C call it: each passes alone, their merged trees fail — main stays at A, the gates name them and the command; approve integrates B, reject fails C', async () => {
+  /** The repository, the engine and a run of the plan: where the verify runs are counted, and main's first commit. */
+  async function begin(tasks: string[], more: Record<string, unknown> = {}) {
     const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A', 'B', 'C'], counter);
-    const release = join(fixture.workspace, '.baton', 'release');
+    const base = repo(tasks, counter, more);
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
+    return { counter, base, run };
+  }
+
+  /** A coordinator in a child process, SIGKILLed at `point` (BATON_FAULT_POINT). */
+  async function killedAt(runId: string, env: Record<string, string>, point: string): Promise<void> {
+    const child = new ChildCoordinator(
+      fixture.workspace,
+      runId,
+      { leaseMs: 1000 },
+      { ...env, BATON_FAULT_POINT: point },
+    );
+    children.push(child);
+    const exit = await child.exited;
+    assert.equal(
+      exit.signal,
+      'SIGKILL',
+      `the coordinator died at ${point}: ${child.stderr} ${JSON.stringify(child.messages)}`,
+    );
+  }
+
+  /** The next coordinator takes the run over once the lease is free and drives it to completion. */
+  async function resumeToCompletion(runId: string, env: Record<string, string>): Promise<void> {
+    await withWorkerEnv(env, async () => {
+      const taken = await coordinateWhenFree(engine, runId);
+      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
+    });
+  }
+
+  it('A renames greet, B and C call it: each passes alone, their merged trees fail — main stays at A, the gates name them and the command; approve integrates B, reject fails C', async () => {
+    const { counter, base, run } = await begin(['A', 'B', 'C']);
+    const release = join(fixture.workspace, '.baton', 'release');
     const env = {
       FAKE_EDITS: JSON.stringify({
         A: { 'lib.js': 'exports.hello = () => "hi";\n' },
@@ -165,34 +197,16 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
   });
 
   it('a coordinator killed after the merged tree passed: the next one reuses the receipt on the same tree and integrates once', async () => {
-    const counter = join(fixture.workspace, '.baton', 'verify-runs.txt');
-    const base = repo(['A'], counter);
-    engine = await fixture.open({ follow: true });
-    const { run } = await engine.runForPlan('plan.md');
+    const { counter, base, run } = await begin(['A']);
     const env = { FAKE_EDITS: JSON.stringify({ A: { 'use-a.js': 'require("./lib.js").greet();\n' } }) };
-    const child = new ChildCoordinator(
-      fixture.workspace,
-      run.id,
-      { leaseMs: 1000 },
-      { ...env, BATON_FAULT_POINT: 'integration:merged-verified' },
-    );
-    children.push(child);
-    const exit = await child.exited;
-    assert.equal(
-      exit.signal,
-      'SIGKILL',
-      `the coordinator died at integration:merged-verified: ${child.stderr} ${JSON.stringify(child.messages)}`,
-    );
+    await killedAt(run.id, env, 'integration:merged-verified');
     assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated yet');
     assert.deepEqual(runs(counter), { own: 1, merged: 1 });
     await engine.refresh();
     const wt = (await engine.listWorktrees(run.id))[0]!;
     assert.ok(existsSync(`${wt.path}.merged`), 'the scratch worktree was left behind');
 
-    await withWorkerEnv(env, async () => {
-      const taken = await coordinateWhenFree(engine, run.id);
-      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
-    });
+    await resumeToCompletion(run.id, env);
     assert.deepEqual(runs(counter), { own: 1, merged: 1 }, 'the receipt on the same tree was reused');
     assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '1', 'integrated once');
     const events = await engine.listEvents(run.id);
@@ -206,5 +220,111 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     assert.equal(git(fixture.workspace, 'rev-parse', 'main^{tree}'), tree, 'main has the tree that was verified');
     assert.equal(events.filter((e) => e.type === 'integration:done').length, 1);
     assert.equal(existsSync(`${wt.path}.merged`), false, 'the leftover scratch worktree is gone');
+  });
+
+  it('integrationBatch 3: A, B and C are merged and verified once; the batch fails, is split, A+B integrate from their receipt and C is gated as the culprit', async () => {
+    const { counter, base, run } = await begin(['A', 'B', 'C'], { integrationBatch: 3 });
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'use-a.js': 'require("./lib.js").greet();\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n' },
+        // Passes alone (nothing calls greet on main), breaks the batch: A and B call it.
+        C: { 'lib.js': 'exports.hello = () => "hi";\n' },
+      }),
+    };
+    const outcome = await withWorkerEnv(env, () => drive(run.id));
+    assert.equal(outcome.kind, 'paused');
+    // The batch's tree (A+B+C) failed, its first half (A+B) passed and integrated from that receipt.
+    assert.deepEqual(runs(counter), { own: 3, merged: 2 }, 'each task once in its worktree; two merged trees');
+    assert.equal(git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`), '2', 'A and B merged');
+    assert.ok(existsSync(join(fixture.workspace, 'use-a.js')) && existsSync(join(fixture.workspace, 'use-b.js')));
+    assert.equal(readFileSync(join(fixture.workspace, 'lib.js'), 'utf8'), 'exports.greet = () => "hi";\n');
+
+    const gates = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.deepEqual(
+      gates.map((g) => [g.kind, g.taskId]),
+      [['integration_failed', 'C']],
+    );
+    assert.deepEqual(gates[0]!.details.command, [process.execPath, 'check.js', counter]);
+    assert.match(String(gates[0]!.details.output), /greet is not a function/);
+    assert.deepEqual(gates[0]!.details.batch, ['A', 'B', 'C']);
+    assert.equal(gates[0]!.details.targetHead, git(fixture.workspace, 'rev-parse', 'main'), 'named against A+B');
+
+    const events = await engine.listEvents(run.id);
+    const batchEvents = events
+      .filter((e) => e.type.startsWith('integration:batch') || e.type === 'integration:verified')
+      .map((e) => [e.type, e.data] as const);
+    assert.deepEqual(
+      batchEvents.map(([type, data]) => {
+        const d = data as {
+          taskIds?: string[];
+          failed?: string[];
+          next?: string[];
+          batch?: string[];
+          ran?: number;
+          reused?: number;
+        };
+        return type === 'integration:batch-started'
+          ? [type, d.taskIds]
+          : type === 'integration:batch-split'
+            ? [type, d.failed, d.next]
+            : [type, d.batch, d.ran, d.reused];
+      }),
+      [
+        ['integration:batch-started', ['A', 'B', 'C']],
+        ['integration:batch-split', ['A', 'B', 'C'], ['A', 'B']],
+        ['integration:verified', ['A', 'B'], 1, 0],
+        ['integration:verified', ['A', 'B'], 0, 1],
+      ],
+      'one batch, split once; the passing half verified once and integrated from its receipt',
+    );
+    assert.equal(events.filter((e) => e.type === 'integration:done').length, 2);
+    const reasons = events
+      .filter((e) => e.type === 'task:status')
+      .map((e) => (e.data as { reason?: string }).reason ?? '');
+    // Whichever finished first waited for the others, still in flight (the Runs view's tooltip, `baton status`).
+    assert.ok(reasons.some((r) => /^queued for integration: 1 of 3 waiting \(\w, \w still in flight\)$/.test(r)));
+    assert.ok(reasons.some((r) => /^verifying merged: main \+ A, B, C \(tree [0-9a-f]{8}\)$/.test(r)));
+    assert.deepEqual(
+      (await engine.overview(run.id)).tasks.map((t) => [t.id, t.status]),
+      [
+        ['A', 'completed'],
+        ['B', 'completed'],
+        ['C', 'gated'],
+      ],
+    );
+  });
+
+  it('integrationBatch: a coordinator killed after the batch moved the target and before it recorded the tasks — the next one records each once, already on the target', async () => {
+    const { counter, base, run } = await begin(['A', 'B'], { integrationBatch: 2 });
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'use-a.js': 'require("./lib.js").greet();\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n' },
+      }),
+    };
+    await killedAt(run.id, env, 'integration:batch-advanced');
+    const moved = git(fixture.workspace, 'rev-parse', 'main');
+    assert.equal(
+      git(fixture.workspace, 'rev-list', '--merges', '--count', `${base}..main`),
+      '2',
+      'the batch moved main',
+    );
+    assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'the batch was verified once');
+
+    await resumeToCompletion(run.id, env);
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), moved, 'nothing integrated twice');
+    assert.deepEqual(runs(counter), { own: 2, merged: 1 }, 'nothing verified again');
+    const done = (await engine.listEvents(run.id)).filter((e) => e.type === 'integration:done');
+    assert.deepEqual(
+      done.map((e) => [
+        (e.data as { taskId: string }).taskId,
+        (e.data as { alreadyOnTarget?: boolean }).alreadyOnTarget,
+      ]),
+      [
+        ['A', true],
+        ['B', true],
+      ],
+    );
   });
 });
