@@ -4,6 +4,7 @@ import { budgetCrossings, forbiddenProfile, type BudgetCrossing, type SpendSoFar
 import type { BatonConfig, WorkerDefinition } from './config';
 import type { FrozenWorkers } from './frozenWorkers';
 import { isolationNeed, type IsolationNeed, type RunIsolation } from './isolation';
+import { quotaHoldOf, waitingForLimitReason, type QuotaHold } from './parking';
 import type { RunSettings } from './runSettings';
 import type { GateKind, Task } from './types';
 import { DEFAULT_PERMISSIONS, frozenWorkerFor, isAgentWorker } from './workerLaunch';
@@ -40,6 +41,8 @@ export interface LaunchSnapshot {
   inFlight: ReadonlyArray<{ id: string; files: readonly string[] }>;
   /** The candidates still ready, in the order asked. */
   candidates: readonly LaunchCandidate[];
+  /** Workers held by a usage limit (queries/quotaHolds.ts): nothing starts on them until their reset. */
+  quotaHolds?: readonly QuotaHold[];
 }
 
 /** Why a ready task does not start now (operations/tasks/holdTask.ts writes it). */
@@ -53,7 +56,9 @@ export type LaunchHold =
   /** The run's first isolated dispatch found a problem in the repository: the isolation question, with its reason. */
   | { kind: 'isolation-gate'; reason: string; problem: string }
   /** Its `files:` overlap those of a task in flight: it stays ready, and its reason says on what it waits. */
-  | { kind: 'overlap'; reason: string };
+  | { kind: 'overlap'; reason: string }
+  /** Its worker hit its usage limit: it stays ready, not before the reset, and its reason says until when. */
+  | { kind: 'quota'; until: number; reason: string };
 
 /** What the coordinator brings to the launch decision besides the snapshot. */
 export interface LaunchView {
@@ -104,6 +109,14 @@ export function decideLaunch(snapshot: LaunchSnapshot, taskId: string, view: Lau
   const workerId = view.worker ?? task.worker ?? frozen.defaultWorker;
   const worker = frozenWorkerFor(frozen, workerId);
   const permissions = task.permissions ?? DEFAULT_PERMISSIONS;
+  // A worker at its usage limit starts nothing until its reset: the task waits, its backoff set to the reset.
+  const quota = quotaHoldOf(snapshot.quotaHolds ?? [], workerId, snapshot.now);
+  if (quota) {
+    const reason = waitingForLimitReason(quota.until, snapshot.now);
+    return task.statusReason === reason && candidate.notBefore === quota.until
+      ? { kind: 'wait', taskId }
+      : { kind: 'hold', task, hold: { kind: 'quota', until: quota.until, reason } };
+  }
   const budgetHold = budgetHoldOf(snapshot, candidate);
   if (budgetHold) return { kind: 'hold', task, hold: budgetHold };
   if (isAgentWorker(worker)) {

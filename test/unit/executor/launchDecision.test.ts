@@ -219,6 +219,20 @@ describe('launch decision (pure)', () => {
     });
   });
 
+  describe('usage limits (docs/agents.md, "Usage limits park")', () => {
+    it('a worker at its usage limit starts nothing until its reset; the task waits with its reason; other workers start', () => {
+      const quotaHolds = [{ worker: 'agent', until: NOW + 60_000 }];
+      const held = task('A', { worker: 'agent' });
+      const decision = decideLaunch(snapshot([candidate(held)], { quotaHolds }), 'A', view);
+      assert.ok(decision.kind === 'hold' && decision.hold.kind === 'quota');
+      assert.equal(decision.hold.until, NOW + 60_000);
+      assert.match(decision.hold.reason, /^waiting for usage limit until \d\d:\d\d/);
+      assert.equal(decideLaunch(snapshot([candidate(task('B'))], { quotaHolds }), 'B', view).kind, 'start');
+      const afterReset = snapshot([candidate(held)], { quotaHolds, now: NOW + 60_000 });
+      assert.equal(decideLaunch(afterReset, 'A', view).kind, 'start', 'at the reset it starts');
+    });
+  });
+
   describe('one pass, several candidates', () => {
     it('a start takes a slot and puts its files in flight for the candidates after it', () => {
       const [a, b, c, d] = [task('A', { files: ['src/**'] }), task('B', { files: ['src/y.ts'] }), task('C'), task('D')];
