@@ -36,6 +36,14 @@ export function isParkedReason(reason: string | undefined): boolean {
 
 const WAITING_FOR_LIMIT = 'waiting for usage limit until ';
 
+/**
+ * Whether an attempt continues its task's last agent session: a retry whose worker asks for it (`continueSession`),
+ * and always the attempt after a parked one — it picks up where the limit or the silence cut it off.
+ */
+export function continuesSession(worker: { continueSession: boolean }, attempt: number, afterParked: boolean): boolean {
+  return attempt > 1 && (worker.continueSession || afterParked);
+}
+
 /** What a task held by its worker's usage limit shows (status, the Runs view). */
 export function waitingForLimitReason(until: number, now: number): string {
   return `${WAITING_FOR_LIMIT}${clockTime(until, now)}`;

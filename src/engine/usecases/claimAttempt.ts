@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { refusalError } from '../domain/admission';
 import { BatonError } from '../domain/errors';
 import type { StartPlan } from '../domain/launch';
+import { continuesSession } from '../domain/parking';
 import {
   ARGV_PROMPT_MAX_BYTES,
   buildFittedPrompt,
@@ -189,7 +190,7 @@ async function recordClaim(
   const agent = isAgentWorker(plan.worker) ? plan.worker : undefined;
   const parked = await parkedBefore(tx, runId, task.id, claim.delegation.attempt);
   const resumeSession =
-    agent && (agent.continueSession || parked) && claim.delegation.attempt > 1
+    agent && continuesSession(agent, claim.delegation.attempt, parked !== undefined)
       ? await lastAgentSession(tx, runId, task.id, agent.type)
       : undefined;
   if (parked)
