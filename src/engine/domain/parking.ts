@@ -9,10 +9,11 @@ import type { UsageLimit } from './agents/usageLimit';
 export type ParkCause = 'usage-limit' | 'silence';
 
 /** A parked attempt's reason starts with this: what tells a parked attempt from a stopped one. */
-const PARKED = 'parked: ';
+export const PARKED_REASON_PREFIX = 'parked: ';
+const PARKED = PARKED_REASON_PREFIX;
 
 /** The longest a reset the CLI names is believed: a week (a plan's weekly limit). */
-const MAX_PARK_MS = 7 * 86_400_000;
+export const MAX_PARK_MS = 7 * 86_400_000;
 
 /**
  * Until when the attempt's worker is held: the reset the CLI named when it is still to come (at most a week ahead),
