@@ -380,16 +380,23 @@ export class AttemptSupervisor implements StreamFollowerHost {
    * The agent's stream was silent for silenceSeconds and silenceAction is `stop` (docs/agents.md, "Silent
    * streams"): the attempt is parked — CANCELLED, not counted against maxAttempts — and its task ready at once, its
    * next attempt continuing the session; then its processes are ended, gracefully first. Decided first, as a budget
-   * stop is.
+   * stop is. An agent that waits for a person's answer (an open question of its own) is silent for that reason and
+   * is not stopped.
    */
   silent(attempt: Attempt): void {
-    this.endByDecision(attempt, 'parked', 'silent, parked', async (tx, now) => {
-      await parkAttempt(
-        tx,
-        { runId: this.host.runId, delegationId: attempt.delegationId, cause: 'silence', until: now },
-        now,
-      );
-    });
+    const { runId } = this.host;
+    void this.ctx.store
+      .read((r) => questionWindows(r, runId, attempt.delegationId))
+      .then((questions) => {
+        if (questions.some((q) => q.decidedAt === undefined)) {
+          this.ctx.log(`${attempt.delegationId}: silent while its question waits for an answer; not stopped`);
+          return;
+        }
+        this.endByDecision(attempt, 'parked', 'silent, parked', async (tx, now) => {
+          await parkAttempt(tx, { runId, delegationId: attempt.delegationId, cause: 'silence', until: now }, now);
+        });
+      })
+      .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: silent, not stopped: ${(err as Error).message}`));
   }
 
   /**

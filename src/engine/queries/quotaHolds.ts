@@ -14,9 +14,9 @@ export async function readQuotaHolds(
   now: number,
 ): Promise<QuotaHold[]> {
   const parked = await r.get(
-    `SELECT 1 AS x FROM delegations WHERE run_id = ? AND status = 'CANCELLED' AND reason LIKE ? AND finished_at > ?
-     LIMIT 1`,
-    [runId, `${PARKED_REASON_PREFIX}%`, now - MAX_PARK_MS],
+    `SELECT 1 AS x FROM delegations WHERE run_id = ? AND status = 'CANCELLED'
+       AND substr(reason, 1, ${PARKED_REASON_PREFIX.length}) = ? AND finished_at > ? LIMIT 1`,
+    [runId, PARKED_REASON_PREFIX, now - MAX_PARK_MS],
   );
   if (!parked) return [];
   const rows = await r.all<{ data_json: string }>(
