@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureAgentCli } from '../../../scripts/agentClis.mjs';
-import { Engine } from '../../../src/engine/index';
+import { Engine, type CoordinatorOutcome, type Run } from '../../../src/engine/index';
 import { waitFor } from '../../fixtures/executor/harness';
 import { claudeCode } from '../../support/agentClis';
 import { CLI, ensureCliBuilt } from '../../support/cli';
@@ -82,6 +82,30 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     return { type: 'claude-code', executable, env };
   }
 
+  /**
+   * Runs plan.md under a coordinator of this process to its end, noting each progress its runtimes showed. The CLI's
+   * coordinator hands its workers its own script (BATON_CLI): the preset starts `baton mcp` with it.
+   */
+  async function driveToEnd(): Promise<{ run: Run; outcome: CoordinatorOutcome; progress: Set<string> }> {
+    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken);
+    const progress = new Set<string>();
+    let done = false;
+    const driving = taken.coordinator.run().finally(() => (done = true));
+    await waitFor(
+      'the run to end',
+      async () => {
+        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
+        return done;
+      },
+      // A hang detector: each test passes in under 30 s.
+      170_000,
+    );
+    return { run, outcome: await driving, progress };
+  }
+
   it('connects the server with its five tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
     fixture.write(
       '.baton/config.json',
@@ -99,23 +123,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
       ],
       side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
     });
-    // The CLI's coordinator hands its workers its own script (BATON_CLI): the preset starts `baton mcp` with it.
-    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
-    const { run } = await engine.runForPlan('plan.md');
-    const taken = await engine.coordinate({ runId: run.id });
-    assert.ok('coordinator' in taken);
-    const progress = new Set<string>();
-    let done = false;
-    const driving = taken.coordinator.run().finally(() => (done = true));
-    await waitFor(
-      'the run to end',
-      async () => {
-        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
-        return done;
-      },
-      170_000,
-    );
-    const outcome = await driving;
+    const { run, outcome, progress } = await driveToEnd();
     const logPath = join(fixture.workspace, '.baton', 'runs', run.id, 'logs', `${DELEGATION}.log`);
     const main = server.mainRequests();
     const explain = [
@@ -149,7 +157,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     // The note was the attempt's progress while it ran (the stream follower's later beats say what came next), and it
     // came as the worker's own heartbeat: only a beat by the runtime's token sets workerBeatAt.
     assert.ok(progress.has(NOTE), explain);
-    const runtime = (await engine.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
+    const runtime = (await engine!.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
     assert.ok(runtime.workerBeatAt, `a beat of the worker itself, not its coordinator's renewal\n${explain}`);
   });
 
@@ -179,25 +187,9 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
       ],
       side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
     });
-    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
-    const { run } = await engine.runForPlan('plan.md');
-    const taken = await engine.coordinate({ runId: run.id });
-    assert.ok('coordinator' in taken);
-    const progress = new Set<string>();
-    let done = false;
-    const driving = taken.coordinator.run().finally(() => (done = true));
-    await waitFor(
-      'the run to end',
-      async () => {
-        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
-        return done;
-      },
-      // A hang detector: it passes in about 25 s.
-      120_000,
-    );
-    const outcome = await driving;
-    const view = await engine.overview(run.id);
-    const events = await engine.listEvents(run.id);
+    const { run, outcome, progress } = await driveToEnd();
+    const view = await engine!.overview(run.id);
+    const events = await engine!.listEvents(run.id);
     const of = <K extends string>(type: K) => events.filter((e) => e.type === type);
     const main = server.mainRequests();
     const explain = [

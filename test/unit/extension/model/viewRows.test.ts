@@ -120,20 +120,9 @@ describe('Gates view rows', () => {
 
 describe('Runs view task rows', () => {
   it('a task held by its worker’s usage limit says until when beside its status; another reason stays in the tooltip', () => {
-    const task = (statusReason: string): Task => ({
-      runId: 'R-1',
-      id: 'T1',
-      title: 'Lay the ground',
-      agent: 'coder',
-      depends: [],
-      risk: [],
-      files: [],
-      verify: [],
-      instructions: '',
-      line: 1,
-      status: 'ready',
-      statusReason,
-    });
+    // What a task row reads of its task.
+    const task = (statusReason: string) =>
+      ({ id: 'T1', title: 'Lay the ground', instructions: '', status: 'ready', statusReason }) as Task;
     const cache = (t: Task) =>
       ({
         overview: () => ({ tasks: [t], delegations: [], runtimes: [], usage: [] }),
