@@ -75,6 +75,13 @@ function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'openc
         .boolean()
         .default(false)
         .describe(`A retried task continues the ${cli} session of its previous attempt instead of starting over.`),
+      fallbackWorker: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          `While this worker waits for its ${cli} usage limit to reset, its tasks run on this worker instead (a worker id; docs/agents.md, "Usage limits park").`,
+        ),
     })
     .strict();
 }

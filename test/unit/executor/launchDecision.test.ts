@@ -231,6 +231,24 @@ describe('launch decision (pure)', () => {
       const afterReset = snapshot([candidate(held)], { quotaHolds, now: NOW + 60_000 });
       assert.equal(decideLaunch(afterReset, 'A', view).kind, 'start', 'at the reset it starts');
     });
+
+    it("meanwhile its worker's fallbackWorker takes the task, unless that one is at its limit too", () => {
+      const withFallback = parseConfig(
+        JSON.stringify({
+          defaultWorker: 'agent',
+          workers: { agent: { type: 'claude-code', fallbackWorker: 'spare' }, spare: { type: 'codex' } },
+        }),
+      ).config;
+      const s = snapshot([candidate(task('A'))], { quotaHolds: [{ worker: 'agent', until: NOW + 60_000 }] });
+      s.settings.workers = freezeWorkers(withFallback);
+      const decision = decideLaunch(s, 'A', view);
+      assert.ok(
+        decision.kind === 'start' && decision.plan.workerId === 'spare' && decision.plan.worker.type === 'codex',
+      );
+      s.quotaHolds = [...s.quotaHolds!, { worker: 'spare', until: NOW + 1000 }];
+      const both = decideLaunch(s, 'A', view);
+      assert.ok(both.kind === 'hold' && both.hold.kind === 'quota' && both.hold.until === NOW + 60_000);
+    });
   });
 
   describe('one pass, several candidates', () => {

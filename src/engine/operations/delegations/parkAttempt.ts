@@ -9,9 +9,10 @@ import { transitionDelegation } from './transitionDelegation';
 
 /**
  * A RUNNING attempt is parked (domain/parking.ts): CANCELLED with a `parked:` reason — so it does not count against
- * the task's attempts — and its task goes back to ready, not before `until`. The `attempt:parked` event names its
- * worker and `until`: for a usage limit it is the worker's quota hold, which the dispatch pass reads
- * (queries/quotaHolds.ts). An attempt already decided elsewhere is left as it is. Returns whether it parked.
+ * the task's attempts — and its task goes back to ready. The `attempt:parked` event names its worker and `until`: for
+ * a usage limit it is the worker's quota hold, which the dispatch pass reads (queries/quotaHolds.ts) and which decides
+ * where and when the task runs next — on its worker's `fallbackWorker` now, else on its worker after the reset (its
+ * backoff set then). An attempt already decided elsewhere is left as it is. Returns whether it parked.
  */
 export async function parkAttempt(
   tx: StoreTx,
@@ -28,7 +29,7 @@ export async function parkAttempt(
       ? waitingForLimitReason(until, now)
       : `${delegation.id} was silent and stopped; resumes in its session`;
   await setTaskStatus(tx, runId, delegation.taskId, 'ready', reason, now);
-  await setTaskNotBefore(tx, runId, delegation.taskId, until > now ? until : null);
+  await setTaskNotBefore(tx, runId, delegation.taskId, null);
   await appendEvent(tx, runId, 'attempt:parked', now, {
     delegationId: delegation.id,
     taskId: delegation.taskId,
