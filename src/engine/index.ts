@@ -77,6 +77,7 @@ export type { CleanupReport, WorktreeFinding } from './usecases/cleanupWorktrees
 export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export type { TargetCheck, MissingCommit } from './domain/targetHead';
 export { describeEvent, oneLine } from './domain/describeEvent';
+export { isWaitingForLimit } from './domain/parking';
 export { counted } from './domain/plural';
 export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';
 export { renderTranscript, TranscriptRenderer } from './domain/agents/transcript';

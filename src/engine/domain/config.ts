@@ -75,6 +75,13 @@ function agentWorkerSchema<K extends 'claude-code' | 'codex' | 'gemini' | 'openc
         .boolean()
         .default(false)
         .describe(`A retried task continues the ${cli} session of its previous attempt instead of starting over.`),
+      fallbackWorker: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          `While this worker waits for its ${cli} usage limit to reset, its tasks run on this worker instead (a worker id; docs/agents.md, "Usage limits park").`,
+        ),
     })
     .strict();
 }
@@ -208,6 +215,30 @@ export const configSchema = z.object({
     .max(300)
     .default(5)
     .describe('After SIGTERM, how long a stopped worker gets before SIGKILL.'),
+  quotaWaitSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(900)
+    .describe(
+      'An agent that hit its usage limit without saying when it resets: how long its worker is held before the parked task resumes (docs/agents.md, "Usage limits park").',
+    ),
+  silenceSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(300)
+    .describe(
+      'An agent preset whose stream says nothing this long while its process lives is shown "silent" (an event), and silenceAction applies.',
+    ),
+  silenceAction: z
+    .enum(['wait', 'stop'])
+    .default('wait')
+    .describe(
+      'What a silent agent gets: wait (shown, the task timeout stays the last resort), or stop (ended gracefully and parked: the next attempt continues its session; not counted against maxAttempts).',
+    ),
   maxArtifactBytes: z
     .number()
     .int()

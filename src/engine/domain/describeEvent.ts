@@ -89,6 +89,14 @@ export function describeEvent(e: EventOf, maxField = 100): string {
           ].join('; ') || 'no setting the run froze differs';
       return `.baton/config.json changed (noticed by the ${e.data.noticedBy}): ${what}; the run keeps its frozen settings`;
     }
+    case 'attempt:parked':
+      return e.data.cause === 'usage-limit'
+        ? `${text(e.data.delegationId)} parked: ${text(e.data.worker)} hit its usage limit${e.data.said ? ` (${text(e.data.said)})` : ''}; ${text(e.data.taskId)} resumes at ${new Date(e.data.until).toISOString()}`
+        : `${text(e.data.delegationId)} parked: its silent stream was stopped; ${text(e.data.taskId)} resumes in its session`;
+    case 'attempt:resumed':
+      return `${text(e.data.delegationId)} resumes parked ${text(e.data.parkedDelegationId)}${e.data.sessionId ? ` in session ${text(e.data.sessionId)}` : ''}`;
+    case 'attempt:silent':
+      return `${text(e.data.delegationId)} silent for ${e.data.silentSeconds} s${e.data.action === 'stop' ? '; stopped to resume in its session' : '; waiting'}`;
     case 'config:frozen':
       return e.data.why === 'legacy'
         ? `worker definitions frozen from .baton/config.json as it is now (the run started before Baton froze them): ${short(e.data.digest.replace('sha256:', ''))}`

@@ -217,6 +217,24 @@ export interface EventMap {
    * The run's worker definitions were frozen: from the config as it was at the first resume of a run started before
    * Baton froze them (`legacy`), or adopted from the config at an approved config_changed gate (`adopted`).
    */
+  /**
+   * An attempt was parked (docs/agents.md, "Usage limits park"): ended CANCELLED, not counted against maxAttempts.
+   * `usage-limit`: its CLI hit its account's limit — no task starts on `worker` until `until`, when this task resumes
+   * in the same session; `silence`: its silent stream was stopped (silenceAction stop) and it resumes at once.
+   */
+  'attempt:parked': {
+    delegationId: string;
+    taskId: string;
+    worker: string;
+    cause: 'usage-limit' | 'silence';
+    until: number;
+    /** What the CLI said (its limit message). */
+    said?: string;
+  };
+  /** The next attempt of a parked task started, continuing the parked attempt's session where its CLI can. */
+  'attempt:resumed': { delegationId: string; taskId: string; parkedDelegationId: string; sessionId?: string };
+  /** A live agent's stream said nothing for `silentSeconds` (config silenceSeconds); `action` is what follows. */
+  'attempt:silent': { delegationId: string; taskId: string; silentSeconds: number; action: 'wait' | 'stop' };
   'config:frozen': {
     digest: string;
     previousDigest?: string;
@@ -280,4 +298,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'integration:batch-split': true,
   'config:changed': true,
   'config:frozen': true,
+  'attempt:parked': true,
+  'attempt:resumed': true,
+  'attempt:silent': true,
 };

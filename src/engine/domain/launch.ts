@@ -2,8 +2,9 @@ import { admissionRefusal, overlapReason } from './admission';
 import type { Permissions } from './agents/presets';
 import { budgetCrossings, forbiddenProfile, type BudgetCrossing, type SpendSoFar } from './agents/budget';
 import type { BatonConfig, WorkerDefinition } from './config';
-import type { FrozenWorkers } from './frozenWorkers';
+import { frozenDefinition, type FrozenWorkers } from './frozenWorkers';
 import { isolationNeed, type IsolationNeed, type RunIsolation } from './isolation';
+import { quotaHoldOf, waitingForLimitReason, type QuotaHold } from './parking';
 import type { RunSettings } from './runSettings';
 import type { GateKind, Task } from './types';
 import { DEFAULT_PERMISSIONS, frozenWorkerFor, isAgentWorker } from './workerLaunch';
@@ -40,6 +41,8 @@ export interface LaunchSnapshot {
   inFlight: ReadonlyArray<{ id: string; files: readonly string[] }>;
   /** The candidates still ready, in the order asked. */
   candidates: readonly LaunchCandidate[];
+  /** Workers held by a usage limit (queries/quotaHolds.ts): nothing starts on them until their reset. */
+  quotaHolds?: readonly QuotaHold[];
 }
 
 /** Why a ready task does not start now (operations/tasks/holdTask.ts writes it). */
@@ -53,7 +56,9 @@ export type LaunchHold =
   /** The run's first isolated dispatch found a problem in the repository: the isolation question, with its reason. */
   | { kind: 'isolation-gate'; reason: string; problem: string }
   /** Its `files:` overlap those of a task in flight: it stays ready, and its reason says on what it waits. */
-  | { kind: 'overlap'; reason: string };
+  | { kind: 'overlap'; reason: string }
+  /** Its worker hit its usage limit: it stays ready, not before the reset, and its reason says until when. */
+  | { kind: 'quota'; until: number; reason: string };
 
 /** What the coordinator brings to the launch decision besides the snapshot. */
 export interface LaunchView {
@@ -101,8 +106,10 @@ export function decideLaunch(snapshot: LaunchSnapshot, taskId: string, view: Lau
   // The definitions the run froze, never the config file's: a worker can write .baton/config.json
   // (docs/architecture.md, "Trust model").
   const frozen = settings.workers ?? view.configWorkers();
-  const workerId = view.worker ?? task.worker ?? frozen.defaultWorker;
-  const worker = frozenWorkerFor(frozen, workerId);
+  const asked = view.worker ?? task.worker ?? frozen.defaultWorker;
+  const held = workerAtLimit(snapshot, frozen, asked);
+  if (held.kind === 'hold') return { kind: 'hold', task, hold: held.hold };
+  const { workerId, worker } = held;
   const permissions = task.permissions ?? DEFAULT_PERMISSIONS;
   const budgetHold = budgetHoldOf(snapshot, candidate);
   if (budgetHold) return { kind: 'hold', task, hold: budgetHold };
@@ -139,6 +146,28 @@ export function decideLaunch(snapshot: LaunchSnapshot, taskId: string, view: Lau
   // A person gets a long lease; a process's lease is renewed while it lives.
   const leaseMs = manual ? Math.max(view.config.leaseSeconds * 1000, 7 * 86_400_000) : view.config.leaseSeconds * 1000;
   return { kind: 'start', plan: { task, workerId, worker, manual, permissions, leaseMs, isolation } };
+}
+
+/**
+ * The worker a task starts on, given the usage limits (docs/agents.md, "Usage limits park"): the one it asks for, or —
+ * while that one waits for its limit to reset — its `fallbackWorker` when that one is free; else the task waits for
+ * the reset (a `quota` hold: its backoff set to the reset).
+ */
+function workerAtLimit(
+  snapshot: LaunchSnapshot,
+  frozen: FrozenWorkers,
+  workerId: string,
+): { kind: 'worker'; workerId: string; worker: WorkerDefinition } | { kind: 'hold'; hold: LaunchHold } {
+  const worker = frozenWorkerFor(frozen, workerId);
+  const holds = snapshot.quotaHolds ?? [];
+  const quota = quotaHoldOf(holds, workerId, snapshot.now);
+  if (!quota) return { kind: 'worker', workerId, worker };
+  const fallbackId = isAgentWorker(worker) ? worker.fallbackWorker : undefined;
+  const fallback = fallbackId !== undefined ? frozenDefinition(frozen, fallbackId) : undefined;
+  if (fallbackId !== undefined && fallback && !quotaHoldOf(holds, fallbackId, snapshot.now))
+    return { kind: 'worker', workerId: fallbackId, worker: fallback };
+  const reason = waitingForLimitReason(quota.until, snapshot.now);
+  return { kind: 'hold', hold: { kind: 'quota', until: quota.until, reason } };
 }
 
 /**

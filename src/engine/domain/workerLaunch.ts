@@ -31,7 +31,7 @@ export interface LaunchValues {
   workspace: string;
   /** The task's permission profile (agent presets); DEFAULT_PERMISSIONS when absent. */
   permissions?: Permissions;
-  /** The agent session a retry continues (a preset whose worker asks for it). */
+  /** The agent session the attempt continues (a retry whose worker asks for it, the attempt after a parked one). */
   resumeSession?: string;
   /** How an agent preset starts the attempt's MCP server (batonMcpServer), when there is a CLI to run. */
   batonMcp?: BatonMcpServer;
@@ -186,7 +186,8 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         args: worker.args.map((a) => substitute(a, values)),
         prompt: values.prompt,
         permissions: values.permissions ?? DEFAULT_PERMISSIONS,
-        ...(worker.continueSession && values.resumeSession ? { resumeSession: values.resumeSession } : {}),
+        // Whether to continue is the claim's decision (domain/parking.ts, continuesSession): passed on when set.
+        ...(values.resumeSession ? { resumeSession: values.resumeSession } : {}),
         ...(values.batonMcp ? { batonMcp: values.batonMcp } : {}),
         ...(values.configFolder ? { configFolder: values.configFolder } : {}),
         env: worker.env,

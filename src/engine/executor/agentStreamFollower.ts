@@ -8,7 +8,10 @@ import {
 } from '../domain/agents/agentActivity';
 import type { AgentStreamParser } from '../domain/agents/agentEvents';
 import { budgetCrossings, costOf, type BudgetCrossing } from '../domain/agents/budget';
+import { usageLimitOf, type UsageLimit } from '../domain/agents/usageLimit';
 import { BatonError } from '../domain/errors';
+import { silenceOf } from '../domain/parking';
+import { appendEvent } from '../operations/events/appendEvent';
 import { LogTail } from '../effects/processes/logTail';
 import { recordAgentUsage } from '../operations/agentUsage/recordAgentUsage';
 import { renewRuntimeLease } from '../operations/runtimes/renewRuntimeLease';
@@ -30,6 +33,8 @@ export interface StreamFollowerHost {
   epoch(): number;
   /** The spend crossed a budget line: the supervisor stops the attempt and opens the budget gate. */
   overBudget(attempt: Attempt, crossings: BudgetCrossing[]): void;
+  /** The stream was silent for silenceSeconds and silenceAction is `stop`: the supervisor parks the attempt. */
+  silent(attempt: Attempt): void;
 }
 
 /**
@@ -52,6 +57,11 @@ export class AgentStreamFollower {
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
   private overBudgetReported = false;
+  private limit: UsageLimit | undefined;
+  /** When (monotonic) the stream last said something: its silence is measured from here. */
+  private lastLineMono: number;
+  /** What the last beat said of the stream's silence ("silent 5m"); undefined while it speaks. */
+  private toldSilence: string | undefined;
 
   constructor(
     private readonly ctx: EngineContext,
@@ -61,6 +71,7 @@ export class AgentStreamFollower {
     cwd: string,
   ) {
     this.tail = new LogTail(attempt.logPath);
+    this.lastLineMono = ctx.clock.monotonic();
     this.activity = startingActivity(agent);
     this.parser = agentStreamParser(agent.kind, {
       cwd,
@@ -75,9 +86,22 @@ export class AgentStreamFollower {
         'stream',
         this.ctx.clock.setTimer(STREAM_POLL_MS, () => {
           if (this.stopped) return;
-          this.read(this.tail.lines());
+          const lines = this.tail.lines();
           const mono = this.ctx.clock.monotonic();
-          if (this.dirty && mono - this.lastBeatMono >= ACTIVITY_BEAT_MS && !this.attempt.ending) {
+          if (lines.length > 0) {
+            this.read(lines);
+            this.lastLineMono = mono;
+            // It speaks again: the next beat says what it does (and a later silence is seen anew).
+            if (this.toldSilence) this.toldCurrent = this.toldSilence = undefined;
+          }
+          if (this.attempt.ending) return poll();
+          const silence = silenceOf(mono - this.lastLineMono, this.ctx.config.silenceSeconds);
+          if (silence && silence !== this.toldSilence && mono - this.lastBeatMono >= ACTIVITY_BEAT_MS) {
+            const first = this.toldSilence === undefined;
+            this.toldSilence = silence;
+            this.lastBeatMono = mono;
+            this.writing = this.writing.then(() => this.beat(silence, first ? mono - this.lastLineMono : undefined));
+          } else if (this.dirty && mono - this.lastBeatMono >= ACTIVITY_BEAT_MS) {
             this.dirty = false;
             this.lastBeatMono = mono;
             this.writing = this.writing.then(() => this.beat());
@@ -99,7 +123,10 @@ export class AgentStreamFollower {
     this.stop();
     await this.writing;
     this.read(this.tail.rest());
-    for (const event of this.parser.end()) this.activity = applyAgentEvent(this.activity, event);
+    for (const event of this.parser.end()) {
+      this.activity = applyAgentEvent(this.activity, event);
+      this.limit = usageLimitOf(this.agent.kind, event, this.ctx.clock.now()) ?? this.limit;
+    }
     await this.ctx.store.transact((tx) => this.recordUsage(tx, true));
     return this.activity;
   }
@@ -108,10 +135,15 @@ export class AgentStreamFollower {
     return this.activity;
   }
 
+  usageLimit(): UsageLimit | undefined {
+    return this.limit;
+  }
+
   private read(lines: string[]): void {
     for (const line of lines) {
       for (const event of this.parser.feed(line)) {
         this.activity = applyAgentEvent(this.activity, event);
+        this.limit = usageLimitOf(this.agent.kind, event, this.ctx.clock.now()) ?? this.limit;
         this.dirty = true;
       }
     }
@@ -137,8 +169,12 @@ export class AgentStreamFollower {
     );
   }
 
-  /** One heartbeat with the agent's activity, its usage beside it; then the budget. */
-  private async beat(): Promise<void> {
+  /**
+   * One heartbeat with the agent's activity, its usage beside it; then the budget. `silence`: the stream has said
+   * nothing that long ("silent 5m", shown before what it did last); `silentMs` at the first beat of a silence, which
+   * is an `attempt:silent` event — and, with silenceAction `stop`, the supervisor's to park.
+   */
+  private async beat(silence?: string, silentMs?: number): Promise<void> {
     const { attempt } = this;
     try {
       let renewedAtMono = 0;
@@ -160,17 +196,30 @@ export class AgentStreamFollower {
             authority,
             // Progress only when what the agent does changed: a beat for counts or usage alone does not replace a
             // note the agent sent itself (baton_progress) with an older description.
-            ...(current !== this.toldCurrent ? { progress: progressOf(this.activity) } : {}),
+            ...(silence
+              ? { progress: `${silence} · ${progressOf(this.activity)}` }
+              : current !== this.toldCurrent
+                ? { progress: progressOf(this.activity) }
+                : {}),
             onLapsed: 'refuse',
           },
           now,
         );
         if (!outcome.renewed) return [];
         this.toldCurrent = current;
+        if (silentMs !== undefined)
+          await appendEvent(tx, this.host.runId, 'attempt:silent', now, {
+            delegationId: attempt.delegationId,
+            taskId: attempt.taskId,
+            silentSeconds: Math.floor(silentMs / 1000),
+            action: this.ctx.config.silenceAction,
+          });
         await this.recordUsage(tx);
         return this.budgetCrossings(tx);
       });
       if (renewedAtMono > 0) attempt.leaseUntilMono = Math.max(attempt.leaseUntilMono, renewedAtMono + attempt.leaseMs);
+      if (silentMs !== undefined && this.ctx.config.silenceAction === 'stop' && !attempt.ending && !this.activity.ended)
+        this.host.silent(attempt);
       // An agent that already gave its answer is not stopped: its result is taken, and nothing more starts.
       if (crossings.length > 0 && !this.overBudgetReported && !attempt.ending && !this.activity.ended) {
         this.overBudgetReported = true;

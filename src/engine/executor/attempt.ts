@@ -1,8 +1,9 @@
 import type { AgentActivity, AttemptAgent } from '../domain/agents/agentActivity';
+import type { UsageLimit } from '../domain/agents/usageLimit';
 import type { ProcessIdentity } from '../domain/process';
 
 /** Who ended an attempt before its worker exited by itself: that one records the outcome, not the exit. */
-export type AttemptEnding = 'stopped' | 'timeout' | 'stale' | 'budget';
+export type AttemptEnding = 'stopped' | 'timeout' | 'stale' | 'budget' | 'parked';
 
 /** The timers an attempt's parts run while its worker lives; each part sets and cancels its own. */
 export type AttemptTimer = 'timeout' | 'poll' | 'stream' | 'relay';
@@ -12,6 +13,8 @@ export interface AttemptStream {
   readonly agent: AttemptAgent;
   /** The worker exited: the rest of the stream is read and the final usage recorded. */
   finish(): Promise<AgentActivity>;
+  /** The last usage-limit signal its CLI gave (domain/agents/usageLimit.ts), if any. */
+  usageLimit(): UsageLimit | undefined;
 }
 
 /** What identifies an attempt for the whole of its life: fixed at its claim (or adoption). */

@@ -1,4 +1,8 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
+import type { UsageLimit } from '../domain/agents/usageLimit';
+import { parkUntil } from '../domain/parking';
 import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
@@ -10,11 +14,13 @@ import { runPaths } from '../effects/workspaceLayout';
 import type { WorkerExit } from '../effects/processes/spawnSupervised';
 import { endAttemptOverBudget } from '../operations/delegations/endAttemptOverBudget';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
+import { parkAttempt } from '../operations/delegations/parkAttempt';
 import { cancelStoppedAttempt } from '../operations/stops/stopRequests';
 import { decidedAttempts, getDelegation } from '../queries/delegations';
 import { questionWindows } from '../queries/runView';
 import { checkTaskTimeout, QUESTION_RECHECK_MS, type TimeoutCheck } from '../domain/question';
 import { sideEffectPoint } from '../store/faultPoint';
+import type { StoreTx } from '../store/port';
 import type { EngineContext } from '../usecases/context';
 import type { LiveWorker } from '../usecases/reconcileRun';
 import { settleExitedWorker } from '../usecases/settleExitedWorker';
@@ -364,26 +370,58 @@ export class AttemptSupervisor implements StreamFollowerHost {
    * task is not handed out again — until its processes are gone.
    */
   overBudget(attempt: Attempt, crossings: BudgetCrossing[]): void {
-    if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
-    this.markEnding(attempt, 'budget');
     const why = crossings.map(describeCrossing).join('; ');
+    this.endByDecision(attempt, 'budget', 'over budget', (tx, now) =>
+      endAttemptOverBudget(tx, { runId: this.host.runId, delegationId: attempt.delegationId, crossings, why }, now),
+    );
+  }
+
+  /**
+   * The agent's stream was silent for silenceSeconds and silenceAction is `stop` (docs/agents.md, "Silent
+   * streams"): the attempt is parked — CANCELLED, not counted against maxAttempts — and its task ready at once, its
+   * next attempt continuing the session; then its processes are ended, gracefully first. Decided first, as a budget
+   * stop is. An agent that waits for a person's answer (an open question of its own) is silent for that reason and
+   * is not stopped.
+   */
+  silent(attempt: Attempt): void {
+    const { runId } = this.host;
+    void this.ctx.store
+      .read((r) => questionWindows(r, runId, attempt.delegationId))
+      .then((questions) => {
+        if (questions.some((q) => q.decidedAt === undefined)) {
+          this.ctx.log(`${attempt.delegationId}: silent while its question waits for an answer; not stopped`);
+          return;
+        }
+        this.endByDecision(attempt, 'parked', 'silent, parked', async (tx, now) => {
+          await parkAttempt(tx, { runId, delegationId: attempt.delegationId, cause: 'silence', until: now }, now);
+        });
+      })
+      .catch((err: unknown) => this.ctx.log(`${attempt.delegationId}: silent, not stopped: ${(err as Error).message}`));
+  }
+
+  /**
+   * Ends an attempt on a decision of its own: the decision goes through the fenced store first, so a coordinator
+   * that lost the run has it refused and kills nothing (the successor that adopted the worker keeps it); one stopped
+   * between the decision and the kill leaves a decided attempt whose processes its successor ends (reconcile). The
+   * attempt stays tracked — its task is not handed out again — until its processes are gone.
+   */
+  private endByDecision(
+    attempt: Attempt,
+    ending: AttemptEnding,
+    what: string,
+    decide: (tx: StoreTx, now: number) => Promise<void>,
+  ): void {
+    if (!this.owns(attempt) || attempt.ending || this.host.lost()) return;
+    this.markEnding(attempt, ending);
     void (async () => {
       try {
-        await this.ctx.store.transact((tx) =>
-          endAttemptOverBudget(
-            tx,
-            { runId: this.host.runId, delegationId: attempt.delegationId, crossings, why },
-            this.ctx.clock.now(),
-          ),
-        );
+        await this.ctx.store.transact((tx) => decide(tx, this.ctx.clock.now()));
         const report = await this.terminate(attempt);
         if (report && !report.confirmed)
-          this.ctx.log(
-            `${attempt.delegationId}: over budget; termination NOT confirmed (${report.survivors.length} left)`,
-          );
+          this.ctx.log(`${attempt.delegationId}: ${what}; termination NOT confirmed (${report.survivors.length} left)`);
       } catch (err) {
         if (!BatonError.is(err, 'coordinator.superseded'))
-          this.ctx.log(`${attempt.delegationId}: over budget, not recorded: ${(err as Error).message}`);
+          this.ctx.log(`${attempt.delegationId}: ${what}, not recorded: ${(err as Error).message}`);
       } finally {
         this.forget(attempt);
       }
@@ -499,6 +537,9 @@ export class AttemptSupervisor implements StreamFollowerHost {
     const finalText = activity?.ended?.finalText;
     // An agent that said why it stopped (a refused request, a model error) is quoted.
     const said = activity?.errors.at(-1);
+    const limit = attempt.stream?.usageLimit();
+    if (limit && !leftResult(resolve(this.ctx.workspace, attempt.artifactPath), finalText))
+      return this.parkAtLimit(attempt, limit);
     const settled = await settleExitedWorker(
       this.ctx,
       delegation,
@@ -513,4 +554,27 @@ export class AttemptSupervisor implements StreamFollowerHost {
     );
     this.ctx.log(`${attempt.delegationId}: ${settled}`);
   }
+
+  /**
+   * The agent's CLI hit its usage limit and left no result (docs/agents.md, "Usage limits park"): the attempt is
+   * parked until the reset the CLI named (else quotaWaitSeconds from now); its worker starts nothing before then.
+   */
+  private async parkAtLimit(attempt: Attempt, limit: UsageLimit): Promise<void> {
+    const now = this.ctx.clock.now();
+    const until = parkUntil(limit, now, this.ctx.config.quotaWaitSeconds);
+    const parked = await this.ctx.store.transact((tx) =>
+      parkAttempt(
+        tx,
+        { runId: this.host.runId, delegationId: attempt.delegationId, cause: 'usage-limit', until, said: limit.said },
+        now,
+      ),
+    );
+    if (parked)
+      this.ctx.log(`${attempt.delegationId}: parked at its usage limit until ${new Date(until).toISOString()}`);
+  }
+}
+
+/** Whether an exited agent left its result: the artifact file, or a result block in its final answer. */
+function leftResult(artifactPath: string, finalText: string | undefined): boolean {
+  return existsSync(artifactPath) || /```(?:baton|sdd)-result\b/.test(finalText ?? '');
 }

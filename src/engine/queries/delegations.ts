@@ -1,4 +1,5 @@
 import type { Delegation } from '../domain/types';
+import { isParkedReason } from '../domain/parking';
 import type { StoreReader } from '../store/port';
 import { DELEGATION_COLUMNS, toDelegation, type DelegationRow } from '../store/rows';
 
@@ -63,4 +64,18 @@ export async function latestOpenAttempt(
     [runId, taskId],
   );
   return row?.id;
+}
+
+/** The task's attempt just before this one, when it was parked (domain/parking.ts): its id. */
+export async function parkedBefore(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  taskId: string,
+  attempt: number,
+): Promise<string | undefined> {
+  const row = await r.get<{ id: string; status: string; reason: string | null }>(
+    `SELECT id, status, reason FROM delegations WHERE run_id = ? AND task_id = ? AND attempt = ?`,
+    [runId, taskId, attempt - 1],
+  );
+  return row?.status === 'CANCELLED' && isParkedReason(row.reason ?? undefined) ? row.id : undefined;
 }

@@ -4,6 +4,7 @@ import type { RunSettings } from '../domain/runSettings';
 import type { StoreReader } from '../store/port';
 import { TASK_COLUMNS, toTask, type TaskRow } from '../store/rows';
 import { readAdmissionShared } from './admission';
+import { readQuotaHolds } from './quotaHolds';
 import { spendSoFar } from './agentUsage';
 import { readRunIsolation } from './worktrees';
 
@@ -61,6 +62,7 @@ export async function readLaunchSnapshot(
   const shared = await readAdmissionShared(r, { runId, withFiles: candidates.some((c) => c.task.files.length > 0) });
   const configChanged = open('config_changed');
   const isolationGate = open('isolation');
+  const quotaHolds = await readQuotaHolds(r, runId, input.now);
   return {
     now: input.now,
     settings,
@@ -75,5 +77,6 @@ export async function readLaunchSnapshot(
     },
     ...shared,
     candidates,
+    ...(quotaHolds.length > 0 ? { quotaHolds } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { refusalError } from '../domain/admission';
 import { BatonError } from '../domain/errors';
 import type { StartPlan } from '../domain/launch';
+import { continuesSession } from '../domain/parking';
 import {
   ARGV_PROMPT_MAX_BYTES,
   buildFittedPrompt,
@@ -19,6 +20,7 @@ import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { createWorktree } from '../effects/git/worktrees';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
 import { claimDelegation } from '../operations/delegations/claimDelegation';
+import { appendEvent } from '../operations/events/appendEvent';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
 import { recordPrompt } from '../operations/delegations/recordPrompt';
@@ -29,6 +31,7 @@ import { recordRuntimeLaunch } from '../operations/runtimes/createRuntime';
 import { recordWorktree } from '../operations/worktrees/worktrees';
 import { readAdmission } from '../queries/admission';
 import { lastAgentSession, sessionTotalsBefore } from '../queries/agentUsage';
+import { parkedBefore } from '../queries/delegations';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
@@ -182,12 +185,21 @@ async function recordClaim(
     truncated: fitted.truncated,
   };
   await recordPrompt(tx, { runId, delegationId, taskId: task.id }, provenance, now);
-  // A retry may continue the agent's session of the task's last attempt, when its worker asks for it.
+  // A retry may continue the agent's session of the task's last attempt, when its worker asks for it; the attempt
+  // after a parked one always does (docs/agents.md, "Usage limits park").
   const agent = isAgentWorker(plan.worker) ? plan.worker : undefined;
+  const parked = await parkedBefore(tx, runId, task.id, claim.delegation.attempt);
   const resumeSession =
-    agent?.continueSession && claim.delegation.attempt > 1
+    agent && continuesSession(agent, claim.delegation.attempt, parked !== undefined)
       ? await lastAgentSession(tx, runId, task.id, agent.type)
       : undefined;
+  if (parked)
+    await appendEvent(tx, runId, 'attempt:resumed', now, {
+      delegationId,
+      taskId: task.id,
+      parkedDelegationId: parked,
+      ...(resumeSession ? { sessionId: resumeSession } : {}),
+    });
   return {
     delegation: claim.delegation,
     runtimeId: claim.runtimeId,

@@ -4,6 +4,7 @@ import {
   isFinishedRun,
   totalUsage,
   isCoordinatorLive,
+  isWaitingForLimit,
   type CoordinatorState,
   type Delegation,
   type Run,
@@ -281,6 +282,8 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     label: `${taskId}  ${task?.title ?? ''}`,
     description: [
       task?.status,
+      // A task held by its worker's usage limit says until when (docs/agents.md, "Usage limits park").
+      isWaitingForLimit(task?.statusReason) ? task?.statusReason : undefined,
       attempts.length ? `attempt ${attempts.length}` : undefined,
       last?.resultStatus,
       duration,

@@ -179,6 +179,38 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     ]);
   });
 
+  it('a stream silent past silenceSeconds with silenceAction stop is parked, not failed; the next attempt continues its session', async () => {
+    setUp({ silenceSeconds: 1, silenceAction: 'stop', maxAttempts: 1 }, task('S'));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const env = {
+      FAKE_CLAUDE_STEPS: '2',
+      FAKE_CLAUDE_STEP_MS: '30000',
+      FAKE_CLAUDE_RESUMED_STEP_MS: '0',
+      FAKE_CLAUDE_LOG: callLog,
+    };
+    const outcome = await withWorkerEnv(env, () => drive(run.id));
+    const view = await engine.overview(run.id);
+    const events = await engine.listEvents(run.id);
+    const explain = JSON.stringify({ outcome, delegations: view.delegations, events: events.map((e) => e.type) });
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-S-coder-001:CANCELLED', 'D-S-coder-002:COMPLETED'],
+      explain,
+    );
+    assert.match(view.delegations[0]!.reason!, /^parked: its stream was silent/);
+    const silent = events.find((e) => e.type === 'attempt:silent');
+    assert.ok(silent?.type === 'attempt:silent' && silent.data.action === 'stop', explain);
+    const parked = events.find((e) => e.type === 'attempt:parked');
+    assert.ok(parked?.type === 'attempt:parked' && parked.data.cause === 'silence', explain);
+    const resumed = calls()[1]!.argv;
+    assert.deepEqual(resumed.slice(resumed.indexOf('--resume'), resumed.indexOf('--resume') + 2), [
+      '--resume',
+      view.usage[0]!.sessionId!,
+    ]);
+  });
+
   it('rejecting a budget gate fails the task; a run already over its budget starts nothing', async () => {
     setUp({ budget: { run: { usd: 0.01 } } }, [task('R1'), task('R2', ['depends: [R1]'])].join('\n'));
     engine = await fixture.open({ follow: true });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureAgentCli } from '../../../scripts/agentClis.mjs';
-import { Engine } from '../../../src/engine/index';
+import { Engine, type CoordinatorOutcome, type Run } from '../../../src/engine/index';
 import { waitFor } from '../../fixtures/executor/harness';
 import { claudeCode } from '../../support/agentClis';
 import { CLI, ensureCliBuilt } from '../../support/cli';
@@ -82,6 +82,30 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     return { type: 'claude-code', executable, env };
   }
 
+  /**
+   * Runs plan.md under a coordinator of this process to its end, noting each progress its runtimes showed. The CLI's
+   * coordinator hands its workers its own script (BATON_CLI): the preset starts `baton mcp` with it.
+   */
+  async function driveToEnd(): Promise<{ run: Run; outcome: CoordinatorOutcome; progress: Set<string> }> {
+    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken);
+    const progress = new Set<string>();
+    let done = false;
+    const driving = taken.coordinator.run().finally(() => (done = true));
+    await waitFor(
+      'the run to end',
+      async () => {
+        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
+        return done;
+      },
+      // A hang detector: each test passes in under 30 s.
+      170_000,
+    );
+    return { run, outcome: await driving, progress };
+  }
+
   it('connects the server with its five tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
     fixture.write(
       '.baton/config.json',
@@ -99,23 +123,7 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
       ],
       side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
     });
-    // The CLI's coordinator hands its workers its own script (BATON_CLI): the preset starts `baton mcp` with it.
-    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
-    const { run } = await engine.runForPlan('plan.md');
-    const taken = await engine.coordinate({ runId: run.id });
-    assert.ok('coordinator' in taken);
-    const progress = new Set<string>();
-    let done = false;
-    const driving = taken.coordinator.run().finally(() => (done = true));
-    await waitFor(
-      'the run to end',
-      async () => {
-        for (const rt of (await engine!.overview(run.id)).runtimes) if (rt.progress) progress.add(rt.progress);
-        return done;
-      },
-      170_000,
-    );
-    const outcome = await driving;
+    const { run, outcome, progress } = await driveToEnd();
     const logPath = join(fixture.workspace, '.baton', 'runs', run.id, 'logs', `${DELEGATION}.log`);
     const main = server.mainRequests();
     const explain = [
@@ -149,7 +157,68 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     // The note was the attempt's progress while it ran (the stream follower's later beats say what came next), and it
     // came as the worker's own heartbeat: only a beat by the runtime's token sets workerBeatAt.
     assert.ok(progress.has(NOTE), explain);
-    const runtime = (await engine.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
+    const runtime = (await engine!.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
     assert.ok(runtime.workerBeatAt, `a beat of the worker itself, not its coordinator's renewal\n${explain}`);
+  });
+
+  it('a usage-limit reply parks the task until its reset, then it resumes in its session and passes; a silence is seen', async () => {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({
+        defaultWorker: 'agent',
+        workers: { agent: presetWorker() },
+        isolation: 'none',
+        // One attempt: the parked one must not use it.
+        maxAttempts: 1,
+        silenceSeconds: 2,
+      }),
+    );
+    fixture.write('plan.md', '```baton-task\nid: T1\nagent: coder\npermissions: edit\n```\nReport.\n');
+    let resetAt = 0;
+    server.setScript({
+      steps: [
+        // Claude Code's own limit message (the reset in epoch seconds), a few seconds ahead of the request.
+        () => {
+          resetAt = Math.ceil((Date.now() + 4000) / 1000) * 1000;
+          return { text: `Claude AI usage limit reached|${resetAt / 1000}`, usage: { input: 10, output: 5 } };
+        },
+        // The resumed session's answer, after a silence longer than silenceSeconds.
+        { text: RESULT_TEXT, usage: { input: 20, output: 5 }, delayMs: 3500 },
+      ],
+      side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
+    });
+    const { run, outcome, progress } = await driveToEnd();
+    const view = await engine!.overview(run.id);
+    const events = await engine!.listEvents(run.id);
+    const of = <K extends string>(type: K) => events.filter((e) => e.type === type);
+    const main = server.mainRequests();
+    const explain = [
+      `server errors: ${JSON.stringify(server.errors)}`,
+      `delegations: ${JSON.stringify(view.delegations.map((d) => [d.id, d.status, d.reason]))}`,
+      `events: ${events.map((e) => e.type).join(', ')}`,
+      `progress seen: ${JSON.stringify([...progress])}`,
+    ].join('\n');
+
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+    const [parked, resumed] = view.delegations;
+    assert.equal(parked?.status, 'CANCELLED', explain);
+    assert.match(parked!.reason!, /^parked: agent hit its usage limit/, explain);
+    assert.equal(resumed?.status, 'COMPLETED', explain);
+    const park = of('attempt:parked')[0];
+    assert.ok(park?.type === 'attempt:parked' && park.data.until === resetAt, explain);
+    // Not before the reset the CLI named; in the session the parked attempt had begun (its earlier answer is in it).
+    assert.ok(resumed!.startedAt! >= resetAt, explain);
+    const resume = of('attempt:resumed')[0];
+    assert.ok(resume?.type === 'attempt:resumed' && resume.data.sessionId, explain);
+    assert.ok(
+      main.at(-1)!.turn === 1 && JSON.stringify(main.at(-1)!.body).includes('usage limit reached'),
+      `the resumed request carries the parked turn\n${explain}`,
+    );
+    // The silence before the resumed answer was seen: an event, and "silent Ns" in the worker's progress.
+    assert.ok(of('attempt:silent').length > 0, explain);
+    assert.ok(
+      [...progress].some((p) => /^silent \d+s · /.test(p)),
+      explain,
+    );
   });
 });

@@ -165,7 +165,7 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     assert.deepEqual([l.effective.allowTools, l.effective.denyTools], [[], []]);
   });
 
-  it('a worker of type codex in the config launches the preset, and continues a session only when it asks to', () => {
+  it('a worker of type codex in the config launches the preset, and continues the session its claim passes', () => {
     const { config, issues } = parseConfig(
       JSON.stringify({
         workers: { cx: { type: 'codex', model: 'gpt-5.5', continueSession: true }, g: { type: 'gemini' } },
@@ -184,9 +184,12 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     assert.equal(cx.agent?.kind, 'codex');
     assert.deepEqual(cx.argv.slice(0, 4), ['codex', 'exec', 'resume', 'th-9']);
     assert.ok(cx.argv.includes('gpt-5.5'));
-    const g = workerLaunch('g', resolveWorker(config, 'g'), values);
-    assert.ok(!g.argv.includes('--resume'), 'gemini worker did not ask to continue sessions');
+    // Whether to continue is the claim's decision (continuesSession): a session it passes is continued.
+    const { resumeSession: _none, ...fresh } = values;
+    const g = workerLaunch('g', resolveWorker(config, 'g'), fresh);
+    assert.ok(!g.argv.includes('--resume'), 'no session passed, none continued');
     assert.equal(g.agent?.effective.profile, 'edit', 'the default profile');
+    assert.ok(workerLaunch('g', resolveWorker(config, 'g'), values).argv.includes('--resume'));
   });
 });
 

@@ -219,6 +219,38 @@ describe('launch decision (pure)', () => {
     });
   });
 
+  describe('usage limits (docs/agents.md, "Usage limits park")', () => {
+    it('a worker at its usage limit starts nothing until its reset; the task waits with its reason; other workers start', () => {
+      const quotaHolds = [{ worker: 'agent', until: NOW + 60_000 }];
+      const held = task('A', { worker: 'agent' });
+      const decision = decideLaunch(snapshot([candidate(held)], { quotaHolds }), 'A', view);
+      assert.ok(decision.kind === 'hold' && decision.hold.kind === 'quota');
+      assert.equal(decision.hold.until, NOW + 60_000);
+      assert.match(decision.hold.reason, /^waiting for usage limit until \d\d:\d\d/);
+      assert.equal(decideLaunch(snapshot([candidate(task('B'))], { quotaHolds }), 'B', view).kind, 'start');
+      const afterReset = snapshot([candidate(held)], { quotaHolds, now: NOW + 60_000 });
+      assert.equal(decideLaunch(afterReset, 'A', view).kind, 'start', 'at the reset it starts');
+    });
+
+    it("meanwhile its worker's fallbackWorker takes the task, unless that one is at its limit too", () => {
+      const withFallback = parseConfig(
+        JSON.stringify({
+          defaultWorker: 'agent',
+          workers: { agent: { type: 'claude-code', fallbackWorker: 'spare' }, spare: { type: 'codex' } },
+        }),
+      ).config;
+      const s = snapshot([candidate(task('A'))], { quotaHolds: [{ worker: 'agent', until: NOW + 60_000 }] });
+      s.settings.workers = freezeWorkers(withFallback);
+      const decision = decideLaunch(s, 'A', view);
+      assert.ok(
+        decision.kind === 'start' && decision.plan.workerId === 'spare' && decision.plan.worker.type === 'codex',
+      );
+      s.quotaHolds = [...s.quotaHolds!, { worker: 'spare', until: NOW + 1000 }];
+      const both = decideLaunch(s, 'A', view);
+      assert.ok(both.kind === 'hold' && both.hold.kind === 'quota' && both.hold.until === NOW + 60_000);
+    });
+  });
+
   describe('one pass, several candidates', () => {
     it('a start takes a slot and puts its files in flight for the candidates after it', () => {
       const [a, b, c, d] = [task('A', { files: ['src/**'] }), task('B', { files: ['src/y.ts'] }), task('C'), task('D')];

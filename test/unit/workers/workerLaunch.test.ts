@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { continuesSession } from '../../../src/engine/domain/parking';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig } from '../../../src/engine/domain/config';
 import { BatonError } from '../../../src/engine/index';
@@ -115,15 +116,18 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
     assert.equal(launch.agent?.effective.profile, 'edit');
   });
 
-  it('continues the previous session only when the worker asks for it', () => {
-    const base = { type: 'claude-code' as const, executable: 'claude', args: [], env: {} };
-    const v = { ...values('/ws'), resumeSession: 'sess-1' };
-    assert.ok(!workerLaunch('c', { ...base, continueSession: false }, v).argv.includes('--resume'));
-    const resumed = workerLaunch('c', { ...base, continueSession: true }, v).argv;
+  it('continues the session its claim decided on; a retry does when its worker asks, the attempt after a parked one always', () => {
+    const base = { type: 'claude-code' as const, executable: 'claude', args: [], env: {}, continueSession: false };
+    assert.ok(!workerLaunch('c', base, values('/ws')).argv.includes('--resume'));
+    const resumed = workerLaunch('c', base, { ...values('/ws'), resumeSession: 'sess-1' }).argv;
     assert.deepEqual(resumed.slice(resumed.indexOf('--resume'), resumed.indexOf('--resume') + 2), [
       '--resume',
       'sess-1',
     ]);
+    assert.equal(continuesSession({ continueSession: false }, 2, false), false);
+    assert.equal(continuesSession({ continueSession: true }, 2, false), true);
+    assert.equal(continuesSession({ continueSession: false }, 2, true), true);
+    assert.equal(continuesSession({ continueSession: true }, 1, false), false, 'a first attempt has no session yet');
   });
 
   it('does not launch a manual worker, and names the known workers for an unknown id', () => {

@@ -5,7 +5,7 @@ import { taskStatusOf } from '../../queries/tasks';
 import type { StoreTx } from '../../store/port';
 import { openGate, waitsAtGateReason } from '../gates/openGate';
 import { refreshRunStatus } from '../runs/refreshRunStatus';
-import { setTaskStatus } from './setTaskStatus';
+import { setTaskNotBefore, setTaskStatus } from './setTaskStatus';
 
 /**
  * Holds a ready task back, in one transaction: it waits at an open gate, at a gate of its own that
@@ -24,6 +24,12 @@ export async function holdTask(
     await setTaskStatus(tx, runId, taskId, 'ready', hold.reason, now);
     return undefined;
   }
+  if (hold.kind === 'quota') {
+    // Its worker's reset as its backoff: the dispatch pass wakes for it then, as for a retry.
+    await setTaskStatus(tx, runId, taskId, 'ready', hold.reason, now);
+    await setTaskNotBefore(tx, runId, taskId, hold.until);
+    return undefined;
+  }
   let opened: Gate | undefined;
   if (hold.kind === 'wait-at-gate')
     await setTaskStatus(tx, runId, taskId, 'gated', waitsAtGateReason(hold.gateId, hold.gate), now);
@@ -34,7 +40,7 @@ export async function holdTask(
 
 function gateFor(
   taskId: string,
-  hold: Exclude<LaunchHold, { kind: 'wait-at-gate' } | { kind: 'overlap' }>,
+  hold: Exclude<LaunchHold, { kind: 'wait-at-gate' } | { kind: 'overlap' } | { kind: 'quota' }>,
 ): { kind: Gate['kind']; reason: string; details: Record<string, unknown> } {
   switch (hold.kind) {
     case 'budget-gate': {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RUN_STATUSES, type Gate, type Run, type RunStatus } from '../../../../src/engine/index';
+import { RUN_STATUSES, type Gate, type Run, type RunStatus, type Task } from '../../../../src/engine/index';
 import type { RunStateCache } from '../../../../src/extension/model/runState';
-import { gateRows, runActions, runsByPlace } from '../../../../src/extension/model/viewRows';
+import { gateRows, runActions, runsByPlace, taskRow } from '../../../../src/extension/model/viewRows';
 
 const ROOT = join(__dirname, '../../../..');
 
@@ -115,5 +115,23 @@ describe('Gates view rows', () => {
       return regex ? new RegExp(regex[1]!).test(contextValue) : true;
     }).map((m) => m.command);
     assert.ok(commands.includes('baton.approveGate') && commands.includes('baton.rejectGate'), commands.join(', '));
+  });
+});
+
+describe('Runs view task rows', () => {
+  it('a task held by its worker’s usage limit says until when beside its status; another reason stays in the tooltip', () => {
+    // What a task row reads of its task.
+    const task = (statusReason: string) =>
+      ({ id: 'T1', title: 'Lay the ground', instructions: '', status: 'ready', statusReason }) as Task;
+    const cache = (t: Task) =>
+      ({
+        overview: () => ({ tasks: [t], delegations: [], runtimes: [], usage: [] }),
+        attempts: () => [],
+        now: 0,
+      }) as unknown as RunStateCache;
+    const held = taskRow(cache(task('waiting for usage limit until 15:00')), 'R-1', 'T1');
+    assert.equal(held.description, 'ready · waiting for usage limit until 15:00');
+    const other = taskRow(cache(task('waits for T2: its files overlap (a / a)')), 'R-1', 'T1');
+    assert.equal(other.description, 'ready');
   });
 });
