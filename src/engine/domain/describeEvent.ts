@@ -50,6 +50,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.gateId)} updated: ${text(e.data.reason)}`;
     case 'ingestion:recorded':
       return `${text(e.data.ingestionId)} ${e.data.accepted ? `accepted ${e.data.resultStatus ?? ''}` : `rejected (${e.data.issues} issues)`} for ${text(e.data.delegationId)}`;
+    case 'result:checked':
+      return `${text(e.data.delegationId)} result checked before it ended (round ${e.data.round}): ${e.data.issues === 0 ? 'no issues' : `${counted(e.data.issues, 'issue')}${e.data.sentBack ? ', sent back to the agent' : ', left to ingestion'}`}`;
     case 'verification:receipt':
       return `${text(e.data.delegationId)} \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`} (${e.data.durationMs} ms)`;
     case 'coordinator:acquired':

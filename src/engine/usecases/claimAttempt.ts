@@ -30,6 +30,7 @@ import { recordWorktree } from '../operations/worktrees/worktrees';
 import { readAdmission } from '../queries/admission';
 import { lastAgentSession, sessionTotalsBefore } from '../queries/agentUsage';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
+import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
@@ -56,6 +57,8 @@ export interface ClaimedAttempt {
   sessionTotals?: { inputTokens: number; outputTokens: number };
   /** Until when (monotonic) the claim's lease holds: measured before its transaction, so never late. */
   leaseUntilMono: number;
+  /** The run's repairRounds (frozen with it): whether its agent gets the stop hook (installsStopHook). */
+  repairRounds: number;
 }
 
 /**
@@ -201,6 +204,8 @@ async function recordClaim(
     ...(resumeSession
       ? { resumeSession, sessionTotals: await sessionTotalsBefore(tx, runId, task.id, resumeSession) }
       : {}),
+    // A run started before repairRounds was frozen takes this machine's config.
+    repairRounds: (await readRunSettings(tx, runId)).repairRounds ?? ctx.config.repairRounds,
   };
 }
 

@@ -152,4 +152,58 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     const runtime = (await engine.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
     assert.ok(runtime.workerBeatAt, `a beat of the worker itself, not its coordinator's renewal\n${explain}`);
   });
+
+  it('the stop hook sends a wrong task id back into the session; the agent fixes it and the one attempt passes, no gate', async () => {
+    fixture.write(
+      '.baton/config.json',
+      JSON.stringify({ defaultWorker: 'agent', workers: { agent: presetWorker() }, isolation: 'none', maxAttempts: 1 }),
+    );
+    fixture.write('plan.md', '```baton-task\nid: T1\nagent: coder\npermissions: edit\n```\nReport.\n');
+    server.setScript({
+      steps: [
+        // The agent tries to end with another task's id: Claude Code runs the Stop hook before it ends.
+        { text: RESULT_TEXT.replace('task: T1', 'task: T9'), usage: { input: 10, output: 5 } },
+        // The session goes on with the hook's feedback as the next message; the scripted model answers it corrected.
+        { text: RESULT_TEXT, usage: { input: 20, output: 5 } },
+      ],
+      side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
+    });
+    engine = await Engine.open({ workspace: fixture.workspace, cliPath: CLI, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const taken = await engine.coordinate({ runId: run.id });
+    assert.ok('coordinator' in taken);
+    const outcome = await taken.coordinator.run();
+    const logPath = join(fixture.workspace, '.baton', 'runs', run.id, 'logs', `${DELEGATION}.log`);
+    const main = server.mainRequests();
+    const checks = (await engine.listEvents(run.id)).filter((e) => e.type === 'result:checked').map((e) => e.data);
+    const explain = [
+      `server errors: ${JSON.stringify(server.errors)}`,
+      `checks: ${JSON.stringify(checks)}`,
+      `log:\n${existsSync(logPath) ? readFileSync(logPath, 'utf8').slice(-4000) : '(none)'}`,
+    ].join('\n');
+
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+    // The issue reached the model in the same session, as the hook's feedback (stderr of its exit 2).
+    assert.equal(main.length, 2, explain);
+    const feedback = main[1]!.userTexts.join('\n');
+    assert.match(feedback, /Stop hook feedback/, explain);
+    assert.match(feedback, /result\.task-mismatch/, explain);
+    // Two rounds in the store: the wrong id sent back, then the corrected result let through.
+    assert.deepEqual(
+      checks,
+      [
+        { delegationId: DELEGATION, taskId: 'T1', attempt: 1, round: 1, issues: 1, sentBack: true },
+        { delegationId: DELEGATION, taskId: 'T1', attempt: 1, round: 2, issues: 0, sentBack: false },
+      ],
+      explain,
+    );
+    // One attempt, its result accepted as it ended; no gate was needed.
+    const overview = await engine.overview(run.id);
+    assert.deepEqual(
+      overview.delegations.map((d) => [d.id, d.status, d.resultStatus]),
+      [[DELEGATION, 'COMPLETED', 'PASS']],
+      explain,
+    );
+    assert.equal(overview.gates.length, 0, explain);
+  });
 });
