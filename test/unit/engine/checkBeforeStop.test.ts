@@ -18,13 +18,7 @@ describe('the stop hook’s check of the result an agent ends with', () => {
     fixture = new EngineFixture();
     fixture.write('plan.md', PLAN);
     engine = await fixture.open();
-    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1', leaseSeconds: 60 });
-    credential = {
-      runId: claim.runId,
-      delegationId: claim.delegation.id,
-      runtimeId: claim.runtimeId,
-      token: claim.token,
-    };
+    credential = await EngineFixture.claimCredential(engine, 'T1');
   });
   afterEach(() => fixture.dispose());
 
