@@ -65,8 +65,8 @@ function batonCommand(cliPath: string, host: BatonHost, args: string[]): BatonMc
 }
 
 /**
- * Whether an attempt's worker gets Baton's stop hook: a preset whose CLI has one (Claude Code), started with the
- * attempt's MCP server (the same CLI script runs the hook), in a run that allows repair rounds.
+ * Whether an attempt's worker gets Baton's stop hook: a preset whose CLI has one wired (Claude Code; docs/agents.md,
+ * "Stop hooks per CLI") in a run that allows repair rounds. The caller also needs a CLI script to run it with.
  */
 export function installsStopHook(worker: WorkerDefinition, repairRounds: number): boolean {
   return worker.type === 'claude-code' && repairRounds > 0;
