@@ -4,14 +4,13 @@ import { attemptAccessRefusal, type AttemptCredential } from '../domain/attemptC
 import { BatonError } from '../domain/errors';
 import { hasErrors, type Issue } from '../domain/issue';
 import { resultContractFor, type ResultContractBrief } from '../domain/result/resultTemplate';
-import { repairFeedback, stopVerdict, type StopHookInput, type StopVerdict } from '../domain/stopCheck';
+import { repairFeedback, type StopHookInput, type StopVerdict } from '../domain/stopCheck';
 import type { Delegation, ResultStatus, WorkerRuntime } from '../domain/types';
 import { isInsideFolder, workspacePath } from '../domain/workspacePath';
 import { runPaths } from '../effects/workspaceLayout';
 import { hashToken } from '../operations/runtimes/renewRuntimeLease';
-import { appendEvent } from '../operations/events/appendEvent';
+import { recordResultCheck } from '../operations/ingestions/recordResultCheck';
 import { getDelegation } from '../queries/delegations';
-import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
 import type { StoreReader } from '../store/port';
 import { RUNTIME_SELECT, TASK_COLUMNS, toRuntime, toTask, type RuntimeRow, type TaskRow } from '../store/rows';
@@ -191,13 +190,8 @@ export async function checkBeforeStop(
   credential: AttemptCredential,
   input: StopHookInput,
 ): Promise<StopCheck> {
-  let bound: BoundAttempt;
-  try {
-    bound = await authenticateAttempt(ctx, credential);
-  } catch (err) {
-    if (BatonError.is(err, 'runtime.not-live')) return { kind: 'ended', reason: err.message };
-    throw err;
-  }
+  const bound = await unlessEnded(() => authenticateAttempt(ctx, credential));
+  if ('kind' in bound) return bound;
   const { delegation } = bound;
   const artifact = runPaths(ctx.workspace, delegation.runId).artifact(delegation.id);
   const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
@@ -210,30 +204,14 @@ export async function checkBeforeStop(
   const judged = await judgeArtifact(ctx, delegation, read.source, limit);
   const errors = judged.issues.filter((i) => i.severity === 'error').length;
   const recorded = await ctx.store.transact(async (tx) => {
-    try {
-      await readBoundAttempt(tx, credential, ctx.clock.now(), ctx.workspace);
-    } catch (err) {
-      if (BatonError.is(err, 'runtime.not-live')) return { kind: 'ended' as const, reason: err.message };
-      throw err;
-    }
-    const repairRounds = (await readRunSettings(tx, delegation.runId)).repairRounds ?? ctx.config.repairRounds;
-    const earlier = await tx.all<{ data_json: string }>(
-      `SELECT data_json FROM events WHERE run_id = ? AND type = 'result:checked'`,
-      [delegation.runId],
+    const still = await unlessEnded(() => readBoundAttempt(tx, credential, ctx.clock.now(), ctx.workspace));
+    if ('kind' in still) return still;
+    const round = await recordResultCheck(
+      tx,
+      { delegation, errors, fallbackRounds: ctx.config.repairRounds },
+      ctx.clock.now(),
     );
-    const roundsSentBack = earlier
-      .map((row) => JSON.parse(row.data_json) as { delegationId: string; sentBack: boolean })
-      .filter((d) => d.delegationId === delegation.id && d.sentBack).length;
-    const verdict = stopVerdict({ errors, roundsSentBack, repairRounds });
-    await appendEvent(tx, delegation.runId, 'result:checked', ctx.clock.now(), {
-      delegationId: delegation.id,
-      taskId: delegation.taskId,
-      attempt: delegation.attempt,
-      round: verdict.round,
-      issues: errors,
-      sentBack: verdict.kind === 'repair',
-    });
-    return { kind: 'checked' as const, verdict, repairRounds };
+    return { kind: 'checked' as const, ...round };
   });
   if (recorded.kind === 'ended') return recorded;
   return {
@@ -252,6 +230,18 @@ export async function checkBeforeStop(
         }
       : {}),
   };
+}
+
+/** The attempt, or that it has ended (refused as `runtime.not-live`): the stop hook then does nothing. */
+async function unlessEnded(
+  read: () => Promise<BoundAttempt>,
+): Promise<BoundAttempt | Extract<StopCheck, { kind: 'ended' }>> {
+  try {
+    return await read();
+  } catch (err) {
+    if (BatonError.is(err, 'runtime.not-live')) return { kind: 'ended', reason: err.message };
+    throw err;
+  }
 }
 
 /**
