@@ -20,7 +20,7 @@ import { cleanup } from './commands/cleanup';
 import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
 import { mcp } from './commands/mcp';
-import { checkResult } from './commands/checkResult';
+import { checkResult, checkResultAtStop } from './commands/checkResult';
 import { ask } from './commands/ask';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
@@ -319,7 +319,15 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       "check a draft result for this worker's own attempt as ingestion would, writing nothing; exit 4 when it would be rejected",
     )
     .option('--artifact <path>', 'the draft (default: $BATON_ARTIFACT_PATH, where the attempt expects its result)')
-    .action(async (o: { artifact?: string }, cmd: Command) => setExitCode(await checkResult(ctx(cmd), o)));
+    .addOption(
+      new Option(
+        '--stop-hook',
+        "run as the agent's Stop hook (Claude Code): read the hook input on stdin, check the attempt's own result as a repair round, exit 2 to send the issues back to the agent, 0 to let it end",
+      ).conflicts('artifact'),
+    )
+    .action(async (o: { artifact?: string; stopHook?: boolean }, cmd: Command) =>
+      setExitCode(await (o.stopHook ? checkResultAtStop(ctx(cmd)) : checkResult(ctx(cmd), o))),
+    );
 
   program
     .command('ask <question>')

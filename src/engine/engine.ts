@@ -6,6 +6,7 @@ import { systemClock, systemIds } from './domain/clock';
 import { DEFAULT_CONFIG, type BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
 import type { AttemptChanges } from './domain/changes';
+import type { StopHookInput } from './domain/stopCheck';
 import type { AttemptWorktree, RunIsolation } from './domain/isolation';
 import { hasErrors, type Issue } from './domain/issue';
 import { runSettingsFrom, type OperationContext, type RunSettings } from './domain/runSettings';
@@ -88,11 +89,13 @@ import {
 } from './usecases/askQuestion';
 import {
   authenticateAttempt,
+  checkBeforeStop,
   checkDraftResult,
   describeAttempt,
   submitAttemptResult,
   type AttemptBrief,
   type DraftCheck,
+  type StopCheck,
 } from './usecases/attemptAccess';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import {
@@ -354,6 +357,11 @@ export class Engine {
   /** A dry run of ingestion on the attempt's draft result (`baton_check_result`): nothing is written. */
   checkDraftResult(credential: AttemptCredential, draft?: string): Promise<DraftCheck> {
     return checkDraftResult(this.engineContext(), credential, draft);
+  }
+
+  /** The stop hook's check of the result the agent ends with, counted as a round (`baton check-result --stop-hook`). */
+  checkBeforeStop(credential: AttemptCredential, input: StopHookInput): Promise<StopCheck> {
+    return checkBeforeStop(this.engineContext(), credential, input);
   }
 
   /** Hands the attempt's result in by its token (`baton_submit_result`), as `baton ingest --token` does. */

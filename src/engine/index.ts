@@ -32,7 +32,8 @@ export type { IngestionArtifact, IngestionView, StoredArtifact } from './queries
 export { MAX_ARTIFACT_BYTES_CEILING } from './domain/config';
 export type { IngestOutcome } from './usecases/ingestArtifact';
 export type { AttemptCredential } from './domain/attemptCredential';
-export type { AttemptBrief, DraftCheck } from './usecases/attemptAccess';
+export type { AttemptBrief, DraftCheck, StopCheck } from './usecases/attemptAccess';
+export { parseStopHookInput, type StopHookInput, type StopVerdict } from './domain/stopCheck';
 export type { QuestionAnswer } from './usecases/askQuestion';
 export { QUESTION_LIMITS, questionOf, type Question } from './domain/question';
 export type { ResultContractBrief } from './domain/result/resultTemplate';

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { storeDirOf } from '../../src/engine/effects/workspaceLayout';
-import { Engine } from '../../src/engine/index';
+import { Engine, type AttemptCredential } from '../../src/engine/index';
 import { FileStore } from '../../src/engine/store/fileStore';
 import { FakeClock, sequentialIds } from './fakeClock';
 import { makeTempDir } from './tempDir';
@@ -54,6 +54,12 @@ export class EngineFixture {
     });
     this.engines.push(engine);
     return engine;
+  }
+
+  /** Claims a task of plan.md as an external worker does and returns what binds a caller to that attempt. */
+  static async claimCredential(engine: Engine, taskId: string, leaseSeconds = 60): Promise<AttemptCredential> {
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId, leaseSeconds });
+    return { runId: claim.runId, delegationId: claim.delegation.id, runtimeId: claim.runtimeId, token: claim.token };
   }
 
   write(relativePath: string, text: string): string {

@@ -188,6 +188,15 @@ export const configSchema = z.object({
     .max(20)
     .default(2)
     .describe('Attempts per task before a failed or stale attempt fails the task.'),
+  repairRounds: z
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .default(2)
+    .describe(
+      "How many times an agent whose CLI has a stop hook (Claude Code) is sent its result's issues back before it may finish: Baton checks the result as ingestion would when the agent tries to end, and while issues remain and rounds are left the agent fixes them in the same session. 0: no hook, ingestion alone judges (docs/agents.md).",
+    ),
   maxConcurrency: z.number().int().min(1).max(256).default(4).describe('How many workers a run drives at once.'),
   taskTimeoutSeconds: z
     .number()

@@ -51,6 +51,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'ingestion:recorded':
       // The ingestion's own id means nothing to a person: the attempt's result does.
       return `the result of ${text(e.data.delegationId)} ${e.data.accepted ? `accepted: ${e.data.resultStatus ?? ''}` : `rejected: ${counted(e.data.issues, 'issue')}`}`;
+    case 'result:checked':
+      return `${text(e.data.delegationId)} result checked before it ended (round ${e.data.round}): ${e.data.issues === 0 ? 'no issues' : `${counted(e.data.issues, 'issue')}${e.data.sentBack ? ', sent back to the agent' : ', left to ingestion'}`}`;
     case 'verification:receipt':
       return `${text(e.data.delegationId)} \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`} (${e.data.durationMs} ms)`;
     case 'coordinator:acquired':

@@ -117,6 +117,18 @@ export interface EventMap {
     /** How many error issues the result had. */
     issues: number;
   };
+  /**
+   * An agent's stop hook checked the result it was about to end with (docs/agents.md, "The stop hook"): round `round`
+   * of its attempt, `issues` errors found; `sentBack` when they went back to the agent to fix in its session.
+   */
+  'result:checked': {
+    delegationId: string;
+    taskId: string;
+    attempt: number;
+    round: number;
+    issues: number;
+    sentBack: boolean;
+  };
   'verification:receipt': {
     delegationId: string;
     taskId: string;
@@ -284,6 +296,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'gate:updated': true,
   'gate:answered': true,
   'ingestion:recorded': true,
+  'result:checked': true,
   'verification:receipt': true,
   'coordinator:acquired': true,
   'coordinator:released': true,

@@ -25,6 +25,7 @@ export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAt
       | 'maxArtifactBytes'
       | 'verifyIntegrated'
       | 'integrationBatch'
+      | 'repairRounds'
     >
   > & {
     workers?: FrozenWorkers;
@@ -44,6 +45,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'maxArtifactBytes',
     'verifyIntegrated',
     'integrationBatch',
+    'repairRounds',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
@@ -62,6 +64,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     permissionPolicy: config.permissionPolicy,
     // Frozen so that every machine of a team holds a result to the run's limit, not to its own config's.
     maxArtifactBytes: config.maxArtifactBytes,
+    // Read by the attempt's own stop hook: a worker's edit of the file does not change how often it is sent back.
+    repairRounds: config.repairRounds,
     // Commands Baton runs: frozen like the workers, so an edit to the file (by a worker too) does not change the run.
     ...(config.verifyIntegrated ? { verifyIntegrated: config.verifyIntegrated } : {}),
     // Frozen beside it: how the merge queue batches is part of how the run verifies.

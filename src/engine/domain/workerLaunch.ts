@@ -37,14 +37,39 @@ export interface LaunchValues {
   batonMcp?: BatonMcpServer;
   /** The attempt's folder for an agent CLI's configuration files (runPaths().agentConfig). */
   configFolder?: string;
+  /** The attempt's stop hook (batonStopHook), for a preset whose CLI has one (installsStopHook). */
+  stopHook?: BatonMcpServer;
 }
 
 /**
  * `baton mcp` through the CLI script the coordinator hands its workers as BATON_CLI: with this
  * very node, or `node` on PATH where this process is not node (the editor's extension host).
  */
-export function batonMcpServer(cliPath: string, host: { execPath: string; electron?: string }): BatonMcpServer {
-  return { command: host.electron ? 'node' : host.execPath, args: [cliPath, 'mcp'] };
+export function batonMcpServer(cliPath: string, host: BatonHost): BatonMcpServer {
+  return batonCommand(cliPath, host, ['mcp']);
+}
+
+/** The attempt's stop hook (`baton check-result --stop-hook`, docs/agents.md), started as `baton mcp` is. */
+export function batonStopHook(cliPath: string, host: BatonHost): BatonMcpServer {
+  return batonCommand(cliPath, host, ['check-result', '--stop-hook']);
+}
+
+/** The process a coordinator runs in: node, or the editor's extension host (Electron). */
+export interface BatonHost {
+  execPath: string;
+  electron?: string;
+}
+
+function batonCommand(cliPath: string, host: BatonHost, args: string[]): BatonMcpServer {
+  return { command: host.electron ? 'node' : host.execPath, args: [cliPath, ...args] };
+}
+
+/**
+ * Whether an attempt's worker gets Baton's stop hook: a preset whose CLI has one wired (Claude Code; docs/agents.md,
+ * "Stop hooks per CLI") in a run that allows repair rounds. The caller also needs a CLI script to run it with.
+ */
+export function installsStopHook(worker: WorkerDefinition, repairRounds: number): boolean {
+  return worker.type === 'claude-code' && repairRounds > 0;
 }
 
 /**
@@ -190,6 +215,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         ...(values.resumeSession ? { resumeSession: values.resumeSession } : {}),
         ...(values.batonMcp ? { batonMcp: values.batonMcp } : {}),
         ...(values.configFolder ? { configFolder: values.configFolder } : {}),
+        ...(values.stopHook ? { stopHook: values.stopHook } : {}),
         env: worker.env,
       });
       return {

@@ -1,19 +1,29 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { attemptAccessRefusal, type AttemptCredential } from '../domain/attemptCredential';
 import { BatonError } from '../domain/errors';
 import { hasErrors, type Issue } from '../domain/issue';
 import { resultContractFor, type ResultContractBrief } from '../domain/result/resultTemplate';
+import { repairFeedback, type StopHookInput, type StopVerdict } from '../domain/stopCheck';
 import type { Delegation, ResultStatus, WorkerRuntime } from '../domain/types';
 import { isInsideFolder, workspacePath } from '../domain/workspacePath';
 import { runPaths } from '../effects/workspaceLayout';
 import { hashToken } from '../operations/runtimes/renewRuntimeLease';
+import { recordResultCheck } from '../operations/ingestions/recordResultCheck';
 import { getDelegation } from '../queries/delegations';
 import { dependencyTitles } from '../queries/tasks';
 import type { StoreReader } from '../store/port';
 import { RUNTIME_SELECT, TASK_COLUMNS, toRuntime, toTask, type RuntimeRow, type TaskRow } from '../store/rows';
 import type { EngineContext } from './context';
-import { artifactLimitOf, ingestArtifact, judgeArtifact, readArtifactFile, type IngestOutcome } from './ingestArtifact';
+import {
+  artifactLimitOf,
+  ingestArtifact,
+  judgeArtifact,
+  readArtifactFile,
+  type ArtifactJudgement,
+  type ArtifactSource,
+  type IngestOutcome,
+} from './ingestArtifact';
 
 /** One attempt as its worker is told it (`baton_task`, docs/agents.md): what the prompt says, as data. */
 export interface AttemptBrief {
@@ -143,13 +153,95 @@ export async function checkDraftResult(
   const absolute = draftPathOf(ctx.workspace, cwd, delegation, draft);
   const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
   const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolute, limit);
-  const judged = await judgeArtifact(ctx, delegation, source, limit);
+  return draftCheckOf(artifactPath, await judgeArtifact(ctx, delegation, source, limit));
+}
+
+function draftCheckOf(path: string, judged: ArtifactJudgement): DraftCheck {
+  const acceptable = !hasErrors(judged.issues);
   return {
-    path: artifactPath,
-    acceptable: !hasErrors(judged.issues),
-    ...(judged.resultStatus && !hasErrors(judged.issues) ? { resultStatus: judged.resultStatus } : {}),
+    path,
+    acceptable,
+    ...(judged.resultStatus && acceptable ? { resultStatus: judged.resultStatus } : {}),
     issues: judged.issues,
   };
+}
+
+/**
+ * What the stop hook found (`baton check-result --stop-hook`): `ended` — the attempt is over (its result
+ * handed in, stopped, …) and the hook does nothing; otherwise the check of the result the agent ends
+ * with, the round it was, and `feedback` for the agent when it is sent back.
+ */
+export type StopCheck =
+  | { kind: 'ended'; reason: string }
+  | { kind: 'checked'; check: DraftCheck; verdict: StopVerdict; repairRounds: number; feedback?: string };
+
+/** How the stop hook names a result the agent gave as its final message rather than as a file. */
+export const FINAL_MESSAGE_SOURCE = 'your final message';
+
+/**
+ * The stop hook's check (docs/agents.md, "The stop hook"): the result the agent is about to end with —
+ * its attempt's artifact file when it wrote one, else its final message, as the coordinator would take
+ * it (resultOnDisk) — judged as ingestion judges (judgeArtifact), then, in one transaction that checks
+ * the credential again, the round counted against the run's repairRounds and recorded as a
+ * `result:checked` event. A terminal attempt is left alone: nothing is checked or recorded.
+ */
+export async function checkBeforeStop(
+  ctx: EngineContext,
+  credential: AttemptCredential,
+  input: StopHookInput,
+): Promise<StopCheck> {
+  const bound = await unlessEnded(() => authenticateAttempt(ctx, credential));
+  if ('kind' in bound) return bound;
+  const { delegation } = bound;
+  const artifact = runPaths(ctx.workspace, delegation.runId).artifact(delegation.id);
+  const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
+  const read: { source: ArtifactSource; artifactPath: string } = existsSync(artifact)
+    ? readArtifactFile(ctx.workspace, delegation, artifact, limit)
+    : {
+        source: { bytes: new TextEncoder().encode(input.lastAssistantMessage ?? '') },
+        artifactPath: FINAL_MESSAGE_SOURCE,
+      };
+  const judged = await judgeArtifact(ctx, delegation, read.source, limit);
+  const errors = judged.issues.filter((i) => i.severity === 'error').length;
+  const recorded = await ctx.store.transact(async (tx) => {
+    const still = await unlessEnded(() => readBoundAttempt(tx, credential, ctx.clock.now(), ctx.workspace));
+    if ('kind' in still) return still;
+    const round = await recordResultCheck(
+      tx,
+      { delegation, errors, fallbackRounds: ctx.config.repairRounds },
+      ctx.clock.now(),
+    );
+    return { kind: 'checked' as const, ...round };
+  });
+  if (recorded.kind === 'ended') return recorded;
+  return {
+    ...recorded,
+    check: draftCheckOf(read.artifactPath, judged),
+    ...(recorded.verdict.kind === 'repair'
+      ? {
+          feedback: repairFeedback({
+            delegationId: delegation.id,
+            source: read.artifactPath,
+            artifactPath: artifact,
+            issues: judged.issues,
+            round: recorded.verdict.round,
+            repairRounds: recorded.repairRounds,
+          }),
+        }
+      : {}),
+  };
+}
+
+/** The attempt, or that it has ended (refused as `runtime.not-live`): the stop hook then does nothing. */
+async function unlessEnded(
+  read: () => Promise<BoundAttempt>,
+): Promise<BoundAttempt | Extract<StopCheck, { kind: 'ended' }>> {
+  try {
+    return await read();
+  } catch (err) {
+    if (BatonError.is(err, 'runtime.not-live')) return { kind: 'ended', reason: err.message };
+    throw err;
+  }
 }
 
 /**

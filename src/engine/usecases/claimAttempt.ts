@@ -33,6 +33,7 @@ import { readAdmission } from '../queries/admission';
 import { lastAgentSession, sessionTotalsBefore } from '../queries/agentUsage';
 import { parkedBefore } from '../queries/delegations';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
+import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
@@ -59,6 +60,8 @@ export interface ClaimedAttempt {
   sessionTotals?: { inputTokens: number; outputTokens: number };
   /** Until when (monotonic) the claim's lease holds: measured before its transaction, so never late. */
   leaseUntilMono: number;
+  /** The run's repairRounds (frozen with it): whether its agent gets the stop hook (installsStopHook). */
+  repairRounds: number;
 }
 
 /**
@@ -213,6 +216,8 @@ async function recordClaim(
     ...(resumeSession
       ? { resumeSession, sessionTotals: await sessionTotalsBefore(tx, runId, task.id, resumeSession) }
       : {}),
+    // A run started before repairRounds was frozen takes this machine's config.
+    repairRounds: (await readRunSettings(tx, runId)).repairRounds ?? ctx.config.repairRounds,
   };
 }
 

@@ -4,7 +4,14 @@ import { isSharedStore, type WorkerDefinition } from '../domain/config';
 import { credentialVariables } from '../domain/credentials';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
-import { batonMcpServer, wiresBatonMcp, workerLaunch, type WorkerLaunch } from '../domain/workerLaunch';
+import {
+  batonMcpServer,
+  batonStopHook,
+  installsStopHook,
+  wiresBatonMcp,
+  workerLaunch,
+  type WorkerLaunch,
+} from '../domain/workerLaunch';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnSupervised';
@@ -60,6 +67,7 @@ export async function startWorker(
     const relay = isSharedStore(ctx.config) ? runPaths(ctx.workspace, runId).heartbeatRelay(delegationId) : undefined;
     if (relay) ensureBatonFolder(ctx.workspace, dirname(relay));
     const configFolder = runPaths(ctx.workspace, runId).agentConfig(delegationId);
+    const host = { execPath: process.execPath, electron: process.versions.electron };
     launch = workerLaunch(input.workerId, input.worker, {
       prompt: claimed.prompt,
       promptFile: claimed.promptPath,
@@ -68,8 +76,9 @@ export async function startWorker(
       workspace: claimed.cwd,
       permissions: input.permissions,
       ...(claimed.resumeSession ? { resumeSession: claimed.resumeSession } : {}),
-      ...(ctx.cliPath && wiresBatonMcp(input.worker)
-        ? { batonMcp: batonMcpServer(ctx.cliPath, { execPath: process.execPath, electron: process.versions.electron }) }
+      ...(ctx.cliPath && wiresBatonMcp(input.worker) ? { batonMcp: batonMcpServer(ctx.cliPath, host) } : {}),
+      ...(ctx.cliPath && installsStopHook(input.worker, claimed.repairRounds)
+        ? { stopHook: batonStopHook(ctx.cliPath, host) }
         : {}),
       configFolder,
     });

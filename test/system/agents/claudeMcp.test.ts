@@ -1,9 +1,10 @@
 // The real Claude Code as a Baton worker, wired to its attempt's MCP server (`baton mcp`,
 // docs/agents.md): the claude-code preset passes `--mcp-config` with the server and allows its
 // tools, and the scripted model server (test/support/modelServer.ts) makes the model call
-// `baton_progress` — which lands as the attempt's heartbeat with the note. No stand-in: the
-// installed `claude`, the built `dist/cli.js mcp`, the engine's coordinator. Skipped where
-// Claude Code cannot be installed.
+// `baton_progress` — which lands as the attempt's heartbeat with the note. The preset also installs
+// the attempt's Stop hook (`baton check-result --stop-hook`): a result with the wrong task id is sent
+// back into the session and repaired there. No stand-in: the installed `claude`, the built
+// `dist/cli.js`, the engine's coordinator. Skipped where Claude Code cannot be installed.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +33,7 @@ const RESULT_TEXT = [
   '```',
 ].join('\n');
 
-describe('Claude Code wired to its attempt’s MCP server: the model calls baton_progress, Baton records it', function () {
+describe('Claude Code wired to its attempt’s MCP server and stop hook', function () {
   this.timeout(180_000);
   let server: ModelServer;
   let fixture: EngineFixture;
@@ -106,7 +107,8 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     return { run, outcome: await driving, progress };
   }
 
-  it('connects the server with its five tools; baton_progress from the model becomes the worker’s heartbeat with its note', async () => {
+  // One run of the CLI proves both (a CLI start is most of this test's cost): the MCP server, and the stop hook.
+  it('connects the server with its five tools; baton_progress becomes the worker’s heartbeat; the stop hook sends a wrong task id back into the session, where the agent fixes it: one attempt, PASS, no gate', async () => {
     fixture.write(
       '.baton/config.json',
       JSON.stringify({ defaultWorker: 'agent', workers: { agent: presetWorker() }, isolation: 'none', maxAttempts: 1 }),
@@ -118,8 +120,11 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     server.setScript({
       steps: [
         { toolCalls: [{ name: 'mcp__baton__baton_progress', input: { note: NOTE } }], usage: { input: 10, output: 5 } },
-        // Long enough for the test to see the note as the runtime's progress before the next beat replaces it.
-        { text: RESULT_TEXT, usage: { input: 20, output: 5 }, delayMs: 3000 },
+        // The agent tries to end with another task's id (Claude Code runs the Stop hook first). Long enough for the
+        // test to see the note as the runtime's progress before the next beat replaces it.
+        { text: RESULT_TEXT.replace('task: T1', 'task: T9'), usage: { input: 20, output: 5 }, delayMs: 3000 },
+        // The session goes on with the hook's feedback as the next message; the scripted model answers it corrected.
+        { text: RESULT_TEXT, usage: { input: 30, output: 5 } },
       ],
       side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
     });
@@ -157,8 +162,32 @@ describe('Claude Code wired to its attempt’s MCP server: the model calls baton
     // The note was the attempt's progress while it ran (the stream follower's later beats say what came next), and it
     // came as the worker's own heartbeat: only a beat by the runtime's token sets workerBeatAt.
     assert.ok(progress.has(NOTE), explain);
-    const runtime = (await engine!.overview(run.id)).runtimes.find((r) => r.delegationId === DELEGATION)!;
+    const overview = await engine!.overview(run.id);
+    const runtime = overview.runtimes.find((r) => r.delegationId === DELEGATION)!;
     assert.ok(runtime.workerBeatAt, `a beat of the worker itself, not its coordinator's renewal\n${explain}`);
+
+    // The stop hook: the wrong id reached the model in the same session, as the hook's feedback (its exit 2's stderr).
+    assert.equal(main.length, 3, explain);
+    const feedback = main[2]!.userTexts.join('\n');
+    assert.match(feedback, /Stop hook feedback/, explain);
+    assert.match(feedback, /result\.task-mismatch/, explain);
+    // Two rounds in the store: the wrong id sent back, then the corrected result let through.
+    const checks = (await engine!.listEvents(run.id)).filter((e) => e.type === 'result:checked').map((e) => e.data);
+    assert.deepEqual(
+      checks,
+      [
+        { delegationId: DELEGATION, taskId: 'T1', attempt: 1, round: 1, issues: 1, sentBack: true },
+        { delegationId: DELEGATION, taskId: 'T1', attempt: 1, round: 2, issues: 0, sentBack: false },
+      ],
+      explain,
+    );
+    // One attempt, its result accepted as it ended; no gate was needed.
+    assert.deepEqual(
+      overview.delegations.map((d) => [d.id, d.status, d.resultStatus]),
+      [[DELEGATION, 'COMPLETED', 'PASS']],
+      explain,
+    );
+    assert.equal(overview.gates.length, 0, explain);
   });
 
   it('a usage-limit reply parks the task until its reset, then it resumes in its session and passes; a silence is seen', async () => {

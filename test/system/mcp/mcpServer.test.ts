@@ -223,6 +223,24 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     });
     for (const tool of ['baton_task', 'baton_check_result', 'baton_submit_result'])
       assert.match((await call(forged, tool)).text, /^runtime\.wrong-token: /, tool);
+    // The stop hook with another attempt's token, or with no identity, cannot check: it lets the agent end (exit 0)
+    // and says so on stderr — the attempt's log — recording nothing.
+    const hookInput = JSON.stringify({ hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'x' });
+    for (const env of [
+      { ...workerEnv['D-T1-coder-001']!, BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN! },
+      { BATON_WORKSPACE: ws },
+    ]) {
+      const hook = await runCli(['check-result', '--stop-hook'], { cwd: ws, env, input: hookInput });
+      assert.equal(hook.code, 0, describeResult(hook));
+      assert.match(
+        hook.stderr,
+        /^baton stop hook: could not check the result \(.+\); the agent ends/,
+        describeResult(hook),
+      );
+    }
+    const events = await runCli(['--json', 'events'], { cwd: ws });
+    assert.match(events.stdout, /delegation:claimed/, describeResult(events));
+    assert.doesNotMatch(events.stdout, /result:checked/, 'no round was recorded');
     assert.equal(
       (await status()).tasks.find((t: { id: string }) => t.id === 'T1').status,
       'running',

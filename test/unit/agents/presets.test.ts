@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { agentPresetLaunch, WORKER_VARIABLES, type PermissionProfile } from '../../../src/engine/domain/agents/presets';
 import { parseConfig } from '../../../src/engine/domain/config';
-import { batonMcpServer, resolveWorker, workerLaunch } from '../../../src/engine/domain/workerLaunch';
+import {
+  batonMcpServer,
+  batonStopHook,
+  installsStopHook,
+  resolveWorker,
+  workerLaunch,
+} from '../../../src/engine/domain/workerLaunch';
 
 const HOSTILE = 'do it; rm -rf ~ && echo $(id) `id` | tee x';
 
@@ -308,6 +314,41 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
     assert.equal(gemini.files, undefined);
     assert.equal(gemini.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, undefined);
     assert.equal(JSON.parse(launch('opencode', 'edit').env.OPENCODE_CONFIG_CONTENT!).mcp, undefined);
+  });
+
+  it('Claude Code gets the stop hook as inline --settings, its command quoted for the shell; hook runs go into the stream', () => {
+    const stopHook = batonStopHook("/opt/bat'on/cli.js", { execPath: '/usr/bin/node' });
+    assert.deepEqual(stopHook.args.slice(1), ['check-result', '--stop-hook']);
+    const edit = launch('claude-code', 'edit', { batonMcp, stopHook });
+    const at = edit.argv.indexOf('--settings');
+    assert.ok(at > 0 && at < edit.argv.indexOf('--'), 'a flag, before the end of the options');
+    assert.deepEqual(JSON.parse(edit.argv[at + 1]!), {
+      hooks: {
+        Stop: [
+          {
+            hooks: [
+              {
+                type: 'command',
+                command: "'/usr/bin/node' '/opt/bat'\\''on/cli.js' 'check-result' '--stop-hook'",
+                timeout: 120,
+              },
+            ],
+          },
+        ],
+      },
+    });
+    assert.ok(edit.argv.includes('--include-hook-events'));
+    assert.ok(!edit.argv.join(' ').includes('TOKEN'), 'the hook finds its attempt in the environment');
+    assert.ok(!launch('claude-code', 'edit', { batonMcp }).argv.includes('--settings'), 'no hook asked: none');
+  });
+
+  it('only Claude Code gets a stop hook, and only while the run allows repair rounds', () => {
+    const base = { executable: 'x', args: [], env: {}, continueSession: false };
+    assert.equal(installsStopHook({ type: 'claude-code', ...base }, 2), true);
+    assert.equal(installsStopHook({ type: 'claude-code', ...base }, 0), false);
+    for (const type of ['codex', 'gemini', 'opencode'] as const)
+      assert.equal(installsStopHook({ type, ...base }, 2), false, type);
+    assert.equal(installsStopHook({ type: 'manual' }, 2), false);
   });
 
   it('baton mcp runs on this node, or on node from PATH inside the editor (Electron)', () => {

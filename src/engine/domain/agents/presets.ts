@@ -34,6 +34,11 @@ export interface AgentPresetInput {
   batonMcp?: BatonMcpServer;
   /** The attempt's own folder under `.baton/`, for a configuration its CLI takes only as a file (Gemini CLI). */
   configFolder?: string;
+  /**
+   * The command Claude Code runs as its Stop hook (`baton check-result --stop-hook`, docs/agents.md): the result is
+   * checked before the agent ends and its issues go back into the session. Absent: no hook (repairRounds 0).
+   */
+  stopHook?: BatonMcpServer;
 }
 
 /** The command that starts `baton mcp`; it finds its attempt in the environment the agent's CLI passes on. */
@@ -134,6 +139,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const allowed = [...(permissions.profile === 'full' ? ['Bash'] : []), ...mcp.tools, ...allow];
       const flags = [
         ...mcp.flags,
+        ...(input.stopHook ? claudeStopHookFlags(input.stopHook) : []),
         '--permission-mode',
         mode,
         ...(allowed.length ? ['--allowedTools', ...allowed] : []),
@@ -253,6 +259,28 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       };
     }
   }
+}
+
+/**
+ * Claude Code's Stop hook for the attempt, as settings given inline (`--settings <json>`, checked with 2.1.332): a
+ * layer over the user's and the project's settings, whose own hooks still run — inline for the reason the MCP
+ * configuration is (no file under .baton/ for a worker to rewrite before Claude Code reads it). The hook runs the
+ * attempt's `baton check-result --stop-hook` with Claude Code's environment, which holds the attempt's BATON_*
+ * binding: the command line names no token. Claude Code runs a hook's command through a shell, so each part is
+ * quoted. `--include-hook-events` puts each hook run, with what it said, in the stream — the attempt's log.
+ */
+function claudeStopHookFlags(hook: BatonMcpServer): string[] {
+  const command = [hook.command, ...hook.args].map(shellQuoted).join(' ');
+  const settings = { hooks: { Stop: [{ hooks: [{ type: 'command', command, timeout: STOP_HOOK_TIMEOUT_SECONDS }] }] } };
+  return ['--settings', JSON.stringify(settings), '--include-hook-events'];
+}
+
+/** Long enough to open a large store and check a result; Claude Code ends a hook that takes longer (and goes on). */
+const STOP_HOOK_TIMEOUT_SECONDS = 120;
+
+/** One word for a POSIX shell, whatever it holds: in single quotes, each `'` closed, escaped and reopened. */
+function shellQuoted(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

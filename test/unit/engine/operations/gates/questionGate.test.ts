@@ -14,13 +14,7 @@ describe('question gates: an attempt asks, a person answers once, the wait beats
   beforeEach(async () => {
     fixture = EngineFixture.withDemoPlan();
     engine = await fixture.open();
-    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1', leaseSeconds: 30 });
-    credential = {
-      runId: claim.runId,
-      delegationId: claim.delegation.id,
-      runtimeId: claim.runtimeId,
-      token: claim.token,
-    };
+    credential = await EngineFixture.claimCredential(engine, 'T1', 30);
   });
   afterEach(() => fixture.dispose());
 
