@@ -5,6 +5,7 @@ import { BatonError } from '../domain/errors';
 import { hasErrors, type Issue } from '../domain/issue';
 import { resultContractFor, type ResultContractBrief } from '../domain/result/resultTemplate';
 import { repairFeedback, type StopHookInput, type StopVerdict } from '../domain/stopCheck';
+import { usageLimitOf } from '../domain/agents/usageLimit';
 import type { Delegation, ResultStatus, WorkerRuntime } from '../domain/types';
 import { isInsideFolder, workspacePath } from '../domain/workspacePath';
 import { runPaths } from '../effects/workspaceLayout';
@@ -194,6 +195,15 @@ export async function checkBeforeStop(
   if ('kind' in bound) return bound;
   const { delegation } = bound;
   const artifact = runPaths(ctx.workspace, delegation.runId).artifact(delegation.id);
+  // An agent that stops at its usage limit has no result to repair: it ends, and Baton parks the attempt
+  // (docs/agents.md, "Usage limits park"); sending it back would only spend the session against the same limit.
+  const said = input.lastAssistantMessage;
+  if (
+    !existsSync(artifact) &&
+    said &&
+    usageLimitOf('claude-code', { kind: 'end', ok: true, finalText: said }, ctx.clock.now())
+  )
+    return { kind: 'ended', reason: 'The agent stopped at its usage limit: Baton parks the attempt.' };
   const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
   const read: { source: ArtifactSource; artifactPath: string } = existsSync(artifact)
     ? readArtifactFile(ctx.workspace, delegation, artifact, limit)

@@ -48,6 +48,16 @@ describe('the stop hook’s check of the result an agent ends with', () => {
     assert.equal((await engine.listIngestions(credential.runId)).length, 0, 'a check hands nothing in');
   });
 
+  it('lets an agent that stopped at its usage limit end, recording no round: Baton parks it, there is nothing to repair', async () => {
+    const stop = await engine.checkBeforeStop(credential, {
+      stopHookActive: false,
+      lastAssistantMessage: 'Claude AI usage limit reached|1796578851',
+    });
+    assert.equal(stop.kind, 'ended');
+    assert.match(stop.kind === 'ended' ? stop.reason : '', /usage limit: Baton parks the attempt/);
+    assert.deepEqual(await checks(), []);
+  });
+
   it('checks the artifact file when the agent wrote one, else its final message (as the coordinator takes the result)', async () => {
     const fromMessage = await engine.checkBeforeStop(credential, {
       stopHookActive: false,
