@@ -198,18 +198,27 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
       /** Drives the run to its end, collecting every runtime progress text seen meanwhile. */
       async function driveWatching(runId: string): Promise<{ outcome: unknown; progress: string[] }> {
         const seen = new Set<string>();
+        // Every beat's progress as the engine announces it (no sampling race on a loaded machine: a note that was the
+        // progress for a second between two polls is heard), and the runtimes' progress as polled.
+        const heard = engine.onEvent((e) => {
+          if (e.type === 'runtime:heartbeat' && e.data.progress) seen.add(e.data.progress);
+        });
         const taken = await engine.coordinate({ runId });
         assert.ok('coordinator' in taken, 'the lease is free');
         let done = false;
         const driving = taken.coordinator.run().finally(() => (done = true));
-        await waitFor(
-          'the run to end',
-          async () => {
-            for (const rt of (await engine.overview(runId)).runtimes) if (rt.progress) seen.add(rt.progress);
-            return done;
-          },
-          170_000,
-        );
+        try {
+          await waitFor(
+            'the run to end',
+            async () => {
+              for (const rt of (await engine.overview(runId)).runtimes) if (rt.progress) seen.add(rt.progress);
+              return done;
+            },
+            170_000,
+          );
+        } finally {
+          heard.dispose();
+        }
         return { outcome: await driving, progress: [...seen] };
       }
 
