@@ -402,7 +402,20 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     assert.equal(status.code, 0, describeResult(status));
     assert.match(status.stdout, /T1/);
 
-    // A's clone (the same machine, a new process) takes it over and finishes it.
+    // A's clone (the same machine, a new process) takes it over and finishes it — once A's worker, which lingers until
+    // it is ended, has been ended by its watchdog (lease and grace run out): resumed sooner, it would be adopted and
+    // the run would wait on it for ever. Which of the two a resume meets depended on how fast the machine was.
+    await waitFor(
+      () =>
+        / D-T1-coder-001$/m.test(
+          readFileSync(trace, 'utf8')
+            .split('\n')
+            .filter((l) => l.startsWith('stopped '))
+            .join('\n'),
+        ),
+      "A's worker to be ended by its watchdog",
+      60_000,
+    );
     const resumed = await runCli(['resume'], {
       cwd: a,
       env: { ...common, BATON_HOST_ID: 'machine-a' },
