@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
@@ -63,7 +63,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       shutdown: async () => undefined,
     };
   }
-  putCliOnTerminalPath(context, log);
+  // Off the activation path: a few file writes in the extension's storage.
+  void putCliOnTerminalPath(context, log);
   session = new BatonSession(folder, log, context.extensionPath);
   const current = session;
   context.subscriptions.push(session);
@@ -228,20 +229,20 @@ function silentOnceClosed(channel: vscode.LogOutputChannel): vscode.LogOutputCha
  * that runs the CLI it ships, prepended to PATH through the terminal environment VS Code manages for extensions
  * (new terminals get it; VS Code offers to relaunch open ones). Off with `baton.terminalPath: false`.
  */
-function putCliOnTerminalPath(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
+async function putCliOnTerminalPath(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): Promise<void> {
   const collection = context.environmentVariableCollection;
-  collection.clear();
-  if (!vscode.workspace.getConfiguration('baton').get<boolean>('terminalPath', true)) return;
+  if (!vscode.workspace.getConfiguration('baton').get<boolean>('terminalPath', true)) return collection.clear();
   const cli = join(context.extensionPath, 'dist', 'cli.js');
-  if (!existsSync(cli)) return;
+  const bin = join(context.globalStorageUri.fsPath, 'bin');
+  const shim = cliShim(process.execPath, cli, process.platform);
   try {
-    const bin = join(context.globalStorageUri.fsPath, 'bin');
-    const shim = cliShim(process.execPath, cli, process.platform);
-    mkdirSync(bin, { recursive: true });
-    writeFileSync(join(bin, shim.name), shim.text, { mode: 0o755 });
+    await access(cli);
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, shim.name), shim.text, { mode: 0o755 });
     collection.description = 'Puts `baton` (the CLI of this Baton extension) on PATH.';
     collection.prepend('PATH', `${bin}${delimiter}`);
   } catch (err) {
+    collection.clear();
     log.warn(`Could not put baton on the terminals' PATH: ${describeError(err)}`);
   }
 }
