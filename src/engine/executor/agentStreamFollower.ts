@@ -54,6 +54,8 @@ export class AgentStreamFollower {
   private lastBeatMono = -Infinity;
   /** What the agent was doing at the last beat that said so (its `current`). */
   private toldCurrent: string | undefined;
+  /** When (wall clock) the stream first said what the agent does now (its `current`). */
+  private currentSince = 0;
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
   private overBudgetReported = false;
@@ -142,7 +144,9 @@ export class AgentStreamFollower {
   private read(lines: string[]): void {
     for (const line of lines) {
       for (const event of this.parser.feed(line)) {
+        const before = this.activity.current;
         this.activity = applyAgentEvent(this.activity, event);
+        if (this.activity.current !== before) this.currentSince = this.ctx.clock.now();
         this.limit = usageLimitOf(this.agent.kind, event, this.ctx.clock.now()) ?? this.limit;
         this.dirty = true;
       }
@@ -195,11 +199,12 @@ export class AgentStreamFollower {
             runtimeId: attempt.runtimeId,
             authority,
             // Progress only when what the agent does changed: a beat for counts or usage alone does not replace a
-            // note the agent sent itself (baton_progress) with an older description.
+            // note the agent sent itself (baton_progress) with an older description — nor does a description of
+            // what it began before that note (the beat was throttled while the agent went on and sent it).
             ...(silence
               ? { progress: `${silence} · ${progressOf(this.activity)}` }
               : current !== this.toldCurrent
-                ? { progress: progressOf(this.activity) }
+                ? { progress: progressOf(this.activity), describesSince: this.currentSince }
                 : {}),
             onLapsed: 'refuse',
           },

@@ -34,6 +34,11 @@ export interface RenewLeaseInput {
   authority: LeaseAuthority;
   /** Progress text shown next to the runtime; omitted keeps the last one. */
   progress?: string;
+  /**
+   * The progress describes what the worker began at this time (a coordinator's reading of its stream): the worker's
+   * own beat since then (its note, which is newer) is kept, and this progress is not written.
+   */
+  describesSince?: number;
   /** False: extend the lease without counting a heartbeat (restating it after a clock jump, adopting a worker). */
   beat?: boolean;
   /**
@@ -99,7 +104,10 @@ function decideRenewal(row: RuntimeRow | undefined, input: RenewLeaseInput, now:
     };
   }
   const beat = input.beat ?? true;
-  const progress = input.progress === undefined ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
+  const olderThanOwnBeat =
+    input.describesSince !== undefined && row.worker_beat_at !== null && row.worker_beat_at >= input.describesSince;
+  const progress =
+    input.progress === undefined || olderThanOwnBeat ? null : input.progress.slice(0, MAX_PROGRESS_LENGTH);
   const until = authority.holder === 'coordinator' ? authority.until : undefined;
   // A worker's heartbeat extends its lease, never shortens it: a coordinator that handed its workers over held their
   // leases for their task timeout, and a beat must not cut that back to one lease length before a successor comes.
