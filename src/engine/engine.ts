@@ -99,7 +99,7 @@ import {
 } from './usecases/attemptAccess';
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import {
-  artifactLimitOf,
+  judgingFactsOf,
   ingestArtifact,
   ingestArtifactContent,
   STDIN_ARTIFACT,
@@ -417,10 +417,10 @@ export class Engine {
       token?: string;
     } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
   ): Promise<IngestOutcome> {
-    // The delegation and its run's artifact limit in one read.
-    const { delegation, limit } = await this.store.read(async (r) => {
+    // The delegation and what judging its result reads, in one read.
+    const { delegation, facts } = await this.store.read(async (r) => {
       const found = await findDelegation(r, input.delegationId, input.runId);
-      return { delegation: found, limit: await artifactLimitOf(r, this, found.runId) };
+      return { delegation: found, facts: await judgingFactsOf(r, this, found) };
     });
     const handedIn = input.token !== undefined ? { token: input.token } : {};
     if ('artifactContent' in input)
@@ -430,14 +430,14 @@ export class Engine {
         { bytes: input.artifactContent },
         input.artifactName ?? STDIN_ARTIFACT,
         handedIn,
-        limit,
+        facts,
       );
     return ingestArtifact(
       this.engineContext(),
       delegation,
       resolve(this.workspace, input.artifactPath),
       handedIn,
-      limit,
+      facts,
     );
   }
 

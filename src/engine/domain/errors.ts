@@ -118,6 +118,8 @@ export const ERROR_CODES = {
   'validate.unreadable': 'invalid-input',
   'verify.not-current': 'conflict',
   'worker.spawn-failed': 'worker-failure',
+  // The user's own settings of an agent CLI Baton must carry into the attempt (Gemini CLI's) cannot be read.
+  'worker.settings-unreadable': 'worker-failure',
   'worker.unknown': 'invalid-input',
   // A worker the run's frozen definitions do not hold, whose adoption a person rejected at a config_changed gate.
   'worker.not-frozen': 'invalid-input',

@@ -16,13 +16,21 @@ const PARKED = PARKED_REASON_PREFIX;
 export const MAX_PARK_MS = 7 * 86_400_000;
 
 /**
- * Until when the attempt's worker is held: the reset the CLI named when it is still to come (at most a week ahead),
- * else `quotaWaitSeconds` from now.
+ * How long after a reset that passed already (the CLI named it, and it came before the attempt was settled: a slow
+ * exit, a settlement from the exit record) the next attempt starts: soon, since the CLI said when its limit lifts, but
+ * not at once, so that a CLI that keeps naming a past reset cannot start attempts in a loop (parked ones do not count).
+ */
+export const PASSED_RESET_RECHECK_MS = 30_000;
+
+/**
+ * Until when the attempt's worker is held: the reset the CLI named when it is still to come (at most a week ahead);
+ * a reset that passed already, a short recheck from now; no reset named, `quotaWaitSeconds` from now.
  */
 export function parkUntil(limit: Pick<UsageLimit, 'resetAt'>, now: number, quotaWaitSeconds: number): number {
   const { resetAt } = limit;
-  if (resetAt !== undefined && resetAt > now) return Math.min(resetAt, now + MAX_PARK_MS);
-  return now + quotaWaitSeconds * 1000;
+  if (resetAt === undefined) return now + quotaWaitSeconds * 1000;
+  if (resetAt > now) return Math.min(resetAt, now + MAX_PARK_MS);
+  return now + Math.min(PASSED_RESET_RECHECK_MS, quotaWaitSeconds * 1000);
 }
 
 export function parkedReason(cause: ParkCause, worker: string, until: number, now: number): string {

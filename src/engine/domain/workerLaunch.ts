@@ -1,5 +1,11 @@
 import type { AgentKind } from './agents/agentActivity';
-import { agentPresetLaunch, type AgentPresetLaunch, type BatonMcpServer, type Permissions } from './agents/presets';
+import {
+  agentPresetLaunch,
+  type AgentPresetLaunch,
+  type BatonMcpServer,
+  type GeminiHomes,
+  type Permissions,
+} from './agents/presets';
 import { BUILTIN_WORKERS, type BatonConfig, type WORKER_PLACEHOLDERS, type WorkerDefinition } from './config';
 import { BatonError } from './errors';
 import { frozenDefinition, type FrozenWorkers } from './frozenWorkers';
@@ -18,6 +24,8 @@ export interface WorkerLaunch {
   agent?: { kind: AgentKind; effective: AgentPresetLaunch['effective'] };
   /** Files to write under `.baton/` before the spawn: the CLI reads them at its start. */
   files?: AgentPresetLaunch['files'];
+  /** Links to make under `.baton/` before the spawn, to the user's own files (Gemini CLI's home). */
+  links?: AgentPresetLaunch['links'];
 }
 
 /** The profile a task gets when its plan block names none. */
@@ -37,6 +45,8 @@ export interface LaunchValues {
   batonMcp?: BatonMcpServer;
   /** The attempt's folder for an agent CLI's configuration files (runPaths().agentConfig). */
   configFolder?: string;
+  /** Gemini CLI's homes (the user's, read by readGeminiUserHome; the task's), for an attempt given the server. */
+  geminiHomes?: GeminiHomes;
   /** The attempt's stop hook (batonStopHook), for a preset whose CLI has one (installsStopHook). */
   stopHook?: BatonMcpServer;
 }
@@ -137,12 +147,10 @@ export function frozenWorkerFor(frozen: FrozenWorkers, workerId: string): Worker
 
 /**
  * Whether Baton starts a worker's CLI with the attempt's MCP server (`baton mcp`), so its prompt names the tools
- * instead of the `baton` commands. Not Gemini CLI yet: 0.61 reads the settings file Baton would name
- * (GEMINI_CLI_SYSTEM_SETTINGS_PATH) only when the file and every folder above it are owned by root and writable by
- * no one else — never in a user's workspace — and skips it with a warning (docs/agents.md, "Gemini CLI").
+ * instead of the `baton` commands: every agent preset (Gemini CLI through a home of the attempt's own, docs/agents.md).
  */
 export function wiresBatonMcp(worker: WorkerDefinition): boolean {
-  return isAgentWorker(worker) && worker.type !== 'gemini';
+  return isAgentWorker(worker);
 }
 
 export function isAgentWorker(worker: WorkerDefinition): worker is Extract<WorkerDefinition, { type: AgentKind }> {
@@ -215,6 +223,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         ...(values.resumeSession ? { resumeSession: values.resumeSession } : {}),
         ...(values.batonMcp ? { batonMcp: values.batonMcp } : {}),
         ...(values.configFolder ? { configFolder: values.configFolder } : {}),
+        ...(values.geminiHomes ? { geminiHomes: values.geminiHomes } : {}),
         ...(values.stopHook ? { stopHook: values.stopHook } : {}),
         env: worker.env,
       });
@@ -225,6 +234,7 @@ export function workerLaunch(workerId: string, worker: WorkerDefinition, values:
         env: preset.env,
         agent: { kind: worker.type, effective: preset.effective },
         ...(preset.files ? { files: preset.files } : {}),
+        ...(preset.links ? { links: preset.links } : {}),
       };
     }
     case 'manual':

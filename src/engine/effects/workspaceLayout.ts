@@ -30,6 +30,8 @@ export function runPaths(workspace: string, runId: string) {
     heartbeatRelay: (delegationId: string) => join(root, 'relay', `${delegationId}.ndjson`),
     /** An attempt's agent CLI configuration files, which the CLI reads at its start (domain/agents/presets.ts). */
     agentConfig: (delegationId: string) => join(root, 'agents', delegationId),
+    /** A task's own home for its agent CLI, kept across its attempts (Gemini CLI's, domain/agents/presets.ts). */
+    agentHome: (taskId: string) => join(root, 'agent-homes', taskId),
   };
 }
 

@@ -1,8 +1,4 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { describeCrossing, type BudgetCrossing } from '../domain/agents/budget';
-import type { UsageLimit } from '../domain/agents/usageLimit';
-import { parkUntil } from '../domain/parking';
 import { sleep } from '../domain/clock';
 import { BatonError } from '../domain/errors';
 import type { ProcessIdentity } from '../domain/process';
@@ -537,9 +533,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
     const finalText = activity?.ended?.finalText;
     // An agent that said why it stopped (a refused request, a model error) is quoted.
     const said = activity?.errors.at(-1);
-    const limit = attempt.stream?.usageLimit();
-    if (limit && !leftResult(resolve(this.ctx.workspace, attempt.artifactPath), finalText))
-      return this.parkAtLimit(attempt, limit);
+    const usageLimit = attempt.stream?.usageLimit();
     const settled = await settleExitedWorker(
       this.ctx,
       delegation,
@@ -547,34 +541,19 @@ export class AttemptSupervisor implements StreamFollowerHost {
         artifactPath: attempt.artifactPath,
         logPath: attempt.logPath,
         ...(attempt.plainCommand ? { plainCommand: attempt.plainCommand } : {}),
-        ...(attempt.stream ? { agent: { kind: attempt.stream.agent.kind, ...(finalText ? { finalText } : {}) } } : {}),
+        ...(attempt.stream
+          ? {
+              agent: {
+                kind: attempt.stream.agent.kind,
+                ...(finalText ? { finalText } : {}),
+                ...(usageLimit ? { usageLimit } : {}),
+              },
+            }
+          : {}),
         ...(said ? { said } : {}),
       },
       exit,
     );
     this.ctx.log(`${attempt.delegationId}: ${settled}`);
   }
-
-  /**
-   * The agent's CLI hit its usage limit and left no result (docs/agents.md, "Usage limits park"): the attempt is
-   * parked until the reset the CLI named (else quotaWaitSeconds from now); its worker starts nothing before then.
-   */
-  private async parkAtLimit(attempt: Attempt, limit: UsageLimit): Promise<void> {
-    const now = this.ctx.clock.now();
-    const until = parkUntil(limit, now, this.ctx.config.quotaWaitSeconds);
-    const parked = await this.ctx.store.transact((tx) =>
-      parkAttempt(
-        tx,
-        { runId: this.host.runId, delegationId: attempt.delegationId, cause: 'usage-limit', until, said: limit.said },
-        now,
-      ),
-    );
-    if (parked)
-      this.ctx.log(`${attempt.delegationId}: parked at its usage limit until ${new Date(until).toISOString()}`);
-  }
-}
-
-/** Whether an exited agent left its result: the artifact file, or a result block in its final answer. */
-function leftResult(artifactPath: string, finalText: string | undefined): boolean {
-  return existsSync(artifactPath) || /```(?:baton|sdd)-result\b/.test(finalText ?? '');
 }

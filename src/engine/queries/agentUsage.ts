@@ -208,3 +208,19 @@ export async function liveAttemptUsage(r: Reader): Promise<Map<string, BeatUsage
     ]),
   );
 }
+
+/** Where a delegation's latest attempt worked and logged, and its agent preset (kind null for other workers). */
+export interface AttemptTrail {
+  cwd: string | null;
+  logPath: string | null;
+  kind: string | null;
+}
+
+export async function attemptTrail(r: Reader, runId: string, delegationId: string): Promise<AttemptTrail | undefined> {
+  return r.get<AttemptTrail>(
+    `SELECT r.cwd AS cwd, r.log_path AS "logPath", u.kind AS kind FROM runtimes r
+       LEFT JOIN agent_usage u ON u.run_id = r.run_id AND u.delegation_id = r.delegation_id
+       WHERE r.run_id = ? AND r.delegation_id = ? ORDER BY r.claimed_at DESC LIMIT 1`,
+    [runId, delegationId],
+  );
+}

@@ -17,7 +17,7 @@ import type { StoreReader } from '../store/port';
 import { RUNTIME_SELECT, TASK_COLUMNS, toRuntime, toTask, type RuntimeRow, type TaskRow } from '../store/rows';
 import type { EngineContext } from './context';
 import {
-  artifactLimitOf,
+  judgingFactsOf,
   ingestArtifact,
   judgeArtifact,
   readArtifactFile,
@@ -152,9 +152,9 @@ export async function checkDraftResult(
 ): Promise<DraftCheck> {
   const { delegation, cwd } = await authenticateAttempt(ctx, credential);
   const absolute = draftPathOf(ctx.workspace, cwd, delegation, draft);
-  const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
-  const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolute, limit);
-  return draftCheckOf(artifactPath, await judgeArtifact(ctx, delegation, source, limit));
+  const facts = await ctx.store.read((r) => judgingFactsOf(r, ctx, delegation));
+  const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolute, facts.limit);
+  return draftCheckOf(artifactPath, await judgeArtifact(ctx, delegation, source, facts));
 }
 
 function draftCheckOf(path: string, judged: ArtifactJudgement): DraftCheck {
@@ -204,14 +204,14 @@ export async function checkBeforeStop(
     usageLimitOf('claude-code', { kind: 'end', ok: true, finalText: said }, ctx.clock.now())
   )
     return { kind: 'ended', reason: 'The agent stopped at its usage limit: Baton parks the attempt.' };
-  const limit = await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId));
+  const facts = await ctx.store.read((r) => judgingFactsOf(r, ctx, delegation));
   const read: { source: ArtifactSource; artifactPath: string } = existsSync(artifact)
-    ? readArtifactFile(ctx.workspace, delegation, artifact, limit)
+    ? readArtifactFile(ctx.workspace, delegation, artifact, facts.limit)
     : {
         source: { bytes: new TextEncoder().encode(input.lastAssistantMessage ?? '') },
         artifactPath: FINAL_MESSAGE_SOURCE,
       };
-  const judged = await judgeArtifact(ctx, delegation, read.source, limit);
+  const judged = await judgeArtifact(ctx, delegation, read.source, facts);
   const errors = judged.issues.filter((i) => i.severity === 'error').length;
   const recorded = await ctx.store.transact(async (tx) => {
     const still = await unlessEnded(() => readBoundAttempt(tx, credential, ctx.clock.now(), ctx.workspace));

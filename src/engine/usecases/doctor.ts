@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, statfsSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { AGENT_KINDS, type AgentKind } from '../domain/agents/agentActivity';
+import { isAgentKind, type AgentKind } from '../domain/agents/agentActivity';
 import type { BatonConfig, WorkerDefinition } from '../domain/config';
 import { BUILTIN_WORKERS } from '../domain/config';
 import { formatIssue, hasErrors, type Issue } from '../domain/issue';
@@ -157,7 +157,7 @@ async function checkWorker(
   const checks: DoctorCheck[] = [];
   const version = worker.type === 'process' ? undefined : await versionOf(found, env);
   checks.push({ name, status: 'ok', detail: `${found}${version ? ` — ${version}` : ''}` });
-  const kind = (AGENT_KINDS as readonly string[]).includes(worker.type) ? (worker.type as AgentKind) : undefined;
+  const kind = isAgentKind(worker.type) ? worker.type : undefined;
   if (kind) {
     const { env: vars, login } = CREDENTIALS[kind];
     const configured = { ...env, ...worker.env };

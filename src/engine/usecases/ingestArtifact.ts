@@ -1,16 +1,21 @@
 import type { EngineContext } from './context';
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { verifyAttempt, type VerificationOutcome } from './verifyAttempt';
 import { BatonError } from '../domain/errors';
-import { issue, type Issue } from '../domain/issue';
+import { issue, type Issue, type Range } from '../domain/issue';
+import { isAgentKind } from '../domain/agents/agentActivity';
+import { claimIssues, readWorkTrail } from '../domain/agents/workTrail';
+import { attemptTrail, type AttemptTrail } from '../queries/agentUsage';
+import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import type { Delegation } from '../domain/types';
 import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
-import { runFolderOf } from '../effects/workspaceLayout';
+import { runFolderOf, runPaths } from '../effects/workspaceLayout';
 import { DEFAULT_CONFIG } from '../domain/config';
 import { contentDigest, textOf } from '../domain/content';
 import { workspacePath } from '../domain/workspacePath';
@@ -45,12 +50,12 @@ export async function ingestArtifact(
   delegation: Delegation,
   absolutePath: string,
   handedIn?: HandedIn,
-  /** The run's artifact limit when the caller read it already (artifactLimitOf); read here otherwise. */
-  knownLimit?: number,
+  /** What the caller read already (judgingFactsOf); read here otherwise. */
+  known?: JudgingFacts,
 ): Promise<IngestOutcome> {
-  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
-  const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolutePath, limit);
-  return ingestArtifactContent(ctx, delegation, source, artifactPath, handedIn, limit);
+  const facts = known ?? (await ctx.store.read((r) => judgingFactsOf(r, ctx, delegation)));
+  const { source, artifactPath } = readArtifactFile(ctx.workspace, delegation, absolutePath, facts.limit);
+  return ingestArtifactContent(ctx, delegation, source, artifactPath, handedIn, facts);
 }
 
 /** An artifact's bytes, or only its size and place when it is over the run's limit (too large to read). */
@@ -125,7 +130,7 @@ export async function judgeArtifact(
   ctx: EngineContext,
   delegation: Delegation,
   source: ArtifactSource,
-  limit: number,
+  { limit, attempt }: JudgingFacts,
 ): Promise<ArtifactJudgement> {
   const size = 'bytes' in source ? source.bytes.byteLength : source.oversized.size;
   if (size > limit || !('bytes' in source)) {
@@ -153,17 +158,12 @@ export async function judgeArtifact(
   const parsed = parseResultArtifact(content, { taskId: delegation.taskId, agent: delegation.agent });
   const issues = parsed.issues;
   if (!parsed.result) return { digest, size, issues, content };
-  if (parsed.result.artifacts.length > 0) {
-    // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on
-    // the machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
-    const runtime = await ctx.store.read((r) =>
-      r.get<{ cwd: string | null }>(
-        `SELECT cwd FROM runtimes WHERE run_id = ? AND delegation_id = ? ORDER BY claimed_at DESC LIMIT 1`,
-        [delegation.runId, delegation.id],
-      ),
-    );
-    issues.push(...checkArtifactPaths(runtime?.cwd ?? ctx.workspace, parsed.result));
-  }
+  // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on the
+  // machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
+  if (parsed.result.artifacts.length > 0)
+    issues.push(...checkArtifactPaths(attempt?.cwd ?? ctx.workspace, parsed.result));
+  if (parsed.result.status === 'PASS' && attempt)
+    issues.push(...claimsAgainstStream(ctx, delegation, attempt, parsed.result.fieldRanges.status));
   return { digest, size, issues, content, resultStatus: parsed.result.status, summary: parsed.result.summary };
 }
 
@@ -188,11 +188,11 @@ export async function ingestArtifactContent(
   /** Where the content stood on the ingesting machine (workspace-relative, absolute or STDIN_ARTIFACT): a label. */
   artifactPath: string,
   handedIn?: HandedIn,
-  /** The run's artifact limit when the caller read it already (artifactLimitOf); read here otherwise. */
-  knownLimit?: number,
+  /** What the caller read already (judgingFactsOf); read here otherwise. */
+  known?: JudgingFacts,
 ): Promise<IngestOutcome> {
-  const limit = knownLimit ?? (await ctx.store.read((r) => artifactLimitOf(r, ctx, delegation.runId)));
-  const judged = await judgeArtifact(ctx, delegation, source, limit);
+  const facts = known ?? (await ctx.store.read((r) => judgingFactsOf(r, ctx, delegation)));
+  const judged = await judgeArtifact(ctx, delegation, source, facts);
   if (handedIn && judged.unfit) {
     const [why] = judged.issues;
     throw new BatonError(judged.unfit, `${artifactPath}: ${why!.message} Nothing was recorded. ${why!.recommendation}`);
@@ -247,14 +247,57 @@ export async function ingestArtifactContent(
   };
 }
 
-/** The run's frozen limit; a run started before it was frozen takes this machine's config. */
-export async function artifactLimitOf(
-  r: Pick<StoreReader, 'get'>,
+/** How much of an attempt's log the claims are read from: its end, where the last edits and tests are. */
+const TRAIL_LOG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A PASS from an agent preset against the stream its CLI wrote (docs/agents.md, "Claims against the stream"): warnings
+ * when it edited after its last test-like command, or left a failed edit or test unretried. A log that cannot be read
+ * (another machine's, a link planted in .baton/) gives none: the claims are a hint, never a reason to refuse.
+ */
+function claimsAgainstStream(
+  ctx: EngineContext,
+  delegation: Delegation,
+  attempt: AttemptTrail,
+  statusRange: Range | undefined,
+): Issue[] {
+  if (!attempt.logPath || !isAgentKind(attempt.kind)) return [];
+  let tail: FileTail | undefined;
+  try {
+    tail = readBatonFileTail(ctx.workspace, resolve(ctx.workspace, attempt.logPath), TRAIL_LOG_BYTES);
+  } catch (err) {
+    ctx.log(`${delegation.id}: its stream was not read for the result's claims: ${(err as Error).message}`);
+    return [];
+  }
+  if (!tail) return [];
+  const lines = tail.text.split('\n');
+  const artifactName = basename(runPaths(ctx.workspace, delegation.runId).artifact(delegation.id));
+  const trail = readWorkTrail(attempt.kind, tail.cut ? lines.slice(1) : lines, {
+    ...(attempt.cwd ? { cwd: attempt.cwd } : {}),
+    isArtifact: (target) => target.includes('.baton/') || basename(target) === artifactName,
+  });
+  return claimIssues(trail, statusRange);
+}
+
+/**
+ * What judging a delegation's result reads from the store, in one read: its run's frozen artifact limit (a run started
+ * before it was frozen takes this machine's config), and where its latest attempt worked and logged.
+ */
+export interface JudgingFacts {
+  limit: number;
+  attempt: AttemptTrail | undefined;
+}
+
+export async function judgingFactsOf(
+  r: StoreReader,
   ctx: Pick<EngineContext, 'config'>,
-  runId: string,
-): Promise<number> {
-  const settings = await readRunSettings(r, runId);
-  return settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes;
+  delegation: Pick<Delegation, 'runId' | 'id'>,
+): Promise<JudgingFacts> {
+  const settings = await readRunSettings(r, delegation.runId);
+  return {
+    limit: settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes,
+    attempt: await attemptTrail(r, delegation.runId, delegation.id),
+  };
 }
 
 /**

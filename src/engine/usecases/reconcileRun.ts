@@ -465,6 +465,7 @@ async function settleFromExitRecord(
       logPath: attempt.log_path ?? paths.log(delegationId),
       ...(plainCommand ? { plainCommand } : {}),
       ...(agentKind ? { agent: { kind: agentKind } } : {}),
+      endedAt: evidence.endedAt,
     },
     evidence.exit,
   );

@@ -12,7 +12,8 @@ import {
   workerLaunch,
   type WorkerLaunch,
 } from '../domain/workerLaunch';
-import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
+import { ensureBatonFolder, linkBatonEntry, writeBatonFile } from '../effects/files/safeWrite';
+import { readGeminiUserHome } from '../effects/agentHomes';
 import { workerMarker } from '../effects/processes/processes';
 import { spawnWorker, type WorkerExit } from '../effects/processes/spawnSupervised';
 import { runPaths } from '../effects/workspaceLayout';
@@ -67,6 +68,10 @@ export async function startWorker(
     const relay = isSharedStore(ctx.config) ? runPaths(ctx.workspace, runId).heartbeatRelay(delegationId) : undefined;
     if (relay) ensureBatonFolder(ctx.workspace, dirname(relay));
     const configFolder = runPaths(ctx.workspace, runId).agentConfig(delegationId);
+    const batonMcp =
+      ctx.cliPath && wiresBatonMcp(input.worker)
+        ? batonMcpServer(ctx.cliPath, { execPath: process.execPath, electron: process.versions.electron })
+        : undefined;
     const host = { execPath: process.execPath, electron: process.versions.electron };
     launch = workerLaunch(input.workerId, input.worker, {
       prompt: claimed.prompt,
@@ -76,17 +81,28 @@ export async function startWorker(
       workspace: claimed.cwd,
       permissions: input.permissions,
       ...(claimed.resumeSession ? { resumeSession: claimed.resumeSession } : {}),
-      ...(ctx.cliPath && wiresBatonMcp(input.worker) ? { batonMcp: batonMcpServer(ctx.cliPath, host) } : {}),
+      ...(batonMcp ? { batonMcp } : {}),
+      // Gemini CLI takes the server from a home of the attempt's own, made from the one the worker would use.
+      ...(batonMcp && input.worker.type === 'gemini'
+        ? {
+            geminiHomes: {
+              user: readGeminiUserHome({ ...process.env, ...input.worker.env }),
+              task: runPaths(ctx.workspace, runId).agentHome(delegation.taskId),
+            },
+          }
+        : {}),
       ...(ctx.cliPath && installsStopHook(input.worker, claimed.repairRounds)
         ? { stopHook: batonStopHook(ctx.cliPath, host) }
         : {}),
       configFolder,
     });
-    // What the CLI reads at its start (Gemini CLI's settings): written through .baton/'s own guard, before the spawn.
+    // What the CLI reads at its start (Gemini CLI's settings, and links to the user's own files beside them): written
+    // through .baton/'s own guard, before the spawn.
     for (const file of launch.files ?? []) {
       ensureBatonFolder(ctx.workspace, dirname(file.path));
       writeBatonFile(ctx.workspace, file.path, file.content);
     }
+    for (const link of launch.links ?? []) linkBatonEntry(ctx.workspace, link.path, link.target);
     spawned = await spawnWorker(launch, {
       cwd: claimed.cwd,
       logPath: claimed.logPath,

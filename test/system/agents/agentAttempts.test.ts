@@ -139,6 +139,25 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     );
   });
 
+  it('warns on a PASS whose stream shows a failed test nothing ran again and edits after it: taken, not rejected', async () => {
+    setUp({}, task('W'));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const outcome = await withWorkerEnv({ FAKE_CLAUDE_FAILED_TEST: '1' }, () => drive(run.id));
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, 'warnings do not reject the result');
+    const [ingestion] = await engine.listIngestions(run.id);
+    const warnings = ingestion!.issues.map((i) => `${i.severity} ${i.code}: ${i.message}`);
+    assert.deepEqual(warnings, [
+      'warning result.edit-after-tests: PASS, but the last edit (Write notes-W-1.md) came after the last test-like command (Bash: npm test): the tests did not see the final code.',
+      'warning result.failure-not-retried: PASS, but Bash: npm test failed (Exit code 1) and nothing did it again with success.',
+    ]);
+    // On the result's status line, where the editor shows them.
+    assert.ok(
+      ingestion!.issues.every((i) => i.range?.start.line === 7),
+      JSON.stringify(ingestion!.issues),
+    );
+  });
+
   it('stops an attempt that crosses the task budget mid-run, gates the task; approving raises the limit and the retry continues the session', async () => {
     setUp(
       {

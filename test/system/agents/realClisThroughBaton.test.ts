@@ -69,10 +69,9 @@ const USAGE: Usage[] = [
 
 /**
  * The CLIs whose model here calls baton_progress. Not yet Codex (0.171 offers MCP tools only through its
- * tool_search and refuses a direct call; the scripted model does not search) nor Gemini CLI (0.61 reported the
- * tool not found: it reads the settings file Baton names only when root owns it, so it is not wired) — docs/agents.md.
+ * tool_search and refuses a direct call; the scripted model does not search) — docs/agents.md.
  */
-const MCP_PROVEN = new Set<AgentCli['name']>(['claude', 'opencode']);
+const MCP_PROVEN = new Set<AgentCli['name']>(['claude', 'gemini', 'opencode']);
 
 /** What the model tells Baton through the attempt's MCP server. */
 const NOTE = 'wrote the file, ran the check; reporting';
@@ -258,9 +257,12 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
             (request) => ({ toolCalls: [cli.runShell(request, SHELL_COMMAND)], usage: USAGE[1] }),
             ...(MCP_PROVEN.has(cli.name)
               ? [
+                  // After a pause long enough for a beat to name the shell call: the note, newer, then stands
+                  // (a description of what the agent began before it does not replace it).
                   (request: RecordedRequest) => ({
                     toolCalls: [batonToolCall(request, 'baton_progress', { note: NOTE })],
                     usage: USAGE[2],
+                    delayMs: THINK_MS,
                   }),
                 ]
               : []),
@@ -284,14 +286,9 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
           main[0]!.userTexts.some((t) => t.includes(`task: ${TASK}`) && t.includes('agent: coder')),
           explain,
         );
-        // The prompt names the attempt's MCP tools, not the `baton` commands — but to Gemini CLI, which Baton cannot
-        // give the server yet (docs/agents.md), the commands.
+        // The prompt names the attempt's MCP tools, not the `baton` commands.
         assert.ok(
-          main[0]!.userTexts.some((t) =>
-            cli.name === 'gemini'
-              ? t.includes('baton heartbeat') && !t.includes('`baton_progress`')
-              : t.includes('`baton_progress`') && !t.includes('baton heartbeat'),
-          ),
+          main[0]!.userTexts.some((t) => t.includes('`baton_progress`') && !t.includes('baton heartbeat')),
           explain,
         );
         // The CLI ran the model's baton_progress through `baton mcp` (allowed by the preset, nobody asked) and gave

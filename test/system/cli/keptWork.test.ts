@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   describeResult,
@@ -12,7 +12,7 @@ import {
   writeFile,
 } from '../../support/cli';
 import { processesCarrying } from '../../support/processes';
-import { config, killQuietly, pidAlive, plan, waitFor } from '../../fixtures/executor/harness';
+import { FAKE_CLAUDE, config, killQuietly, pidAlive, plan, waitFor } from '../../fixtures/executor/harness';
 
 interface StatusJson {
   run: { id: string; status: string };
@@ -31,7 +31,9 @@ interface EventJson {
  * is SIGKILLed while two plain-command workers (`"result": "exit-code"`) run; they end (exit 0,
  * exit 1) with nobody watching. `baton status` does not call them alive, and `baton resume`
  * settles both from their exit records as the coordinator that watched would have — A completed,
- * B failed by its exit code — with no second attempt, and only once.
+ * B failed by its exit code — with no second attempt, and only once. A third, an agent preset (the
+ * stand-in Claude), ends at its plan's usage limit meanwhile: resume parks it, as a watching
+ * coordinator would have (issue 23), and its next attempt continues the session — not a failure.
  */
 describe('baton resume: work that ended while no coordinator watched is kept', function () {
   // The dead coordinator's lease (30 s) runs out before resume takes the run: generous for a machine at load 10.
@@ -78,10 +80,26 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
   });
 
   it('settles both exit-code workers from their exit records: no attempt 2, A completed, B failed by its exit code, once', async () => {
+    const claude = join(workspace, 'claude');
+    copyFileSync(FAKE_CLAUDE, claude);
+    chmodSync(claude, 0o755);
+    // Its limit lifts a few seconds after it ends: long before resume comes (the dead coordinator's lease).
+    const limited = {
+      type: 'claude-code',
+      executable: claude,
+      env: {
+        FAKE_CLAUDE_WAIT_FOR: join(workspace, 'go'),
+        FAKE_CLAUDE_LIMIT_RESET: String(Math.floor(Date.now() / 1000) + 20),
+      },
+    };
     writeFile(
       workspace,
       '.baton/config.json',
-      config({ maxAttempts: 1, maxConcurrency: 2, workers: { pass: sleeper('a', 0), fail: sleeper('b', 1) } }),
+      config({
+        maxAttempts: 1,
+        maxConcurrency: 3,
+        workers: { pass: sleeper('a', 0), fail: sleeper('b', 1), limited },
+      }),
     );
     writeFile(
       workspace,
@@ -89,6 +107,7 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
       plan([
         { id: 'A', worker: 'pass' },
         { id: 'B', worker: 'fail' },
+        { id: 'C', worker: 'limited' },
       ]),
     );
     const first = spawnCli(['start', 'plan.md'], { cwd: workspace });
@@ -102,11 +121,11 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
       60_000,
     );
     const running = await waitFor(
-      'both workers recorded with their pids',
+      'the three workers recorded with their pids',
       async () => {
         const view = await status();
         const pids = view.runtimes.map((r) => r.pid).filter((pid): pid is number => pid !== undefined);
-        return pids.length === 2 ? pids : undefined;
+        return pids.length === 3 ? pids : undefined;
       },
       60_000,
     );
@@ -115,12 +134,12 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
     writeFile(workspace, 'go', '');
 
     // The workers outlive their coordinator and end with nobody watching.
-    await waitFor('both workers to end', () => running.every((pid) => !pidAlive(pid)), 60_000);
+    await waitFor('the workers to end', () => running.every((pid) => !pidAlive(pid)), 60_000);
     const watchless = await status();
     assert.deepEqual(
       watchless.runtimes.map((r) => r.processGone),
-      [true, true],
-      'status looked at the processes: gone',
+      [true, true, true],
+      `status looked at the processes: gone ${JSON.stringify(watchless.delegations.map((d) => d.reason))}`,
     );
     const text = await cli(['status']);
     assert.equal(text.code, 0, describeResult(text));
@@ -140,16 +159,23 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
     const after = await status();
     assert.deepEqual(
       after.delegations.map((d) => `${d.taskId}:${d.attempt}:${d.status}`).sort(),
-      ['A:1:COMPLETED', 'B:1:FAILED'],
-      'no attempt 2: both settled from their exit records',
+      ['A:1:COMPLETED', 'B:1:FAILED', 'C:1:CANCELLED', 'C:2:COMPLETED'],
+      'no attempt 2 of A or B: both settled from their exit records; C parked, then continued',
     );
-    assert.deepEqual(after.tasks.map((t) => `${t.id}:${t.status}`).sort(), ['A:completed', 'B:failed']);
+    assert.deepEqual(after.tasks.map((t) => `${t.id}:${t.status}`).sort(), ['A:completed', 'B:failed', 'C:completed']);
+    const parkedC = after.delegations.find((d) => d.taskId === 'C' && d.attempt === 1)!;
+    assert.match(parkedC.reason ?? '', /^parked: /, 'parked, not failed');
     const told = (await events()).filter((e) => e.type === 'runtime:exited');
     assert.deepEqual(
       told.map((e) => `${String(e.data.delegationId)}:${String(e.data.exitCode)}`).sort(),
-      after.delegations.map((d) => `${d.id}:${d.taskId === 'A' ? 0 : 1}`).sort(),
+      watchless.delegations.map((d) => `${d.id}:${d.taskId === 'A' ? 0 : 1}`).sort(),
       'the events say how each was settled',
     );
+    const park = (await events()).find((e) => e.type === 'attempt:parked');
+    assert.equal(park?.data.delegationId, parkedC.id);
+    assert.equal(park?.data.cause, 'usage-limit');
+    const resumedC = (await events()).find((e) => e.type === 'attempt:resumed');
+    assert.match(String(resumedC?.data.sessionId), /^fake-session-/, 'the next attempt continued its session');
     const all = await events();
     assert.equal(all.filter((e) => e.type === 'runtime:stale').length, 0, 'nothing went stale');
 
@@ -159,7 +185,7 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
     const reconcile = await cli(['reconcile']);
     assert.equal(reconcile.code, 0, describeResult(reconcile));
     const last = await events();
-    assert.equal(last.filter((e) => e.type === 'runtime:exited').length, 2, 'each exit record consumed once');
+    assert.equal(last.filter((e) => e.type === 'runtime:exited').length, 3, 'each exit record consumed once');
     assert.equal(
       last.filter((e) => e.type === 'ingestion:recorded').length,
       all.filter((e) => e.type === 'ingestion:recorded').length,
@@ -168,6 +194,8 @@ describe('baton resume: work that ended while no coordinator watched is kept', f
     assert.deepEqual((await status()).delegations.map((d) => `${d.taskId}:${d.attempt}:${d.status}`).sort(), [
       'A:1:COMPLETED',
       'B:1:FAILED',
+      'C:1:CANCELLED',
+      'C:2:COMPLETED',
     ]);
   });
 });

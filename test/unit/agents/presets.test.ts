@@ -254,14 +254,31 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
     assert.equal(edit.argv.at(-1), '-', 'the prompt still comes on stdin');
   });
 
-  it('Gemini CLI gets a settings file in the attempt’s folder, named as its system settings: the server trusted with the profile’s tools, the binding let through', () => {
-    const readOnly = launch('gemini', 'read-only', { batonMcp, configFolder: '/ws/.baton/runs/R-1/agents/D-T1-a-001' });
-    const path = '/ws/.baton/runs/R-1/agents/D-T1-a-001/gemini-settings.json';
-    assert.equal(readOnly.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, path);
-    assert.equal(readOnly.files?.length, 1);
-    assert.equal(readOnly.files![0]!.path, path);
+  it('Gemini CLI gets a home of the attempt’s own: the user’s settings with the server added (trusted, the profile’s tools, the binding let through), the user’s other files linked', () => {
+    const user = {
+      folder: '/home/ana',
+      settings: {
+        security: { auth: { selectedType: 'oauth-personal' }, environmentVariableRedaction: { allowed: ['MY_TOKEN'] } },
+        mcpServers: { docs: { command: 'docs-server' } },
+        ui: { theme: 'Dracula' },
+      },
+      entries: ['settings.json', 'oauth_creds.json', 'tmp', 'GEMINI.md'],
+    };
+    const home = '/ws/.baton/runs/R-1/agent-homes/T1';
+    const readOnly = launch('gemini', 'read-only', { batonMcp, geminiHomes: { user, task: home } });
+    assert.equal(readOnly.env.GEMINI_CLI_HOME, home);
+    assert.equal(readOnly.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, undefined);
+    assert.deepEqual(
+      readOnly.files?.map((f) => f.path),
+      [`${home}/.gemini/settings.json`],
+    );
     assert.deepEqual(JSON.parse(readOnly.files![0]!.content), {
+      security: {
+        auth: { selectedType: 'oauth-personal' },
+        environmentVariableRedaction: { allowed: ['MY_TOKEN', ...WORKER_VARIABLES] },
+      },
       mcpServers: {
+        docs: { command: 'docs-server' },
         baton: {
           command: '/usr/bin/node',
           args: ['/opt/baton/dist/cli.js', 'mcp'],
@@ -269,15 +286,20 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
           includeTools: ['baton_task', 'baton_progress', 'baton_check_result', 'baton_ask'],
         },
       },
-      security: { environmentVariableRedaction: { allowed: [...WORKER_VARIABLES] } },
+      ui: { theme: 'Dracula' },
     });
-    // A worker's own setting of the variable does not take the server away.
-    const own = launch('gemini', 'edit', {
-      batonMcp,
-      configFolder: '/f',
-      env: { GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/etc/x' },
-    });
-    assert.equal(own.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, '/f/gemini-settings.json');
+    assert.deepEqual(readOnly.links, [
+      { path: `${home}/.gemini/oauth_creds.json`, target: '/home/ana/.gemini/oauth_creds.json' },
+      { path: `${home}/.gemini/tmp`, target: '/home/ana/.gemini/tmp' },
+      { path: `${home}/.gemini/GEMINI.md`, target: '/home/ana/.gemini/GEMINI.md' },
+    ]);
+    // A worker's own GEMINI_CLI_HOME is where the user's home was read from; the task's home takes its place.
+    const fresh = { user: { folder: '/elsewhere', settings: {}, entries: [] }, task: '/t' };
+    const own = launch('gemini', 'edit', { batonMcp, geminiHomes: fresh, env: { GEMINI_CLI_HOME: '/elsewhere' } });
+    assert.equal(own.env.GEMINI_CLI_HOME, '/t');
+    // A user without a Gemini CLI home yet: only the server's settings.
+    assert.deepEqual(Object.keys(JSON.parse(own.files![0]!.content)), ['mcpServers', 'security']);
+    assert.deepEqual(own.links, []);
   });
 
   it('opencode gets the server in OPENCODE_CONFIG_CONTENT beside the worker’s own, its tools allowed by Baton’s agent (the hand-in denied when read-only)', () => {
@@ -310,9 +332,11 @@ describe('agent presets: the attempt’s MCP server (baton mcp, docs/agents.md)'
     assert.ok(!launch('claude-code', 'edit').argv.includes('--mcp-config'));
     assert.deepEqual(launch('claude-code', 'edit').effective.allowTools, []);
     assert.ok(!launch('codex', 'edit').argv.some((a) => a.startsWith('mcp_servers.')));
-    const gemini = launch('gemini', 'edit', { configFolder: '/f' });
+    const gemini = launch('gemini', 'edit', {
+      geminiHomes: { user: { folder: '/u', settings: {}, entries: [] }, task: '/t' },
+    });
     assert.equal(gemini.files, undefined);
-    assert.equal(gemini.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH, undefined);
+    assert.equal(gemini.env.GEMINI_CLI_HOME, undefined);
     assert.equal(JSON.parse(launch('opencode', 'edit').env.OPENCODE_CONFIG_CONTENT!).mcp, undefined);
   });
 

@@ -129,7 +129,8 @@ describe('usage limits: each CLI’s signal, with its reset', () => {
 describe('parking decisions (pure)', () => {
   it('parks until the named reset when it is ahead (at most a week), else quotaWaitSeconds from now', () => {
     assert.equal(parkUntil({ resetAt: NOW + 5000 }, NOW, 900), NOW + 5000);
-    assert.equal(parkUntil({ resetAt: NOW - 5000 }, NOW, 900), NOW + 900_000, 'a reset already past: the default wait');
+    assert.equal(parkUntil({ resetAt: NOW - 5000 }, NOW, 900), NOW + 30_000, 'a reset already past: a short recheck');
+    assert.equal(parkUntil({ resetAt: NOW - 5000 }, NOW, 10), NOW + 10_000, 'never longer than the default wait');
     assert.equal(parkUntil({}, NOW, 900), NOW + 900_000);
     assert.equal(parkUntil({ resetAt: NOW + 30 * 86_400_000 }, NOW, 900), NOW + 7 * 86_400_000);
   });

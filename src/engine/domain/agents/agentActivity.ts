@@ -8,6 +8,10 @@ import type { Permissions } from './presets';
 export const AGENT_KINDS = ['claude-code', 'codex', 'gemini', 'opencode'] as const;
 export type AgentKind = (typeof AGENT_KINDS)[number];
 
+export function isAgentKind(value: unknown): value is AgentKind {
+  return (AGENT_KINDS as readonly unknown[]).includes(value);
+}
+
 /** The agent behind an attempt: which CLI's stream, the plan's agent name (budgets add up per agent), its
  * permissions. */
 export interface AttemptAgent {

@@ -34,6 +34,8 @@ export interface AgentPresetInput {
   batonMcp?: BatonMcpServer;
   /** The attempt's own folder under `.baton/`, for a configuration its CLI takes only as a file (Gemini CLI). */
   configFolder?: string;
+  /** Gemini CLI's homes: the one the worker would use, and the task's own, which the attempt runs with. */
+  geminiHomes?: GeminiHomes;
   /**
    * The command Claude Code runs as its Stop hook (`baton check-result --stop-hook`, docs/agents.md): the result is
    * checked before the agent ends and its issues go back into the session. Absent: no hook (repairRounds 0).
@@ -79,8 +81,24 @@ export function batonMcpTools(profile: PermissionProfile): string[] {
   return profile === 'read-only' ? tools : [...tools, 'baton_submit_result'];
 }
 
-/** Gemini CLI's settings file for an attempt, in its configFolder (named by GEMINI_CLI_SYSTEM_SETTINGS_PATH). */
-export const GEMINI_SETTINGS_FILE = 'gemini-settings.json';
+/**
+ * The Gemini CLI home a worker would use: the folder GEMINI_CLI_HOME names, else its HOME (checked with 0.61.0), with
+ * its `.gemini/settings.json` (parsed; {} when there is none) and the other entries of its `.gemini/`.
+ */
+export interface GeminiUserHome {
+  folder: string;
+  settings: Record<string, unknown>;
+  entries: readonly string[];
+}
+
+/**
+ * The Gemini CLI home the user's worker would use, and the task's own home in the run (GEMINI_CLI_HOME for its
+ * attempts, docs/agents.md): kept across the task's attempts, so that a session the CLI keeps there continues.
+ */
+export interface GeminiHomes {
+  user: GeminiUserHome;
+  task: string;
+}
 
 /** The opencode agent a Baton worker runs as: defined by the preset, so only the task's rules are its own. */
 export const OPENCODE_AGENT = 'baton';
@@ -94,6 +112,8 @@ export interface AgentPresetLaunch {
   effective: { profile: PermissionProfile; allowTools: string[]; denyTools: string[]; flags: string[] };
   /** Files the CLI reads at its start, written (under `.baton/`) before it is spawned: absolute path and content. */
   files?: Array<{ path: string; content: string }>;
+  /** Links made (under `.baton/`) before it is spawned, to the user's own files the CLI goes on using. */
+  links?: Array<{ path: string; target: string }>;
 }
 
 /** The executable each preset runs when its worker names none. */
@@ -192,13 +212,8 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
       const mode = permissions.profile === 'read-only' ? 'plan' : permissions.profile === 'edit' ? 'auto_edit' : 'yolo';
       const flags = ['--approval-mode', mode];
       const resume = input.resumeSession ? ['--resume', input.resumeSession] : [];
-      const settings =
-        input.batonMcp && input.configFolder
-          ? {
-              path: join(input.configFolder, GEMINI_SETTINGS_FILE),
-              content: `${JSON.stringify(geminiMcpSettings(input.batonMcp, permissions.profile), null, 2)}\n`,
-            }
-          : undefined;
+      const home = input.batonMcp && input.geminiHomes ? input.geminiHomes.task : undefined;
+      const wired = home ? geminiTaskHome(input.geminiHomes!, input.batonMcp!, permissions.profile) : undefined;
       return {
         argv: [
           input.executable,
@@ -215,15 +230,15 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
         env: {
           GEMINI_CLI_TRUST_WORKSPACE: 'true',
           ...input.env,
-          ...(settings ? { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settings.path } : {}),
+          ...(home ? { GEMINI_CLI_HOME: home } : {}),
         },
         effective: {
           profile: permissions.profile,
           allowTools: [],
           denyTools: [],
-          flags: settings ? [...flags, `GEMINI_CLI_SYSTEM_SETTINGS_PATH=${settings.path}`] : flags,
+          flags: home ? [...flags, `GEMINI_CLI_HOME=${home}`] : flags,
         },
-        ...(settings ? { files: [settings] } : {}),
+        ...(wired ? wired : {}),
       };
     }
     case 'opencode': {
@@ -302,15 +317,47 @@ function codexMcpFlags(server: BatonMcpServer, profile: PermissionProfile): stri
 }
 
 /**
- * Gemini CLI's settings for an attempt, read as its system settings (GEMINI_CLI_SYSTEM_SETTINGS_PATH), which
- * override the user's and the workspace's (checked with 0.61.0): the server, trusted (no confirmation; headless
- * Gemini CLI cannot ask) with only the profile's tools; `mcpServers` is merged by name, so the user's own servers
- * stay. Gemini CLI redacts variables named like secrets (…TOKEN…) from a tool server's environment, and under
- * GitHub Actions all but a few: the binding's names are let through by name.
+ * The task's own Gemini CLI home (GEMINI_CLI_HOME): Gemini CLI takes MCP servers only from settings files, and the
+ * one a caller may name per run — the system settings — is read only when root owns it and every folder above it
+ * (0.61.0), never in a workspace. So the task gets a home of its own whose `.gemini/settings.json` is the user's
+ * settings with the attempt's server added, written for each attempt, and whose other entries are links to the user's
+ * own (credentials, memory, extensions, sessions): the CLI goes on as the user set it up. What the CLI creates there
+ * that the user has not (its sessions, on a first use) stays in the task's home, for the task's next attempt.
  */
-function geminiMcpSettings(server: BatonMcpServer, profile: PermissionProfile): Record<string, unknown> {
+function geminiTaskHome(
+  { user, task }: GeminiHomes,
+  server: BatonMcpServer,
+  profile: PermissionProfile,
+): Pick<AgentPresetLaunch, 'files' | 'links'> {
+  const dir = join(task, '.gemini');
+  const settings = withGeminiMcp(user.settings, server, profile);
   return {
+    files: [{ path: join(dir, 'settings.json'), content: `${JSON.stringify(settings, null, 2)}\n` }],
+    links: user.entries
+      .filter((entry) => entry !== 'settings.json')
+      .map((entry) => ({ path: join(dir, entry), target: join(user.folder, '.gemini', entry) })),
+  };
+}
+
+/**
+ * The user's Gemini CLI settings with the attempt's server: trusted (no confirmation; headless Gemini CLI cannot ask)
+ * with only the profile's tools, beside the user's own servers. Gemini CLI redacts variables named like secrets
+ * (…TOKEN…) from a tool server's environment, and under GitHub Actions all but a few: the binding's names are let
+ * through by name, beside the names the user lets through.
+ */
+export function withGeminiMcp(
+  user: Record<string, unknown>,
+  server: BatonMcpServer,
+  profile: PermissionProfile,
+): Record<string, unknown> {
+  const servers = recordOf(user.mcpServers);
+  const security = recordOf(user.security);
+  const redaction = recordOf(security.environmentVariableRedaction);
+  const allowed = Array.isArray(redaction.allowed) ? redaction.allowed.filter((v) => typeof v === 'string') : [];
+  return {
+    ...user,
     mcpServers: {
+      ...servers,
       [BATON_MCP_NAME]: {
         command: server.command,
         args: server.args,
@@ -318,8 +365,18 @@ function geminiMcpSettings(server: BatonMcpServer, profile: PermissionProfile): 
         includeTools: batonMcpTools(profile),
       },
     },
-    security: { environmentVariableRedaction: { allowed: [...WORKER_VARIABLES] } },
+    security: {
+      ...security,
+      environmentVariableRedaction: {
+        ...redaction,
+        allowed: [...new Set([...allowed, ...WORKER_VARIABLES])],
+      },
+    },
   };
+}
+
+function recordOf(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AgentEvent } from './agentEvents';
-import type { AgentKind } from './agentActivity';
+import { agentStreamParser, type AgentKind } from './agentActivity';
 
 /**
  * A CLI said its account hit a usage limit, a rate limit or a quota (docs/agents.md, "Usage limits park"):
@@ -28,6 +28,15 @@ export function usageLimitOf(kind: AgentKind, event: AgentEvent, now: number): U
   if (said.length > MAX_LIMIT_MESSAGE) return undefined;
   const limit = usageLimitIn(kind, said, now, { plainRateLimit: false });
   return limit && LIMIT_FIRST[kind].test(said) ? limit : undefined;
+}
+
+/** The last limit signal in a stream (an exited attempt's log, read by whoever settles it), if any. */
+export function usageLimitInStream(kind: AgentKind, lines: Iterable<string>, now: number): UsageLimit | undefined {
+  const parser = agentStreamParser(kind);
+  let limit: UsageLimit | undefined;
+  for (const line of lines) for (const event of parser.feed(line)) limit = usageLimitOf(kind, event, now) ?? limit;
+  for (const event of parser.end()) limit = usageLimitOf(kind, event, now) ?? limit;
+  return limit;
 }
 
 /** A limit message is one or two sentences; a longer final text is an answer that quotes one. */

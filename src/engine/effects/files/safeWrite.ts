@@ -1,5 +1,5 @@
-import { closeSync, constants, ftruncateSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants, ftruncateSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ensureRealFolders, openFenced } from '../../platform/fencedFiles';
 import { BATON_DIR } from '../workspaceLayout';
 
@@ -56,4 +56,16 @@ export function writeThrough(fd: number, data: string | Buffer): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Makes `path` (under `<workspace>/.baton/`, its folders real ones) a symbolic link to `target`, replacing whatever
+ * entry was there (an earlier attempt's link, or something a worker put there). Baton never reads through such a
+ * link itself (reads under `.baton/` refuse links): it is for a CLI that reads the user's own files from a home of
+ * the attempt's own (Gemini CLI's, docs/agents.md).
+ */
+export function linkBatonEntry(workspace: string, path: string, target: string): void {
+  ensureBatonFolder(workspace, dirname(path));
+  rmSync(path, { force: true, recursive: true });
+  symlinkSync(target, path);
 }
