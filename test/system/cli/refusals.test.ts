@@ -173,6 +173,8 @@ describe('baton CLI: refusals write nothing', function () {
       { args: ['heartbeat', '--runtime', 'RT-1', '--token', 'x'], code: 'runtime.unknown' },
       { args: ['claim', '--run', 'R-1', '--task', 'T1'], code: 'run.unknown' },
       { args: ['claim', '--task', 'T1'], code: 'run.unknown' },
+      // A plan without the task: refused before the store is created for its run.
+      { args: ['claim', '--plan', 'plan.md', '--task', 'T9'], code: 'task.unknown' },
       { args: ['events', '--follow'], code: 'run.unknown' },
       // Without --run these say "No Baton runs yet" (exit 0); an explicit id that does not exist is an error.
       { args: ['status', '--run', 'R-1'], code: 'run.unknown' },
@@ -181,7 +183,11 @@ describe('baton CLI: refusals write nothing', function () {
     for (const c of COMMANDS) {
       it(`${c.args.join(' ')}: exit 2 ${c.code}, one line, no .baton/store`, async () => {
         const r = await run(c.args);
-        assertRefused(r, 2, /^baton: There (are no Baton runs|is no runtime|is no run R-1: there are no Baton runs)/);
+        assertRefused(
+          r,
+          2,
+          /^baton: (There (are no Baton runs|is no runtime|is no run R-1: there are no Baton runs)|Task T9 is not in plan\.md\.$)/,
+        );
         assert.equal(existsSync(join(ws, '.baton')), false, `${c.args[0]} created .baton`);
         const json = await run([...c.args, '--json']);
         assert.equal(json.code, 2, describeResult(json));
