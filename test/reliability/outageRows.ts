@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeWorkspace, planText, removeWorkspace, ROOT, runCli, spawnCli, waitFor, writeFile } from '../support/cli';
+import { config, readTrace } from '../fixtures/executor/harness';
+import { makeWorkspace, planText, removeWorkspace, runCli, spawnCli, waitFor, writeFile } from '../support/cli';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../support/postgresCluster';
 import { processesCarrying } from '../support/processes';
 import type { RowOutcome } from './matrix';
@@ -17,24 +18,8 @@ import type { RowOutcome } from './matrix';
 export async function launchCutByOutage(cluster: PostgresCluster, trial = 0): Promise<void> {
   const dir = makeWorkspace('baton-pg-launch-');
   const schema = schemaFor(`${dir}-${trial}`);
-  writeFile(
-    dir,
-    '.baton/config.json',
-    JSON.stringify({
-      store: { kind: 'postgres', schema },
-      leaseSeconds: 60,
-      maxAttempts: 1,
-      isolation: 'none',
-      defaultWorker: 'fake',
-      workers: {
-        fake: {
-          type: 'process',
-          command: process.execPath,
-          args: [join(ROOT, 'test/fixtures/workers/attemptWorker.js'), '{taskId}'],
-        },
-      },
-    }),
-  );
+  const settings = { store: { kind: 'postgres', schema }, leaseSeconds: 60, maxAttempts: 1, isolation: 'none' };
+  writeFile(dir, '.baton/config.json', config(settings));
   writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
   const trace = join(dir, 'trace.txt');
   const env = { BATON_STORE_URL: cluster.url, FAKE_TRACE: trace };
@@ -81,11 +66,10 @@ export async function launchCutByOutage(cluster: PostgresCluster, trial = 0): Pr
     assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
     assert.equal(view.run.status, 'completed');
     // Attempt 1's worker never ran; attempt 2's ran once.
-    const starts = readFileSync(trace, 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith('start '));
     assert.deepEqual(
-      starts.map((l) => l.split(' ')[4]),
+      readTrace(trace)
+        .filter((l) => l.kind === 'start')
+        .map((l) => l.delegation),
       ['D-T1-coder-002'],
     );
   } finally {

@@ -1,4 +1,5 @@
 import type { StorePort } from './port';
+import { storeView } from './storeView';
 
 /**
  * A view of a store that runs `effect` once, after its first write transaction commits: what a
@@ -8,7 +9,7 @@ import type { StorePort } from './port';
  */
 export function onFirstCommit(store: StorePort, effect: () => void): StorePort {
   let committed = false;
-  return {
+  return storeView(store, {
     transact: async (work) => {
       const result = await store.transact(work);
       if (!committed) {
@@ -17,13 +18,6 @@ export function onFirstCommit(store: StorePort, effect: () => void): StorePort {
       }
       return result;
     },
-    read: (work) => store.read(work),
-    refresh: () => store.refresh(),
-    watch: (listener) => store.watch(listener),
-    continueNumbering: (tx, columns) => store.continueNumbering(tx, columns),
-    get recovery() {
-      return store.recovery;
-    },
     close: () => store.close(),
-  };
+  });
 }
