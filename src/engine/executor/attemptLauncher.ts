@@ -8,6 +8,7 @@ import {
   type LaunchView,
   type StartPlan,
 } from '../domain/launch';
+import { BatonError } from '../domain/errors';
 import type { StopRequest } from '../domain/stops';
 import { exitCodeCommandOf, isAgentWorker } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
@@ -90,11 +91,17 @@ export class AttemptLauncher {
   async releaseUnlaunched(): Promise<void> {
     const { runId } = this.host;
     for (const delegationId of this.unlaunched) {
-      const released = await this.ctx.store.transact((tx) =>
-        releaseUnlaunchedAttempt(tx, { runId, delegationId }, this.ctx.clock.now()),
-      );
+      try {
+        const released = await this.ctx.store.transact((tx) =>
+          releaseUnlaunchedAttempt(tx, { runId, delegationId }, this.ctx.clock.now()),
+        );
+        this.ctx.log(`${delegationId}: ${released ? UNLAUNCHED_REASON : 'its launch was cut off; decided meanwhile'}`);
+      } catch (err) {
+        if (isStoreOutage(err) || BatonError.is(err, 'coordinator.superseded')) throw err;
+        // Never the end of the run: an attempt that cannot be released ends with its lease, as before.
+        this.ctx.log(`${delegationId}: its launch was cut off and it could not be released: ${(err as Error).message}`);
+      }
       this.unlaunched.delete(delegationId);
-      this.ctx.log(`${delegationId}: ${released ? UNLAUNCHED_REASON : 'its launch was cut off; decided meanwhile'}`);
     }
   }
 
