@@ -64,6 +64,7 @@ import {
 import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { storeExists, type FileStoreOptions } from './store/fileStore';
+import { onFirstCommit } from './store/firstCommit';
 import { checkStore, chooseStore, openStore, storeEnvironment } from './store/openStore';
 import type { StorePort } from './store/port';
 import { readAttemptChanges } from './usecases/attemptChanges';
@@ -178,19 +179,24 @@ export class Engine {
     const { config, issues } = loadConfig(workspace);
     if (hasErrors(issues)) throw invalidConfig(workspace, issues);
     const notices: string[] = [];
-    try {
-      // Before the store's first write: .baton/ never shows as untracked work in the user's repository.
-      excludeBatonFromRepository(workspace);
-    } catch (err) {
-      notices.push(
-        `Could not add .baton/ to the git repository's info/exclude (${(err as Error).message}); Source Control may list Baton's files.`,
-      );
-    }
+    // .baton/ never shows as untracked work in the user's repository — edited only by a command that writes (creates
+    // the store, or commits), so one that only reads or is refused leaves the repository as it was.
+    const excludeBaton = (): void => {
+      try {
+        excludeBatonFromRepository(workspace);
+      } catch (err) {
+        notices.push(
+          `Could not add .baton/ to the git repository's info/exclude (${(err as Error).message}); Source Control may list Baton's files.`,
+        );
+      }
+    };
+    const choice = chooseStore(config.store, storeDirOf(workspace), options.env ?? storeEnvironment());
+    if (choice.kind === 'file' && !storeExists(choice.dir)) excludeBaton();
     const clock = options.clock ?? systemClock;
-    const store = await openStore(chooseStore(config.store, storeDirOf(workspace), options.env ?? storeEnvironment()), {
-      follow: options.follow ?? false,
-      file: { clock, ...options.store },
-    });
+    const store = onFirstCommit(
+      await openStore(choice, { follow: options.follow ?? false, file: { clock, ...options.store } }),
+      excludeBaton,
+    );
     // Announcement failures have no caller to report to; the next change tries again.
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
     const ids = options.ids ?? systemIds(clock);
@@ -226,12 +232,16 @@ export class Engine {
     return { changed, applied: true, issues: located };
   }
 
-  /** Whether there is a store to read: a file store once created; a shared (PostgreSQL) one is always there to ask. */
+  /**
+   * Whether there is a store to read: a file store once created; a shared (PostgreSQL) one is always there to ask.
+   * The config names the store, so an invalid one is refused here (`config.invalid`, with its issues) as Engine.open
+   * refuses it: answering "no store" would show a team's running run as none.
+   */
   static hasStore(workspace: string): boolean {
     const root = resolve(workspace);
     const { config, issues } = loadConfig(root);
-    if (!hasErrors(issues) && config.store.kind === 'postgres') return true;
-    return storeExists(storeDirOf(root));
+    if (hasErrors(issues)) throw invalidConfig(root, issues);
+    return config.store.kind === 'postgres' || storeExists(storeDirOf(root));
   }
 
   /** What opening found and repaired (the store's recovery), or could not do, for the adapter to show. */
@@ -885,7 +895,14 @@ export class Engine {
       configIssues: issues,
       ...(planWorkers ? { planWorkers } : {}),
       ...(options.env ? { env: options.env } : {}),
-      store: () => checkStore(effective.store, storeDirOf(workspace), options.env ?? storeEnvironment()),
+      // The config names the store: with an invalid one, "no store yet" could hide a team's store that holds runs.
+      store: hasErrors(issues)
+        ? async () => ({
+            exists: false,
+            notices: [],
+            error: `not checked: ${configPathOf(workspace)} is invalid, and it says which store this workspace uses (see the config check)`,
+          })
+        : () => checkStore(config.store, storeDirOf(workspace), options.env ?? storeEnvironment()),
     });
   }
 }

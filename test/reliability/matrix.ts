@@ -55,6 +55,7 @@ import {
   keptWork,
   workerKilled,
 } from './executionRows';
+import { launchCutByOutageRow } from './outageRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
 import { cherryPickCrash, diskFullFastForward } from './integrationRows';
@@ -1371,6 +1372,18 @@ export const ROWS: MatrixRow[] = [
     full: 10,
     smoke: 0,
     run: diskFullFastForward,
+  },
+  {
+    id: '20',
+    fault:
+      'The PostgreSQL server goes down between a claim’s commit and its worker’s start (issue 26: a 333 ms restart caught the launch in 4 of 4 trials), and comes back',
+    guarantee:
+      'no attempt is lost: the worker held at its gate never runs; once the server answers the claim is released (CANCELLED, not counted against maxAttempts) and the task runs at once as the next attempt — not after the lease (60 s), and with maxAttempts 1 it still completes',
+    injection:
+      'the coordinator stopped at fault point `launch:after-fence` (SIGSTOP), the server stopped (`pg_ctl stop -m fast`), the coordinator continued; the server started again once the held worker was ended (in `npm test`: test/system/cli/postgresRestart.test.ts)',
+    full: 10,
+    smoke: 0,
+    run: launchCutByOutageRow,
   },
   {
     id: 'H1',

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { Engine, readPlan, requireValidPlan } from '../../engine/index';
+import { BatonError, Engine, readPlan, requireValidPlan } from '../../engine/index';
 import { printJson, requireStore, withEngine, type CommandContext } from '../context';
 import { paint, timestamp } from '../render';
 
@@ -16,8 +16,12 @@ export interface ClaimOptions {
 export async function claim(ctx: CommandContext, options: ClaimOptions): Promise<void> {
   // Plan paths are relative to where the command runs, like every other path argument.
   const planPath = options.plan ? resolve(options.plan) : undefined;
-  // Refuse a bad plan before the engine opens (and would create) a store for it.
-  if (planPath && !Engine.hasStore(ctx.workspace)) requireValidPlan(readPlan(ctx.workspace, planPath));
+  // Refuse a bad plan, or a task it does not have, before the engine opens (and would create) a store for it.
+  if (planPath && !Engine.hasStore(ctx.workspace)) {
+    const plan = requireValidPlan(readPlan(ctx.workspace, planPath));
+    if (!plan.parsed.tasks.some((t) => t.id === options.task))
+      throw new BatonError('task.unknown', `Task ${options.task} is not in ${plan.path}.`);
+  }
   // Without a plan there is nothing to start: a claim in a workspace without runs is refused, creating nothing.
   if (!planPath) requireStore(ctx);
   await withEngine(ctx, async (engine) => {

@@ -8,9 +8,11 @@ import {
   type LaunchView,
   type StartPlan,
 } from '../domain/launch';
+import { BatonError } from '../domain/errors';
 import type { StopRequest } from '../domain/stops';
 import { exitCodeCommandOf, isAgentWorker } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
+import { releaseUnlaunchedAttempt, UNLAUNCHED_REASON } from '../operations/delegations/releaseUnlaunchedAttempt';
 import { holdTask } from '../operations/tasks/holdTask';
 import { sideEffectPoint } from '../store/faultPoint';
 import { claimAttempt } from '../usecases/claimAttempt';
@@ -18,6 +20,7 @@ import type { EngineContext } from '../usecases/context';
 import { isolationForStart } from '../usecases/planIsolation';
 import { startWorker } from '../usecases/startWorker';
 import type { AttemptSupervisor } from './attemptSupervisor';
+import { isStoreOutage } from './storeOutage';
 
 /** What the launcher needs from the coordinator it serves. */
 export interface LauncherHost {
@@ -46,6 +49,8 @@ export interface LauncherHost {
 export class AttemptLauncher {
   /** The workspace's git repository, asked once per coordinator (undefined outside git). */
   private sharedRepo: Promise<string | undefined> | undefined;
+  /** Attempts claimed whose launch a store outage cut off before their worker ran: released when it answers. */
+  private readonly unlaunched = new Set<string>();
   private readonly view: LaunchView;
 
   constructor(
@@ -75,6 +80,28 @@ export class AttemptLauncher {
       if (decision.kind === 'start') outcome = await this.start(decision.plan, facts.planPath);
       else if (decision.kind === 'hold') outcome = await this.hold(decision.task.id, decision.hold);
       if (outcome) facts = afterLaunch(facts, outcome);
+    }
+  }
+
+  /**
+   * Releases the attempts whose launch an outage cut off (operations/delegations/releaseUnlaunchedAttempt.ts): not
+   * counted, their tasks ready at once — instead of holding a slot for their whole lease with no process behind them.
+   * Called first in each pass; while the store is still out of reach it throws, and they wait for the next one.
+   */
+  async releaseUnlaunched(): Promise<void> {
+    const { runId } = this.host;
+    for (const delegationId of this.unlaunched) {
+      try {
+        const released = await this.ctx.store.transact((tx) =>
+          releaseUnlaunchedAttempt(tx, { runId, delegationId }, this.ctx.clock.now()),
+        );
+        this.ctx.log(`${delegationId}: ${released ? UNLAUNCHED_REASON : 'its launch was cut off; decided meanwhile'}`);
+      } catch (err) {
+        if (isStoreOutage(err) || BatonError.is(err, 'coordinator.superseded')) throw err;
+        // Never the end of the run: an attempt that cannot be released ends with its lease, as before.
+        this.ctx.log(`${delegationId}: its launch was cut off and it could not be released: ${(err as Error).message}`);
+      }
+      this.unlaunched.delete(delegationId);
     }
   }
 
@@ -121,7 +148,14 @@ export class AttemptLauncher {
       return outcome;
     }
     const sharedRepo = () => this.sharedRepository();
-    const worker = await startWorker(this.ctx, claimed, { runId, ...plan, sharedRepo });
+    let worker;
+    try {
+      worker = await startWorker(this.ctx, claimed, { runId, ...plan, sharedRepo });
+    } catch (err) {
+      // Claimed, and no worker ran: released once the store answers (the coordinator waits out the outage meanwhile).
+      if (isStoreOutage(err)) this.unlaunched.add(delegation.id);
+      throw err;
+    }
     if (!worker) return isolation ? { isolation } : undefined;
     // Handed over before it is let go: its lease is renewed, its exit taken as its result, its timeout kept.
     const plain = exitCodeCommandOf(plan.worker);

@@ -330,6 +330,8 @@ export class Coordinator {
   /** One pass: apply stops, expire stale leases, dispatch, and decide whether the run is done for now. */
   private async tick(): Promise<CoordinatorOutcome | undefined> {
     const runId = this.options.runId;
+    // Before anything reads the run: a claim an outage cut off before its worker ran is released, not left to expire.
+    await this.launcher.releaseUnlaunched();
     for (const request of await this.ctx.store.read((r) => pendingStops(r, runId))) {
       await applyStopAsCoordinator(this.ctx, this.supervisor, runId, request);
     }

@@ -1,4 +1,5 @@
 import type { StorePort, StoreReader } from './port';
+import { storeView } from './storeView';
 
 /**
  * A view of a store whose every write transaction first runs `check` — a coordinator's
@@ -7,19 +8,12 @@ import type { StorePort, StoreReader } from './port';
  * pass through. Closing the view does not close the store (its owner does).
  */
 export function fencedStore(store: StorePort, check: (tx: StoreReader) => Promise<void>): StorePort {
-  return {
+  return storeView(store, {
     transact: (work) =>
       store.transact(async (tx) => {
         await check(tx);
         return work(tx);
       }),
-    read: (work) => store.read(work),
-    refresh: () => store.refresh(),
-    watch: (listener) => store.watch(listener),
-    continueNumbering: (tx, columns) => store.continueNumbering(tx, columns),
-    get recovery() {
-      return store.recovery;
-    },
     close: async () => undefined,
-  };
+  });
 }

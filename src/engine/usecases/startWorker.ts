@@ -39,7 +39,8 @@ export interface StartedWorker {
  * the fenced store and only while the attempt is still RUNNING — before anyone lets it go. A
  * coordinator stopped anywhere before that commit cannot run it later: its successor's epoch (or
  * a stop that decided the attempt) refuses the record, and the worker never runs. Undefined when
- * it did not start: the attempt is then failed (or was decided elsewhere).
+ * it did not start: the attempt is then failed (or was decided elsewhere). A store out of reach
+ * (`store.unreachable`) is thrown with no worker left and nothing decided: the caller releases the claim.
  */
 export async function startWorker(
   ctx: EngineContext,
@@ -127,7 +128,8 @@ export async function startWorker(
       } satisfies Partial<Record<WorkerVariable, string>>,
     });
   } catch (err) {
-    if (BatonError.is(err, 'coordinator.superseded')) throw err;
+    // A store out of reach decides nothing about the attempt: the launcher releases its claim once the store answers.
+    if (BatonError.is(err, 'coordinator.superseded') || BatonError.is(err, 'store.unreachable')) throw err;
     const reason = BatonError.is(err) ? err.message : `could not start the worker: ${(err as Error).message}`;
     ctx.log(`${delegationId}: ${reason}`);
     await failAttempt(ctx, runId, delegationId, reason);
@@ -139,8 +141,9 @@ export async function startWorker(
       recordStartedWorker(tx, { runId, delegationId, runtimeId, identity }, ctx.clock.now()),
     );
   } catch (err) {
+    // Held at its gate, it never ran: ended here whatever the store says, so the attempt can be released or failed.
     spawned.abort();
-    if (BatonError.is(err, 'coordinator.superseded')) throw err;
+    if (BatonError.is(err, 'coordinator.superseded') || BatonError.is(err, 'store.unreachable')) throw err;
     ctx.log(`${delegationId}: ${(err as Error).message}`);
     // Decided elsewhere meanwhile: nothing to record. Any other failure: the attempt fails, its worker never ran.
     if (!BatonError.is(err, 'runtime.not-live'))

@@ -23,6 +23,7 @@ import {
   waitFor,
   writeFile,
 } from '../../support/cli';
+import { launchCutByOutage } from '../../reliability/outageRows';
 
 interface ReportedEvent {
   type: string;
@@ -221,5 +222,9 @@ describe('a PostgreSQL restart in the middle of a run', function () {
       await new Promise((resolve) => setTimeout(resolve, 16_000));
       cluster.up();
     });
+  });
+
+  it('a restart between a claim and its worker (issue 26): the claim is released when the server is back, not counted, and the task runs at once', async () => {
+    await launchCutByOutage(cluster);
   });
 });

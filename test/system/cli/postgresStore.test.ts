@@ -78,23 +78,41 @@ describe('baton on a PostgreSQL store', function () {
     }
   });
 
-  it('refuses a config whose store URL holds a password (exit 2, in claim and validate), without repeating it', async () => {
-    const dir = workspace('baton');
+  it('refuses a config whose store URL holds a password (exit 2) in every command, while the store holds a running run, without repeating it', async () => {
+    const schema = schemaFor(`cli-${process.pid}-password-in-config`);
+    const dir = workspace(schema);
+    // A teammate's run is running in the team's store (issue 26: status said "No Baton runs yet", exit 0).
+    const teammate = await runCli(['claim', '--plan', 'plan.md', '--task', 'T1'], {
+      cwd: workspace(schema),
+      env: { BATON_STORE_URL: cluster.url },
+    });
+    assert.equal(teammate.code, 0, describeResult(teammate));
     const password = `in-config-${randomBytes(6).toString('hex')}`;
     writeFile(
       dir,
       '.baton/config.json',
       JSON.stringify({
-        store: { kind: 'postgres', url: `postgres://postgres:${password}@127.0.0.1:${cluster.port}/postgres` },
+        store: { kind: 'postgres', schema, url: `postgres://postgres:${password}@127.0.0.1:${cluster.port}/postgres` },
       }),
     );
     const claim = await runCli(['claim', '--plan', 'plan.md', '--task', 'T1', '--json'], { cwd: dir });
     const validate = await runCli(['validate', '.baton/config.json'], { cwd: dir });
-    for (const r of [claim, validate]) {
+    const status = await runCli(['status', '--json'], { cwd: dir });
+    const gates = await runCli(['gates'], { cwd: dir });
+    for (const r of [claim, validate, status, gates]) {
       assert.equal(r.code, 2, describeResult(r));
-      assert.match(r.stdout, /store\.url: must not hold a password/, describeResult(r));
+      assert.match(`${r.stdout}${r.stderr}`, /store\.url: must not hold a password/, describeResult(r));
       assert.ok(!`${r.stdout}${r.stderr}`.includes(password), describeResult(r));
     }
+    assert.equal(status.json<{ error: { code: string } }>().error.code, 'config.invalid');
+    const doctor = await runCli(['doctor', '--json'], { cwd: dir });
+    assert.equal(doctor.code, 7, describeResult(doctor));
+    const store = doctor
+      .json<{ checks: Array<{ name: string; status: string; detail: string }> }>()
+      .checks.find((c) => c.name === 'store');
+    assert.equal(store?.status, 'fail', describeResult(doctor));
+    assert.doesNotMatch(store.detail, /no store yet/);
+    assert.ok(!doctor.stdout.includes(password), describeResult(doctor));
   });
 
   it('says what doctor found: the server, the schema version and a round trip, the URL without its password', async () => {

@@ -186,6 +186,32 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
       }
     });
 
+    it('an engine on an existing store edits info/exclude only once it commits: a read or a refusal leaves it as it was', async () => {
+      const other = new EngineFixture();
+      try {
+        other.write('plan.md', DEMO_PLAN);
+        const first = await other.open();
+        const { run } = await first.runForPlan('plan.md');
+        await first.close();
+        // The repository appears after the store (or its exclude lost Baton's lines): nothing is written yet.
+        mkdirSync(join(other.workspace, '.git', 'info'), { recursive: true });
+        const exclude = join(other.workspace, '.git', 'info', 'exclude');
+        writeFileSync(exclude, '# mine\n');
+        const opened = await other.open();
+        try {
+          await assert.rejects(opened.overview('R-none'), (err) => BatonError.is(err, 'run.unknown'));
+          await opened.diagnose();
+          assert.equal(readFileSync(exclude, 'utf8'), '# mine\n', 'a read or a refused command edits nothing');
+          await opened.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 30 });
+          assert.match(readFileSync(exclude, 'utf8'), /^# mine\n# Baton's store/, 'edited with the first commit');
+        } finally {
+          await opened.close();
+        }
+      } finally {
+        await other.dispose();
+      }
+    });
+
     it("replaces the lines an earlier Baton wrote (which hid config.json) in place, keeping the person's own", async () => {
       const other = new EngineFixture();
       try {

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { config, readTrace } from '../fixtures/executor/harness';
+import { makeWorkspace, planText, removeWorkspace, runCli, spawnCli, waitFor, writeFile } from '../support/cli';
+import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../support/postgresCluster';
+import { processesCarrying } from '../support/processes';
+import type { RowOutcome } from './matrix';
+
+/**
+ * Issue 26, "No attempt lost to a short outage" (row 20): the PostgreSQL server goes down between a claim's commit and
+ * its worker's start — the coordinator stopped there (fault point `launch:after-fence`, SIGSTOP), the server stopped,
+ * the coordinator continued: it spawns the worker held at its gate, cannot record it, and ends it before it ran. Once
+ * the server is up again the claim is released (CANCELLED, not counted) and the task runs at once as attempt 2 — with
+ * `maxAttempts: 1` and a 60 s lease, an attempt that counted or waited out its lease fails the task. Throws (assert)
+ * when a guarantee does not hold. test/system/cli/postgresRestart.test.ts runs it once.
+ */
+export async function launchCutByOutage(cluster: PostgresCluster, trial = 0): Promise<void> {
+  const dir = makeWorkspace('baton-pg-launch-');
+  const schema = schemaFor(`${dir}-${trial}`);
+  const settings = { store: { kind: 'postgres', schema }, leaseSeconds: 60, maxAttempts: 1, isolation: 'none' };
+  writeFile(dir, '.baton/config.json', config(settings));
+  writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
+  const trace = join(dir, 'trace.txt');
+  const env = { BATON_STORE_URL: cluster.url, FAKE_TRACE: trace };
+  const coordinator = spawnCli(['start', 'plan.md', '--json'], {
+    cwd: dir,
+    env: { ...env, BATON_FAULT_POINT: 'launch:after-fence', BATON_FAULT_SIGNAL: 'SIGSTOP' },
+  });
+  let output = '';
+  coordinator.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  coordinator.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const exited = new Promise<number | null>((resolve) => coordinator.on('exit', (code) => resolve(code)));
+  let down = false;
+  try {
+    await waitFor(() => processState(coordinator.pid!) === 'T', 'the coordinator at launch:after-fence', 60_000);
+    cluster.down();
+    down = true;
+    coordinator.kill('SIGCONT');
+    // It spawns the worker held at its gate (its log is opened), cannot record it, and ends it before it ran.
+    await waitFor(() => firstLog(dir) !== undefined, `the held worker of attempt 1\n${output}`, 60_000);
+    await waitFor(
+      () => processesCarrying(`BATON_WORKSPACE=${dir}`).length === 0,
+      `attempt 1's held worker ended\n${output}`,
+      60_000,
+    );
+    cluster.up();
+    down = false;
+    const code = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`baton start did not finish\n${output}`)), 90_000),
+      ),
+    ]);
+    assert.equal(code, 0, output);
+    const status = await runCli(['status', '--json'], { cwd: dir, env });
+    const view = status.json<{
+      run: { status: string };
+      delegations: Array<{ id: string; status: string; reason?: string }>;
+    }>();
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-T1-coder-001:CANCELLED', 'D-T1-coder-002:COMPLETED'],
+      output,
+    );
+    assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
+    assert.equal(view.run.status, 'completed');
+    // Attempt 1's worker never ran; attempt 2's ran once.
+    assert.deepEqual(
+      readTrace(trace)
+        .filter((l) => l.kind === 'start')
+        .map((l) => l.delegation),
+      ['D-T1-coder-002'],
+    );
+  } finally {
+    if (down) cluster.up();
+    if (coordinator.exitCode === null && coordinator.signalCode === null) coordinator.kill('SIGKILL');
+    for (const pid of processesCarrying(`BATON_WORKSPACE=${dir}`)) process.kill(pid, 'SIGKILL');
+    removeWorkspace(dir);
+  }
+}
+
+/** Row 20: launchCutByOutage, again and again, on a cluster of its own. */
+export async function launchCutByOutageRow(trials: number): Promise<RowOutcome> {
+  const cluster = await sharedPostgresCluster();
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      await launchCutByOutage(cluster, trial);
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: one claim, the server stopped before its worker started, started again once the worker was ended',
+  };
+}
+
+/** The log of attempt 1's worker, once its spawn opened it. */
+function firstLog(dir: string): string | undefined {
+  const runs = join(dir, '.baton', 'runs');
+  const run = existsSync(runs) ? readdirSync(runs)[0] : undefined;
+  const log = run && join(runs, run, 'logs', 'D-T1-coder-001.log');
+  return log && existsSync(log) ? log : undefined;
+}
+
+/** A process's state letter from /proc (T: stopped), or undefined once it is gone. */
+function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  } catch {
+    return undefined;
+  }
+}
