@@ -25,7 +25,8 @@ export interface AttemptWorktree {
   path: string;
   branch: string;
   baseCommit: string;
-  status: 'active' | 'committed' | 'integrated' | 'conflict' | 'discarded';
+  /** `pushed`: `integration: branch` — its branch is on the remote, the target did not move. */
+  status: 'active' | 'committed' | 'integrated' | 'pushed' | 'conflict' | 'discarded';
   strategy: IntegrationStrategy;
   sourceHead?: string;
   changedFiles: string[];

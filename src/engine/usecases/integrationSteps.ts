@@ -130,7 +130,9 @@ export async function combine(
   targetBranch: string,
 ): Promise<Combined> {
   const message = `Baton: integrate ${worktree.taskId} (${worktree.delegationId})`;
-  if (worktree.strategy === 'merge') {
+  // `branch` merges too, but only to find a conflict and to verify the tree the pull request would make; the target
+  // never moves to this commit (docs/isolation.md, "Branch and pull request").
+  if (worktree.strategy === 'merge' || worktree.strategy === 'branch') {
     const merged = await repo.attempt([
       'merge-tree',
       '--write-tree',
@@ -310,12 +312,20 @@ export async function recordIntegrated(
   return { kind: 'integrated', ...facts };
 }
 
-/** The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). */
-async function cleanUpIntegrated(ctx: EngineContext, runId: string, worktree: AttemptWorktree): Promise<void> {
+/**
+ * The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). `keepBranch`: its work left
+ * by a pull request, whose head the branch is — only the worktree goes.
+ */
+export async function cleanUpIntegrated(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  options: { keepBranch?: boolean } = {},
+): Promise<void> {
   const run = await ctx.store.read((r) => readRunIsolation(r, runId));
   if (!run?.repoRoot) return;
   try {
-    await removeWorktree(run.repoRoot, worktree);
+    await removeWorktree(run.repoRoot, worktree, options);
     await ctx.store.transact((tx) =>
       markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, ctx.clock.now()),
     );
@@ -440,7 +450,12 @@ export async function waitsForIntegration(
 ): Promise<boolean> {
   const task = await r.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [runId, taskId]);
   const worktree = await getAttemptWorktree(r, runId, delegationId);
-  return task?.status === 'verifying' && worktree !== undefined && worktree.status !== 'integrated';
+  return (
+    task?.status === 'verifying' &&
+    worktree !== undefined &&
+    worktree.status !== 'integrated' &&
+    worktree.status !== 'pushed'
+  );
 }
 
 /**
