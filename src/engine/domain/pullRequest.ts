@@ -112,7 +112,7 @@ export function pushRefusal(tail: string): string {
   const telling = [/\[(remote )?rejected\]|declined/i, /fatal|denied|could not|unable|timed? ?out/i, /error/i];
   for (const pattern of telling) {
     const line = [...lines].reverse().find((l) => pattern.test(l));
-    if (line) return line.trim();
+    if (line) return line.trim().replace(/\b([0-9a-f]{10})[0-9a-f]{30}\b/g, '$1');
   }
   return lines.at(-1)?.trim() ?? 'git push failed';
 }
