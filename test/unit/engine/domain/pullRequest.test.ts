@@ -12,6 +12,7 @@ import { pushRefusedReason } from '../../../../src/engine/domain/gateReasons';
 import { approvedDespiteFailure } from '../../../../src/engine/domain/mergeQueue';
 import { DEFAULT_CONFIG, parseConfig } from '../../../../src/engine/domain/config';
 import { runSettingsFrom, settingsDiffering } from '../../../../src/engine/domain/runSettings';
+import { isolationNeed } from '../../../../src/engine/domain/isolation';
 
 const facts = {
   taskId: 'T1',
@@ -151,5 +152,15 @@ describe('integration branch: the pull request of a pushed task', () => {
     const frozen = runSettingsFrom(config);
     assert.equal(frozen.integrationRemote, 'upstream');
     assert.deepEqual(settingsDiffering(frozen, DEFAULT_CONFIG), ['integration', 'integrationRemote']);
+  });
+});
+
+describe('integration branch: every task gets a branch', () => {
+  it('isolation auto asks for a worktree even with one task at a time (explicitly: a problem is a gate); none stays none', () => {
+    const branch = { isolation: 'auto' as const, integration: 'branch' as const };
+    assert.deepEqual(isolationNeed(branch, undefined, {}, 1), { mode: 'probe', explicit: true, strategy: 'branch' });
+    assert.deepEqual(isolationNeed({ isolation: 'auto', integration: 'merge' }, undefined, {}, 1), { mode: 'none' });
+    assert.deepEqual(isolationNeed({ isolation: 'none', integration: 'branch' }, undefined, {}, 4), { mode: 'none' });
+    assert.deepEqual(isolationNeed(branch, undefined, { isolation: 'none' }, 4), { mode: 'none' });
   });
 });
