@@ -57,8 +57,8 @@ export type IsolationNeed =
 /**
  * Decides how a task runs (docs/isolation.md) from what the run recorded: its own `isolation:`
  * wins, else the run's setting; `auto` is a worktree when the workspace is a git repository and
- * more than one task may run at once, or always with `integration: branch`. The first isolated dispatch of a run needs a probe of the
- * repository (isolationFromProbe), whose answer the run records.
+ * more than one task may run at once, or always with `integration: branch`. The first isolated
+ * dispatch of a run needs a probe of the repository (isolationFromProbe), whose answer the run records.
  */
 export function isolationNeed(
   settings: { isolation?: 'auto' | 'worktree' | 'none'; integration?: IntegrationStrategy },

@@ -26,7 +26,7 @@ import { pathsInWorkspace } from '../domain/workspacePath';
 import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation';
 import { integrationConflictReason, targetMovedReason, undeclaredFilesReason } from '../domain/gateReasons';
 import type { TargetMoved } from '../domain/targetHead';
-import type { StoreReader } from '../store/port';
+import type { StoreReader, StoreTx } from '../store/port';
 import { holdAtGate } from './integrationGate';
 import { putBackFastForwardLeftovers } from './fastForwardLeftovers';
 import type { IntegrationOutcome } from './integrateAttempt';
@@ -284,32 +284,45 @@ export async function recordIntegrated(
       changedFiles: facts.changedFiles,
       ...(facts.alreadyOnTarget ? { alreadyOnTarget: true } : {}),
     });
-    const delegation = await getDelegation(tx, runId, worktree.delegationId);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    await completeWaitingAttempt(
+      tx,
       runId,
-      worktree.taskId,
-    ]);
-    if (
-      delegation &&
-      (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
-      task?.status === 'verifying'
-    ) {
-      await completeAttempt(
-        tx,
-        delegation,
-        {
-          reason: `integrated into the target (${worktree.strategy}, ${facts.changedFiles.length} file${facts.changedFiles.length === 1 ? '' : 's'})`,
-        },
-        now,
-      );
-      await refreshRunStatus(tx, runId, now);
-    }
+      worktree,
+      `integrated into the target (${worktree.strategy}, ${facts.changedFiles.length} file${facts.changedFiles.length === 1 ? '' : 's'})`,
+      now,
+    );
   });
   ctx.log(
     `${worktree.delegationId}: integrated ${counted(facts.changedFiles.length, 'file')} by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
   );
   await cleanUpIntegrated(ctx, runId, worktree);
   return { kind: 'integrated', ...facts };
+}
+
+/**
+ * The attempt's work reached where it goes (the target, or a remote): the attempt and its task complete — if the task
+ * still waits for it in `verifying` (a person may have decided otherwise meanwhile).
+ */
+export async function completeWaitingAttempt(
+  tx: StoreTx,
+  runId: string,
+  worktree: AttemptWorktree,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const delegation = await getDelegation(tx, runId, worktree.delegationId);
+  const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    runId,
+    worktree.taskId,
+  ]);
+  if (
+    delegation &&
+    (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
+    task?.status === 'verifying'
+  ) {
+    await completeAttempt(tx, delegation, { reason }, now);
+    await refreshRunStatus(tx, runId, now);
+  }
 }
 
 /**

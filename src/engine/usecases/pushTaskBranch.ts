@@ -10,9 +10,6 @@ import { loadExeca } from '../effects/processes/execa';
 import { runPaths } from '../effects/workspaceLayout';
 import { appendEvent } from '../operations/events/appendEvent';
 import { markWorktreePushed } from '../operations/worktrees/worktrees';
-import { completeAttempt } from '../operations/ingestions/recordIngestion';
-import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
-import { getDelegation } from '../queries/delegations';
 import { readArtifact } from '../queries/artifacts';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { pushRefusedReason } from '../domain/gateReasons';
@@ -28,7 +25,7 @@ import {
 import type { AttemptWorktree } from '../domain/isolation';
 import type { EventMap } from '../domain/events';
 import { holdAtGate } from './integrationGate';
-import { cleanUpIntegrated, type SourceState } from './integrationSteps';
+import { cleanUpIntegrated, completeWaitingAttempt, type SourceState } from './integrationSteps';
 import type { IntegrationOutcome } from './integrateAttempt';
 
 /** A push that says nothing this long is ended (a remote that does not answer must not hold the integration lock). */
@@ -102,20 +99,8 @@ export async function pushTaskBranch(
       targetHead,
     });
     await appendEvent(tx, runId, 'integration:pull-request', now, pullRequest);
-    const delegation = await getDelegation(tx, runId, worktree.delegationId);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
-      runId,
-      worktree.taskId,
-    ]);
-    if (
-      delegation &&
-      (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
-      task?.status === 'verifying'
-    ) {
-      const pr = pullRequest.url ? `pull request ${pullRequest.url}` : 'pull request suggested';
-      await completeAttempt(tx, delegation, { reason: `pushed to ${remote} as ${branch} (${pr})` }, now);
-      await refreshRunStatus(tx, runId, now);
-    }
+    const pr = pullRequest.url ? `pull request ${pullRequest.url}` : 'pull request suggested';
+    await completeWaitingAttempt(tx, runId, worktree, `pushed to ${remote} as ${branch} (${pr})`, now);
   });
   ctx.log(
     `${worktree.delegationId}: pushed to ${remote} as ${branch}; ${targetBranch} did not move; ${

@@ -3,16 +3,14 @@
 // with gh. Real git, real workers, a real pre-receive hook; gh is a script on a PATH made for the test.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { Engine } from '../../../src/engine/index';
 import { describeEvent } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo } from '../../support/gitRepo';
 import { makeTempDir } from '../../support/tempDir';
-import { withWorkerEnv } from '../../fixtures/executor/harness';
-
-const EDIT_WORKER = resolve(__dirname, '../../fixtures/workers/editWorker.js');
+import { editWorkerConfig, withWorkerEnv } from '../../fixtures/executor/harness';
 
 describe('git isolation: integration branch pushes each passed task to a remote and suggests its pull request', function () {
   // A hang detector: each test is a few seconds of git and node alone, several times that at load 10.
@@ -39,12 +37,7 @@ describe('git isolation: integration branch pushes each passed task to a remote 
     const record = `require("node:fs").appendFileSync(process.argv[1], process.cwd() + "\\n")`;
     fixture.write(
       '.baton/config.json',
-      JSON.stringify({
-        defaultWorker: 'edit',
-        workers: {
-          edit: { type: 'process', command: process.execPath, args: [EDIT_WORKER, '{taskId}'], promptOnStdin: true },
-        },
-        retryBackoffSeconds: 0,
+      editWorkerConfig({
         maxConcurrency: 2,
         isolation: 'worktree',
         integration: 'branch',
