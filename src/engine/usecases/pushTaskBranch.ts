@@ -1,12 +1,11 @@
 // `integration: branch` (docs/isolation.md, "Branch and pull request"): a passed task's work leaves by its branch,
 // pushed to the run's remote, and a pull request — opened with gh where it can be, suggested otherwise. The target
 // branch never moves.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { EngineContext } from './context';
 import { faultPoint } from '../store/faultPoint';
 import { Git } from '../effects/git/git';
 import { loadExeca } from '../effects/processes/execa';
+import { writeBatonFile } from '../effects/files/safeWrite';
 import { runPaths } from '../effects/workspaceLayout';
 import { appendEvent } from '../operations/events/appendEvent';
 import { markWorktreePushed } from '../operations/worktrees/worktrees';
@@ -72,8 +71,7 @@ export async function pushTaskBranch(
   const facts = await pullRequestFacts(ctx, runId, worktree, targetBranch);
   const text = pullRequestText(facts);
   const bodyFile = runPaths(ctx.workspace, runId).pullRequest(worktree.delegationId);
-  mkdirSync(dirname(bodyFile), { recursive: true });
-  writeFileSync(bodyFile, text.body);
+  const written = writeBody(ctx.workspace, bodyFile, text.body);
   const args = ghPullRequestArgs(text, { branch, targetBranch, bodyFile });
   const pullRequest: EventMap['integration:pull-request'] = {
     delegationId: worktree.delegationId,
@@ -83,7 +81,10 @@ export async function pushTaskBranch(
     title: text.title,
     bodyFile,
     command: ['gh', ...args].map(shellQuote).join(' '),
-    ...(await openPullRequest(where.repoRoot, args)),
+    // The branch is pushed either way: a body that could not be written (a link planted there) only costs gh its run.
+    ...(written === true
+      ? await openPullRequest(where.repoRoot, args)
+      : { opened: false, gh: 'failed' as const, detail: `its body was not written: ${written}` }),
   };
   await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
@@ -148,6 +149,16 @@ async function holdForRefusedPush(
     `${worktree.delegationId}: push of ${worktree.branch} to ${push.remote} refused: ${push.refusal}; ${gateId} opened`,
   );
   return { kind: 'push-refused', remote: push.remote, refusal: push.refusal, gateId };
+}
+
+/** Writes the pull request's body under `.baton/` (never through a link); true, or why not. */
+function writeBody(workspace: string, path: string, body: string): true | string {
+  try {
+    writeBatonFile(workspace, path, body);
+    return true;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 /** The task's title, its accepted result's summary and artifacts, and the attempt's verify receipts. */
