@@ -77,7 +77,8 @@ export async function cleanupWorktrees(
       continue;
     }
     const bytes = folderSize(worktree.path);
-    if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree);
+    // A pushed attempt's branch is its pull request's head: only its worktree goes.
+    if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree, { keepBranch: worktree.status === 'pushed' });
     else rmSync(worktree.path, { recursive: true, force: true });
     await store.transact(async (tx) => {
       await markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, clock.now(), { retired: true });
