@@ -58,7 +58,9 @@ export async function pushTaskBranch(
       remote,
       `${source.sourceHead}:refs/heads/${branch}`,
     ]);
-    tail = pushAnswerTail(pushed.stdout, pushed.stderr);
+    tail =
+      pushAnswerTail(pushed.stdout, pushed.stderr) ||
+      `git push exited with ${pushed.exitCode} without a word (a remote silent for ${PUSH_SILENCE_MS / 1000} s is ended)`;
     if (pushed.exitCode !== 0) refusal = pushRefusal(tail);
   } catch (err) {
     // Not an exit code: git could not run, or the silence bound ended it.
