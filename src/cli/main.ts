@@ -197,7 +197,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       new Option(
         '--integration <strategy>',
         'a new run: how passed tasks join the target branch (default: the config)',
-      ).choices(['merge', 'rebase', 'cherry-pick']),
+      ).choices(['merge', 'rebase', 'cherry-pick', 'branch']),
     )
     .action(
       async (
@@ -208,7 +208,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
           task?: string[];
           new?: boolean;
           isolation?: 'auto' | 'worktree' | 'none';
-          integration?: 'merge' | 'rebase' | 'cherry-pick';
+          integration?: 'merge' | 'rebase' | 'cherry-pick' | 'branch';
         },
         cmd: Command,
       ) =>

@@ -98,7 +98,7 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
         lines.push(section('Isolation'));
         lines.push(
           i?.mode === 'worktree'
-            ? `  worktree per task; ${i.strategy} into ${i.targetBranch}; run base ${i.baseCommit}`
+            ? `  worktree per task; ${i.strategy === 'branch' ? 'pushed for pull requests' : i.strategy} into ${i.targetBranch}; run base ${i.baseCommit}`
             : `  shared working tree (${i?.note ?? 'none'})`,
         );
         if (d.worktrees.length > 0) {
@@ -111,7 +111,12 @@ export async function diagnose(ctx: CommandContext, runId: string | undefined): 
                 status(o, w.status),
                 w.branch,
                 String(w.changedFiles.length),
-                w.targetBefore ? `${w.targetBefore.slice(0, 8)} → ${w.targetAfter?.slice(0, 8) ?? '?'}` : '-',
+                // A pushed attempt's target did not move (integration: branch): its pull request's base.
+                !w.targetBefore
+                  ? '-'
+                  : w.status === 'pushed'
+                    ? `${w.targetBefore.slice(0, 8)} (not moved)`
+                    : `${w.targetBefore.slice(0, 8)} → ${w.targetAfter?.slice(0, 8) ?? '?'}`,
                 w.removedAt !== undefined ? 'removed' : bytes(w.bytes),
               ]),
             ),

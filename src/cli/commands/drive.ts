@@ -33,7 +33,10 @@ export async function start(
   planPath: string,
   options: DriveOptions & {
     fresh?: boolean;
-    settings?: { isolation?: 'auto' | 'worktree' | 'none'; integration?: 'merge' | 'rebase' | 'cherry-pick' };
+    settings?: {
+      isolation?: 'auto' | 'worktree' | 'none';
+      integration?: 'merge' | 'rebase' | 'cherry-pick' | 'branch';
+    };
   },
 ): Promise<number> {
   // Refusals write nothing: an unknown or missing worker (or a bad plan or config) is refused

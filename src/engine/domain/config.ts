@@ -264,10 +264,20 @@ export const configSchema = z.object({
       'worktree: each task works in its own git worktree and is integrated after it passed; none: the shared working tree; auto: worktree when the workspace is a git repository and maxConcurrency > 1 (docs/isolation.md).',
     ),
   integration: z
-    .enum(['merge', 'rebase', 'cherry-pick'])
+    .enum(['merge', 'rebase', 'cherry-pick', 'branch'])
     .default('merge')
     .describe(
-      'How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, or cherry-pick.',
+      'How a passed task joins the target branch: merge (one --no-ff merge commit per task), rebase then fast-forward, cherry-pick, or branch (the target does not move: the task\'s branch is pushed to integrationRemote and a pull request is suggested, or opened with gh; docs/isolation.md, "Branch and pull request").',
+    ),
+  integrationRemote: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+      "a git remote name (git remote -v lists them), not a URL: the URL and its credentials stay in git's config",
+    )
+    .default('origin')
+    .describe(
+      'With integration: branch, the git remote (its name) each passed task\'s branch is pushed to (default origin). Pushed by git as you would push: your remote config, credentials and pre-push hook (docs/isolation.md, "Branch and pull request").',
     ),
   verifyIntegrated: z
     .array(z.array(z.string().min(1)).min(1))

@@ -77,6 +77,14 @@ export function describeEvent(e: EventOf, maxField = 100): string {
         : `${e.data.batch ? `batch ${text(e.data.batch.join(', '))}:` : text(e.data.delegationId)} merged tree ${short(e.data.tree)} passed (${e.data.ran} run, ${e.data.reused} reused)`;
     case 'integration:failed':
       return `${text(e.data.delegationId)} merged tree ${short(e.data.tree)} failed: \`${text(e.data.command.join(' '))}\` ${e.data.timedOut ? 'timed out' : `exited ${String(e.data.exitCode)}`}; ${text(e.data.gateId)} opened, the target did not move`;
+    case 'integration:pushed':
+      return `${text(e.data.delegationId)} pushed to ${text(e.data.remote)} as ${text(e.data.branch)} (${short(e.data.sourceHead)}); ${text(e.data.targetBranch)} did not move`;
+    case 'integration:pull-request':
+      return e.data.opened
+        ? `${text(e.data.delegationId)} pull request opened: ${text(e.data.url ?? e.data.branch)}`
+        : `${text(e.data.delegationId)} pull request suggested (${e.data.gh === 'absent' ? 'gh is not installed' : e.data.gh === 'unauthenticated' ? 'gh is not logged in' : `gh failed: ${text(e.data.detail ?? '')}`}): ${text(e.data.title)} — ${oneLine(e.data.command, maxField * 4)}`;
+    case 'integration:push-failed':
+      return `${text(e.data.delegationId)} push of ${text(e.data.branch)} to ${text(e.data.remote)} refused: ${text(e.data.refusal)}; ${text(e.data.gateId)} opened`;
     case 'integration:batch-started':
       return `integration batch ${text(e.data.taskIds.join(', '))} merged onto ${short(e.data.targetHead)}, verified together`;
     case 'integration:batch-split':

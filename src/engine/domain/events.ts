@@ -195,6 +195,45 @@ export interface EventMap {
     gateId: string;
   };
   /**
+   * `integration: branch` (docs/isolation.md, "Branch and pull request"): the task's branch at `sourceHead` is on
+   * `remote` as `branch`; the target branch did not move (`targetHead`: where it was, the pull request's base).
+   */
+  'integration:pushed': {
+    delegationId: string;
+    taskId: string;
+    remote: string;
+    branch: string;
+    sourceHead: string;
+    targetBranch: string;
+    targetHead: string;
+  };
+  /**
+   * The pushed branch's pull request: opened by gh (`url`), or suggested — gh `absent`, `unauthenticated`, or it
+   * `failed` (`detail`: its last line) — with the text in `bodyFile` and the gh command that opens it (`command`).
+   */
+  'integration:pull-request': {
+    delegationId: string;
+    taskId: string;
+    branch: string;
+    targetBranch: string;
+    title: string;
+    bodyFile: string;
+    opened: boolean;
+    url?: string;
+    gh?: 'absent' | 'unauthenticated' | 'failed';
+    detail?: string;
+    command: string;
+  };
+  /** The remote did not take the task's branch: nothing was pushed, an integration_failed gate opened (`refusal`). */
+  'integration:push-failed': {
+    delegationId: string;
+    taskId: string;
+    remote: string;
+    branch: string;
+    refusal: string;
+    gateId: string;
+  };
+  /**
    * Batching with bisection (docs/isolation.md): `taskIds`, passed and waiting, are merged onto the target at
    * `targetHead` together and verified once.
    */
@@ -307,6 +346,9 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'integration:verifying': true,
   'integration:verified': true,
   'integration:failed': true,
+  'integration:pushed': true,
+  'integration:pull-request': true,
+  'integration:push-failed': true,
   'integration:batch-started': true,
   'integration:batch-split': true,
   'config:changed': true,

@@ -72,3 +72,14 @@ export function tellingLine(output: string): string | undefined {
     .filter((line) => line !== '' && !/^\((exit|could not start)\b/.test(line));
   return [...lines].reverse().find((line) => /error|fail|exception|assert/i.test(line)) ?? lines.at(-1);
 }
+
+/**
+ * A passed attempt whose branch the remote did not take (`integration: branch`): where it was pushed, git's telling
+ * line, that nothing is lost, and what each decision does (docs/isolation.md, "Branch and pull request").
+ */
+export function pushRefusedReason(
+  worktree: Held & Pick<AttemptWorktree, 'branch'>,
+  push: { remote: string; refusal: string },
+): string {
+  return `${worktree.taskId} passed, but pushing its branch ${worktree.branch} to ${push.remote} failed: ${push.refusal}. Nothing was pushed; the branch and the work are kept in ${worktree.path}. Fix what is in the way (the remote, the network, a branch of that name there) and approve to push again; reject to fail ${worktree.taskId} (its branch stays until baton cleanup).`;
+}

@@ -25,7 +25,8 @@ export interface AttemptWorktree {
   path: string;
   branch: string;
   baseCommit: string;
-  status: 'active' | 'committed' | 'integrated' | 'conflict' | 'discarded';
+  /** `pushed`: `integration: branch` — its branch is on the remote, the target did not move. */
+  status: 'active' | 'committed' | 'integrated' | 'pushed' | 'conflict' | 'discarded';
   strategy: IntegrationStrategy;
   sourceHead?: string;
   changedFiles: string[];
@@ -56,8 +57,8 @@ export type IsolationNeed =
 /**
  * Decides how a task runs (docs/isolation.md) from what the run recorded: its own `isolation:`
  * wins, else the run's setting; `auto` is a worktree when the workspace is a git repository and
- * more than one task may run at once. The first isolated dispatch of a run needs a probe of the
- * repository (isolationFromProbe), whose answer the run records.
+ * more than one task may run at once, or always with `integration: branch`. The first isolated
+ * dispatch of a run needs a probe of the repository (isolationFromProbe), whose answer the run records.
  */
 export function isolationNeed(
   settings: { isolation?: 'auto' | 'worktree' | 'none'; integration?: IntegrationStrategy },
@@ -75,7 +76,11 @@ export function isolationNeed(
     };
   }
   if (recorded?.mode === 'none' && recorded.note?.startsWith('approved')) return { mode: 'none' };
-  const explicit = task.isolation === 'worktree' || setting === 'worktree';
+  // A pull request needs a branch per task: `integration: branch` asks for worktrees as `isolation: worktree` does.
+  const explicit =
+    task.isolation === 'worktree' ||
+    setting === 'worktree' ||
+    (setting === 'auto' && settings.integration === 'branch');
   if (!explicit && (setting === 'none' || maxConcurrency <= 1)) return { mode: 'none' };
   return { mode: 'probe', explicit, strategy: settings.integration ?? 'merge' };
 }

@@ -47,7 +47,9 @@ export function approvedDespiteFailure(
   approved: readonly { id: string; details: Record<string, unknown> }[],
   sourceHead: string,
 ): string | undefined {
-  return approved.find((gate) => gate.details.sourceHead === sourceHead)?.id;
+  // A refused push's gate (integration: branch) approves pushing again, not skipping the merged tree: its tree passed
+  // (its receipts make that free), and a target that moved since is verified again.
+  return approved.find((gate) => gate.details.sourceHead === sourceHead && gate.details.push !== true)?.id;
 }
 
 /** Whether the passed tasks waiting for integration form a batch now, or wait for others still in flight to join. */

@@ -20,6 +20,7 @@ export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAt
       BatonConfig,
       | 'isolation'
       | 'integration'
+      | 'integrationRemote'
       | 'budget'
       | 'permissionPolicy'
       | 'maxArtifactBytes'
@@ -40,6 +41,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'retryBackoffSeconds',
     'isolation',
     'integration',
+    'integrationRemote',
     'budget',
     'permissionPolicy',
     'maxArtifactBytes',
@@ -60,6 +62,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     retryBackoffSeconds: config.retryBackoffSeconds,
     isolation: config.isolation,
     integration: config.integration,
+    // Where a passed task's branch goes (integration: branch): part of where the run's work ends up.
+    integrationRemote: config.integrationRemote,
     budget: config.budget,
     permissionPolicy: config.permissionPolicy,
     // Frozen so that every machine of a team holds a result to the run's limit, not to its own config's.

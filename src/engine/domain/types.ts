@@ -86,7 +86,7 @@ export type GateStatus = (typeof GATE_STATUSES)[number];
 
 export type GateDecision = 'approved' | 'rejected';
 export type StopMode = 'graceful' | 'immediate';
-export type IntegrationStrategy = 'merge' | 'rebase' | 'cherry-pick';
+export type IntegrationStrategy = 'merge' | 'rebase' | 'cherry-pick' | 'branch';
 
 export const RESULT_STATUSES = ['PASS', 'FAIL', 'BLOCKED'] as const;
 export type ResultStatus = (typeof RESULT_STATUSES)[number];

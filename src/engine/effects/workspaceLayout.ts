@@ -20,6 +20,8 @@ export function runPaths(workspace: string, runId: string) {
     prompt: (delegationId: string) => join(root, 'prompts', `${delegationId}.md`),
     log: (delegationId: string) => join(root, 'logs', `${delegationId}.log`),
     verifyLog: (delegationId: string) => join(root, 'logs', `${delegationId}.verify.log`),
+    /** The body of a pushed task's pull request (`integration: branch`), for `gh pr create --body-file`. */
+    pullRequest: (delegationId: string) => join(root, 'pull-requests', `${delegationId}.md`),
     /** Until when (wall clock) an attempt's lease runs, for its watchdog (effects/processes/leaseWatchdog.ts). */
     leaseDeadline: (delegationId: string) => join(root, 'leases', `${delegationId}.deadline`),
     /** Until when this host's coordinator holds the run, for its verify commands' watchdogs (leaseWatchdog.ts). */

@@ -77,7 +77,8 @@ export async function cleanupWorktrees(
       continue;
     }
     const bytes = folderSize(worktree.path);
-    if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree);
+    // A pushed attempt's branch is its pull request's head: only its worktree goes.
+    if (run?.repoRoot) await removeWorktree(run.repoRoot, worktree, { keepBranch: worktree.status === 'pushed' });
     else rmSync(worktree.path, { recursive: true, force: true });
     await store.transact(async (tx) => {
       await markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, clock.now(), { retired: true });
@@ -85,7 +86,10 @@ export async function cleanupWorktrees(
     report.removed.push({
       ...base,
       bytes,
-      finding: worktree.status === 'integrated' ? 'integrated' : 'attempt over; its work was not integrated',
+      finding:
+        worktree.status === 'integrated' || worktree.status === 'pushed'
+          ? worktree.status
+          : 'attempt over; its work was not integrated',
     });
     report.freedBytes += bytes;
   }
@@ -156,7 +160,7 @@ export async function inspectWorktrees(store: StorePort, workspace: string, runI
     const present = existsSync(worktree.path);
     const why = await keptReason(store, runId, worktree);
     if (!present && why) findings.push({ ...base, finding: `its worktree is missing (${why})` });
-    else if (present && !why && worktree.status !== 'integrated')
+    else if (present && !why && worktree.status !== 'integrated' && worktree.status !== 'pushed')
       findings.push({
         ...base,
         finding: `kept worktree of an attempt that is over (${folderSize(worktree.path)} bytes); baton cleanup --run ${runId} removes it`,

@@ -18,6 +18,7 @@ import {
   targetMovedWrongly,
 } from './integrationSteps';
 import { integrateInBatch } from './integrateBatch';
+import { pushTaskBranch } from './pushTaskBranch';
 
 export type IntegrationOutcome =
   | {
@@ -40,6 +41,13 @@ export type IntegrationOutcome =
    * looked at again shortly (docs/isolation.md, "Batching with bisection").
    */
   | { kind: 'queued'; waiting: string[]; inFlight: number }
+  /**
+   * `integration: branch`: the attempt's branch is on the remote (the target did not move); its pull request opened
+   * (`url`) or suggested.
+   */
+  | { kind: 'pushed'; remote: string; branch: string; sourceHead: string; url?: string }
+  /** `integration: branch`: the remote refused the push; nothing lost, an integration_failed gate opened. */
+  | { kind: 'push-refused'; remote: string; refusal: string; gateId: string }
   | { kind: 'not-now'; reason: string };
 
 /** Integrations into one repository run one at a time in this process (docs/isolation.md, "Serialized"). */
@@ -87,7 +95,12 @@ export async function integrateAttempt(
     faultPoint('integration:after-commit');
     const git = new Git(repoRoot);
     const settings = await ctx.store.read((r) => readRunSettings(r, runId));
-    if (settings.verifyIntegrated && (settings.integrationBatch ?? 1) > 1 && worktree.strategy !== 'rebase') {
+    // Not batched: rebase (it rewrites the task's branch), branch (no target moves, nothing to save).
+    if (
+      settings.verifyIntegrated &&
+      (settings.integrationBatch ?? 1) > 1 &&
+      (worktree.strategy === 'merge' || worktree.strategy === 'cherry-pick')
+    ) {
       const batched = await integrateInBatch(ctx, runId, run, worktree, settings.integrationBatch!);
       if (batched) return batched;
     }
@@ -109,6 +122,13 @@ export async function integrateAttempt(
         sourceHead: source.sourceHead,
       });
       if (verified.kind !== 'passed') return verified;
+      if (worktree.strategy === 'branch')
+        return pushTaskBranch(ctx, runId, worktree, source, {
+          repoRoot,
+          remote: settings.integrationRemote ?? 'origin',
+          targetBranch: run.targetBranch!,
+          targetHead: targetBefore,
+        });
       const advanced = await advanceTarget(git, run.targetBranch!, targetBefore, result.commit);
       if (advanced.kind === 'advanced') {
         faultPoint('integration:after-advance');

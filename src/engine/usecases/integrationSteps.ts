@@ -26,7 +26,7 @@ import { pathsInWorkspace } from '../domain/workspacePath';
 import { recordExpectedTargetHead } from '../operations/runs/recordRunIsolation';
 import { integrationConflictReason, targetMovedReason, undeclaredFilesReason } from '../domain/gateReasons';
 import type { TargetMoved } from '../domain/targetHead';
-import type { StoreReader } from '../store/port';
+import type { StoreReader, StoreTx } from '../store/port';
 import { holdAtGate } from './integrationGate';
 import { putBackFastForwardLeftovers } from './fastForwardLeftovers';
 import type { IntegrationOutcome } from './integrateAttempt';
@@ -130,7 +130,9 @@ export async function combine(
   targetBranch: string,
 ): Promise<Combined> {
   const message = `Baton: integrate ${worktree.taskId} (${worktree.delegationId})`;
-  if (worktree.strategy === 'merge') {
+  // `branch` merges too, but only to find a conflict and to verify the tree the pull request would make; the target
+  // never moves to this commit (docs/isolation.md, "Branch and pull request").
+  if (worktree.strategy === 'merge' || worktree.strategy === 'branch') {
     const merged = await repo.attempt([
       'merge-tree',
       '--write-tree',
@@ -282,26 +284,13 @@ export async function recordIntegrated(
       changedFiles: facts.changedFiles,
       ...(facts.alreadyOnTarget ? { alreadyOnTarget: true } : {}),
     });
-    const delegation = await getDelegation(tx, runId, worktree.delegationId);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    await completeWaitingAttempt(
+      tx,
       runId,
-      worktree.taskId,
-    ]);
-    if (
-      delegation &&
-      (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
-      task?.status === 'verifying'
-    ) {
-      await completeAttempt(
-        tx,
-        delegation,
-        {
-          reason: `integrated into the target (${worktree.strategy}, ${facts.changedFiles.length} file${facts.changedFiles.length === 1 ? '' : 's'})`,
-        },
-        now,
-      );
-      await refreshRunStatus(tx, runId, now);
-    }
+      worktree,
+      `integrated into the target (${worktree.strategy}, ${facts.changedFiles.length} file${facts.changedFiles.length === 1 ? '' : 's'})`,
+      now,
+    );
   });
   ctx.log(
     `${worktree.delegationId}: integrated ${counted(facts.changedFiles.length, 'file')} by ${worktree.strategy}: ${facts.targetBefore.slice(0, 8)} → ${facts.targetAfter.slice(0, 8)}`,
@@ -310,12 +299,46 @@ export async function recordIntegrated(
   return { kind: 'integrated', ...facts };
 }
 
-/** The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). */
-async function cleanUpIntegrated(ctx: EngineContext, runId: string, worktree: AttemptWorktree): Promise<void> {
+/**
+ * The attempt's work reached where it goes (the target, or a remote): the attempt and its task complete — if the task
+ * still waits for it in `verifying` (a person may have decided otherwise meanwhile).
+ */
+export async function completeWaitingAttempt(
+  tx: StoreTx,
+  runId: string,
+  worktree: AttemptWorktree,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const delegation = await getDelegation(tx, runId, worktree.delegationId);
+  const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    runId,
+    worktree.taskId,
+  ]);
+  if (
+    delegation &&
+    (delegation.status === 'RUNNING' || delegation.status === 'BLOCKED') &&
+    task?.status === 'verifying'
+  ) {
+    await completeAttempt(tx, delegation, { reason }, now);
+    await refreshRunStatus(tx, runId, now);
+  }
+}
+
+/**
+ * The work is on the target: its worktree and branch go (docs/isolation.md, "Cleanup"). `keepBranch`: its work left
+ * by a pull request, whose head the branch is — only the worktree goes.
+ */
+export async function cleanUpIntegrated(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  options: { keepBranch?: boolean } = {},
+): Promise<void> {
   const run = await ctx.store.read((r) => readRunIsolation(r, runId));
   if (!run?.repoRoot) return;
   try {
-    await removeWorktree(run.repoRoot, worktree);
+    await removeWorktree(run.repoRoot, worktree, options);
     await ctx.store.transact((tx) =>
       markWorktreeRemoved(tx, { runId, delegationId: worktree.delegationId }, ctx.clock.now()),
     );
@@ -440,7 +463,12 @@ export async function waitsForIntegration(
 ): Promise<boolean> {
   const task = await r.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [runId, taskId]);
   const worktree = await getAttemptWorktree(r, runId, delegationId);
-  return task?.status === 'verifying' && worktree !== undefined && worktree.status !== 'integrated';
+  return (
+    task?.status === 'verifying' &&
+    worktree !== undefined &&
+    worktree.status !== 'integrated' &&
+    worktree.status !== 'pushed'
+  );
 }
 
 /**

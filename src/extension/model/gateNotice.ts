@@ -21,7 +21,8 @@ const KIND_WORDS: Record<GateKind, string> = {
   isolation: 'isolation',
   target_moved: 'target branch moved',
   undeclared_files: 'files outside the declaration',
-  integration_failed: 'merged tree failed verification',
+  // The merged tree failed a verify command, or (integration: branch) the remote refused the push.
+  integration_failed: 'integration failed',
   config_changed: 'config change',
   question: 'question from the agent',
 };

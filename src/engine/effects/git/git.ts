@@ -41,17 +41,23 @@ export class Git {
   private readonly git: SimpleGit;
   private lastRun: { args: readonly string[] } = { args: [] };
 
-  /** `env`: variables on top of the cleaned environment, e.g. GIT_INDEX_FILE for a temporary index. */
+  /**
+   * `env`: variables on top of the cleaned environment, e.g. GIT_INDEX_FILE for a temporary index. `remote`: this
+   * instance talks to a remote (Git.forRemote), so it runs with the user's git as they push themselves.
+   */
   constructor(
     readonly cwd: string,
     env: Record<string, string> = {},
+    remote?: { timeoutMs: number },
   ) {
     this.git = simpleGit({
       baseDir: cwd,
       maxConcurrentProcesses: 2,
-      config: [...BATON_GIT_CONFIG],
+      config: remote ? [...REMOTE_GIT_CONFIG] : [...BATON_GIT_CONFIG],
       // The keys Baton sets to switch a program off (BATON_GIT_CONFIG); simple-git asks for them to be named.
       unsafe: { allowUnsafeHooksPath: true, allowUnsafeFsMonitor: true },
+      // A remote that does not answer (a network that drops packets) must not hold the integration lock for ever.
+      ...(remote ? { timeout: { block: remote.timeoutMs } } : {}),
       errors: (error, result) => {
         // A process that could not run at all; simple-git's own GitError for a non-zero exit is replaced by ours.
         if (error && !(error instanceof GitError)) return error;
@@ -63,7 +69,17 @@ export class Git {
           Buffer.concat(result.stdErr).toString('utf8'),
         );
       },
-    }).env({ ...gitEnvironment(cwd), ...env });
+    }).env({ ...gitEnvironment(cwd, remote !== undefined), ...env });
+  }
+
+  /**
+   * Git for the one command Baton sends to a remote — the push of `integration: branch` (docs/isolation.md, "Branch
+   * and pull request"): the repository's hooks run (pre-push is the user's check on what leaves the machine) and the
+   * machine's /etc/gitconfig is read (where a credential helper may be set up), because the remote's authentication
+   * is git's business and the user's. Never a prompt; `timeoutMs` without output ends it.
+   */
+  static forRemote(cwd: string, timeoutMs: number): Git {
+    return new Git(cwd, {}, { timeoutMs });
   }
 
   /** Runs `git <args>`; resolves with stdout. */
@@ -152,7 +168,10 @@ export const BATON_GIT_CONFIG = [
   'commit.gpgSign=false',
 ] as const;
 
-function gitEnvironment(cwd: string): Record<string, string> {
+/** The push's settings (Git.forRemote): BATON_GIT_CONFIG but for the hooks, which are the user's there. */
+const REMOTE_GIT_CONFIG = BATON_GIT_CONFIG.filter((setting) => !setting.startsWith('core.hooksPath='));
+
+function gitEnvironment(cwd: string, remote: boolean): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env))
     if (value !== undefined && !PROGRAM_VARIABLES.test(key) && !/^git_(work_tree|dir|common_dir)$/i.test(key))
@@ -164,8 +183,9 @@ function gitEnvironment(cwd: string): Record<string, string> {
     LC_ALL: 'C',
     GIT_TERMINAL_PROMPT: '0',
     GIT_MERGE_AUTOEDIT: 'no',
-    // The machine's /etc/gitconfig is not the user's either (a worker cannot write it, but it may name programs).
-    GIT_CONFIG_NOSYSTEM: '1',
+    // The machine's /etc/gitconfig is not the user's either (a worker cannot write it, but it may name programs) —
+    // except for a push, which may need the credential helper set up there.
+    ...(remote ? {} : { GIT_CONFIG_NOSYSTEM: '1' }),
     // The working tree is the folder that holds `.git`, never the repository's `core.worktree`: a worker that sets it
     // in the shared config would have the integration's checkout write the run's files wherever it points.
     ...(workTree ? { GIT_WORK_TREE: workTree } : {}),

@@ -224,11 +224,15 @@ export async function targetHead(run: { repoRoot: string; targetBranch: string }
 export async function removeWorktree(
   repoRoot: string,
   worktree: Pick<AttemptWorktree, 'path' | 'branch'>,
+  options: { keepBranch?: boolean } = {},
 ): Promise<void> {
   const git = new Git(repoRoot);
   if (existsSync(worktree.path)) await git.attempt(['worktree', 'remove', '--force', worktree.path]);
   await git.attempt(['worktree', 'prune']);
-  if ((await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`])).exitCode === 0)
+  if (
+    !options.keepBranch &&
+    (await git.attempt(['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`])).exitCode === 0
+  )
     await git.attempt(['branch', '-D', worktree.branch]);
 }
 

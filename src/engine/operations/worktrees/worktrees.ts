@@ -71,6 +71,24 @@ export async function markWorktreeIntegrated(
   );
 }
 
+/**
+ * The attempt's branch is on the remote (`integration: branch`): its work left through a pull request, the target
+ * did not move (`targetBefore`: where it was, the pull request's base; no `target_after`).
+ */
+export async function markWorktreePushed(
+  tx: StoreTx,
+  key: AttemptKey,
+  facts: { sourceHead: string; changedFiles: string[]; targetBefore: string },
+  now: number,
+): Promise<void> {
+  await tx.run(
+    `UPDATE worktrees SET status = 'pushed', source_head = ?, changed_files_json = ?, target_before = ?, target_after = NULL,
+       integrated_at = ?, conflict_files_json = NULL
+     WHERE run_id = ? AND delegation_id = ?`,
+    [facts.sourceHead, JSON.stringify(facts.changedFiles), facts.targetBefore, now, key.runId, key.delegationId],
+  );
+}
+
 /** The attempt's work does not integrate cleanly: its worktree is kept for a person, with the files in conflict. */
 export async function markWorktreeConflict(tx: StoreTx, key: AttemptKey, files: string[]): Promise<void> {
   await tx.run(
@@ -99,7 +117,7 @@ export async function markWorktreeRemoved(
 ): Promise<void> {
   await tx.run(
     options.retired
-      ? `UPDATE worktrees SET removed_at = ?, status = CASE WHEN status = 'integrated' THEN status ELSE 'discarded' END
+      ? `UPDATE worktrees SET removed_at = ?, status = CASE WHEN status IN ('integrated', 'pushed') THEN status ELSE 'discarded' END
          WHERE run_id = ? AND delegation_id = ?`
       : `UPDATE worktrees SET removed_at = ? WHERE run_id = ? AND delegation_id = ?`,
     [now, key.runId, key.delegationId],
