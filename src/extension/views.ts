@@ -101,7 +101,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
     for (const run of this.cache.runs) {
       if (change.runs.has(run.id)) continue;
-      for (const task of this.cache.overview(run.id)?.tasks ?? []) if (countsUp(task)) add(`task:${run.id}/${task.id}`);
+      const view = this.cache.overview(run.id);
+      for (const task of view?.tasks ?? []) if (countsUp(view!, task, this.cache.now)) add(`task:${run.id}/${task.id}`);
     }
     if (refresh.size > 0) this.changed.fire([...refresh]);
   }

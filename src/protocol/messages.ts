@@ -35,8 +35,9 @@ export const taskViewSchema = z
     delegationId: id.optional(),
     worker: id.optional(),
     isolation: id.optional(),
-    startedAt: time.optional(),
-    finishedAt: time.optional(),
+    /** Its run time (src/protocol/time.ts `ShownRunTime`): all its attempts', without waits at gates. */
+    ranMs: count.optional(),
+    runningSince: z.number().finite().optional(),
     resultStatus: id.optional(),
     /** The task's line in the plan (1-based). */
     line: count,

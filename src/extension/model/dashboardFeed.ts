@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  attemptSpan,
   describeEvent,
   runPaths,
   type Disposable,
@@ -24,7 +25,7 @@ import {
   type TaskView,
 } from '../../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
-import { runActivity, spendOf } from './viewRows';
+import { runActivity, spendOf, taskRunTimeShown } from './viewRows';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -134,7 +135,7 @@ export class DashboardFeed implements Disposable {
     };
   }
 
-  /** A task as the dashboard shows it: the facts of its latest attempt, the same the Runs view shows. */
+  /** A task as the dashboard shows it: its latest attempt's facts and its run time, as the Runs view shows them. */
   taskView(view: RunOverview, taskId: string): TaskView | undefined {
     const t = view.tasks.find((x) => x.id === taskId);
     if (!t) return undefined;
@@ -152,8 +153,7 @@ export class DashboardFeed implements Disposable {
       ...(d ? { delegationId: d.id } : {}),
       ...(worker ? { worker } : {}),
       ...(isolation ? { isolation } : {}),
-      ...(d?.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
-      ...(d?.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
+      ...taskRunTimeShown(view, t.id, this.cache.now),
       ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
       line: t.line,
       ...withSpend(spendOf(view, { taskId })),
@@ -406,9 +406,9 @@ function seriesOf(view: RunOverview): Series {
   const spans: Array<[number, number | null]> = [];
   for (const d of view.delegations) {
     if (d.status === 'COMPLETED' && d.finishedAt !== undefined) finished.push(d.finishedAt);
-    // In flight while RUNNING; an attempt that stopped at a gate (BLOCKED) stopped working when it was last updated.
-    if (d.startedAt !== undefined)
-      spans.push([d.startedAt, d.finishedAt ?? (d.status === 'RUNNING' ? null : d.updatedAt)]);
+    // In flight while it runs (engine runTime.ts): an attempt that waits at a gate no longer is.
+    const span = attemptSpan(d, view);
+    if (span) spans.push([span.from, span.to ?? null]);
   }
   finished.sort((a, b) => a - b);
   return { finished, spans };

@@ -55,7 +55,10 @@ export function snapshot(extra: Partial<Snapshot> = {}): Snapshot {
       activity: { kind: 'running', label: 'running', detail: 'Driven by this window.', canResume: false },
       counts: { total: 2, done: 0, running: 1, waiting: 1, failed: 0, gated: 0 },
     },
-    tasks: [task('T1', { status: 'running', attempt: 1, delegationId: 'D-T1-coder-001', startedAt: 2000 }), task('T2')],
+    tasks: [
+      task('T1', { status: 'running', attempt: 1, delegationId: 'D-T1-coder-001', runningSince: 2000 }),
+      task('T2'),
+    ],
     runtimes: [runtime('T1')],
     gates: [],
     events: [{ seq: 2, at: 2000, type: 'task:status', text: 'T1 ready → running' }],
