@@ -36,3 +36,8 @@ export function runTimeText(shown: ShownRunTime, now: number): string {
   if (shown.runningSince !== undefined) return formatDuration(now - shown.runningSince);
   return shown.ranMs !== undefined ? formatDuration(shown.ranMs) : '';
 }
+
+/** A run's elapsed time as of `now`: from its start to its end once it ended, else on with the clock. */
+export function runElapsed(run: { createdAt: number; endedAt?: number }, now: number): string {
+  return formatDuration((run.endedAt ?? now) - run.createdAt);
+}

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import {
   attemptSpan,
   describeEvent,
+  isFinishedRun,
   runPaths,
   type Disposable,
   type IngestionRecord,
@@ -25,7 +26,7 @@ import {
   type TaskView,
 } from '../../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
-import { runActivity, spendOf, taskRunTimeShown } from './viewRows';
+import { runActions, runActivity, spendOf, taskRunTimeShown } from './viewRows';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -52,6 +53,8 @@ const LOG_TAIL_BYTES = 8 * 1024;
  */
 export class DashboardFeed implements Disposable {
   private runId: string | undefined;
+  /** The run it was asked to show (it stays on it); undefined: the newest run, and the next one when it starts. */
+  private pinned: string | undefined;
   private following: { runId: string; hold: Disposable } | undefined;
   private live = false;
   /** The newest event the webview has (deltas carry the ones after it). */
@@ -63,7 +66,7 @@ export class DashboardFeed implements Disposable {
     private readonly options: FeedOptions,
     private readonly post: (message: HostMessage) => void,
   ) {
-    this.runId = options.runId;
+    this.runId = this.pinned = options.runId;
     if (this.runId) this.follow(this.runId);
     this.subscription = cache.onDidChange((change) => this.onCacheChange(change));
   }
@@ -81,6 +84,17 @@ export class DashboardFeed implements Disposable {
     return snapshot;
   }
 
+  /**
+   * Show another run in the same panel (the link of a replanned run to its successor, Open
+   * Dashboard on another run): the feed stays on it, and a live webview gets its snapshot.
+   */
+  async showRun(runId: string): Promise<void> {
+    if (runId === this.runId && runId === this.pinned) return;
+    this.runId = this.pinned = runId;
+    this.follow(runId);
+    if (this.live) await this.sendSnapshot();
+  }
+
   /** Hidden: stop posting until the next `ready`. */
   pause(): void {
     this.live = false;
@@ -94,7 +108,7 @@ export class DashboardFeed implements Disposable {
 
   async buildSnapshot(): Promise<Snapshot> {
     await this.cache.load(this.runId);
-    if (!this.options.runId && this.cache.runs[0]?.id !== this.runId) {
+    if (!this.pinned && this.cache.runs[0]?.id !== this.runId) {
       this.runId = this.cache.runs[0]?.id;
       if (this.runId) {
         this.follow(this.runId);
@@ -218,7 +232,7 @@ export class DashboardFeed implements Disposable {
 
   /** One publication of the cache → at most a delta and a heartbeat batch, or a clock tick. */
   private onCacheChange(change: RunStateChange): void {
-    if (!this.options.runId && change.structure) {
+    if (!this.pinned && change.structure) {
       const newest = this.cache.runs[0]?.id;
       if (newest && newest !== this.runId) {
         // Follow the newest run: the next message is a snapshot of it.
@@ -303,12 +317,16 @@ export class DashboardFeed implements Disposable {
 
   private header(view: RunOverview): RunHeader {
     const count = (...statuses: string[]): number => view.tasks.filter((t) => statuses.includes(t.status)).length;
-    const activity = runActivity(view.run, view, this.cache.now);
+    const { run } = view;
+    const activity = runActivity(run, view, this.cache.now);
     return {
-      id: view.run.id,
-      planPath: view.run.planPath,
-      status: view.run.status,
-      createdAt: view.run.createdAt,
+      id: run.id,
+      planPath: run.planPath,
+      status: run.status,
+      createdAt: run.createdAt,
+      // A finished run's last change is its end: its elapsed time stops there.
+      ...(isFinishedRun(run.status) ? { endedAt: run.updatedAt } : {}),
+      ...(run.supersededBy ? { supersededBy: run.supersededBy } : {}),
       maxConcurrency: this.options.maxConcurrency(),
       slotsInUse: view.runtimes.filter((r) => r.status === 'claimed' || r.status === 'active').length,
       coordinatedHere: this.options.coordinatedHere(view.run.id),
@@ -317,13 +335,17 @@ export class DashboardFeed implements Disposable {
         label: activity.label,
         detail: activity.detail,
         canResume: activity.action === 'resume',
+        // The Runs view's Stop (its menus' canStop): not on a run that is stopped, waits, or ended.
+        canStop: runActions(run.status).includes('canStop'),
       },
       counts: {
         total: view.tasks.length,
         done: count('completed', 'skipped'),
         running: count('running', 'verifying'),
         waiting: count('pending', 'ready'),
-        failed: count('failed', 'blocked', 'cancelled'),
+        failed: count('failed'),
+        blocked: count('blocked'),
+        cancelled: count('cancelled'),
         gated: count('gated'),
       },
       ...withSpend(spendOf(view)),
