@@ -102,6 +102,7 @@ import {
   artifactLimitOf,
   ingestArtifact,
   ingestArtifactContent,
+  judgeArtifact,
   STDIN_ARTIFACT,
   type IngestOutcome,
 } from './usecases/ingestArtifact';
@@ -417,11 +418,7 @@ export class Engine {
       token?: string;
     } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
   ): Promise<IngestOutcome> {
-    // The delegation and its run's artifact limit in one read.
-    const { delegation, limit } = await this.store.read(async (r) => {
-      const found = await findDelegation(r, input.delegationId, input.runId);
-      return { delegation: found, limit: await artifactLimitOf(r, this, found.runId) };
-    });
+    const { delegation, limit } = await this.ingestionTarget(input);
     const handedIn = input.token !== undefined ? { token: input.token } : {};
     if ('artifactContent' in input)
       return ingestArtifactContent(
@@ -439,6 +436,28 @@ export class Engine {
       handedIn,
       limit,
     );
+  }
+
+  /**
+   * A dry run of ingestion on a result's text as the editor holds it (docs/extension.md, "Result problems": a quick
+   * fix re-checks the artifact): the one check ingestion makes (judgeArtifact), for the delegation it would be
+   * ingested for. Nothing is written.
+   */
+  async checkResultText(input: { delegationId: string; runId?: string; text: string }): Promise<Issue[]> {
+    const { delegation, limit } = await this.ingestionTarget(input);
+    const bytes = new TextEncoder().encode(input.text);
+    return (await judgeArtifact(this.engineContext(), delegation, { bytes }, limit)).issues;
+  }
+
+  /** The delegation a result is for, and its run's artifact limit, in one read. */
+  private ingestionTarget(input: { delegationId: string; runId?: string }): Promise<{
+    delegation: Delegation;
+    limit: number;
+  }> {
+    return this.store.read(async (r) => {
+      const found = await findDelegation(r, input.delegationId, input.runId);
+      return { delegation: found, limit: await artifactLimitOf(r, this, found.runId) };
+    });
   }
 
   /** A run's ingestions with the sizes of their kept artifacts, and each delegation's newest with its content. */
