@@ -19,25 +19,41 @@ export interface AttemptSpan {
   to: number | undefined;
 }
 
-/** What of a run the spans are read from (a RunOverview has it all). */
-export interface RunTimeFacts {
-  delegations: readonly Delegation[];
+/** What of a run, besides the attempt itself, ends its run: when its worker ended, when it began to wait. */
+export interface AttemptEnds {
+  workerEndedAt?: number;
+  waitBegan?: number;
+}
+
+/**
+ * Each attempt's ends, by delegation id, read once from a run's runtimes and gates (a RunOverview
+ * has both): the spans of all its attempts then cost one look-up each.
+ */
+export function attemptEndsOf(facts: {
   runtimes: readonly Pick<WorkerRuntime, 'delegationId' | 'endedAt'>[];
   gates: readonly Pick<Gate, 'delegationId' | 'kind' | 'openedAt' | 'details'>[];
+}): Map<string, AttemptEnds> {
+  const ends = new Map<string, AttemptEnds>();
+  const earliest = (id: string, key: keyof AttemptEnds, at: number): void => {
+    const found = ends.get(id) ?? {};
+    found[key] = Math.min(found[key] ?? at, at);
+    ends.set(id, found);
+  };
+  for (const r of facts.runtimes) if (r.endedAt !== undefined) earliest(r.delegationId, 'workerEndedAt', r.endedAt);
+  for (const g of facts.gates)
+    if (g.delegationId && g.kind !== 'question' && g.details.manual !== true)
+      earliest(g.delegationId, 'waitBegan', g.openedAt);
+  return ends;
 }
 
 /** When the attempt ran; undefined before it started. */
-export function attemptSpan(attempt: Delegation, facts: Omit<RunTimeFacts, 'delegations'>): AttemptSpan | undefined {
+export function attemptSpan(attempt: Delegation, ends: AttemptEnds | undefined): AttemptSpan | undefined {
   const from = attempt.startedAt;
   if (from === undefined) return undefined;
-  const ends = [
-    attempt.finishedAt,
-    ...facts.runtimes.filter((r) => r.delegationId === attempt.id).map((r) => r.endedAt),
-    ...facts.gates
-      .filter((g) => g.delegationId === attempt.id && g.kind !== 'question' && g.details.manual !== true)
-      .map((g) => g.openedAt),
-  ].filter((t): t is number => t !== undefined && t >= from);
-  if (ends.length > 0) return { from, to: Math.min(...ends) };
+  const to = [attempt.finishedAt, ends?.workerEndedAt, ends?.waitBegan].filter(
+    (t): t is number => t !== undefined && t >= from,
+  );
+  if (to.length > 0) return { from, to: Math.min(...to) };
   // Not running, and nothing above says when it stopped: its last change is the best that is known.
   return { from, to: attempt.status === 'RUNNING' ? undefined : Math.max(from, attempt.updatedAt) };
 }
@@ -50,11 +66,14 @@ export interface TaskRunTime {
 }
 
 /** A task's run time at `now`: the sum of its attempts' spans; undefined while none has started. */
-export function taskRunTime(facts: RunTimeFacts, taskId: string, now: number): TaskRunTime | undefined {
+export function taskRunTime(
+  attempts: readonly Delegation[],
+  ends: ReadonlyMap<string, AttemptEnds>,
+  now: number,
+): TaskRunTime | undefined {
   let total: TaskRunTime | undefined;
-  for (const attempt of facts.delegations) {
-    if (attempt.taskId !== taskId) continue;
-    const span = attemptSpan(attempt, facts);
+  for (const attempt of attempts) {
+    const span = attemptSpan(attempt, ends.get(attempt.id));
     if (!span) continue;
     total = {
       ms: (total?.ms ?? 0) + Math.max(0, (span.to ?? now) - span.from),

@@ -5,6 +5,7 @@ import {
   describeEvent,
   isFinishedRun,
   runPaths,
+  type AttemptEnds,
   type Disposable,
   type IngestionRecord,
   type RunEvent,
@@ -145,7 +146,7 @@ export class DashboardFeed implements Disposable {
       gates: view.gates.map(gateView),
       events: events.slice(-EVENTS_IN_SNAPSHOT).reverse().map(eventView),
       issues: issueViewsOf(this.cache.ingestions(runId) ?? []),
-      series: seriesOf(view),
+      series: seriesOf(view, this.cache.attemptEnds(runId)),
     };
   }
 
@@ -167,7 +168,7 @@ export class DashboardFeed implements Disposable {
       ...(d ? { delegationId: d.id } : {}),
       ...(worker ? { worker } : {}),
       ...(isolation ? { isolation } : {}),
-      ...taskRunTimeShown(view, t.id, this.cache.now),
+      ...taskRunTimeShown(this.cache, view.run.id, t.id),
       ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
       line: t.line,
       ...withSpend(spendOf(view, { taskId })),
@@ -291,7 +292,7 @@ export class DashboardFeed implements Disposable {
       }
     }
     if (change.ingestions.has(runId)) delta.issues = issueViewsOf(this.cache.ingestions(runId) ?? []);
-    if (tasks.length) delta.series = seriesOf(view);
+    if (tasks.length) delta.series = seriesOf(view, this.cache.attemptEnds(runId));
     if (change.runs.has(runId) || tasks.length || runtimes.length || removed.length) delta.run = this.header(view);
     return Object.keys(delta).length > 2 ? delta : undefined;
   }
@@ -423,13 +424,13 @@ function eventView(e: RunEvent): EventView {
   return { seq: e.seq, at: e.at, type: e.type, text: describeEvent(e, 300) };
 }
 
-function seriesOf(view: RunOverview): Series {
+function seriesOf(view: RunOverview, ends: ReadonlyMap<string, AttemptEnds>): Series {
   const finished: number[] = [];
   const spans: Array<[number, number | null]> = [];
   for (const d of view.delegations) {
     if (d.status === 'COMPLETED' && d.finishedAt !== undefined) finished.push(d.finishedAt);
     // In flight while it runs (engine runTime.ts): an attempt that waits at a gate no longer is.
-    const span = attemptSpan(d, view);
+    const span = attemptSpan(d, ends.get(d.id));
     if (span) spans.push([span.from, span.to ?? null]);
   }
   finished.sort((a, b) => a - b);

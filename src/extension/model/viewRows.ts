@@ -5,6 +5,7 @@ import {
   totalUsage,
   isCoordinatorLive,
   isWaitingForLimit,
+  attemptSpan,
   taskRunTime,
   type CoordinatorState,
   type Delegation,
@@ -89,13 +90,17 @@ const DELEGATION_ICONS: Record<Delegation['status'], Icon> = {
  * (dashboardFeed.ts) — as of the shared clock: the engine's `taskRunTime`, so a wait at a gate
  * or in the queue counts nowhere.
  */
-export function taskRunTimeShown(view: RunOverview | undefined, taskId: string, now: number): ShownRunTime {
-  return view ? shownRunTime(taskRunTime(view, taskId, now), now) : {};
+export function taskRunTimeShown(cache: RunStateCache, runId: string, taskId: string): ShownRunTime {
+  return shownRunTime(taskRunTime(cache.attempts(runId, taskId), cache.attemptEnds(runId), cache.now), cache.now);
 }
 
-/** Tasks whose row shows a duration that counts up with the clock: one of their attempts runs. */
-export function countsUp(view: RunOverview, task: Task, now: number): boolean {
-  return taskRunTimeShown(view, task.id, now).runningSince !== undefined;
+/** Tasks whose row shows a duration that counts up with the clock: an attempt of theirs runs. */
+export function tasksCountingUp(cache: RunStateCache, runId: string): Set<string> {
+  const ends = cache.attemptEnds(runId);
+  const out = new Set<string>();
+  for (const d of cache.overview(runId)?.delegations ?? [])
+    if (d.status === 'RUNNING' && attemptSpan(d, ends.get(d.id))?.to === undefined) out.add(d.taskId);
+  return out;
 }
 
 /**
@@ -285,7 +290,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
   const task = cache.overview(runId)?.tasks.find((t) => t.id === taskId);
   const attempts = cache.attempts(runId, taskId);
   const last = attempts.at(-1);
-  const duration = runTimeText(taskRunTimeShown(cache.overview(runId), taskId, cache.now), cache.now) || undefined;
+  const duration = runTimeText(taskRunTimeShown(cache, runId, taskId), cache.now) || undefined;
   // All of its attempts: what the task cost so far.
   const spent = spentText(cache.overview(runId), { taskId });
   return {
