@@ -101,8 +101,10 @@ import {
 import { findExecutable, runDoctor, type DoctorCheck } from './usecases/doctor';
 import {
   judgingFactsOf,
+  type JudgingFacts,
   ingestArtifact,
   ingestArtifactContent,
+  judgeArtifact,
   STDIN_ARTIFACT,
   type IngestOutcome,
 } from './usecases/ingestArtifact';
@@ -427,11 +429,7 @@ export class Engine {
       token?: string;
     } & ({ artifactPath: string } | { artifactContent: Uint8Array; artifactName?: string }),
   ): Promise<IngestOutcome> {
-    // The delegation and what judging its result reads, in one read.
-    const { delegation, facts } = await this.store.read(async (r) => {
-      const found = await findDelegation(r, input.delegationId, input.runId);
-      return { delegation: found, facts: await judgingFactsOf(r, this, found) };
-    });
+    const { delegation, facts } = await this.ingestionTarget(input);
     const handedIn = input.token !== undefined ? { token: input.token } : {};
     if ('artifactContent' in input)
       return ingestArtifactContent(
@@ -449,6 +447,28 @@ export class Engine {
       handedIn,
       facts,
     );
+  }
+
+  /**
+   * A dry run of ingestion on a result's text as the editor holds it (docs/extension.md, "Result problems": a quick
+   * fix re-checks the artifact): the one check ingestion makes (judgeArtifact), for the delegation it would be
+   * ingested for. Nothing is written.
+   */
+  async checkResultText(input: { delegationId: string; runId?: string; text: string }): Promise<Issue[]> {
+    const { delegation, facts } = await this.ingestionTarget(input);
+    const bytes = new TextEncoder().encode(input.text);
+    return (await judgeArtifact(this.engineContext(), delegation, { bytes }, facts)).issues;
+  }
+
+  /** The delegation a result is for, and what judging its result reads (judgingFactsOf), in one read. */
+  private ingestionTarget(input: { delegationId: string; runId?: string }): Promise<{
+    delegation: Delegation;
+    facts: JudgingFacts;
+  }> {
+    return this.store.read(async (r) => {
+      const found = await findDelegation(r, input.delegationId, input.runId);
+      return { delegation: found, facts: await judgingFactsOf(r, this, found) };
+    });
   }
 
   /** A run's ingestions with the sizes of their kept artifacts, and each delegation's newest with its content. */

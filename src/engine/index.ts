@@ -79,6 +79,14 @@ export type { IntegrationOutcome } from './usecases/integrateAttempt';
 export type { TargetCheck, MissingCommit } from './domain/targetHead';
 export { describeEvent, oneLine } from './domain/describeEvent';
 export { isWaitingForLimit } from './domain/parking';
+export {
+  attemptEndsOf,
+  attemptSpan,
+  taskRunTime,
+  type AttemptEnds,
+  type AttemptSpan,
+  type TaskRunTime,
+} from './domain/runTime';
 export { counted } from './domain/plural';
 export { totalUsage, type AttemptUsage, type UsageTotals } from './queries/agentUsage';
 export { renderTranscript, TranscriptRenderer } from './domain/agents/transcript';

@@ -28,11 +28,12 @@ export class DashboardPanel extends DisposableStore {
     await session.engine();
     const cache = session.runState!;
     const existing = DashboardPanel.current;
-    if (existing && (!runId || existing.feed.currentRunId === runId)) {
+    if (existing) {
+      // One panel per window: another run is shown in it, not in a second tab.
+      if (runId) await existing.feed.showRun(runId);
       existing.panel.reveal();
       return existing;
     }
-    existing?.panel.dispose();
     const panel = vscode.window.createWebviewPanel(
       DashboardPanel.viewType,
       'Baton Dashboard',
@@ -180,6 +181,11 @@ export class DashboardPanel extends DisposableStore {
         if (!runNode) throw new UserFacingError('There is no run to resume.');
         await vscode.commands.executeCommand('baton.resumeRun', runNode);
         break;
+      case 'showRun':
+        if (!(await (await this.session.engine()).listRuns()).some((r) => r.id === message.runId))
+          throw new UserFacingError(`There is no run ${message.runId} in this workspace.`);
+        await this.feed.showRun(message.runId);
+        return;
       case 'openArtifact':
         await this.openInWorkspace(message.path, message.line, message.column);
         return;

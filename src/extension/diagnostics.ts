@@ -3,6 +3,7 @@ import {
   parsePlan,
   RESULT_FENCE,
   type Delegation,
+  type Engine,
   type IngestionRecord,
   type IngestOutcome,
   type Issue,
@@ -35,11 +36,16 @@ export function toDiagnostic(issue: Issue, document?: vscode.TextDocument): vsco
   return diagnostic;
 }
 
-/** What a quick fix needs to know that the diagnostic itself cannot carry. */
+/** What a quick fix and a re-check need to know that the diagnostic itself cannot carry: the attempt it is for. */
 interface FixContext {
-  expectedTask?: string;
-  expectedAgent?: string;
+  expectedTask: string;
+  expectedAgent: string;
+  runId: string;
+  delegationId: string;
 }
+
+/** An edit (a quick fix, typing) is re-checked once the artifact's text has been still this long. */
+const RECHECK_DELAY_MS = 250;
 
 /**
  * The one diagnostic collection (plans and result artifacts) and the quick fixes for
@@ -49,16 +55,27 @@ interface FixContext {
 export class ResultDiagnostics extends DisposableStore implements vscode.CodeActionProvider {
   private readonly collection = this._register(vscode.languages.createDiagnosticCollection(SOURCE));
   private readonly fixes = new Map<string, FixContext>();
+  private readonly rechecks = new Map<string, ReturnType<typeof setTimeout>>();
 
-  constructor(private readonly workspace: string) {
+  constructor(
+    private readonly workspace: string,
+    private readonly engine: () => Promise<Engine>,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {
     super();
+    this._register({ dispose: () => this.rechecks.forEach((timer) => clearTimeout(timer)) });
     this._register(
       vscode.languages.registerCodeActionsProvider({ language: 'markdown' }, this, {
         providedCodeActionKinds: [vscode.CodeActionKind.QuickFix],
       }),
     );
     this._register(vscode.workspace.onDidOpenTextDocument((d) => this.checkPlan(d)));
-    this._register(vscode.workspace.onDidChangeTextDocument((e) => this.checkPlan(e.document)));
+    this._register(
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        this.checkPlan(e.document);
+        if (e.contentChanges.length > 0) this.scheduleRecheck(e.document);
+      }),
+    );
     this._register(vscode.workspace.onDidCloseTextDocument((d) => this.isPlan(d) && this.collection.delete(d.uri)));
     for (const document of vscode.workspace.textDocuments) this.checkPlan(document);
   }
@@ -79,8 +96,8 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
   /**
    * The artifacts whose problems this collection shows (plan files are not among them), each
    * with the ingestion record they come from: a record already shown is not set again, so a
-   * problem the person fixed in the editor (VS Code drops a marker whose text was replaced)
-   * does not come back with the next publication.
+   * problem the person fixed in the editor (re-checked: scheduleRecheck) does not come back
+   * with the next publication.
    */
   private shownRecords = new Map<string, string>();
 
@@ -104,7 +121,47 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     this.fixes.set(uri.toString(), {
       expectedTask: outcome.delegation.taskId,
       expectedAgent: outcome.delegation.agent,
+      runId: outcome.delegation.runId,
+      delegationId: outcome.delegation.id,
     });
+  }
+
+  /**
+   * A result whose problems are shown is checked again as it is edited — a quick fix, or typing —
+   * with the check ingestion makes (Engine.checkResultText), on the editor's text, saved or not:
+   * a fixed line loses its squiggle at once, a new mistake gets one. Nothing is ingested; the
+   * gate stays open until the result is handed in again (Re-ingest). The ingestion record stays
+   * the one shown, so the next publication does not bring its old problems back.
+   */
+  private scheduleRecheck(document: vscode.TextDocument): void {
+    const key = document.uri.toString();
+    if (!this.fixes.has(key)) return;
+    clearTimeout(this.rechecks.get(key));
+    this.rechecks.set(
+      key,
+      setTimeout(() => void this.recheck(document), RECHECK_DELAY_MS),
+    );
+  }
+
+  private async recheck(document: vscode.TextDocument): Promise<void> {
+    const key = document.uri.toString();
+    this.rechecks.delete(key);
+    const fix = this.fixes.get(key);
+    if (!fix || document.isClosed) return;
+    const version = document.version;
+    try {
+      const issues = await (
+        await this.engine()
+      ).checkResultText({ delegationId: fix.delegationId, runId: fix.runId, text: document.getText() });
+      // Edited again, ingested again, or its problems gone meanwhile: this check is out of date.
+      if (document.version !== version || this.fixes.get(key) !== fix) return;
+      this.collection.set(
+        document.uri,
+        issues.map((i) => toDiagnostic(i, document)),
+      );
+    } catch (err) {
+      this.log(`Baton could not check ${document.uri.fsPath} again: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -146,7 +203,7 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     context: vscode.CodeActionContext,
   ): vscode.CodeAction[] {
     const actions: vscode.CodeAction[] = [];
-    const fix = this.fixes.get(document.uri.toString()) ?? {};
+    const fix: Partial<FixContext> = this.fixes.get(document.uri.toString()) ?? {};
     for (const diagnostic of context.diagnostics) {
       if (diagnostic.source !== SOURCE) continue;
       const replace = (title: string, text: string): void => {

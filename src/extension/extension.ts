@@ -68,7 +68,11 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   session = new BatonSession(folder, log, context.extensionPath);
   const current = session;
   context.subscriptions.push(session);
-  const diagnostics = new ResultDiagnostics(folder.uri.fsPath);
+  const diagnostics = new ResultDiagnostics(
+    folder.uri.fsPath,
+    () => current.engine(),
+    (line) => log.warn(line),
+  );
   context.subscriptions.push(diagnostics);
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(

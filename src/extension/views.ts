@@ -3,7 +3,7 @@ import { isFinishedRun, type Run } from '../engine/index';
 import type { RunStateCache, RunStateChange } from './model/runState';
 import type { HiddenRuns } from './hiddenRuns';
 import {
-  countsUp,
+  tasksCountingUp,
   delegationRow,
   gateRows,
   historyRow,
@@ -101,7 +101,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsNode>, vsco
     }
     for (const run of this.cache.runs) {
       if (change.runs.has(run.id)) continue;
-      for (const task of this.cache.overview(run.id)?.tasks ?? []) if (countsUp(task)) add(`task:${run.id}/${task.id}`);
+      for (const taskId of tasksCountingUp(this.cache, run.id)) add(`task:${run.id}/${taskId}`);
     }
     if (refresh.size > 0) this.changed.fire([...refresh]);
   }

@@ -35,8 +35,9 @@ export const taskViewSchema = z
     delegationId: id.optional(),
     worker: id.optional(),
     isolation: id.optional(),
-    startedAt: time.optional(),
-    finishedAt: time.optional(),
+    /** Its run time (src/protocol/time.ts `ShownRunTime`): all its attempts', without waits at gates. */
+    ranMs: count.optional(),
+    runningSince: z.number().finite().optional(),
     resultStatus: id.optional(),
     /** The task's line in the plan (1-based). */
     line: count,
@@ -111,6 +112,10 @@ export const runHeaderSchema = z
     planPath: text,
     status: id,
     createdAt: time,
+    /** A finished run: when it ended (its elapsed time stops there). */
+    endedAt: time.optional(),
+    /** A replanned run: the run that took its place (the dashboard links to it). */
+    supersededBy: id.optional(),
     maxConcurrency: count,
     /** Attempts in flight now (slots in use of maxConcurrency). */
     slotsInUse: count,
@@ -127,10 +132,22 @@ export const runHeaderSchema = z
         detail: text,
         /** Resume is what moves it on. */
         canResume: z.boolean(),
+        /** Stop applies (as in the Runs view): not on a run that is stopped, waits for a decision, or ended. */
+        canStop: z.boolean(),
       })
       .strict(),
     counts: z
-      .object({ total: count, done: count, running: count, waiting: count, failed: count, gated: count })
+      .object({
+        total: count,
+        done: count,
+        running: count,
+        waiting: count,
+        failed: count,
+        /** Could not start: something it depends on did not complete. */
+        blocked: count,
+        cancelled: count,
+        gated: count,
+      })
       .strict(),
     /** What the run's agents spent so far (absent where no agent ran). */
     spend: spendSchema.optional(),
@@ -251,6 +268,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('answerQuestion'), gateId: id }).strict(),
   z.object({ type: z.literal('stopRun'), mode: z.enum(['graceful', 'immediate']) }).strict(),
   z.object({ type: z.literal('resumeRun') }).strict(),
+  /** Show another run in this panel: a replanned run's link to the run that took its place. */
+  z.object({ type: z.literal('showRun'), runId: id }).strict(),
   z
     .object({
       type: z.literal('openArtifact'),

@@ -14,8 +14,30 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
 }
 
-/** A task's (latest attempt's) duration: to its end, or to `now` while it runs; '' before it started. */
-export function taskDuration(attempt: { startedAt?: number; finishedAt?: number }, now: number): string {
-  if (attempt.startedAt === undefined) return '';
-  return formatDuration((attempt.finishedAt ?? now) - attempt.startedAt);
+/**
+ * A task's run time as the host shows it (the engine's `taskRunTime`: the sum of its attempts'
+ * run time, never a wait in the queue or at a gate), taken at an instant: `ranMs` once no attempt
+ * runs, else `runningSince` — that instant less the time so far — from which it counts up with
+ * the shared clock. Neither before an attempt started.
+ */
+export interface ShownRunTime {
+  ranMs?: number;
+  runningSince?: number;
+}
+
+/** The host's side: a task's run time at `now` as the views and the dashboard's feed carry it. */
+export function shownRunTime(runTime: { ms: number; running: boolean } | undefined, now: number): ShownRunTime {
+  if (!runTime) return {};
+  return runTime.running ? { runningSince: now - runTime.ms } : { ranMs: runTime.ms };
+}
+
+/** A task's run time as of `now`, written; '' before an attempt started. */
+export function runTimeText(shown: ShownRunTime, now: number): string {
+  if (shown.runningSince !== undefined) return formatDuration(now - shown.runningSince);
+  return shown.ranMs !== undefined ? formatDuration(shown.ranMs) : '';
+}
+
+/** A run's elapsed time as of `now`: from its start to its end once it ended, else on with the clock. */
+export function runElapsed(run: { createdAt: number; endedAt?: number }, now: number): string {
+  return formatDuration((run.endedAt ?? now) - run.createdAt);
 }

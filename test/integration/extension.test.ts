@@ -196,6 +196,11 @@ describe('Baton in the editor', function () {
     const fix = actions.find((a) => a.title === 'Set task: T1');
     assert.ok(fix?.edit, actions.map((a) => a.title).join(', '));
     await vscode.workspace.applyEdit(fix.edit);
+    // The quick fix's edit is checked again at once, without an ingestion: the fixed line loses its squiggle.
+    const batonProblems = () => vscode.languages.getDiagnostics(artifact).filter((d) => d.source === 'baton');
+    await waitFor('the fixed line to lose its problem', () =>
+      batonProblems().every((d) => d.code !== 'result.task-mismatch'),
+    );
     for (const d of vscode.languages.getDiagnostics(artifact).filter((x) => x.code === 'result.invalid-status')) {
       const statusFixes = await vscode.commands.executeCommand<vscode.CodeAction[]>(
         'vscode.executeCodeActionProvider',
@@ -205,6 +210,13 @@ describe('Baton in the editor', function () {
       );
       await vscode.workspace.applyEdit(statusFixes.find((a) => a.title === 'Set status: PASS')!.edit!);
     }
+    await waitFor('no error left before it is handed in again', () =>
+      batonProblems().every((d) => d.severity !== vscode.DiagnosticSeverity.Error),
+    );
+    assert.equal(
+      (await overview(blocked.view.run.id)).delegations.find((x) => x.id === blocked.d.id)?.status,
+      'BLOCKED',
+    );
     await document.save();
     await vscode.commands.executeCommand('baton.ingestArtifact', {
       delegationId: blocked.d.id,

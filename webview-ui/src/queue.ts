@@ -5,7 +5,7 @@
  */
 import type { TaskView } from '../../src/protocol/messages';
 import { formatSpend } from '../../src/protocol/spend';
-import { taskDuration } from '../../src/protocol/time';
+import { runTimeText } from '../../src/protocol/time';
 import { clear, h, setText, statusClass } from './dom';
 
 export const ROW_HEIGHT = 24;
@@ -51,7 +51,7 @@ export class QueueList {
     for (const row of Array.from(this.spacer.querySelectorAll<HTMLElement>('.queue-row[data-running]'))) {
       const task = this.tasks[Number(row.dataset.index)];
       const cell = row.querySelector('.q-duration');
-      if (task && cell) setText(cell, taskDuration(task, now));
+      if (task && cell) setText(cell, runTimeText(task, now));
     }
   }
 
@@ -87,7 +87,7 @@ export class QueueList {
       {
         class: `queue-row${selected ? ' selected' : ''}`,
         role: 'option',
-        dataset: { task: task.id, index: String(index), ...(task.status === 'running' ? { running: '1' } : {}) },
+        dataset: { task: task.id, index: String(index), ...(task.runningSince !== undefined ? { running: '1' } : {}) },
         attrs: { 'aria-selected': String(selected), id: `task-${task.id}` },
       },
       h('span', { class: `chip ${statusClass(task.status)}` }, task.status),
@@ -98,7 +98,7 @@ export class QueueList {
         { class: 'q-attempt', title: task.delegationId ?? 'no attempt yet' },
         task.attempt > 0 ? `#${task.attempt}` : '–',
       ),
-      h('span', { class: 'q-duration' }, taskDuration(task, this.now)),
+      h('span', { class: 'q-duration' }, runTimeText(task, this.now)),
       h('span', { class: 'q-spend', title: 'what its agents spent' }, task.spend ? formatSpend(task.spend) : ''),
       h('span', { class: 'q-worker' }, task.worker ?? ''),
       h('span', { class: 'q-isolation' }, task.isolation ?? ''),

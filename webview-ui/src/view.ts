@@ -4,8 +4,9 @@
  */
 import type { GateView, IssueView, WebviewMessage } from '../../src/protocol/messages';
 import { formatSpend } from '../../src/protocol/spend';
+import { runElapsed } from '../../src/protocol/time';
 import { renderCharts } from './charts';
-import { activityClass, clear, clock, duration, h, setText, statusClass } from './dom';
+import { activityClass, clear, clock, h, setText, statusClass } from './dom';
 import { QueueList } from './queue';
 import { hostNow, STATUS_FILTERS, visibleTasks, type DashboardState, type UiAction } from './state';
 import { WorkersPanel } from './workers';
@@ -111,7 +112,7 @@ export class DashboardView {
   tick(state: DashboardState): void {
     if (!state.connected || !state.run) return;
     const now = hostNow(state);
-    setText(this.elapsed, `elapsed ${duration(now - state.run.createdAt)}`);
+    setText(this.elapsed, `elapsed ${runElapsed(state.run, now)}`);
     this.workers.tick(now);
     this.queue.tick(now);
     // The time axis of the charts moves on slowly: redrawn every 10 s, never on a heartbeat.
@@ -134,6 +135,8 @@ export class DashboardView {
       ['running', c.running, 'busy'],
       ['gated', c.gated, 'wait'],
       ['failed', c.failed, 'bad'],
+      ['blocked', c.blocked, 'blocked'],
+      ['cancelled', c.cancelled, 'cancelled'],
       ['waiting', c.waiting, 'idle'],
     ];
     for (const [label, n, cls] of parts) {
@@ -143,26 +146,30 @@ export class DashboardView {
       this.progress.append(part);
     }
     this.progress.setAttribute('aria-label', parts.map(([label, n]) => `${n} ${label}`).join(', '));
-    const stopping = run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
-    const stopGraceful = button(
-      'Stop',
-      'Let running tasks finish, start nothing new',
-      () => this.actions.post({ type: 'stopRun', mode: 'graceful' }),
-      !stopping,
-    );
-    const stopNow = button(
-      'Stop now',
-      'End every worker now and prove it',
-      () => this.actions.post({ type: 'stopRun', mode: 'immediate' }),
-      !stopping,
-      'danger',
-    );
-    const resume = button(
-      'Resume',
-      'Continue the run from this window',
-      () => this.actions.post({ type: 'resumeRun' }),
-      !run.activity.canResume,
-    );
+    // Only what applies now (as the Runs view's menus): no Stop on a run that is stopped, waits or ended.
+    const stopGraceful = run.activity.canStop
+      ? button('Stop', 'Let running tasks finish, start nothing new', () =>
+          this.actions.post({ type: 'stopRun', mode: 'graceful' }),
+        )
+      : null;
+    const stopNow = run.activity.canStop
+      ? button(
+          'Stop now',
+          'End every worker now and prove it',
+          () => this.actions.post({ type: 'stopRun', mode: 'immediate' }),
+          false,
+          'danger',
+        )
+      : null;
+    const resume = run.activity.canResume
+      ? button('Resume', 'Continue the run from this window', () => this.actions.post({ type: 'resumeRun' }))
+      : null;
+    const successor = run.supersededBy;
+    const replanned = successor
+      ? button(`Show ${successor}`, `This run was replanned: show ${successor} here`, () =>
+          this.actions.post({ type: 'showRun', runId: successor }),
+        )
+      : null;
     const plan = run.planPath.split(/[\\/]/).pop() ?? run.planPath;
     this.header.append(
       h(
@@ -179,6 +186,7 @@ export class DashboardView {
         stopGraceful,
         stopNow,
         resume,
+        replanned,
       ),
       this.progress,
       h(
@@ -188,6 +196,10 @@ export class DashboardView {
         h('span', {}, `${c.running} running`),
         h('span', {}, `${c.gated} gated`),
         h('span', {}, `${c.failed} failed`),
+        c.blocked
+          ? h('span', { title: 'could not start: a task they depend on did not complete' }, `${c.blocked} blocked`)
+          : null,
+        c.cancelled ? h('span', {}, `${c.cancelled} cancelled`) : null,
         h('span', { title: 'attempts in flight of maxConcurrency' }, `slots ${run.slotsInUse}/${run.maxConcurrency}`),
         run.spend
           ? h('span', { class: 'spend', title: 'what the run’s agents spent' }, `spent ${formatSpend(run.spend)}`)

@@ -1,8 +1,11 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
+  attemptSpan,
   describeEvent,
+  isFinishedRun,
   runPaths,
+  type AttemptEnds,
   type Disposable,
   type IngestionRecord,
   type RunEvent,
@@ -24,7 +27,7 @@ import {
   type TaskView,
 } from '../../protocol/messages';
 import type { RunStateCache, RunStateChange } from './runState';
-import { runActivity, spendOf } from './viewRows';
+import { runActions, runActivity, spendOf, taskRunTimeShown } from './viewRows';
 
 export interface FeedOptions {
   /** Show this run; without it, the newest run (and the next one when it starts). */
@@ -51,6 +54,8 @@ const LOG_TAIL_BYTES = 8 * 1024;
  */
 export class DashboardFeed implements Disposable {
   private runId: string | undefined;
+  /** The run it was asked to show (it stays on it); undefined: the newest run, and the next one when it starts. */
+  private pinned: string | undefined;
   private following: { runId: string; hold: Disposable } | undefined;
   private live = false;
   /** The newest event the webview has (deltas carry the ones after it). */
@@ -62,7 +67,7 @@ export class DashboardFeed implements Disposable {
     private readonly options: FeedOptions,
     private readonly post: (message: HostMessage) => void,
   ) {
-    this.runId = options.runId;
+    this.runId = this.pinned = options.runId;
     if (this.runId) this.follow(this.runId);
     this.subscription = cache.onDidChange((change) => this.onCacheChange(change));
   }
@@ -80,6 +85,17 @@ export class DashboardFeed implements Disposable {
     return snapshot;
   }
 
+  /**
+   * Show another run in the same panel (the link of a replanned run to its successor, Open
+   * Dashboard on another run): the feed stays on it, and a live webview gets its snapshot.
+   */
+  async showRun(runId: string): Promise<void> {
+    if (runId === this.runId && runId === this.pinned) return;
+    this.runId = this.pinned = runId;
+    this.follow(runId);
+    if (this.live) await this.sendSnapshot();
+  }
+
   /** Hidden: stop posting until the next `ready`. */
   pause(): void {
     this.live = false;
@@ -93,7 +109,7 @@ export class DashboardFeed implements Disposable {
 
   async buildSnapshot(): Promise<Snapshot> {
     await this.cache.load(this.runId);
-    if (!this.options.runId && this.cache.runs[0]?.id !== this.runId) {
+    if (!this.pinned && this.cache.runs[0]?.id !== this.runId) {
       this.runId = this.cache.runs[0]?.id;
       if (this.runId) {
         this.follow(this.runId);
@@ -130,11 +146,11 @@ export class DashboardFeed implements Disposable {
       gates: view.gates.map(gateView),
       events: events.slice(-EVENTS_IN_SNAPSHOT).reverse().map(eventView),
       issues: issueViewsOf(this.cache.ingestions(runId) ?? []),
-      series: seriesOf(view),
+      series: seriesOf(view, this.cache.attemptEnds(runId)),
     };
   }
 
-  /** A task as the dashboard shows it: the facts of its latest attempt, the same the Runs view shows. */
+  /** A task as the dashboard shows it: its latest attempt's facts and its run time, as the Runs view shows them. */
   taskView(view: RunOverview, taskId: string): TaskView | undefined {
     const t = view.tasks.find((x) => x.id === taskId);
     if (!t) return undefined;
@@ -152,8 +168,7 @@ export class DashboardFeed implements Disposable {
       ...(d ? { delegationId: d.id } : {}),
       ...(worker ? { worker } : {}),
       ...(isolation ? { isolation } : {}),
-      ...(d?.startedAt !== undefined ? { startedAt: d.startedAt } : {}),
-      ...(d?.finishedAt !== undefined ? { finishedAt: d.finishedAt } : {}),
+      ...taskRunTimeShown(this.cache, view.run.id, t.id),
       ...(d?.resultStatus ? { resultStatus: d.resultStatus } : {}),
       line: t.line,
       ...withSpend(spendOf(view, { taskId })),
@@ -218,7 +233,7 @@ export class DashboardFeed implements Disposable {
 
   /** One publication of the cache → at most a delta and a heartbeat batch, or a clock tick. */
   private onCacheChange(change: RunStateChange): void {
-    if (!this.options.runId && change.structure) {
+    if (!this.pinned && change.structure) {
       const newest = this.cache.runs[0]?.id;
       if (newest && newest !== this.runId) {
         // Follow the newest run: the next message is a snapshot of it.
@@ -277,7 +292,7 @@ export class DashboardFeed implements Disposable {
       }
     }
     if (change.ingestions.has(runId)) delta.issues = issueViewsOf(this.cache.ingestions(runId) ?? []);
-    if (tasks.length) delta.series = seriesOf(view);
+    if (tasks.length) delta.series = seriesOf(view, this.cache.attemptEnds(runId));
     if (change.runs.has(runId) || tasks.length || runtimes.length || removed.length) delta.run = this.header(view);
     return Object.keys(delta).length > 2 ? delta : undefined;
   }
@@ -303,12 +318,16 @@ export class DashboardFeed implements Disposable {
 
   private header(view: RunOverview): RunHeader {
     const count = (...statuses: string[]): number => view.tasks.filter((t) => statuses.includes(t.status)).length;
-    const activity = runActivity(view.run, view, this.cache.now);
+    const { run } = view;
+    const activity = runActivity(run, view, this.cache.now);
     return {
-      id: view.run.id,
-      planPath: view.run.planPath,
-      status: view.run.status,
-      createdAt: view.run.createdAt,
+      id: run.id,
+      planPath: run.planPath,
+      status: run.status,
+      createdAt: run.createdAt,
+      // A finished run's last change is its end: its elapsed time stops there.
+      ...(isFinishedRun(run.status) ? { endedAt: run.updatedAt } : {}),
+      ...(run.supersededBy ? { supersededBy: run.supersededBy } : {}),
       maxConcurrency: this.options.maxConcurrency(),
       slotsInUse: view.runtimes.filter((r) => r.status === 'claimed' || r.status === 'active').length,
       coordinatedHere: this.options.coordinatedHere(view.run.id),
@@ -317,13 +336,17 @@ export class DashboardFeed implements Disposable {
         label: activity.label,
         detail: activity.detail,
         canResume: activity.action === 'resume',
+        // The Runs view's Stop (its menus' canStop): not on a run that is stopped, waits, or ended.
+        canStop: runActions(run.status).includes('canStop'),
       },
       counts: {
         total: view.tasks.length,
         done: count('completed', 'skipped'),
         running: count('running', 'verifying'),
         waiting: count('pending', 'ready'),
-        failed: count('failed', 'blocked', 'cancelled'),
+        failed: count('failed'),
+        blocked: count('blocked'),
+        cancelled: count('cancelled'),
         gated: count('gated'),
       },
       ...withSpend(spendOf(view)),
@@ -401,14 +424,14 @@ function eventView(e: RunEvent): EventView {
   return { seq: e.seq, at: e.at, type: e.type, text: describeEvent(e, 300) };
 }
 
-function seriesOf(view: RunOverview): Series {
+function seriesOf(view: RunOverview, ends: ReadonlyMap<string, AttemptEnds>): Series {
   const finished: number[] = [];
   const spans: Array<[number, number | null]> = [];
   for (const d of view.delegations) {
     if (d.status === 'COMPLETED' && d.finishedAt !== undefined) finished.push(d.finishedAt);
-    // In flight while RUNNING; an attempt that stopped at a gate (BLOCKED) stopped working when it was last updated.
-    if (d.startedAt !== undefined)
-      spans.push([d.startedAt, d.finishedAt ?? (d.status === 'RUNNING' ? null : d.updatedAt)]);
+    // In flight while it runs (engine runTime.ts): an attempt that waits at a gate no longer is.
+    const span = attemptSpan(d, ends.get(d.id));
+    if (span) spans.push([span.from, span.to ?? null]);
   }
   finished.sort((a, b) => a - b);
   return { finished, spans };

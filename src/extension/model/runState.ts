@@ -1,4 +1,5 @@
 import type {
+  AttemptEnds,
   Clock,
   Delegation,
   Disposable,
@@ -12,7 +13,7 @@ import type {
   RunOverview,
   WorkerRuntime,
 } from '../../engine/index';
-import { Emitter, isCoordinatorLive } from '../../engine/index';
+import { attemptEndsOf, Emitter, isCoordinatorLive } from '../../engine/index';
 
 /** What a heartbeat carries (announced from the runtimes' state; not in the event log). */
 type HeartbeatPayload = EventMap['runtime:heartbeat'];
@@ -196,6 +197,7 @@ export class RunStateCache implements Disposable {
   /** Followed runs' newest log events (ascending seq); `loaded` once the store's part was read. */
   private readonly eventLogs = new Map<string, { loaded: boolean; events: RunEvent[] }>();
   private readonly attemptsMemo = new WeakMap<RunOverview, Map<string, Delegation[]>>();
+  private readonly endsMemo = new WeakMap<RunOverview, ReadonlyMap<string, AttemptEnds>>();
   private dirty: ReadWork = { ...emptyWork(), list: true, all: true };
   private pending = new PendingChange();
   private readonly visibleSources = new Set<string>();
@@ -264,6 +266,18 @@ export class RunStateCache implements Disposable {
       this.attemptsMemo.set(overview, byTask);
     }
     return byTask.get(taskId) ?? [];
+  }
+
+  /** When each attempt's worker ended and when it began to wait at a gate (its run time ends there: attemptSpan). */
+  attemptEnds(runId: string): ReadonlyMap<string, AttemptEnds> {
+    const overview = this.entries.get(runId)?.overview;
+    if (!overview) return new Map();
+    let ends = this.endsMemo.get(overview);
+    if (!ends) {
+      ends = attemptEndsOf(overview);
+      this.endsMemo.set(overview, ends);
+    }
+    return ends;
   }
 
   /** Live runtimes (claimed, active, stale) of every held run, with their task. */

@@ -5,6 +5,8 @@ import {
   totalUsage,
   isCoordinatorLive,
   isWaitingForLimit,
+  attemptSpan,
+  taskRunTime,
   type CoordinatorState,
   type Delegation,
   type Run,
@@ -13,7 +15,7 @@ import {
 } from '../../engine/index';
 import { describeLiveness } from '../../protocol/liveness';
 import { formatSpend, type SpendFigures } from '../../protocol/spend';
-import { formatDuration, taskDuration } from '../../protocol/time';
+import { formatDuration, runTimeText, shownRunTime, type ShownRunTime } from '../../protocol/time';
 import { statusTooltip } from './notices';
 import { isLiveRuntime, type RunStateCache } from './runState';
 
@@ -83,9 +85,22 @@ const DELEGATION_ICONS: Record<Delegation['status'], Icon> = {
   STALE: ['watch', 'charts.orange'],
 };
 
-/** Tasks whose row shows a duration that counts up with the clock. */
-export function countsUp(task: Task): boolean {
-  return task.status === 'running' || task.status === 'verifying';
+/**
+ * A task's run time as every surface shows it — the Runs view's row and the dashboard's queue
+ * (dashboardFeed.ts) — as of the shared clock: the engine's `taskRunTime`, so a wait at a gate
+ * or in the queue counts nowhere.
+ */
+export function taskRunTimeShown(cache: RunStateCache, runId: string, taskId: string): ShownRunTime {
+  return shownRunTime(taskRunTime(cache.attempts(runId, taskId), cache.attemptEnds(runId), cache.now), cache.now);
+}
+
+/** Tasks whose row shows a duration that counts up with the clock: an attempt of theirs runs. */
+export function tasksCountingUp(cache: RunStateCache, runId: string): Set<string> {
+  const ends = cache.attemptEnds(runId);
+  const out = new Set<string>();
+  for (const d of cache.overview(runId)?.delegations ?? [])
+    if (d.status === 'RUNNING' && attemptSpan(d, ends.get(d.id))?.to === undefined) out.add(d.taskId);
+  return out;
 }
 
 /**
@@ -270,12 +285,12 @@ export function historyRow(count: number): Row {
   };
 }
 
-/** A task's row; `duration` is its latest attempt's, as of the shared clock (what the dashboard shows). */
+/** A task's row; `duration` is its run time, as of the shared clock (what the dashboard shows). */
 export function taskRow(cache: RunStateCache, runId: string, taskId: string): Row & { duration?: string } {
   const task = cache.overview(runId)?.tasks.find((t) => t.id === taskId);
   const attempts = cache.attempts(runId, taskId);
   const last = attempts.at(-1);
-  const duration = last ? taskDuration(last, cache.now) || undefined : undefined;
+  const duration = runTimeText(taskRunTimeShown(cache, runId, taskId), cache.now) || undefined;
   // All of its attempts: what the task cost so far.
   const spent = spentText(cache.overview(runId), { taskId });
   return {

@@ -197,5 +197,21 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
       assert.equal(gate.decidedBy, 'baton');
       assert.equal(gate.note, 'resolved: a valid PASS result was ingested');
     });
+
+    it("the editor's re-check of a result's text (a quick fix) finds what ingestion would, and writes nothing", async () => {
+      const { claim, artifact } = await rejectedForMissingFile();
+      const before = storeBytes(fixture.workspace);
+      const text = readFileSync(artifact, 'utf8');
+      const check = (t: string) =>
+        engine.checkResultText({ delegationId: claim.delegation.id, runId: claim.runId, text: t });
+      assert.deepEqual(
+        (await check(text.replace('task: T1', 'task: T9'))).map((i) => i.code),
+        ['result.task-mismatch', 'result.artifact-missing'],
+      );
+      fixture.write('notes/report.txt', 'the report\n');
+      assert.deepEqual(await check(text), [], 'fixed: no problem left');
+      assert.deepEqual(storeBytes(fixture.workspace), before, 'nothing recorded');
+      assert.equal((await engine.overview(claim.runId)).delegations[0]!.status, 'BLOCKED', 'the attempt still waits');
+    });
   });
 });

@@ -3,6 +3,7 @@ import type { Engine } from '../../../../src/engine/index';
 import { DashboardFeed } from '../../../../src/extension/model/dashboardFeed';
 import { RunStateCache } from '../../../../src/extension/model/runState';
 import { parseHostMessage, type HostMessage } from '../../../../src/protocol/messages';
+import { runElapsed } from '../../../../src/protocol/time';
 import { DEMO_PLAN, EngineFixture } from '../../../support/engineFixture';
 
 /** The host side of the dashboard against a real engine and store: what it posts, and when. */
@@ -57,11 +58,53 @@ describe('dashboard feed (src/extension/model/dashboardFeed.ts)', () => {
       snap.tasks.map((t) => `${t.id}:${t.status}`),
       ['T1:ready', 'T2:gated', 'T3:pending', 'T4:pending', 'T5:ready'],
     );
-    assert.deepEqual(snap.run.counts, { total: 5, done: 0, running: 0, waiting: 4, failed: 0, gated: 1 });
+    assert.deepEqual(snap.run.counts, {
+      total: 5,
+      done: 0,
+      running: 0,
+      waiting: 4,
+      failed: 0,
+      blocked: 0,
+      cancelled: 0,
+      gated: 1,
+    });
     assert.equal(snap.gates[0]!.kind, 'risk_approval');
     assert.deepEqual(snap.gates[0]!.risk, ['database']);
     assert.equal(snap.events[0]!.seq > snap.events.at(-1)!.seq, true, 'events newest first');
     assert.match(snap.events.at(-1)!.text, /run created from plan\.md/);
+  });
+
+  it("a run's header: blocked and cancelled apart from failed; once replanned its elapsed time stops, it offers no Stop and links to the run that took its place, shown in the same feed", async () => {
+    const { run } = await engine.runForPlan('plan.md');
+    await feed.showRun(run.id);
+    await feed.sendSnapshot();
+    assert.equal(last('snapshot')!.run!.activity.canStop, true, 'a running run can be stopped');
+    // Rejecting T2's risk gate cancels it, and T4, which depends on it, is blocked: neither failed.
+    const gate = (await engine.overview(run.id)).gates.find((g) => g.taskId === 'T2')!;
+    await engine.decideGate({ gateId: gate.id, decision: 'rejected', note: 'not now' });
+    await engine.refresh();
+    await until('the header with T2 cancelled', () => last('delta')?.run?.counts.cancelled === 1);
+    assert.deepEqual(
+      { ...last('delta')!.run!.counts },
+      { total: 5, done: 0, running: 0, waiting: 3, failed: 0, blocked: 1, cancelled: 1, gated: 0 },
+    );
+    await settle(60_000);
+    const replannedAt = fixture.fakeClock.now();
+    const newRunId = (await engine.replan({ runId: run.id, planPath: 'plan.md' })).run.id;
+    await engine.refresh();
+    await until('the header of the replanned run', () => last('delta')?.run?.supersededBy === newRunId);
+    const header = last('delta')!.run!;
+    assert.equal(header.activity.canStop, false, 'no Stop on a run that ended');
+    assert.equal(header.endedAt, replannedAt);
+    const elapsed = runElapsed(header, fixture.fakeClock.now());
+    await settle(5 * 60_000);
+    assert.equal(runElapsed(header, fixture.fakeClock.now()), elapsed, 'the elapsed time stopped when the run ended');
+    assert.equal(elapsed, '1m 00s');
+    // The link: the same feed shows the new run.
+    posted.length = 0;
+    await feed.showRun(newRunId);
+    assert.equal(last('snapshot')?.run?.id, newRunId);
+    assert.equal(feed.currentRunId, newRunId);
   });
 
   it('sends a small delta of what changed (the claimed task, its runtime, the new events) and batches heartbeats', async () => {

@@ -17,7 +17,7 @@ import { FileStore } from '../../../../src/engine/store/fileStore';
 import { takeCoordinatorLease } from '../../../../src/engine/usecases/coordinatorLiveness';
 import type { HostMessage } from '../../../../src/protocol/messages';
 import { formatSpend } from '../../../../src/protocol/spend';
-import { taskDuration } from '../../../../src/protocol/time';
+import { runTimeText } from '../../../../src/protocol/time';
 import { hostNow, initialState, reduce, type DashboardState } from '../../../../webview-ui/src/state';
 import { DEMO_PLAN, EngineFixture } from '../../../support/engineFixture';
 
@@ -299,9 +299,9 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       for (const m of posted.splice(0)) dashboard = reduce(dashboard, m, 0);
       for (const taskId of ['T1', 'T5']) {
         const task = dashboard.tasks.find((t) => t.id === taskId);
-        if (!task?.startedAt) continue;
+        if (!task || (task.ranMs === undefined && task.runningSince === undefined)) continue;
         // What the webview's queue shows (webview-ui/src/queue.ts) and what the Runs view shows.
-        const shown = taskDuration(task, hostNow(dashboard));
+        const shown = runTimeText(task, hostNow(dashboard));
         const tree = taskRow(cache, run.id, taskId).duration ?? '';
         compared.push(`${taskId} ${tree}`);
         if (shown !== tree) mismatches.push(`${taskId}: Runs view ${tree}, dashboard ${shown}`);
@@ -330,6 +330,47 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
     assert.ok(compared.includes('T5 1h 02m'), `and T5 ran on after T1 finished: ${compared.join(', ')}`);
     const t1Row = taskRow(cache, run.id, 'T1');
     assert.match(t1Row.description!, /^completed · attempt 1 · PASS · 1h 01m$/, 'a finished task keeps its duration');
+  });
+
+  it("a task's duration is its attempts' run time: a wait at a gate counts nowhere, and the Runs view, the dashboard and its chart agree", async () => {
+    const engine = await fixture.open({ follow: true });
+    const cache = open(engine, { coalesceMs: 20, publishGapMs: 20, tickMs: 1000 });
+    const { run } = await engine.runForPlan('plan.md');
+    const posted: HostMessage[] = [];
+    const feed = feedOf(cache, posted, run.id);
+    let dashboard: DashboardState = reduce(initialState(), await feed.sendSnapshot(), 0);
+    posted.length = 0;
+    const shown = (): { tree: string; dashboard: string } => {
+      for (const m of posted.splice(0)) dashboard = reduce(dashboard, m, 0);
+      const task = dashboard.tasks.find((t) => t.id === 'T1')!;
+      return { tree: taskRow(cache, run.id, 'T1').duration ?? '', dashboard: runTimeText(task, hostNow(dashboard)) };
+    };
+    const first = await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 600 });
+    await engine.refresh();
+    await pass(cache, 15_000);
+    // A result for another task: rejected, the attempt waits at its ingestion_failed gate for over two minutes.
+    await engine.ingest({
+      delegationId: first.delegation.id,
+      token: first.token,
+      artifactPath: fixture.writeResult('wrong.md', { task: 'T2' }),
+    });
+    await engine.refresh();
+    await pass(cache, 140_000);
+    assert.deepEqual(shown(), { tree: '15s', dashboard: '15s' }, 'the wait at the gate does not count');
+    const gate = (await engine.overview(run.id)).gates.find((g) => g.kind === 'ingestion_failed')!;
+    await engine.decideGate({ gateId: gate.id, decision: 'approved', note: 'retry' });
+    await engine.refresh();
+    await pass(cache, 30_000);
+    assert.deepEqual(shown(), { tree: '15s', dashboard: '15s' }, 'deciding after the wait adds nothing either');
+    await engine.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 600 });
+    await engine.refresh();
+    await pass(cache, 10_000);
+    const now = shown();
+    assert.equal(now.dashboard, now.tree);
+    assert.match(now.tree, /^2[45]s$/, 'the second attempt adds its own run time, counting up');
+    // The chart of attempts in flight: the first one stopped when its result was handed in.
+    const [span] = (await feed.buildSnapshot()).series.spans;
+    assert.equal(span![1]! - span![0], 15_000);
   });
 
   it('while nothing shows it does no reads; when a surface shows, it catches up at once with one read', async () => {

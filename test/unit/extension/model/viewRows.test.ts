@@ -127,6 +127,7 @@ describe('Runs view task rows', () => {
       ({
         overview: () => ({ tasks: [t], delegations: [], runtimes: [], usage: [] }),
         attempts: () => [],
+        attemptEnds: () => new Map(),
         now: 0,
       }) as unknown as RunStateCache;
     const held = taskRow(cache(task('waiting for usage limit until 15:00')), 'R-1', 'T1');
