@@ -55,7 +55,12 @@ describe('a worker lease held past one lease length (a coordinator handing its w
       leaseMs: 30_000,
     });
     assert.ok(coordinator.acquired);
-    const authority = { holder: 'coordinator' as const, runId: claim.runId, epoch: coordinator.epoch, withinLease: true };
+    const authority = {
+      holder: 'coordinator' as const,
+      runId: claim.runId,
+      epoch: coordinator.epoch,
+      withinLease: true,
+    };
     const began = fixture.fakeClock.now();
     fixture.fakeClock.advance(1_000);
     await engine.refresh();
