@@ -296,6 +296,7 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
       /tester sent F a message; its running attempt D-F-coder-001 ends and the next continues with it: "Use tabs\."/,
     );
     assert.match(timeline, /D-F-coder-003 is a follow-up with tester's message, in session fake-session-\d+/);
+    assert.match((await cli(['status'])).stdout, /M-1\s+F\s+tester\s+\S.*\s+D-F-coder-002\s+Use tabs\./);
     const empty = await cli(['message', 'F', ' ']);
     assert.deepEqual([empty.code, empty.stderr], [2, 'baton: The message is empty; say what the agent should do.\n']);
     const sent = await cli(['message', 'F', 'Polish.']);
