@@ -10,6 +10,8 @@ import {
 } from '../../../src/engine/domain/followUp';
 import { buildPrompt, type EarlierAttempt } from '../../../src/engine/domain/prompt';
 import { messagesSinceLastPass } from '../../../src/engine/queries/followUps';
+import { deliverFollowUps } from '../../../src/engine/operations/followUps/followUps';
+import { endRunningAttempt } from '../../../src/engine/operations/delegations/endRunningAttempt';
 import type { TaskStatus } from '../../../src/engine/domain/types';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 
@@ -190,6 +192,52 @@ describe('follow-up messages', () => {
         message: 'Use tabs.',
         interruptedDelegationId: claim.delegation.id,
       });
+
+      // The next attempt carries it; a retry of that one too, until an attempt passes.
+      const second = await engine.claimTask({ planPath: 'plan.md', runId: claim.runId, taskId: 'T1' });
+      const now = () => fixture.fakeClock.now();
+      const delivered = await store.transact((tx) =>
+        deliverFollowUps(
+          tx,
+          { runId: claim.runId, taskId: 'T1', delegationId: second.delegation.id, pending: waiting },
+          now(),
+        ),
+      );
+      assert.deepEqual(delivered, ['M-1']);
+      await store.transact((tx) =>
+        endRunningAttempt(
+          tx,
+          { runId: claim.runId, delegationId: second.delegation.id, to: 'FAILED', reason: 'exited 1' },
+          now(),
+        ),
+      );
+      const carried = await store.read((r) => messagesSinceLastPass(r, claim.runId, 'T1'));
+      assert.deepEqual(
+        carried.map((f) => [f.id, f.delegationId]),
+        [['M-1', second.delegation.id]],
+      );
+      assert.equal((await engine.overview(claim.runId)).tasks.find((t) => t.id === 'T1')!.status, 'failed');
+      // A message to the failed task reopens it; once its attempt passes, no message is carried any more.
+      assert.equal(
+        (await engine.sendFollowUp({ runId: claim.runId, taskId: 'T1', message: 'Again.' })).action,
+        'reopen',
+      );
+      const third = await engine.claimTask({ planPath: 'plan.md', runId: claim.runId, taskId: 'T1' });
+      const pending = await store.read((r) => messagesSinceLastPass(r, claim.runId, 'T1'));
+      assert.deepEqual(
+        pending.map((f) => f.id),
+        ['M-1', 'M-2'],
+      );
+      await store.transact((tx) =>
+        deliverFollowUps(
+          tx,
+          { runId: claim.runId, taskId: 'T1', delegationId: third.delegation.id, pending: pending.slice(1) },
+          now(),
+        ),
+      );
+      const artifact = fixture.writeResult('t1.md', { task: 'T1' });
+      await engine.ingest({ delegationId: third.delegation.id, artifactPath: artifact, token: third.token });
+      assert.deepEqual(await store.read((r) => messagesSinceLastPass(r, claim.runId, 'T1')), []);
     });
 
     it('reopens a completed task and its finished run; the follow-up attempt is not charged as a retry', async () => {
