@@ -58,6 +58,14 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     return taken.coordinator.run();
   }
 
+  /** The stand-in works slowly (two 30 s steps) unless it continues a session: then it finishes at once. */
+  const slowUntilResumed = () => ({
+    FAKE_CLAUDE_STEPS: '2',
+    FAKE_CLAUDE_STEP_MS: '30000',
+    FAKE_CLAUDE_RESUMED_STEP_MS: '0',
+    FAKE_CLAUDE_LOG: callLog,
+  });
+
   function calls(): Array<{ argv: string[] }> {
     return readFileSync(callLog, 'utf8')
       .trim()
@@ -184,13 +192,7 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     setUp({ silenceSeconds: 1, silenceAction: 'stop', maxAttempts: 1 }, task('S'));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const env = {
-      FAKE_CLAUDE_STEPS: '2',
-      FAKE_CLAUDE_STEP_MS: '30000',
-      FAKE_CLAUDE_RESUMED_STEP_MS: '0',
-      FAKE_CLAUDE_LOG: callLog,
-    };
-    const outcome = await withWorkerEnv(env, () => drive(run.id));
+    const outcome = await withWorkerEnv(slowUntilResumed(), () => drive(run.id));
     const view = await engine.overview(run.id);
     const events = await engine.listEvents(run.id);
     const explain = JSON.stringify({ outcome, delegations: view.delegations, events: events.map((e) => e.type) });
@@ -220,13 +222,7 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     // The first attempt works slowly; an attempt that continues its session finishes at once.
-    const env = {
-      FAKE_CLAUDE_STEPS: '2',
-      FAKE_CLAUDE_STEP_MS: '30000',
-      FAKE_CLAUDE_RESUMED_STEP_MS: '0',
-      FAKE_CLAUDE_WRITES: '1',
-      FAKE_CLAUDE_LOG: callLog,
-    };
+    const env = { ...slowUntilResumed(), FAKE_CLAUDE_WRITES: '1' };
     const first = await withWorkerEnv(env, async () => {
       const driving = drive(run.id);
       await waitFor(
