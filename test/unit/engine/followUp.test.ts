@@ -175,7 +175,12 @@ describe('follow-up messages', () => {
       const attempt = view.delegations.find((d) => d.id === claim.delegation.id)!;
       assert.equal(attempt.status, 'CANCELLED');
       assert.equal(attempt.reason, 'follow-up: alice sent a message; the next attempt continues with it');
-      assert.equal(view.tasks.find((t) => t.id === 'T1')!.status, 'ready', 'maxAttempts 1, and T1 may run again');
+      const t1 = view.tasks.find((t) => t.id === 'T1')!;
+      assert.equal(t1.status, 'ready', 'maxAttempts 1, and T1 may run again');
+      assert.equal(
+        t1.statusReason,
+        `a message from alice ended ${claim.delegation.id}; the next attempt continues with it`,
+      );
       const store = await fixture.openStore();
       const waiting = await store.read((r) => messagesSinceLastPass(r, claim.runId, 'T1'));
       assert.deepEqual(

@@ -20,7 +20,8 @@ export async function endAttemptForFollowUp(
   if (!delegation || delegation.status !== 'RUNNING') return false;
   const reason = followUpReason(input.by);
   await transitionDelegation(tx, delegation, 'CANCELLED', { reason }, now);
-  await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', `${delegation.id} ended: ${reason}`, now);
+  const why = `a message from ${input.by} ended ${delegation.id}; the next attempt continues with it`;
+  await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', why, now);
   await setTaskNotBefore(tx, input.runId, delegation.taskId, null);
   return true;
 }
