@@ -200,7 +200,7 @@ export async function showQueue(
             return [
               d.id,
               d.taskId,
-              String(d.attempt),
+              d.followUp ? `${d.attempt} (follow-up)` : String(d.attempt),
               status(ctx.output, d.status),
               runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
               runtime && runtime.status !== 'terminal' ? describeLiveness(runtime, now).summary : '-',

@@ -412,6 +412,8 @@ export const MIGRATIONS: readonly Migration[] = [
         delegation_id TEXT
       )`,
       `CREATE INDEX follow_ups_by_task ON follow_ups (run_id, task_id)`,
+      // 1 on an attempt that carried a follow-up no attempt carried before: a follow-up, not a failure retry.
+      `ALTER TABLE delegations ADD COLUMN follow_up INTEGER`,
       // Follow-up ids are M-<n>, store-wide like gate and stop ids.
       `INSERT INTO counters (name, value) VALUES ('follow_up', 0)`,
     ],

@@ -254,8 +254,8 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     assert.deepEqual(second, { kind: 'finished', status: 'completed' });
     view = await engine.overview(run.id);
     assert.deepEqual(
-      view.delegations.map((d) => `${d.id}:${d.status}`),
-      ['D-F-coder-001:CANCELLED', 'D-F-coder-002:COMPLETED', 'D-F-coder-003:COMPLETED'],
+      view.delegations.map((d) => `${d.id}:${d.status}${d.followUp ? ' (follow-up)' : ''}`),
+      ['D-F-coder-001:CANCELLED', 'D-F-coder-002:COMPLETED (follow-up)', 'D-F-coder-003:COMPLETED (follow-up)'],
     );
     const prompt = readFileSync(join(prompts, 'D-F-coder-003.md'), 'utf8');
     assert.ok(prompt.startsWith('## Message from tester\n\nAdd a heading.\n'), prompt);

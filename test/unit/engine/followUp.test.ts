@@ -209,6 +209,11 @@ describe('follow-up messages', () => {
         ),
       );
       assert.deepEqual(delivered, ['M-1']);
+      const marked = (await engine.overview(claim.runId)).delegations.map((d) => [d.id, d.followUp ?? false]);
+      assert.deepEqual(marked, [
+        [claim.delegation.id, false],
+        [second.delegation.id, true],
+      ]);
       await store.transact((tx) =>
         endRunningAttempt(
           tx,

@@ -1,6 +1,7 @@
 import type { FollowUp, FollowUpAction } from '../../domain/followUp';
 import type { StoreTx } from '../../store/port';
 import { nextCounter } from '../counters/nextCounter';
+import { markFollowUp } from '../delegations/markFollowUp';
 import { appendEvent } from '../events/appendEvent';
 
 /** How much of a message its `follow-up:sent` event keeps: the whole text stays in follow_ups. */
@@ -51,8 +52,9 @@ export async function recordFollowUp(
 }
 
 /**
- * A claimed attempt carries the task's follow-ups no attempt carried yet: each is marked with it (the attempt is a
- * follow-up: `attempt:follow-up`, with the senders and the session it continues). Returns their ids; none, no event.
+ * A claimed attempt carries the task's follow-ups no attempt carried yet: each is marked with it, and it is marked a
+ * follow-up (`delegations.follow_up`; `attempt:follow-up`, with the senders and the session it continues). Returns
+ * their ids; none, no mark and no event.
  */
 export async function deliverFollowUps(
   tx: StoreTx,
@@ -68,6 +70,7 @@ export async function deliverFollowUps(
     if (changed === 1) ids.push(followUp.id);
   }
   if (ids.length === 0) return ids;
+  await markFollowUp(tx, { runId: input.runId, delegationId: input.delegationId }, now);
   const by = [...new Set(input.pending.filter((f) => ids.includes(f.id)).map((f) => f.by))];
   await appendEvent(tx, input.runId, 'attempt:follow-up', now, {
     delegationId: input.delegationId,
