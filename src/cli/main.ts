@@ -22,6 +22,7 @@ import { leaseWatchdog } from './commands/leaseWatchdog';
 import { mcp } from './commands/mcp';
 import { checkResult, checkResultAtStop } from './commands/checkResult';
 import { ask } from './commands/ask';
+import { message } from './commands/message';
 import { commandContext, planContext, PROTOCOL_VERSION, type GlobalOptions } from './context';
 
 const VERSION = '0.1.0';
@@ -176,6 +177,17 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--run <id>', 'only the gates of this run')
     .action(async (gateId: string | undefined, o: { run?: string }, cmd: Command) =>
       setExitCode(await recheck(ctx(cmd), gateId, o)),
+    );
+
+  program
+    .command('message <task> <text>')
+    .description(
+      "send a task's agent a follow-up message: a running attempt is ended and continued with it, a finished task runs again as a follow-up",
+    )
+    .option('--run <id>', 'the run (default: the most recent)')
+    .option('--plan <plan.md>', 'the newest run of this plan (instead of --run)')
+    .action(async (task: string, text: string, o: { run?: string; plan?: string }, cmd: Command) =>
+      setExitCode(await message(ctx(cmd), task, text, o)),
     );
 
   program

@@ -73,6 +73,9 @@ import { agentKindOf } from './domain/workerLaunch';
 import { attemptWorker } from './queries/agentUsage';
 import { stopAndApply, type StopOutcome } from './usecases/applyStop';
 import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
+import { sendFollowUp, type FollowUpOutcome } from './usecases/sendFollowUp';
+import { listFollowUps } from './queries/followUps';
+import type { FollowUp } from './domain/followUp';
 import { recheckIsolationGate, recheckIsolationGates, type IsolationRecheck } from './usecases/recheckIsolation';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
@@ -402,6 +405,20 @@ export class Engine {
   /** A person answers a question gate (`baton answer`, the editor): the first answer wins. */
   answerQuestion(input: { gateId: string; answer: string; by?: string }): Promise<Gate> {
     return answerGate(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /**
+   * A person's follow-up message to a task (`baton message`, docs/agents.md "Follow-up messages"): its running attempt
+   * is ended and continued with it, a finished task runs again as a follow-up, a task yet to start takes it with its
+   * next attempt.
+   */
+  sendFollowUp(input: { runId: string; taskId: string; message: string; by?: string }): Promise<FollowUpOutcome> {
+    return sendFollowUp(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /** A run's follow-up messages (of one task), oldest first. */
+  listFollowUps(runId: string, taskId?: string): Promise<FollowUp[]> {
+    return this.store.read((r) => listFollowUps(r, runId, taskId));
   }
 
   /** Marks every lease that ran out as STALE and applies the retry policy. */

@@ -994,6 +994,7 @@ async function fuzzCliArguments(trials: number): Promise<RowOutcome> {
         'replan',
         'cleanup',
         'validate',
+        'message',
         '--json',
         '--run',
         '--task',

@@ -4,6 +4,7 @@ import {
   totalUsage,
   type AttemptUsage,
   type DelegationStatus,
+  type FollowUp,
   type RunConfigView,
   type RunOverview,
   type WorkerRuntime,
@@ -35,12 +36,14 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
       const view = await engine.overview(runId);
       const isolation = await engine.isolationSummary(view.run.id);
       const config = await engine.runConfig(view.run.id);
+      const followUps = await engine.listFollowUps(view.run.id);
       if (ctx.output.json) {
         // The results with their content from the store: on a team's other machines the artifact paths mean nothing.
         const ingestions = await engine.listIngestionViews(view.run.id);
         return printJson(ctx, {
           ...view,
           ingestions,
+          followUps,
           usageTotals: totalUsage(view.usage),
           isolation,
           config,
@@ -48,6 +51,7 @@ export async function showStatus(ctx: CommandContext, runId: string | undefined)
         });
       }
       ctx.output.out(renderOverview(ctx, view, engine.now()));
+      if (followUps.length > 0) ctx.output.out(`\n${followUpTable(ctx, followUps)}`);
       ctx.output.out(`\n${isolationLine(ctx, isolation)}`);
       ctx.output.out(configLines(ctx, config).join('\n'));
     },
@@ -98,6 +102,22 @@ export function renderOverview(ctx: CommandContext, view: RunOverview, now: numb
     );
   }
   return lines.join('\n');
+}
+
+/** A person's follow-up messages (baton message): who sent what to which task, and the attempt that carried it. */
+function followUpTable(ctx: CommandContext, followUps: readonly FollowUp[]): string {
+  return table(
+    ctx.output,
+    ['MESSAGE', 'TASK', 'FROM', 'SENT', 'CARRIED BY', 'TEXT'],
+    followUps.map((f) => [
+      f.id,
+      f.taskId,
+      f.by,
+      timestamp(f.sentAt),
+      f.delegationId ?? paint(ctx.output, 'dim', 'its next attempt'),
+      oneLine(f.message, 70),
+    ]),
+  );
 }
 
 /** What the run's agents spent, in one line: tokens, cost (where known) and per agent. */
@@ -180,7 +200,7 @@ export async function showQueue(
             return [
               d.id,
               d.taskId,
-              String(d.attempt),
+              d.followUp ? `${d.attempt} (follow-up)` : String(d.attempt),
               status(ctx.output, d.status),
               runtime ? `${runtime.id} ${status(ctx.output, runtime.status)}` : '-',
               runtime && runtime.status !== 'terminal' ? describeLiveness(runtime, now).summary : '-',

@@ -103,6 +103,16 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return e.data.cause === 'usage-limit'
         ? `${text(e.data.delegationId)} parked: ${text(e.data.worker)} hit its usage limit${e.data.said ? ` (${text(e.data.said)})` : ''}; ${text(e.data.taskId)} resumes at ${new Date(e.data.until).toISOString()}`
         : `${text(e.data.delegationId)} parked: its silent stream was stopped; ${text(e.data.taskId)} resumes in its session`;
+    case 'follow-up:sent':
+      return `${text(e.data.by)} sent ${text(e.data.taskId)} a message${
+        e.data.action === 'interrupt'
+          ? `; its running attempt ${text(e.data.interruptedDelegationId)} ends and the next continues with it`
+          : e.data.action === 'reopen'
+            ? '; it runs again as a follow-up'
+            : '; its next attempt carries it'
+      }: "${text(e.data.message)}"`;
+    case 'attempt:follow-up':
+      return `${text(e.data.delegationId)} is a follow-up with ${e.data.by.length === 1 ? `${text(e.data.by[0])}'s message` : `messages from ${e.data.by.map((b) => text(b)).join(', ')}`}${e.data.sessionId ? `, in session ${text(e.data.sessionId)}` : ''}`;
     case 'attempt:resumed':
       return `${text(e.data.delegationId)} resumes parked ${text(e.data.parkedDelegationId)}${e.data.sessionId ? ` in session ${text(e.data.sessionId)}` : ''}`;
     case 'attempt:silent':

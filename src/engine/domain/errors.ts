@@ -33,6 +33,14 @@ export const ERROR_CODES = {
   'delegation.not-isolated': 'mismatch',
   'delegation.not-pending': 'conflict',
   'delegation.unknown': 'invalid-input',
+  // A follow-up message (`baton message`, docs/agents.md "Follow-up messages"): empty or too long; to a person's task,
+  // which has no agent to read it; to a task whose attempt is being verified or integrated (try again once it is
+  // judged); to a task that cannot run again (blocked, cancelled, skipped) or of a run that was replaced or cancelled.
+  'follow-up.invalid': 'invalid-input',
+  'follow-up.manual-worker': 'invalid-input',
+  'follow-up.task-verifying': 'conflict',
+  'follow-up.task-ended': 'mismatch',
+  'follow-up.run-ended': 'mismatch',
   'gate.accept-not-applicable': 'invalid-input',
   'gate.already-decided': 'mismatch',
   // Approving a config_changed gate when .baton/config.json changed again since the gate showed it: nothing adopted.

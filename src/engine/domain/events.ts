@@ -284,6 +284,30 @@ export interface EventMap {
   };
   /** The next attempt of a parked task started, continuing the parked attempt's session where its CLI can. */
   'attempt:resumed': { delegationId: string; taskId: string; parkedDelegationId: string; sessionId?: string };
+  /**
+   * A person sent a follow-up message to a task (docs/agents.md, "Follow-up messages"): `interrupt` ended its running
+   * attempt (`interruptedDelegationId`), `reopen` took the finished task back to ready, `queue` left it for the task's
+   * next attempt. `message` is its start (at most 200 characters); follow_ups keeps all of it.
+   */
+  'follow-up:sent': {
+    followUpId: string;
+    taskId: string;
+    by: string;
+    action: 'interrupt' | 'reopen' | 'queue';
+    message: string;
+    interruptedDelegationId?: string;
+  };
+  /**
+   * An attempt started that carries follow-up messages (a follow-up attempt: not a failure retry), continuing the
+   * session of the task's last attempt (`sessionId`) where its CLI can.
+   */
+  'attempt:follow-up': {
+    delegationId: string;
+    taskId: string;
+    followUpIds: string[];
+    by: string[];
+    sessionId?: string;
+  };
   /** A live agent's stream said nothing for `silentSeconds` (config silenceSeconds); `action` is what follows. */
   'attempt:silent': { delegationId: string; taskId: string; silentSeconds: number; action: 'wait' | 'stop' };
   'config:frozen': {
@@ -356,4 +380,6 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'attempt:parked': true,
   'attempt:resumed': true,
   'attempt:silent': true,
+  'follow-up:sent': true,
+  'attempt:follow-up': true,
 };

@@ -47,10 +47,11 @@ const WAITING_FOR_LIMIT = 'waiting for usage limit until ';
 
 /**
  * Whether an attempt continues its task's last agent session: a retry whose worker asks for it (`continueSession`),
- * and always the attempt after a parked one — it picks up where the limit or the silence cut it off.
+ * and always (`always`) the attempt after a parked one — it picks up where the limit or the silence cut it off — and a
+ * follow-up, which carries a person's message into the session that did the work (domain/followUp.ts).
  */
-export function continuesSession(worker: { continueSession: boolean }, attempt: number, afterParked: boolean): boolean {
-  return attempt > 1 && (worker.continueSession || afterParked);
+export function continuesSession(worker: { continueSession: boolean }, attempt: number, always: boolean): boolean {
+  return attempt > 1 && (worker.continueSession || always);
 }
 
 /** What a task held by its worker's usage limit shows (status, the Runs view). */

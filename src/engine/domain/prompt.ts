@@ -1,3 +1,4 @@
+import type { FollowUpMessage } from './followUp';
 import type { Issue } from './issue';
 import { counted } from './plural';
 import type { DelegationStatus, Task } from './types';
@@ -16,6 +17,8 @@ export interface PromptInput {
    * prompt names them instead of the `baton` commands a plain process runs.
    */
   batonTools?: readonly string[];
+  /** A person's follow-up messages the attempt carries (domain/followUp.ts), oldest first: the prompt opens so. */
+  followUps?: readonly FollowUpMessage[];
 }
 
 /** What each of the attempt's MCP tools is for, as a prompt tells an agent (docs/agents.md). */
@@ -36,6 +39,7 @@ const BATON_TOOL_USES: Readonly<Record<string, string>> = {
 export function buildPrompt(input: PromptInput): string {
   const { task } = input;
   const lines = [
+    ...messagesFirst(input.followUps ?? []),
     `You are the "${input.agent}" agent. Baton delegated task ${task.id} of a plan to you (attempt ${input.delegationId}).`,
     '',
     `# ${task.id}: ${task.title}`,
@@ -87,6 +91,28 @@ export function buildPrompt(input: PromptInput): string {
     ...howToReport(input.batonTools),
   );
   return lines.join('\n');
+}
+
+/**
+ * "## Message from <person>": a follow-up's messages open the prompt (docs/agents.md, "Follow-up messages"), before
+ * the task it restates — an agent that continues its session reads first what the person asked for now. A message is
+ * shown as written: it is the person's own text, fenced only when it could otherwise start a heading of the prompt.
+ */
+export function messagesFirst(messages: readonly FollowUpMessage[]): string[] {
+  const lines: string[] = [];
+  for (const m of messages) {
+    const text = m.message.trim();
+    const fence = /^#/m.test(text) ? '`'.repeat(Math.max(3, longestBacktickRun(text) + 1)) : undefined;
+    lines.push(`## Message from ${oneLine(m.by)}`, '', ...(fence ? [`${fence}text`, text, fence] : [text]), '');
+  }
+  if (lines.length > 0)
+    lines.push(
+      messages.length === 1
+        ? 'Do what this message asks, in the task below; the result you hand in must cover it.'
+        : 'Do what these messages ask, in the task below; the result you hand in must cover them.',
+      '',
+    );
+  return lines;
 }
 
 /** The prompt's last word: how the worker tells Baton what it does — the attempt's MCP tools, or the CLI. */

@@ -165,6 +165,8 @@ export interface Delegation {
   finishedAt?: number;
   /** The exact prompt the attempt got (prompt provenance): its sha256, its length in bytes, whether it was cut. */
   prompt?: { sha256: string; bytes: number; truncated: boolean };
+  /** A follow-up: the attempt carried a person's message no attempt carried before (docs/agents.md). Not a retry. */
+  followUp?: true;
 }
 
 export interface WorkerRuntime {

@@ -116,6 +116,14 @@ export function exitCodeCommandOf(
   return definition.command.split(/[\\/]/).pop() ?? definition.command;
 }
 
+/** Whether a worker is a person's (`manual`), by id in a run's frozen workers (or a config); tolerant of unknown ids */
+export function isManualWorker(
+  definitions: Pick<BatonConfig, 'workers'>,
+  workerId: string | null | undefined,
+): boolean {
+  return definitionOf(definitions, workerId)?.type === 'manual';
+}
+
 function definitionOf(
   definitions: Pick<BatonConfig, 'workers'>,
   workerId: string | null | undefined,

@@ -2,8 +2,12 @@ import type { AgentActivity, AttemptAgent } from '../domain/agents/agentActivity
 import type { UsageLimit } from '../domain/agents/usageLimit';
 import type { ProcessIdentity } from '../domain/process';
 
-/** Who ended an attempt before its worker exited by itself: that one records the outcome, not the exit. */
-export type AttemptEnding = 'stopped' | 'timeout' | 'stale' | 'budget' | 'parked';
+/**
+ * Who ended an attempt before its worker exited by itself: that one records the outcome, not the exit. `decided
+ * elsewhere`: the store already holds the attempt's end — ingested by hand, cancelled, ended for a person's follow-up
+ * message (AttemptSupervisor.endDecidedElsewhere).
+ */
+export type AttemptEnding = 'stopped' | 'timeout' | 'stale' | 'budget' | 'parked' | 'decided elsewhere';
 
 /** The timers an attempt's parts run while its worker lives; each part sets and cancels its own. */
 export type AttemptTimer = 'timeout' | 'poll' | 'stream' | 'relay';

@@ -318,7 +318,11 @@ export class AttemptSupervisor implements StreamFollowerHost {
     }
   }
 
-  /** An attempt that someone else settled (ingested by hand, marked STALE, cancelled) has no business running. */
+  /**
+   * An attempt that someone else settled (ingested by hand, marked STALE, cancelled, ended for a follow-up message) has
+   * no business running: its processes are ended (TERM, grace, KILL) before the pass dispatches anything, so the
+   * task's next attempt never runs beside it.
+   */
   async endDecidedElsewhere(): Promise<void> {
     if (this.attempts.size === 0) return;
     const ids = [...this.attempts.keys()];
@@ -326,7 +330,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
     for (const attempt of [...this.attempts.values()]) {
       // One that is being ended (a timeout, a stop) is forgotten by whoever ends it, once its processes are gone.
       if (!settled.has(attempt.delegationId) || attempt.settling || attempt.ending) continue;
-      if (!attempt.manual) await this.end(attempt, 'stale');
+      if (!attempt.manual) await this.end(attempt, 'decided elsewhere');
       this.forget(attempt);
     }
   }

@@ -394,6 +394,30 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE verification_receipts ADD COLUMN tree_digest TEXT`,
     ],
   },
+  {
+    // Numbered as assigned to this change (issue 24: a person steers agents — follow-up messages).
+    version: 12,
+    name: 'follow-up messages from a person to a task',
+    statements: [
+      // One row per message (`baton message`, docs/agents.md "Follow-up messages"): who sent what to which task, the
+      // running attempt it ended (if any), and the attempt that carried it to the agent (NULL until one is claimed).
+      `CREATE TABLE follow_ups (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        message TEXT NOT NULL,
+        sent_by TEXT NOT NULL,
+        sent_at INTEGER NOT NULL,
+        interrupted_delegation_id TEXT,
+        delegation_id TEXT
+      )`,
+      `CREATE INDEX follow_ups_by_task ON follow_ups (run_id, task_id)`,
+      // 1 on an attempt that carried a follow-up no attempt carried before: a follow-up, not a failure retry.
+      `ALTER TABLE delegations ADD COLUMN follow_up INTEGER`,
+      // Follow-up ids are M-<n>, store-wide like gate and stop ids.
+      `INSERT INTO counters (name, value) VALUES ('follow_up', 0)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -99,9 +99,10 @@ export interface DelegationRow {
   prompt_sha256: string | null;
   prompt_bytes: number | null;
   prompt_truncated: number | null;
+  follow_up: number | null;
 }
 export const DELEGATION_COLUMNS =
-  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at, prompt_sha256, prompt_bytes, prompt_truncated';
+  'run_id, id, task_id, agent, attempt, status, reason, runtime_id, result_status, artifact_path, created_at, updated_at, started_at, finished_at, prompt_sha256, prompt_bytes, prompt_truncated, follow_up';
 export function toDelegation(r: DelegationRow): Delegation {
   return {
     runId: r.run_id,
@@ -121,6 +122,7 @@ export function toDelegation(r: DelegationRow): Delegation {
     ...(r.prompt_sha256 !== null
       ? { prompt: { sha256: r.prompt_sha256, bytes: r.prompt_bytes ?? 0, truncated: r.prompt_truncated === 1 } }
       : {}),
+    ...(Number(r.follow_up) === 1 ? { followUp: true } : {}),
   };
 }
 

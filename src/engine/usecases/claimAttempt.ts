@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { refusalError } from '../domain/admission';
 import { BatonError } from '../domain/errors';
 import type { StartPlan } from '../domain/launch';
+import { wentWrongSinceLastPass } from '../domain/followUp';
 import { continuesSession } from '../domain/parking';
 import {
   ARGV_PROMPT_MAX_BYTES,
@@ -23,6 +24,7 @@ import { claimDelegation } from '../operations/delegations/claimDelegation';
 import { appendEvent } from '../operations/events/appendEvent';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
+import { deliverFollowUps } from '../operations/followUps/followUps';
 import { recordPrompt } from '../operations/delegations/recordPrompt';
 import { openGate } from '../operations/gates/openGate';
 import { recordRunIsolation } from '../operations/runs/recordRunIsolation';
@@ -33,6 +35,7 @@ import { readAdmission } from '../queries/admission';
 import { lastAgentSession, sessionTotalsBefore } from '../queries/agentUsage';
 import { parkedBefore } from '../queries/delegations';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
+import { messagesSinceLastPass } from '../queries/followUps';
 import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
@@ -160,14 +163,19 @@ async function recordClaim(
     return worktree ? absolute : workspacePath(ctx.workspace, absolute);
   };
   const dependencies = await dependencyTitles(tx, runId, task.id);
+  // Earlier attempts that passed, or that a follow-up ended, are not "what went wrong" (domain/followUp.ts).
   const earlierAttempts =
     claim.delegation.attempt > 1
       ? asShown(
-          await readEarlierAttempts(tx, { runId, taskId: task.id, beforeAttempt: claim.delegation.attempt }),
+          wentWrongSinceLastPass(
+            await readEarlierAttempts(tx, { runId, taskId: task.id, beforeAttempt: claim.delegation.attempt }),
+          ),
           verifyOutputs,
           shown,
         )
       : [];
+  // A person's follow-up messages open the prompt: new ones, and those an unsuccessful attempt since the last pass had.
+  const followUps = await messagesSinceLastPass(tx, runId, task.id);
   const fitted = buildFittedPrompt(
     {
       task,
@@ -176,6 +184,7 @@ async function recordClaim(
       artifactPath: shown(artifactPath),
       dependencies,
       earlierAttempts,
+      followUps,
       // An agent preset gets `baton mcp` wherever the coordinator has a CLI to start it with (startWorker.ts).
       ...(wiresBatonMcp(plan.worker) && ctx.cliPath ? { batonTools: batonMcpTools(plan.permissions.profile) } : {}),
     },
@@ -189,13 +198,26 @@ async function recordClaim(
   };
   await recordPrompt(tx, { runId, delegationId, taskId: task.id }, provenance, now);
   // A retry may continue the agent's session of the task's last attempt, when its worker asks for it; the attempt
-  // after a parked one always does (docs/agents.md, "Usage limits park").
+  // after a parked one always does (docs/agents.md, "Usage limits park"), and so does a follow-up: the attempt that
+  // carries a message no attempt carried yet (docs/agents.md, "Follow-up messages").
   const agent = isAgentWorker(plan.worker) ? plan.worker : undefined;
   const parked = await parkedBefore(tx, runId, task.id, claim.delegation.attempt);
+  const newMessages = followUps.filter((f) => f.delegationId === undefined);
   const resumeSession =
-    agent && continuesSession(agent, claim.delegation.attempt, parked !== undefined)
+    agent && continuesSession(agent, claim.delegation.attempt, parked !== undefined || newMessages.length > 0)
       ? await lastAgentSession(tx, runId, task.id, agent.type)
       : undefined;
+  await deliverFollowUps(
+    tx,
+    {
+      runId,
+      taskId: task.id,
+      delegationId,
+      pending: newMessages,
+      ...(resumeSession ? { sessionId: resumeSession } : {}),
+    },
+    now,
+  );
   if (parked)
     await appendEvent(tx, runId, 'attempt:resumed', now, {
       delegationId,

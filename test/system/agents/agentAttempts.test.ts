@@ -6,6 +6,7 @@ import type { CoordinatorOutcome, Engine } from '../../../src/engine/index';
 import { FAKE_CLAUDE, config, readTrace, killQuietly, waitFor, withWorkerEnv } from '../../fixtures/executor/harness';
 import { ensureCliBuilt, runCli } from '../../support/cli';
 import { EngineFixture } from '../../support/engineFixture';
+import { initRepo, show } from '../../support/gitRepo';
 
 /**
  * Agent presets through the coordinator, with a stand-in for Claude Code that writes the real
@@ -56,6 +57,14 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     assert.ok('coordinator' in taken, 'the lease is free');
     return taken.coordinator.run();
   }
+
+  /** The stand-in works slowly (two 30 s steps) unless it continues a session: then it finishes at once. */
+  const slowUntilResumed = () => ({
+    FAKE_CLAUDE_STEPS: '2',
+    FAKE_CLAUDE_STEP_MS: '30000',
+    FAKE_CLAUDE_RESUMED_STEP_MS: '0',
+    FAKE_CLAUDE_LOG: callLog,
+  });
 
   function calls(): Array<{ argv: string[] }> {
     return readFileSync(callLog, 'utf8')
@@ -202,13 +211,7 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
     setUp({ silenceSeconds: 1, silenceAction: 'stop', maxAttempts: 1 }, task('S'));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
-    const env = {
-      FAKE_CLAUDE_STEPS: '2',
-      FAKE_CLAUDE_STEP_MS: '30000',
-      FAKE_CLAUDE_RESUMED_STEP_MS: '0',
-      FAKE_CLAUDE_LOG: callLog,
-    };
-    const outcome = await withWorkerEnv(env, () => drive(run.id));
+    const outcome = await withWorkerEnv(slowUntilResumed(), () => drive(run.id));
     const view = await engine.overview(run.id);
     const events = await engine.listEvents(run.id);
     const explain = JSON.stringify({ outcome, delegations: view.delegations, events: events.map((e) => e.type) });
@@ -228,6 +231,93 @@ describe('agent attempts: live activity, usage, budgets, permissions, provenance
       '--resume',
       view.usage[0]!.sessionId!,
     ]);
+  });
+
+  it('a follow-up message ends a running attempt and continues its session with the message first; one to the finished task runs again and integrates on top', async () => {
+    // maxAttempts 1: neither the ended attempt nor the follow-ups are charged as failure retries.
+    setUp({ maxAttempts: 1, isolation: 'worktree' }, task('F'));
+    fixture.write('.gitignore', 'claude-calls.jsonl\n');
+    initRepo(fixture.workspace, {});
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    // The first attempt works slowly; an attempt that continues its session finishes at once.
+    const env = { ...slowUntilResumed(), FAKE_CLAUDE_WRITES: '1' };
+    const first = await withWorkerEnv(env, async () => {
+      const driving = drive(run.id);
+      await waitFor(
+        'the first attempt at work',
+        async () =>
+          (await engine.overview(run.id)).runtimes.some((rt) => /^Write notes-F-1\.md/.test(rt.progress ?? '')),
+        60_000,
+      );
+      const sent = await engine.sendFollowUp({ runId: run.id, taskId: 'F', message: 'Use tabs.', by: 'tester' });
+      assert.equal(sent.action, 'interrupt');
+      assert.equal(sent.interrupted?.endedBy, 'coordinator');
+      return driving;
+    });
+    const prompts = join(fixture.workspace, '.baton', 'runs', run.id, 'prompts');
+    let view = await engine.overview(run.id);
+    const explain = JSON.stringify({ first, delegations: view.delegations });
+    assert.deepEqual(first, { kind: 'finished', status: 'completed' }, explain);
+    assert.match(view.delegations[0]!.reason!, /^follow-up: tester sent a message/, explain);
+    const session = view.usage.find((u) => u.delegationId === 'D-F-coder-001')!.sessionId!;
+    assert.ok(
+      readFileSync(join(prompts, 'D-F-coder-002.md'), 'utf8').startsWith('## Message from tester\n\nUse tabs.\n'),
+    );
+    assert.equal(show(fixture.workspace, 'main', 'notes-F-1.md'), 'D-F-coder-002\nmessage: Use tabs.\n');
+
+    // The finished task (and its finished run) takes a second message: a follow-up attempt, integrated on top.
+    const reopened = await engine.sendFollowUp({ runId: run.id, taskId: 'F', message: 'Add a heading.', by: 'tester' });
+    assert.deepEqual([reopened.action, reopened.runStatus], ['reopen', 'running']);
+    const second = await withWorkerEnv(env, () => drive(run.id));
+    assert.deepEqual(second, { kind: 'finished', status: 'completed' });
+    view = await engine.overview(run.id);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}${d.followUp ? ' (follow-up)' : ''}`),
+      ['D-F-coder-001:CANCELLED', 'D-F-coder-002:COMPLETED (follow-up)', 'D-F-coder-003:COMPLETED (follow-up)'],
+    );
+    const prompt = readFileSync(join(prompts, 'D-F-coder-003.md'), 'utf8');
+    assert.ok(prompt.startsWith('## Message from tester\n\nAdd a heading.\n'), prompt);
+    assert.doesNotMatch(
+      prompt,
+      /Use tabs|What went wrong before/,
+      'the passed follow-up and its ended attempt are done',
+    );
+    // Both follow-ups continued the first attempt's session.
+    for (const call of calls().slice(1)) {
+      const argv = call.argv;
+      assert.deepEqual(argv.slice(argv.indexOf('--resume'), argv.indexOf('--resume') + 2), ['--resume', session]);
+    }
+    // On top: the second follow-up's worktree started from the first one's integration, and moved main past it.
+    assert.equal(show(fixture.workspace, 'main', 'notes-F-1.md'), 'D-F-coder-003\nmessage: Add a heading.\n');
+    const integrations = (await engine.listEvents(run.id)).filter((e) => e.type === 'integration:done');
+    assert.equal(integrations.length, 2);
+    const events = (await engine.listEvents(run.id)).filter((e) => e.type === 'attempt:follow-up');
+    assert.deepEqual(
+      events.map((e) => e.type === 'attempt:follow-up' && [e.data.delegationId, e.data.by, e.data.sessionId]),
+      [
+        ['D-F-coder-002', ['tester'], session],
+        ['D-F-coder-003', ['tester'], session],
+      ],
+    );
+
+    // The CLI: who sent what, in the timeline and in status; a message to the finished task from the command line.
+    await engine.close();
+    ensureCliBuilt();
+    const cli = (args: string[]) => runCli(args, { cwd: fixture.workspace, env: { BATON_USER: 'tester' } });
+    const timeline = (await cli(['events'])).stdout;
+    assert.match(
+      timeline,
+      /tester sent F a message; its running attempt D-F-coder-001 ends and the next continues with it: "Use tabs\."/,
+    );
+    assert.match(timeline, /D-F-coder-003 is a follow-up with tester's message, in session fake-session-\d+/);
+    assert.match((await cli(['status'])).stdout, /M-1\s+F\s+tester\s+\S.*\s+D-F-coder-002\s+Use tabs\./);
+    const sent = await cli(['message', 'F', 'Polish.']);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.equal(
+      sent.stdout,
+      `Message M-3 from tester to F: the finished task runs again as a follow-up attempt (run ${run.id} is running).\nContinue with: baton resume --run ${run.id}\n`,
+    );
   });
 
   it('rejecting a budget gate fails the task; a run already over its budget starts nothing', async () => {

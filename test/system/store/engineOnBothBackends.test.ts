@@ -72,6 +72,17 @@ async function walk(fixture: EngineFixture, engine: Engine): Promise<unknown> {
     token: t5again.token,
     artifactPath: fixture.writeResult('T5.md', { task: 'T5' }),
   });
+  // A follow-up message (follow_ups, migration 12): the completed T1 runs again as a follow-up attempt and passes.
+  await engine.sendFollowUp({ runId: t1.runId, taskId: 'T1', message: 'Add a README.', by: 'ann' });
+  // A second one while T1 waits to start: its next attempt carries both. One to a task that is not there: refused.
+  await refused(engine.sendFollowUp({ runId: t1.runId, taskId: 'T1', message: 'Wait for it.', by: 'bob' }));
+  await refused(engine.sendFollowUp({ runId: t1.runId, taskId: 'T9', message: 'Hello?', by: 'bob' }));
+  const t1again = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+  await engine.ingest({
+    delegationId: t1again.delegation.id,
+    token: t1again.token,
+    artifactPath: fixture.writeResult('T1-again.md', { task: 'T1' }),
+  });
   // A replan once nothing runs: finished work carries over to the new run, the old one is superseded.
   fixture.write('plan.md', DEMO_PLAN.replace('Write the docs.', 'Write better docs.'));
   const replanned = await engine.replan({ runId: t1.runId, planPath: 'plan.md' });
@@ -84,6 +95,7 @@ async function walk(fixture: EngineFixture, engine: Engine): Promise<unknown> {
     runs,
     overview,
     ingestions: await engine.listIngestions(t1.runId),
+    followUps: await engine.listFollowUps(t1.runId),
     events: (await engine.listEvents(t1.runId)).map(({ id: _id, ...event }) => event),
     record: await engine.taskRecord(t1.runId, 'T3'),
     diagnosis: await engine.diagnose(t1.runId),
@@ -142,6 +154,8 @@ describe('the engine on both backends', () => {
       'claim.retry-backoff',
       'runtime.wrong-token',
       'replan.workers-alive',
+      '(accepted)',
+      'task.unknown',
     ]);
     assert.equal((expected as { runs: unknown[] }).runs.length, 2);
     assert.ok(

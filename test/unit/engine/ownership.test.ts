@@ -32,6 +32,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   verify_processes: 'verifyProcesses',
   tree_snapshots: 'treeSnapshots',
   agent_usage: 'agentUsage',
+  // A person's follow-up messages to a task (migration 12, docs/agents.md "Follow-up messages").
+  follow_ups: 'followUps',
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {

@@ -1,8 +1,8 @@
 import type { StoreTx } from '../../store/port';
 
-export type CounterName = 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordinator_epoch' | 'stop';
+export type CounterName = 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordinator_epoch' | 'stop' | 'follow_up';
 
-/** The next value of a store-wide counter (ids of runs, gates, ingestions, stops; lease epochs). */
+/** The next value of a store-wide counter (ids of runs, gates, ingestions, stops, follow-ups; lease epochs). */
 export async function nextCounter(tx: StoreTx, name: CounterName): Promise<number> {
   await tx.run(`UPDATE counters SET value = value + 1 WHERE name = ?`, [name]);
   const row = await tx.get<{ value: number }>(`SELECT value FROM counters WHERE name = ?`, [name]);

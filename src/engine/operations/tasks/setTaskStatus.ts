@@ -34,6 +34,36 @@ export async function setTaskStatus(
   await appendEvent(tx, runId, 'task:status', now, { taskId, from: row.status, to, ...(reason ? { reason } : {}) });
 }
 
+/**
+ * A finished task (completed or failed) goes back to ready for a follow-up attempt (domain/followUp.ts): the one move
+ * out of an end, and only this operation makes it — TASK_TRANSITIONS keeps the ends final for every other path.
+ * Compare-and-set on the status it found; the retry backoff is cleared (a follow-up is no retry).
+ */
+export async function reopenFinishedTask(
+  tx: StoreTx,
+  runId: string,
+  taskId: string,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const row = await tx.get<{ status: TaskStatus }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+    runId,
+    taskId,
+  ]);
+  if (!row) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
+  if (row.status !== 'completed' && row.status !== 'failed')
+    throw new BatonError(
+      'task.illegal-transition',
+      `Task ${taskId} is ${row.status}; only a finished task is reopened.`,
+    );
+  const changed = await tx.run(
+    `UPDATE tasks SET status = 'ready', status_reason = ?, not_before = NULL, updated_at = ? WHERE run_id = ? AND id = ? AND status = ?`,
+    [reason, now, runId, taskId, row.status],
+  );
+  if (changed !== 1) throw new BatonError('task.changed-meanwhile', `Task ${taskId} changed meanwhile; try again.`);
+  await appendEvent(tx, runId, 'task:status', now, { taskId, from: row.status, to: 'ready', reason });
+}
+
 /** When the task's next attempt may start (a retry backoff); null: now. */
 export async function setTaskNotBefore(
   tx: StoreTx,

@@ -1,0 +1,109 @@
+import { BatonError } from '../domain/errors';
+import { decideFollowUp, followUpMessageProblem, type FollowUp, type FollowUpAction } from '../domain/followUp';
+import type { StopReportEntry } from '../domain/stops';
+import type { DelegationStatus, RunStatus, TaskStatus } from '../domain/types';
+import { isManualWorker } from '../domain/workerLaunch';
+import { endAttemptForFollowUp } from '../operations/delegations/endAttemptForFollowUp';
+import { recordFollowUp } from '../operations/followUps/followUps';
+import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
+import { reopenFinishedTask } from '../operations/tasks/setTaskStatus';
+import { attemptWorker } from '../queries/agentUsage';
+import { readCoordinatorLease } from '../queries/coordinatorLease';
+import { readRunSettings, readRunStatus } from '../queries/runs';
+import type { StoreTx } from '../store/port';
+import { endRecordedWorker } from './applyStop';
+import type { EngineContext } from './context';
+import { isCoordinatorResponsive } from './coordinatorLiveness';
+
+export interface FollowUpOutcome {
+  followUp: FollowUp;
+  /** What the message did to its task (domain/followUp.ts). */
+  action: Exclude<FollowUpAction['kind'], 'refuse'>;
+  /** The run's status after it: a finished run that was reopened is `running` again. */
+  runStatus: RunStatus;
+  /**
+   * For `interrupt`: who ends the running attempt's processes — its live coordinator (it sees the attempt decided and
+   * ends it, gracefully first), or this process when no coordinator is alive (with the report of that end).
+   */
+  interrupted?: { delegationId: string; endedBy: 'coordinator' | 'this process'; report?: StopReportEntry };
+  /** Whether a live coordinator drives the run (it takes the message on); else `baton resume` does. */
+  driven: boolean;
+}
+
+/**
+ * A person's follow-up message to a task (`baton message`, docs/agents.md "Follow-up messages"): decided, recorded
+ * and carried out in one transaction — a running attempt ended (CANCELLED, not counted against maxAttempts), a
+ * finished task reopened (its run back to running), or the message left for the task's next attempt. The attempt that
+ * takes it starts its prompt with it and continues the last attempt's session where its preset can (claimAttempt).
+ * Bad input and refusals throw before anything is written.
+ */
+export async function sendFollowUp(
+  ctx: EngineContext,
+  input: { runId: string; taskId: string; message: string; by: string },
+): Promise<FollowUpOutcome> {
+  const problem = followUpMessageProblem(input.message);
+  if (problem) throw new BatonError('follow-up.invalid', problem);
+  const recorded = await ctx.store.transact((tx) => recordAndAct(tx, ctx, input));
+  const lease = await ctx.store.read((r) => readCoordinatorLease(r, input.runId));
+  const outcome = { ...recorded, driven: isCoordinatorResponsive(lease, ctx.clock.now()) };
+  const delegationId = outcome.followUp.interruptedDelegationId;
+  if (!delegationId) return outcome;
+  if (outcome.driven) return { ...outcome, interrupted: { delegationId, endedBy: 'coordinator' } };
+  // No coordinator watches the attempt (it died, or was stopped): its worker is ended from here, as a stop's would be.
+  const report = await endRecordedWorker(ctx, input.runId, delegationId, ctx.config.stopGraceSeconds * 1000);
+  return { ...outcome, interrupted: { delegationId, endedBy: 'this process', report } };
+}
+
+async function recordAndAct(
+  tx: StoreTx,
+  ctx: EngineContext,
+  input: { runId: string; taskId: string; message: string; by: string },
+): Promise<Omit<FollowUpOutcome, 'interrupted' | 'driven'>> {
+  const { runId, taskId, by } = input;
+  const now = ctx.clock.now();
+  const runStatus = await readRunStatus(tx, runId);
+  const task = await tx.get<{ status: TaskStatus; worker: string | null }>(
+    `SELECT status, worker FROM tasks WHERE run_id = ? AND id = ?`,
+    [runId, taskId],
+  );
+  if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
+  const last = await tx.get<{ id: string; status: DelegationStatus }>(
+    `SELECT id, status FROM delegations WHERE run_id = ? AND task_id = ? ORDER BY attempt DESC LIMIT 1`,
+    [runId, taskId],
+  );
+  // The worker the task last ran on (a resume's --worker included), else the one the plan names, else the default.
+  const settings = await readRunSettings(tx, runId);
+  const definitions = settings.workers ?? ctx.config;
+  const workerId =
+    (last ? await attemptWorker(tx, runId, last.id) : undefined) ??
+    task.worker ??
+    settings.workers?.defaultWorker ??
+    ctx.config.defaultWorker;
+  const open = last && ['PENDING', 'RUNNING', 'BLOCKED'].includes(last.status) ? last : undefined;
+  const action = decideFollowUp({
+    runId,
+    runStatus,
+    taskId,
+    taskStatus: task.status,
+    manual: isManualWorker(definitions, workerId),
+    ...(open ? { open } : {}),
+  });
+  if (action.kind === 'refuse') throw new BatonError(action.code, action.message);
+  const followUp = await recordFollowUp(
+    tx,
+    {
+      runId,
+      taskId,
+      message: input.message,
+      by,
+      action: action.kind,
+      ...(action.kind === 'interrupt' ? { interruptedDelegationId: action.delegationId } : {}),
+    },
+    now,
+  );
+  if (action.kind === 'interrupt')
+    await endAttemptForFollowUp(tx, { runId, delegationId: action.delegationId, by }, now);
+  if (action.kind === 'reopen')
+    await reopenFinishedTask(tx, runId, taskId, `a follow-up from ${by} (${followUp.id}) runs it again`, now);
+  return { followUp, action: action.kind, runStatus: await refreshRunStatus(tx, runId, now) };
+}
