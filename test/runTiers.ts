@@ -9,8 +9,8 @@
 // same way alone. A step that runs alone passes its output through as it comes; steps of one
 // group run at the same time, and each one's output is printed whole when it ends: the checks
 // (lint, typecheck, build), and the system tier beside the integration tier; e2e runs after them,
-// alone (test/README.md, "Tiers side by side": with e2e beside it too, the load reached 14 and a
-// CLI test waited out the store lock).
+// in two halves side by side (test/README.md, "Tiers side by side": with e2e beside the system tier
+// too, the load reached 14 and a CLI test waited out the store lock).
 // BATON_TEST_SERIAL=1 runs every step alone, one after another. The counts are read from the
 // tier's own summary. A failing step does not stop the later ones (unless --bail): the summary
 // then shows every tier, so one CI log says everything that is wrong.
@@ -116,14 +116,32 @@ const STEPS: Step[] = [
     lane: 'editor',
     budgetSeconds: 600,
   },
+  // The e2e tier in two halves side by side, each with its own code-server and Chromium (test/README.md, "The e2e
+  // tier in two halves"); `npm test -- e2e` runs both.
   {
-    name: 'e2e',
-    script: 'test:e2e',
+    name: 'e2e-1',
+    script: 'test:e2e:1',
     counts: mochaCounts,
     ttyArgs: ['--color'],
-    budgetSeconds: 1500,
+    group: 'e2e',
+    lane: 'e2e-1',
+    budgetSeconds: 1200,
+  },
+  {
+    name: 'e2e-2',
+    script: 'test:e2e:2',
+    counts: mochaCounts,
+    ttyArgs: ['--color'],
+    group: 'e2e',
+    lane: 'e2e-2',
+    budgetSeconds: 1200,
   },
 ];
+
+/** A step's name, or the name of a tier whose steps run in parts (`e2e`: e2e-1 and e2e-2). */
+function stepsNamed(name: string): Step[] {
+  return STEPS.filter((step) => step.name === name || step.name.startsWith(`${name}-`));
+}
 
 const SERIAL = process.env.BATON_TEST_SERIAL === '1';
 
@@ -131,12 +149,12 @@ const BUDGET_SCALE = Number(process.env.BATON_TEST_BUDGET_SCALE ?? 1);
 
 function parseArgs(argv: readonly string[]): { steps: Step[]; bail: boolean } {
   const names = argv.filter((arg) => arg !== '--bail');
-  const unknown = names.filter((name) => !STEPS.some((step) => step.name === name));
+  const unknown = names.filter((name) => stepsNamed(name).length === 0);
   if (unknown.length)
     throw new Error(
       `Unknown step ${unknown.join(', ')}. Steps: ${STEPS.map((s) => s.name).join(', ')}; option: --bail.`,
     );
-  const steps = names.length ? names.map((name) => STEPS.find((step) => step.name === name)!) : STEPS;
+  const steps = names.length ? names.flatMap(stepsNamed) : STEPS;
   return { steps, bail: argv.includes('--bail') };
 }
 

@@ -63,16 +63,22 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
             reason: `attempt 1: D-T${i + 1}-coder-001`,
             attempt: 1,
             delegationId: `D-T${i + 1}-coder-001`,
-            startedAt: started,
           }),
       attempt: status === 'pending' || status === 'ready' ? 0 : 1,
+      ...(status === 'running' ? { runningSince: started } : {}),
       ...(status === 'completed' || status === 'failed'
-        ? { finishedAt: started + 60_000, resultStatus: status === 'completed' ? 'PASS' : 'FAIL' }
+        ? { ranMs: 60_000, resultStatus: status === 'completed' ? 'PASS' : 'FAIL' }
         : {}),
       worker: 'claude-code',
       isolation: 'worktree',
       line: i * 6 + 1,
     };
+  });
+  // Each attempt's span: from its start to its end (null while it runs).
+  const spans = taskViews.flatMap((t, i): Array<[number, number | null]> => {
+    if (t.status === 'pending' || t.status === 'ready') return [];
+    const started = start + i * 300;
+    return [[started, t.status === 'completed' || t.status === 'failed' ? started + 60_000 : null]];
   });
   return {
     type: 'snapshot',
@@ -143,10 +149,8 @@ export function syntheticSnapshot(tasks: number, runtimes: number, now = 1_800_0
       column: 9,
     })),
     series: {
-      finished: taskViews.filter((t) => t.finishedAt).map((t) => t.finishedAt!),
-      spans: taskViews
-        .filter((t) => t.startedAt)
-        .map((t) => [t.startedAt!, t.finishedAt ?? null] as [number, number | null]),
+      finished: spans.flatMap(([, end]) => (end === null ? [] : [end])),
+      spans,
     },
   };
 }
@@ -165,8 +169,9 @@ const raf = window.requestAnimationFrame.bind(window);
 window.requestAnimationFrame = (cb) => raf((t) => { const s = performance.now(); cb(t); void document.body.offsetHeight; window.__cost.push(['frame', performance.now() - s, performance.now()]); });
 const add = window.addEventListener.bind(window);
 window.addEventListener = (type, fn, options) => add(type, type === 'message' ? (e) => { const s = performance.now(); fn(e); window.__cost.push(['message', performance.now() - s, performance.now()]); } : fn, options);
-// Posts as the host would; resolves once the handler ran and the frame after it was drawn.
-window.__post = (m) => new Promise((done) => {
+// Posts as the host would; resolves once the handler ran and the frame after it was drawn (fails after 10 s without:
+// the webview refused the message — its warning is on the console).
+window.__post = (m) => new Promise((done, fail) => {
   window.__cost.length = 0;
   const start = performance.now();
   window.postMessage(m, '*');
@@ -174,6 +179,7 @@ window.__post = (m) => new Promise((done) => {
     const handler = window.__cost.find(([kind]) => kind === 'message');
     const frame = handler && window.__cost.find(([kind, , end]) => kind === 'frame' && end >= handler[2]);
     if (frame) done({ cost: handler[1] + frame[1], wall: frame[2] - start });
+    else if (performance.now() - start > 10000) fail(new Error('the dashboard drew nothing for a ' + m.type + ' message'));
     else setTimeout(check, 1);
   };
   check();
@@ -191,7 +197,7 @@ window.__post = (m) => new Promise((done) => {
  * Posts a message as the host would and returns the main-thread cost of handling and drawing it, and the wall time (see
  * __post in the page).
  */
-async function post(page: Page, message: HostMessage): Promise<{ cost: number; wall: number }> {
+async function postAndDraw(page: Page, message: HostMessage): Promise<{ cost: number; wall: number }> {
   return page.evaluate(
     (m) => (window as unknown as { __post(m: unknown): Promise<{ cost: number; wall: number }> }).__post(m),
     message,
@@ -212,9 +218,17 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
     let queueRows = 0;
     for (let rep = 0; rep < options.reps; rep++) {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      // What the webview says about a message it refuses (a snapshot the protocol does not accept), for the error.
+      const said: string[] = [];
+      page.on('console', (m) => said.push(m.text()));
+      page.on('pageerror', (e) => said.push(e.message));
+      const post = (message: HostMessage) =>
+        postAndDraw(page, message).catch((err: unknown) => {
+          throw new Error(`${(err as Error).message}; the page said: ${said.join(' | ') || 'nothing'}`);
+        });
       await page.goto(url);
       await page.waitForFunction(() => document.querySelector('.run-header') !== null);
-      const render = await post(page, snapshot);
+      const render = await post(snapshot);
       first.push(render.cost);
       firstWall.push(render.wall);
       queueRows = await page.locator('.queue-row').count();
@@ -232,11 +246,11 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
             progress: `step ${beat} of ${r.id}`,
           })),
         };
-        ticks.push((await post(page, message)).cost);
+        ticks.push((await post(message)).cost);
       }
       // The host's clock tick (about once a second): ages and lease bars of every row, running durations.
       for (let tick = 0; tick < 3; tick++)
-        clockTicks.push((await post(page, { type: 'clock', now: snapshot.now + (6 + tick) * 1000 })).cost);
+        clockTicks.push((await post({ type: 'clock', now: snapshot.now + (6 + tick) * 1000 })).cost);
       await page.close();
       options.log?.(
         `dashboard rep ${rep + 1}/${options.reps}: first render ${render.cost.toFixed(1)} ms, tick ${ticks.at(-1)!.toFixed(2)} ms`,

@@ -1,3 +1,4 @@
+import { SCHEMA_VERSION } from '../../../src/engine/store/migrations';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -44,11 +45,12 @@ describe('a coordinator stopped while it holds the store lock', function () {
     writeFile(workspace, '.baton/config.json', config());
     writeFile(workspace, 'plan.md', plan([{ id: 'A' }, { id: 'B', depends: ['A'] }]));
     // It stops itself inside a commit, after taking the lock, once its run is under way (Ctrl-Z at the wrong moment):
-    // the 13th locked commit (start also takes the lock for its frozen-config and claim checks before its run
-    // exists).
+    // the locked commit after the new store's migrations (one commit each) and the one more that start makes for its
+    // frozen-config and claim checks before its run exists.
+    const skip = String(SCHEMA_VERSION + 1);
     holder = spawnCli(['start', 'plan.md'], {
       cwd: workspace,
-      env: { ...env(), BATON_FAULT_POINT: 'commit:locked', BATON_FAULT_SIGNAL: 'SIGSTOP', BATON_FAULT_SKIP: '12' },
+      env: { ...env(), BATON_FAULT_POINT: 'commit:locked', BATON_FAULT_SIGNAL: 'SIGSTOP', BATON_FAULT_SKIP: skip },
     });
     holderExit = new Promise((resolve) => holder!.on('close', (code) => resolve(code)));
     await waitFor('the coordinator to stop holding the lock', () => processState(holder!.pid!) === 'T', 60_000);

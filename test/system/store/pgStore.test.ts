@@ -93,7 +93,7 @@ describe('PostgreSQL store', () => {
       const counters = await stores[0]!.read((r) => r.all<{ name: string }>(`SELECT name FROM counters ORDER BY name`));
       assert.deepEqual(
         counters.map((c) => c.name),
-        ['coordinator_epoch', 'gate', 'ingestion', 'lease_epoch', 'run', 'stop'],
+        ['coordinator_epoch', 'follow_up', 'gate', 'ingestion', 'lease_epoch', 'run', 'stop'],
       );
     });
 
