@@ -9,10 +9,10 @@ describe('a worker lease held past one lease length (a coordinator handing its w
   beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
   afterEach(() => fixture.dispose());
 
-  it("is not cut back by the worker's own heartbeat: a beat extends a lease, never shortens it", async () => {
+  /** T1 claimed by a worker, and a coordinator holding the run: the authority it renews the worker's lease with. */
+  async function claimUnderCoordinator() {
     const engine = await fixture.open();
     const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-    const now = fixture.fakeClock.now();
     const store = await fixture.openStore();
     const coordinator = await takeCoordinatorLease(store, fixture.fakeClock, {
       runId: claim.runId,
@@ -21,13 +21,19 @@ describe('a worker lease held past one lease length (a coordinator handing its w
       leaseMs: 30_000,
     });
     assert.ok(coordinator.acquired);
-    const held = now + 3_600_000;
     const authority = {
       holder: 'coordinator' as const,
       runId: claim.runId,
       epoch: coordinator.epoch,
       withinLease: true,
     };
+    return { engine, claim, store, authority };
+  }
+
+  it("is not cut back by the worker's own heartbeat: a beat extends a lease, never shortens it", async () => {
+    const { engine, claim, store, authority } = await claimUnderCoordinator();
+    const now = fixture.fakeClock.now();
+    const held = now + 3_600_000;
     await store.transact((tx) =>
       renewRuntimeLease(tx, { runtimeId: claim.runtimeId, authority: { ...authority, until: held }, beat: false }, now),
     );
@@ -45,22 +51,7 @@ describe('a worker lease held past one lease length (a coordinator handing its w
   });
 
   it("keeps the worker's own note over a coordinator's description of what the worker began before it", async () => {
-    const engine = await fixture.open();
-    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
-    const store = await fixture.openStore();
-    const coordinator = await takeCoordinatorLease(store, fixture.fakeClock, {
-      runId: claim.runId,
-      holder: 'box:1',
-      identity: selfIdentity(),
-      leaseMs: 30_000,
-    });
-    assert.ok(coordinator.acquired);
-    const authority = {
-      holder: 'coordinator' as const,
-      runId: claim.runId,
-      epoch: coordinator.epoch,
-      withinLease: true,
-    };
+    const { engine, claim, store, authority } = await claimUnderCoordinator();
     const began = fixture.fakeClock.now();
     fixture.fakeClock.advance(1_000);
     await engine.refresh();
