@@ -26,10 +26,12 @@ describe('baton CLI: its start from the code cache', function () {
   };
 
   it('the build leaves a cache this Node takes for the bundle it was made from', () => {
-    // The same check bin.ts makes, then V8's own: a cache V8 rejects would only cost its size.
+    // The same check bin.ts makes, then V8's own: a cache V8 rejects would only cost its size. V8 takes a cache only
+    // under the flags it was made with: bin.ts's (--liftoff-only), which this process has as well.
     const accepted = execFileSync(
       process.execPath,
       [
+        '--liftoff-only',
         '-e',
         `const { readFileSync } = require('node:fs'); const { createHash } = require('node:crypto');
          const { Script } = require('node:vm'); const { wrap } = require('node:module');
