@@ -44,6 +44,8 @@ export interface EngineBenchResult {
   bundleBytes: number;
   /** CPU milliseconds (user + system) of `baton status` in an empty folder, a fresh process each. */
   cliStart: { cachedMs: Summary; uncachedMs: Summary; bareNodeMs: Summary };
+  /** CPU milliseconds of `baton status` on a workspace with a run: as built, and the bundle on V8's default tiering. */
+  cliStore: { builtMs: Summary; defaultTieringMs: Summary };
 }
 
 export const ENGINE_TARGETS = { heartbeatP95AboveCommitMs: 25, openMs: 1000, bundleBytes: 1024 * 1024 };
@@ -205,7 +207,69 @@ export async function runEngineBench(options: EngineBenchOptions): Promise<Engin
   options.log?.(
     `CLI start: ${cliStart.cachedMs.median} ms CPU from the code cache, ${cliStart.uncachedMs.median} ms without`,
   );
-  return { options, heartbeat, open, bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size, cliStart };
+  const cliStore = await measureCliOnStore(options.openReps * 4);
+  options.log?.(
+    `CLI on a store: ${cliStore.builtMs.median} ms CPU as built, ${cliStore.defaultTieringMs.median} ms on V8's default tiering`,
+  );
+  return {
+    options,
+    heartbeat,
+    open,
+    bundleBytes: statSync(join(ROOT, 'dist', 'extension.js')).size,
+    cliStart,
+    cliStore,
+  };
+}
+
+/** Prints the process's own CPU time (every thread's) as it exits: a --require, so the CLI itself is unchanged. */
+function writeCpuProbe(dir: string): string {
+  const probe = join(dir, 'cpu.cjs');
+  writeFileSync(
+    probe,
+    `process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeSync(2, '\\ncpu ' + (u.user + u.system) / 1000 + '\\n'); });\n`,
+  );
+  return probe;
+}
+
+function cpuMsOf(probe: string, cwd: string, args: string[]): number {
+  const { stderr } = spawnSync(process.execPath, ['--require', probe, ...args], { cwd, encoding: 'utf8' });
+  const cpu = /cpu ([0-9.]+)/.exec(stderr);
+  if (!cpu) throw new Error(`node ${args.join(' ')} printed no CPU time:\n${stderr}`);
+  return Number(cpu[1]);
+}
+
+/**
+ * The CPU of a command that opens the store: `baton status` on a workspace with a run, as built (dist/cli.js keeps
+ * sql.js on V8's baseline WebAssembly compiler: src/cli/bin.ts), and the same bundle started on V8's default
+ * tiering, whose optimizing compiler also compiles sql.js's hot functions on background threads.
+ */
+async function measureCliOnStore(reps: number): Promise<EngineBenchResult['cliStore']> {
+  const root = makeTempDir('baton-bench-cli-store-');
+  try {
+    const workspace = join(root, 'workspace');
+    mkdirSync(workspace);
+    const tasks = ['T1', 'T2', 'T3'].map((id) => `\`\`\`baton-task\nid: ${id}\nagent: coder\n\`\`\`\n\nDo ${id}.\n`);
+    writeFileSync(join(workspace, 'plan.md'), `# Plan\n\n${tasks.join('\n')}`);
+    const engine = await Engine.open({ workspace });
+    try {
+      await engine.startRun('plan.md');
+    } finally {
+      await engine.close();
+    }
+    const probe = writeCpuProbe(root);
+    // The bundle as Node runs any script: no code cache, V8's flags as they are.
+    const plainLauncher = join(root, 'default-tiering.cjs');
+    writeFileSync(plainLauncher, `require(${JSON.stringify(join(ROOT, 'dist', 'baton-cli.js'))}).runAsProgram();\n`);
+    const built: number[] = [];
+    const defaultTiering: number[] = [];
+    for (let rep = 0; rep < reps; rep++) {
+      built.push(cpuMsOf(probe, workspace, [join(ROOT, 'dist', 'cli.js'), 'status']));
+      defaultTiering.push(cpuMsOf(probe, workspace, [plainLauncher, 'status']));
+    }
+    return { builtMs: summarize(built), defaultTieringMs: summarize(defaultTiering) };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -222,16 +286,8 @@ function measureCliStart(reps: number): EngineBenchResult['cliStart'] {
     mkdirSync(empty);
     for (const file of ['cli.js', 'baton-cli.js', 'sql-wasm.wasm'])
       copyFileSync(join(ROOT, 'dist', file), join(uncached, file));
-    // Prints the process's own CPU time as it exits (a --require, so the CLI itself is unchanged).
-    const probe = join(root, 'cpu.cjs');
-    writeFileSync(
-      probe,
-      `process.on('exit', () => { const u = process.cpuUsage(); require('node:fs').writeSync(2, '\\ncpu ' + (u.user + u.system) / 1000 + '\\n'); });\n`,
-    );
-    const cpuOf = (args: string[]): number => {
-      const { stderr } = spawnSync(process.execPath, ['--require', probe, ...args], { cwd: empty, encoding: 'utf8' });
-      return Number(/cpu ([0-9.]+)/.exec(stderr)![1]);
-    };
+    const probe = writeCpuProbe(root);
+    const cpuOf = (args: string[]): number => cpuMsOf(probe, empty, args);
     const cached: number[] = [];
     const plain: number[] = [];
     const bare: number[] = [];
@@ -262,11 +318,12 @@ export function engineSection(r: EngineBenchResult): string {
 | store open + recovery: ${o.delegations.toLocaleString('en-US')} delegations, ${r.open.linesAfterSnapshot.toLocaleString('en-US')} journal lines after the snapshot (counted on disk) (${(r.open.bytes / 2 ** 20).toFixed(0)} MiB on disk), a fresh process | ${fmt(r.open.openMs)}; RSS ${r.open.rssMiB.toFixed(0)} MiB | reading the same bytes from disk: ${fmt(r.open.readMs)} (${(r.open.openMs.median / Math.max(0.1, r.open.readMs.median)).toFixed(1)}×) | ≤ ${ENGINE_TARGETS.openMs} ms | ${holds(r.open.openMs.median <= ENGINE_TARGETS.openMs)} |
 | bundle size: \`dist/extension.js\` (minified, without the 0.6 MiB wasm) | ${(r.bundleBytes / 1024).toFixed(0)} KiB | — | ≤ 1 MiB | ${holds(r.bundleBytes <= ENGINE_TARGETS.bundleBytes)} |
 | CLI start: \`baton status\` in an empty folder, a fresh process, CPU time (user + system) | ${fmt(r.cliStart.cachedMs)} from the code cache | the same bundle without its cache: ${fmt(r.cliStart.uncachedMs)} (${(r.cliStart.cachedMs.median / r.cliStart.uncachedMs.median).toFixed(2)}×); Node starting with nothing to run: ${fmt(r.cliStart.bareNodeMs)} | — | — |
+| CLI on a store: \`baton status\` on a workspace with a run (the command opens the store), a fresh process, CPU time | ${fmt(r.cliStore.builtMs)} as built (sql.js on V8's baseline compiler) | the same bundle on V8's default tiering: ${fmt(r.cliStore.defaultTieringMs)} (${(r.cliStore.builtMs.median / r.cliStore.defaultTieringMs.median).toFixed(2)}×) | — | — |
 
 The observer is a separate process with its own engine following the store (\`Engine.open({ follow: true })\`):
 it hears another process's commit through a file-system watch on the store folder and reads the new journal
 lines; the figure is the wall time from the writer's \`heartbeat()\` returning to the observer's event firing.
-Open figures are medians of ${o.openReps} fresh processes; CLI start figures of ${o.openReps * 4} (docs/architecture.md,
+Open figures are medians of ${o.openReps} fresh processes; CLI figures of ${o.openReps * 4} (docs/architecture.md,
 "How the CLI starts").
 
 <!-- engine:end -->

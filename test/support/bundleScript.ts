@@ -8,7 +8,9 @@ const cache = new Map<string, string>();
 /**
  * Bundles a TypeScript entry (a child process script for crash and race tests) into one
  * CommonJS file, so each child starts in plain Node in tens of milliseconds instead of
- * paying for a TypeScript loader on every spawn.
+ * paying for a TypeScript loader on every spawn. A child runs sql.js on V8's baseline compiler
+ * only, as the `baton` command does (src/cli/bin.ts): a short-lived process otherwise spends a
+ * third of a second of CPU optimizing SQLite it then hardly runs.
  */
 export function bundleScript(entry: string): string {
   const absolute = resolve(ROOT, entry);
@@ -28,6 +30,7 @@ export function bundleScript(entry: string): string {
     // pg's optional libpq binding, never loaded (as in scripts/build.mjs).
     external: ['pg-native'],
     logLevel: 'error',
+    banner: { js: `require('node:v8').setFlagsFromString('--liftoff-only');` },
   });
   cache.set(absolute, outfile);
   return outfile;

@@ -1,8 +1,14 @@
 import type { StoreSetting } from '../domain/config';
 import { BatonError } from '../domain/errors';
 import { FileStore, storeExists, type FileStoreOptions } from './fileStore';
-import { PgStore } from './pgStore';
+import type { PgStore } from './pgStore';
 import type { StorePort } from './port';
+
+/**
+ * The PostgreSQL store, loaded on first use: loading the `pg` client costs a command about 80 ms of CPU (its check
+ * for a Cloudflare runtime builds a `Response`, which loads Node's fetch), and a workspace on files never needs it.
+ */
+const loadPgStore = async (): Promise<typeof PgStore> => (await import('./pgStore')).PgStore;
 
 /** The environment variable that holds a PostgreSQL store's URL, password included (docs/team.md). */
 export const STORE_URL_VARIABLE = 'BATON_STORE_URL';
@@ -47,7 +53,8 @@ export async function openStore(
   options: { follow: boolean; file?: FileStoreOptions },
 ): Promise<StorePort> {
   if (choice.kind === 'file') return FileStore.open(choice.dir, { ...options.file, follow: options.follow });
-  return PgStore.open({ url: choice.url, schema: choice.schema, secrets: choice.secrets, follow: options.follow });
+  const pgStore = await loadPgStore();
+  return pgStore.open({ url: choice.url, schema: choice.schema, secrets: choice.secrets, follow: options.follow });
 }
 
 /**
@@ -68,7 +75,8 @@ export async function checkStore(
       await store.close();
       return { exists: true, notices };
     }
-    const store = await PgStore.open({ url: choice.url, schema: choice.schema, secrets: choice.secrets });
+    const pgStore = await loadPgStore();
+    const store = await pgStore.open({ url: choice.url, schema: choice.schema, secrets: choice.secrets });
     try {
       const started = performance.now();
       const version = await store.read((r) =>
