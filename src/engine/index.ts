@@ -66,7 +66,7 @@ export type { StopReportEntry, StopRequest } from './domain/stops';
 export type { StopOutcome } from './usecases/applyStop';
 export type { FollowUpOutcome } from './usecases/sendFollowUp';
 export type { FollowUp } from './domain/followUp';
-export { MAX_FOLLOW_UP_BYTES } from './domain/followUp';
+export { FOLLOW_UP_TASK_STATUSES, MAX_FOLLOW_UP_BYTES } from './domain/followUp';
 export type { CancelOutcome } from './usecases/cancelRun';
 export type { IsolationRecheck } from './usecases/recheckIsolation';
 export type { StopMode } from './domain/types';

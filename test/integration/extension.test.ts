@@ -162,6 +162,54 @@ describe('Baton in the editor', function () {
     assert.deepEqual(shown, [{ level: 'information', message: 'No gate is waiting for a decision.' }]);
   });
 
+  it('Send Message… on a finished task runs it again as a follow-up attempt whose prompt starts with the message (issue 24)', async () => {
+    const runs = api.views.runs!;
+    const { run } = await overview();
+    // The finished run is filed under History.
+    const runNode = [...runs.getChildren(), ...runs.getChildren({ kind: 'history', id: 'history' })].find(
+      (n) => n.kind === 'run' && n.runId === run.id,
+    )!;
+    const task = runs.getChildren(runNode).find((n) => n.kind === 'task' && n.taskId === 'T2')!;
+    assert.match(String(runs.getTreeItem(task).contextValue), /canMessage/, 'the task row offers Send Message…');
+    const { runId } = task as Extract<RunsNode, { kind: 'task' }>;
+    const message = 'Also note the change in CHANGES.md.';
+    const asked: Array<vscode.InputBoxOptions | undefined> = [];
+    const window = vscode.window as unknown as Record<string, unknown>;
+    const showInputBox = window.showInputBox;
+    window.showInputBox = (options?: vscode.InputBoxOptions) => {
+      asked.push(options);
+      return Promise.resolve(message);
+    };
+    let shown;
+    try {
+      shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.sendMessage', task));
+    } finally {
+      window.showInputBox = showInputBox;
+    }
+    assert.equal(asked.length, 1);
+    assert.equal(await asked[0]!.validateInput!('  '), 'A message has some text.');
+    assert.deepEqual(
+      shown.map((m) => m.level),
+      ['information'],
+      JSON.stringify(shown),
+    );
+    assert.match(shown[0]!.message, /^Message \S+ sent to T2: the finished task runs again as a follow-up attempt\.$/);
+    // Nobody drove the finished run: this window does, and the follow-up attempt runs and passes.
+    const done = await waitFor(
+      'the follow-up attempt to pass',
+      async () => {
+        const view = await overview(runId);
+        const attempts = view.delegations.filter((d) => d.taskId === 'T2');
+        return view.run.status === 'completed' && attempts.length === 2 ? attempts : undefined;
+      },
+      { timeoutMs: 90_000 },
+    );
+    const followUp = done.find((d) => d.attempt === 2)!;
+    assert.equal(followUp.status, 'COMPLETED');
+    const prompt = readFileSync(workspacePath('.baton', 'runs', runId, 'prompts', `${followUp.id}.md`), 'utf8');
+    assert.ok(prompt.includes(message), prompt.slice(0, 400));
+  });
+
   it('shows a rejected result as diagnostics on the artifact, with quick fixes, and a fixed one is accepted', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'invalid' });
     await vscode.commands.executeCommand('baton.startRun', planUri());

@@ -33,6 +33,16 @@ export interface FollowUpTarget {
   open?: { id: string; status: DelegationStatus };
 }
 
+/** The task states a message is taken in (`decideFollowUp`): the editor offers Send Message… on these. */
+export const FOLLOW_UP_TASK_STATUSES: readonly TaskStatus[] = [
+  'running',
+  'gated',
+  'completed',
+  'failed',
+  'ready',
+  'pending',
+];
+
 /**
  * What a message to a task does. A running attempt is ended and continued; a finished task gets a follow-up attempt
  * (its run, if it had ended, goes back to running); a task that has not started yet takes the message with its next

@@ -15,6 +15,7 @@ import { removeRun, showRemovedRuns } from './removeRuns';
 import { replanRun } from './replanRun';
 import { resumeRun } from './resumeRun';
 import { runTask } from './runTask';
+import { sendMessage } from './sendMessage';
 import { showChanges, showOutput } from './showAttempt';
 import { showEvents } from './showEvents';
 import { showLog } from './showLog';
@@ -38,6 +39,7 @@ export const COMMANDS = {
   'baton.stopRunImmediately': stopRunImmediately,
   'baton.cancelRun': cancelRun,
   'baton.stopDelegation': stopDelegation,
+  'baton.sendMessage': sendMessage,
   'baton.ingestArtifact': ingestArtifact,
   'baton.resumeRun': resumeRun,
   'baton.reconcileRun': reconcileRun,

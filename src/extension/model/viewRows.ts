@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import {
   counted,
+  FOLLOW_UP_TASK_STATUSES,
   isFinishedRun,
   totalUsage,
   isCoordinatorLive,
@@ -309,7 +310,7 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     ...(duration ? { duration } : {}),
     icon: TASK_ICONS[task?.status ?? 'pending'],
     tooltip: `**${taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
-    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}`,
+    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}${task && FOLLOW_UP_TASK_STATUSES.includes(task.status) ? ' canMessage' : ''}`,
     collapsible: attempts.length ? 'collapsed' : 'none',
   };
 }

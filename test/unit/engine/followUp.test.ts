@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { BatonError, type Engine, type Task } from '../../../src/engine/index';
 import {
   decideFollowUp,
+  FOLLOW_UP_TASK_STATUSES,
   followUpMessageProblem,
   followUpReason,
   MAX_FOLLOW_UP_BYTES,
@@ -66,6 +67,13 @@ describe('follow-up messages', () => {
       });
       // A task at a gate whose attempt is not running (a rejected result, a budget stop): its next attempt takes it.
       assert.equal(decideFollowUp(target('gated', { open: { id: 'D', status: 'BLOCKED' } })).kind, 'queue');
+      // The editor offers Send Message… on exactly the states that take one.
+      assert.deepEqual(
+        [...FOLLOW_UP_TASK_STATUSES].sort(),
+        Object.keys(outcomes)
+          .filter((s) => !String(outcomes[s]).startsWith('follow-up.'))
+          .sort(),
+      );
     });
 
     it("refuses a person's task and a run that was replaced or cancelled, with one readable line", () => {
