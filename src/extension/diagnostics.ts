@@ -61,6 +61,8 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
     private readonly workspace: string,
     private readonly engine: () => Promise<Engine>,
     private readonly log: (line: string) => void = () => undefined,
+    /** Baton's own install folder: its docs hold example plans, some wrong on purpose, which are not the person's. */
+    private readonly extensionUri?: vscode.Uri,
   ) {
     super();
     this._register({ dispose: () => this.rechecks.forEach((timer) => clearTimeout(timer)) });
@@ -81,7 +83,18 @@ export class ResultDiagnostics extends DisposableStore implements vscode.CodeAct
   }
 
   private isPlan(document: vscode.TextDocument): boolean {
-    return document.languageId === 'markdown' && /^\s{0,3}(`{3,}|~{3,})\s*baton-task\b/m.test(document.getText());
+    return (
+      document.languageId === 'markdown' &&
+      !this.isBatonsOwn(document.uri) &&
+      /^\s{0,3}(`{3,}|~{3,})\s*baton-task\b/m.test(document.getText())
+    );
+  }
+
+  /** A file of the installed extension (Open Documentation's README and docs): never checked as a plan. */
+  private isBatonsOwn(uri: vscode.Uri): boolean {
+    if (!this.extensionUri || uri.scheme !== this.extensionUri.scheme) return false;
+    const root = this.extensionUri.path.endsWith('/') ? this.extensionUri.path : `${this.extensionUri.path}/`;
+    return uri.path.startsWith(root);
   }
 
   /** Plan issues follow the text as it is typed. */

@@ -72,6 +72,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     folder.uri.fsPath,
     () => current.engine(),
     (line) => log.warn(line),
+    context.extensionUri,
   );
   context.subscriptions.push(diagnostics);
   context.subscriptions.push(

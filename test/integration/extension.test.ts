@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
 import type { GateNode, RunsNode } from '../../src/extension/views';
-import { activateBaton, messagesShownDuring, waitFor, workspacePath } from './support/editor';
+import { activateBaton, batonExtension, messagesShownDuring, waitFor, workspacePath } from './support/editor';
 
 /** Live processes whose environment carries one of these BATON_RUNTIME_IDs (zombies are dead). */
 function processesOf(runtimeIds: readonly string[]): number[] {
@@ -463,6 +463,30 @@ describe('Baton in the editor', function () {
     } finally {
       terminal.dispose();
     }
+  });
+
+  it("Open Documentation: the installed docs' example plans add nothing to Problems; the same text in the workspace does (issue 24, fix 6)", async () => {
+    await vscode.commands.executeCommand('baton.openDocs');
+    const shipped = vscode.Uri.joinPath(batonExtension().extensionUri, 'docs', 'plan-format.md');
+    const text = readFileSync(shipped.fsPath, 'utf8');
+    // The person's own copy of the same text: checked as a plan (its example blocks sit inside other fences).
+    const copy = workspacePath('scratch', 'plan-format-copy.md');
+    mkdirSync(dirname(copy), { recursive: true });
+    writeFileSync(copy, text);
+    const own = await vscode.workspace.openTextDocument(copy);
+    await waitFor('the copy checked as a plan', () =>
+      vscode.languages.getDiagnostics(own.uri).some((d) => d.source === 'baton'),
+    );
+    const doc = await vscode.workspace.openTextDocument(shipped);
+    await vscode.window.showTextDocument(doc);
+    // The copy opened after it was checked at once; the shipped file, opened later, had the same chance.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.deepEqual(
+      vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'baton'),
+      [],
+      "Baton's own docs are not the person's plans",
+    );
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('Show Changes outside git says, in one message, why the changes cannot be shown, and opens nothing', async () => {

@@ -54,8 +54,9 @@ export function batonManifest(): Manifest {
 
 /**
  * Installs the built extension into an extensions folder the way a `.vsix` would land:
- * `<extensionsDir>/<publisher>.<name>-<version>` with package.json, dist/, media/ and
- * schemas/ (and README.md). code-server loads such a folder without an `extensions.json`.
+ * `<extensionsDir>/<publisher>.<name>-<version>` with package.json, dist/, media/,
+ * schemas/ and docs/ (and README.md), what .vscodeignore ships. code-server loads such a
+ * folder without an `extensions.json`.
  * Needs `npm run build` first.
  */
 export function installBatonExtension(extensionsDir: string, root = CHECKOUT_UNDER_TEST): string {
@@ -65,7 +66,7 @@ export function installBatonExtension(extensionsDir: string, root = CHECKOUT_UND
   const target = join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`);
   rmSync(target, { recursive: true, force: true });
   mkdirSync(target, { recursive: true });
-  for (const entry of ['package.json', 'README.md', 'LICENSE', 'dist', 'media', 'schemas']) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'dist', 'media', 'schemas', 'docs']) {
     const source = join(root, entry);
     if (existsSync(source))
       cpSync(source, join(target, entry), { recursive: true, filter: (path) => !path.endsWith('.map') });
