@@ -8,13 +8,15 @@
  *
  *   node --import tsx test/bench/agentStreamBench.ts [--agents 1,4] [--seconds 10] [--rate 1000] [--reps 3]
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
+import { bundleScript } from '../support/bundleScript';
 import { makeTempDir } from '../support/tempDir';
 import { formatRate, percentile, summarize, type Summary } from './stats';
 
 const FAST_AGENT = resolve(__dirname, 'children/fastAgent.js');
+const BATON_CLI = resolve(__dirname, '../../dist/cli.js');
 
 export interface AgentStreamBenchOptions {
   /** Agents running at once, one configuration each. */
@@ -39,9 +41,23 @@ export interface AgentStreamRow {
   referenceCpuPerAgentPct: Summary;
 }
 
+export interface McpProgressRow {
+  agents: number;
+  /** `baton_progress` calls each agent made per second, one after another (each answered before the next). */
+  callsPerSecond: Summary;
+  /** Notes the engine announced per agent per second (at most one a coalescing window reaches the views). */
+  announcedPerSecond: Summary;
+  /** Heard − sent, per announced note (ms): how old the note the Workers view shows is. */
+  lagMs: { p50: Summary; p95: Summary };
+  /** Coordinator CPU per running agent, in % of one core: agents calling baton_progress, and agents that only wait. */
+  cpuPerAgentPct: Summary;
+  referenceCpuPerAgentPct: Summary;
+}
+
 export interface AgentStreamBenchResult {
   options: AgentStreamBenchOptions;
   rows: AgentStreamRow[];
+  mcp: McpProgressRow[];
 }
 
 export const AGENT_STREAM_TARGETS = { lagP95Ms: 2000 };
@@ -133,6 +149,123 @@ async function runOnce(kind: 'preset' | 'plain', agents: number, options: AgentS
   }
 }
 
+interface McpRun {
+  calls: number;
+  announced: number;
+  lags: number[];
+  cpuPct: number;
+}
+
+/**
+ * One run of `agents` MCP agents (test/bench/children/mcpAgent.ts) as process workers, driven by a coordinator in
+ * this process: `mcp` agents call `baton_progress` through their own `baton mcp` for `seconds`, `plain` ones only wait
+ * as long. The coordinator's engine hears each note the server commits as a `runtime:heartbeat` event — what the
+ * Workers view and the dashboard apply.
+ */
+async function runMcpOnce(kind: 'mcp' | 'plain', agents: number, options: AgentStreamBenchOptions): Promise<McpRun> {
+  const workspace = makeTempDir('baton-bench-mcp-');
+  const agent = bundleScript('test/bench/children/mcpAgent.ts');
+  const stats = join(workspace, 'agent-stats');
+  try {
+    mkdirSync(join(workspace, '.baton'), { recursive: true });
+    writeFileSync(
+      join(workspace, '.baton', 'config.json'),
+      JSON.stringify({
+        defaultWorker: 'agent',
+        maxConcurrency: agents,
+        isolation: 'none',
+        workers: {
+          agent: {
+            type: 'process',
+            command: process.execPath,
+            args: [agent],
+            env: {
+              MCP_AGENT_SECONDS: String(options.seconds),
+              MCP_AGENT_BATON_CLI: BATON_CLI,
+              MCP_AGENT_STATS: stats,
+              ...(kind === 'plain' ? { MCP_AGENT_PLAIN: '1' } : {}),
+            },
+          },
+        },
+      }),
+    );
+    writeFileSync(
+      join(workspace, 'plan.md'),
+      Array.from({ length: agents }, (_, i) => `\`\`\`baton-task\nid: A${i + 1}\nagent: coder\n\`\`\`\nGo.\n`).join(
+        '\n',
+      ),
+    );
+    // Following the store, as the editor's engine does: the notes are other processes' commits.
+    const engine = await Engine.open({ workspace, follow: true });
+    const lags: number[] = [];
+    const listener = engine.onEvent((event) => {
+      if (event.type !== 'runtime:heartbeat') return;
+      const sent = /^at-(\d+)$/.exec(event.data.progress ?? '')?.[1];
+      if (sent) lags.push(Date.now() - Number(sent));
+    });
+    try {
+      const { run } = await engine.runForPlan('plan.md');
+      const taken = await engine.coordinate({ runId: run.id });
+      if (!('coordinator' in taken)) throw new Error('the lease is not free');
+      const cpu = process.cpuUsage();
+      const started = Date.now();
+      const outcome = await taken.coordinator.run();
+      const wallMs = Date.now() - started;
+      const used = process.cpuUsage(cpu);
+      if (outcome.kind !== 'finished' || outcome.status !== 'completed')
+        throw new Error(`the ${kind} MCP bench run did not complete: ${JSON.stringify(outcome)}`);
+      const counts = readdirSync(stats).map(
+        (file) => JSON.parse(readFileSync(join(stats, file), 'utf8')) as { calls: number; errors: number },
+      );
+      const errors = counts.reduce((sum, c) => sum + c.errors, 0);
+      if (errors > 0) throw new Error(`${errors} baton_progress call(s) were refused in the ${kind} MCP bench run`);
+      return {
+        calls: counts.reduce((sum, c) => sum + c.calls, 0),
+        announced: lags.length,
+        lags,
+        cpuPct: (((used.user + used.system) / 1000 / wallMs) * 100) / agents,
+      };
+    } finally {
+      listener.dispose();
+      await engine.close();
+    }
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+async function runMcpRows(options: AgentStreamBenchOptions): Promise<McpProgressRow[]> {
+  const rows: McpProgressRow[] = [];
+  for (const agents of options.agents) {
+    const mcp: McpRun[] = [];
+    const plain: McpRun[] = [];
+    for (let rep = 0; rep < options.reps; rep++) {
+      const order = rep % 2 === 0 ? (['mcp', 'plain'] as const) : (['plain', 'mcp'] as const);
+      for (const kind of order) {
+        const one = await runMcpOnce(kind, agents, options);
+        (kind === 'mcp' ? mcp : plain).push(one);
+        options.log?.(
+          `MCP agents ${agents} ${kind} rep ${rep + 1}: ${one.calls} calls, ${one.announced} announced, ` +
+            `CPU ${one.cpuPct.toFixed(1)}%/agent, lag p95 ${one.lags.length ? percentile(one.lags, 95) : '—'} ms`,
+        );
+      }
+    }
+    const perAgentSecond = (n: number): number => n / agents / options.seconds;
+    rows.push({
+      agents,
+      callsPerSecond: summarize(mcp.map((r) => perAgentSecond(r.calls))),
+      announcedPerSecond: summarize(mcp.map((r) => perAgentSecond(r.announced))),
+      lagMs: {
+        p50: summarize(mcp.map((r) => (r.lags.length ? percentile(r.lags, 50) : Number.NaN))),
+        p95: summarize(mcp.map((r) => (r.lags.length ? percentile(r.lags, 95) : Number.NaN))),
+      },
+      cpuPerAgentPct: summarize(mcp.map((r) => r.cpuPct)),
+      referenceCpuPerAgentPct: summarize(plain.map((r) => r.cpuPct)),
+    });
+  }
+  return rows;
+}
+
 export async function runAgentStreamBench(options: AgentStreamBenchOptions): Promise<AgentStreamBenchResult> {
   const rows: AgentStreamRow[] = [];
   for (const agents of options.agents) {
@@ -163,7 +296,7 @@ export async function runAgentStreamBench(options: AgentStreamBenchOptions): Pro
       referenceCpuPerAgentPct: summarize(plain.map((r) => r.cpuPct)),
     });
   }
-  return { options, rows };
+  return { options, rows, mcp: await runMcpRows(options) };
 }
 
 const fmt = (s: Summary): string => `${formatRate(s.median)} (${formatRate(s.min)}–${formatRate(s.max)})`;
@@ -188,6 +321,24 @@ export function agentStreamSection(result: AgentStreamBenchResult): string {
     const holds = row.lagMs.p95.median <= AGENT_STREAM_TARGETS.lagP95Ms;
     lines.push(
       `| ${row.agents} | ${fmt(row.beatsPerSecond)} | ${fmt(row.lagMs.p50)} | ${fmt(row.lagMs.p95)} | ${fmt(row.lagMs.max)} | ${fmt(row.lagAtEndMs)} | ${fmt(row.cpuPerAgentPct)} % | ${fmt(row.referenceCpuPerAgentPct)} % | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '—'}× | lag p95 ≤ ${AGENT_STREAM_TARGETS.lagP95Ms} ms | ${holds ? '✓' : '✗'} |`,
+    );
+  }
+  lines.push(
+    '',
+    `**MCP progress notes.** Agents run as process workers, each with its own \`baton mcp\` (the attempt's MCP server, as`,
+    'an agent CLI starts it from the config Baton writes), call `baton_progress` one call after another for',
+    `${options.seconds} s, each note carrying the time it was sent. The server coalesces notes to at most one heartbeat a`,
+    "window (docs/agents.md); **announced** counts the notes the coordinator's engine announced (what the Workers view",
+    "applies), **lag** how old each was when announced; **CPU** is the coordinator process's, per agent, next to agents",
+    'that only wait as long (the reference).',
+    '',
+    '| Agents at once | `baton_progress` calls/s per agent | Announced/s per agent | Lag p50 (ms) | Lag p95 (ms) | Coordinator CPU per agent | Waiting agents (reference) | Ratio |',
+    '|--:|--:|--:|--:|--:|--:|--:|--:|',
+  );
+  for (const row of result.mcp) {
+    const ratio = row.cpuPerAgentPct.median / row.referenceCpuPerAgentPct.median;
+    lines.push(
+      `| ${row.agents} | ${fmt(row.callsPerSecond)} | ${fmt(row.announcedPerSecond)} | ${fmt(row.lagMs.p50)} | ${fmt(row.lagMs.p95)} | ${fmt(row.cpuPerAgentPct)} % | ${fmt(row.referenceCpuPerAgentPct)} % | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '—'}× |`,
     );
   }
   lines.push('', '<!-- agents:end -->', '');

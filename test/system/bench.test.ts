@@ -54,6 +54,10 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
       JSON.stringify(outcome.engine?.heartbeat),
     );
     assert.ok(outcome.engine.open.openMs.median > 0 && outcome.engine.bundleBytes > 0);
+    // The MCP rows: an agent's baton_progress calls went through its own `baton mcp`, and the coordinator heard notes.
+    assert.match(outcome.markdown, /`baton_progress` calls\/s per agent/);
+    const mcp = outcome.agentStream?.mcp[0];
+    assert.ok(mcp && mcp.callsPerSecond.median > 0 && mcp.announcedPerSecond.median > 0, JSON.stringify(mcp));
     // The CLI's CPU on a store, as built and on V8's default tiering: both commands ran and printed their CPU.
     assert.match(outcome.markdown, /\| CLI on a store: `baton status` on a workspace with a run/);
     assert.ok(outcome.engine.cliStore.builtMs.median > 0 && outcome.engine.cliStore.defaultTieringMs.median > 0);
