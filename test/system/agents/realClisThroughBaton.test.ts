@@ -73,6 +73,27 @@ const USAGE: Usage[] = [
  */
 const MCP_PROVEN = new Set<AgentCli['name']>(['claude', 'gemini', 'opencode']);
 
+/**
+ * The CLIs with no stop hook wired (Claude Code's hook checks the result as the agent ends: claudeMcp.test.ts): their
+ * agent checks a draft of its result itself, with `baton_check_result`, before it answers.
+ */
+const CHECKS_ITS_DRAFT = new Set<AgentCli['name']>(['gemini', 'opencode']);
+
+/** The result a draft-checking agent ends with, and its first draft, written for another task. */
+const CHECKED_RESULT = [
+  'Checked my draft and fixed it.',
+  '',
+  '```baton-result',
+  'contract: baton-result-v1',
+  `task: ${TASK}`,
+  'agent: coder',
+  'status: PASS',
+  'summary: Fixed the task id the check named',
+  'artifacts: []',
+  '```',
+].join('\n');
+const DRAFT = 'drafts/result.md';
+
 /** What the model tells Baton through the attempt's MCP server. */
 const NOTE = 'wrote the file, ran the check; reporting';
 
@@ -365,6 +386,50 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         const artifact = readFileSync(join(fixture.workspace, delegation.artifactPath), 'utf8');
         assert.equal(artifact.trim(), RESULT_TEXT, explain);
       });
+
+      if (CHECKS_ITS_DRAFT.has(cli.name))
+        it('checks a draft with baton_check_result, gets the wrong task id back with its line, and answers corrected in the same session: one attempt, PASS, no gate', async () => {
+          setUp('full');
+          engine = await fixture.open({ follow: true, cliPath: CLI });
+          const { run } = await engine.runForPlan('plan.md');
+          server.setScript({
+            steps: [
+              (request) => ({
+                toolCalls: [
+                  cli.writeFile(request, fixture.workspace, DRAFT, CHECKED_RESULT.replace(`task: ${TASK}`, 'task: T9')),
+                ],
+                usage: USAGE[0],
+              }),
+              (request) => ({
+                toolCalls: [batonToolCall(request, 'baton_check_result', { path: DRAFT })],
+                usage: USAGE[1],
+              }),
+              { text: CHECKED_RESULT, usage: USAGE[2] },
+            ],
+            side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+          });
+          const { outcome, progress } = await driveWatching(run.id);
+          const view = await engine.overview(run.id);
+          const explain = why(run.id, progress);
+          assert.deepEqual(outcome, { kind: 'finished', status: 'completed' }, explain);
+          // The check went back to the model as the tool's answer: not acceptable, the mismatch named with its line.
+          const main = server.mainRequests();
+          assert.equal(main.length, 3, explain);
+          const answer = main[2]!.toolResults.find((r) => r.output.includes('acceptable'));
+          assert.ok(answer && !answer.isError, `baton_check_result answered\n${explain}`);
+          assert.match(answer.output, /\\?"acceptable\\?":\s*false/, explain);
+          assert.match(answer.output, /result\.task-mismatch/, explain);
+          assert.match(answer.output, /\\?"line\\?":\s*\d+/, explain);
+          // One attempt, its corrected answer accepted as it ended; no gate, and the check itself recorded nothing.
+          assert.deepEqual(
+            view.delegations.map((d) => [d.id, d.status, d.resultStatus]),
+            [[DELEGATION, 'COMPLETED', 'PASS']],
+            explain,
+          );
+          assert.equal(view.gates.length, 0, explain);
+          const ingestions = (await engine.listEvents(run.id)).filter((e) => e.type.startsWith('ingestion:'));
+          assert.equal(ingestions.length, 1, `one ingestion, the answer's\n${explain}`);
+        });
 
       it('a task budget smaller than the script stops the attempt mid-run where the CLI reports its spend as it goes, and opens the budget gate; approving continues to the result', async () => {
         // The first call alone is 1,232 tokens; the second crosses 2,000.
