@@ -1,7 +1,8 @@
 // An agent's question answered in the editor: the fixture's worker (test/e2e/fixtures/question)
-// asks with `baton ask` — the command-line twin of the agents' `baton_ask` — and waits; the
-// question shows in the Gates view and in a notification with Answer…, the person picks a choice,
-// and the answer reaches the waiting worker, which writes it down and passes.
+// asks with the `baton_ask` tool of its attempt's MCP server (`baton mcp`, through the MCP SDK's
+// client, as an agent CLI calls it) and waits; the question shows in the Gates view and in a
+// notification with Answer…, the person picks a choice, and the answer comes back as the tool's
+// result to the waiting worker, which writes it down and passes.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -23,8 +24,12 @@ import {
 
 const FIXTURE = resolve(__dirname, 'fixtures/question');
 
-describe('Baton in the browser: a worker asks, the person answers', function () {
-  const editor = useBatonEditor({ source: FIXTURE });
+describe('Baton in the browser: an agent asks through baton_ask, the person answers', function () {
+  // The worker takes the MCP SDK's client from this checkout.
+  const editor = useBatonEditor({
+    source: FIXTURE,
+    env: { BATON_E2E_NODE_MODULES: resolve(__dirname, '../../node_modules') },
+  });
   const { step } = chainedSteps();
   const page = () => editor.current.page;
 
