@@ -73,13 +73,8 @@ export function table(output: Output, headers: string[], rows: string[][]): stri
   return [paint(output, 'bold', line(headers)), ...rows.map(line)].join('\n');
 }
 
-/** "12s", "3m 4s", "2h 5m" — how long ago or how long to go. */
-export function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-}
+/** "12s", "3m 04s", "2h 05m" — how long ago or how long to go, written as the editor writes it (protocol/time.ts). */
+export { formatDuration as duration } from '../protocol/time';
 
 export function timestamp(ms: number): string {
   return new Date(ms)
