@@ -210,6 +210,37 @@ describe('Baton in the editor', function () {
     assert.ok(prompt.includes(message), prompt.slice(0, 400));
   });
 
+  it('a run this window does not drive tells its end when it happens, once (issue 24, attention)', async () => {
+    const plan = workspacePath('scratch', 'ends.plan.md');
+    mkdirSync(dirname(plan), { recursive: true });
+    writeFileSync(plan, '# Ends\n\n```baton-task\nid: E1\ntitle: End\nagent: coder\n```\nDo E1.\n');
+    const engine = await api.session!.engine();
+    const shown: string[] = [];
+    const window = vscode.window as unknown as Record<string, unknown>;
+    const showInformationMessage = window.showInformationMessage;
+    window.showInformationMessage = (message: string) => {
+      shown.push(message);
+      return Promise.resolve(undefined);
+    };
+    try {
+      // Driven by a coordinator of its own, not this window's (as another window or `baton start` would).
+      const { run } = await engine.runForPlan('scratch/ends.plan.md');
+      const taken = await engine.coordinate({ runId: run.id });
+      assert.ok('coordinator' in taken, 'the lease is free');
+      assert.equal(api.session!.drivenRuns.includes(run.id), false);
+      assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
+      const told = await waitFor('the end to be told', () => shown.find((m) => m.startsWith(`Baton run ${run.id} `)));
+      assert.match(
+        told,
+        new RegExp(`^Baton run ${run.id} \\(ends\\.plan\\.md\\) completed, driven by .+: 1 of 1 task completed\\.$`),
+      );
+      await api.session!.runState!.refreshNow();
+      assert.equal(shown.filter((m) => m.startsWith(`Baton run ${run.id} `)).length, 1, 'told once');
+    } finally {
+      window.showInformationMessage = showInformationMessage;
+    }
+  });
+
   it('shows a rejected result as diagnostics on the artifact, with quick fixes, and a fixed one is accepted', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'invalid' });
     await vscode.commands.executeCommand('baton.startRun', planUri());

@@ -1,7 +1,9 @@
 import {
   counted,
   describeEvent,
+  isFinishedRun,
   type CoordinatorOutcome,
+  type RunStatus,
   type RunEvent,
   type StopReportEntry,
   type StopRequest,
@@ -76,6 +78,36 @@ export function statusTooltip(running: number, gates: number, drivenHere: readon
   const workers = `${counted(running, 'worker')} running`;
   const waiting = `${counted(gates, 'gate')} waiting`;
   return `Baton — ${workers}, ${waiting}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+}
+
+/** The ends a person is told of: the run did all it could, or stopped short. A cancel or replan is their own act. */
+const TOLD_ENDS: readonly RunStatus[] = ['completed', 'failed', 'blocked'];
+
+/**
+ * The notice for a run that ended while this window watched without driving it — another window,
+ * `baton start` in a terminal, a teammate's coordinator: a decision made anywhere can end a run,
+ * and the person learns of it where they look. Only a change seen happen (`before` is a status
+ * that was not an end); a run this window drives is told by its coordinator's outcome instead.
+ */
+export function runEndNotice(
+  run: { id: string; planPath: string; status: RunStatus },
+  before: RunStatus | undefined,
+  tasks: ReadonlyArray<{ status: string }>,
+  drivenBy?: string,
+): StopNotice | undefined {
+  if (before === undefined || isFinishedRun(before) || !TOLD_ENDS.includes(run.status)) return undefined;
+  const count = (status: string): number => tasks.filter((t) => t.status === status).length;
+  const done = `${count('completed')} of ${counted(tasks.length, 'task')} completed`;
+  const short = ['failed', 'blocked', 'cancelled']
+    .map((status) => [status, count(status)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([status, n]) => `${n} ${status}`);
+  const plan = run.planPath.split(/[\\/]/).pop();
+  const by = drivenBy ? `, driven by ${drivenBy}` : '';
+  return {
+    level: run.status === 'completed' ? 'info' : 'warning',
+    message: `Baton run ${run.id} (${plan}) ${run.status}${by}: ${[done, ...short].join(', ')}.`,
+  };
 }
 
 /** One log line for how a coordinator of this window ended. */

@@ -9,6 +9,7 @@ import {
   eventLine,
   outcomeLine,
   processesEnded,
+  runEndNotice,
   statusTooltip,
   stopNotice,
 } from '../../../../src/extension/model/notices';
@@ -191,5 +192,27 @@ describe('what the extension says', () => {
     );
     assert.equal(latestStartedAttempt(view('RUNNING'), 'T1')?.id, d.id);
     assert.equal(latestStartedAttempt(view('RUNNING'), 'T2'), undefined);
+  });
+
+  it("tells a run's end this window watched happen, once: not a run first seen ended, not a person's own cancel", () => {
+    const run = { id: 'R-1', planPath: 'plans/demo.plan.md', status: 'blocked' as const };
+    const tasks = [{ status: 'completed' }, { status: 'failed' }, { status: 'blocked' }];
+    assert.deepEqual(runEndNotice(run, 'running', tasks, 'baton start on vm'), {
+      level: 'warning',
+      message:
+        'Baton run R-1 (demo.plan.md) blocked, driven by baton start on vm: 1 of 3 tasks completed, 1 failed, 1 blocked.',
+    });
+    assert.deepEqual(runEndNotice({ ...run, status: 'completed' }, 'paused', [{ status: 'completed' }]), {
+      level: 'info',
+      message: 'Baton run R-1 (demo.plan.md) completed: 1 of 1 task completed.',
+    });
+    assert.equal(runEndNotice(run, undefined, tasks), undefined, 'first seen: it ended before this window looked');
+    assert.equal(runEndNotice(run, 'failed', tasks), undefined, 'already ended');
+    assert.equal(
+      runEndNotice({ ...run, status: 'cancelled' }, 'running', tasks),
+      undefined,
+      'a cancel is their own act',
+    );
+    assert.equal(runEndNotice({ ...run, status: 'paused' }, 'running', tasks), undefined, 'not an end');
   });
 });
