@@ -48,6 +48,7 @@ export {
 export type { BatonConfig, ParsedConfig } from './domain/config';
 export type { GateDecision } from './operations/gates/decideGate';
 export { parsePlan } from './domain/plan/parsePlan';
+export { nextTaskId, taskBlockText, type NewTask } from './domain/plan/taskBlock';
 export { parseResultArtifact, checkResultIdentity, hasResultBlock, RESULT_FENCE } from './domain/result/parseResult';
 export { checkArtifactPaths } from './usecases/artifactPaths';
 export { BatonError } from './domain/errors';

@@ -241,6 +241,56 @@ describe('Baton in the editor', function () {
     }
   });
 
+  it('Add Task… appends a well-formed task to the plan as an edit Ctrl+Z takes back (issue 24)', async () => {
+    const path = workspacePath('scratch', 'add.plan.md');
+    mkdirSync(dirname(path), { recursive: true });
+    const before =
+      '# Add\n\n```baton-task\nid: T1\nagent: coder\n```\nDo T1.\n\n```baton-task\nid: T2\nagent: coder\n```\nDo T2.\n';
+    writeFileSync(path, before);
+    const uri = vscode.Uri.file(path);
+    const window = vscode.window as unknown as Record<string, unknown>;
+    const originals = { input: window.showInputBox, pick: window.showQuickPick };
+    const answers = ['Write the changelog: v2', 'List what changed since v1.'];
+    const titles: string[] = [];
+    window.showInputBox = (options?: vscode.InputBoxOptions) => {
+      titles.push(options?.title ?? '');
+      return Promise.resolve(answers.shift());
+    };
+    window.showQuickPick = (items: ReadonlyArray<{ label: string }>, options?: vscode.QuickPickOptions) => {
+      titles.push(options?.title ?? '');
+      // The worker: the fixture's `fake`; the dependencies: T1.
+      return Promise.resolve(
+        options?.canPickMany ? items.filter((i) => i.label === 'T1') : items.find((i) => i.label === 'fake'),
+      );
+    };
+    let shown;
+    try {
+      shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.addTask', uri));
+    } finally {
+      window.showInputBox = originals.input;
+      window.showQuickPick = originals.pick;
+    }
+    assert.equal(titles[0], 'Add Task T3 to scratch/add.plan.md');
+    assert.deepEqual(shown, [
+      { level: 'information', message: 'T3 is added to scratch/add.plan.md (not saved yet; Ctrl+Z takes it back).' },
+    ]);
+    const document = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === path)!;
+    assert.ok(document.isDirty, 'an edit, not a write');
+    assert.equal(readFileSync(path, 'utf8'), before, 'the file on disk is unchanged until saved');
+    assert.equal(
+      document.getText(),
+      `${before}\n\`\`\`baton-task\nid: T3\ntitle: "Write the changelog: v2"\nagent: coder\nworker: fake\ndepends: [T1]\n\`\`\`\n\nList what changed since v1.\n`,
+    );
+    // The plan diagnostics agree: it is a plan without issues.
+    await waitFor('the plan checked', () =>
+      vscode.languages.getDiagnostics(document.uri).filter((d) => d.source === 'baton').length === 0 ? true : undefined,
+    );
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('undo');
+    assert.equal(document.getText(), before, 'Ctrl+Z takes the task back');
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
   it('shows a rejected result as diagnostics on the artifact, with quick fixes, and a fixed one is accepted', async () => {
     process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ T1: 'invalid' });
     await vscode.commands.executeCommand('baton.startRun', planUri());

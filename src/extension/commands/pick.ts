@@ -48,7 +48,7 @@ export async function pickRun(
   return pick.label;
 }
 
-async function pickPlan(ctx: CommandContext, uri?: vscode.Uri): Promise<vscode.Uri> {
+export async function pickPlan(ctx: CommandContext, uri?: vscode.Uri): Promise<vscode.Uri> {
   if (uri instanceof vscode.Uri) return uri;
   const active = vscode.window.activeTextEditor?.document;
   if (active?.languageId === 'markdown' && active.getText().includes('```baton-task')) return active.uri;

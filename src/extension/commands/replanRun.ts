@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { counted } from '../../engine/index';
-import { folderCommand, type CommandNode } from './context';
+import { folderCommand, type CommandContext, type CommandNode } from './context';
 import { continueIfReleased } from './drive';
 import { pickRun } from './pick';
 
@@ -15,7 +15,13 @@ export const replanRun = folderCommand(async (ctx, node: CommandNode) => {
     canSelectMany: false,
   });
   if (!picked?.[0]) return;
-  const outcome = await (await session.engine()).replan({ runId, planPath: picked[0].fsPath });
+  await replanOnto(ctx, runId, picked[0].fsPath);
+});
+
+/** The run replanned onto `planPath` (its completed tasks carry over); the new run goes on, from here if free. */
+export async function replanOnto(ctx: CommandContext, runId: string, planPath: string): Promise<void> {
+  const { session } = ctx;
+  const outcome = await (await session.engine()).replan({ runId, planPath });
   await session.runState?.refreshNow();
   const replanned = `Run ${runId} is superseded by ${outcome.run.id}; ${counted(outcome.carried.length, 'completed task')} carried over`;
   await continueIfReleased(ctx, outcome.run.id);
@@ -31,4 +37,4 @@ export const replanRun = folderCommand(async (ctx, node: CommandNode) => {
         runId: outcome.run.id,
       });
   });
-});
+}

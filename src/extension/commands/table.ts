@@ -1,6 +1,7 @@
 import type { BatonCommand } from './context';
 import { cancelRun } from './cancelRun';
 import { createExamplePlan } from './createExamplePlan';
+import { addTask } from './addTask';
 import { answerQuestion } from './answerQuestion';
 import { approveGate, rejectGate } from './decideGate';
 import { doctor } from './doctor';
@@ -44,6 +45,7 @@ export const COMMANDS = {
   'baton.resumeRun': resumeRun,
   'baton.reconcileRun': reconcileRun,
   'baton.replanRun': replanRun,
+  'baton.addTask': addTask,
   'baton.openArtifact': openArtifact,
   'baton.openLog': openLog,
   'baton.showChanges': showChanges,
