@@ -87,8 +87,20 @@ export const ingestArtifact = folderCommand(
     }
     if (!chosen) chosen = await pickWaitingDelegation(e, owner?.runId);
     if (!chosen) return undefined;
-    if (document?.isDirty) await document.save();
-    log.info(`Ingesting ${vscode.workspace.asRelativePath(uri)} for ${chosen.delegationId} of ${chosen.runId}.`);
+    // The engine reads the file: it must hold what the person sees. A save that fails, or a file that differs from the
+    // editor's text after it (another writer, a save still under way), ingests nothing rather than an older result.
+    const name = vscode.workspace.asRelativePath(uri);
+    if (document?.isDirty && !(await document.save()))
+      throw new UserFacingError(`${name} could not be saved; nothing was ingested. Save it, then ingest it again.`);
+    if (
+      document &&
+      existsSync(uri.fsPath) &&
+      readFileSync(uri.fsPath, 'utf8').replace(/^\uFEFF/, '') !== document.getText()
+    )
+      throw new UserFacingError(
+        `${name} on disk differs from the editor's text; nothing was ingested. Save it, then ingest it again.`,
+      );
+    log.info(`Ingesting ${name} for ${chosen.delegationId} of ${chosen.runId}.`);
     const outcome = await e.ingest({ ...chosen, artifactPath: uri.fsPath });
     log.info(
       `${outcome.record.id}: ${outcome.record.accepted ? `accepted ${outcome.record.resultStatus}` : 'rejected'} for ${chosen.delegationId}${outcome.duplicate ? ' (the same result as before: nothing changed)' : ''}.`,
