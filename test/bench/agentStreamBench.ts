@@ -62,6 +62,13 @@ export interface AgentStreamBenchResult {
 
 export const AGENT_STREAM_TARGETS = { lagP95Ms: 2000 };
 
+/** A plan of `agents` independent tasks, A1…An: one per agent running at once. */
+function agentsPlan(agents: number): string {
+  return Array.from({ length: agents }, (_, i) => `\`\`\`baton-task\nid: A${i + 1}\nagent: coder\n\`\`\`\nGo.\n`).join(
+    '\n',
+  );
+}
+
 interface OneRun {
   beats: number;
   lags: number[];
@@ -93,12 +100,7 @@ async function runOnce(kind: 'preset' | 'plain', agents: number, options: AgentS
         },
       }),
     );
-    writeFileSync(
-      join(workspace, 'plan.md'),
-      Array.from({ length: agents }, (_, i) => `\`\`\`baton-task\nid: A${i + 1}\nagent: coder\n\`\`\`\nGo.\n`).join(
-        '\n',
-      ),
-    );
+    writeFileSync(join(workspace, 'plan.md'), agentsPlan(agents));
     const saved = { rate: process.env.FAST_AGENT_RATE, seconds: process.env.FAST_AGENT_SECONDS };
     process.env.FAST_AGENT_RATE = String(options.rate);
     process.env.FAST_AGENT_SECONDS = String(options.seconds);
@@ -189,12 +191,7 @@ async function runMcpOnce(kind: 'mcp' | 'plain', agents: number, options: AgentS
         },
       }),
     );
-    writeFileSync(
-      join(workspace, 'plan.md'),
-      Array.from({ length: agents }, (_, i) => `\`\`\`baton-task\nid: A${i + 1}\nagent: coder\n\`\`\`\nGo.\n`).join(
-        '\n',
-      ),
-    );
+    writeFileSync(join(workspace, 'plan.md'), agentsPlan(agents));
     // Following the store, as the editor's engine does: the notes are other processes' commits.
     const engine = await Engine.open({ workspace, follow: true });
     const lags: number[] = [];
