@@ -93,6 +93,7 @@ export const ERROR_CODES = {
   'run.unknown': 'invalid-input',
   'runtime.lease-expired': 'conflict',
   'runtime.not-live': 'conflict',
+  'runtime.not-its-worker': 'conflict',
   'runtime.unknown': 'invalid-input',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
