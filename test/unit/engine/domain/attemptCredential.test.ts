@@ -56,7 +56,11 @@ describe('who may act for an attempt (baton mcp): decided on the runtime row, wi
     assert.equal(code(runtime(started)), undefined, 'the worker is a parent of the presenter');
     assert.equal(code(runtime({ ...started, pid: 700 })), 'runtime.not-its-worker', 'another worker read the token');
     assert.equal(code(runtime({ ...started, pidStart: '81' })), 'runtime.not-its-worker', 'its pid reused since');
-    assert.equal(code(runtime({ ...started, host: 'h2' })), 'runtime.not-its-worker', 'the worker runs on another host');
+    assert.equal(
+      code(runtime({ ...started, host: 'h2' })),
+      'runtime.not-its-worker',
+      'the worker runs on another host',
+    );
     assert.equal(code(runtime({ ...started, pid: 700 }), 'other'), 'runtime.wrong-token', 'the token is checked first');
   });
 
