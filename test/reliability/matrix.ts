@@ -56,7 +56,7 @@ import {
   keptWork,
   workerKilled,
 } from './executionRows';
-import { launchCutByOutageRow } from './outageRows';
+import { finishedDuringOutageRow, launchCutByOutageRow } from './outageRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
 import { cherryPickCrash, diskFullFastForward } from './integrationRows';
@@ -1386,6 +1386,18 @@ export const ROWS: MatrixRow[] = [
     full: 10,
     smoke: 0,
     run: launchCutByOutageRow,
+  },
+  {
+    id: '21',
+    fault:
+      'The PostgreSQL server down for longer than the worker leases while the workers finish (issue 25, item 4.4: ~17 s just before the first renewal made a task run twice)',
+    guarantee:
+      'nothing finished is lost and nothing runs twice: a worker that ended within its lease keeps its result — its coordinator spares its lease from expiry while the result waits for the store, and records it once the server is back; every task completes with attempt 1',
+    injection:
+      'two tasks of 8 s at once with 20 s leases; the server stopped (`pg_ctl stop -m fast`) once both workers started and started again 24 s later; the workers’ trace shows both ended during the outage (in `npm test`: test/system/cli/postgresRestart.test.ts, in a run of four with an observer)',
+    full: 10,
+    smoke: 0,
+    run: finishedDuringOutageRow,
   },
   {
     id: 'H1',

@@ -115,3 +115,89 @@ function processState(pid: number): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Issue 25, item 4.4 (row 21): the server goes down once two workers run, for longer than their leases (20 s leases,
+ * a 24 s outage), and both workers finish meanwhile (after 8 s). Their work was done within their leases: once the
+ * server is back each result is recorded as its attempt's — no attempt goes STALE, no task runs twice. A run of two
+ * tasks here; test/system/cli/postgresRestart.test.ts runs the same outage in a run of four with an observer.
+ */
+export async function finishedDuringOutage(cluster: PostgresCluster, trial = 0): Promise<void> {
+  const dir = makeWorkspace('baton-pg-finished-');
+  const schema = schemaFor(`${dir}-${trial}`);
+  writeFile(
+    dir,
+    '.baton/config.json',
+    config({ store: { kind: 'postgres', schema }, leaseSeconds: 20, maxConcurrency: 2, isolation: 'none' }),
+  );
+  writeFile(dir, 'plan.md', planText([{ id: 'T1' }, { id: 'T2' }]));
+  const trace = join(dir, 'trace.txt');
+  const env = { BATON_STORE_URL: cluster.url, FAKE_TRACE: trace, FAKE_DELAY_MS: '8000' };
+  const coordinator = spawnCli(['start', 'plan.md', '--json'], { cwd: dir, env });
+  let output = '';
+  coordinator.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  coordinator.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const exited = new Promise<number | null>((resolve) => coordinator.on('exit', (code) => resolve(code)));
+  let down = false;
+  try {
+    const started = (l: { kind: string }) => l.kind === 'start';
+    await waitFor(() => existsSync(trace) && readTrace(trace).filter(started).length === 2, `both workers\n${output}`);
+    cluster.down();
+    down = true;
+    const downAt = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 24_000));
+    const upAt = Date.now();
+    cluster.up();
+    down = false;
+    const code = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`baton start did not finish\n${output}`)), 90_000),
+      ),
+    ]);
+    assert.equal(code, 0, output);
+    const view = (await runCli(['status', '--json'], { cwd: dir, env })).json<{
+      delegations: Array<{ id: string; status: string }>;
+    }>();
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`).sort(),
+      ['D-T1-coder-001:COMPLETED', 'D-T2-coder-001:COMPLETED'],
+      output,
+    );
+    const trail = readTrace(trace);
+    assert.deepEqual(
+      trail
+        .filter(started)
+        .map((l) => l.delegation)
+        .sort(),
+      ['D-T1-coder-001', 'D-T2-coder-001'],
+    );
+    // Both ended by themselves while the server was down (else the trial proves nothing).
+    const ends = trail.filter((l) => l.kind === 'end');
+    assert.equal(ends.length, 2, 'both workers ended by themselves');
+    for (const end of ends) assert.ok(end.at > downAt && end.at < upAt, `${end.delegation} ended during the outage`);
+  } finally {
+    if (down) cluster.up();
+    if (coordinator.exitCode === null && coordinator.signalCode === null) coordinator.kill('SIGKILL');
+    for (const pid of processesCarrying(`BATON_WORKSPACE=${dir}`)) process.kill(pid, 'SIGKILL');
+    removeWorkspace(dir);
+  }
+}
+
+/** Row 21: finishedDuringOutage, again and again. */
+export async function finishedDuringOutageRow(trials: number): Promise<RowOutcome> {
+  const cluster = await sharedPostgresCluster();
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      await finishedDuringOutage(cluster, trial);
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: two workers of 8 s, the server down 24 s from their start (leases of 20 s)',
+  };
+}

@@ -55,6 +55,8 @@ export class Attempt implements AttemptIdentity {
   ending?: AttemptEnding;
   /** Its worker exited and the supervisor is taking its result (ingest, verify, integrate): not someone else's call. */
   settling = false;
+  /** When (monotonic) this coordinator saw its worker exit. */
+  exitedAtMono?: number;
   /** A plain command (`"result": "exit-code"`): Baton writes its result from its exit code and its changes. */
   plainCommand?: { command: string; cwd: string; agent: string };
   /** An agent preset's attempt: its event stream, followed live (docs/workers.md, "Live activity"). */
@@ -70,6 +72,14 @@ export class Attempt implements AttemptIdentity {
     this.manual = identity.manual;
     this.leaseMs = identity.leaseMs;
     this.leaseUntilMono = leaseUntilMono;
+  }
+
+  /**
+   * Its worker ended while its lease held (as this coordinator saw it, on the monotonic clock): its work is done, and
+   * a lease that ran out since — the store out of reach while its result waited to be recorded — does not undo it.
+   */
+  endedWithinLease(): boolean {
+    return this.exitedAtMono !== undefined && this.exitedAtMono < this.leaseUntilMono;
   }
 
   /** A part's timer (its cancel function), replacing the one it set before. */

@@ -95,6 +95,14 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return new Set(this.attempts.keys());
   }
 
+  /**
+   * The runtimes of attempts whose worker ended within its lease and whose result is being taken: their leases are
+   * not expired meanwhile (issue 25, item 4.4 — a store outage longer than the lease would make done work STALE).
+   */
+  doneWithinLease(): string[] {
+    return [...this.attempts.values()].filter((a) => a.settling && a.endedWithinLease()).map((a) => a.runtimeId);
+  }
+
   has(delegationId: string): boolean {
     return this.attempts.has(delegationId);
   }
@@ -488,6 +496,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
 
   /** A worker process ended by itself: take its result (artifact file, else its output) or fail the attempt. */
   private async onWorkerExit(attempt: Attempt, exit: WorkerExit): Promise<void> {
+    attempt.exitedAtMono = this.ctx.clock.monotonic();
     this.leases.untrack(attempt);
     attempt.cancelTimer('timeout');
     // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.

@@ -338,7 +338,10 @@ export class Coordinator {
     await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
       await this.leases.restate(tx, now);
-      return expireStaleRuntimes(tx, now, { host: leaseHostHere(this.ctx.config.stopGraceSeconds) });
+      return expireStaleRuntimes(tx, now, {
+        host: leaseHostHere(this.ctx.config.stopGraceSeconds),
+        spare: this.supervisor.doneWithinLease(),
+      });
     });
     await this.supervisor.endDecidedElsewhere();
     // Before anything is dispatched: a config a worker (or a person) changed is told, and a change of a worker the run

@@ -63,7 +63,7 @@ describe('a PostgreSQL restart in the middle of a run', function () {
    */
   async function runThrough(
     name: string,
-    settings: { leaseSeconds: number; workerMs: number },
+    settings: { leaseSeconds: number; workerMs: number; outageOnceStarted?: boolean },
     outage: () => Promise<void>,
   ): Promise<void> {
     const schema = schemaFor(`restart-${name}-${process.pid}`);
@@ -117,9 +117,12 @@ describe('a PostgreSQL restart in the middle of a run', function () {
       reported().some((e) => e.type === 'runtime:heartbeat' && e.data.delegationId === delegationId);
     const account = (): string => `--- coordinator (stdout) ---\n${output}--- stderr ---\n${errors}`;
 
+    const started = (delegationId: string): boolean =>
+      reported().some((e) => e.type === 'runtime:started' && e.data.delegationId === delegationId);
+    const ready = settings.outageOnceStarted ? started : beat;
     await waitFor(
-      () => beat('D-T1-coder-001') && beat('D-T2-coder-001'),
-      'heartbeats of both first workers',
+      () => ready('D-T1-coder-001') && ready('D-T2-coder-001'),
+      settings.outageOnceStarted ? 'both first workers to start' : 'heartbeats of both first workers',
       // Generous: on shared, loaded cores a CLI process can take long to start.
       120_000,
     ).catch((err: Error) => {
@@ -220,6 +223,18 @@ describe('a PostgreSQL restart in the middle of a run', function () {
     await runThrough('down', { leaseSeconds: 45, workerMs: 24_000 }, async () => {
       cluster.down();
       await new Promise((resolve) => setTimeout(resolve, 16_000));
+      cluster.up();
+    });
+  });
+
+  it('the server down for longer than the lease while the first workers finish (issue 25, item 4.4): their results are kept, no task runs twice', async () => {
+    // Leases of 20 s, renewed every 6.7 s; the server goes down once T1's and T2's workers run, for 24 s — longer than
+    // a lease, so every lease runs out while it is down whenever the first renewal got through. The workers finish
+    // after 8 s, long before their leases end: their work is done, and what the store could not record while the
+    // server was away is recorded once it is back, as theirs (before, either could go STALE and run again first).
+    await runThrough('lease', { leaseSeconds: 20, workerMs: 8_000, outageOnceStarted: true }, async () => {
+      cluster.down();
+      await new Promise((resolve) => setTimeout(resolve, 24_000));
       cluster.up();
     });
   });

@@ -23,6 +23,12 @@ export interface ExpiryScope {
    * at its expiry.
    */
   host?: LeaseHost;
+  /**
+   * Runtimes not to expire: the coordinator that drives them saw their workers end within their leases and is taking
+   * their results (executor/attemptSupervisor.ts, `doneWithinLease`). Their work is done; a lease that ran out while
+   * the result waited for the store is not a lost worker.
+   */
+  spare?: readonly string[];
 }
 
 /**
@@ -35,7 +41,7 @@ export async function expireStaleRuntimes(
   now: number,
   scope: ExpiryScope = {},
 ): Promise<ExpiredRuntime[]> {
-  const { onlyRuntimeId, host } = scope;
+  const { onlyRuntimeId, host, spare = [] } = scope;
   // A foreign spawned worker's lease counts `foreignGraceMs` longer (PostgreSQL types 1-or-0 × grace by its operands).
   const foreign = `(CASE WHEN r.pid IS NOT NULL AND r.host IS NOT NULL AND r.host <> ? THEN 1 ELSE 0 END) * ?`;
   const expiredBy = host
@@ -44,9 +50,11 @@ export async function expireStaleRuntimes(
   const expired = await tx.all<{ id: string; run_id: string; delegation_id: string; lease_expires_at: number }>(
     `SELECT r.id, r.run_id, r.delegation_id, r.lease_expires_at FROM runtimes r
      JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id
-     WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}
+     WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}${
+       spare.length > 0 ? ` AND r.id NOT IN (${spare.map(() => '?').join(', ')})` : ''
+     }
      ORDER BY r.lease_expires_at`,
-    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : [])],
+    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : []), ...spare],
   );
   const done: ExpiredRuntime[] = [];
   const runs = new Set<string>();
