@@ -71,8 +71,10 @@ export class ReviewComments extends DisposableStore {
    */
   addDraft(thread: vscode.CommentThread, text: string): void {
     const target = this.threads.get(thread) ?? this.targets.get(thread.uri.toString());
-    if (!target) throw new UserFacingError('Review comments go on the changed side of a diff that Show Changes opened.');
-    if (thread.contextValue === SENT) throw new UserFacingError('This comment was sent to the agent already; add a new one.');
+    if (!target)
+      throw new UserFacingError('Review comments go on the changed side of a diff that Show Changes opened.');
+    if (thread.contextValue === SENT)
+      throw new UserFacingError('This comment was sent to the agent already; add a new one.');
     this.threads.set(thread, target);
     thread.comments = [...thread.comments, new ReviewNote(text, thread)];
     thread.contextValue = DRAFT;
@@ -113,7 +115,10 @@ export class ReviewComments extends DisposableStore {
   }
 
   /** A task's draft threads as the review the engine sends (the lines quoted as the documents show them). */
-  async draftsOf(runId: string, taskId: string): Promise<{ threads: vscode.CommentThread[]; review: ReturnType<typeof reviewOf> }> {
+  async draftsOf(
+    runId: string,
+    taskId: string,
+  ): Promise<{ threads: vscode.CommentThread[]; review: ReturnType<typeof reviewOf> }> {
     const threads = this.draftThreads().filter((t) => {
       const target = this.threads.get(t)!;
       return target.runId === runId && target.taskId === taskId;

@@ -264,11 +264,7 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
               deliveredTo: id.optional(),
               outcome: text.optional(),
               comments: z
-                .array(
-                  z
-                    .object({ path: text, line: count, endLine: count.optional(), quote: text, text })
-                    .strict(),
-                )
+                .array(z.object({ path: text, line: count, endLine: count.optional(), quote: text, text }).strict())
                 .max(1000),
             })
             .strict(),

@@ -300,7 +300,9 @@ export class DashboardView {
             'div',
             {},
             `${r.by}${r.reviewed ? ` on ${r.reviewed}` : ''} · message ${r.followUpId}`,
-            r.deliveredTo ? ` → ${r.deliveredTo}${r.outcome ? ` (${r.outcome})` : ''}` : ' · waiting for the next attempt',
+            r.deliveredTo
+              ? ` → ${r.deliveredTo}${r.outcome ? ` (${r.outcome})` : ''}`
+              : ' · waiting for the next attempt',
           ),
           h(
             'ol',

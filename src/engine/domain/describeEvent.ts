@@ -117,7 +117,11 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       const places = e.data.comments.map((c) => `${text(c.path)}:${c.line} "${oneLine(c.text, 40)}"`);
       const shown = places.length > 3 ? [...places.slice(0, 3), `${places.length - 3} more`] : places;
       return `${text(e.data.by)} sent ${text(e.data.taskId)} a review${e.data.reviewed ? ` of ${text(e.data.reviewed)}` : ''}: ${counted(e.data.comments.length, 'comment')} (${shown.join(', ')})${
-        e.data.action === 'interrupt' ? '; its running attempt ends and the next continues with it' : e.data.action === 'reopen' ? '; it runs again as a follow-up' : '; its next attempt carries it'
+        e.data.action === 'interrupt'
+          ? '; its running attempt ends and the next continues with it'
+          : e.data.action === 'reopen'
+            ? '; it runs again as a follow-up'
+            : '; its next attempt carries it'
       }`;
     }
     case 'attempt:resumed':

@@ -65,9 +65,7 @@ export function commentPlace(c: Pick<ReviewComment, 'path' | 'line' | 'endLine'>
  * error: check `reviewProblem` and the size (`reviewMessageProblem`) first.
  */
 export function reviewMessage(comments: readonly ReviewComment[], reviewed?: string): string {
-  const sorted = [...comments].sort((a, b) =>
-    a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1,
-  );
+  const sorted = [...comments].sort((a, b) => (a.path === b.path ? a.line - b.line : a.path < b.path ? -1 : 1));
   const count = sorted.length === 1 ? 'one comment' : `${sorted.length} comments`;
   const lines = [
     `Review of your changes${reviewed ? ` (${reviewed})` : ''}: ${count}. Each names a file (relative to the workspace) and a line, quotes that line as you left it, and says what to change. Address every comment.`,

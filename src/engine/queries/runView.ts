@@ -67,7 +67,7 @@ export interface TaskRecord {
   receipts: ReceiptView[];
   logPaths: Map<string, string>;
   ingestions: IngestionRecord[];
-  /** The review comments sent to its agent, with the attempt that carried each (docs/extension.md, "Review comments"). */
+  /** The review comments sent to its agent, with the attempt that carried each (docs/extension.md). */
   reviews: ReviewRecord[];
 }
 

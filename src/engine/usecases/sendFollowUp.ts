@@ -48,10 +48,7 @@ interface FollowUpInput {
  * takes it starts its prompt with it and continues the last attempt's session where its preset can (claimAttempt).
  * Bad input and refusals throw before anything is written.
  */
-export async function sendFollowUp(
-  ctx: EngineContext,
-  input: FollowUpInput,
-): Promise<FollowUpOutcome> {
+export async function sendFollowUp(ctx: EngineContext, input: FollowUpInput): Promise<FollowUpOutcome> {
   const problem = followUpMessageProblem(input.message);
   if (problem) throw new BatonError('follow-up.invalid', problem);
   const recorded = await ctx.store.transact((tx) => recordAndAct(tx, ctx, input));
@@ -113,11 +110,7 @@ async function recordAndAct(
     now,
   );
   if (input.review)
-    await recordReview(
-      tx,
-      { runId, taskId, followUpId: followUp.id, by, action: action.kind, ...input.review },
-      now,
-    );
+    await recordReview(tx, { runId, taskId, followUpId: followUp.id, by, action: action.kind, ...input.review }, now);
   if (action.kind === 'interrupt')
     await endAttemptForFollowUp(tx, { runId, delegationId: action.delegationId, by }, now);
   if (action.kind === 'reopen')

@@ -26,7 +26,8 @@ function isThread(arg: unknown): arg is vscode.CommentThread {
 /** Add Comment: the text in the comment box becomes a draft on its line. */
 export const addReviewComment = folderCommand((ctx, reply: CommentReply) => {
   if (!isReply(reply)) throw new UserFacingError('Add a review comment from the comment box of a Show Changes diff.');
-  if (!reply.text.trim()) throw new UserFacingError('A review comment has some text: say what the agent should change.');
+  if (!reply.text.trim())
+    throw new UserFacingError('A review comment has some text: say what the agent should change.');
   ctx.reviews.addDraft(reply.thread, reply.text);
 });
 

@@ -225,7 +225,9 @@ export class DashboardFeed implements Disposable {
                 sentAt: r.sentAt,
                 ...(r.reviewed ? { reviewed: r.reviewed } : {}),
                 ...(r.deliveredTo ? { deliveredTo: r.deliveredTo } : {}),
-                ...(carrier ? { outcome: `${carrier.status}${carrier.resultStatus ? ` · ${carrier.resultStatus}` : ''}` } : {}),
+                ...(carrier
+                  ? { outcome: `${carrier.status}${carrier.resultStatus ? ` · ${carrier.resultStatus}` : ''}` }
+                  : {}),
                 comments: r.comments,
               };
             }),

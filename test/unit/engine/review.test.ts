@@ -28,7 +28,13 @@ describe('review comments', () => {
     it('names each file and line, quotes the line and says the comment, ordered by file and line', () => {
       const message = reviewMessage(
         [
-          comment({ path: 'src/b.ts', line: 10, endLine: 11, quote: 'const a = 1;\nconst b = 2;', text: 'Merge these.' }),
+          comment({
+            path: 'src/b.ts',
+            line: 10,
+            endLine: 11,
+            quote: 'const a = 1;\nconst b = 2;',
+            text: 'Merge these.',
+          }),
           comment(),
           comment({ path: 'src/b.ts', line: 3, quote: '', text: 'Add a comment here.\n\nAnd a blank line.' }),
         ],
@@ -134,7 +140,11 @@ describe('review comments', () => {
       assert.equal(outcome.action, 'reopen');
       const [followUp] = await engine.listFollowUps(first.runId, 'T1');
       assert.equal(followUp!.id, outcome.followUp.id);
-      assert.equal(followUp!.message, reviewMessage(comments, first.delegation.id), 'one message, the formatted review');
+      assert.equal(
+        followUp!.message,
+        reviewMessage(comments, first.delegation.id),
+        'one message, the formatted review',
+      );
       const events = await engine.listEvents(first.runId);
       const sent = events.find((e) => e.type === 'review:sent');
       assert.ok(sent?.type === 'review:sent');

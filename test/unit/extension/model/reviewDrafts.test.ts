@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import type { FollowUpOutcome } from '../../../../src/engine/index';
-import { reviewOf, reviewSent, workspaceRelative, type DraftThread } from '../../../../src/extension/model/reviewDrafts';
+import {
+  reviewOf,
+  reviewSent,
+  workspaceRelative,
+  type DraftThread,
+} from '../../../../src/extension/model/reviewDrafts';
 
 /** Review comments in the editor, as plain data (docs/extension.md, "Review comments"). */
 describe('review drafts (model/reviewDrafts.ts)', () => {
@@ -37,7 +42,11 @@ describe('review drafts (model/reviewDrafts.ts)', () => {
     assert.equal(workspaceRelative('/w', '/w', 'src/a.ts'), 'src/a.ts');
     assert.equal(workspaceRelative('/repo/app', '/repo', 'app/src/a.ts'), 'src/a.ts');
     assert.equal(workspaceRelative('/w', '/w/.baton/worktrees/R-1/T1', 'src/a.ts'), 'src/a.ts');
-    assert.equal(workspaceRelative('/repo/app', '/repo', 'lib/b.ts'), 'lib/b.ts', 'outside the workspace: as in the repository');
+    assert.equal(
+      workspaceRelative('/repo/app', '/repo', 'lib/b.ts'),
+      'lib/b.ts',
+      'outside the workspace: as in the repository',
+    );
   });
 
   it('says what sending did, as Send Message… does', () => {
@@ -57,6 +66,9 @@ describe('review drafts (model/reviewDrafts.ts)', () => {
       reviewSent('T1', 1, outcome('interrupt')),
       'Review sent to T1 (1 comment, message M-3): its running attempt D-T1-coder-002 was ended; the next attempt continues its session with the review first.',
     );
-    assert.equal(reviewSent('T1', 1, outcome('queue')), 'Review sent to T1 (1 comment, message M-3): its next attempt carries it.');
+    assert.equal(
+      reviewSent('T1', 1, outcome('queue')),
+      'Review sent to T1 (1 comment, message M-3): its next attempt carries it.',
+    );
   });
 });
