@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
 import { DashboardFeed } from '../../src/extension/model/dashboardFeed';
 import type { HostMessage } from '../../src/protocol/messages';
-import { activateBaton, messagesShownDuring, showBatonLog, waitFor, workspacePath } from './support/editor';
+import { activateBaton, messagesShownDuring, visibleBatonLog, waitFor, workspacePath } from './support/editor';
 
 const PLAN = '# Review\n\n```baton-task\nid: R1\ntitle: Greet\nagent: coder\n```\nWrite review/R1.txt.\n';
 
@@ -123,10 +123,10 @@ describe('review comments on Show Changes (issue 24)', function () {
     assert.ok(prompt.startsWith(`## Message from VS Code\n\n${followUp.message}\n`), prompt.slice(0, 600));
 
     // The task's history: the timeline (Show Events) and the dashboard's task details.
+    // (Show Events reveals the Baton log in the Output panel; the panel may hold another view's focus before.)
     await vscode.commands.executeCommand('baton.showEvents', { kind: 'run', id: `run:${run.id}`, runId: run.id });
-    const log = await showBatonLog();
     const line = `VS Code sent R1 a review of ${first.id}: 1 comment (review/R1.txt:2 "Spell it "world"`;
-    await waitFor('the review in Show Events', () => log.document.getText().includes(line) || undefined);
+    await waitFor('the review in Show Events', () => visibleBatonLog()?.document.getText().includes(line) || undefined);
     const posted: HostMessage[] = [];
     const feed = new DashboardFeed(
       api.session!.runState!,
