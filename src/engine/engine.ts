@@ -73,9 +73,10 @@ import { agentKindOf } from './domain/workerLaunch';
 import { attemptWorker } from './queries/agentUsage';
 import { stopAndApply, type StopOutcome } from './usecases/applyStop';
 import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
-import { sendFollowUp, type FollowUpOutcome } from './usecases/sendFollowUp';
+import { sendFollowUp, sendReview, type FollowUpOutcome } from './usecases/sendFollowUp';
 import { listFollowUps } from './queries/followUps';
 import type { FollowUp } from './domain/followUp';
+import type { ReviewComment } from './domain/review';
 import { recheckIsolationGate, recheckIsolationGates, type IsolationRecheck } from './usecases/recheckIsolation';
 import { cleanupWorktrees, type CleanupReport } from './usecases/cleanupWorktrees';
 import type { EngineContext } from './usecases/context';
@@ -128,6 +129,7 @@ export { loadConfig, readPlan, requireValidPlan } from './usecases/workspaceFile
 export type { LoadedPlan } from './usecases/workspaceFiles';
 export type { EngineEvent } from './announcer';
 export type { RunOverview, TaskRecord } from './queries/runView';
+export type { ReviewRecord } from './queries/reviews';
 export type { Diagnosis } from './usecases/diagnoseRun';
 export type { RunConfigView } from './usecases/runConfig';
 export type { DoctorCheck } from './usecases/doctor';
@@ -414,6 +416,20 @@ export class Engine {
    */
   sendFollowUp(input: { runId: string; taskId: string; message: string; by?: string }): Promise<FollowUpOutcome> {
     return sendFollowUp(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /**
+   * A person's review comments on a task's changes, sent to its agent as one follow-up message (the editor's *Send
+   * Review to Agent*, docs/extension.md "Review comments") and kept with it (`review:sent`).
+   */
+  sendReview(input: {
+    runId: string;
+    taskId: string;
+    reviewed?: string;
+    comments: readonly ReviewComment[];
+    by?: string;
+  }): Promise<FollowUpOutcome> {
+    return sendReview(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
   }
 
   /** A run's follow-up messages (of one task), oldest first. */

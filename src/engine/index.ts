@@ -20,6 +20,7 @@ export type {
   EngineOptions,
   LoadedPlan,
   RunOverview,
+  ReviewRecord,
   TaskRecord,
 } from './engine';
 export type { DoctorCheck, RunConfigView, StoreTransferSummary } from './engine';
@@ -68,6 +69,8 @@ export type { StopOutcome } from './usecases/applyStop';
 export type { FollowUpOutcome } from './usecases/sendFollowUp';
 export type { FollowUp } from './domain/followUp';
 export { FOLLOW_UP_TASK_STATUSES, MAX_FOLLOW_UP_BYTES } from './domain/followUp';
+export type { ReviewComment } from './domain/review';
+export { commentPlace, MAX_REVIEW_COMMENTS, quoteOf, reviewMessage, reviewProblem } from './domain/review';
 export type { CancelOutcome } from './usecases/cancelRun';
 export type { IsolationRecheck } from './usecases/recheckIsolation';
 export type { StopMode } from './domain/types';

@@ -4,6 +4,8 @@ import { runPaths, TranscriptRenderer, type AttemptChanges, type Engine } from '
 import { attemptEndLine } from './model/attempts';
 import { DisposableStore } from './lifecycle';
 import { LogFollower } from './model/logFollower';
+import { workspaceRelative } from './model/reviewDrafts';
+import type { ReviewComments } from './reviewComments';
 import type { BatonSession } from './session';
 
 /** The scheme of a file's text at a commit Baton recorded (the left side of Show Changes). */
@@ -39,7 +41,10 @@ export class AttemptViews extends DisposableStore {
   /** One output terminal per attempt: asking again shows it. */
   private readonly terminals = new Map<string, vscode.Terminal>();
 
-  constructor(private readonly session: BatonSession) {
+  constructor(
+    private readonly session: BatonSession,
+    private readonly reviews: ReviewComments,
+  ) {
     super();
     this._register(
       vscode.workspace.registerTextDocumentContentProvider(
@@ -66,6 +71,25 @@ export class AttemptViews extends DisposableStore {
       return;
     }
     const resources = changes.files.map((file) => changeResource(changes, file));
+    // The changed (right-hand) sides take review comments (reviewComments.ts); the left sides and other files do not.
+    this.reviews.track(
+      changes.files.flatMap((file, i) => {
+        const after = resources[i]![2];
+        return after
+          ? [
+              {
+                uri: after,
+                target: {
+                  runId,
+                  taskId: changes.taskId,
+                  delegationId,
+                  path: workspaceRelative(this.session.workspace, changes.repoRoot, file.path),
+                },
+              },
+            ]
+          : [];
+      }),
+    );
     await vscode.commands.executeCommand(
       'vscode.changes',
       `${delegationId} (${changes.taskId}): ${changes.summary}`,

@@ -2,6 +2,7 @@ import { access, mkdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
+import { ReviewComments } from './reviewComments';
 import { registerCommands } from './commands/register';
 import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
@@ -26,6 +27,8 @@ export interface BatonApi {
   readonly session: BatonSession | undefined;
   readonly views: { runs?: RunsTreeProvider; workers?: WorkersTreeProvider; gates?: GatesTreeProvider };
   readonly diagnostics: ResultDiagnostics | undefined;
+  /** Review comments on Show Changes' diffs. */
+  readonly reviews: ReviewComments | undefined;
   /** The open dashboard panel, if any. */
   readonly dashboard: () => DashboardPanel | undefined;
   whenReady(): Promise<void>;
@@ -58,6 +61,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       session: undefined,
       views,
       diagnostics: undefined,
+      reviews: undefined,
       dashboard: () => undefined,
       whenReady: async () => undefined,
       shutdown: async () => undefined,
@@ -81,7 +85,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       new StoredArtifactProvider(() => current.engine()),
     ),
   );
-  const attemptViews = new AttemptViews(session);
+  const reviews = new ReviewComments();
+  context.subscriptions.push(reviews);
+  const attemptViews = new AttemptViews(session, reviews);
   context.subscriptions.push(attemptViews);
   const hidden = new HiddenRuns(context.workspaceState);
   context.subscriptions.push(hidden);
@@ -96,6 +102,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       session,
       diagnostics,
       attemptViews,
+      reviews,
       hidden,
     }),
   );
@@ -192,6 +199,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     session: current,
     views,
     diagnostics,
+    reviews,
     dashboard: () => DashboardPanel.current,
     whenReady: async () => {
       await current.engine();

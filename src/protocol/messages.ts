@@ -251,6 +251,26 @@ export const hostMessageSchema = z.discriminatedUnion('type', [
       artifact: z.object({ path: text, text }).strict().optional(),
       logTail: text,
       issues: z.array(issueViewSchema).max(10_000),
+      /** The review comments sent to its agent (docs/extension.md, "Review comments"), oldest first. */
+      reviews: z
+        .array(
+          z
+            .object({
+              followUpId: id,
+              by: text,
+              sentAt: time,
+              reviewed: id.optional(),
+              /** The attempt that carried it to the agent, and how that attempt ended so far. */
+              deliveredTo: id.optional(),
+              outcome: text.optional(),
+              comments: z
+                .array(z.object({ path: text, line: count, endLine: count.optional(), quote: text, text }).strict())
+                .max(1000),
+            })
+            .strict(),
+        )
+        .max(1000)
+        .optional(),
     })
     .strict(),
   z.object({ type: z.literal('notice'), level: z.enum(['info', 'error']), message: text }).strict(),

@@ -2,7 +2,7 @@
  * The dashboard's DOM. Built once; `render` redraws a section only when the part of the
  * state it shows changed (by identity), and `tick` moves the clocks on.
  */
-import type { GateView, IssueView, WebviewMessage } from '../../src/protocol/messages';
+import type { GateView, IssueView, TaskDetails, WebviewMessage } from '../../src/protocol/messages';
 import { formatSpend } from '../../src/protocol/spend';
 import { runElapsed } from '../../src/protocol/time';
 import { renderCharts } from './charts';
@@ -272,6 +272,7 @@ export class DashboardView {
       );
     }
     if (d.issues.length > 0) this.details.append(h('h3', {}, 'Issues'), this.issueList(d.issues));
+    if (d.reviews?.length) this.details.append(h('h3', {}, 'Review comments sent'), this.reviewList(d.reviews));
     if (d.artifact) {
       this.details.append(
         h(
@@ -284,6 +285,43 @@ export class DashboardView {
       );
     }
     this.details.append(h('h3', {}, 'Log (last lines)'), h('pre', { class: 'log' }, d.logTail || '(empty)'));
+  }
+
+  /** Each review sent to the task's agent: who, which attempt it was on and which carried it, and every comment. */
+  private reviewList(reviews: NonNullable<TaskDetails['reviews']>): HTMLElement {
+    return h(
+      'ul',
+      { class: 'reviews' },
+      ...reviews.map((r) =>
+        h(
+          'li',
+          {},
+          h(
+            'div',
+            {},
+            `${r.by}${r.reviewed ? ` on ${r.reviewed}` : ''} · message ${r.followUpId}`,
+            r.deliveredTo
+              ? ` → ${r.deliveredTo}${r.outcome ? ` (${r.outcome})` : ''}`
+              : ' · waiting for the next attempt',
+          ),
+          h(
+            'ol',
+            {},
+            ...r.comments.map((c) =>
+              h(
+                'li',
+                {},
+                link(`${c.path}:${c.line}${c.endLine && c.endLine > c.line ? `–${c.endLine}` : ''}`, () =>
+                  this.actions.post({ type: 'openArtifact', path: c.path, line: c.line }),
+                ),
+                c.quote ? h('pre', { class: 'quote' }, c.quote) : '',
+                h('p', {}, c.text),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   private renderGates(gates: readonly GateView[]): void {

@@ -113,6 +113,17 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       }: "${text(e.data.message)}"`;
     case 'attempt:follow-up':
       return `${text(e.data.delegationId)} is a follow-up with ${e.data.by.length === 1 ? `${text(e.data.by[0])}'s message` : `messages from ${e.data.by.map((b) => text(b)).join(', ')}`}${e.data.sessionId ? `, in session ${text(e.data.sessionId)}` : ''}`;
+    case 'review:sent': {
+      const places = e.data.comments.map((c) => `${text(c.path)}:${c.line} "${oneLine(c.text, 40)}"`);
+      const shown = places.length > 3 ? [...places.slice(0, 3), `${places.length - 3} more`] : places;
+      return `${text(e.data.by)} sent ${text(e.data.taskId)} a review${e.data.reviewed ? ` of ${text(e.data.reviewed)}` : ''}: ${counted(e.data.comments.length, 'comment')} (${shown.join(', ')})${
+        e.data.action === 'interrupt'
+          ? '; its running attempt ends and the next continues with it'
+          : e.data.action === 'reopen'
+            ? '; it runs again as a follow-up'
+            : '; its next attempt carries it'
+      }`;
+    }
     case 'attempt:resumed':
       return `${text(e.data.delegationId)} resumes parked ${text(e.data.parkedDelegationId)}${e.data.sessionId ? ` in session ${text(e.data.sessionId)}` : ''}`;
     case 'attempt:silent':

@@ -1,3 +1,4 @@
+import type { ReviewComment } from './review';
 import type {
   DelegationStatus,
   GateDecision,
@@ -308,6 +309,19 @@ export interface EventMap {
     by: string[];
     sessionId?: string;
   };
+  /**
+   * A person's review comments on an attempt's changes (docs/extension.md, "Review comments"), sent to the task's agent
+   * as one follow-up message (`followUpId`, recorded in the same transaction): every comment in full, and what the
+   * follow-up did to the task (`action`). `reviewed` is the attempt whose changes were commented on.
+   */
+  'review:sent': {
+    followUpId: string;
+    taskId: string;
+    by: string;
+    action: 'interrupt' | 'reopen' | 'queue';
+    reviewed?: string;
+    comments: ReviewComment[];
+  };
   /** A live agent's stream said nothing for `silentSeconds` (config silenceSeconds); `action` is what follows. */
   'attempt:silent': { delegationId: string; taskId: string; silentSeconds: number; action: 'wait' | 'stop' };
   'config:frozen': {
@@ -382,4 +396,5 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'attempt:silent': true,
   'follow-up:sent': true,
   'attempt:follow-up': true,
+  'review:sent': true,
 };

@@ -14,6 +14,7 @@ import type {
 } from '../domain/types';
 import type { StoreReader } from '../store/port';
 import { readCoordinatorState, type CoordinatorState } from './coordinatorLease';
+import { listReviews, type ReviewRecord } from './reviews';
 import {
   DELEGATION_COLUMNS,
   GATE_COLUMNS,
@@ -66,6 +67,8 @@ export interface TaskRecord {
   receipts: ReceiptView[];
   logPaths: Map<string, string>;
   ingestions: IngestionRecord[];
+  /** The review comments sent to its agent, with the attempt that carried each (docs/extension.md). */
+  reviews: ReviewRecord[];
 }
 
 export async function listRuns(r: StoreReader): Promise<Run[]> {
@@ -323,6 +326,7 @@ export async function readTaskRecord(r: StoreReader, runId: string, taskId: stri
     receipts: await listReceipts(r, runId, taskId),
     logPaths: new Map(logs.map((l) => [l.delegation_id, l.log_path])),
     ingestions,
+    reviews: await listReviews(r, runId, taskId),
   };
 }
 

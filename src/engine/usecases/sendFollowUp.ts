@@ -1,10 +1,12 @@
 import { BatonError } from '../domain/errors';
 import { decideFollowUp, followUpMessageProblem, type FollowUp, type FollowUpAction } from '../domain/followUp';
 import type { StopReportEntry } from '../domain/stops';
+import { reviewMessage, reviewMessageProblem, reviewProblem, type ReviewComment } from '../domain/review';
 import type { DelegationStatus, RunStatus, TaskStatus } from '../domain/types';
 import { isManualWorker } from '../domain/workerLaunch';
 import { endAttemptForFollowUp } from '../operations/delegations/endAttemptForFollowUp';
 import { recordFollowUp } from '../operations/followUps/followUps';
+import { recordReview } from '../operations/followUps/recordReview';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { reopenFinishedTask } from '../operations/tasks/setTaskStatus';
 import { attemptWorker } from '../queries/agentUsage';
@@ -30,6 +32,15 @@ export interface FollowUpOutcome {
   driven: boolean;
 }
 
+interface FollowUpInput {
+  runId: string;
+  taskId: string;
+  message: string;
+  by: string;
+  /** The review comments this message is made of (sendReview): recorded with it, in its transaction. */
+  review?: { reviewed?: string; comments: readonly ReviewComment[] };
+}
+
 /**
  * A person's follow-up message to a task (`baton message`, docs/agents.md "Follow-up messages"): decided, recorded
  * and carried out in one transaction — a running attempt ended (CANCELLED, not counted against maxAttempts), a
@@ -37,10 +48,7 @@ export interface FollowUpOutcome {
  * takes it starts its prompt with it and continues the last attempt's session where its preset can (claimAttempt).
  * Bad input and refusals throw before anything is written.
  */
-export async function sendFollowUp(
-  ctx: EngineContext,
-  input: { runId: string; taskId: string; message: string; by: string },
-): Promise<FollowUpOutcome> {
+export async function sendFollowUp(ctx: EngineContext, input: FollowUpInput): Promise<FollowUpOutcome> {
   const problem = followUpMessageProblem(input.message);
   if (problem) throw new BatonError('follow-up.invalid', problem);
   const recorded = await ctx.store.transact((tx) => recordAndAct(tx, ctx, input));
@@ -57,7 +65,7 @@ export async function sendFollowUp(
 async function recordAndAct(
   tx: StoreTx,
   ctx: EngineContext,
-  input: { runId: string; taskId: string; message: string; by: string },
+  input: FollowUpInput,
 ): Promise<Omit<FollowUpOutcome, 'interrupted' | 'driven'>> {
   const { runId, taskId, by } = input;
   const now = ctx.clock.now();
@@ -101,9 +109,29 @@ async function recordAndAct(
     },
     now,
   );
+  if (input.review)
+    await recordReview(tx, { runId, taskId, followUpId: followUp.id, by, action: action.kind, ...input.review }, now);
   if (action.kind === 'interrupt')
     await endAttemptForFollowUp(tx, { runId, delegationId: action.delegationId, by }, now);
   if (action.kind === 'reopen')
     await reopenFinishedTask(tx, runId, taskId, `a follow-up from ${by} (${followUp.id}) runs it again`, now);
   return { followUp, action: action.kind, runStatus: await refreshRunStatus(tx, runId, now) };
+}
+
+/**
+ * A person's review comments on a task's changes (docs/extension.md, "Review comments"), sent to its agent as ONE
+ * follow-up message — the same operation as any message (sendFollowUp), written by `reviewMessage` — and kept with it
+ * in the store (`review:sent`, every comment in full). `reviewed`: the attempt whose changes were commented on.
+ */
+export async function sendReview(
+  ctx: EngineContext,
+  input: { runId: string; taskId: string; reviewed?: string; comments: readonly ReviewComment[]; by: string },
+): Promise<FollowUpOutcome> {
+  const problem = reviewProblem(input.comments);
+  if (problem) throw new BatonError('follow-up.invalid', problem);
+  const message = reviewMessage(input.comments, input.reviewed);
+  const tooLong = reviewMessageProblem(message);
+  if (tooLong) throw new BatonError('follow-up.invalid', tooLong);
+  const { runId, taskId, by, reviewed, comments } = input;
+  return sendFollowUp(ctx, { runId, taskId, message, by, review: { ...(reviewed ? { reviewed } : {}), comments } });
 }

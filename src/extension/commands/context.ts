@@ -2,6 +2,7 @@ import type * as vscode from 'vscode';
 import type { AttemptViews } from '../attemptViews';
 import type { ResultDiagnostics } from '../diagnostics';
 import type { HiddenRuns } from '../hiddenRuns';
+import type { ReviewComments } from '../reviewComments';
 import type { BatonSession } from '../session';
 import type { GateNode, RunsNode, WorkerNode } from '../views';
 
@@ -16,6 +17,7 @@ export interface CommandContext extends WindowContext {
   readonly session: BatonSession;
   readonly diagnostics: ResultDiagnostics;
   readonly attemptViews: AttemptViews;
+  readonly reviews: ReviewComments;
   readonly hidden: HiddenRuns;
 }
 

@@ -14,6 +14,7 @@ import { reconcileRun } from './reconcileRun';
 import { refresh } from './refresh';
 import { removeRun, showRemovedRuns } from './removeRuns';
 import { replanRun } from './replanRun';
+import { addReviewComment, deleteReviewComment, sendReview } from './review';
 import { resumeRun } from './resumeRun';
 import { runTask } from './runTask';
 import { sendMessage } from './sendMessage';
@@ -41,6 +42,9 @@ export const COMMANDS = {
   'baton.cancelRun': cancelRun,
   'baton.stopDelegation': stopDelegation,
   'baton.sendMessage': sendMessage,
+  'baton.sendReview': sendReview,
+  'baton.addReviewComment': addReviewComment,
+  'baton.deleteReviewComment': deleteReviewComment,
   'baton.ingestArtifact': ingestArtifact,
   'baton.resumeRun': resumeRun,
   'baton.reconcileRun': reconcileRun,

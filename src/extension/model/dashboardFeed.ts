@@ -215,6 +215,24 @@ export class DashboardFeed implements Disposable {
       ...(artifactPath && artifactText !== undefined ? { artifact: { path: artifactPath, text: artifactText } } : {}),
       logTail: logPath ? readTail(logPath, LOG_TAIL_BYTES) : '',
       issues: issueViewsOf(record.ingestions),
+      ...(record.reviews.length
+        ? {
+            reviews: record.reviews.map((r) => {
+              const carrier = r.deliveredTo ? record.delegations.find((d) => d.id === r.deliveredTo) : undefined;
+              return {
+                followUpId: r.followUpId,
+                by: r.by,
+                sentAt: r.sentAt,
+                ...(r.reviewed ? { reviewed: r.reviewed } : {}),
+                ...(r.deliveredTo ? { deliveredTo: r.deliveredTo } : {}),
+                ...(carrier
+                  ? { outcome: `${carrier.status}${carrier.resultStatus ? ` · ${carrier.resultStatus}` : ''}` }
+                  : {}),
+                comments: r.comments,
+              };
+            }),
+          }
+        : {}),
     };
   }
 
