@@ -2,7 +2,8 @@
 // process worker, an sdd-result's artifacts/… paths are the run's files, the exit codes of the task-executor seed's
 // table, and a plan whose run completed is not run again by accident.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   describeResult,
@@ -11,6 +12,8 @@ import {
   removeWorkspace,
   ROOT,
   runCli,
+  spawnCli,
+  waitFor,
   writeFile,
   type CliResult,
 } from '../../support/cli';
@@ -127,6 +130,69 @@ describe("baton CLI: the seeds' contracts (issue 27)", function () {
     });
   });
 
+  describe("item 3: the exit codes of the task-executor seed's table", () => {
+    const children: ChildProcess[] = [];
+    afterEach(() => {
+      for (const child of children.splice(0)) child.kill('SIGKILL');
+    });
+
+    /** `baton start plan.md` left running with a worker that waits, once its attempt runs. */
+    async function startWaiting(): Promise<{ exited: Promise<number | null>; output: () => string }> {
+      configure({ command: 'sh', args: ['-c', 'touch started.marker; exec sleep 60'] });
+      const child = spawnCli(['start', 'plan.md'], { cwd: ws });
+      children.push(child);
+      let output = '';
+      child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+      child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+      const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+      await waitFor(() => existsSync(join(ws, 'started.marker')), 'the attempt to start', 60_000);
+      return { exited, output: () => output };
+    }
+
+    it('reconcile beside a live coordinator reports only and exits 3; the run it stops pauses, and its start exits 8', async () => {
+      const driver = await startWaiting();
+      const reconciled = await run(['reconcile']);
+      assert.equal(reconciled.code, 3, describeResult(reconciled));
+      assert.match(reconciled.stdout, /is driven by .*; reporting only, nothing changed\./);
+      assert.match(reconciled.stdout, /^B1 +D-B1-implementer-001/m, 'the table is printed all the same');
+      const json = await run(['reconcile', '--json']);
+      assert.equal(json.code, 3, describeResult(json));
+      assert.deepEqual([json.json().reportOnly, json.json().exitCode], [true, 3]);
+
+      const stopped = await run(['stop', '--mode', 'immediate']);
+      assert.equal(stopped.code, 0, describeResult(stopped));
+      assert.equal(await driver.exited, 8, driver.output());
+      assert.match(driver.output(), /Stopped\. Continue with: baton resume --run R-/);
+      assert.equal((await status()).run.status, 'paused');
+      // With no coordinator left, reconcile repairs what it can: 0.
+      const alone = await run(['reconcile']);
+      assert.equal(alone.code, 0, describeResult(alone));
+    });
+
+    it('an unknown run, task, task mapping or run state exits 4; input wrong in itself stays 2', async () => {
+      configure({ command: process.execPath, args: [HOST, '{prompt}'] });
+      // No run state at all: a workspace without a store.
+      const none = await run(['diagnose', '--json']);
+      assert.equal(none.code, 4, describeResult(none));
+      assert.equal(none.json().error.code, 'run.unknown');
+      const started = await run(['start', 'plan.md']);
+      assert.equal(started.code, 0, describeResult(started));
+      const refusals: Array<[string[], number, string]> = [
+        [['status', '--run', 'R-nope'], 4, 'run.unknown'],
+        [['claim', '--plan', 'plan.md', '--task', 'T9'], 4, 'task.unknown'],
+        [['approve', 'G-99'], 4, 'gate.unknown'],
+        [['replan', '--plan', 'plan.md', '--map', 'B1=T9'], 4, 'replan.invalid-mapping'],
+        [['replan', '--plan', 'plan.md', '--map', 'B1'], 2, 'replan.bad-map'],
+        [['start', 'plan.md', '--new', '--worker', 'nope'], 2, 'worker.unknown'],
+      ];
+      for (const [args, exit, code] of refusals) {
+        const r = await run([...args, '--json']);
+        assert.equal(r.code, exit, `${args.join(' ')}: ${describeResult(r)}`);
+        assert.equal(r.json().error.code, code, `${args.join(' ')}: ${describeResult(r)}`);
+      }
+    });
+  });
+
   it('item 4: start on a plan whose run completed from the same text starts nothing (--json: started false), exit 0; --new runs it again', async () => {
     configure({ command: process.execPath, args: [HOST, '{prompt}'] });
     const first = await run(['start', 'plan.md']);
@@ -134,10 +200,7 @@ describe("baton CLI: the seeds' contracts (issue 27)", function () {
     const completed = (await status()).run.id;
     const again = await run(['start', 'plan.md', '--json']);
     assert.equal(again.code, 0, describeResult(again));
-    assert.deepEqual(
-      { ...again.json(), protocolVersion: undefined },
-      { protocolVersion: undefined, runId: completed, status: 'completed', started: false },
-    );
+    assert.deepEqual(again.json(), { protocolVersion: 1, runId: completed, status: 'completed', started: false });
     const view = await status();
     assert.equal(view.run.id, completed, 'no new run');
     assert.equal(view.delegations.length, 1, 'no attempt again');
