@@ -17,6 +17,8 @@ import {
   writeFile,
   type CliResult,
 } from '../../support/cli';
+import { processesCarrying } from '../../support/processes';
+import { killQuietly } from '../../fixtures/executor/harness';
 
 /**
  * The host: test/fixtures/seeds/sddHost.js, written from the seed's host contract; or the seed's own fake host script
@@ -134,6 +136,8 @@ describe("baton CLI: the seeds' contracts (issue 27)", function () {
     const children: ChildProcess[] = [];
     afterEach(() => {
       for (const child of children.splice(0)) child.kill('SIGKILL');
+      // A worker left by a failed test (its start killed before it could end it).
+      for (const pid of processesCarrying(`BATON_WORKSPACE=${ws}`)) killQuietly(pid, ws);
     });
 
     /** `baton start plan.md` left running with a worker that waits, once its attempt runs. */
