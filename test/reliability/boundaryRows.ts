@@ -17,6 +17,7 @@ import {
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
 import { plan, withWorkerEnv } from '../fixtures/executor/harness';
+import { ensureCliBuilt, makeWorkspace, removeWorkspace, runCli, writeFile } from '../support/cli';
 import { EngineFixture } from '../support/engineFixture';
 import { FakeClock } from '../support/fakeClock';
 import { initRepo } from '../support/gitRepo';
@@ -493,4 +494,66 @@ async function failuresOver(trials: number, scenario: () => Promise<string[]>): 
     }
   }
   return failures;
+}
+
+const THIEF = resolve(__dirname, '../fixtures/workers/tokenThief.js');
+
+/**
+ * Issue 25, item 2.7 (row H13): T1's worker reads T2's runtime token from T2's worker's
+ * /proc/<pid>/environ and hands in a forged PASS for T2 with `baton ingest --token`, while T2's
+ * worker waits; then T2's worker hands in its own result with the same token. The forged one is
+ * refused (`runtime.not-its-worker`, exit 3, nothing recorded), the owner's accepted.
+ */
+export async function stolenToken(): Promise<string[]> {
+  ensureCliBuilt();
+  const ws = makeWorkspace('baton-thief-');
+  try {
+    writeFile(ws, 'plan.md', plan([{ id: 'T1', worker: 'thief' }, { id: 'T2' }]));
+    writeFile(
+      ws,
+      '.baton/config.json',
+      JSON.stringify({
+        defaultWorker: 'victim',
+        workers: {
+          thief: {
+            type: 'process',
+            command: process.execPath,
+            args: [THIEF, '{taskId}', 'thief'],
+            env: { VICTIM_TASK: 'T2' },
+          },
+          victim: { type: 'process', command: process.execPath, args: [THIEF, '{taskId}', 'victim'] },
+        },
+        maxAttempts: 1,
+        maxConcurrency: 2,
+      }),
+    );
+    const started = await runCli(['start', 'plan.md', '--json'], { cwd: ws });
+    const failures: string[] = [];
+    const read = (name: string): { code?: number; stderr?: string; stdout?: string; error?: string } =>
+      existsSync(join(ws, name)) ? JSON.parse(readFileSync(join(ws, name), 'utf8')) : { error: `no ${name}` };
+    const thief = read('thief-ingest.json');
+    const refusal = thief.stdout ? JSON.parse(thief.stdout).error?.code : thief.error;
+    if (thief.code !== 3 || refusal !== 'runtime.not-its-worker')
+      failures.push(`the forged PASS: exit ${thief.code}, ${refusal ?? thief.stderr}`);
+    if (started.code !== 0) failures.push(`start: exit ${started.code}, ${started.stderr.trim()}`);
+    const t2 = (await runCli(['queue', '--json'], { cwd: ws }))
+      .json()
+      .delegations.find((d: { taskId: string }) => d.taskId === 'T2');
+    if (t2?.status !== 'COMPLETED' || t2.artifactPath !== 'own-T2.md')
+      failures.push(`T2 is ${t2?.status} with ${t2?.artifactPath}, want COMPLETED by its own hand-in (own-T2.md)`);
+    const summaries = await runCli(['status', '--json'], { cwd: ws });
+    if (summaries.stdout.includes('forged')) failures.push('status shows the forged summary');
+    return failures;
+  } finally {
+    removeWorkspace(ws);
+  }
+}
+
+/** Row H13: stolenToken, again and again. */
+export async function stolenTokenRow(trials: number): Promise<RowOutcome> {
+  return {
+    trials,
+    failures: await failuresOver(trials, stolenToken),
+    note: "per trial: a token read from another worker's /proc/<pid>/environ, its forged PASS, then the owner's own hand-in",
+  };
 }

@@ -74,16 +74,32 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Written to the command's stdin, which is then closed (`baton ingest --artifact -`); without it stdin is closed. */
   input?: string | Buffer;
+  /**
+   * Run it as a worker's own child: the socket of a test/fixtures/workers/relayWorker.js worker. The command gets
+   * that worker's environment with `env` over it — how an attempt's `baton mcp`, `check-result` or `ask` runs.
+   */
+  asWorker?: string;
+}
+
+const RELAY_CLIENT = join(ROOT, 'test/fixtures/workers/relayClient.js');
+
+/** The argv (after node) that runs `baton …args` as a child of the relayWorker.js worker listening on `socket`. */
+export function relayedArgv(socket: string, args: string[], env: Record<string, string | undefined> = {}): string[] {
+  return [RELAY_CLIENT, socket, JSON.stringify({ args, env })];
 }
 
 /** Runs `node dist/cli.js …args` and resolves when it exits. */
 export function runCli(args: string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd,
-      env: cleanEnv(options.env),
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      options.asWorker ? relayedArgv(options.asWorker, args, options.env) : [CLI, ...args],
+      {
+        cwd: options.cwd,
+        env: cleanEnv(options.asWorker ? {} : options.env),
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      },
+    );
     // A command that refuses before reading all of it closes stdin early: that EPIPE is its business, not the test's.
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input);

@@ -1,4 +1,5 @@
 import { BatonError } from './errors';
+import { runsUnderWorker, type Presenter } from './process';
 import type { WorkerRuntime } from './types';
 
 /**
@@ -24,6 +25,8 @@ export function attemptAccessRefusal(
   runtime: (WorkerRuntime & { tokenHash: string }) | undefined,
   credential: AttemptCredential,
   presentedTokenHash: string,
+  /** The process presenting the credential; runtimes Baton started take it only from their own worker's processes. */
+  presenter: Presenter,
 ): BatonError | undefined {
   const { runtimeId, delegationId, runId } = credential;
   if (!runtime) return new BatonError('runtime.unknown', `There is no worker runtime ${runtimeId} in run ${runId}.`);
@@ -47,5 +50,17 @@ export function attemptAccessRefusal(
       'runtime.not-live',
       `Runtime ${runtimeId} is ${runtime.status}: ${delegationId} has ended (its result was handed in, or it was stopped); nothing more is taken for it.`,
     );
-  return undefined;
+  return notItsWorker(runtime, presenter);
+}
+
+/**
+ * The refusal of a token presented from outside the worker it belongs to (domain/process.ts,
+ * `runsUnderWorker`): read from another process's environment, it is not the worker's to use.
+ */
+export function notItsWorker(runtime: WorkerRuntime, presenter: Presenter): BatonError | undefined {
+  if (runsUnderWorker(runtime, presenter)) return undefined;
+  return new BatonError(
+    'runtime.not-its-worker',
+    `Only the processes of ${runtime.delegationId}'s own worker (pid ${runtime.pid} on ${runtime.host ?? 'its host'}) can act for it with runtime ${runtime.id}'s token, and this process does not run under it.`,
+  );
 }

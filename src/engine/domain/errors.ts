@@ -96,6 +96,7 @@ export const ERROR_CODES = {
   'run.unknown': 'mismatch',
   'runtime.lease-expired': 'conflict',
   'runtime.not-live': 'conflict',
+  'runtime.not-its-worker': 'conflict',
   'runtime.unknown': 'mismatch',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',

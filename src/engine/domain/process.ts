@@ -9,6 +9,35 @@ export interface ProcessIdentity {
   host: string;
 }
 
+/**
+ * The process that presents an attempt's token (a `baton ingest`, `baton mcp`), as a hand-in is
+ * judged: its host and the chain of its parents, itself first (effects/processes, `presentingProcess`).
+ * `ancestry` is undefined where the platform cannot tell (no /proc).
+ */
+export interface Presenter {
+  host: string;
+  ancestry: readonly ProcessIdentity[] | undefined;
+}
+
+/**
+ * Whether a caller holding an attempt's token runs under that attempt's worker: the worker's
+ * process (pid and start time, on its host) is the caller or one of its parents. A token is a
+ * secret only from other users: another worker of the same user reads it in
+ * /proc/<pid>/environ, but cannot make itself a child of the worker it read it from (issue 25,
+ * item 2.7). Not decidable — and so left to the token alone — for a runtime no Baton process
+ * started (`baton claim` hands its claimer the token) and where the platform has no /proc.
+ */
+export function runsUnderWorker(
+  worker: { pid?: number; pidStart?: string | null; host?: string },
+  presenter: Presenter,
+): boolean {
+  if (worker.pid === undefined || presenter.ancestry === undefined) return true;
+  if (worker.host !== undefined && worker.host !== presenter.host) return false;
+  return presenter.ancestry.some(
+    (p) => p.pid === worker.pid && (worker.pidStart == null || p.startTime === worker.pidStart),
+  );
+}
+
 /** What a look at the machine said about a recorded process (effects/processes probes it). */
 export interface ProcessProbe {
   /** Undefined: it runs on another host and cannot be checked from here. */

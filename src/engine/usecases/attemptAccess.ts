@@ -8,6 +8,7 @@ import { repairFeedback, type StopHookInput, type StopVerdict } from '../domain/
 import { usageLimitOf } from '../domain/agents/usageLimit';
 import type { Delegation, ResultStatus, WorkerRuntime } from '../domain/types';
 import { isInsideFolder, workspacePath } from '../domain/workspacePath';
+import { presentingProcess } from '../effects/processes/processes';
 import { runPaths } from '../effects/workspaceLayout';
 import { hashToken } from '../operations/runtimes/renewRuntimeLease';
 import { recordResultCheck } from '../operations/ingestions/recordResultCheck';
@@ -87,7 +88,7 @@ async function readBoundAttempt(
     credential.runtimeId,
   ]);
   const runtime = row ? { ...toRuntime(row, now), tokenHash: row.token_hash } : undefined;
-  const refusal = attemptAccessRefusal(runtime, credential, hashToken(credential.token));
+  const refusal = attemptAccessRefusal(runtime, credential, hashToken(credential.token), presentingProcess());
   if (refusal) throw refusal;
   const delegation = await getDelegation(r, credential.runId, credential.delegationId);
   if (!delegation) throw new BatonError('delegation.unknown', `There is no delegation ${credential.delegationId}.`);

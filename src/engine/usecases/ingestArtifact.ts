@@ -9,6 +9,7 @@ import { isAgentKind } from '../domain/agents/agentActivity';
 import { claimIssues, readWorkTrail } from '../domain/agents/workTrail';
 import { attemptTrail, type AttemptTrail } from '../queries/agentUsage';
 import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
+import { presentingProcess } from '../effects/processes/processes';
 import type { Delegation } from '../domain/types';
 import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths, ownResultNames } from './artifactPaths';
@@ -209,11 +210,12 @@ export async function ingestArtifactContent(
   const digest = judged.digest ?? ('oversized' in source ? await digestFile(source.oversized.path) : '');
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
   // transaction.
+  const presenter = handedIn ? presentingProcess() : undefined;
   const committed = await ctx.store.transact(async (tx) => {
     if (handedIn) {
       const refusal = await authorizeIngest(
         tx,
-        { runId: delegation.runId, delegationId: delegation.id, ...handedIn },
+        { runId: delegation.runId, delegationId: delegation.id, ...handedIn, presenter: presenter! },
         ctx.clock.now(),
       );
       // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).

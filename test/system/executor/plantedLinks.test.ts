@@ -5,7 +5,7 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
-import { hostileRepository, plantedStoreLinks, replacedLogs } from '../../reliability/boundaryRows';
+import { hostileRepository, plantedStoreLinks, replacedLogs, stolenToken } from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -151,5 +151,13 @@ describe('planted links under .baton/store, .baton/worktrees and .git/info: noth
   this.timeout(60_000);
   it('snapshot temp and checksum links, a journal.mark link, an info/exclude link, a linked worktrees/<run>', async () => {
     await plantedStoreLinks();
+  });
+});
+
+describe("a runtime token read from another worker's environment: not the reader's to use", function () {
+  this.timeout(90_000);
+  it("T1's worker hands in a forged PASS for T2 with T2's token: refused; T2's own hand-in with it is taken", async () => {
+    // Item 2.7: on main the forged PASS is accepted and T2 completes with it.
+    assert.deepEqual(await stolenToken(), []);
   });
 });

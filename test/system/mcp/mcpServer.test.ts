@@ -1,6 +1,7 @@
 // `baton mcp` for real (docs/agents.md): a run driven by `baton start`, whose process workers
-// only sleep, while this test is their agent — it starts `node dist/cli.js mcp` with a worker's
-// own environment and talks to it with the SDK's Client over stdio, as an agent's CLI would.
+// only wait, while this test is their agent — it has a worker start `node dist/cli.js mcp` as its
+// child (test/fixtures/workers/relayWorker.js: Baton takes an attempt's token only from its
+// worker's processes) and talks to it with the SDK's Client over stdio, as an agent's CLI would.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -9,10 +10,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   CLI,
+  ROOT,
   cleanEnv,
   describeResult,
   ensureCliBuilt,
   makeWorkspace,
+  relayedArgv,
   removeWorkspace,
   runCli,
   spawnCli,
@@ -42,13 +45,8 @@ agent: coder
 Write notes/summary.txt.
 `;
 
-/** A worker that leaves its BATON_* environment where the test finds it, then sleeps: the test is its agent. */
-const WORKER = `const fs = require('node:fs');
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BATON_')));
-fs.mkdirSync('worker-env', { recursive: true });
-fs.writeFileSync('worker-env/' + process.env.BATON_DELEGATION_ID + '.json', JSON.stringify(env));
-setInterval(() => {}, 60_000);
-`;
+/** The worker: test/fixtures/workers/relayWorker.js, which runs the test's `baton` commands as its children. */
+const WORKER = join(ROOT, 'test/fixtures/workers/relayWorker.js');
 
 interface Answer {
   isError?: boolean;
@@ -65,11 +63,17 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   const clients: Client[] = [];
   const workerEnv: Record<string, Record<string, string>> = {};
 
-  async function connect(env: Record<string, string>): Promise<Client> {
+  /** The socket of a delegation's worker: `asWorker` runs a command as its child. */
+  const worker = (delegationId: string): string => join(ws, 'worker-sock', `${delegationId}.sock`);
+
+  /** `baton mcp` run by the delegation's worker (`env` over the worker's), or by this process with `env` alone. */
+  async function connect(
+    from: { worker: string; env?: Record<string, string> } | { env: Record<string, string> },
+  ): Promise<Client> {
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, 'mcp'],
-      env: cleanEnv(env) as Record<string, string>,
+      args: 'worker' in from ? relayedArgv(worker(from.worker), ['mcp'], from.env) : [CLI, 'mcp'],
+      env: cleanEnv('worker' in from ? {} : from.env) as Record<string, string>,
       cwd: ws,
       stderr: 'pipe',
     });
@@ -95,13 +99,12 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     ensureCliBuilt();
     ws = makeWorkspace('baton-mcp-');
     writeFile(ws, 'plan.md', PLAN);
-    writeFile(ws, 'worker.js', WORKER);
     writeFile(
       ws,
       '.baton/config.json',
       JSON.stringify({
         defaultWorker: 'sleeper',
-        workers: { sleeper: { type: 'process', command: process.execPath, args: ['worker.js'], promptOnStdin: false } },
+        workers: { sleeper: { type: 'process', command: process.execPath, args: [WORKER], promptOnStdin: false } },
         // Long leases: nothing renews a lease while the test compares the store's files around a dry run.
         leaseSeconds: 600,
         coordinatorLeaseSeconds: 600,
@@ -125,7 +128,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   });
 
   it('lists the five tools, and baton_task gives the attempt its task', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     assert.equal(client.getServerVersion()?.name, 'baton');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), [
@@ -147,7 +150,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   });
 
   it('baton_progress lands as a heartbeat with the note (baton status shows it)', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     const sent = await call(client, 'baton_progress', { note: 'drafting the report' });
     assert.equal(sent.data.delivery, 'sent', sent.text);
     const runtime = (await status()).runtimes.find(
@@ -159,7 +162,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   });
 
   it('baton_check_result: a bad draft’s issues with line and column, the store’s files untouched; then a good one', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     writeFile(
       ws,
       'drafts/T1.md',
@@ -180,7 +183,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     // The same check for a plain process worker: `baton check-result` in the worker's environment.
     const cli = await runCli(['check-result', '--artifact', 'drafts/T1.md', '--json'], {
       cwd: ws,
-      env: workerEnv['D-T1-coder-001']!,
+      asWorker: worker('D-T1-coder-001'),
     });
     assert.equal(cli.code, 4, describeResult(cli));
     assert.deepEqual(
@@ -189,7 +192,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     );
     const human = await runCli(['check-result', '--artifact', 'drafts/T1.md'], {
       cwd: ws,
-      env: workerEnv['D-T1-coder-001']!,
+      asWorker: worker('D-T1-coder-001'),
     });
     assert.match(human.stdout, /^drafts\/T1\.md:5:7: error result\.task-mismatch: /m, describeResult(human));
     assert.deepEqual(storeFingerprint(ws), before, 'nor did baton check-result');
@@ -202,14 +205,14 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     const good = await call(client, 'baton_check_result');
     assert.equal(good.data.acceptable, true, good.text);
     assert.deepEqual(good.data.issues, []);
-    const cliGood = await runCli(['check-result'], { cwd: ws, env: workerEnv['D-T1-coder-001']! });
+    const cliGood = await runCli(['check-result'], { cwd: ws, asWorker: worker('D-T1-coder-001') });
     assert.equal(cliGood.code, 0, describeResult(cliGood));
     assert.match(cliGood.stdout, /ingestion would accept this PASS result for D-T1-coder-001 \(nothing was recorded\)/);
     assert.deepEqual(storeFingerprint(ws), before, 'nor did the second');
   });
 
   it('refuses bad input by naming the field, another attempt’s token, and a path outside the workspace', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     const bad = await call(client, 'baton_progress', { note: 42 });
     assert.equal(bad.isError, true);
     assert.match(bad.text, /Input validation error.*expected string.*\bnote\b/s);
@@ -218,19 +221,26 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     const outside = await call(client, 'baton_check_result', { path: '/etc/hostname' });
     assert.match(outside.text, /^ingest\.artifact-outside-workspace: /);
     const forged = await connect({
-      ...workerEnv['D-T1-coder-001']!,
-      BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN!,
+      worker: 'D-T1-coder-001',
+      env: { BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN! },
     });
     for (const tool of ['baton_task', 'baton_check_result', 'baton_submit_result'])
       assert.match((await call(forged, tool)).text, /^runtime\.wrong-token: /, tool);
+    // The worker's own environment, token and all, on a process that does not run under it (issue 25, item 2.7).
+    const outsider = await connect({ env: workerEnv['D-T1-coder-001']! });
+    for (const tool of ['baton_task', 'baton_check_result', 'baton_submit_result'])
+      assert.match((await call(outsider, tool)).text, /^runtime\.not-its-worker: /, tool);
     // The stop hook with another attempt's token, or with no identity, cannot check: it lets the agent end (exit 0)
     // and says so on stderr — the attempt's log — recording nothing.
     const hookInput = JSON.stringify({ hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'x' });
-    for (const env of [
-      { ...workerEnv['D-T1-coder-001']!, BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN! },
-      { BATON_WORKSPACE: ws },
+    for (const from of [
+      {
+        asWorker: worker('D-T1-coder-001'),
+        env: { BATON_RUNTIME_TOKEN: workerEnv['D-T2-coder-001']!.BATON_RUNTIME_TOKEN! },
+      },
+      { env: { BATON_WORKSPACE: ws } },
     ]) {
-      const hook = await runCli(['check-result', '--stop-hook'], { cwd: ws, env, input: hookInput });
+      const hook = await runCli(['check-result', '--stop-hook'], { cwd: ws, ...from, input: hookInput });
       assert.equal(hook.code, 0, describeResult(hook));
       assert.match(
         hook.stderr,
@@ -264,7 +274,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   }
 
   it('baton_ask: the question waits at a gate (with progress), baton answer answers it once, the tool returns it', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     const bad = await call(client, 'baton_ask', { question: 42 });
     assert.match(bad.text, /Input validation error.*expected string.*\bquestion\b/s);
     const many = await call(client, 'baton_ask', {
@@ -300,7 +310,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   it('baton ask: a plain process worker asks on the command line and gets the answer on stdout', async () => {
     const asking = runCli(['ask', 'Go on?', '--choice', 'yes', '--choice', 'no'], {
       cwd: ws,
-      env: workerEnv['D-T2-coder-001']!,
+      asWorker: worker('D-T2-coder-001'),
     });
     const gate = await openQuestion('D-T2-coder-001');
     const answered = await runCli(['answer', gate.id, 'yes'], { cwd: ws });
@@ -308,13 +318,13 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     const asked = await asking;
     assert.equal(asked.code, 0, describeResult(asked));
     assert.equal(asked.stdout, 'yes\n');
-    const empty = await runCli(['ask', '  '], { cwd: ws, env: workerEnv['D-T2-coder-001']! });
+    const empty = await runCli(['ask', '  '], { cwd: ws, asWorker: worker('D-T2-coder-001') });
     assert.equal(empty.code, 2, describeResult(empty));
     assert.match(empty.stderr, /question: a question has some text/);
   });
 
   it('baton_submit_result: accepted, verified, the task completes; every call after the end is refused', async () => {
-    const client = await connect(workerEnv['D-T1-coder-001']!);
+    const client = await connect({ worker: 'D-T1-coder-001' });
     const submitted = await call(client, 'baton_submit_result');
     assert.equal(submitted.isError, undefined, submitted.text);
     assert.equal(submitted.data.accepted, true);
@@ -324,8 +334,8 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
     // process that carries the worker's marker — this server too, as an agent's CLI's server would be.
     const runtimeId = workerEnv['D-T1-coder-001']!.BATON_RUNTIME_ID!;
     await waitFor(() => processesCarrying(`BATON_RUNTIME_ID=${runtimeId}`).length === 0, 'T1’s processes to end');
-    // A server started after the end (with the same environment) refuses every call.
-    const late = await connect(workerEnv['D-T1-coder-001']!);
+    // A server started after the end (with the same environment; its worker is gone) refuses every call.
+    const late = await connect({ env: workerEnv['D-T1-coder-001']! });
     for (const [tool, args] of [
       ['baton_task', {}],
       ['baton_progress', { note: 'one more thing' }],
@@ -337,7 +347,7 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
   });
 
   it('the other attempt hands its result in through its own server, and the run completes', async () => {
-    const client = await connect(workerEnv['D-T2-coder-001']!);
+    const client = await connect({ worker: 'D-T2-coder-001' });
     writeFile(ws, 'notes/summary.txt', 'the summary\n');
     writeFile(
       ws,

@@ -7,6 +7,7 @@ import {
   foreignLeaseGraceMs,
   KILL_WAIT_MS,
   type LeaseHost,
+  type Presenter,
   type ProcessIdentity,
   type ProcessProbe,
 } from '../../domain/process';
@@ -65,6 +66,23 @@ export function leaseHostHere(stopGraceSeconds: number): LeaseHost {
 
 export function identityOf(pid: number): ProcessIdentity {
   return { pid, startTime: HAS_PROC ? (readProcStat(pid)?.startTime ?? null) : null, host: thisHost() };
+}
+
+/**
+ * This process as it presents a token (domain/process.ts, `runsUnderWorker`): itself and each of
+ * its parents up to the first process of the machine, from /proc (undefined without it).
+ */
+export function presentingProcess(): Presenter {
+  if (!HAS_PROC) return { host: thisHost(), ancestry: undefined };
+  const ancestry: ProcessIdentity[] = [];
+  // Bounded: a chain of parents is short; the bound only guards against a /proc that answers nonsense.
+  for (let pid = process.pid, steps = 0; pid > 0 && steps < 512; steps++) {
+    const stat = readProcStat(pid);
+    if (!stat) break;
+    ancestry.push({ pid, startTime: stat.startTime, host: thisHost() });
+    pid = stat.ppid;
+  }
+  return { host: thisHost(), ancestry };
 }
 
 /** The current process, as a lease records its holder. */

@@ -1,4 +1,6 @@
+import { notItsWorker } from '../../domain/attemptCredential';
 import { BatonError } from '../../domain/errors';
+import type { Presenter } from '../../domain/process';
 import type { StoreTx } from '../../store/port';
 import { RUNTIME_SELECT, toRuntime, type RuntimeRow } from '../../store/rows';
 import { expireStaleRuntimes } from './expireStaleRuntimes';
@@ -9,12 +11,16 @@ export interface IngestCredential {
   delegationId: string;
   /** The runtime token the hand-in came with (`baton ingest --token`, or $BATON_RUNTIME_TOKEN). */
   token?: string;
+  /** The process handing it in (effects/processes, `presentingProcess`). */
+  presenter: Presenter;
 }
 
 /**
  * Who may hand in a result from outside the coordinator (docs/workers.md, "Who may hand in a
  * result"). A RUNNING attempt under a live lease belongs to its worker: only the holder of its
- * runtime token may complete it — the same authority a heartbeat needs. A result for an
+ * runtime token may complete it — the same authority a heartbeat needs — and, for a worker Baton
+ * started, only from that worker's own processes (a token can be read from another process's
+ * environment; domain/process.ts, `runsUnderWorker`). A result for an
  * attempt whose lease ran out is refused like a late heartbeat, and the expiry is made
  * official here (the caller commits this transaction, then throws). No token is asked for an
  * attempt that no worker holds: a person's hand-off whose `manual_handoff` gate is open, a
@@ -29,7 +35,7 @@ export async function authorizeIngest(
   input: IngestCredential,
   now: number,
 ): Promise<BatonError | undefined> {
-  const { runId, delegationId, token } = input;
+  const { runId, delegationId, token, presenter } = input;
   const delegation = await tx.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [
     runId,
     delegationId,
@@ -65,5 +71,5 @@ export async function authorizeIngest(
       `The token does not match runtime ${row.id}; only the holder of the lease of ${delegationId} can hand in its result.`,
     );
   }
-  return undefined;
+  return notItsWorker(runtime, presenter);
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { attemptAccessRefusal } from '../../../../src/engine/domain/attemptCredential';
+import { runsUnderWorker, type Presenter } from '../../../../src/engine/domain/process';
 import type { WorkerRuntime } from '../../../../src/engine/index';
 
 describe('who may act for an attempt (baton mcp): decided on the runtime row, with the CLI codes', () => {
@@ -17,8 +18,17 @@ describe('who may act for an attempt (baton mcp): decided on the runtime row, wi
     tokenHash: 'h',
     ...over,
   });
-  const code = (r: ReturnType<typeof runtime> | undefined, hash = 'h') =>
-    attemptAccessRefusal(r, credential, hash)?.code;
+  /** A presenter that runs under no worker: itself, its shell, init. */
+  const outsider: Presenter = {
+    host: 'h1',
+    ancestry: [
+      { pid: 900, startTime: '90', host: 'h1' },
+      { pid: 800, startTime: '80', host: 'h1' },
+      { pid: 1, startTime: '1', host: 'h1' },
+    ],
+  };
+  const code = (r: ReturnType<typeof runtime> | undefined, hash = 'h', presenter = outsider) =>
+    attemptAccessRefusal(r, credential, hash, presenter)?.code;
 
   it('lets the holder of a live lease act', () => {
     assert.equal(code(runtime()), undefined);
@@ -39,5 +49,24 @@ describe('who may act for an attempt (baton mcp): decided on the runtime row, wi
 
   it('checks the token before it says anything about the attempt', () => {
     assert.equal(code(runtime({ status: 'terminal' }), 'other'), 'runtime.wrong-token');
+  });
+
+  it("takes a started worker's token only from that worker's processes (issue 25, item 2.7)", () => {
+    const started = { pid: 800, pidStart: '80', host: 'h1' };
+    assert.equal(code(runtime(started)), undefined, 'the worker is a parent of the presenter');
+    assert.equal(code(runtime({ ...started, pid: 700 })), 'runtime.not-its-worker', 'another worker read the token');
+    assert.equal(code(runtime({ ...started, pidStart: '81' })), 'runtime.not-its-worker', 'its pid reused since');
+    assert.equal(
+      code(runtime({ ...started, host: 'h2' })),
+      'runtime.not-its-worker',
+      'the worker runs on another host',
+    );
+    assert.equal(code(runtime({ ...started, pid: 700 }), 'other'), 'runtime.wrong-token', 'the token is checked first');
+  });
+
+  it('leaves the token alone to decide where there is nothing to bind to', () => {
+    assert.equal(runsUnderWorker({}, outsider), true, '`baton claim` started no process: its claimer holds the token');
+    assert.equal(runsUnderWorker({ pid: 700, host: 'h1' }, { host: 'h1', ancestry: undefined }), true, 'no /proc');
+    assert.equal(runsUnderWorker({ pid: 800, host: 'h1' }, outsider), true, 'no start time recorded: the pid decides');
   });
 });
