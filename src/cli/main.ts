@@ -280,7 +280,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
       'classify every task of a run from the evidence (store, processes, artifacts) and repair only proven gaps',
     )
     .option('--run <id>', 'the run (default: the most recent)')
-    .action((o: { run?: string }, cmd: Command) => reconcile(ctx(cmd), o.run));
+    .action(async (o: { run?: string }, cmd: Command) => setExitCode(await reconcile(ctx(cmd), o.run)));
 
   program
     .command('replan')

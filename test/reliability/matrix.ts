@@ -342,19 +342,20 @@ async function journalLoss(trials: number): Promise<RowOutcome> {
 
 // ── row R1: refusals write nothing ──────────────────────────────────────────────────
 
-const REFUSALS: Array<{ args: string[]; withStore: boolean; stopped?: boolean }> = [
-  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: false },
-  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: true },
-  { args: ['start', 'plan.md', '--new', '--worker', 'nope'], withStore: true },
-  { args: ['resume', '--worker', 'nope'], withStore: true, stopped: true },
-  { args: ['resume'], withStore: false },
-  { args: ['stop'], withStore: false },
-  { args: ['reconcile'], withStore: false },
-  { args: ['cleanup'], withStore: false },
-  { args: ['diagnose'], withStore: false },
-  { args: ['heartbeat', '--runtime', 'RT-1', '--token', 'x'], withStore: false },
-  { args: ['claim', '--run', 'R-1', '--task', 'T1'], withStore: false },
-  { args: ['events', '--follow'], withStore: false },
+/** `exit`: 2 for an unknown worker (bad input), 4 for a run or runtime the workspace does not hold (docs/cli.md). */
+const REFUSALS: Array<{ args: string[]; withStore: boolean; stopped?: boolean; exit: 2 | 4 }> = [
+  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: false, exit: 2 },
+  { args: ['start', 'plan.md', '--worker', 'nope'], withStore: true, exit: 2 },
+  { args: ['start', 'plan.md', '--new', '--worker', 'nope'], withStore: true, exit: 2 },
+  { args: ['resume', '--worker', 'nope'], withStore: true, stopped: true, exit: 2 },
+  { args: ['resume'], withStore: false, exit: 4 },
+  { args: ['stop'], withStore: false, exit: 4 },
+  { args: ['reconcile'], withStore: false, exit: 4 },
+  { args: ['cleanup'], withStore: false, exit: 4 },
+  { args: ['diagnose'], withStore: false, exit: 4 },
+  { args: ['heartbeat', '--runtime', 'RT-1', '--token', 'x'], withStore: false, exit: 4 },
+  { args: ['claim', '--run', 'R-1', '--task', 'T1'], withStore: false, exit: 4 },
+  { args: ['events', '--follow'], withStore: false, exit: 4 },
 ];
 
 async function refusalsWriteNothing(trials: number): Promise<RowOutcome> {
@@ -385,7 +386,7 @@ async function refusalsWriteNothing(trials: number): Promise<RowOutcome> {
       const before = fingerprintTree(join(workspace, '.baton'));
       const r = await run(workspace, refusal.args);
       const what = `trial ${trial} (${refusal.args.join(' ')}${refusal.withStore ? ', with a run' : ', no store'})`;
-      if (r.code !== 2) failures.push(`${what}: exit ${r.code}: ${r.stderr.trim()}`);
+      if (r.code !== refusal.exit) failures.push(`${what}: exit ${r.code}, not ${refusal.exit}: ${r.stderr.trim()}`);
       if (/^\s+at /m.test(r.stderr)) failures.push(`${what}: a stack trace`);
       if (JSON.stringify(fingerprintTree(join(workspace, '.baton'))) !== JSON.stringify(before))
         failures.push(`${what}: .baton changed`);
@@ -1550,7 +1551,7 @@ export const ROWS: MatrixRow[] = [
     fault:
       'Refused commands: start/resume with an unknown worker (resume after a stop), commands about runs in a workspace without one',
     guarantee:
-      'exit 2, one line, no stack trace; every file under .baton byte-identical (no run, no journal line, the stop stays), or no .baton created',
+      'exit 2 (unknown worker) or 4 (no such run), one line, no stack trace; every file under .baton byte-identical (no run, no journal line, the stop stays), or no .baton created',
     injection:
       'each refused command run as a real CLI process in a fresh workspace, with a run (and a stop) or with none',
     full: 36,

@@ -11,14 +11,17 @@ export interface DriveOptions {
   tasks?: string[];
 }
 
-/** Exit codes for how a run ended or paused (DESIGN §6): a pause on an integration conflict is the more specific 6. */
+/**
+ * Exit codes for how a run ended or paused (DESIGN §6): a pause on an integration conflict is the more specific 6. A
+ * run paused by a stop request waits for a person's `resume` like one at a gate: 8, as the task-executor seed says.
+ */
 export function exitCodeFor(outcome: CoordinatorOutcome, openGateKinds: readonly string[] = []): number {
   switch (outcome.kind) {
     case 'finished':
-      // A cancel is a person's decision, like a stop: not a failure of the run's work.
+      // A cancel ends the run for good, by a person's decision: not a failure of the run's work, and nothing waits.
       return outcome.status === 'completed' || outcome.status === 'cancelled' ? 0 : 5;
     case 'paused':
-      if (outcome.openGates === 0 || outcome.stopped) return 0;
+      if (outcome.openGates === 0 && !outcome.stopped) return 0;
       return openGateKinds.includes('integration_conflict') ? 6 : 8;
     case 'lease-lost':
       return 3;
@@ -266,8 +269,8 @@ async function observe(
 
 /**
  * The exit code of the coordinating process for the state an observer saw the run end in
- * (exitCodeFor): 0 completed, or paused by a stop or with nothing to decide; 5 failed or
- * blocked; 6 paused at an integration conflict; 8 paused at any other gate.
+ * (exitCodeFor): 0 completed or cancelled, or paused with nothing to decide; 5 failed or
+ * blocked; 6 paused at an integration conflict; 8 paused by a stop or at any other gate.
  */
 async function observedExitCode(engine: Engine, runId: string): Promise<number> {
   const view = await engine.overview(runId);

@@ -8,7 +8,10 @@ export type ErrorKind =
   | 'io' // unexpected I/O: 1
   | 'invalid-input' // invalid input or config: 2
   | 'conflict' // ownership or lease conflict: 3
-  | 'mismatch' // evidence / plan / approval mismatch: 4
+  // evidence / plan / approval mismatch: 4 — also an id the store or the plan does not hold (an unknown run, task,
+  // gate, delegation, ingestion, runtime; a replan mapping to a task that is not there), as the task-executor seed's
+  // table says; 2 is for input wrong in itself (docs/cli.md, "Exit codes").
+  | 'mismatch'
   | 'worker-failure' // worker or verification failure: 5
   | 'integration-conflict' // 6
   | 'not-qualified' // runtime not qualified (untrusted, git missing): 7
@@ -32,7 +35,7 @@ export const ERROR_CODES = {
   'delegation.illegal-transition': 'mismatch',
   'delegation.not-isolated': 'mismatch',
   'delegation.not-pending': 'conflict',
-  'delegation.unknown': 'invalid-input',
+  'delegation.unknown': 'mismatch',
   // A follow-up message (`baton message`, docs/agents.md "Follow-up messages"): empty or too long; to a person's task,
   // which has no agent to read it; to a task whose attempt is being verified or integrated (try again once it is
   // judged); to a task that cannot run again (blocked, cancelled, skipped) or of a run that was replaced or cancelled.
@@ -47,7 +50,7 @@ export const ERROR_CODES = {
   'gate.config-moved': 'mismatch',
   // "Check again" asked of a gate that is not an isolation gate.
   'gate.not-isolation': 'invalid-input',
-  'gate.unknown': 'invalid-input',
+  'gate.unknown': 'mismatch',
   // `baton answer` on a gate that is not a question (approve or reject it instead).
   'gate.not-question': 'invalid-input',
   // Approve or reject asked of a question gate: it takes an answer (`baton answer`), not a decision.
@@ -68,7 +71,7 @@ export const ERROR_CODES = {
   'ingest.delegation-terminal': 'mismatch',
   // A result handed in for a RUNNING attempt under a live lease, without its runtime token.
   'ingest.token-required': 'conflict',
-  'ingestion.unknown': 'invalid-input',
+  'ingestion.unknown': 'mismatch',
   'plan.invalid': 'invalid-input',
   'plan.unreadable': 'invalid-input',
   // A question (`baton_ask`, `baton ask`) or an answer outside its limits; the message names the field.
@@ -80,7 +83,7 @@ export const ERROR_CODES = {
   'replan.already-superseded': 'mismatch',
   'replan.bad-map': 'invalid-input',
   'replan.coordinator-alive': 'conflict',
-  'replan.invalid-mapping': 'invalid-input',
+  'replan.invalid-mapping': 'mismatch',
   'replan.workers-alive': 'conflict',
   // A cancel whose stop the run's coordinator did not apply in time: nothing was cancelled.
   'run.cancel-pending': 'conflict',
@@ -90,11 +93,11 @@ export const ERROR_CODES = {
   'run.finished': 'mismatch',
   'run.plan-changed': 'mismatch',
   'run.plan-mismatch': 'mismatch',
-  'run.unknown': 'invalid-input',
+  'run.unknown': 'mismatch',
   'runtime.lease-expired': 'conflict',
   'runtime.not-live': 'conflict',
   'runtime.not-its-worker': 'conflict',
-  'runtime.unknown': 'invalid-input',
+  'runtime.unknown': 'mismatch',
   'runtime.wrong-token': 'conflict',
   'store.busy': 'conflict',
   // `baton store import`: a document that is not JSON lines of the store format, or was cut short (store-transfer.md).
@@ -113,7 +116,7 @@ export const ERROR_CODES = {
   'task.already-claimed': 'conflict',
   'task.dependencies-unmet': 'mismatch',
   'task.gated': 'awaiting-decision',
-  'task.unknown': 'invalid-input',
+  'task.unknown': 'mismatch',
   'task.illegal-transition': 'mismatch',
   'task.changed-meanwhile': 'conflict',
   // A task that is in none of the states a new attempt can start from (enqueueDelegation).

@@ -31,6 +31,14 @@ const BATON_TOOL_USES: Readonly<Record<string, string>> = {
   baton_ask: 'a question to a person, when you cannot go on without one; it waits for the answer.',
 };
 
+/** How the prompt names the attempt as the seed's delegation queue does (docs/workers.md, "The prompt"). */
+export const QUEUE_ITEM_LABEL = 'Queue item id:';
+
+/** The seed's queue item id of an attempt: `<run>:<delegation>`. */
+export function queueItemId(runId: string, delegationId: string): string {
+  return `${runId}:${delegationId}`;
+}
+
 /**
  * The prompt a worker receives (docs/workers.md): the task's instructions, the files it
  * may change, what it builds on, where to put the result and the result contract, and how
@@ -41,6 +49,9 @@ export function buildPrompt(input: PromptInput): string {
   const lines = [
     ...messagesFirst(input.followUps ?? []),
     `You are the "${input.agent}" agent. Baton delegated task ${task.id} of a plan to you (attempt ${input.delegationId}).`,
+    '',
+    // The seed's (sdd-agent-platform) line, `<run>:<delegation>`: a host written for the seed looks for it.
+    `${QUEUE_ITEM_LABEL} ${queueItemId(task.runId, input.delegationId)}`,
     '',
     `# ${task.id}: ${task.title}`,
     '',

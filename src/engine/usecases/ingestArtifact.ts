@@ -12,7 +12,7 @@ import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import { presentingProcess } from '../effects/processes/processes';
 import type { Delegation } from '../domain/types';
 import { getDelegation } from '../queries/delegations';
-import { checkArtifactPaths } from './artifactPaths';
+import { checkArtifactPaths, ownResultNames } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
@@ -161,8 +161,15 @@ export async function judgeArtifact(
   if (!parsed.result) return { digest, size, issues, content };
   // Paths in the result are the worker's: relative to the folder it worked in (its worktree, when isolated), on the
   // machine that ingests it — a resident worker ingests on its own machine, whose workspace holds its work.
+  // An sdd-result's artifacts/… are the run's files, as the seed reads them (docs/result-contract.md).
   if (parsed.result.artifacts.length > 0)
-    issues.push(...checkArtifactPaths(attempt?.cwd ?? ctx.workspace, parsed.result));
+    issues.push(
+      ...checkArtifactPaths(attempt?.cwd ?? ctx.workspace, parsed.result, {
+        workspace: ctx.workspace,
+        runId: delegation.runId,
+        ownNames: ownResultNames(delegation),
+      }),
+    );
   if (parsed.result.status === 'PASS' && attempt)
     issues.push(...claimsAgainstStream(ctx, delegation, attempt, parsed.result.fieldRanges.status));
   return { digest, size, issues, content, resultStatus: parsed.result.status, summary: parsed.result.summary };

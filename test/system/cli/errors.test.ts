@@ -24,7 +24,7 @@ const BAD_INPUTS: Array<{ what: string; args: string[]; exit: number; code: stri
     exit: 2,
     code: 'ingest.artifact-unreadable',
   },
-  { what: 'an unknown gate id', args: ['approve', 'G-99', '--note', 'ok'], exit: 2, code: 'gate.unknown' },
+  { what: 'an unknown gate id', args: ['approve', 'G-99', '--note', 'ok'], exit: 4, code: 'gate.unknown' },
   {
     what: 'an unknown option',
     args: ['claim', '--plan', 'plan.md', '--task', 'T2', '--bogus'],
@@ -109,12 +109,13 @@ describe('baton CLI: bad input and errors', () => {
     try {
       writeFile(fresh, 'invalid.plan.md', INVALID_PLAN);
       writeFile(fresh, 'plan.md', planText([{ id: 'T1' }]));
-      const results = [
-        await run(['claim', '--plan', 'invalid.plan.md', '--task', 'T1'], fresh),
-        await run(['approve', 'G-1'], fresh),
-        await run(['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'missing.md'], fresh),
+      // An invalid plan is bad input (2); a gate or delegation the (absent) store does not hold is unknown (4).
+      const results: Array<[CliResult, number]> = [
+        [await run(['claim', '--plan', 'invalid.plan.md', '--task', 'T1'], fresh), 2],
+        [await run(['approve', 'G-1'], fresh), 4],
+        [await run(['ingest', '--delegation', 'D-T1-coder-001', '--artifact', 'missing.md'], fresh), 4],
       ];
-      for (const r of results) assert.equal(r.code, 2, describeResult(r));
+      for (const [r, code] of results) assert.equal(r.code, code, describeResult(r));
       assert.equal(existsSync(join(fresh, '.baton', 'store')), false, 'refused commands created .baton/store');
     } finally {
       removeWorkspace(fresh);

@@ -115,9 +115,10 @@ describe('baton start / resume: recovery never hangs', function () {
     assert.equal(await first.exited, 3, `the continued coordinator lost its lease: ${first.output()}`);
   });
 
+  // A run paused by a stop waits for a person's resume: 8, as the task-executor seed says (docs/cli.md, "Exit codes").
   for (const [what, stopArgs, expected] of [
-    ['an immediate stop', ['stop', '--mode', 'immediate'], 0],
-    ['a graceful stop', ['stop'], 0],
+    ['an immediate stop', ['stop', '--mode', 'immediate'], 8],
+    ['a graceful stop', ['stop'], 8],
   ] as const) {
     it(`observer exit code: after ${what} the observing \`start\` exits ${expected}, like the coordinating one`, async () => {
       writeFile(workspace, '.baton/config.json', config({ stopGraceSeconds: 1 }));

@@ -84,18 +84,18 @@ describe('baton CLI: refusals write nothing', function () {
         });
       }
 
-      it('status --run with an id that is not there: exit 2 run.unknown, one line, the store byte-identical', async () => {
+      it('status --run with an id that is not there: exit 4 run.unknown, one line, the store byte-identical', async () => {
         const before = storeFingerprint(ws);
-        assertRefused(await run(['status', '--run', 'R-nope']), 2, /^baton: There is no run R-nope\.$/);
+        assertRefused(await run(['status', '--run', 'R-nope']), 4, /^baton: There is no run R-nope\.$/);
         assert.deepEqual(storeFingerprint(ws), before);
       });
 
       it("refused commands on an existing store leave the repository's info/exclude as it was (issue 26)", async () => {
         const exclude = personalExclude(ws);
-        assertRefused(await run(['status', '--run', 'R-nope']), 2, /^baton: There is no run R-nope\.$/);
+        assertRefused(await run(['status', '--run', 'R-nope']), 4, /^baton: There is no run R-nope\.$/);
         writeFile(ws, 'result.md', 'no result here\n');
         const ingest = await run(['ingest', '--delegation', 'D-nope', '--artifact', 'result.md']);
-        assert.equal(ingest.code, 2, describeResult(ingest));
+        assert.equal(ingest.code, 4, describeResult(ingest));
         assert.equal(readFileSync(exclude, 'utf8'), PERSONAL_EXCLUDE, 'a refused command edited info/exclude');
         // A command that writes adds Baton's lines (the store existed before the repository).
         const claimed = await run(['claim', '--plan', 'plan.md', '--task', 'T2']);
@@ -181,16 +181,17 @@ describe('baton CLI: refusals write nothing', function () {
       { args: ['queue', '--run', 'R-1'], code: 'run.unknown' },
     ];
     for (const c of COMMANDS) {
-      it(`${c.args.join(' ')}: exit 2 ${c.code}, one line, no .baton/store`, async () => {
+      // An unknown run, runtime or task (no run state at all here): 4, as the task-executor seed says (docs/cli.md).
+      it(`${c.args.join(' ')}: exit 4 ${c.code}, one line, no .baton/store`, async () => {
         const r = await run(c.args);
         assertRefused(
           r,
-          2,
+          4,
           /^baton: (There (are no Baton runs|is no runtime|is no run R-1: there are no Baton runs)|Task T9 is not in plan\.md\.$)/,
         );
         assert.equal(existsSync(join(ws, '.baton')), false, `${c.args[0]} created .baton`);
         const json = await run([...c.args, '--json']);
-        assert.equal(json.code, 2, describeResult(json));
+        assert.equal(json.code, 4, describeResult(json));
         assert.equal(json.json().error.code, c.code);
         assert.equal(existsSync(join(ws, '.baton')), false);
       });

@@ -232,9 +232,9 @@ describe('baton store export / import: a workspace moves from files to PostgreSQ
     );
     assert.deepEqual(await status(team), await status(files));
 
-    // A workspace with no store has nothing to export, and none is created for asking.
+    // A workspace with no store has nothing to export (no run state: 4), and none is created for asking.
     const empty = workspace({ kind: 'file' });
-    const nothing = await cli(empty, ['store', 'export'], 2);
+    const nothing = await cli(empty, ['store', 'export'], 4);
     oneLine(nothing, /^baton: There is no Baton store in .* to export/);
   });
 });

@@ -4,7 +4,10 @@ import { BatonError, ERROR_CODES, isErrorCode, type ErrorCode } from '../../../s
 
 describe('error codes: one list, checked by the compiler', () => {
   it('derives the kind (and so the exit code) from the code', () => {
-    assert.equal(new BatonError('run.unknown', 'x').kind, 'invalid-input');
+    assert.equal(new BatonError('config.invalid', 'x').kind, 'invalid-input');
+    // An id the store does not hold is a mismatch (4), as the task-executor seed says; input wrong in itself is 2.
+    assert.equal(EXIT_CODES[new BatonError('run.unknown', 'x').kind], 4);
+    assert.equal(EXIT_CODES[new BatonError('config.invalid', 'x').kind], 2);
     assert.equal(EXIT_CODES[new BatonError('coordinator.superseded', 'x').kind], 3);
     assert.equal(EXIT_CODES[new BatonError('task.gated', 'x').kind], 8);
     assert.equal(EXIT_CODES[new BatonError('git.missing', 'x').kind], 7);

@@ -284,7 +284,7 @@ describe('follow-up messages', () => {
           (err: unknown) => (BatonError.is(err) ? `${err.code} (${err.kind})` : String(err)),
         );
       assert.equal(await refusal('T1', ' '), 'follow-up.invalid (invalid-input)');
-      assert.equal(await refusal('T9', 'Hi.'), 'task.unknown (invalid-input)');
+      assert.equal(await refusal('T9', 'Hi.'), 'task.unknown (mismatch)');
       await engine.cancelRun({ runId: claim.runId });
       assert.equal(await refusal('T1', 'Hi.'), 'follow-up.run-ended (mismatch)');
       assert.deepEqual(await engine.listFollowUps(claim.runId), []);

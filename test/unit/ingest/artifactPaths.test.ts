@@ -173,4 +173,61 @@ describe('checkArtifactPaths', () => {
       [['result.artifact-absolute', { start: { line: 9, column: 5 }, end: { line: 9, column: 16 } }]],
     );
   });
+
+  describe("an sdd-result's artifacts/… paths: the run's files, as the seed (sdd-agent-platform) reads them", () => {
+    const runId = 'R-20261207-seed';
+    const sdd = (artifacts: string[]) => ({ ...resultWith(artifacts), contract: 'sdd-result-v1' as const });
+    const run = () => ({
+      workspace,
+      runId,
+      ownNames: ['artifacts/D-B1-implementer-001.md', 'artifacts/implementer-B1.md'],
+    });
+    let runArtifacts: string;
+
+    beforeEach(() => {
+      runArtifacts = path.join(workspace, '.baton', 'runs', runId, 'artifacts');
+      fs.mkdirSync(runArtifacts, { recursive: true });
+      fs.writeFileSync(path.join(runArtifacts, 'review-B1.md'), '# review\n');
+    });
+
+    it('resolves artifacts/x in .baton/runs/<run>/artifacts/, not in the workspace; other paths stay workspace-relative', () => {
+      assert.deepEqual(checkArtifactPaths(workspace, sdd(['artifacts/review-B1.md', 'README.md']), run()), []);
+      // The same entry in a baton-result is workspace-relative, as before: there is no artifacts/ folder there.
+      assert.deepEqual(
+        checkArtifactPaths(workspace, { ...resultWith(['artifacts/review-B1.md']) }, run()).map((i) => i.code),
+        ['result.artifact-missing'],
+      );
+    });
+
+    it("names the result itself by the delegation's name or the seed's <agent>-<task>.md: accepted though no such file is there", () => {
+      assert.deepEqual(
+        checkArtifactPaths(workspace, sdd(['artifacts/implementer-B1.md', 'artifacts/D-B1-implementer-001.md']), run()),
+        [],
+      );
+    });
+
+    it("result.artifact-missing for a file the run's folder does not hold, even where the workspace has one", () => {
+      fs.mkdirSync(path.join(workspace, 'artifacts'));
+      fs.writeFileSync(path.join(workspace, 'artifacts', 'notes.md'), 'in the workspace\n');
+      const issues = checkArtifactPaths(workspace, sdd(['artifacts/notes.md']), run());
+      assert.deepEqual(
+        issues.map((i) => [i.code, i.range]),
+        [['result.artifact-missing', rangeFor(0)]],
+      );
+      assert.match(issues[0]!.message, /\.baton\/runs\/R-20261207-seed\/artifacts\/notes\.md/);
+    });
+
+    it("result.artifact-outside-workspace for a link in the run's folder that leads out of it", () => {
+      fs.symlinkSync(path.join(workspace, 'README.md'), path.join(runArtifacts, 'readme.md'));
+      const issues = checkArtifactPaths(workspace, sdd(['artifacts/readme.md', 'artifacts/../README.md']), run());
+      assert.deepEqual(
+        issues.map((i) => [i.code, i.range]),
+        [
+          ['result.artifact-outside-workspace', rangeFor(0)],
+          ['result.artifact-not-normalized', rangeFor(1)],
+        ],
+      );
+      assert.match(issues[0]!.message, /outside the run's artifact folder/);
+    });
+  });
 });

@@ -36,6 +36,8 @@ describe('workers: the prompt a worker receives', () => {
       prompt,
       /You are the "coder" agent\. Baton delegated task T2 of a plan to you \(attempt D-T2-coder-001\)\./,
     );
+    // The seed's queue item id (sdd-agent-platform): `<run>:<delegation>`, on a line of its own.
+    assert.match(prompt, /^Queue item id: R-1:D-T2-coder-001$/m);
     assert.match(prompt, /^# T2: Migrate the schema$/m);
     assert.match(prompt, /Add the table `users`\.\n\nKeep it small\./);
     assert.match(prompt, /## Files\n\nChange only files matching:\n- `src\/db\/\*\*`\n- `migrations\/\*\.sql`/);

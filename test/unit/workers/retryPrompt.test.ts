@@ -61,14 +61,17 @@ const REJECTED: EarlierAttempt = {
 
 describe('workers: a retry’s prompt says what went wrong before', () => {
   it('leaves a first attempt’s prompt byte for byte as it was', () => {
-    // The sha256 of this prompt as Baton built it before retries said anything (commit c8b832e).
+    // The sha256 of this prompt as Baton built it before retries said anything (commit c8b832e), less the seed's
+    // `Queue item id:` paragraph added since (issue 27): nothing else of a first attempt's prompt changed.
     const before = '71102ef5f7a669224ae00f589789c2bed55a2d5449b58652ad65ed1f76c9c889';
+    const queueItem = 'Queue item id: R-1:D-T2-coder-001\n\n';
     const first = {
       ...input(),
       delegationId: 'D-T2-coder-001',
       artifactPath: '.baton/runs/R-1/artifacts/D-T2-coder-001.md',
     };
-    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+    const sha = (text: string) => createHash('sha256').update(text.replace(queueItem, '')).digest('hex');
+    assert.ok(buildPrompt(first).includes(queueItem));
     assert.equal(sha(buildPrompt(first)), before);
     assert.equal(sha(buildPrompt({ ...first, earlierAttempts: [] })), before);
     assert.deepEqual(
