@@ -56,7 +56,7 @@ import {
   keptWork,
   workerKilled,
 } from './executionRows';
-import { finishedDuringOutageRow, launchCutByOutageRow } from './outageRows';
+import { finishedDuringOutageRow, forgedDeadlineRow, launchCutByOutageRow } from './outageRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
 import { cherryPickCrash, diskFullFastForward } from './integrationRows';
@@ -1545,6 +1545,18 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 0,
     run: stolenTokenRow,
+  },
+  {
+    id: 'H14',
+    fault:
+      'On a PostgreSQL store, a worker rewrites its lease watchdog’s deadline file a day ahead every 100 ms (unsigned, and with the last signature it saw); its coordinator is SIGKILLed and another host takes the run over (issue 25, item 4.3)',
+    guarantee:
+      'the watchdog takes only deadlines signed with the attempt’s key (kept in the store, which workers cannot reach, and handed to the watchdog on its stdin): it ends the worker when the last real lease runs out, before the other host starts the task again',
+    injection:
+      'two workspaces as two machines (BATON_HOST_ID), 5 s leases; A’s first worker forges, A’s coordinator SIGKILLed once it started, B runs `baton resume`; the workers’ trace orders A’s SIGTERM before B’s start (in `npm test`: test/system/cli/postgresFailover.test.ts)',
+    full: 10,
+    smoke: 0,
+    run: forgedDeadlineRow,
   },
   {
     id: 'R1',

@@ -201,3 +201,75 @@ export async function finishedDuringOutageRow(trials: number): Promise<RowOutcom
     note: 'per trial: two workers of 8 s, the server down 24 s from their start (leases of 20 s)',
   };
 }
+
+/**
+ * Issue 25, item 4.3 (row H14): on a PostgreSQL store, two "machines" (two workspaces, BATON_HOST_ID machine-a and
+ * machine-b). A's worker rewrites its lease watchdog's deadline file a day ahead every 100 ms (unsigned, and with the
+ * last signature it saw); A's coordinator is SIGKILLed; B resumes the run. A's watchdog must still end A's worker
+ * when the lease it was told of runs out — before B starts the task again — and B completes it.
+ */
+export async function forgedDeadline(cluster: PostgresCluster, trial = 0): Promise<void> {
+  const [a, b] = [makeWorkspace('baton-forge-a-'), makeWorkspace('baton-forge-b-')];
+  const settings = {
+    store: { kind: 'postgres', schema: schemaFor(`${a}-forge-${trial}`) },
+    leaseSeconds: 5,
+    coordinatorLeaseSeconds: 5,
+    stopGraceSeconds: 1,
+    isolation: 'none',
+  };
+  const trace = join(a, 'trace.txt');
+  const common = {
+    BATON_STORE_URL: cluster.url,
+    FAKE_TRACE: trace,
+    FAKE_DELAY_MS: '300',
+    FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': 'forge-deadline' }),
+  };
+  for (const dir of [a, b]) {
+    writeFile(dir, '.baton/config.json', config(settings));
+    writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
+  }
+  const coordinatorA = spawnCli(['start', 'plan.md'], { cwd: a, env: { ...common, BATON_HOST_ID: 'machine-a' } });
+  try {
+    await waitFor(() => readTrace(trace).some((l) => l.kind === 'start'), "A's worker", 60_000);
+    coordinatorA.kill('SIGKILL');
+    const resumed = await runCli(['resume'], {
+      cwd: b,
+      env: { ...common, BATON_HOST_ID: 'machine-b' },
+      timeoutMs: 120_000,
+    });
+    assert.equal(resumed.code, 0, resumed.stdout + resumed.stderr);
+    const trail = readTrace(trace);
+    const stopped = trail.find((l) => l.kind === 'stopped' && l.delegation === 'D-T1-coder-001');
+    const again = trail.find((l) => l.kind === 'start' && l.delegation === 'D-T1-coder-002');
+    assert.ok(stopped, `A's worker was ended by its watchdog: ${JSON.stringify(trail)}`);
+    assert.ok(again && stopped.at < again.at, `attempt 1 ended before attempt 2 started: ${JSON.stringify(trail)}`);
+    assert.ok(
+      trail.some((l) => l.kind === 'end' && l.delegation === 'D-T1-coder-002'),
+      'attempt 2 ran to its end',
+    );
+  } finally {
+    if (coordinatorA.exitCode === null && coordinatorA.signalCode === null) coordinatorA.kill('SIGKILL');
+    for (const dir of [a, b]) {
+      for (const pid of processesCarrying(`BATON_WORKSPACE=${dir}`)) process.kill(pid, 'SIGKILL');
+      removeWorkspace(dir);
+    }
+  }
+}
+
+/** Row H14: forgedDeadline, again and again. */
+export async function forgedDeadlineRow(trials: number): Promise<RowOutcome> {
+  const cluster = await sharedPostgresCluster();
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      await forgedDeadline(cluster, trial);
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: a deadline file rewritten a day ahead every 100 ms, the coordinator SIGKILLed, another host resuming',
+  };
+}

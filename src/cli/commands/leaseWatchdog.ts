@@ -15,5 +15,31 @@ export async function leaseWatchdog(workerJson: string): Promise<void> {
   }
   if (!worker?.identity?.pid || !worker.deadlinePath || !worker.marker || !worker.workspace) throw usage;
   if (worker.kind !== 'worker' && worker.kind !== 'verify') throw usage;
-  await watchLease(worker);
+  await watchLease(worker, undefined, await keyFromStdin());
+}
+
+/**
+ * The key its coordinator writes on its stdin (startLeaseWatchdog), one line, then closes it; none when stdin is not
+ * a pipe or says nothing within a few seconds (a watchdog started without one checks unsigned deadlines).
+ */
+async function keyFromStdin(): Promise<string | undefined> {
+  const line = await new Promise<string>((resolve) => {
+    let text = '';
+    const done = (): void => {
+      clearTimeout(timer);
+      process.stdin.removeAllListeners();
+      process.stdin.destroy();
+      resolve(text);
+    };
+    const timer = setTimeout(done, 5000);
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.includes('\n') || text.length > 256) done();
+    });
+    process.stdin.on('end', done);
+    process.stdin.on('error', done);
+  });
+  const key = line.split('\n')[0]!.trim();
+  return /^[0-9a-f]{64}$/.test(key) ? key : undefined;
 }

@@ -32,6 +32,8 @@ export interface AttemptIdentity {
   manual: boolean;
   /** Lease length. */
   leaseMs: number;
+  /** On a shared store: the key that signs the deadlines its lease watchdog takes (effects/processes/leaseWatchdog.ts). */
+  watchdogKey?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export class Attempt implements AttemptIdentity {
   readonly logPath: string;
   readonly manual: boolean;
   readonly leaseMs: number;
+  readonly watchdogKey?: string;
   /** Until when (monotonic) the last renewal holds the lease: a wall-clock jump does not end it early. */
   leaseUntilMono: number;
   identity?: ProcessIdentity;
@@ -71,6 +74,7 @@ export class Attempt implements AttemptIdentity {
     this.logPath = identity.logPath;
     this.manual = identity.manual;
     this.leaseMs = identity.leaseMs;
+    if (identity.watchdogKey) this.watchdogKey = identity.watchdogKey;
     this.leaseUntilMono = leaseUntilMono;
   }
 

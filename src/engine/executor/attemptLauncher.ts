@@ -132,7 +132,7 @@ export class AttemptLauncher {
       started: { taskId: task.id, files: task.files, slot: !plan.manual },
       ...(isolation ? { isolation } : {}),
     };
-    const { delegation, runtimeId, artifactPath, logPath, leaseUntilMono, cwd } = claimed;
+    const { delegation, runtimeId, artifactPath, logPath, leaseUntilMono, cwd, watchdogKey } = claimed;
     const { manual, leaseMs, permissions } = plan;
     const identity = {
       delegationId: delegation.id,
@@ -142,6 +142,7 @@ export class AttemptLauncher {
       logPath,
       manual,
       leaseMs,
+      ...(watchdogKey ? { watchdogKey } : {}),
     };
     if (manual) {
       this.supervisor.trackManual(identity, leaseUntilMono);

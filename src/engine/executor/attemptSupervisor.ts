@@ -221,6 +221,7 @@ export class AttemptSupervisor implements StreamFollowerHost {
         logPath: found.logPath,
         manual: false,
         leaseMs: found.leaseMs,
+        ...(found.watchdogKey ? { watchdogKey: found.watchdogKey } : {}),
       },
       this.ctx.clock.monotonic() + found.leaseMs,
     );

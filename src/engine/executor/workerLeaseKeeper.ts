@@ -194,16 +194,20 @@ export class WorkerLeaseKeeper {
       return;
     }
     this.recordDeadline(attempt, leaseUntil);
-    startLeaseWatchdog(this.ctx.cliPath, {
-      kind: 'worker',
-      workspace: this.ctx.workspace,
-      marker: workerMarker(attempt.runtimeId),
-      delegationId: attempt.delegationId,
-      identity: attempt.identity,
-      deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
-      logPath: attempt.logPath,
-      graceMs: this.ctx.config.stopGraceSeconds * 1000,
-    });
+    startLeaseWatchdog(
+      this.ctx.cliPath,
+      {
+        kind: 'worker',
+        workspace: this.ctx.workspace,
+        marker: workerMarker(attempt.runtimeId),
+        delegationId: attempt.delegationId,
+        identity: attempt.identity,
+        deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
+        logPath: attempt.logPath,
+        graceMs: this.ctx.config.stopGraceSeconds * 1000,
+      },
+      attempt.watchdogKey,
+    );
   }
 
   /**
@@ -211,11 +215,14 @@ export class WorkerLeaseKeeper {
    * committed it, so the watchdog never lets a worker run past a lease another host could see
    * as expired. A failed write leaves the older deadline: the worker is ended early, never late.
    */
-  recordDeadline(attempt: Pick<AttemptIdentity, 'delegationId' | 'manual'>, leaseUntil: number): void {
+  recordDeadline(attempt: Pick<AttemptIdentity, 'delegationId' | 'manual' | 'watchdogKey'>, leaseUntil: number): void {
     if (!this.watchdogs || attempt.manual) return;
     try {
       const path = runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId);
-      writeLeaseDeadline(this.ctx.workspace, path, leaseUntil);
+      // Signed with the attempt's key: its watchdog takes no deadline the worker wrote (an attempt launched before the
+      // key existed has an unsigned one, as its watchdog expects).
+      const signing = attempt.watchdogKey ? { key: attempt.watchdogKey, subject: attempt.delegationId } : undefined;
+      writeLeaseDeadline(this.ctx.workspace, path, leaseUntil, signing);
     } catch (err) {
       this.ctx.log(
         `${attempt.delegationId}: its lease watchdog was not told of the renewal: ${(err as Error).message}`,

@@ -418,6 +418,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `INSERT INTO counters (name, value) VALUES ('follow_up', 0)`,
     ],
   },
+  {
+    version: 13,
+    name: "a secret between a coordinator and its worker's lease watchdog",
+    statements: [
+      // The key that signs the lease deadlines a coordinator tells a worker's watchdog (effects/processes/
+      // leaseWatchdog.ts; issue 25, item 4.3): a worker can rewrite the deadline file, not sign it. Set at the launch
+      // on a shared store — whose workers get no store credential — so that a successor can sign for an adopted worker.
+      `ALTER TABLE runtimes ADD COLUMN watchdog_key TEXT`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

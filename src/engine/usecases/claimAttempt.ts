@@ -40,6 +40,8 @@ import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
 import { readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
+import { isSharedStore } from '../domain/config';
+import { newWatchdogKey } from '../effects/processes/leaseWatchdog';
 import type { EngineContext } from './context';
 import { workspacePath } from '../domain/workspacePath';
 import type { StartIsolation } from './planIsolation';
@@ -50,6 +52,8 @@ export interface ClaimedAttempt {
   runtimeId: string;
   /** The runtime's token, handed to the worker once. */
   token: string;
+  /** On a shared store: the key its lease watchdog checks deadlines with (effects/processes/leaseWatchdog.ts). */
+  watchdogKey?: string;
   /** Where the worker works: the workspace, or its place in the attempt's worktree. */
   cwd: string;
   worktree?: { path: string; branch: string; repoRoot: string };
@@ -153,7 +157,14 @@ async function recordClaim(
   }
   const paths = runPaths(ctx.workspace, runId);
   const logPath = paths.log(delegationId);
-  await recordRuntimeLaunch(tx, claim.runtimeId, { worker: plan.workerId, logPath, cwd });
+  // A person's hand-off has no process to watch.
+  const watchdogKey = isSharedStore(ctx.config) && !plan.manual ? newWatchdogKey() : undefined;
+  await recordRuntimeLaunch(tx, claim.runtimeId, {
+    worker: plan.workerId,
+    logPath,
+    cwd,
+    ...(watchdogKey ? { watchdogKey } : {}),
+  });
   await refreshRunStatus(tx, runId, now);
   const artifactPath = paths.artifact(delegationId);
   // An isolated worker works elsewhere: it gets the artifact's absolute path.
@@ -229,6 +240,7 @@ async function recordClaim(
     delegation: claim.delegation,
     runtimeId: claim.runtimeId,
     token: claim.token,
+    ...(watchdogKey ? { watchdogKey } : {}),
     cwd,
     ...(worktree ? { worktree } : {}),
     prompt: fitted.text,

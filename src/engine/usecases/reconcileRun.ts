@@ -56,6 +56,8 @@ export interface LiveWorker {
   startedAt?: number;
   /** Its lease length (renewed to now + this). */
   leaseMs: number;
+  /** On a shared store: the key its lease watchdog checks deadlines with. */
+  watchdogKey?: string;
   /** An agent preset's worker: its event stream is followed from the start of its log. */
   agent?: { agent: AttemptAgent; cwd: string };
   /** A plain command (`"result": "exit-code"`): its exit status is its result. */
@@ -88,6 +90,7 @@ interface Running {
   permissions_json: string | null;
   holder: string | null;
   lease_ms: number | null;
+  watchdog_key: string | null;
   lease_expires_at: number | null;
   ended_at: number | null;
 }
@@ -114,7 +117,7 @@ export async function reconcileRun(
     ),
     running: await r.all<Running>(
       `SELECT d.id AS delegation_id, d.task_id, t.status AS task_status, d.started_at, rt.id AS runtime_id, rt.pid, rt.pid_start, rt.host, rt.worker, rt.log_path,
-         rt.holder, rt.lease_ms, rt.lease_expires_at, rt.ended_at,
+         rt.holder, rt.lease_ms, rt.watchdog_key, rt.lease_expires_at, rt.ended_at,
          rt.cwd, d.agent, t.permissions_json
        FROM delegations d JOIN tasks t ON t.run_id = d.run_id AND t.id = d.task_id
        LEFT JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
@@ -338,6 +341,7 @@ async function adoptWorker(
     logPath: attempt.log_path ?? paths.log(attempt.delegation_id),
     artifactPath: paths.artifact(attempt.delegation_id),
     leaseMs: attempt.lease_ms ?? ctx.config.leaseSeconds * 1000,
+    ...(attempt.watchdog_key ? { watchdogKey: attempt.watchdog_key } : {}),
     ...(attempt.started_at !== null ? { startedAt: attempt.started_at } : {}),
     ...(plainCommand ? { plainCommand } : {}),
     ...(agentKind

@@ -144,7 +144,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
   }
 
   /** Two clones of one project on one store; A's first attempt of T1 hangs until it is ended. */
-  function twoMachines(name: string) {
+  function twoMachines(name: string, firstAttempt: 'linger' | 'forge-deadline' = 'linger') {
     const schema = schemaFor(`failover-${name}-${process.pid}`);
     const config = failoverConfig(schema, 'none');
     const a = makeWorkspace('baton-failover-a-');
@@ -165,7 +165,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
       NO_COLOR: '1',
       FAKE_TRACE: trace,
       FAKE_DELAY_MS: '300',
-      FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': 'linger' }),
+      FAKE_BEHAVIOUR: JSON.stringify({ 'D-T1-coder-001': firstAttempt }),
     };
     const envA = { ...common, BATON_HOST_ID: 'machine-a' };
     const envB = { ...common, BATON_HOST_ID: 'machine-b' };
@@ -272,6 +272,19 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     assert.match(coordinatorB.output(), /runs on another host \(machine-a\)|runs until/, 'B first observes A');
     assert.match(coordinatorB.output(), /this process drives it now/);
     // A's lease ran out at most one lease after its last renewal, which was before the kill.
+    await assertTakenOverCleanly(machines, lastRenewal - LEASE_SECONDS * 1000, coordinatorB.output());
+  });
+
+  it("a worker that rewrites its watchdog's deadline file a day ahead is still ended by it before B runs the task again (issue 25, item 4.3)", async () => {
+    // Before, the watchdog took any number in the file: A's worker outlived the takeover and ran beside attempt 2.
+    const machines = twoMachines('forge', 'forge-deadline');
+    const { a, b, envA, envB, trace } = machines;
+    const coordinatorA = await startOnA(a, envA, trace);
+    const lastRenewal = Date.now();
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+    const coordinatorB = startBaton(['resume'], b, envB);
+    assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
     await assertTakenOverCleanly(machines, lastRenewal - LEASE_SECONDS * 1000, coordinatorB.output());
   });
 

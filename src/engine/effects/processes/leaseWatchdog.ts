@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFenced } from '../../platform/fencedFiles';
 import { dirname } from 'node:path';
 import { sleep, systemClock, type Clock } from '../../domain/clock';
@@ -35,29 +36,65 @@ export interface WatchedWorker {
   graceMs: number;
 }
 
-/** Records until when an attempt's lease runs, for its watchdog: only after the store committed that lease. */
-export function writeLeaseDeadline(workspace: string, path: string, deadline: number): void {
-  ensureBatonFolder(workspace, dirname(path));
-  writeBatonFile(workspace, path, `${deadline}\n`);
+/** A new secret between a worker's coordinators and its lease watchdog (kept in the runtime's row). */
+export function newWatchdogKey(): string {
+  return randomBytes(32).toString('hex');
 }
 
-function readLeaseDeadline(path: string): number | undefined {
+/**
+ * The signature of a deadline for one attempt: the worker can rewrite the deadline file (it runs as the same user,
+ * in the workspace), but without the key — in the store, which workers on a shared store cannot reach, and in its
+ * watchdog's memory — it cannot write a deadline the watchdog takes (issue 25, item 4.3).
+ */
+function deadlineSignature(key: string, subject: string, deadline: number): string {
+  return createHmac('sha256', Buffer.from(key, 'hex')).update(`${subject}\n${deadline}`).digest('hex');
+}
+
+/**
+ * Records until when an attempt's lease runs, for its watchdog: only after the store committed that lease. With the
+ * attempt's watchdog key the line is `<deadline> <signature>`; without one (a verify command's coordinator deadline)
+ * the deadline alone.
+ */
+export function writeLeaseDeadline(
+  workspace: string,
+  path: string,
+  deadline: number,
+  signing?: { key: string; subject: string },
+): void {
+  ensureBatonFolder(workspace, dirname(path));
+  const signature = signing ? ` ${deadlineSignature(signing.key, signing.subject, deadline)}` : '';
+  writeBatonFile(workspace, path, `${deadline}${signature}\n`);
+}
+
+/**
+ * The deadline in the file, if it is one the watchdog takes: signed with its key when it has one (anything else —
+ * unsigned, signed for another attempt, altered — is not a deadline). Undefined: none to take; the last one holds.
+ */
+export function readLeaseDeadline(path: string, signing?: { key: string; subject: string }): number | undefined {
+  let text: string;
   try {
     // The worker can replace the file (a FIFO, a device): read through the fence, a few bytes at most.
-    const deadline = Number(readFenced(dirname(path), path, 64)?.bytes.toString('utf8').trim());
-    return Number.isFinite(deadline) && deadline > 0 ? deadline : undefined;
+    text = readFenced(dirname(path), path, 256)?.bytes.toString('utf8').trim() ?? '';
   } catch {
     return undefined; // being replaced, or removed with the run's folder: the last one read holds
   }
+  const [value = '', signature, ...rest] = text.split(' ');
+  const deadline = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(deadline) || deadline <= 0 || rest.length > 0) return undefined;
+  if (!signing) return signature === undefined ? deadline : undefined;
+  const expected = Buffer.from(deadlineSignature(signing.key, signing.subject, deadline), 'hex');
+  const given = Buffer.from(signature ?? '', 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected) ? deadline : undefined;
 }
 
 /**
  * Starts the watchdog of a worker or verify command, detached (its own process group, no terminal, nothing held
  * open): a coordinator that exits, is killed or stopped leaves it running. It is the `baton`
  * CLI's hidden `lease-watchdog` command, run by this very Node (an extension host's Electron
- * runs it as Node).
+ * runs it as Node). Its key (the attempt's watchdog key) reaches it on its stdin, then closed: not in its argv or
+ * environment, which any process of the user can read.
  */
-export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker): ProcessIdentity | undefined {
+export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker, key?: string): ProcessIdentity | undefined {
   const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
   // The worker's own markers are not the watchdog's: a sweep for the worker's processes must not find it.
   // Nor does it need the store: no credential reaches it.
@@ -65,9 +102,14 @@ export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker): Proc
     delete env[name];
   const child = spawn(process.execPath, [cliPath, 'lease-watchdog', JSON.stringify(worker)], {
     detached: true,
-    stdio: 'ignore',
+    stdio: [key ? 'pipe' : 'ignore', 'ignore', 'ignore'],
     env,
   });
+  if (child.stdin) {
+    child.stdin.on('error', () => undefined); // it died at once: nothing to tell it
+    child.stdin.end(`${key}\n`);
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+  }
   child.unref();
   return child.pid ? { pid: child.pid, startTime: null, host: worker.identity.host } : undefined;
 }
@@ -77,11 +119,17 @@ export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker): Proc
  * whose lease ran out. Never kills a process that is not the worker's (pid and start time,
  * its marker).
  */
-export async function watchLease(worker: WatchedWorker, clock: Clock = systemClock): Promise<'exited' | 'ended'> {
-  let deadline = readLeaseDeadline(worker.deadlinePath) ?? 0;
+export async function watchLease(
+  worker: WatchedWorker,
+  clock: Clock = systemClock,
+  /** The attempt's watchdog key: only deadlines signed with it count. */
+  key?: string,
+): Promise<'exited' | 'ended'> {
+  const signing = key ? { key, subject: worker.delegationId } : undefined;
+  let deadline = readLeaseDeadline(worker.deadlinePath, signing) ?? 0;
   for (;;) {
     if (isProcessAlive(worker.identity) !== true) return 'exited';
-    deadline = readLeaseDeadline(worker.deadlinePath) ?? deadline;
+    deadline = readLeaseDeadline(worker.deadlinePath, signing) ?? deadline;
     if (clock.now() > deadline) break;
     await sleep(clock, WATCHDOG_POLL_MS);
   }

@@ -41,12 +41,13 @@ export async function createRuntime(tx: StoreTx, runtime: NewRuntime, now: numbe
 export async function recordRuntimeLaunch(
   tx: StoreTx,
   runtimeId: string,
-  launch: { worker: string; logPath: string; cwd: string },
+  launch: { worker: string; logPath: string; cwd: string; watchdogKey?: string },
 ): Promise<void> {
-  await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ? WHERE id = ?`, [
+  await tx.run(`UPDATE runtimes SET worker = ?, log_path = ?, cwd = ?, watchdog_key = ? WHERE id = ?`, [
     launch.worker,
     launch.logPath,
     launch.cwd,
+    launch.watchdogKey ?? null,
     runtimeId,
   ]);
 }
