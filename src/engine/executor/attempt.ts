@@ -32,7 +32,7 @@ export interface AttemptIdentity {
   manual: boolean;
   /** Lease length. */
   leaseMs: number;
-  /** On a shared store: the key that signs the deadlines its lease watchdog takes (effects/processes/leaseWatchdog.ts). */
+  /** On a shared store: the key that signs the deadlines its lease watchdog takes (effects/processes/leaseWatchdog). */
   watchdogKey?: string;
 }
 
