@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { EventAnnouncer } from './announcer';
 import type { Clock, IdSource } from './domain/clock';
-import { systemClock, systemIds } from './domain/clock';
+import { databaseClock, systemClock, systemIds } from './domain/clock';
 import { DEFAULT_CONFIG, type BatonConfig } from './domain/config';
 import { BatonError } from './domain/errors';
 import type { AttemptChanges } from './domain/changes';
@@ -199,11 +199,15 @@ export class Engine {
     };
     const choice = chooseStore(config.store, storeDirOf(workspace), options.env ?? storeEnvironment());
     if (choice.kind === 'file' && !storeExists(choice.dir)) excludeBaton();
-    const clock = options.clock ?? systemClock;
-    const store = onFirstCommit(
-      await openStore(choice, { follow: options.follow ?? false, file: { clock, ...options.store } }),
-      excludeBaton,
-    );
+    const local = options.clock ?? systemClock;
+    const opened = await openStore(choice, {
+      follow: options.follow ?? false,
+      file: { clock: local, ...options.store },
+    });
+    const store = onFirstCommit(opened, excludeBaton);
+    // On a shared store every host keeps time by its server's clock (a clock a test gives is kept as it is).
+    const offset = opened.clockOffsetMs?.bind(opened);
+    const clock = offset && !options.clock ? databaseClock(local, offset) : local;
     // Announcement failures have no caller to report to; the next change tries again.
     const announcer = await EventAnnouncer.start(store, clock, () => undefined);
     const ids = options.ids ?? systemIds(clock);

@@ -8,6 +8,11 @@ export interface Clock {
   monotonic(): number;
   /** Calls `callback` once after `delayMs` of monotonic time; returns a cancel function. */
   setTimer(delayMs: number, callback: () => void): () => void;
+  /**
+   * This machine's wall time for one of this clock's times, where they differ (a store's clock, `databaseClock`): for a
+   * process on this machine that compares the time with its own wall clock (a lease watchdog). Absent: the same.
+   */
+  toLocal?(at: number): number;
 }
 
 export const systemClock: Clock = {
@@ -19,6 +24,20 @@ export const systemClock: Clock = {
     return () => clearTimeout(handle);
   },
 };
+
+/**
+ * The wall clock of a shared store's server on this machine: this machine's wall clock plus the measured offset to the
+ * server's (PgStore.clockOffsetMs). Every host of a team then judges leases by one clock, as PostgreSQL job queues
+ * judge expiry by the database's now() (docs/team.md, "One clock"); monotonic time and timers stay local.
+ */
+export function databaseClock(local: Clock, offsetMs: () => number): Clock {
+  return {
+    now: () => local.now() + offsetMs(),
+    monotonic: () => local.monotonic(),
+    setTimer: (delayMs, callback) => local.setTimer(delayMs, callback),
+    toLocal: (at) => at - offsetMs(),
+  };
+}
 
 /** Resolves after `ms` on the given clock. */
 export function sleep(clock: Clock, ms: number): Promise<void> {

@@ -549,7 +549,8 @@ export class Coordinator {
   private recordLeaseDeadline(until: number): boolean {
     try {
       const { workspace } = this.deps;
-      writeLeaseDeadline(workspace, runPaths(workspace, this.options.runId).coordinatorLeaseDeadline, until);
+      const local = this.ctx.clock.toLocal?.(until) ?? until; // the watchdog compares it with this machine's clock
+      writeLeaseDeadline(workspace, runPaths(workspace, this.options.runId).coordinatorLeaseDeadline, local);
       return true;
     } catch (err) {
       this.deps.log(

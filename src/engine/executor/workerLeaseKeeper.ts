@@ -222,7 +222,9 @@ export class WorkerLeaseKeeper {
       // Signed with the attempt's key: its watchdog takes no deadline the worker wrote (an attempt launched before the
       // key existed has an unsigned one, as its watchdog expects).
       const signing = attempt.watchdogKey ? { key: attempt.watchdogKey, subject: attempt.delegationId } : undefined;
-      writeLeaseDeadline(this.ctx.workspace, path, leaseUntil, signing);
+      // In this machine's time: the watchdog compares it with its own wall clock.
+      const local = this.ctx.clock.toLocal?.(leaseUntil) ?? leaseUntil;
+      writeLeaseDeadline(this.ctx.workspace, path, local, signing);
     } catch (err) {
       this.ctx.log(
         `${attempt.delegationId}: its lease watchdog was not told of the renewal: ${(err as Error).message}`,

@@ -92,6 +92,13 @@ const UNREACHABLE_CODES = new Set([
  * an observer hears it after the commit is visible; with `follow` each opening listens on a
  * connection of its own, and skips its own notifications (it tells its own watchers itself).
  */
+/** How old a measure of the server's clock may be before the next use measures it again. */
+const CLOCK_REMEASURE_MS = 5 * 60_000;
+
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint() / 1_000_000n);
+}
+
 export class PgStore implements StorePort {
   readonly recovery: StoreRecovery = { notices: [] };
   readonly schema: string;
@@ -106,6 +113,9 @@ export class PgStore implements StorePort {
   private relistenTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly guarded = new WeakSet<pg.PoolClient>();
+  /** The server's wall clock minus this machine's (ms), and when (monotonic ms) it was measured. */
+  private offset = { ms: 0, measuredAt: -Infinity };
+  private measuring: Promise<void> | undefined;
 
   private constructor(private readonly options: PgStoreOptions) {
     this.schema = options.schema ?? DEFAULT_PG_SCHEMA;
@@ -129,6 +139,7 @@ export class PgStore implements StorePort {
     const store = new PgStore(options);
     try {
       await store.prepareSchema();
+      await store.measureClock();
       if (options.follow) await store.listen();
     } catch (err) {
       await store.pool.end().catch(() => undefined);
@@ -143,6 +154,37 @@ export class PgStore implements StorePort {
   }
 
   // ── the port ────────────────────────────────────────────────────────────
+
+  /**
+   * The server's wall clock minus this machine's (docs/team.md, "One clock"): measured at open, and again in the
+   * background once the last measure is older than CLOCK_REMEASURE_MS (clocks drift, a host's clock may be set).
+   */
+  clockOffsetMs(): number {
+    if (!this.closed && !this.measuring && monotonicMs() - this.offset.measuredAt > CLOCK_REMEASURE_MS)
+      this.measuring = this.measureClock()
+        .catch(() => undefined) // the server out of reach: the last measure holds
+        .finally(() => (this.measuring = undefined));
+    return this.offset.ms;
+  }
+
+  /**
+   * Asks the server its time three times and keeps the answer of the quickest round trip, taken as read at its middle
+   * (NTP's estimate; the error is at most half that round trip, a millisecond or so on a LAN).
+   */
+  private async measureClock(): Promise<void> {
+    let best: { roundTrip: number; ms: number } | undefined;
+    for (let sample = 0; sample < 3; sample++) {
+      const sentMono = monotonicMs();
+      const sent = Date.now();
+      const { rows } = await this.pool.query<{ at: number }>(
+        'SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS at',
+      );
+      const roundTrip = monotonicMs() - sentMono;
+      const ms = Number(rows[0]!.at) - (sent + roundTrip / 2);
+      if (!best || roundTrip < best.roundTrip) best = { roundTrip, ms };
+    }
+    this.offset = { ms: Math.round(best!.ms), measuredAt: monotonicMs() };
+  }
 
   async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
     this.assertOpen();

@@ -49,5 +49,10 @@ export interface StorePort {
    */
   continueNumbering(tx: StoreTx, columns: ReadonlyArray<{ table: string; column: string }>): Promise<void>;
   readonly recovery: StoreRecovery;
+  /**
+   * A shared store's server clock minus this machine's wall clock (ms), as last measured: the engine's clock is the
+   * server's (domain/clock.ts, `databaseClock`). Absent for a store on this machine.
+   */
+  clockOffsetMs?(): number;
   close(): Promise<void>;
 }

@@ -144,7 +144,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
   }
 
   /** Two clones of one project on one store; A's first attempt of T1 hangs until it is ended. */
-  function twoMachines(name: string, firstAttempt: 'linger' | 'forge-deadline' = 'linger') {
+  function twoMachines(name: string, firstAttempt: 'linger' | 'forge-deadline' | 'pass' = 'linger') {
     const schema = schemaFor(`failover-${name}-${process.pid}`);
     const config = failoverConfig(schema, 'none');
     const a = makeWorkspace('baton-failover-a-');
@@ -180,9 +180,10 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     return { a, b, envA, envB, traced, trace };
   }
 
-  /** A process of its own group (a machine's `baton`), its output gathered. */
-  function startBaton(args: string[], cwd: string, env: Record<string, string>) {
-    const child = spawn(process.execPath, [CLI, ...args], {
+  /** A process of its own group (a machine's `baton`), its output gathered; `clockAhead`: under faketime. */
+  function startBaton(args: string[], cwd: string, env: Record<string, string>, clockAhead?: string) {
+    const argv = [process.execPath, CLI, ...args];
+    const child = spawn(clockAhead ? 'faketime' : argv[0]!, clockAhead ? ['-f', clockAhead, ...argv] : argv.slice(1), {
       cwd,
       env: cleanEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -286,6 +287,27 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const coordinatorB = startBaton(['resume'], b, envB);
     assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
     await assertTakenOverCleanly(machines, lastRenewal - LEASE_SECONDS * 1000, coordinatorB.output());
+  });
+
+  it("a host whose clock runs a minute ahead keeps time by the database's: it takes nothing over from a live coordinator (issue 26)", async () => {
+    // Before, B judged A's lease by its own clock: expired at once. It took the run, expired attempt 1 and ran the
+    // task again while A's worker still ran (hosts had to agree within 2 s).
+    const machines = twoMachines('clock', 'pass');
+    const { a, b, envA, envB, traced, trace } = machines;
+    const slow = { FAKE_DELAY_MS: '8000' };
+    const coordinatorA = await startOnA(a, { ...envA, ...slow }, trace);
+    const coordinatorB = startBaton(['resume'], b, { ...envB, ...slow }, '+60s');
+    assert.equal(await coordinatorA.exited, 0, coordinatorA.output());
+    assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
+    const events = await storedEvents(a, envA);
+    const acquired = events.filter((e) => e.type === 'coordinator:acquired');
+    assert.equal(acquired.length, 1, `only A drove the run: ${JSON.stringify(acquired)}\n${coordinatorB.output()}`);
+    assert.deepEqual(
+      traced().map((l) => `${l.kind} ${l.delegation}`),
+      ['start D-T1-coder-001', 'end D-T1-coder-001'],
+      'the task ran once, on A',
+    );
+    assert.equal(events.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
   });
 
   it('a coordinator SIGSTOPped past its lease and continued writes nothing: B took over and finished; A steps down', async () => {
