@@ -21,7 +21,8 @@ export function exitCodeFor(outcome: CoordinatorOutcome, openGateKinds: readonly
       // A cancel ends the run for good, by a person's decision: not a failure of the run's work, and nothing waits.
       return outcome.status === 'completed' || outcome.status === 'cancelled' ? 0 : 5;
     case 'paused':
-      if (outcome.openGates === 0 && !outcome.stopped) return 0;
+      // Paused on a cancel's stop: the run is being cancelled, as a cancel seen afterwards says (0).
+      if ((outcome.openGates === 0 && !outcome.stopped) || outcome.cancelling) return 0;
       return openGateKinds.includes('integration_conflict') ? 6 : 8;
     case 'lease-lost':
       return 3;

@@ -18,7 +18,7 @@ import { latestOpenAttempt } from '../queries/delegations';
 import { openGateCount, readDispatchSnapshot, type DiscardedWorktree } from '../queries/dispatchSnapshot';
 import { readLaunchSnapshot } from '../queries/launchSnapshot';
 import { readRunStatus } from '../queries/runs';
-import { pendingStops } from '../queries/stops';
+import { isBeingCancelled, pendingStops } from '../queries/stops';
 import { readRunIsolation } from '../queries/worktrees';
 import type { EngineContext } from '../usecases/context';
 import { reconcileRun, type ReconcileReport } from '../usecases/reconcileRun';
@@ -384,9 +384,10 @@ export class Coordinator {
     );
     if (inFlight > 0 || finishedMeanwhile || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
     // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
-    const { runStatus, openGates } = await this.ctx.store.read(async (r) => ({
+    const { runStatus, openGates, cancelling } = await this.ctx.store.read(async (r) => ({
       runStatus: await readRunStatus(r, runId),
       openGates: await openGateCount(r, runId),
+      cancelling: await isBeingCancelled(r, runId),
     }));
     // Its own hand-offs counted now: one may have been handed out in this very pass.
     const handOffs = plan.handOffs + this.supervisor.size - this.supervisor.busySlots();
@@ -396,6 +397,7 @@ export class Coordinator {
       runStatus,
       openGates,
       stopped: Boolean(snapshot.run.stopMode),
+      cancelling,
       readyCount: snapshot.ready.length,
       ...(this.options.tasks ? { selected: this.options.tasks } : {}),
     });

@@ -95,7 +95,8 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
 export type CoordinatorOutcome =
   | { kind: 'finished'; status: RunStatus }
   /** `handOffs`: a person's attempts (manual workers) it left waiting at their gates; the run itself may be running. */
-  | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean; handOffs?: number }
+  /** `cancelling`: the stop it paused on is a cancel's — the run is being cancelled, nothing waits for a person. */
+  | { kind: 'paused'; status: RunStatus; openGates: number; stopped: boolean; handOffs?: number; cancelling?: true }
   | { kind: 'idle'; status: RunStatus; reason: string }
   | { kind: 'lease-lost'; detail: string }
   | { kind: 'shut-down' }
@@ -114,6 +115,7 @@ export function passOutcome(input: {
   runStatus: RunStatus;
   openGates: number;
   stopped: boolean;
+  cancelling?: boolean;
   readyCount: number;
   selected?: readonly string[];
 }): CoordinatorOutcome | undefined {
@@ -131,6 +133,7 @@ export function passOutcome(input: {
       openGates: input.openGates,
       stopped: input.stopped,
       ...(handOffs ? { handOffs } : {}),
+      ...(input.stopped && input.cancelling ? { cancelling: true as const } : {}),
     };
   }
   if (handOffs > 0 && input.readyCount === 0)

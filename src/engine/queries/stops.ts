@@ -81,3 +81,15 @@ export async function stoppableAttempts(
   );
   return rows.map((row) => ({ delegationId: row.id, handOff: Boolean(row.hand_off) }));
 }
+
+/**
+ * Whether the run's stop in force is a cancel's (its first step: usecases/cancelRun.ts): a coordinator that pauses on
+ * it leaves a run that is being cancelled, not one waiting for a person.
+ */
+export async function isBeingCancelled(r: Pick<StoreReader, 'get'>, runId: string): Promise<boolean> {
+  const row = await r.get(
+    `SELECT 1 AS x FROM stop_requests WHERE run_id = ? AND delegation_id IS NULL AND purpose = 'cancel' AND status IN ('requested', 'applied')`,
+    [runId],
+  );
+  return row !== undefined;
+}

@@ -428,6 +428,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE runtimes ADD COLUMN watchdog_key TEXT`,
     ],
   },
+  {
+    version: 14,
+    name: "a cancel's stop told apart from a person's stop",
+    statements: [
+      // 'cancel' on the immediate stop a cancel starts with (usecases/cancelRun.ts): a coordinator that pauses on it
+      // is not waiting for a person (`baton start` exits 0, not 8: docs/cli.md, "Exit codes").
+      `ALTER TABLE stop_requests ADD COLUMN purpose TEXT`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

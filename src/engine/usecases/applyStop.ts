@@ -24,7 +24,7 @@ export interface StopOutcome {
  */
 export async function stopAndApply(
   ctx: Pick<EngineContext, 'store' | 'clock' | 'config'>,
-  stop: { runId: string; delegationId?: string; mode: StopMode; by: string },
+  stop: { runId: string; delegationId?: string; mode: StopMode; by: string; purpose?: 'cancel' },
   waitMs: number,
 ): Promise<StopOutcome> {
   const { request, repeated } = await ctx.store.transact((tx) => requestStop(tx, stop, ctx.clock.now()));

@@ -32,7 +32,11 @@ export async function cancelRun(
     const outcome = await ctx.store.transact((tx) => cancelRunOperation(tx, input, ctx.clock.now()));
     return { runId: input.runId, ...outcome };
   }
-  const stopped = await stopAndApply(ctx, { runId: input.runId, mode: 'immediate', by: input.by }, waitMs);
+  const stopped = await stopAndApply(
+    ctx,
+    { runId: input.runId, mode: 'immediate', by: input.by, purpose: 'cancel' },
+    waitMs,
+  );
   if (stopped.appliedBy === 'pending') {
     const lease = await ctx.store.read((r) => readCoordinatorLease(r, input.runId));
     throw new BatonError(

@@ -7,6 +7,7 @@ import {
   type CoordinatorView,
   type DispatchSnapshot,
 } from '../../../src/engine/executor/dispatchPass';
+import { exitCodeFor } from '../../../src/cli/commands/drive';
 
 const NOW = 1_000_000;
 
@@ -198,6 +199,16 @@ describe('dispatch pass (pure)', () => {
         openGates: 0,
         stopped: true,
       });
+    });
+
+    it("says when the stop it paused on is a cancel's (start exits 0, not 8), and only for a stop", () => {
+      const paused = passOutcome({ ...base, runStatus: 'stopping', stopped: true, cancelling: true });
+      assert.deepEqual(paused, { kind: 'paused', status: 'stopping', openGates: 0, stopped: true, cancelling: true });
+      assert.equal(exitCodeFor(paused!), 0);
+      const byPerson = passOutcome({ ...base, runStatus: 'stopping', stopped: true });
+      assert.equal(exitCodeFor(byPerson!), 8);
+      assert.equal(passOutcome({ ...base, runStatus: 'paused', openGates: 1, cancelling: true })!.kind, 'paused');
+      assert.equal(exitCodeFor(passOutcome({ ...base, runStatus: 'paused', openGates: 1, cancelling: true })!), 8);
     });
 
     it('pauses (exit 8) when only a person’s hand-offs are left, the run still running behind their gates', () => {

@@ -26,7 +26,14 @@ import type { StopMode } from '../../domain/types';
  */
 export async function requestStop(
   tx: StoreTx,
-  input: { runId: string; delegationId?: string; mode: StopMode; by: string },
+  input: {
+    runId: string;
+    delegationId?: string;
+    mode: StopMode;
+    by: string;
+    /** The stop a cancel starts with: the run is being cancelled, not paused for a person. */
+    purpose?: 'cancel';
+  },
   now: number,
 ): Promise<{ request: StopRequest; repeated: boolean }> {
   const run = await tx.get<{ status: string }>(`SELECT status FROM runs WHERE id = ?`, [input.runId]);
@@ -48,8 +55,8 @@ export async function requestStop(
   const ordinal = await nextCounter(tx, 'stop');
   const id = `S-${ordinal}`;
   await tx.run(
-    `INSERT INTO stop_requests (id, ordinal, run_id, delegation_id, mode, status, requested_at, requested_by, report_json) VALUES (?, ?, ?, ?, ?, 'requested', ?, ?, '[]')`,
-    [id, ordinal, input.runId, input.delegationId ?? null, input.mode, now, input.by],
+    `INSERT INTO stop_requests (id, ordinal, run_id, delegation_id, mode, status, requested_at, requested_by, report_json, purpose) VALUES (?, ?, ?, ?, ?, 'requested', ?, ?, '[]', ?)`,
+    [id, ordinal, input.runId, input.delegationId ?? null, input.mode, now, input.by, input.purpose ?? null],
   );
   await appendEvent(tx, input.runId, 'stop:requested', now, {
     stopId: id,
