@@ -93,7 +93,10 @@ const TOOLS: ChatTools = {
       if (!path.ok) return path.error;
       const plan = await validPlan(ctx, vscode.Uri.file(path.value));
       const opened = input.newRun
-        ? { run: (await (await ctx.session.engine()).runForPlan(plan.uri.fsPath, { fresh: true })).run, verb: 'started a new' }
+        ? {
+            run: (await (await ctx.session.engine()).runForPlan(plan.uri.fsPath, { fresh: true })).run,
+            verb: 'started a new',
+          }
         : await runOfPlan(ctx, plan, { askWhenChanged: false });
       if (!opened) return `No run of ${plan.path} was started.`;
       return driveFromHere(ctx, opened.run, opened.verb);

@@ -28,8 +28,7 @@ export const answerQuestion = folderCommand(async (ctx, node: CommandNode) => {
 
 /** What answering a question came to: answered now, or answered (or closed) before — said to the person. */
 export type AnswerOutcome =
-  | { readonly kind: 'answered'; readonly gate: Gate }
-  | { readonly kind: 'too-late'; readonly said: string };
+  { readonly kind: 'answered'; readonly gate: Gate } | { readonly kind: 'too-late'; readonly said: string };
 
 /**
  * The one way the editor answers a question gate, whatever asked (Answer…, a chat tool): the

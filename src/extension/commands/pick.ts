@@ -43,7 +43,7 @@ export async function pickRun(
   return pick.label;
 }
 
-/** The run with this id, when the command applies to it (a stale menu, a palette or chat tool argument is refused with why). */
+/** The run with this id, when the command applies to it (a stale menu, a palette or chat argument is refused). */
 export async function runThatApplies(
   ctx: CommandContext,
   runId: string,

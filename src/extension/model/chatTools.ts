@@ -299,8 +299,9 @@ export function taskIssuesResult(
  * person's chat has no attempt — the chat tools are the person's way in.
  */
 export function mcpProviderLine(version: string, lm: object | undefined): string {
-  const has = typeof (lm as { registerMcpServerDefinitionProvider?: unknown } | undefined)
-    ?.registerMcpServerDefinitionProvider === 'function';
+  const has =
+    typeof (lm as { registerMcpServerDefinitionProvider?: unknown } | undefined)
+      ?.registerMcpServerDefinitionProvider === 'function';
   return has
     ? `VS Code ${version} can take MCP server providers, but Baton's MCP server serves one worker's attempt (bound by its token), not a chat: none is offered; Baton's chat tools are registered.`
     : `VS Code ${version} has no vscode.lm.registerMcpServerDefinitionProvider (VS Code 1.101+): Baton's MCP server is not offered to chat; Baton's chat tools are registered.`;
@@ -308,7 +309,7 @@ export function mcpProviderLine(version: string, lm: object | undefined): string
 
 // ── confirmations (action tools) ───────────────────────────────────────────────────────────────
 
-/** What VS Code shows before an action tool runs: Continue or Cancel. Plain text (markdown where VS Code renders it). */
+/** What VS Code shows before an action tool runs, with Continue and Cancel. Plain text. */
 export interface ChatConfirmation {
   readonly title: string;
   readonly message: string;
@@ -328,7 +329,7 @@ export function startRunConfirmation(input: ChatToolInput<'baton_startRun'>, pla
   };
 }
 
-/** `gate` as found when the tool is prepared (undefined: no such gate; the invocation then says so and changes nothing). */
+/** `gate` as found when the tool is prepared (undefined: no such gate; the invocation says so, changes nothing). */
 export function decideGateConfirmation(
   input: ChatToolInput<'baton_decideGate'>,
   gate: Gate | undefined,

@@ -116,9 +116,16 @@ describe('chat tools: inputs', () => {
       error: 'baton_decideGate: invalid input — note: rejecting a gate needs a note that says why.',
     });
     assert.match(
-      (parseChatToolInput('baton_decideGate', { gateId: 'G-3', decision: 'reject', note: 'no', acceptResult: true }) as {
-        error: string;
-      }).error,
+      (
+        parseChatToolInput('baton_decideGate', {
+          gateId: 'G-3',
+          decision: 'reject',
+          note: 'no',
+          acceptResult: true,
+        }) as {
+          error: string;
+        }
+      ).error,
       /acceptResult: only an approval accepts a result/,
     );
     assert.match(
@@ -279,7 +286,10 @@ describe('chat tools: results', () => {
 
 describe('chat tools: the MCP server provider', () => {
   it('on VS Code 1.99 (no registerMcpServerDefinitionProvider) says, in one line, that none is offered', () => {
-    const line = mcpProviderLine('1.99.3', { registerTool: () => undefined, registerMcpConfigurationProvider: () => 1 });
+    const line = mcpProviderLine('1.99.3', {
+      registerTool: () => undefined,
+      registerMcpConfigurationProvider: () => 1,
+    });
     assert.equal(
       line,
       "VS Code 1.99.3 has no vscode.lm.registerMcpServerDefinitionProvider (VS Code 1.101+): Baton's MCP server is not offered to chat; Baton's chat tools are registered.",
@@ -288,6 +298,9 @@ describe('chat tools: the MCP server provider', () => {
 
   it('where the API exists, says why none is offered all the same', () => {
     const line = mcpProviderLine('1.101.0', { registerMcpServerDefinitionProvider: () => undefined });
-    assert.match(line, /^VS Code 1\.101\.0 can take MCP server providers, but Baton's MCP server serves one worker's attempt/);
+    assert.match(
+      line,
+      /^VS Code 1\.101\.0 can take MCP server providers, but Baton's MCP server serves one worker's attempt/,
+    );
   });
 });
