@@ -96,7 +96,7 @@ describe('chat tools: vscode.lm.invokeTool (issue 24)', function () {
     rmSync(workspacePath('chat-plan'), { recursive: true, force: true });
   });
 
-  it('the eight tools are registered for every chat participant to see', () => {
+  it('the eight tools are contributed (package.json) for every chat participant to see, with their input schemas', () => {
     const baton = vscode.lm.tools.filter((t) => t.name.startsWith('baton_'));
     assert.deepEqual(baton.map((t) => t.name).sort(), [...TOOLS].sort());
     const decide = baton.find((t) => t.name === 'baton_decideGate')!;
