@@ -3,6 +3,7 @@ import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
 import { ReviewComments } from './reviewComments';
+import { registerChatTools, registerChatToolsWithoutFolder, reportMcpProvider } from './chatTools';
 import { registerCommands } from './commands/register';
 import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
@@ -51,6 +52,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) {
     log.info('Baton needs a folder: open one to run a plan.');
+    context.subscriptions.push(...registerChatToolsWithoutFolder());
     // A dashboard kept from a window that had a folder has nothing to show here.
     context.subscriptions.push(
       vscode.window.registerWebviewPanelSerializer(DashboardPanel.viewType, {
@@ -95,17 +97,19 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     vscode.commands.executeCommand('setContext', 'baton.hasRemovedRuns', hidden.size > 0);
   void updateHiddenContext();
   context.subscriptions.push(hidden.onDidChange(() => void updateHiddenContext()));
-  context.subscriptions.push(
-    ...registerCommands('folder', {
-      log,
-      extensionUri: context.extensionUri,
-      session,
-      diagnostics,
-      attemptViews,
-      reviews,
-      hidden,
-    }),
-  );
+  const commandContext = {
+    log,
+    extensionUri: context.extensionUri,
+    session,
+    diagnostics,
+    attemptViews,
+    reviews,
+    hidden,
+  };
+  context.subscriptions.push(...registerCommands('folder', commandContext));
+  // The same operations for Copilot Chat and other chat participants (docs/extension.md, "Chat tools").
+  context.subscriptions.push(...registerChatTools(commandContext));
+  reportMcpProvider(log);
   const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();

@@ -11,18 +11,22 @@ export const approveGate = folderCommand((ctx, node: CommandNode) => decide(ctx,
 /** Reject…: asks why (kept with the decision). */
 export const rejectGate = folderCommand((ctx, node: CommandNode) => decide(ctx, node, 'rejected'));
 
+/** What deciding a gate came to: decided now, or decided before (by whom, when: said to the person). */
+export type GateDecisionOutcome =
+  | { readonly kind: 'decided'; readonly gate: Gate }
+  | { readonly kind: 'already-decided'; readonly gate: Gate; readonly said: string };
+
 /**
- * Decides a gate. A gate decided meanwhile (elsewhere, or from a notification that had not
- * caught up) is not an error: the person is told who decided it, and nothing changes.
+ * Decides a gate: from the Gates view, a notification, the dashboard, a chat tool. A gate decided
+ * meanwhile (elsewhere, or from a surface that had not caught up) is not an error: the outcome says
+ * who decided it, and nothing changes.
  */
 async function decide(ctx: CommandContext, node: CommandNode, decision: 'approved' | 'rejected'): Promise<void> {
   const e = await ctx.session.engine();
   const gateId = node?.kind === 'gate' ? node.gateId : await pickGate(e);
   if (!gateId) return;
-  const runId = node?.kind === 'gate' ? node.runId : undefined;
-  const gate = (await e.listGates(runId ? { runId } : {})).find((g) => g.id === gateId);
-  if (!gate) throw new UserFacingError(`There is no gate ${gateId}.`);
-  if (gate.status !== 'open') return alreadyDecided(ctx, gate, decision);
+  const gate = await gateToDecide(ctx, gateId, node?.kind === 'gate' ? node.runId : undefined);
+  if (gate.status !== 'open') return tell(await decideGateAs(ctx, { gate, decision }));
   let accept = false;
   let note: string | undefined;
   const givenAccept = (node as { accept?: unknown } | undefined)?.accept;
@@ -50,6 +54,34 @@ async function decide(ctx: CommandContext, node: CommandNode, decision: 'approve
     });
     if (note === undefined) return;
   }
+  tell(await decideGateAs(ctx, { gate, decision, ...(note ? { note } : {}), ...(accept ? { accept } : {}) }));
+}
+
+function tell(outcome: GateDecisionOutcome): void {
+  if (outcome.kind === 'already-decided') void vscode.window.showInformationMessage(outcome.said);
+}
+
+/** The gate with this id (of this run, when given); none is the person's error, said in one line. */
+export async function gateToDecide(ctx: CommandContext, gateId: string, runId?: string): Promise<Gate> {
+  const e = await ctx.session.engine();
+  const gate = (await e.listGates(runId ? { runId } : {})).find((g) => g.id === gateId);
+  if (!gate) throw new UserFacingError(`There is no gate ${gateId}.`);
+  return gate;
+}
+
+/**
+ * The one way the editor decides a gate, whatever asked (a command, a chat tool): the engine's
+ * decision, logged, the views refreshed, and the run driven on from this window when nothing
+ * drives it. A gate already decided changes nothing; approved as this person wanted, the run
+ * goes on here all the same.
+ */
+export async function decideGateAs(
+  ctx: CommandContext,
+  input: { gate: Gate; decision: 'approved' | 'rejected'; note?: string; accept?: boolean },
+): Promise<GateDecisionOutcome> {
+  const { gate, decision, note, accept } = input;
+  const e = await ctx.session.engine();
+  if (gate.status !== 'open') return alreadyDecided(ctx, gate, decision);
   let outcome: Awaited<ReturnType<Engine['decideGate']>>;
   try {
     outcome = await e.decideGate({
@@ -70,18 +102,23 @@ async function decide(ctx: CommandContext, node: CommandNode, decision: 'approve
   await ctx.session.runState?.refreshNow();
   // Either way: a rejection releases work too (an isolation gate's other tasks, a task's siblings).
   await continueIfReleased(ctx, gate.runId);
+  return { kind: 'decided', gate: outcome.gate };
 }
 
 /**
  * The gate was decided before this decision arrived: say by whom, change nothing. When it was
  * approved, as this person wanted, the run goes on here if nobody drives it.
  */
-async function alreadyDecided(ctx: CommandContext, gate: Gate, wanted: 'approved' | 'rejected'): Promise<void> {
+async function alreadyDecided(
+  ctx: CommandContext,
+  gate: Gate,
+  wanted: 'approved' | 'rejected',
+): Promise<GateDecisionOutcome> {
   const said = describeDecision(gate, (await ctx.session.engine()).now());
   ctx.log.info(`${wanted === 'approved' ? 'Approve' : 'Reject'} ${gate.id}: ${said}`);
-  void vscode.window.showInformationMessage(said);
   await ctx.session.runState?.refreshNow();
   if (wanted === 'approved' && gate.status === 'approved') await continueIfReleased(ctx, gate.runId);
+  return { kind: 'already-decided', gate, said };
 }
 
 /** A gate to decide, from a quick pick; none waiting is information, not an error. */

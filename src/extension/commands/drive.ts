@@ -1,30 +1,35 @@
 import * as vscode from 'vscode';
 import { BatonError, counted, isFinishedRun, type Run } from '../../engine/index';
-import { describeError } from '../session';
+import { describeError, UserFacingError } from '../session';
 import type { CommandContext } from './context';
 
 // Where a command leaves a run: driven from this window when nothing else drives it.
 
 /** Coordinates the run from this window and says so (or who drives it instead). */
 export async function driveAndTell(ctx: CommandContext, run: Run, verb: string): Promise<void> {
-  const driving = await ctx.session.drive(run.id);
-  void vscode.window.showInformationMessage(
-    driving
-      ? `Baton ${verb} run ${run.id} of ${run.planPath}.`
-      : `Run ${run.id} is already driven by another window or process; this window shows it.`,
-  );
+  void vscode.window.showInformationMessage(await driveFromHere(ctx, run, verb));
   void vscode.commands.executeCommand('baton.runs.focus');
+}
+
+/** Coordinates the run from this window; what that came to, in one line (who drives it, when another does). */
+export async function driveFromHere(ctx: CommandContext, run: Run, verb: string): Promise<string> {
+  const driving = await ctx.session.drive(run.id);
+  return driving
+    ? `Baton ${verb} run ${run.id} of ${run.planPath}.`
+    : `Run ${run.id} is already driven by another window or process; this window shows it.`;
 }
 
 /**
  * The plan's run to go on with: its active run, or a new one. When the plan changed since its
  * active run started, the person chooses: a new run of the plan as it is now, or a replan of
  * that run (its completed tasks carry over); undefined when they choose neither. Never the
- * engine's "start fresh with --new", a CLI flag (issue #14).
+ * engine's "start fresh with --new", a CLI flag (issue #14). Without `askWhenChanged` (a chat tool) the changed plan
+ * is refused with what to do instead.
  */
 export async function runOfPlan(
   ctx: CommandContext,
   plan: { uri: vscode.Uri; path: string },
+  { askWhenChanged = true } = {},
 ): Promise<{ run: Run; verb: string } | undefined> {
   const e = await ctx.session.engine();
   try {
@@ -34,6 +39,11 @@ export async function runOfPlan(
     if (!BatonError.is(err, 'run.plan-changed')) throw err;
   }
   const active = (await e.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
+  // A chat tool cannot show the question: it says what to do instead.
+  if (!askWhenChanged)
+    throw new UserFacingError(
+      `${plan.path} changed since run ${active?.id ?? ''} started from it: ask for a new run of the plan as it is now (newRun: true), or replan ${active?.id ?? 'that run'} from the Runs view (its completed tasks carry over).`,
+    );
   const NEW = 'Start a New Run';
   const REPLAN = 'Replan';
   const pick = await vscode.window.showWarningMessage(

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { hasErrors, isFinishedRun, readPlan, type Delegation, type RunStatus } from '../../engine/index';
+import { hasErrors, isFinishedRun, readPlan, type Delegation, type Run, type RunStatus } from '../../engine/index';
 import { latestStartedAttempt } from '../model/attempts';
 import { UserFacingError } from '../session';
 import type { CommandContext, CommandNode } from './context';
@@ -26,12 +26,7 @@ export async function pickRun(
   applies: keyof typeof APPLIES = 'any',
 ): Promise<string> {
   const engine = await ctx.session.engine();
-  if (node && 'runId' in node) {
-    const run = await engine.getRun(node.runId);
-    if (!APPLIES[applies](run.status))
-      throw new UserFacingError(`Run ${run.id} is ${run.status}: ${what} does not apply to it.`);
-    return run.id;
-  }
+  if (node && 'runId' in node) return (await runThatApplies(ctx, node.runId, what, applies)).id;
   const runs = (await engine.listRuns()).filter((r) => APPLIES[applies](r.status));
   if (runs.length === 0)
     throw new UserFacingError(
@@ -46,6 +41,19 @@ export async function pickRun(
   );
   if (!pick) throw new UserFacingError('No run chosen.');
   return pick.label;
+}
+
+/** The run with this id, when the command applies to it (a stale menu, a palette or chat argument is refused). */
+export async function runThatApplies(
+  ctx: CommandContext,
+  runId: string,
+  what: string,
+  applies: keyof typeof APPLIES = 'any',
+): Promise<Run> {
+  const run = await (await ctx.session.engine()).getRun(runId);
+  if (!APPLIES[applies](run.status))
+    throw new UserFacingError(`Run ${run.id} is ${run.status}: ${what} does not apply to it.`);
+  return run;
 }
 
 export async function pickPlan(ctx: CommandContext, uri?: vscode.Uri): Promise<vscode.Uri> {

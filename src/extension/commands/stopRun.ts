@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { processesEnded, stopNotice } from '../model/notices';
+import { processesEnded, stopNotice, type StopNotice } from '../model/notices';
 import { folderCommand, type CommandContext, type CommandNode } from './context';
 import { delegationOf, pickRun } from './pick';
 
@@ -38,10 +38,23 @@ async function stop(ctx: CommandContext, node: CommandNode, mode?: 'graceful' | 
       )
     )?.mode;
   if (!chosen) return;
-  const outcome = await (await ctx.session.engine()).requestStop({ runId, mode: chosen, by: 'VS Code' });
-  const notice = stopNotice(runId, outcome);
-  ctx.log.info(notice.message);
+  const notice = await stopRunAs(ctx, runId, chosen);
   if (notice.level === 'warning') void vscode.window.showWarningMessage(notice.message);
   else void vscode.window.showInformationMessage(notice.message);
+}
+
+/**
+ * The one way the editor stops a run, whatever asked (Stop Run…, the dashboard, a chat tool): the
+ * engine's stop request, what it did logged and returned as the notice to show.
+ */
+export async function stopRunAs(
+  ctx: CommandContext,
+  runId: string,
+  mode: 'graceful' | 'immediate',
+): Promise<StopNotice> {
+  const outcome = await (await ctx.session.engine()).requestStop({ runId, mode, by: 'VS Code' });
+  const notice = stopNotice(runId, outcome);
+  ctx.log.info(notice.message);
   await ctx.session.runState?.refreshNow();
+  return notice;
 }

@@ -27,6 +27,11 @@ const KIND_WORDS: Record<GateKind, string> = {
   question: 'question from the agent',
 };
 
+/** A gate's kind in words ("risk approval", "question from the agent"). */
+export function gateKindWords(kind: GateKind): string {
+  return KIND_WORDS[kind];
+}
+
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */
 export function commandLink(label: string, command: string, args?: unknown): string {
   const query = args === undefined ? '' : `?${encodeURIComponent(JSON.stringify([args]))}`;
