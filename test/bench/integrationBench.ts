@@ -4,9 +4,9 @@
  * sequential merge of the same N branches with the same verify command (test/bench/fixtures/plainMerge.sh).
  *
  * Baton side: a git repository with `isolation: "worktree"`, `verifyIntegrated` set to one cheap `node -e` check,
- * `maxConcurrency` = N so every task runs at once, and N process workers (test/fixtures/workers/editWorker.js, the
- * isolation tests' worker) that each write their own file `tasks/<id>.txt` and pass — after waiting until all N have
- * started, so they finish together and batches form. Driven in this process: `engine.coordinate()` →
+ * `maxConcurrency` = N so every task runs at once, and N process workers (test/bench/fixtures/integrationWorker.js)
+ * that each write their own file `tasks/<id>.txt` and pass — after waiting until all N have started, so they finish
+ * together and batches form. Driven in this process: `engine.coordinate()` →
  * `coordinator.run()`, as the scheduling rows.
  *
  * Reference: a repository with the same first commit and N branches, each one commit writing the same file with the
@@ -24,7 +24,7 @@ import { git, initRepo } from '../support/gitRepo';
 import { schedPlanText } from './schedBench';
 import { formatRate, median, nowMs, summarize, type Summary } from './stats';
 
-const EDIT_WORKER = resolve(__dirname, '../fixtures/workers/editWorker.js');
+const WORKER = resolve(__dirname, 'fixtures/integrationWorker.js');
 const PLAIN_MERGE = resolve(__dirname, 'fixtures/plainMerge.sh');
 const PLAN_FILE = 'plan.md';
 
@@ -74,6 +74,12 @@ export interface BatonIntegrationRep {
   verifyRunsCounted: number;
   /** `integration:batch-started` events (0 with batch 1: one at a time). */
   batches: number;
+  /**
+   * A batch whose merged tree passed is combined again before the target moves (its receipt makes the verification
+   * free: a second `integration:verifying` … `integration:verified` with `ran: 0`): the time from the verification
+   * that ran to that second one, summed over the run.
+   */
+  recombineMs: number;
   /** Every worker had started before the first one finished (the tasks finished together). */
   together: boolean;
   commits: number;
@@ -103,13 +109,7 @@ export interface IntegrationBenchResult {
 
 const taskIds = (n: number): string[] => Array.from({ length: n }, (_, i) => `T${String(i + 1).padStart(2, '0')}`);
 
-function configText(options: {
-  tasks: number;
-  batch: number;
-  counter: string;
-  trace: string;
-  edits: Record<string, Record<string, string>>;
-}): string {
+function configText(options: { tasks: number; batch: number; counter: string; trace: string }): string {
   return JSON.stringify(
     {
       defaultWorker: 'edit',
@@ -117,13 +117,9 @@ function configText(options: {
         edit: {
           type: 'process',
           command: process.execPath,
-          args: [EDIT_WORKER, '{taskId}'],
+          args: [WORKER, '{taskId}'],
           promptOnStdin: true,
-          env: {
-            FAKE_EDITS: JSON.stringify(options.edits),
-            FAKE_TRACE: options.trace,
-            FAKE_TOGETHER: String(options.tasks),
-          },
+          env: { BENCH_TRACE: options.trace, BENCH_TOGETHER: String(options.tasks) },
         },
       },
       retryBackoffSeconds: 0,
@@ -139,6 +135,7 @@ function configText(options: {
 }
 
 const checkCommand = (counter: string): string[] => [process.execPath, '-e', CHECK_SCRIPT, counter];
+/** What each task's worker writes (test/bench/fixtures/integrationWorker.js); the plain branches hold the same. */
 const editsFor = (ids: readonly string[]): Record<string, Record<string, string>> =>
   Object.fromEntries(ids.map((id) => [id, { [`tasks/${id}.txt`]: `${id} done\n` }]));
 const lines = (file: string): string[] =>
@@ -157,10 +154,7 @@ function setUp(root: string, prefix: string, tasks: number, batch: number) {
   const ids = taskIds(tasks);
   const counter = join(scratch, 'verify-runs.txt');
   const trace = join(scratch, 'workers.txt');
-  writeFileSync(
-    join(workspace, '.baton', 'config.json'),
-    configText({ tasks, batch, counter, trace, edits: editsFor(ids) }),
-  );
+  writeFileSync(join(workspace, '.baton', 'config.json'), configText({ tasks, batch, counter, trace }));
   writeFileSync(join(workspace, PLAN_FILE), schedPlanText(ids));
   const base = initRepo(workspace, { 'README.md': '# Merge-queue bench\n' });
   return { dir, workspace, ids, counter, trace, base };
@@ -192,6 +186,17 @@ async function batonRep(root: string, tasks: number, batch: number): Promise<Bat
         .filter((e) => e.type === 'integration:verified')
         .map((e) => (e.data as { ran: number }).ran);
       const failures = at('integration:failed').length + at('integration:batch-split').length;
+      // A passed verification of a tree, then the same tree verifying again from its receipt: the batch recombined.
+      let recombineMs = 0;
+      const passedAt = new Map<string, number>();
+      for (const e of events) {
+        const d = e.data as { tree?: string; ran?: number };
+        if (e.type === 'integration:verified' && d.tree && (d.ran ?? 0) > 0) passedAt.set(d.tree, e.at);
+        if (e.type === 'integration:verifying' && d.tree && passedAt.has(d.tree)) {
+          recombineMs += e.at - passedAt.get(d.tree)!;
+          passedAt.delete(d.tree);
+        }
+      }
       const trail = lines(trace).map((l) => l.split(' '));
       const starts = trail.filter((t) => t[0] === 'start').map((t) => Number(t[2]));
       const ends = trail.filter((t) => t[0] === 'end').map((t) => Number(t[2]));
@@ -205,6 +210,7 @@ async function batonRep(root: string, tasks: number, batch: number): Promise<Bat
         verifyRuns: verified.reduce((a, b) => a + b, 0) + failures,
         verifyRunsCounted: lines(counter).length,
         batches: at('integration:batch-started').length,
+        recombineMs,
         together: starts.length === tasks && Math.max(...starts) <= Math.min(...ends),
         commits: Number(git(workspace, 'rev-list', '--count', `${base}..main`)),
         merges: Number(git(workspace, 'rev-list', '--merges', '--count', `${base}..main`)),
@@ -302,7 +308,9 @@ export async function runIntegrationBench(options: IntegrationBenchOptions): Pro
     plain,
     durationMs: Date.now() - started,
     load: { start: loadStart, end: loadavg(), cores: cpus().length },
-    gitVersion: execFileSync('git', ['--version'], { encoding: 'utf8' }).trim().replace(/^git version /, ''),
+    gitVersion: execFileSync('git', ['--version'], { encoding: 'utf8' })
+      .trim()
+      .replace(/^git version /, ''),
   };
 }
 
@@ -328,6 +336,7 @@ export function integrationFigures(r: IntegrationBenchResult) {
     verifyRuns: reps.map((x) => x.verifyRuns),
     verifyRunsCounted: reps.map((x) => x.verifyRunsCounted),
     batches: reps.map((x) => x.batches),
+    recombineMs: summarize(reps.map((x) => x.recombineMs)),
     commits: reps.map((x) => x.commits),
     merges: reps.map((x) => x.merges),
     together: reps.filter((x) => x.together).length,
@@ -344,7 +353,7 @@ export function integrationSection(r: IntegrationBenchResult): string {
   const repLoads = [...r.baton.flatMap((b) => b.reps.map((x) => x.load)), ...r.plain.map((p) => p.load)];
   const baseRows = rows.map(
     (row) =>
-      `| **Baton, \`integrationBatch: ${row.batch}\`** | ${seconds(row.integrationMs)} | ${seconds(row.runMs)} | ${count(row.verifyRuns)} (${count(row.verifyRunsCounted)} counted) | ${row.batch === 1 ? '— (one at a time)' : count(row.batches)} | ${count(row.commits)} (${count(row.merges)} merges) | ${ratio(row.integrationMs.median, plainMs.median)} (per round ${formatRate(median(row.perRoundVsPlain))}×) | ${row.batch === first.batch ? '—' : ratio(row.integrationMs.median, first.integrationMs.median)} |`,
+      `| **Baton, \`integrationBatch: ${row.batch}\`** | ${seconds(row.integrationMs)} | ${seconds(row.runMs)} | ${count(row.verifyRuns)} (${count(row.verifyRunsCounted)} counted) | ${row.batch === 1 ? '— (one at a time)' : count(row.batches)} | ${count(row.commits)} (${count(row.merges)} merges) | ${ratio(row.integrationMs.median, plainMs.median)} (per round ${formatRate(median(row.perRoundVsPlain))}×) | ${row.batch === first.batch ? '—' : `${ratio(row.integrationMs.median, first.integrationMs.median)} (whole run ${ratio(row.runMs.median, first.runMs.median)}; verify runs ${ratio(median(row.verifyRuns), median(first.verifyRuns))})`} |`,
   );
   const plainRow = `| plain sequential merge (reference): \`git merge --no-ff\` + the verify command, one branch after another | ${seconds(plainMs)} | — | ${count(r.plain.map((p) => p.verifyRuns))} | — | ${count(r.plain.map((p) => p.commits))} (${count(r.plain.map((p) => p.merges))} merges) | 1.00× | — |`;
   const perTask = rows
@@ -361,7 +370,7 @@ export function integrationSection(r: IntegrationBenchResult): string {
 ${o.tasks} tasks pass at once and are integrated onto \`main\` through the merge queue (docs/isolation.md, "The merge
 queue", "Batching with bisection"): \`isolation: "worktree"\`, \`integration: "merge"\`, \`maxConcurrency: ${Math.min(256, o.tasks)}\`,
 \`verifyIntegrated\` one cheap command (\`node -e\`: it checks every \`tasks/<id>.txt\` of the tree and records that it
-ran), no verify command of their own. Each task is a process worker (test/fixtures/workers/editWorker.js) that
+ran), no verify command of their own. Each task is a process worker (test/bench/fixtures/integrationWorker.js) that
 writes its own file \`tasks/<id>.txt\` in its worktree and passes, once all ${o.tasks} have started — so they finish
 together and batches form. The run is driven in the bench's process (\`engine.coordinate()\` →
 \`coordinator.run()\`). Beside it, the reference: test/bench/fixtures/plainMerge.sh merges the same ${o.tasks}
@@ -381,7 +390,19 @@ ${[...baseRows, plainRow].join('\n')}
 - *Verify runs*: on merged trees, from the run's events (Σ \`ran\` of \`integration:verified\`, plus every failed
   verification — none here), and counted by the command itself (one line per run). One per task with
   \`integrationBatch: 1\`; one per batch when every batch passes.
-- *Commits*: \`git rev-list --count <first commit>..main\` — per task its work and its merge commit on both sides.
+${rows
+  .filter((row) => row.batch > 1)
+  .map(
+    (row) =>
+      `- *A batch that passed is combined twice*: the bisection's first step verifies the whole batch, its next step
+  (\`integrate\`) merges the same tasks onto the same target again and moves the target (the receipt makes the
+  second verification free: \`integration:verified\` with \`ran: 0, reused: 1\`). With \`integrationBatch: ${row.batch}\` the
+  time from the verification that ran to the second one was ${formatRate(row.recombineMs.median / 1000)} s of the integration phase
+  (median, summed over its batches).\n`,
+  )
+  .join(
+    '',
+  )}- *Commits*: \`git rev-list --count <first commit>..main\` — per task its work and its merge commit on both sides.
 - *The reference, made fair*: the same first commit (the same config, plan and README), the same ${o.tasks} branches
   (from the same base, one commit each writing the same file with the same content as that task's worker), the same
   order (plan order), the same merge shape (\`--no-ff\`: one merge commit per branch, as Baton's \`merge\`
