@@ -409,7 +409,8 @@ ${rows
   strategy), the same verify argv run once per merge in a checkout of the merged tree (the script's own working
   tree; Baton's is a scratch worktree), \`main\` checked out and moved on both sides, both on the same disk, timed
   from the same process. The script does nothing else: no durable record, no scratch worktree, no check of the
-  target's head before it moves, no undeclared-file check — what Baton adds is what the ratio shows.
+  target's head before it moves, no undeclared-file check, no removal of the task's worktree and branch — what Baton
+  adds is what the ratio shows.
 ${notTogether.length ? `- Not every worker had started before the first one finished in ${notTogether.map((row) => `${o.reps - row.together} of ${o.reps} batch-${row.batch} rounds`).join(', ')}: those batches formed from fewer tasks.\n` : ''}
 Machine: ${r.load.cores} cores, git ${r.gitVersion}. Load average (1 / 5 / 15 min) ${loads(r.load.start)} at the start,
 ${loads(r.load.end)} at the end; 1-minute load at the start of each repetition: median ${formatRate(median(repLoads))},
