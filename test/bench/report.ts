@@ -351,6 +351,7 @@ BATON_BENCH_SIZES=1000,10000 npm run bench      # other store sizes
 BATON_BENCH_SCHED_TASKS=100 npm run bench       # fewer tasks in the scheduling rows
 npm run bench -- --only engine                  # only the engine rows (heartbeat latency, store open, bundle); rewrites their section
 npm run bench -- --only agents                  # only the agent-stream rows (1,000 events/s → heartbeats, coordinator CPU); rewrites their section
+npm run bench -- --only integration             # only the merge-queue row (50 tasks, integrationBatch 1 vs 8, plain merge); rewrites its section
 npm run bench -- --only dashboard               # only the dashboard rows (Chromium); rewrites their section
 npm run bench -- --only visible                 # heartbeat → on screen in code-server; rewrites its section
 npm run bench -- --only activation              # extension activation with a 10k store vs empty; rewrites its section
@@ -363,7 +364,8 @@ node --import tsx test/bench/storeProfile.ts 1000 2000 8   # where a store commi
 The full run installs code-server 4.99.4 into \`.cache/\` on first use (as \`npm test\` does), and better-sqlite3 12 for
 row 3 into \`.cache/bench-deps/\` (npm compiles it: a few minutes, once; it is not a dependency of Baton, and
 \`BATON_BENCH_BETTER_SQLITE=0\` leaves the row out), and drives Debian's
-Chromium through playwright-core for the dashboard and editor rows; it takes about half an hour on 2 cores.
+Chromium through playwright-core for the dashboard and editor rows; it takes about half an hour on 2 cores, plus the
+merge-queue row's three rounds (each a few minutes of git on an idle machine, far more on a loaded one).
 
 Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`BATON_BENCH_CYCLES\`
 (timed claim → heartbeat → ingest cycles per repetition, default 200), \`BATON_BENCH_HISTORY=full\`
@@ -371,8 +373,8 @@ Other knobs: \`BATON_BENCH_REPS\` (default 15, at least 5 for a real figure), \`
 folders go), \`--out <file>\` / \`--no-write\`. Scheduling rows: \`BATON_BENCH_SCHED_TASKS\` (tasks with the
 bash worker, default 500; 0 skips them), \`BATON_BENCH_SCHED_NODE_TASKS\` (tasks with the Node worker,
 default 100; 0 skips them), \`BATON_BENCH_SCHED_CONCURRENCY\` (default 1,4,8), \`BATON_BENCH_SCHED_REPS\`
-(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). PostgreSQL rows: \`BATON_BENCH_PG_PROCESSES\` (default 1,4,16), \`BATON_BENCH_PG_CYCLES\` (cycles per repetition and configuration, default 160), \`BATON_BENCH_PG_REPS\` (default 3), \`BATON_BENCH_PG_BEATS\` (heartbeats of the NOTIFY row, default 300; 0 skips it), \`BATON_BENCH_PG_WORKERS\` (resident workers, default 1000; 0 skips them), \`BATON_BENCH_PG_WORKER_PROCESSES\` (default 10), \`BATON_BENCH_PG_SECONDS\` (default 30). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
-at smoke size, and never the editor rows; the PostgreSQL rows only when given \`pg\`).
+(default 3). Row 1b: \`concurrentCallers\` of \`runStoreBench\` (default 8). PostgreSQL rows: \`BATON_BENCH_PG_PROCESSES\` (default 1,4,16), \`BATON_BENCH_PG_CYCLES\` (cycles per repetition and configuration, default 160), \`BATON_BENCH_PG_REPS\` (default 3), \`BATON_BENCH_PG_BEATS\` (heartbeats of the NOTIFY row, default 300; 0 skips it), \`BATON_BENCH_PG_WORKERS\` (resident workers, default 1000; 0 skips them), \`BATON_BENCH_PG_WORKER_PROCESSES\` (default 10), \`BATON_BENCH_PG_SECONDS\` (default 30). Merge-queue row: \`BATON_BENCH_INTEGRATION_TASKS\` (default 50; 0 skips it), \`BATON_BENCH_INTEGRATION_BATCHES\` (default 1,8), \`BATON_BENCH_INTEGRATION_REPS\` (default 3). From code: \`runBench()\` in test/bench/run.ts (without scheduling sizes it runs those rows
+at smoke size, and never the editor rows; the PostgreSQL rows only when given \`pg\`, the merge-queue row only when given \`integrationTasks\`).
 
 ## Results
 

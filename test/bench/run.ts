@@ -10,6 +10,12 @@ import { engineSection, runEngineBench, type EngineBenchResult } from './engineB
 import { runVisibleBench, visibleSection } from './visibleBench';
 import { activationSection, runActivationBench } from './activationBench';
 import { existsSync, readFileSync } from 'node:fs';
+import {
+  INTEGRATION_SECTION,
+  integrationSection,
+  runIntegrationBench,
+  type IntegrationBenchResult,
+} from './integrationBench';
 import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench, type PgBenchResult } from './pgBench';
 
 /**
@@ -27,8 +33,10 @@ import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench
  *   BATON_BENCH_DASHBOARD_TASKS=10000 (0 skips the dashboard rows)
  *   BATON_BENCH_ENGINE_RUNTIMES=200 (0 skips the engine rows: heartbeat latency, store open, bundle size)
  *   BATON_BENCH_AGENTS=1,4 (agents at once in the agent-stream rows; 0 skips them)
- *   --only dashboard|engine|agents|visible|activation|pg  runs only those rows and rewrites only their section of
- *     the file
+ *   BATON_BENCH_INTEGRATION_TASKS=50 (0 skips the merge-queue row)   BATON_BENCH_INTEGRATION_BATCHES=1,8
+ *   BATON_BENCH_INTEGRATION_REPS=3
+ *   --only dashboard|engine|agents|integration|visible|activation|pg  runs only those rows and rewrites only their
+ *     section of the file
  *   BATON_BENCH_PG=0 skips the PostgreSQL rows (their section is kept from the file);
  *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=160   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
  *   BATON_BENCH_PG_WORKERS=1000 (0 skips the resident row)   BATON_BENCH_PG_WORKER_PROCESSES=10
@@ -84,6 +92,13 @@ export interface BenchConfig {
   agentStreamAgents: number[];
   agentStreamSeconds: number;
   agentStreamReps: number;
+  /**
+   * The merge-queue row: passed tasks integrated per run (0 skips), `integrationBatch` values (the first is the
+   * one the others are set beside), rounds.
+   */
+  integrationTasks: number;
+  integrationBatches: number[];
+  integrationReps: number;
   /** The rows in a real editor (code-server, installed on first use): heartbeat → visible, activation. */
   editorRows: boolean;
   /**
@@ -156,6 +171,25 @@ export const SMOKE_AGENT_STREAM: AgentStreamConfig = {
   agentStreamReps: 1,
 };
 
+export type IntegrationConfig = Pick<BenchConfig, 'integrationTasks' | 'integrationBatches' | 'integrationReps'>;
+/** `npm run bench`: 50 tasks, batch 1 vs 8, 3 rounds (~10 min a round on 2 loaded cores). */
+export const FULL_INTEGRATION: IntegrationConfig = {
+  integrationTasks: 50,
+  integrationBatches: [1, 8],
+  integrationReps: 3,
+};
+export const QUICK_INTEGRATION: IntegrationConfig = {
+  integrationTasks: 16,
+  integrationBatches: [1, 8],
+  integrationReps: 1,
+};
+/** The system tier's smoke test (test/system/bench.test.ts), which runs the row on its own. */
+export const SMOKE_INTEGRATION: IntegrationConfig = {
+  integrationTasks: 4,
+  integrationBatches: [1, 2],
+  integrationReps: 1,
+};
+
 export interface BenchOutcome {
   result: StoreBenchResult;
   pg?: PgBenchResult;
@@ -164,6 +198,7 @@ export interface BenchOutcome {
   dashboard?: DashboardBenchResult;
   engine?: EngineBenchResult;
   agentStream?: AgentStreamBenchResult;
+  integration?: IntegrationBenchResult;
   checks: TargetCheck[];
   markdown: string;
   written?: string;
@@ -172,19 +207,24 @@ export interface BenchOutcome {
 /**
  * Runs the benchmark once; the system tier's smoke test (test/system/bench.test.ts) calls it with tiny
  * sizes and `out: false`. Called without any `sched*` setting, the scheduling rows run at smoke size (SMOKE_SCHED);
- * `npm run bench` passes FULL_SCHED.
+ * `npm run bench` passes FULL_SCHED. The merge-queue row runs only when `integrationTasks` is given (as the PostgreSQL
+ * rows only with `pg`).
  */
 export async function runBench(config: Partial<BenchConfig> = {}): Promise<BenchOutcome> {
   const givesSched = (Object.keys(SMOKE_SCHED) as Array<keyof SchedConfig>).some((key) => config[key] !== undefined);
   const givesDashboard = config.dashboardTasks !== undefined;
   const givesEngine = config.engineRuntimes !== undefined;
   const givesAgentStream = config.agentStreamAgents !== undefined;
+  const givesIntegration = config.integrationTasks !== undefined;
   const full: BenchConfig = {
     ...defaultConfig(),
     ...(givesSched ? {} : SMOKE_SCHED),
     ...(givesDashboard ? {} : SMOKE_DASHBOARD),
     ...(givesEngine ? {} : SMOKE_ENGINE),
     ...(givesAgentStream ? {} : SMOKE_AGENT_STREAM),
+    // Only when asked for (`npm run bench` asks): a few minutes of git on a loaded machine even at smoke size, so the
+    // smoke test runs the row on its own (runIntegrationBench with SMOKE_INTEGRATION).
+    ...(givesIntegration ? {} : { integrationTasks: 0 }),
     editorRows: false,
     // Only when asked for: they start a PostgreSQL cluster (the smoke test runs them on their own).
     pg: undefined,
@@ -217,12 +257,13 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
   const dashboard = full.dashboardTasks > 0 ? await runDashboard(full) : undefined;
   const engine = full.engineRuntimes > 0 ? await runEngine(full) : undefined;
   const agentStream = full.agentStreamAgents.length > 0 ? await runAgentStream(full) : undefined;
+  const integration = full.integrationTasks > 0 ? await runIntegration(full) : undefined;
   const editor = full.editorRows
     ? { visible: await editorSection('visible', full), activation: await editorSection('activation', full) }
     : undefined;
   const pg = full.pg ? await runPg(full) : undefined;
   const checks = evaluateTargets(result, sched);
-  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${agentStream ? `\n${agentStreamSection(agentStream)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}${pg ? `\n${pgSection(pg)}` : ''}`;
+  const markdown = `${renderMarkdown(result, checks, sched)}${engine ? `\n${engineSection(engine)}` : ''}${agentStream ? `\n${agentStreamSection(agentStream)}` : ''}${integration ? `\n${integrationSection(integration)}` : ''}${dashboard ? `\n${dashboardSection(dashboard)}` : ''}${editor ? `\n${editor.visible}\n${editor.activation}` : ''}${pg ? `\n${pgSection(pg)}` : ''}`;
   const outcome = {
     result,
     ...(pg ? { pg } : {}),
@@ -230,6 +271,7 @@ export async function runBench(config: Partial<BenchConfig> = {}): Promise<Bench
     ...(dashboard ? { dashboard } : {}),
     ...(engine ? { engine } : {}),
     ...(agentStream ? { agentStream } : {}),
+    ...(integration ? { integration } : {}),
     checks,
     markdown,
   };
@@ -293,6 +335,16 @@ function runAgentStream(config: BenchConfig): Promise<AgentStreamBenchResult> {
   });
 }
 
+function runIntegration(config: BenchConfig): Promise<IntegrationBenchResult> {
+  return runIntegrationBench({
+    tasks: config.integrationTasks,
+    batches: config.integrationBatches,
+    reps: config.integrationReps,
+    ...(config.tmpRoot ? { tmpRoot: config.tmpRoot } : {}),
+    ...(config.log ? { log: config.log } : {}),
+  });
+}
+
 /** The sections `--only` can rewrite alone: their heading and end marker in the file. */
 const SECTIONS = {
   agents: { heading: '## Agent streams: a fast agent → heartbeats → the views', end: '<!-- agents:end -->' },
@@ -301,6 +353,7 @@ const SECTIONS = {
     end: '<!-- activation:end -->',
   },
   visible: { heading: '## Heartbeat → visible in the editor (code-server, Chromium)', end: '<!-- visible:end -->' },
+  integration: INTEGRATION_SECTION,
   dashboard: { heading: '## Dashboard webview (Chromium)', end: '<!-- dashboard:end -->' },
   engine: {
     heading: '## Engine rows: heartbeat latency across processes, store open, bundle size',
@@ -325,9 +378,11 @@ export async function runSectionOnly(
         ? engineSection(await runEngine(config))
         : which === 'agents'
           ? agentStreamSection(await runAgentStream(config))
-          : which === 'pg'
-            ? pgSection(await runPg(config))
-            : await editorSection(which, config);
+          : which === 'integration'
+            ? integrationSection(await runIntegration(config))
+            : which === 'pg'
+              ? pgSection(await runPg(config))
+              : await editorSection(which, config);
   if (config.out === false) return { section };
   const current = existsSync(config.out) ? readFileSync(config.out, 'utf8') : '';
   const { heading, end: endMarker } = SECTIONS[which];
@@ -355,6 +410,7 @@ export function defaultConfig(): BenchConfig {
     ...FULL_DASHBOARD,
     ...FULL_ENGINE,
     ...FULL_AGENT_STREAM,
+    ...FULL_INTEGRATION,
     editorRows: true,
     pg: FULL_PG,
   };
@@ -367,6 +423,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     ...FULL_DASHBOARD,
     ...FULL_ENGINE,
     ...FULL_AGENT_STREAM,
+    ...FULL_INTEGRATION,
     editorRows: env.BATON_BENCH_EDITOR !== '0',
     pg: FULL_PG,
     installBetterSqlite: true,
@@ -388,6 +445,7 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
       QUICK_DASHBOARD,
       QUICK_ENGINE,
       SMOKE_AGENT_STREAM,
+      QUICK_INTEGRATION,
       { pg: QUICK_PG },
     );
   const list = (name: string): number[] | undefined => {
@@ -433,6 +491,16 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
   if (engineRuntimes !== undefined) config.engineRuntimes = engineRuntimes;
   const agentStreamAgents = list('BATON_BENCH_AGENTS');
   if (agentStreamAgents !== undefined) config.agentStreamAgents = agentStreamAgents.filter((n) => n > 0);
+  const integrationTasks = num('BATON_BENCH_INTEGRATION_TASKS', 0);
+  if (integrationTasks !== undefined) config.integrationTasks = integrationTasks;
+  const integrationBatches = list('BATON_BENCH_INTEGRATION_BATCHES');
+  if (integrationBatches) {
+    if (integrationBatches.length === 0 || integrationBatches.some((b) => b < 1 || b > 64))
+      throw new Error('BATON_BENCH_INTEGRATION_BATCHES must list whole numbers from 1 to 64 (integrationBatch)');
+    config.integrationBatches = integrationBatches;
+  }
+  const integrationReps = num('BATON_BENCH_INTEGRATION_REPS', 1);
+  if (integrationReps !== undefined) config.integrationReps = integrationReps;
   if (env.BATON_BENCH_PG === '0') delete config.pg;
   else if (config.pg) {
     const pg = { ...config.pg };

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { PG_SECTION, pgSection, runPgBench, SMOKE_PG } from '../bench/pgBench';
-import { runBench } from '../bench/run';
+import {
+  integrationFigures,
+  integrationSection,
+  INTEGRATION_SECTION,
+  runIntegrationBench,
+} from '../bench/integrationBench';
+import { runBench, SMOKE_INTEGRATION } from '../bench/run';
 import { ensureCliBuilt } from '../support/cli';
 
 describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from npm run bench)', () => {
@@ -61,6 +67,41 @@ describe('benchmark harness (tiny sizes, so it cannot rot; the figures come from
     // The CLI's CPU on a store, as built and on V8's default tiering: both commands ran and printed their CPU.
     assert.match(outcome.markdown, /\| CLI on a store: `baton status` on a workspace with a run/);
     assert.ok(outcome.engine.cliStore.builtMs.median > 0 && outcome.engine.cliStore.defaultTieringMs.median > 0);
+  });
+});
+
+describe('merge-queue bench row (tiny sizes; the figures come from npm run bench)', () => {
+  it('integrates the same passed tasks one at a time, batched, and by a plain sequential merge, and renders the section', async function () {
+    this.timeout(300_000); // a hang detector: a few minutes of git and node at load 10
+    const { integrationTasks: tasks, integrationBatches: batches } = SMOKE_INTEGRATION;
+    const result = await runIntegrationBench({ tasks, batches, reps: SMOKE_INTEGRATION.integrationReps });
+    const section = integrationSection(result);
+    assert.ok(
+      section.startsWith(INTEGRATION_SECTION.heading) && section.trimEnd().endsWith(INTEGRATION_SECTION.end),
+      section,
+    );
+    assert.match(section, /\| \*\*Baton, `integrationBatch: 1`\*\* \|/);
+    assert.match(section, new RegExp(`\\| \\*\\*Baton, \`integrationBatch: ${batches[1]}\`\\*\\* \\|`));
+    assert.match(section, /\| plain sequential merge \(reference\)/);
+    assert.deepEqual(
+      result.baton.map((b) => [b.batch, b.reps.length]),
+      batches.map((b) => [b, SMOKE_INTEGRATION.integrationReps]),
+    );
+    const [one, batched] = result.baton.map((b) => b.reps[0]!);
+    const plain = result.plain[0]!;
+    // Every task reached main on each side, the same way: its work and one merge commit each.
+    for (const side of [one!, batched!, plain])
+      assert.deepEqual([side.commits, side.merges], [2 * tasks, tasks], JSON.stringify(side));
+    // Verify runs: as the events say and as the command itself counted. One at a time: one per task, no batch;
+    // batched: fewer trees verified than tasks; the plain merge: once per branch.
+    assert.deepEqual([one!.verifyRuns, one!.verifyRunsCounted, one!.batches], [tasks, tasks, 0], JSON.stringify(one));
+    assert.equal(batched!.verifyRuns, batched!.verifyRunsCounted, JSON.stringify(batched));
+    assert.ok(batched!.batches >= 1 && batched!.verifyRuns < tasks, JSON.stringify(batched));
+    assert.equal(plain.verifyRuns, tasks);
+    // Times measured, the integration phase inside the run (no bounds: timing belongs in the bench).
+    for (const rep of [one!, batched!]) assert.ok(rep.integrationMs > 0 && rep.runMs >= rep.integrationMs);
+    const figures = integrationFigures(result);
+    assert.ok(figures.plainMs.median > 0 && figures.rows.every((row) => Number.isFinite(row.perRoundVsPlain[0])));
   });
 });
 
