@@ -31,7 +31,7 @@ const WEIGHTS = {
   'test/system/cli/lockHolder.test.ts': 35,
   'test/system/cli/postgresRestart.test.ts': 60,
   'test/system/cli/claimLimits.test.ts': 35,
-  'test/system/bench.test.ts': 30,
+  'test/system/bench.test.ts': 55,
   'test/system/cli/leaseIngest.test.ts': 30,
   'test/system/cli/retryPrompt.test.ts': 25,
   'test/system/cli/errors.test.ts': 30,
