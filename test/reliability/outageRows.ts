@@ -81,21 +81,12 @@ export async function launchCutByOutage(cluster: PostgresCluster, trial = 0): Pr
 }
 
 /** Row 20: launchCutByOutage, again and again, on a cluster of its own. */
-export async function launchCutByOutageRow(trials: number): Promise<RowOutcome> {
-  const cluster = await sharedPostgresCluster();
-  const failures: string[] = [];
-  for (let trial = 0; trial < trials; trial++) {
-    try {
-      await launchCutByOutage(cluster, trial);
-    } catch (err) {
-      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
-    }
-  }
-  return {
+export function launchCutByOutageRow(trials: number): Promise<RowOutcome> {
+  return rowOnCluster(
     trials,
-    failures,
-    note: 'per trial: one claim, the server stopped before its worker started, started again once the worker was ended',
-  };
+    launchCutByOutage,
+    'per trial: one claim, the server stopped before its worker started, started again once the worker was ended',
+  );
 }
 
 /** The log of attempt 1's worker, once its spawn opened it. */
@@ -185,21 +176,12 @@ export async function finishedDuringOutage(cluster: PostgresCluster, trial = 0):
 }
 
 /** Row 21: finishedDuringOutage, again and again. */
-export async function finishedDuringOutageRow(trials: number): Promise<RowOutcome> {
-  const cluster = await sharedPostgresCluster();
-  const failures: string[] = [];
-  for (let trial = 0; trial < trials; trial++) {
-    try {
-      await finishedDuringOutage(cluster, trial);
-    } catch (err) {
-      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
-    }
-  }
-  return {
+export function finishedDuringOutageRow(trials: number): Promise<RowOutcome> {
+  return rowOnCluster(
     trials,
-    failures,
-    note: 'per trial: two workers of 8 s, the server down 24 s from their start (leases of 20 s)',
-  };
+    finishedDuringOutage,
+    'per trial: two workers of 8 s, the server down 24 s from their start (leases of 20 s)',
+  );
 }
 
 /**
@@ -257,19 +239,28 @@ export async function forgedDeadline(cluster: PostgresCluster, trial = 0): Promi
 }
 
 /** Row H14: forgedDeadline, again and again. */
-export async function forgedDeadlineRow(trials: number): Promise<RowOutcome> {
+export function forgedDeadlineRow(trials: number): Promise<RowOutcome> {
+  return rowOnCluster(
+    trials,
+    forgedDeadline,
+    'per trial: a deadline file rewritten a day ahead every 100 ms, the coordinator SIGKILLed, another host resuming',
+  );
+}
+
+/** Runs a PostgreSQL scenario `trials` times on the shared cluster; each trial's failure is its first line. */
+async function rowOnCluster(
+  trials: number,
+  scenario: (cluster: PostgresCluster, trial: number) => Promise<void>,
+  note: string,
+): Promise<RowOutcome> {
   const cluster = await sharedPostgresCluster();
   const failures: string[] = [];
   for (let trial = 0; trial < trials; trial++) {
     try {
-      await forgedDeadline(cluster, trial);
+      await scenario(cluster, trial);
     } catch (err) {
       failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  return {
-    trials,
-    failures,
-    note: 'per trial: a deadline file rewritten a day ahead every 100 ms, the coordinator SIGKILLed, another host resuming',
-  };
+  return { trials, failures, note };
 }
