@@ -62,10 +62,12 @@ export const addTask = folderCommand(async (ctx, arg?: vscode.Uri | CommandNode)
     { id, title, depends, instructions, ...commonAgent(parsed.tasks), ...(worker ? { worker } : {}) },
     text,
   );
-  const edit = new vscode.WorkspaceEdit();
-  edit.insert(planUri, document.positionAt(text.length), block);
-  if (!(await vscode.workspace.applyEdit(edit))) throw new UserFacingError(`${name} could not be edited.`);
+  // An edit of the open editor, not a WorkspaceEdit: VS Code saves a workspace edit's files that no editor shows
+  // (`files.refactoring.autoSave`), and the person is told the edit is unsaved and Ctrl+Z takes it back.
   const editor = await vscode.window.showTextDocument(document);
+  const end = document.positionAt(text.length);
+  if (!(await editor.edit((builder) => builder.insert(end, block))))
+    throw new UserFacingError(`${name} could not be edited.`);
   const idLine = document.positionAt(text.length + block.indexOf(`id: ${id}`));
   editor.selection = new vscode.Selection(idLine, idLine);
   editor.revealRange(new vscode.Range(idLine, idLine), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
