@@ -101,7 +101,10 @@ export class Attention extends DisposableStore {
         if (pick) void vscode.commands.executeCommand(notice.target.command, notice.target.args);
       });
     }
-    if (vscode.workspace.getConfiguration('baton').get<boolean>('notifications.os', false) && !vscode.window.state.focused)
+    if (
+      vscode.workspace.getConfiguration('baton').get<boolean>('notifications.os', false) &&
+      !vscode.window.state.focused
+    )
       this.notifyOs(notice);
   }
 
@@ -113,7 +116,12 @@ export class Attention extends DisposableStore {
     if (this.notifySendMissing) return;
     execFile(
       'notify-send',
-      ['--app-name=Baton', `--urgency=${notice.level === 'warning' ? 'critical' : 'normal'}`, notice.title, notice.body],
+      [
+        '--app-name=Baton',
+        `--urgency=${notice.level === 'warning' ? 'critical' : 'normal'}`,
+        notice.title,
+        notice.body,
+      ],
       { timeout: 5000 },
       (err) => {
         if (!err) return;

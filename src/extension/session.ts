@@ -1,13 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import {
-  BatonError,
-  counted,
-  Engine,
-  systemClock,
-  type CoordinatorOutcome,
-} from '../engine/index';
+import { BatonError, counted, Engine, systemClock, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
 import { outcomeLine } from './model/notices';
 import { RunStateCache } from './model/runState';
