@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
 import { isFinishedRun, type RunStatus } from '../engine/index';
+import { sendDesktopNotification } from './desktopNotification';
 import { DisposableStore } from './lifecycle';
 import {
   attentionItems,
@@ -108,27 +108,15 @@ export class Attention extends DisposableStore {
       this.notifyOs(notice);
   }
 
-  /**
-   * A desktop notification through `notify-send` (libnotify, on Linux desktops). Where it is not installed — macOS,
-   * Windows, a server — nothing is shown and the Baton log says so once: the window's own notification remains.
-   */
+  /** Where `notify-send` is not installed, the window's own notifications remain; the log says so once. */
   private notifyOs(notice: AttentionNotice): void {
     if (this.notifySendMissing) return;
-    execFile(
-      'notify-send',
-      [
-        '--app-name=Baton',
-        `--urgency=${notice.level === 'warning' ? 'critical' : 'normal'}`,
-        notice.title,
-        notice.body,
-      ],
-      { timeout: 5000 },
-      (err) => {
-        if (!err) return;
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+    void sendDesktopNotification({ title: notice.title, body: notice.body, urgent: notice.level === 'warning' }).then(
+      (outcome) => {
+        if (outcome.kind === 'absent' && !this.notifySendMissing) {
           this.notifySendMissing = true;
           this.log.info('baton.notifications.os: notify-send is not installed; only the window shows notifications.');
-        } else this.log.warn(`notify-send failed: ${err.message}`);
+        } else if (outcome.kind === 'failed') this.log.warn(`notify-send failed: ${outcome.detail}`);
       },
     );
   }
