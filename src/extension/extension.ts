@@ -140,7 +140,12 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       const attention = new Attention(cache, told, log, () => current.drivenRuns);
       context.subscriptions.push(
         attention,
-        current.onDidFinishRun((runId) => void attention.tellEnd(runId)),
+        current.onDidFinishRun(
+          (runId) =>
+            void attention
+              .tellEnd(runId)
+              .catch((err: unknown) => log.warn(`Could not tell the end of ${runId}: ${describeError(err)}`)),
+        ),
       );
       void current
         .engine()
