@@ -10,6 +10,8 @@ import { BatonCodeLenses } from './codeLens';
 import { ResultDiagnostics } from './diagnostics';
 import { STORED_ARTIFACT_SCHEME, StoredArtifactProvider } from './storedArtifacts';
 import { GateNotifications } from './gateNotifications';
+import { Attention, toldLedger } from './attention';
+import { attentionBadge } from './model/attention';
 import { BatonSession, describeError } from './session';
 import { BatonStatusBar } from './statusBar';
 import { DashboardPanel } from './dashboard';
@@ -32,6 +34,8 @@ export interface BatonApi {
   readonly reviews: ReviewComments | undefined;
   /** The open dashboard panel, if any. */
   readonly dashboard: () => DashboardPanel | undefined;
+  /** What waits on a person, as the Baton views' badge and the status bar show it (docs/extension.md, "Attention"). */
+  readonly attention: () => { waiting: number; badge: vscode.ViewBadge | undefined; statusBar: string } | undefined;
   whenReady(): Promise<void>;
   /** What deactivation does with the runs this window drives (`baton.onWindowClose`). */
   shutdown(): Promise<void>;
@@ -65,6 +69,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       diagnostics: undefined,
       reviews: undefined,
       dashboard: () => undefined,
+      attention: () => undefined,
       whenReady: async () => undefined,
       shutdown: async () => undefined,
     };
@@ -114,6 +119,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();
   context.subscriptions.push(statusBar);
+  // What was told is told once, in this window and after a reload (docs/extension.md, "Attention").
+  const told = toldLedger(context.workspaceState);
+  let attentionState: ReturnType<BatonApi['attention']>;
   context.subscriptions.push(
     // The dashboard comes back after a reload, on the run it showed (activation event onWebviewPanel:baton.dashboard).
     vscode.window.registerWebviewPanelSerializer(DashboardPanel.viewType, {
@@ -129,7 +137,19 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   );
   context.subscriptions.push(
     current.onRunStateReady((cache) => {
-      void current.engine().then((engine) => context.subscriptions.push(new GateNotifications(engine, cache, log)));
+      const attention = new Attention(cache, told, log, () => current.drivenRuns);
+      context.subscriptions.push(
+        attention,
+        current.onDidFinishRun(
+          (runId) =>
+            void attention
+              .tellEnd(runId)
+              .catch((err: unknown) => log.warn(`Could not tell the end of ${runId}: ${describeError(err)}`)),
+        ),
+      );
+      void current
+        .engine()
+        .then((engine) => context.subscriptions.push(new GateNotifications(engine, cache, log, told)));
       lenses.refresh();
       // The Workers view subscribes first: a heartbeat's refresh leaves before the Runs view's.
       const workers = new WorkersTreeProvider(cache);
@@ -142,12 +162,11 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
       let hasRuns: boolean | undefined;
       let hasVisibleRuns: boolean | undefined;
       const updateChrome = (): void => {
-        const open = gates.count;
-        gatesView.badge =
-          open > 0
-            ? { value: open, tooltip: `${open} gate${open === 1 ? '' : 's'} waiting for a decision` }
-            : undefined;
-        statusBar.update(cache, current.drivenRuns);
+        // One view's badge is the Baton icon's on the activity bar (VS Code shows a view's badge on its container):
+        // everything that waits on a person, counted once.
+        gatesView.badge = attentionBadge(attention.waiting);
+        statusBar.update(cache, current.drivenRuns, attention.waiting);
+        attentionState = { waiting: attention.waiting.length, badge: gatesView.badge, statusBar: statusBar.text };
         const places = runsByPlace(cache, (id) => hidden.has(id));
         const visible = places.current.length + places.history.length > 0;
         if (visible !== hasVisibleRuns) {
@@ -178,6 +197,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
           if (change.structure || change.ingestions.size || change.gates.size || change.runs.size) showIngestions();
         }),
         current.onDidChangeDriving(updateChrome),
+        attention.onDidChange(updateChrome),
         hidden.onDidChange(updateChrome),
       );
       onVisibility();
@@ -205,6 +225,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
     diagnostics,
     reviews,
     dashboard: () => DashboardPanel.current,
+    attention: () => attentionState,
     whenReady: async () => {
       await current.engine();
     },

@@ -3,6 +3,7 @@ import type { Engine, EngineEvent } from '../engine/index';
 import { gateNoticeMessage, type OpenGateNotice } from './model/gateNotice';
 import { DisposableStore } from './lifecycle';
 import type { RunStateCache, RunStateChange } from './model/runState';
+import type { ToldLedger } from './model/attention';
 
 /** Gates that open together (a run's risk gates, in one transaction) make one notification, not several. */
 const GATHER_MS = 150;
@@ -30,6 +31,8 @@ export class GateNotifications extends DisposableStore {
     private readonly engine: Engine,
     private readonly cache: RunStateCache,
     private readonly log: vscode.LogOutputChannel,
+    /** What was told before this window started: gates told then do not bring the notification back by themselves. */
+    private readonly told?: ToldLedger,
   ) {
     super();
     this._register(engine.onEvent((e) => this.onEvent(e)));
@@ -48,21 +51,28 @@ export class GateNotifications extends DisposableStore {
     void this.seed();
   }
 
-  /** Gates already open when this window starts (a reload, another window's run) reach the person too. */
+  /**
+   * Gates already open when this window starts (a reload, another window's run) are in the notification from the
+   * start; it comes up for them only when one was not told yet (docs/extension.md, "Attention": told once, not again
+   * after a reload). The badge and the status bar count them meanwhile.
+   */
   private async seed(): Promise<void> {
+    let untold = false;
     try {
       const open = await this.engine.listGates({ status: 'open' });
       const held = new Set(this.cache.runs.map((r) => r.id));
       for (const gate of open) {
         if (this.decidedEarly.has(gate.id) || this.open.has(gate.id) || !held.has(gate.runId)) continue;
         this.open.set(gate.id, this.notice({ ...gate, gateId: gate.id }));
+        untold ||= !this.told?.toldBefore(`gate:${gate.id}@${gate.openedAt}`);
       }
     } catch (err) {
       this.log.warn(`Could not read the open gates: ${(err as Error).message}`);
     }
     this.seeded = true;
     this.decidedEarly.clear();
-    this.schedule(this.open.size > 0);
+    // A gate that opened meanwhile (its event came during the read) is news all the same.
+    if (this.fresh || untold) this.schedule(true);
   }
 
   private onEvent(e: EngineEvent): void {
@@ -155,6 +165,8 @@ export class GateNotifications extends DisposableStore {
     this.fresh = false;
     if (!enabled || gates.length === 0) return this.close();
     const message = gateNoticeMessage(gates);
+    // Nothing new since the window started (only gates told before a reload): no notification comes up for them.
+    if (!this.shown && !fresh) return;
     if (this.shown && !fresh) {
       if (this.shown.message !== message) this.shown.report(message);
       return;

@@ -1,17 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import {
-  BatonError,
-  counted,
-  Engine,
-  isFinishedRun,
-  systemClock,
-  type CoordinatorOutcome,
-  type RunStatus,
-} from '../engine/index';
+import { BatonError, counted, Engine, systemClock, type CoordinatorOutcome } from '../engine/index';
 import { DisposableStore } from './lifecycle';
-import { outcomeLine, runEndNotice } from './model/notices';
+import { outcomeLine } from './model/notices';
 import { RunStateCache } from './model/runState';
 
 type Coordination = Awaited<ReturnType<Engine['coordinate']>>;
@@ -60,10 +52,9 @@ export class BatonSession extends DisposableStore {
   private storeClosed: Promise<void> | undefined;
   /** Hand-overs this window tried to take (run@epoch): each once; if another window won it, this one observes. */
   private readonly takeOversTried = new Set<string>();
-  /** Each run's status as last published, to tell a run that ends from one seen ended (runEndNotice). */
-  private readonly lastStatus = new Map<string, RunStatus>();
-  /** Runs whose end this window's own coordinator told (onRunOutcome): not told twice. */
-  private readonly endsTold = new Set<string>();
+  private readonly runFinished = this._register(new vscode.EventEmitter<string>());
+  /** A run this window drove ended (its coordinator's outcome): the attention model tells it (attention.ts). */
+  readonly onDidFinishRun = this.runFinished.event;
   private readonly runStateReady = this._register(new vscode.EventEmitter<RunStateCache>());
   readonly onRunStateReady = this.runStateReady.event;
   private readonly drivingChanged = this._register(new vscode.EventEmitter<void>());
@@ -118,13 +109,9 @@ export class BatonSession extends DisposableStore {
       const cache = this.cache;
       this._register(
         cache.onDidChange((change) => {
-          if (change.structure || change.runs.size > 0) {
-            this.takeOverHandedOverRuns(cache);
-            this.tellRunEnds(cache);
-          }
+          if (change.structure || change.runs.size > 0) this.takeOverHandedOverRuns(cache);
         }),
       );
-      for (const run of cache.runs) this.lastStatus.set(run.id, run.status);
       // Trust granted after the store opened (a fresh trust prompt on reopening): a run handed over is taken now,
       // not at the next activation.
       this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.takeOverHandedOverRuns(cache)));
@@ -208,42 +195,10 @@ export class BatonSession extends DisposableStore {
     }
   }
 
-  /**
-   * A run that ended while this window watched without driving it (another window, a terminal, a
-   * teammate) is said once, as it happens: a decision anywhere may end it (docs/extension.md,
-   * "Attention").
-   */
-  private tellRunEnds(cache: RunStateCache): void {
-    for (const run of cache.runs) {
-      const before = this.lastStatus.get(run.id);
-      this.lastStatus.set(run.id, run.status);
-      // A run that goes on again (a follow-up, a resume) is told of when it ends again.
-      if (!isFinishedRun(run.status)) this.endsTold.delete(run.id);
-      if (this.driving.has(run.id) || this.endsTold.has(run.id)) continue;
-      const overview = cache.overview(run.id);
-      const notice = runEndNotice(run, before, overview?.tasks ?? [], overview?.coordinatorLease?.holder);
-      if (!notice) continue;
-      this.endsTold.add(run.id);
-      this.log.info(notice.message);
-      if (notice.level === 'info') void vscode.window.showInformationMessage(notice.message);
-      else
-        void vscode.window
-          .showWarningMessage(notice.message, 'Show Runs')
-          .then((pick) => pick && vscode.commands.executeCommand('baton.runs.focus'));
-    }
-  }
-
   private onRunOutcome(runId: string, outcome: CoordinatorOutcome): void {
     this.log.info(outcomeLine(runId, outcome));
-    if (outcome.kind === 'finished') {
-      this.endsTold.add(runId);
-      const message = `Baton run ${runId} ${outcome.status}.`;
-      if (outcome.status === 'completed') void vscode.window.showInformationMessage(message);
-      else
-        void vscode.window
-          .showWarningMessage(message, 'Show Runs')
-          .then((pick) => pick && vscode.commands.executeCommand('baton.runs.focus'));
-    } else if (outcome.kind === 'lease-lost') {
+    if (outcome.kind === 'finished') this.runFinished.fire(runId);
+    else if (outcome.kind === 'lease-lost') {
       void vscode.window.showWarningMessage(`Another process took over run ${runId}: ${outcome.detail}`);
     }
   }

@@ -26,6 +26,7 @@ const WEIGHTS = {
   'test/e2e/firstStart.test.ts': 25,
   'test/e2e/stop.test.ts': 16,
   'test/e2e/question.test.ts': 12,
+  'test/e2e/attention.test.ts': 12,
 };
 
 const files = readdirSync('test/e2e')

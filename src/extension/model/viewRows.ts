@@ -17,7 +17,6 @@ import {
 import { describeLiveness } from '../../protocol/liveness';
 import { formatSpend, type SpendFigures } from '../../protocol/spend';
 import { formatDuration, runTimeText, shownRunTime, type ShownRunTime } from '../../protocol/time';
-import { statusTooltip } from './notices';
 import { isLiveRuntime, type RunStateCache } from './runState';
 
 /**
@@ -435,23 +434,36 @@ export function statusCounts(cache: RunStateCache): { running: number; gates: nu
   return { running, gates: cache.openGates().length, undriven };
 }
 
-/** The status bar item: its text (with a codicon), tooltip line and whether it warns. */
+/** What waits on a person, as the status bar says it (model/attention.ts: `waitingText` of its items). */
+export interface StatusWaiting {
+  count: number;
+  /** "2 gates waiting, 1 run stopped" */
+  text: string;
+}
+
+/**
+ * The status bar item: its text (with a codicon), tooltip line and whether it warns. `waiting`: what the attention
+ * model counts (gates, questions, stopped runs, usage-limit holds); without it, the open gates.
+ */
 export function statusSummary(
   cache: RunStateCache,
   drivenHere: readonly string[],
+  waiting?: StatusWaiting,
 ): { text: string; tooltip: string; warning: boolean } {
   const { running, gates, undriven } = statusCounts(cache);
-  const gatesText = `${counted(gates, 'gate')} waiting`;
+  const wait = waiting ?? { count: gates, text: `${counted(gates, 'gate')} waiting` };
   const undrivenText = `${counted(undriven, 'run')} waiting for a coordinator`;
-  const parts = [gates ? gatesText : '', undriven ? undrivenText : ''].filter(Boolean);
+  const parts = [wait.count ? wait.text : '', undriven ? undrivenText : ''].filter(Boolean);
   const text =
     running > 0
-      ? `$(sync~spin) Baton: ${running} running${gates ? `, ${gates} waiting` : ''}${undriven ? `, ${undriven} not driven` : ''}`
-      : gates > 0
-        ? `$(shield) Baton: ${parts.join(', ')}`
+      ? `$(sync~spin) Baton: ${running} running${wait.count ? `, ${wait.count} waiting` : ''}${undriven ? `, ${undriven} not driven` : ''}`
+      : wait.count > 0
+        ? `${waiting ? '$(bell-dot)' : '$(shield)'} Baton: ${parts.join(', ')}`
         : undriven > 0
           ? `$(debug-disconnect) Baton: ${undrivenText}`
           : '$(check) Baton: idle';
-  const tooltip = `${statusTooltip(running, gates, [])}${undriven ? `, ${undrivenText} (Resume in the Runs view)` : ''}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
-  return { text, tooltip, warning: running === 0 && (gates > 0 || undriven > 0) };
+  const workers = `Baton — ${counted(running, 'worker')} running`;
+  const waits = waiting ? (waiting.count ? `, ${waiting.text}` : ', nothing waits for you') : `, ${wait.text}`;
+  const tooltip = `${workers}${waits}${undriven ? `, ${undrivenText} (Resume in the Runs view)` : ''}${drivenHere.length ? `; this window drives ${drivenHere.join(', ')}` : ''}`;
+  return { text, tooltip, warning: running === 0 && (wait.count > 0 || undriven > 0) };
 }
