@@ -309,7 +309,8 @@ describe('Baton in the browser: closing the window with baton.onWindowClose: sto
     const row = treeRow(runs, new RegExp(`^plan\\.md stopped · \\d+/6 · ${runId}$`));
     await row.waitFor({ timeout: 30_000 });
     assert.match(await rowText(row), /stopped/);
-    // Nothing runs; T3 still waits at its risk gate, and the stopped run waits for Resume (docs/extension.md, "Attention").
+    // Nothing runs; T3 still waits at its risk gate, and the stopped run waits for Resume
+    // (docs/extension.md, "Attention").
     await eventually(
       'the status bar to count no worker',
       () => statusBarText(page()),
