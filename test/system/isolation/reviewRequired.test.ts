@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Engine } from '../../../src/engine/index';
+import { EngineFixture } from '../../support/engineFixture';
+import { git, initRepo, show } from '../../support/gitRepo';
+import { plan } from '../../fixtures/executor/harness';
+
+const REVIEW_WORKER = resolve(__dirname, '../../fixtures/workers/reviewWorker.js');
+
+function reviewConfig(extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    defaultWorker: 'notes',
+    workers: {
+      notes: { type: 'process', command: process.execPath, args: [REVIEW_WORKER, '{taskId}'], promptOnStdin: true },
+    },
+    retryBackoffSeconds: 0,
+    review: 'required',
+    ...extra,
+  });
+}
+
+async function drive(engine: Engine, runId: string) {
+  const taken = await engine.coordinate({
+    runId,
+    ...(process.env.BATON_TEST_LOG ? { log: (l: string) => console.log(l) } : {}),
+  });
+  assert.ok('coordinator' in taken, 'the lease is free');
+  return taken.coordinator.run();
+}
+
+/**
+ * `review: required` (docs/extension.md, "Review required"): a passed task waits at a review gate before its work
+ * integrates; Request Changes (a follow-up message to the held task) sends it back, and the next attempt starts from
+ * the held attempt's committed work, not from the target branch, which does not hold it.
+ */
+describe('review required: a passed task waits at a review gate before integration', function () {
+  this.timeout(180_000);
+  let fixture: EngineFixture;
+  let engine: Engine;
+
+  beforeEach(() => {
+    fixture = new EngineFixture({ realClock: true });
+  });
+  afterEach(async () => {
+    await fixture.dispose();
+  });
+
+  function repo(config: string): string {
+    fixture.write('.baton/config.json', config);
+    fixture.write('plan.md', plan([{ id: 'T', verify: [[process.execPath, '-e', '']] }]));
+    return initRepo(fixture.workspace, { 'README.md': '# demo\n' });
+  }
+
+  async function openGates(runId: string) {
+    return (await engine.listGates({ runId, status: 'open' })).map((g) => `${g.kind}:${g.delegationId ?? ''}`);
+  }
+
+  it('worktree: held with the target untouched; changes requested → the follow-up starts from its own commit; approved → integrated', async () => {
+    const base = repo(reviewConfig({ isolation: 'worktree' }));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+
+    // 1. It passes (its verify command too) and waits: nothing reached main.
+    await drive(engine, run.id);
+    assert.deepEqual(await openGates(run.id), ['review:D-T-coder-001']);
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'the target branch did not move');
+    let view = await engine.overview(run.id);
+    assert.equal(view.tasks[0]!.status, 'gated');
+    assert.equal(view.delegations[0]!.status, 'BLOCKED');
+    const held = (await engine.listWorktrees(run.id)).find((w) => w.delegationId === 'D-T-coder-001')!;
+    assert.equal(held.status, 'committed', 'the reviewed work is one commit');
+    assert.equal(show(fixture.workspace, held.sourceHead!, 'notes.txt'), 'D-T-coder-001\n');
+
+    // 2. Request Changes: one follow-up transaction — the gate rejected, the held attempt ended, the task ready.
+    const sent = await engine.sendReview({
+      runId: run.id,
+      taskId: 'T',
+      reviewed: 'D-T-coder-001',
+      comments: [{ path: 'notes.txt', line: 1, quote: 'D-T-coder-001', text: 'Add a second line.' }],
+      by: 'tester',
+    });
+    assert.equal(sent.action, 'send-back');
+    assert.equal(sent.sentBack?.delegationId, 'D-T-coder-001');
+    const [rejected] = await engine.listGates({ runId: run.id });
+    assert.deepEqual([rejected!.status, rejected!.note], ['rejected', `changes requested (${sent.followUp.id})`]);
+    view = await engine.overview(run.id);
+    assert.equal(view.delegations[0]!.status, 'CANCELLED', 'ended as a follow-up ends an attempt, not failed');
+    assert.equal(view.tasks[0]!.status, 'ready');
+
+    // 3. The follow-up attempt starts on top of its own earlier commit, passes, and waits again.
+    await drive(engine, run.id);
+    assert.deepEqual(await openGates(run.id), ['review:D-T-coder-002']);
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'still nothing on the target');
+    const second = (await engine.listWorktrees(run.id)).find((w) => w.delegationId === 'D-T-coder-002')!;
+    assert.equal(readFileSync(join(second.path, 'found.txt'), 'utf8'), 'D-T-coder-001\n', 'it found its own work');
+    assert.equal(git(second.path, 'rev-parse', 'HEAD~1'), held.sourceHead, 'its branch starts at the held commit');
+    const prompt = readFileSync(join(fixture.workspace, '.baton/runs', run.id, 'prompts/D-T-coder-002.md'), 'utf8');
+    assert.match(prompt, /^## Message from tester\n\nReview of your changes \(D-T-coder-001\): one comment/);
+    const carried = (await engine.listEvents(run.id)).filter((e) => e.type === 'worktree:carried');
+    assert.deepEqual(
+      carried.map((e) => e.data),
+      [{ delegationId: 'D-T-coder-002', taskId: 'T', fromDelegationId: 'D-T-coder-001', commit: held.sourceHead }],
+    );
+
+    // 4. Approved: integrated — both attempts' work on main — and the task completes (a follow-up, not a retry).
+    const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
+    await engine.decideGate({ gateId: gate.id, decision: 'approved', by: 'tester' });
+    const outcome = await drive(engine, run.id);
+    assert.deepEqual(outcome, { kind: 'finished', status: 'completed' });
+    assert.equal(show(fixture.workspace, 'main', 'notes.txt'), 'D-T-coder-001\nD-T-coder-002\n');
+    view = await engine.overview(run.id);
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-T-coder-001:CANCELLED', 'D-T-coder-002:COMPLETED'],
+    );
+    // Its verify command ran once per attempt: the approval reused the receipt.
+    const receipts = (await engine.listEvents(run.id)).filter((e) => e.type === 'verification:receipt');
+    assert.equal(receipts.length, 2);
+  });
+
+  it('worktree: reject fails the task, its work kept and the target untouched', async () => {
+    const base = repo(reviewConfig({ isolation: 'worktree' }));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    await drive(engine, run.id);
+    const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
+    assert.equal(gate.kind, 'review');
+    assert.match(gate.reason, /T passed \(D-T-coder-001\) and waits for your review: it changed 2 files/);
+    await engine.decideGate({ gateId: gate.id, decision: 'rejected', by: 'tester', note: 'not this' });
+    const outcome = await drive(engine, run.id);
+    assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
+    const view = await engine.overview(run.id);
+    assert.deepEqual([view.tasks[0]!.status, view.delegations[0]!.status], ['failed', 'FAILED']);
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base);
+    const kept = (await engine.listWorktrees(run.id))[0]!;
+    assert.ok(existsSync(join(kept.path, 'notes.txt')), 'the work is kept until cleanup');
+  });
+
+  it('shared tree: held before the task completes; approved → completed without running verify again', async () => {
+    repo(reviewConfig({ isolation: 'none' }));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    await drive(engine, run.id);
+    assert.deepEqual(await openGates(run.id), ['review:D-T-coder-001']);
+    assert.equal((await engine.overview(run.id)).tasks[0]!.status, 'gated');
+    const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
+    await engine.decideGate({ gateId: gate.id, decision: 'approved', by: 'tester' });
+    assert.deepEqual(await drive(engine, run.id), { kind: 'finished', status: 'completed' });
+    assert.equal(readFileSync(join(fixture.workspace, 'notes.txt'), 'utf8'), 'D-T-coder-001\n');
+    const receipts = (await engine.listEvents(run.id)).filter((e) => e.type === 'verification:receipt');
+    assert.equal(receipts.length, 1);
+  });
+});
