@@ -292,7 +292,7 @@ export class Engine {
   /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
   async runForPlan(
     planPath: string,
-    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {},
+    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration' | 'review'>> } = {},
   ): Promise<{ run: Run; created: boolean }> {
     const whatNext = 'resume that run, replan it, or start fresh with --new';
     const { runId, created } = await this.openRun(planPath, { ...options, whatNext });

@@ -137,8 +137,16 @@ describe('review required: a passed task waits at a review gate before integrati
     assert.ok(existsSync(join(kept.path, 'notes.txt')), 'the work is kept until cleanup');
   });
 
-  it('shared tree: held before the task completes; approved → completed without running verify again', async () => {
-    repo(reviewConfig({ isolation: 'none' }));
+  it('shared tree: held before the task completes, with verify commands or none; approved → completed without running verify again', async () => {
+    fixture.write('.baton/config.json', reviewConfig({ isolation: 'none' }));
+    fixture.write(
+      'plan.md',
+      plan([
+        { id: 'T', verify: [[process.execPath, '-e', '']] },
+        { id: 'U', depends: ['T'] },
+      ]),
+    );
+    initRepo(fixture.workspace, { 'README.md': '# demo\n' });
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     await drive(engine, run.id);
@@ -146,8 +154,13 @@ describe('review required: a passed task waits at a review gate before integrati
     assert.equal((await engine.overview(run.id)).tasks[0]!.status, 'gated');
     const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
     await engine.decideGate({ gateId: gate.id, decision: 'approved', by: 'tester' });
+    // U, with no verify command, waits for its review too.
+    await drive(engine, run.id);
+    assert.deepEqual(await openGates(run.id), ['review:D-U-coder-001']);
+    const second = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
+    await engine.decideGate({ gateId: second.id, decision: 'approved', by: 'tester' });
     assert.deepEqual(await drive(engine, run.id), { kind: 'finished', status: 'completed' });
-    assert.equal(readFileSync(join(fixture.workspace, 'notes.txt'), 'utf8'), 'D-T-coder-001\n');
+    assert.equal(readFileSync(join(fixture.workspace, 'notes.txt'), 'utf8'), 'D-T-coder-001\nD-U-coder-001\n');
     const receipts = (await engine.listEvents(run.id)).filter((e) => e.type === 'verification:receipt');
     assert.equal(receipts.length, 1);
   });
