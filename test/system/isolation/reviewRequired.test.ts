@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo, show } from '../../support/gitRepo';
 import { plan } from '../../fixtures/executor/harness';
+import { ensureCliBuilt, runCli } from '../../support/cli';
 
 const REVIEW_WORKER = resolve(__dirname, '../../fixtures/workers/reviewWorker.js');
 
@@ -119,22 +120,44 @@ describe('review required: a passed task waits at a review gate before integrati
     assert.equal(receipts.length, 2);
   });
 
-  it('worktree: reject fails the task, its work kept and the target untouched', async () => {
+  it('from the CLI: gates lists it, baton message requests changes, baton reject fails the task with its work kept', async () => {
     const base = repo(reviewConfig({ isolation: 'worktree' }));
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     await drive(engine, run.id);
-    const gate = (await engine.listGates({ runId: run.id, status: 'open' }))[0]!;
-    assert.equal(gate.kind, 'review');
-    assert.match(gate.reason, /T passed \(D-T-coder-001\) and waits for your review: it changed 2 files/);
-    await engine.decideGate({ gateId: gate.id, decision: 'rejected', by: 'tester', note: 'not this' });
+    ensureCliBuilt();
+    const cli = (args: string[]) => runCli(args, { cwd: fixture.workspace, env: { BATON_USER: 'ann' } });
+    const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.match(gate!.reason, /T passed \(D-T-coder-001\) and waits for your review: it changed 2 files/);
+    const listed = await cli(['gates']);
+    assert.match(listed.stdout, new RegExp(`${gate!.id}\\s+open\\s+review\\s+${run.id}\\s+T\\s`));
+
+    const sent = await cli(['message', 'T', 'Add a second line.']);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.match(
+      sent.stdout,
+      new RegExp(
+        `^Message M-1 from ann to T: changes requested of D-T-coder-001, which waited for review \\(${gate!.id} rejected\\); the next attempt starts from its work with the message first\\.\n`,
+      ),
+    );
+    await engine.refresh();
+    await drive(engine, run.id);
+    const [again] = await engine.listGates({ runId: run.id, status: 'open' });
+    assert.equal(again?.delegationId, 'D-T-coder-002');
+
+    const rejected = await cli(['reject', again!.id, '--note', 'not this']);
+    assert.equal(rejected.code, 0, rejected.stderr);
+    await engine.refresh();
     const outcome = await drive(engine, run.id);
     assert.deepEqual(outcome, { kind: 'finished', status: 'failed' });
     const view = await engine.overview(run.id);
-    assert.deepEqual([view.tasks[0]!.status, view.delegations[0]!.status], ['failed', 'FAILED']);
-    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base);
-    const kept = (await engine.listWorktrees(run.id))[0]!;
-    assert.ok(existsSync(join(kept.path, 'notes.txt')), 'the work is kept until cleanup');
+    assert.deepEqual(
+      [view.tasks[0]!.status, ...view.delegations.map((d) => d.status)],
+      ['failed', 'CANCELLED', 'FAILED'],
+    );
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main'), base, 'nothing integrated');
+    const kept = (await engine.listWorktrees(run.id)).find((w) => w.delegationId === 'D-T-coder-002')!;
+    assert.equal(readFileSync(join(kept.path, 'notes.txt'), 'utf8'), 'D-T-coder-001\nD-T-coder-002\n', 'work kept');
   });
 
   it('shared tree: held before the task completes, with verify commands or none; approved → completed without running verify again', async () => {
