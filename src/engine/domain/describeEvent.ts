@@ -67,6 +67,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.stopId)} applied to ${counted(e.data.attempts, 'attempt')}${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
     case 'integration:committed':
       return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${counted(e.data.changedFiles, 'file')} changed)`;
+    case 'review:dropped':
+      return `${text(e.data.by)} dropped ${counted(e.data.files.length, 'file')} of ${text(e.data.delegationId)} from its integration (${e.data.files.map((f) => text(f)).join(', ')}); it integrates ${short(e.data.sourceHead)}`;
     case 'worktree:carried':
       return `${text(e.data.delegationId)} starts from ${text(e.data.fromDelegationId)}'s reviewed work (${short(e.data.commit)}), not the target branch`;
     case 'integration:done':

@@ -329,6 +329,18 @@ export interface EventMap {
     reviewed?: string;
     comments: ReviewComment[];
   };
+  /**
+   * Files dropped from a held attempt's integration at its review gate (issue 27): a new commit on its branch
+   * (`sourceHead`) puts them back as they were at its base; approving integrates only what was kept.
+   */
+  'review:dropped': {
+    gateId: string;
+    delegationId: string;
+    taskId: string;
+    by: string;
+    files: string[];
+    sourceHead: string;
+  };
   /** A live agent's stream said nothing for `silentSeconds` (config silenceSeconds); `action` is what follows. */
   'attempt:silent': { delegationId: string; taskId: string; silentSeconds: number; action: 'wait' | 'stop' };
   'config:frozen': {
@@ -388,6 +400,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'stop:applied': true,
   'integration:committed': true,
   'worktree:carried': true,
+  'review:dropped': true,
   'integration:done': true,
   'integration:verifying': true,
   'integration:verified': true,

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { git, initRepo, show } from '../../support/gitRepo';
-import { plan } from '../../fixtures/executor/harness';
+import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
 import { ensureCliBuilt, runCli } from '../../support/cli';
 
 const REVIEW_WORKER = resolve(__dirname, '../../fixtures/workers/reviewWorker.js');
@@ -186,5 +186,56 @@ describe('review required: a passed task waits at a review gate before integrati
     assert.equal(readFileSync(join(fixture.workspace, 'notes.txt'), 'utf8'), 'D-T-coder-001\nD-U-coder-001\n');
     const receipts = (await engine.listEvents(run.id)).filter((e) => e.type === 'verification:receipt');
     assert.equal(receipts.length, 1);
+  });
+  it('per-file keep/drop at the review gate: the integration takes only the kept files, as a commit that says what was dropped', async () => {
+    const base = repo(reviewConfig({ isolation: 'worktree' }));
+    engine = await fixture.open({ follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    await withWorkerEnv({ REVIEW_WORKER_TOUCH: 'README.md' }, () => drive(engine, run.id));
+    const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
+    const held = (await engine.listWorktrees(run.id))[0]!;
+    assert.deepEqual(held.changedFiles, ['README.md', 'found.txt', 'notes.txt']);
+
+    // Refused: a file it did not change, and dropping everything (reject instead); nothing written.
+    await assert.rejects(
+      engine.dropFromIntegration({ gateId: gate!.id, files: ['plan.md'] }),
+      /did not change plan\.md/,
+    );
+    await assert.rejects(
+      engine.dropFromIntegration({ gateId: gate!.id, files: held.changedFiles }),
+      /leaves nothing to integrate: reject/,
+    );
+    assert.equal(git(held.path, 'rev-parse', 'HEAD'), held.sourceHead);
+
+    // Drop a modified file (back to its base) and an added one (removed): a new commit on the task's branch.
+    const dropped = await engine.dropFromIntegration({
+      gateId: gate!.id,
+      files: ['README.md', 'found.txt'],
+      by: 'ann',
+    });
+    assert.deepEqual([dropped.dropped, dropped.kept], [['README.md', 'found.txt'], ['notes.txt']]);
+    assert.equal(git(held.path, 'rev-parse', 'HEAD~1'), held.sourceHead);
+    assert.match(
+      git(held.path, 'log', '-1', '--format=%B'),
+      /^Baton: T \(D-T-coder-001\) without 2 files dropped at review\n\nDropped by ann at G-\d+, put back as they were at [0-9a-f]{12}:\n- README\.md\n- found\.txt\n\nKept: notes\.txt\./,
+    );
+    const after = (await engine.listWorktrees(run.id))[0]!;
+    assert.deepEqual([after.sourceHead, after.changedFiles], [dropped.sourceHead, ['notes.txt']]);
+
+    // Approved: only the kept file reaches the target.
+    await engine.decideGate({ gateId: gate!.id, decision: 'approved', by: 'ann' });
+    assert.deepEqual(await drive(engine, run.id), { kind: 'finished', status: 'completed' });
+    assert.deepEqual(git(fixture.workspace, 'diff', '--name-only', base, 'main').split('\n'), ['notes.txt']);
+    assert.equal(show(fixture.workspace, 'main', 'README.md'), '# demo\n');
+    const events = await engine.listEvents(run.id);
+    const drop = events.find((e) => e.type === 'review:dropped');
+    assert.deepEqual(drop?.data, {
+      gateId: gate!.id,
+      delegationId: 'D-T-coder-001',
+      taskId: 'T',
+      by: 'ann',
+      files: ['README.md', 'found.txt'],
+      sourceHead: dropped.sourceHead,
+    });
   });
 });
