@@ -2,7 +2,7 @@
 // changed line of a finished task's diff, sends the review to the agent, and the follow-up attempt starts with it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
@@ -224,5 +224,58 @@ describe('review comments on Show Changes (issue 24)', function () {
       view.delegations.filter((d) => d.taskId === 'R2').map((d) => d.status),
       ['CANCELLED', 'COMPLETED'],
     );
+  });
+  it('Drop From Integration on a changed side of a held attempt’s Show Changes: the target gets only the kept file', async () => {
+    // Worktree isolation needs a clean tree: what the earlier tests left is committed first (Baton's state is not).
+    appendFileSync(workspacePath('.git', 'info', 'exclude'), '**/.baton/*\n!**/.baton/config.json\n');
+    git('add', '--all');
+    git('commit', '--quiet', '-m', 'earlier tests');
+    const base = git('rev-parse', 'main').trim();
+    const planPath = workspacePath('review-plan', 'drop.plan.md');
+    writeFileSync(planPath, PLAN.replace(/R1/g, 'R3'));
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ R3: 'edit-two' });
+    const engine = await api.session!.engine();
+    const { run } = await engine.runForPlan('review-plan/drop.plan.md', {
+      settings: { isolation: 'worktree', review: 'required' },
+    });
+    await api.session!.drive(run.id);
+    const gate = await waitFor(
+      'R3 at its review gate',
+      async () => (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'review'),
+      { timeoutMs: 90_000 },
+    );
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('baton.showChanges', {
+      kind: 'task',
+      id: `task:${run.id}/R3`,
+      runId: run.id,
+      taskId: 'R3',
+    });
+    const extra = await waitFor('the extra file’s changed side to open', () =>
+      vscode.workspace.textDocuments.find(
+        (d) => d.uri.scheme === 'baton-attempt' && d.uri.path === '/review/R3-extra.txt',
+      ),
+    );
+    const shown = await messagesShownDuring(() =>
+      vscode.commands.executeCommand('baton.dropFromIntegration', extra.uri),
+    );
+    assert.deepEqual(
+      shown.map((m) => m.message),
+      [
+        `Dropped review/R3-extra.txt from R3's integration (${gate.delegationId}): approving ${gate.id} integrates review/R3.txt.`,
+      ],
+    );
+    await vscode.commands.executeCommand('baton.approveReview', {
+      kind: 'gate',
+      id: `gate:${gate.id}`,
+      runId: run.id,
+      gateId: gate.id,
+    });
+    await waitFor(
+      'the run to complete',
+      async () => ((await engine.getRun(run.id)).status === 'completed' ? true : undefined),
+      { timeoutMs: 90_000 },
+    );
+    assert.deepEqual(git('diff', '--name-only', base, 'main').trim().split('\n'), ['review/R3.txt']);
   });
 });

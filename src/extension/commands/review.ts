@@ -89,6 +89,48 @@ export const approveReview = folderCommand(async (ctx, node: CommandNode) => {
 });
 
 /**
+ * Drop From Integration (issue 27; docs/extension.md, "Keep or drop files"): files of an attempt that waits at its
+ * review gate leave its integration — from the editor's context menu on a changed side of its Show Changes (that file),
+ * or the gate's row and the palette (a pick of its changed files). Everything not dropped is kept. The engine commits
+ * the attempt's work without them (`Engine.dropFromIntegration`); its Show Changes opens again, without them.
+ */
+export const dropFromIntegration = folderCommand(async (ctx, arg: CommandNode | vscode.Uri) => {
+  ctx.session.requireTrust('change what a task integrates');
+  const e = await ctx.session.engine();
+  let gate: Gate | undefined;
+  let files: string[];
+  if (arg instanceof vscode.Uri) {
+    const target = ctx.reviews.targetOf(arg);
+    if (!target)
+      throw new UserFacingError('Drop From Integration works on a changed side of a diff Show Changes opened.');
+    gate = (await e.listGates({ runId: target.runId, status: 'open' })).find(
+      (g) => g.kind === 'review' && g.delegationId === target.delegationId,
+    );
+    if (!gate)
+      throw new UserFacingError(`${target.delegationId} does not wait at a review gate: nothing to drop from.`);
+    // The changed side of a committed attempt names the file by its repository path (attemptFileUri).
+    files = [arg.path.slice(1)];
+  } else {
+    gate = await reviewGate(ctx, arg, 'Drop From Integration');
+    if (!gate) return;
+    const worktree = (await e.listWorktrees(gate.runId)).find((w) => w.delegationId === gate!.delegationId);
+    if (!worktree) throw new UserFacingError(`${gate.delegationId} ran in the shared working tree: nothing to drop.`);
+    const picked = await vscode.window.showQuickPick(
+      worktree.changedFiles.map((f) => ({ label: f })),
+      { title: `Drop which files from ${gate.taskId}'s integration? The others are kept.`, canPickMany: true },
+    );
+    if (!picked || picked.length === 0) return;
+    files = picked.map((p) => p.label);
+  }
+  const outcome = await e.dropFromIntegration({ gateId: gate.id, files, by: 'VS Code' });
+  const said = `Dropped ${outcome.dropped.join(', ')} from ${gate.taskId}'s integration (${outcome.delegationId}): approving ${gate.id} integrates ${outcome.kept.join(', ')}.`;
+  ctx.log.info(`[${gate.runId}] ${said}`);
+  void vscode.window.showInformationMessage(said);
+  await ctx.session.runState?.refreshNow();
+  await ctx.attemptViews.showChanges(gate.runId, outcome.delegationId);
+});
+
+/**
  * The open review gate a command is about: the Gates view row's; else the one of the attempt Show Changes showed last;
  * else a pick of the open review gates. A gate decided meanwhile, or none, is said, not guessed.
  */
