@@ -37,6 +37,7 @@ import { Coordinator, type CoordinatorOptions } from './executor/coordinator';
 import type { Claim } from './operations/delegations/claimDelegation';
 import { claimTask } from './operations/delegations/claimTask';
 import { decideGate, type DecideGateOutcome } from './operations/gates/decideGate';
+import { dropFromIntegration, type DropOutcome } from './usecases/dropFromIntegration';
 import { planDigest } from './operations/runs/createRun';
 import { openRunForPlan } from './operations/runs/openRunForPlan';
 import { replanRun, type ReplanOutcome } from './operations/runs/replanRun';
@@ -292,7 +293,7 @@ export class Engine {
   /** The active run of a plan (same plan text), or a new one; `fresh` always starts a new one. */
   async runForPlan(
     planPath: string,
-    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration'>> } = {},
+    options: { fresh?: boolean; settings?: Partial<Pick<RunSettings, 'isolation' | 'integration' | 'review'>> } = {},
   ): Promise<{ run: Run; created: boolean }> {
     const whatNext = 'resume that run, replan it, or start fresh with --new';
     const { runId, created } = await this.openRun(planPath, { ...options, whatNext });
@@ -434,6 +435,14 @@ export class Engine {
     by?: string;
   }): Promise<FollowUpOutcome> {
     return sendReview(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /**
+   * Drops files from a held attempt's integration at its open review gate (issue 27): a new commit on its branch puts
+   * them back as they were at its base; approving the gate integrates only what was kept.
+   */
+  dropFromIntegration(input: { gateId: string; files: readonly string[]; by?: string }): Promise<DropOutcome> {
+    return dropFromIntegration(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
   }
 
   /** A run's follow-up messages (of one task), oldest first. */

@@ -40,6 +40,13 @@ class AttemptFileProvider implements vscode.TextDocumentContentProvider {
 export class AttemptViews extends DisposableStore {
   /** One output terminal per attempt: asking again shows it. */
   private readonly terminals = new Map<string, vscode.Terminal>();
+  /** The attempt Show Changes last opened: what Request Changes / Approve Review in its title are about. */
+  private shown: { runId: string; taskId: string; delegationId: string } | undefined;
+
+  /** The attempt whose changes Show Changes opened last, if any. */
+  get lastShown(): { runId: string; taskId: string; delegationId: string } | undefined {
+    return this.shown;
+  }
 
   constructor(
     private readonly session: BatonSession,
@@ -70,6 +77,12 @@ export class AttemptViews extends DisposableStore {
       void vscode.window.showInformationMessage(`${delegationId} changed no file (${changes.summary}).`);
       return;
     }
+    this.shown = { runId, taskId: changes.taskId, delegationId };
+    // The diff's title offers Request Changes / Approve Review while the attempt waits at its review gate.
+    const held = (await (await this.session.engine()).listGates({ runId, status: 'open' })).some(
+      (g) => g.kind === 'review' && g.delegationId === delegationId,
+    );
+    void vscode.commands.executeCommand('setContext', 'baton.showsHeldReview', held);
     const resources = changes.files.map((file) => changeResource(changes, file));
     // The changed (right-hand) sides take review comments (reviewComments.ts); the left sides and other files do not.
     this.reviews.track(

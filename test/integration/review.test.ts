@@ -2,7 +2,7 @@
 // changed line of a finished task's diff, sends the review to the agent, and the follow-up attempt starts with it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
@@ -149,5 +149,133 @@ describe('review comments on Show Changes (issue 24)', function () {
     } finally {
       feed.dispose();
     }
+  });
+  it('review: required — the task waits at a review gate; Request Changes on the gate sends the drafts back, Approve Review from Show Changes integrates', async () => {
+    const planPath = workspacePath('review-plan', 'held.plan.md');
+    mkdirSync(dirname(planPath), { recursive: true });
+    writeFileSync(planPath, PLAN.replace(/R1/g, 'R2'));
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ R2: 'edit' });
+    const engine = await api.session!.engine();
+    const { run } = await engine.runForPlan('review-plan/held.plan.md', {
+      settings: { isolation: 'none', review: 'required' },
+    });
+    await api.session!.drive(run.id);
+    const reviewGate = (delegation: string) =>
+      waitFor(
+        `${delegation} at its review gate`,
+        async () =>
+          (await engine.listGates({ runId: run.id, status: 'open' })).find(
+            (g) => g.kind === 'review' && g.delegationId === delegation,
+          ),
+        { timeoutMs: 90_000 },
+      );
+    const first = await reviewGate('D-R2-coder-001');
+    assert.equal((await engine.overview(run.id)).tasks.find((t) => t.id === 'R2')!.status, 'gated');
+
+    // A draft on the held attempt's diff, then Request Changes on the gate's row (as the Gates view passes it).
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('baton.showChanges', {
+      kind: 'task',
+      id: `task:${run.id}/R2`,
+      runId: run.id,
+      taskId: 'R2',
+    });
+    const changed = await waitFor('the held attempt’s changed side to open', () =>
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'baton-attempt' && d.uri.path === '/review/R2.txt'),
+    );
+    const reviews = api.reviews!;
+    const thread = reviews.controller.createCommentThread(changed.uri, new vscode.Range(1, 0, 1, 0), []);
+    await vscode.commands.executeCommand('baton.addReviewComment', { thread, text: 'Spell it "world".' });
+    const gateNode = { kind: 'gate', id: `gate:${first.id}`, runId: run.id, gateId: first.id };
+    const shown = await messagesShownDuring(() => vscode.commands.executeCommand('baton.requestChanges', gateNode));
+    assert.equal(shown.length, 1, JSON.stringify(shown));
+    assert.match(
+      shown[0]!.message,
+      new RegExp(
+        `^Review sent to R2 \\(1 comment, message M-\\d+\\): changes requested of D-R2-coder-001 \\(review gate ${first.id}\\); the next attempt starts from its work with the review first\\.$`,
+      ),
+    );
+    assert.equal(thread.contextValue, 'baton.review.sent');
+    const decided = (await engine.listGates({ runId: run.id })).find((g) => g.id === first.id)!;
+    assert.deepEqual([decided.status, decided.decidedBy], ['rejected', 'VS Code']);
+
+    // The follow-up attempt (this window drives the run) carries the review and waits at a review gate again.
+    await reviewGate('D-R2-coder-002');
+    const prompt = readFileSync(workspacePath('.baton', 'runs', run.id, 'prompts', 'D-R2-coder-002.md'), 'utf8');
+    assert.match(prompt, /^## Message from VS Code\n\nReview of your changes \(D-R2-coder-001\)/);
+    const attempts = (await engine.overview(run.id)).delegations.filter((d) => d.taskId === 'R2');
+    assert.equal(attempts[0]!.status, 'CANCELLED', 'sent back, not failed');
+
+    // Approve Review from the title of Show Changes (no argument: the attempt it shows).
+    await vscode.commands.executeCommand('baton.showChanges', {
+      kind: 'task',
+      id: `task:${run.id}/R2`,
+      runId: run.id,
+      taskId: 'R2',
+    });
+    await vscode.commands.executeCommand('baton.approveReview');
+    await waitFor(
+      'the run to complete',
+      async () => ((await engine.getRun(run.id)).status === 'completed' ? true : undefined),
+      { timeoutMs: 90_000 },
+    );
+    const view = await engine.overview(run.id);
+    assert.deepEqual(
+      view.delegations.filter((d) => d.taskId === 'R2').map((d) => d.status),
+      ['CANCELLED', 'COMPLETED'],
+    );
+  });
+  it('Drop From Integration on a changed side of a held attempt’s Show Changes: the target gets only the kept file', async () => {
+    // Worktree isolation needs a clean tree: what the earlier tests left is committed first (Baton's state is not).
+    appendFileSync(workspacePath('.git', 'info', 'exclude'), '**/.baton/*\n!**/.baton/config.json\n');
+    git('add', '--all');
+    git('commit', '--quiet', '-m', 'earlier tests');
+    const base = git('rev-parse', 'main').trim();
+    const planPath = workspacePath('review-plan', 'drop.plan.md');
+    writeFileSync(planPath, PLAN.replace(/R1/g, 'R3'));
+    process.env.FAKE_WORKER_BEHAVIOUR = JSON.stringify({ R3: 'edit-two' });
+    const engine = await api.session!.engine();
+    const { run } = await engine.runForPlan('review-plan/drop.plan.md', {
+      settings: { isolation: 'worktree', review: 'required' },
+    });
+    await api.session!.drive(run.id);
+    const gate = await waitFor(
+      'R3 at its review gate',
+      async () => (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.kind === 'review'),
+      { timeoutMs: 90_000 },
+    );
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.commands.executeCommand('baton.showChanges', {
+      kind: 'task',
+      id: `task:${run.id}/R3`,
+      runId: run.id,
+      taskId: 'R3',
+    });
+    const extra = await waitFor('the extra file’s changed side to open', () =>
+      vscode.workspace.textDocuments.find(
+        (d) => d.uri.scheme === 'baton-attempt' && d.uri.path === '/review/R3-extra.txt',
+      ),
+    );
+    const shown = await messagesShownDuring(() =>
+      vscode.commands.executeCommand('baton.dropFromIntegration', extra.uri),
+    );
+    assert.deepEqual(
+      shown.map((m) => m.message),
+      [
+        `Dropped review/R3-extra.txt from R3's integration (${gate.delegationId}): approving ${gate.id} integrates review/R3.txt.`,
+      ],
+    );
+    await vscode.commands.executeCommand('baton.approveReview', {
+      kind: 'gate',
+      id: `gate:${gate.id}`,
+      runId: run.id,
+      gateId: gate.id,
+    });
+    await waitFor(
+      'the run to complete',
+      async () => ((await engine.getRun(run.id)).status === 'completed' ? true : undefined),
+      { timeoutMs: 90_000 },
+    );
+    assert.deepEqual(git('diff', '--name-only', base, 'main').trim().split('\n'), ['review/R3.txt']);
   });
 });

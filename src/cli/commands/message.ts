@@ -40,7 +40,11 @@ export async function message(
       o.out(
         `${head}: its running attempt ${ended.delegationId} was ended (${how}); the next attempt continues its session with the message first.`,
       );
-    } else if (action === 'reopen')
+    } else if (action === 'send-back')
+      o.out(
+        `${head}: changes requested of ${outcome.sentBack!.delegationId}, which waited for review (${outcome.sentBack!.gateId} rejected); the next attempt starts from its work with the message first.`,
+      );
+    else if (action === 'reopen')
       o.out(`${head}: the finished task runs again as a follow-up attempt (run ${run.id} is ${outcome.runStatus}).`);
     else o.out(`${head}: its next attempt carries it.`);
     if (!outcome.driven) o.out(paint(o, 'dim', `Continue with: baton resume --run ${run.id}`));

@@ -295,6 +295,12 @@ export const configSchema = z.object({
     .describe(
       'With verifyIntegrated: how many passed tasks waiting for integration are merged onto the target together and verified once (default 1: one at a time). A failing batch is split in halves until the task that breaks it is found; the others integrate (docs/isolation.md, "Batching with bisection").',
     ),
+  review: z
+    .enum(['none', 'required'])
+    .default('none')
+    .describe(
+      'required: a task whose result passed (its verify commands too) waits at a review gate before its work is integrated or the task completes; approve integrates, Request Changes (or baton message) sends the review back to the agent as a follow-up, reject fails the task (docs/extension.md, "Review required").',
+    ),
   defaultWorker: z
     .string()
     .min(1)

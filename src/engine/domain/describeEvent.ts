@@ -67,6 +67,10 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.stopId)} applied to ${counted(e.data.attempts, 'attempt')}${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
     case 'integration:committed':
       return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${counted(e.data.changedFiles, 'file')} changed)`;
+    case 'review:dropped':
+      return `${text(e.data.by)} dropped ${counted(e.data.files.length, 'file')} of ${text(e.data.delegationId)} from its integration (${e.data.files.map((f) => text(f)).join(', ')}); it integrates ${short(e.data.sourceHead)}`;
+    case 'worktree:carried':
+      return `${text(e.data.delegationId)} starts from ${text(e.data.fromDelegationId)}'s reviewed work (${short(e.data.commit)}), not the target branch`;
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
     case 'integration:verifying':
@@ -109,7 +113,9 @@ export function describeEvent(e: EventOf, maxField = 100): string {
           ? `; its running attempt ${text(e.data.interruptedDelegationId)} ends and the next continues with it`
           : e.data.action === 'reopen'
             ? '; it runs again as a follow-up'
-            : '; its next attempt carries it'
+            : e.data.action === 'send-back'
+              ? `: changes requested of ${text(e.data.sentBack?.delegationId)} at its review; the next attempt starts from its work`
+              : '; its next attempt carries it'
       }: "${text(e.data.message)}"`;
     case 'attempt:follow-up':
       return `${text(e.data.delegationId)} is a follow-up with ${e.data.by.length === 1 ? `${text(e.data.by[0])}'s message` : `messages from ${e.data.by.map((b) => text(b)).join(', ')}`}${e.data.sessionId ? `, in session ${text(e.data.sessionId)}` : ''}`;
@@ -121,7 +127,9 @@ export function describeEvent(e: EventOf, maxField = 100): string {
           ? '; its running attempt ends and the next continues with it'
           : e.data.action === 'reopen'
             ? '; it runs again as a follow-up'
-            : '; its next attempt carries it'
+            : e.data.action === 'send-back'
+              ? '; changes requested: the next attempt starts from the reviewed work'
+              : '; its next attempt carries it'
       }`;
     }
     case 'attempt:resumed':

@@ -55,6 +55,9 @@ export const ERROR_CODES = {
   'gate.not-question': 'invalid-input',
   // Approve or reject asked of a question gate: it takes an answer (`baton answer`), not a decision.
   'gate.is-question': 'invalid-input',
+  // Dropping files from an integration: the gate is not an isolated attempt's open review gate, a file is not one the
+  // attempt changed, or every file would go (reject the gate instead).
+  'review.drop-refused': 'invalid-input',
   'git.missing': 'not-qualified',
   'heartbeat.missing-identity': 'invalid-input',
   // An artifact under .baton/runs/<run>/ handed in for a delegation of another run (delegation ids repeat across runs).

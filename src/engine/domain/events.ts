@@ -150,6 +150,11 @@ export interface EventMap {
   'stop:requested': { stopId: string; mode: StopMode; by: string; delegationId?: string };
   'stop:applied': { stopId: string; mode: StopMode; attempts: number; confirmed: boolean; delegationId?: string };
   'integration:committed': { delegationId: string; taskId: string; sourceHead: string; changedFiles: number };
+  /**
+   * An isolated attempt's worktree starts from the committed work of the task's attempt a person requested changes of
+   * at its review (`fromDelegationId`, `commit`), not from the target branch (docs/isolation.md, "Review required").
+   */
+  'worktree:carried': { delegationId: string; taskId: string; fromDelegationId: string; commit: string };
   'integration:done': {
     delegationId: string;
     taskId: string;
@@ -288,15 +293,17 @@ export interface EventMap {
   /**
    * A person sent a follow-up message to a task (docs/agents.md, "Follow-up messages"): `interrupt` ended its running
    * attempt (`interruptedDelegationId`), `reopen` took the finished task back to ready, `queue` left it for the task's
-   * next attempt. `message` is its start (at most 200 characters); follow_ups keeps all of it.
+   * next attempt, `send-back` requested changes of a passed attempt held at a review gate (`sentBack`: that attempt
+   * and its gate, rejected). `message` is its start (at most 200 characters); follow_ups keeps all of it.
    */
   'follow-up:sent': {
     followUpId: string;
     taskId: string;
     by: string;
-    action: 'interrupt' | 'reopen' | 'queue';
+    action: 'interrupt' | 'reopen' | 'queue' | 'send-back';
     message: string;
     interruptedDelegationId?: string;
+    sentBack?: { delegationId: string; gateId: string };
   };
   /**
    * An attempt started that carries follow-up messages (a follow-up attempt: not a failure retry), continuing the
@@ -318,9 +325,21 @@ export interface EventMap {
     followUpId: string;
     taskId: string;
     by: string;
-    action: 'interrupt' | 'reopen' | 'queue';
+    action: 'interrupt' | 'reopen' | 'queue' | 'send-back';
     reviewed?: string;
     comments: ReviewComment[];
+  };
+  /**
+   * Files dropped from a held attempt's integration at its review gate (issue 27): a new commit on its branch
+   * (`sourceHead`) puts them back as they were at its base; approving integrates only what was kept.
+   */
+  'review:dropped': {
+    gateId: string;
+    delegationId: string;
+    taskId: string;
+    by: string;
+    files: string[];
+    sourceHead: string;
   };
   /** A live agent's stream said nothing for `silentSeconds` (config silenceSeconds); `action` is what follows. */
   'attempt:silent': { delegationId: string; taskId: string; silentSeconds: number; action: 'wait' | 'stop' };
@@ -380,6 +399,8 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'stop:requested': true,
   'stop:applied': true,
   'integration:committed': true,
+  'worktree:carried': true,
+  'review:dropped': true,
   'integration:done': true,
   'integration:verifying': true,
   'integration:verified': true,

@@ -20,6 +20,12 @@ export type FollowUpAction =
   | { kind: 'reopen' }
   /** Its task waits to start (ready, pending, gated): its next attempt carries it. */
   | { kind: 'queue' }
+  /**
+   * Its passed attempt waits at a review gate (`review: required`): the person requests changes — the gate rejected
+   * with the message, the held attempt ended (CANCELLED, not counted against maxAttempts), and the next attempt starts
+   * from the held attempt's work and carries the message.
+   */
+  | { kind: 'send-back'; delegationId: string; gateId: string }
   | { kind: 'refuse'; code: Extract<ErrorCode, `follow-up.${string}`>; message: string };
 
 export interface FollowUpTarget {
@@ -31,6 +37,8 @@ export interface FollowUpTarget {
   manual: boolean;
   /** The task's latest attempt that is not over (PENDING, RUNNING or BLOCKED), if any. */
   open?: { id: string; status: DelegationStatus };
+  /** The open review gate that attempt waits at, if any. */
+  review?: { gateId: string; delegationId: string };
 }
 
 /** The task states a message is taken in (`decideFollowUp`): the editor offers Send Message… on these. */
@@ -63,6 +71,9 @@ export function decideFollowUp(t: FollowUpTarget): FollowUpAction {
   switch (t.taskStatus) {
     case 'running':
     case 'gated':
+      // A message to a passed attempt held for review is the review's outcome: changes requested.
+      if (t.review && t.open?.status === 'BLOCKED' && t.open.id === t.review.delegationId)
+        return { kind: 'send-back', delegationId: t.open.id, gateId: t.review.gateId };
       // A task may wait at a gate while its attempt runs on (an agent's question): that attempt takes the message.
       return t.open?.status === 'RUNNING' ? { kind: 'interrupt', delegationId: t.open.id } : { kind: 'queue' };
     case 'completed':

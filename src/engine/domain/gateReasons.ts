@@ -83,3 +83,20 @@ export function pushRefusedReason(
 ): string {
   return `${worktree.taskId} passed, but pushing its branch ${worktree.branch} to ${push.remote} failed: ${push.refusal}. Nothing was pushed; the branch and the work are kept in ${worktree.path}. Fix what is in the way (the remote, the network, a branch of that name there) and approve to push again; reject to fail ${worktree.taskId} (its branch stays until baton cleanup).`;
 }
+
+/** A passed attempt held for a person's review (config `review: required`): what it changed and the three ways on. */
+export function reviewReason(
+  taskId: string,
+  delegationId: string,
+  changedFiles: readonly string[] | undefined,
+  worktree: string | undefined,
+): string {
+  const what =
+    changedFiles === undefined
+      ? 'its changes are in the working tree'
+      : changedFiles.length === 0
+        ? 'it changed no files'
+        : `it changed ${counted(changedFiles.length, 'file')}`;
+  const kept = worktree ? `, committed in ${worktree}` : '';
+  return `${taskId} passed (${delegationId}) and waits for your review: ${what}${kept}. Approve to integrate it, request changes (Send Review to Agent, or baton message ${taskId} "…") to send it back to its agent, reject to fail the task.`;
+}

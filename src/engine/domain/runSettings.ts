@@ -27,6 +27,7 @@ export type RunSettings = Pick<BatonConfig, 'riskTags' | 'leaseSeconds' | 'maxAt
       | 'verifyIntegrated'
       | 'integrationBatch'
       | 'repairRounds'
+      | 'review'
     >
   > & {
     workers?: FrozenWorkers;
@@ -48,6 +49,7 @@ export function settingsDiffering(settings: RunSettings, config: BatonConfig): s
     'verifyIntegrated',
     'integrationBatch',
     'repairRounds',
+    'review',
   ] as const;
   return keys.filter(
     (key) => settings[key] !== undefined && canonicalJson(settings[key]) !== canonicalJson(config[key]),
@@ -74,6 +76,8 @@ export function runSettingsFrom(config: BatonConfig): RunSettings {
     ...(config.verifyIntegrated ? { verifyIntegrated: config.verifyIntegrated } : {}),
     // Frozen beside it: how the merge queue batches is part of how the run verifies.
     integrationBatch: config.integrationBatch,
+    // Whether a passed task waits for a person before it integrates: a later edit does not let held work through.
+    review: config.review,
     workers: freezeWorkers(config),
   };
 }

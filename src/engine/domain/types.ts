@@ -77,6 +77,9 @@ export const GATE_KINDS = [
   'config_changed',
   // An attempt's agent asks a person (baton_ask, baton ask): answered, not approved or rejected (docs/agents.md).
   'question',
+  // A passed task waits for a person's review before its work is integrated (config review: required;
+  // docs/extension.md, "Review required").
+  'review',
 ] as const;
 export type GateKind = (typeof GATE_KINDS)[number];
 

@@ -87,3 +87,27 @@ export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: strin
     ...(row.note ? { note: row.note } : {}),
   };
 }
+
+/**
+ * The work a task's next isolated attempt starts from instead of the target branch's head: the committed work of its
+ * attempt that last waited for review, when a person requested changes of it (`review: required`; the review gate
+ * rejected with `sentBack`). That work is not on the target — it was held before integration — so a worktree from the
+ * target would not have it, and the agent would continue its session in a tree without its own changes. The latest
+ * review gate of the task decides: one approved (its work integrated, or integrates) or rejected outright carries
+ * nothing. `baseCommit` stays the held attempt's base, so its work counts as the new attempt's to integrate.
+ */
+export async function carriedReviewWork(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  taskId: string,
+): Promise<{ delegationId: string; sourceHead: string; baseCommit: string } | undefined> {
+  const gate = await r.get<{ delegation_id: string | null; status: string; details_json: string }>(
+    `SELECT delegation_id, status, details_json FROM gates WHERE run_id = ? AND task_id = ? AND kind = 'review' ORDER BY ordinal DESC LIMIT 1`,
+    [runId, taskId],
+  );
+  if (!gate?.delegation_id || gate.status !== 'rejected') return undefined;
+  if (!(JSON.parse(gate.details_json) as { sentBack?: unknown }).sentBack) return undefined;
+  const worktree = await getAttemptWorktree(r, runId, gate.delegation_id);
+  if (!worktree?.sourceHead) return undefined;
+  return { delegationId: worktree.delegationId, sourceHead: worktree.sourceHead, baseCommit: worktree.baseCommit };
+}

@@ -38,7 +38,7 @@ import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { messagesSinceLastPass } from '../queries/followUps';
 import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
-import { readRunIsolation } from '../queries/worktrees';
+import { carriedReviewWork, readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
 import { isSharedStore } from '../domain/config';
 import { newWatchdogKey } from '../effects/processes/leaseWatchdog';
@@ -56,7 +56,8 @@ export interface ClaimedAttempt {
   watchdogKey?: string;
   /** Where the worker works: the workspace, or its place in the attempt's worktree. */
   cwd: string;
-  worktree?: { path: string; branch: string; repoRoot: string };
+  /** `startCommit`: what its branch starts from — the target's head, or work carried over from a review. */
+  worktree?: { path: string; branch: string; repoRoot: string; startCommit: string };
   prompt: string;
   promptPath: string;
   artifactPath: string;
@@ -111,7 +112,7 @@ export async function claimAttempt(
     if (worktree && input.where.mode === 'worktree') {
       // git would create the worktree through a link planted at .baton/worktrees/<run>.
       ensureBatonFolder(ctx.workspace, dirname(worktree.path));
-      await createWorktree(worktree.repoRoot, worktree, input.where.baseCommit);
+      await createWorktree(worktree.repoRoot, worktree, worktree.startCommit);
       ctx.log(`${delegation.id}: worktree ${workspacePath(ctx.workspace, worktree.path)} on ${worktree.branch}`);
     }
   } catch (err) {
@@ -146,13 +147,22 @@ async function recordClaim(
   if (where.mode === 'worktree') {
     if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, where.run, now);
     const location = worktreeLocation(ctx.workspace, runId, task.id, claim.delegation.attempt);
-    const { baseCommit } = where;
+    // Changes requested at a review: the attempt goes on from the reviewed work, which the target does not hold yet.
+    const carried = await carriedReviewWork(tx, runId, task.id);
+    const baseCommit = carried?.baseCommit ?? where.baseCommit;
     await recordWorktree(
       tx,
       { runId, delegationId, taskId: task.id, ...location, baseCommit, strategy: where.run.strategy },
       now,
     );
-    worktree = { ...location, repoRoot: where.run.repoRoot };
+    if (carried)
+      await appendEvent(tx, runId, 'worktree:carried', now, {
+        delegationId,
+        taskId: task.id,
+        fromDelegationId: carried.delegationId,
+        commit: carried.sourceHead,
+      });
+    worktree = { ...location, repoRoot: where.run.repoRoot, startCommit: carried?.sourceHead ?? where.baseCommit };
     cwd = workspaceInWorktree(location.path, where.run.repoRoot, ctx.workspace);
   }
   const paths = runPaths(ctx.workspace, runId);

@@ -197,7 +197,7 @@ export async function combine(
 }
 
 /** Your git identity for Baton's commits; Baton's own when none is configured. */
-async function commitIdentity(git: Git): Promise<string[]> {
+export async function commitIdentity(git: Git): Promise<string[]> {
   return (await git.attempt(['config', 'user.email'])).exitCode === 0
     ? []
     : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];

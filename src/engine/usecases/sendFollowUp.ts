@@ -4,7 +4,7 @@ import type { StopReportEntry } from '../domain/stops';
 import { reviewMessage, reviewMessageProblem, reviewProblem, type ReviewComment } from '../domain/review';
 import type { DelegationStatus, RunStatus, TaskStatus } from '../domain/types';
 import { isManualWorker } from '../domain/workerLaunch';
-import { endAttemptForFollowUp } from '../operations/delegations/endAttemptForFollowUp';
+import { endAttemptForFollowUp, sendBackFromReview } from '../operations/delegations/endAttemptForFollowUp';
 import { recordFollowUp } from '../operations/followUps/followUps';
 import { recordReview } from '../operations/followUps/recordReview';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
@@ -28,6 +28,8 @@ export interface FollowUpOutcome {
    * ends it, gracefully first), or this process when no coordinator is alive (with the report of that end).
    */
   interrupted?: { delegationId: string; endedBy: 'coordinator' | 'this process'; report?: StopReportEntry };
+  /** For `send-back`: the passed attempt that waited for review, and its review gate (rejected by the message). */
+  sentBack?: { delegationId: string; gateId: string };
   /** Whether a live coordinator drives the run (it takes the message on); else `baton resume` does. */
   driven: boolean;
 }
@@ -88,6 +90,12 @@ async function recordAndAct(
     settings.workers?.defaultWorker ??
     ctx.config.defaultWorker;
   const open = last && ['PENDING', 'RUNNING', 'BLOCKED'].includes(last.status) ? last : undefined;
+  const review = open
+    ? await tx.get<{ id: string }>(
+        `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'review' AND status = 'open' LIMIT 1`,
+        [runId, open.id],
+      )
+    : undefined;
   const action = decideFollowUp({
     runId,
     runStatus,
@@ -95,6 +103,7 @@ async function recordAndAct(
     taskStatus: task.status,
     manual: isManualWorker(definitions, workerId),
     ...(open ? { open } : {}),
+    ...(open && review ? { review: { gateId: review.id, delegationId: open.id } } : {}),
   });
   if (action.kind === 'refuse') throw new BatonError(action.code, action.message);
   const followUp = await recordFollowUp(
@@ -106,6 +115,9 @@ async function recordAndAct(
       by,
       action: action.kind,
       ...(action.kind === 'interrupt' ? { interruptedDelegationId: action.delegationId } : {}),
+      ...(action.kind === 'send-back'
+        ? { sentBack: { delegationId: action.delegationId, gateId: action.gateId } }
+        : {}),
     },
     now,
   );
@@ -115,7 +127,15 @@ async function recordAndAct(
     await endAttemptForFollowUp(tx, { runId, delegationId: action.delegationId, by }, now);
   if (action.kind === 'reopen')
     await reopenFinishedTask(tx, runId, taskId, `a follow-up from ${by} (${followUp.id}) runs it again`, now);
-  return { followUp, action: action.kind, runStatus: await refreshRunStatus(tx, runId, now) };
+  const sentBack =
+    action.kind === 'send-back' ? { delegationId: action.delegationId, gateId: action.gateId } : undefined;
+  if (sentBack) await sendBackFromReview(tx, { runId, ...sentBack, by, followUpId: followUp.id }, now);
+  return {
+    followUp,
+    action: action.kind,
+    runStatus: await refreshRunStatus(tx, runId, now),
+    ...(sentBack ? { sentBack } : {}),
+  };
 }
 
 /**

@@ -15,6 +15,7 @@ import { verificationFailedReason } from '../domain/gateReasons';
 import { integrateAttempt, type IntegrationOutcome } from './integrateAttempt';
 import { getAttemptWorktree } from '../queries/worktrees';
 import { runRecordedVerifyCommand } from './verifyCommand';
+import { holdForReview } from './reviewGate';
 
 export interface VerificationOutcome {
   passed: boolean;
@@ -26,14 +27,17 @@ export interface VerificationOutcome {
   notYet?: true;
   /** An isolated attempt: what its integration did. */
   integration?: IntegrationOutcome;
+  /** Passed, and held at this review gate before it integrates or completes (`review: required`). */
+  review?: { gateId: string };
 }
 
 /**
  * Runs a task's verify commands after a PASS result, one after another, each as argv in
  * the attempt's folder with a timeout, and stores a receipt for each (command, exit code,
  * duration, output digest, log). A command that already passed for this attempt and the
- * same artifact digest is not run again (resume). All pass → the attempt completes; one fails → the
- * attempt is BLOCKED behind a verification_failed gate.
+ * same artifact digest is not run again (resume). All pass → the attempt completes (an isolated one once integrated),
+ * or, under `review: required`, waits at a review gate first; one fails → the attempt is BLOCKED behind a
+ * verification_failed gate.
  */
 export async function verifyAttempt(
   ctx: EngineContext,
@@ -132,6 +136,10 @@ export async function verifyAttempt(
       return { passed: false, ran, reused, failure };
     }
   }
+  // `review: required`: a person looks at the passed work before it goes anywhere.
+  const review = await holdForReview(ctx, runId, delegationId, worktree);
+  if (review.kind === 'held') return { passed: true, ran, reused, review: { gateId: review.gateId } };
+  if (review.kind === 'decided-meanwhile') return { passed: false, ran, reused };
   if (worktree) {
     // An isolated attempt completes when its work is on the target branch.
     return { passed: true, ran, reused, integration: await integrateAttempt(ctx, runId, delegationId) };

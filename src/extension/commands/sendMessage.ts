@@ -49,6 +49,8 @@ export function messageSent(taskId: string, outcome: FollowUpOutcome): string {
       return `${head}: the finished task runs again as a follow-up attempt.`;
     case 'queue':
       return `${head}: its next attempt carries it.`;
+    case 'send-back':
+      return `${head}: changes requested of ${outcome.sentBack!.delegationId} (review gate ${outcome.sentBack!.gateId}); the next attempt starts from its work with the message first.`;
   }
 }
 

@@ -14,7 +14,14 @@ import { reconcileRun } from './reconcileRun';
 import { refresh } from './refresh';
 import { removeRun, showRemovedRuns } from './removeRuns';
 import { replanRun } from './replanRun';
-import { addReviewComment, deleteReviewComment, sendReview } from './review';
+import {
+  addReviewComment,
+  approveReview,
+  deleteReviewComment,
+  dropFromIntegration,
+  requestChanges,
+  sendReview,
+} from './review';
 import { resumeRun } from './resumeRun';
 import { runTask } from './runTask';
 import { sendMessage } from './sendMessage';
@@ -45,6 +52,9 @@ export const COMMANDS = {
   'baton.sendReview': sendReview,
   'baton.addReviewComment': addReviewComment,
   'baton.deleteReviewComment': deleteReviewComment,
+  'baton.requestChanges': requestChanges,
+  'baton.approveReview': approveReview,
+  'baton.dropFromIntegration': dropFromIntegration,
   'baton.ingestArtifact': ingestArtifact,
   'baton.resumeRun': resumeRun,
   'baton.reconcileRun': reconcileRun,

@@ -25,6 +25,7 @@ const KIND_WORDS: Record<GateKind, string> = {
   integration_failed: 'integration failed',
   config_changed: 'config change',
   question: 'question from the agent',
+  review: 'review',
 };
 
 /** A gate's kind in words ("risk approval", "question from the agent"). */

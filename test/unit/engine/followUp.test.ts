@@ -67,6 +67,13 @@ describe('follow-up messages', () => {
       });
       // A task at a gate whose attempt is not running (a rejected result, a budget stop): its next attempt takes it.
       assert.equal(decideFollowUp(target('gated', { open: { id: 'D', status: 'BLOCKED' } })).kind, 'queue');
+      // A passed attempt held at its review gate (review: required): the message requests changes — sent back.
+      assert.deepEqual(
+        decideFollowUp(
+          target('gated', { open: { id: 'D', status: 'BLOCKED' }, review: { gateId: 'G-1', delegationId: 'D' } }),
+        ),
+        { kind: 'send-back', delegationId: 'D', gateId: 'G-1' },
+      );
       // The editor offers Send Message… on exactly the states that take one.
       assert.deepEqual(
         [...FOLLOW_UP_TASK_STATUSES].sort(),

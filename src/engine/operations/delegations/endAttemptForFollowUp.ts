@@ -3,6 +3,8 @@ import { getDelegation } from '../../queries/delegations';
 import type { StoreTx } from '../../store/port';
 import { setTaskNotBefore, setTaskStatus } from '../tasks/setTaskStatus';
 import { transitionDelegation } from './transitionDelegation';
+import { closeGate } from '../gates/closeGate';
+import { GATE_COLUMNS, toGate, type GateRow } from '../../store/rows';
 
 /**
  * A RUNNING attempt a person sent a follow-up message to (domain/followUp.ts) is ended, as a parked one is: CANCELLED
@@ -24,4 +26,36 @@ export async function endAttemptForFollowUp(
   await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', why, now);
   await setTaskNotBefore(tx, input.runId, delegation.taskId, null);
   return true;
+}
+
+/**
+ * Changes requested of a passed attempt held at its review gate (`review: required`; domain/followUp.ts `send-back`),
+ * in the follow-up's transaction: the gate rejected with the message's id (its details say it was sent back, which is
+ * how the next attempt's claim finds the work to start from), the held attempt ended as a follow-up ends one
+ * (CANCELLED, not counted against maxAttempts; its committed worktree kept), and the task ready at once.
+ */
+export async function sendBackFromReview(
+  tx: StoreTx,
+  input: { runId: string; delegationId: string; gateId: string; by: string; followUpId: string },
+  now: number,
+): Promise<void> {
+  const row = await tx.get<GateRow>(`SELECT ${GATE_COLUMNS} FROM gates WHERE id = ?`, [input.gateId]);
+  const delegation = await getDelegation(tx, input.runId, input.delegationId);
+  if (!row || !delegation) return;
+  const gate = toGate(row);
+  await closeGate(
+    tx,
+    gate,
+    { decision: 'rejected', by: input.by, note: `changes requested (${input.followUpId})` },
+    now,
+  );
+  await tx.run(`UPDATE gates SET details_json = ? WHERE id = ?`, [
+    JSON.stringify({ ...gate.details, sentBack: input.followUpId }),
+    gate.id,
+  ]);
+  if (delegation.status === 'BLOCKED')
+    await transitionDelegation(tx, delegation, 'CANCELLED', { reason: followUpReason(input.by) }, now);
+  const why = `${input.by} requested changes of ${delegation.id} at ${gate.id}; the next attempt starts from its work`;
+  await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', why, now);
+  await setTaskNotBefore(tx, input.runId, delegation.taskId, null);
 }

@@ -21,6 +21,7 @@ export async function recordFollowUp(
     by: string;
     action: Exclude<FollowUpAction['kind'], 'refuse'>;
     interruptedDelegationId?: string;
+    sentBack?: { delegationId: string; gateId: string };
   },
   now: number,
 ): Promise<FollowUp> {
@@ -39,6 +40,7 @@ export async function recordFollowUp(
     action: input.action,
     message: text.length > MESSAGE_IN_EVENT ? `${text.slice(0, MESSAGE_IN_EVENT - 1)}…` : text,
     ...(interrupted ? { interruptedDelegationId: interrupted } : {}),
+    ...(input.sentBack ? { sentBack: input.sentBack } : {}),
   });
   return {
     id,

@@ -30,8 +30,16 @@ const INTEGRATION_GATES: readonly GateKind[] = [
   'undeclared_files',
   'integration_failed',
 ];
-/** After these the work may still be wanted (elsewhere, or fixed by hand): rejecting keeps the worktree for cleanup. */
-const KEEPS_WORK_ON_REJECT: readonly GateKind[] = ['target_moved', 'integration_failed'];
+/**
+ * Gates a passed attempt is held at before its work integrates (or, in the shared tree, its task completes): the
+ * integration's, and a person's review (`review: required`).
+ */
+const HELD_BEFORE_INTEGRATION: readonly GateKind[] = [...INTEGRATION_GATES, 'review'];
+/**
+ * After these the work may still be wanted (elsewhere, fixed by hand, or sent back later with `baton message`):
+ * rejecting keeps the worktree for cleanup.
+ */
+const KEEPS_WORK_ON_REJECT: readonly GateKind[] = ['target_moved', 'integration_failed', 'review'];
 
 export interface DecideGateInput {
   gateId: string;
@@ -62,6 +70,8 @@ export interface DecideGateOutcome {
  * - integration_conflict / target_moved / undeclared_files / integration_failed: approve integrates again
  *   (target_moved: the branch as it is now becomes the expected head; integration_failed: without verifying
  *   the merged tree again); reject fails the attempt and the task.
+ * - review: approve integrates (or, in the shared tree, completes); reject fails the attempt and the task, its work
+ *   kept. Requesting changes is not a decision here but a follow-up message (sendFollowUp: `send-back`).
  * - config_changed: approve adopts the config's worker definitions into the run (the ones the
  *   gate showed, else nothing: `gate.config-moved`); reject keeps the frozen ones. Either way
  *   the tasks that waited at it go back to the queue.
@@ -151,11 +161,11 @@ async function applyDecision(
       await completeAttempt(tx, delegation, { reason: `accepted ${why}` }, now);
     return;
   }
-  if (INTEGRATION_GATES.includes(gate.kind) && delegation?.status === 'BLOCKED') {
+  if (HELD_BEFORE_INTEGRATION.includes(gate.kind) && delegation?.status === 'BLOCKED') {
     if (decision === 'approved') {
       // integration_conflict: "I resolved it in the worktree"; target_moved: "take the branch as it is now";
       // undeclared_files / integration_failed: "integrate it anyway" (the integration finds this approval for the same
-      // commit).
+      // commit); review: "integrate it" (verifyAttempt finds the approval, its receipts reused).
       if (gate.kind === 'target_moved' && typeof gate.details.found === 'string')
         await recordExpectedTargetHead(tx, gate.runId, gate.details.found);
       await setTaskStatus(tx, gate.runId, taskId, 'verifying', `integrating again: ${why}`, now);

@@ -1,3 +1,4 @@
+import { readRunSettings } from '../../queries/runs';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import { hasErrors, issue, type Issue } from '../../domain/issue';
@@ -163,7 +164,10 @@ async function applyAcceptedResult(
       delegation.runId,
       delegation.id,
     ]);
-    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated) {
+    // `review: required`: a passed attempt waits for a person (verifyAttempt opens its review gate) even with nothing
+    // to verify or integrate.
+    const reviewed = (await readRunSettings(tx, delegation.runId)).review === 'required';
+    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated || reviewed) {
       // The worker is done; its claim on the work ends. The attempt completes once verification
       // passes and, for an isolated attempt, once its work is integrated (docs/isolation.md).
       await recordDelegationResult(tx, delegation, { resultStatus: status, artifactPath: record.artifactPath }, now);
