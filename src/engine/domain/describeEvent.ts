@@ -67,6 +67,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.stopId)} applied to ${counted(e.data.attempts, 'attempt')}${e.data.confirmed ? '' : '; some termination NOT confirmed'}`;
     case 'integration:committed':
       return `${text(e.data.delegationId)} committed as ${short(e.data.sourceHead)} (${counted(e.data.changedFiles, 'file')} changed)`;
+    case 'integration:resolving':
+      return `${e.data.move === 'merge' ? `${text(e.data.targetBranch)} merged into the worktree of ${text(e.data.delegationId)}` : `the worktree of ${text(e.data.delegationId)} rebased onto ${text(e.data.targetBranch)}`} to resolve ${text(e.data.gateId)}: ${e.data.files.length > 0 ? `conflicts in ${text(e.data.files.join(', '))}` : 'no conflict'}`;
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
     case 'integration:verifying':

@@ -150,6 +150,15 @@ export interface EventMap {
   'stop:requested': { stopId: string; mode: StopMode; by: string; delegationId?: string };
   'stop:applied': { stopId: string; mode: StopMode; attempts: number; confirmed: boolean; delegationId?: string };
   'integration:committed': { delegationId: string; taskId: string; sourceHead: string; changedFiles: number };
+  /** A conflict's resolution started in the task's worktree (docs/isolation.md, "Resolving a conflict"). */
+  'integration:resolving': {
+    gateId: string;
+    delegationId: string;
+    taskId: string;
+    move: 'merge' | 'rebase';
+    targetBranch: string;
+    files: string[];
+  };
   'integration:done': {
     delegationId: string;
     taskId: string;
@@ -380,6 +389,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'stop:requested': true,
   'stop:applied': true,
   'integration:committed': true,
+  'integration:resolving': true,
   'integration:done': true,
   'integration:verifying': true,
   'integration:verified': true,
