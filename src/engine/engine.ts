@@ -74,6 +74,7 @@ import { attemptWorker } from './queries/agentUsage';
 import { stopAndApply, type StopOutcome } from './usecases/applyStop';
 import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
 import { sendFollowUp, sendReview, type FollowUpOutcome } from './usecases/sendFollowUp';
+import { locateAttemptWorktree, type AttemptWorktreePlace } from './usecases/attemptWorktree';
 import {
   mergeTargetIntoWorktree,
   sendConflictToAgent,
@@ -426,6 +427,11 @@ export class Engine {
    */
   sendFollowUp(input: { runId: string; taskId: string; message: string; by?: string }): Promise<FollowUpOutcome> {
     return sendFollowUp(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /** Where an isolated attempt's worktree is (Open Worktree…); undefined for an attempt in the shared working tree. */
+  attemptWorktree(runId: string, delegationId: string): Promise<AttemptWorktreePlace | undefined> {
+    return locateAttemptWorktree(this.engineContext(), runId, delegationId);
   }
 
   /**
