@@ -153,8 +153,9 @@ describe("a task's worktree: open it, resolve its conflict (issue 24)", function
     );
     assert.match(readFileSync(file, 'utf8'), /^<<<<<<< HEAD\nW2 was here\n=======\nW1 was here\n>>>>>>> /m);
     assert.equal(shown.length, 1, JSON.stringify(shown));
-    const mergeEditor = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => mergeResultOf(t)?.fsPath === file));
-    assert.ok(mergeEditor, `a merge editor on ${file}: ${JSON.stringify(shown)}`);
+    const mergeEditorOpen = () =>
+      vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => mergeResultOf(t)?.fsPath === file));
+    assert.ok(mergeEditorOpen(), `a merge editor on ${file}: ${JSON.stringify(shown)}`);
     assert.match(
       shown[0]!.message,
       new RegExp(
@@ -163,6 +164,9 @@ describe("a task's worktree: open it, resolve its conflict (issue 24)", function
     );
 
     // The person resolves (Complete Merge stages the file) and approves: Baton commits the merge and integrates W2.
+    // Here the file is resolved on disk, so the merge editor is closed unsaved first (it holds the file's text).
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    await waitFor('the merge editor to close', () => !mergeEditorOpen() || undefined);
     writeFileSync(file, 'W1 was here\nW2 was here\n');
     git(w2.path, 'add', 'conflict/shared.txt');
     await vscode.commands.executeCommand('baton.approveGate', gateNode(gate));
