@@ -15,7 +15,7 @@
 // desktop VS Code). Each window opens a fresh copy of test/integration/fixtures/workspace
 // with its own user data and extensions folders, all removed afterwards (--keep keeps
 // them). It fails when a test fails, when no test ran, or after
-// BATON_INTEGRATION_TIMEOUT_MS (default 300000) per window.
+// BATON_INTEGRATION_TIMEOUT_MS (default 420000) per window.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -170,7 +170,9 @@ async function runWindow(
   interrupts: Interrupts,
   output: () => string,
 ): Promise<WindowResult> {
-  const timeoutMs = Number(process.env.BATON_INTEGRATION_TIMEOUT_MS || 300_000);
+  // A hang detector per window: the trusted window's 43 tests took 3 to 4.5 min at load 15 (2026-12-07), so 300 s
+  // stopped a run that was still passing.
+  const timeoutMs = Number(process.env.BATON_INTEGRATION_TIMEOUT_MS || 420_000);
   const workspace = copyWorkspace();
   const scratch = mkdtempSync(join(tmpdir(), 'baton-integration-'));
   const userDataDir = join(scratch, 'user-data');

@@ -75,6 +75,13 @@ import { attemptWorker } from './queries/agentUsage';
 import { stopAndApply, type StopOutcome } from './usecases/applyStop';
 import { cancelRun, type CancelOutcome } from './usecases/cancelRun';
 import { sendFollowUp, sendReview, type FollowUpOutcome } from './usecases/sendFollowUp';
+import { locateAttemptWorktree, type AttemptWorktreePlace } from './usecases/attemptWorktree';
+import {
+  mergeTargetIntoWorktree,
+  sendConflictToAgent,
+  type ConflictInWorktree,
+  type ConflictSentToAgent,
+} from './usecases/resolveConflict';
 import { listFollowUps } from './queries/followUps';
 import type { FollowUp } from './domain/followUp';
 import type { ReviewComment } from './domain/review';
@@ -421,6 +428,30 @@ export class Engine {
    */
   sendFollowUp(input: { runId: string; taskId: string; message: string; by?: string }): Promise<FollowUpOutcome> {
     return sendFollowUp(this.engineContext(), { ...input, by: input.by ?? defaultDecider() });
+  }
+
+  /** Where an isolated attempt's worktree is (Open Worktree…); undefined for an attempt in the shared working tree. */
+  attemptWorktree(runId: string, delegationId: string): Promise<AttemptWorktreePlace | undefined> {
+    return locateAttemptWorktree(this.engineContext(), runId, delegationId);
+  }
+
+  /**
+   * Resolve Conflict → Open in Merge Editor (docs/isolation.md, "Resolving a conflict"): brings the run's target into
+   * the worktree of the attempt held at an open integration_conflict gate, stopping at its conflicts (merge, or
+   * rebase for the rebase and cherry-pick strategies); asked again, says which files are still in conflict. The gate
+   * stays open: approving it once the person resolved and committed integrates again.
+   */
+  mergeTargetIntoWorktree(gateId: string): Promise<ConflictInWorktree> {
+    return mergeTargetIntoWorktree(this.engineContext(), gateId);
+  }
+
+  /**
+   * Resolve Conflict → Send to Agent: closes the integration_conflict gate, ends its attempt (CANCELLED, not a failure
+   * retry) and sends the task's agent a follow-up message naming the files and the target; the next attempt starts
+   * from the target, continues the session and merges its earlier branch.
+   */
+  sendConflictToAgent(input: { gateId: string; by?: string }): Promise<ConflictSentToAgent> {
+    return sendConflictToAgent(this.engineContext(), { gateId: input.gateId, by: input.by ?? defaultDecider() });
   }
 
   /**

@@ -68,6 +68,8 @@ export type { StopReportEntry, StopRequest } from './domain/stops';
 export type { StopOutcome } from './usecases/applyStop';
 export type { FollowUpOutcome } from './usecases/sendFollowUp';
 export type { DropOutcome } from './usecases/dropFromIntegration';
+export type { ConflictInWorktree, ConflictSentToAgent } from './usecases/resolveConflict';
+export type { AttemptWorktreePlace } from './usecases/attemptWorktree';
 export type { FollowUp } from './domain/followUp';
 export { FOLLOW_UP_TASK_STATUSES, MAX_FOLLOW_UP_BYTES } from './domain/followUp';
 export type { ReviewComment } from './domain/review';

@@ -4,6 +4,7 @@ import { runPaths, TranscriptRenderer, type AttemptChanges, type Engine } from '
 import { attemptEndLine } from './model/attempts';
 import { DisposableStore } from './lifecycle';
 import { LogFollower } from './model/logFollower';
+import { TerminalLines } from './model/terminalLines';
 import { workspaceRelative } from './model/reviewDrafts';
 import type { ReviewComments } from './reviewComments';
 import type { BatonSession } from './session';
@@ -125,7 +126,9 @@ export class AttemptViews extends DisposableStore {
     const cache = this.session.runState;
     const logPath = runPaths(this.session.workspace, runId).log(delegationId);
     const writeEmitter = new vscode.EventEmitter<string>();
-    const write = (text: string): void => writeEmitter.fire(text.replace(/\r?\n/g, '\r\n'));
+    // Whole lines only: the terminal re-wraps every line on a resize but the one its cursor is on (terminalLines.ts).
+    const lines = new TerminalLines((text) => writeEmitter.fire(text));
+    const write = (text: string): void => lines.push(text);
     const agentKind = await (await this.session.engine()).attemptAgentKind(runId, delegationId).catch(() => undefined);
     let transcriptEnd: (() => string) | undefined;
     let follower: LogFollower | undefined;
@@ -137,6 +140,7 @@ export class AttemptViews extends DisposableStore {
       watching?.dispose();
       await follower?.finish();
       if (transcriptEnd) write(transcriptEnd());
+      lines.flush();
       write(`\n\u001b[2m── ${line} ──\u001b[0m\n`);
     };
     const checkEnded = (): void => {
@@ -166,6 +170,7 @@ export class AttemptViews extends DisposableStore {
       close: () => {
         watching?.dispose();
         follower?.dispose();
+        lines.dispose();
         writeEmitter.dispose();
       },
     };

@@ -161,6 +161,14 @@ export class DashboardPanel extends DisposableStore {
           gateId: message.gateId,
         });
         break;
+      case 'resolveConflict':
+        await vscode.commands.executeCommand('baton.resolveConflict', {
+          kind: 'gate',
+          id: `gate:${message.gateId}`,
+          ...(runId ? { runId } : {}),
+          gateId: message.gateId,
+        });
+        break;
       case 'rejectGate':
         await vscode.commands.executeCommand('baton.rejectGate', {
           kind: 'gate',

@@ -286,6 +286,8 @@ export const webviewMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('rejectGate'), gateId: id, note: note.trim().min(1) }).strict(),
   // A question gate is answered, not approved: the host asks for the answer (its quick pick or input box).
   z.object({ type: z.literal('answerQuestion'), gateId: id }).strict(),
+  // An integration conflict: the host offers its two ways (Resolve Conflict…: the merge editor, or the agent).
+  z.object({ type: z.literal('resolveConflict'), gateId: id }).strict(),
   z.object({ type: z.literal('stopRun'), mode: z.enum(['graceful', 'immediate']) }).strict(),
   z.object({ type: z.literal('resumeRun') }).strict(),
   /** Show another run in this panel: a replanned run's link to the run that took its place. */

@@ -22,6 +22,7 @@ const WEIGHTS = {
   'test/system/executor/stop.test.ts': 60,
   'test/system/executor/coordinator.test.ts': 60,
   'test/system/isolation/isolation.test.ts': 60,
+  'test/system/isolation/resolveConflict.test.ts': 40,
   'test/system/executor/fencing.test.ts': 50,
   'test/system/mcp/mcpServer.test.ts': 50,
   'test/system/agents/claudeMcp.test.ts': 25,

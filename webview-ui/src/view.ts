@@ -380,7 +380,16 @@ export class DashboardView {
         ...(note.value.trim() ? { note: note.value.trim() } : {}),
       }),
     );
-    return this.openGate(gate, note, approve, reject);
+    // An integration conflict is resolved before it is approved: in the merge editor, or by the agent.
+    const resolve =
+      gate.kind === 'integration_conflict'
+        ? [
+            button('Resolve Conflict…', `Resolve ${gate.id}: the merge editor, or the agent`, () =>
+              this.actions.post({ type: 'resolveConflict', gateId: gate.id }),
+            ),
+          ]
+        : [];
+    return this.openGate(gate, note, ...resolve, approve, reject);
   }
 
   /** An open question an agent asked: answered, not approved — Answer… asks for it in the editor. */

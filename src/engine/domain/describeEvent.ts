@@ -71,6 +71,8 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return `${text(e.data.by)} dropped ${counted(e.data.files.length, 'file')} of ${text(e.data.delegationId)} from its integration (${e.data.files.map((f) => text(f)).join(', ')}); it integrates ${short(e.data.sourceHead)}`;
     case 'worktree:carried':
       return `${text(e.data.delegationId)} starts from ${text(e.data.fromDelegationId)}'s reviewed work (${short(e.data.commit)}), not the target branch`;
+    case 'integration:resolving':
+      return `${e.data.move === 'merge' ? `${text(e.data.targetBranch)} merged into the worktree of ${text(e.data.delegationId)}` : `the worktree of ${text(e.data.delegationId)} rebased onto ${text(e.data.targetBranch)}`} to resolve ${text(e.data.gateId)}: ${e.data.files.length > 0 ? `conflicts in ${text(e.data.files.join(', '))}` : 'no conflict'}`;
     case 'integration:done':
       return `${text(e.data.delegationId)} ${e.data.alreadyOnTarget ? 'was already on the target' : `integrated by ${e.data.strategy}`}: ${short(e.data.targetBefore)} → ${short(e.data.targetAfter)}`;
     case 'integration:verifying':

@@ -50,6 +50,8 @@ export const ERROR_CODES = {
   'gate.config-moved': 'mismatch',
   // "Check again" asked of a gate that is not an isolation gate.
   'gate.not-isolation': 'invalid-input',
+  // Resolve Conflict asked of a gate that is not an integration_conflict gate.
+  'gate.not-conflict': 'invalid-input',
   'gate.unknown': 'mismatch',
   // `baton answer` on a gate that is not a question (approve or reject it instead).
   'gate.not-question': 'invalid-input',
@@ -143,6 +145,10 @@ export const ERROR_CODES = {
   'worker.missing': 'not-qualified',
   // A file Baton writes under .baton/ (or a folder above it) is a link or not a plain file: nothing is written.
   'workspace.link-refused': 'mismatch',
+  // Resolve Conflict on an attempt whose worktree was removed (baton cleanup) or deleted by hand.
+  'worktree.gone': 'mismatch',
+  // The target could not be brought into a task's worktree for a reason other than a conflict (uncommitted changes).
+  'worktree.unmergeable': 'mismatch',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -155,6 +155,15 @@ export interface EventMap {
    * at its review (`fromDelegationId`, `commit`), not from the target branch (docs/isolation.md, "Review required").
    */
   'worktree:carried': { delegationId: string; taskId: string; fromDelegationId: string; commit: string };
+  /** A conflict's resolution started in the task's worktree (docs/isolation.md, "Resolving a conflict"). */
+  'integration:resolving': {
+    gateId: string;
+    delegationId: string;
+    taskId: string;
+    move: 'merge' | 'rebase';
+    targetBranch: string;
+    files: string[];
+  };
   'integration:done': {
     delegationId: string;
     taskId: string;
@@ -401,6 +410,7 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'integration:committed': true,
   'worktree:carried': true,
   'review:dropped': true,
+  'integration:resolving': true,
   'integration:done': true,
   'integration:verifying': true,
   'integration:verified': true,

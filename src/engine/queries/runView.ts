@@ -14,6 +14,8 @@ import type {
 } from '../domain/types';
 import type { StoreReader } from '../store/port';
 import { readCoordinatorState, type CoordinatorState } from './coordinatorLease';
+import { listAttemptWorktrees } from './worktrees';
+import type { AttemptWorktree } from '../domain/isolation';
 import { listReviews, type ReviewRecord } from './reviews';
 import {
   DELEGATION_COLUMNS,
@@ -49,6 +51,11 @@ export interface RunOverview {
   usage: AttemptUsage[];
   /** Who drives the run: its coordinator lease (absent while no coordinator ever took it). */
   coordinatorLease?: CoordinatorState;
+  /**
+   * The worktrees of its isolated attempts (docs/isolation.md), removed ones too (`removedAt`): where the editor opens
+   * an attempt's worktree. Absent in a view built by hand.
+   */
+  worktrees?: AttemptWorktree[];
 }
 
 /** What one verify command did, as `diagnose` and the task details show it. */
@@ -142,6 +149,7 @@ export async function readOverview(r: StoreReader, runId: string | undefined, no
     ),
     usage: await listAgentUsage(r, run.id),
     ...(coordinatorLease ? { coordinatorLease } : {}),
+    worktrees: await listAttemptWorktrees(r, run.id),
   };
 }
 

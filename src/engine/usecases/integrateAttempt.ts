@@ -10,6 +10,7 @@ import {
   advanceTarget,
   combine,
   commitAttemptWork,
+  holdUnfinishedResolution,
   recordConflict,
   recordIntegrated,
   recordTargetMoved,
@@ -91,6 +92,8 @@ export async function integrateAttempt(
     // Under the lock: a batch another task's integration cut may have integrated or held this one meanwhile.
     if (!(await stillToIntegrate(ctx, runId, worktree)))
       return { kind: 'not-now', reason: `${delegationId} was decided meanwhile` };
+    const unfinished = await holdUnfinishedResolution(ctx, runId, worktree, run.targetBranch!);
+    if (unfinished) return unfinished;
     const source = await commitAttemptWork(ctx, runId, worktree);
     faultPoint('integration:after-commit');
     const git = new Git(repoRoot);

@@ -19,6 +19,7 @@ import {
   advanceTarget,
   combine,
   commitAttemptWork,
+  holdUnfinishedResolution,
   recordConflict,
   recordIntegrated,
   settleBeforeCombining,
@@ -91,6 +92,11 @@ export async function integrateInBatch(
   let queue: Member[] = [];
   // Each task's own checks first, as one at a time: work already on the target is recorded, undeclared files gated.
   for (const worktree of waiting.filter((w) => cut.members.includes(w.taskId))) {
+    const unfinished = await holdUnfinishedResolution(ctx, runId, worktree, targetBranch);
+    if (unfinished) {
+      outcomes.set(worktree.taskId, unfinished);
+      continue;
+    }
     const source = await commitAttemptWork(ctx, runId, worktree);
     // Integrated by a batch whose coordinator died before it recorded it: recorded once here.
     const checked = await settleBeforeCombining(ctx, git, runId, worktree, source, target);

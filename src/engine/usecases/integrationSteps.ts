@@ -1,6 +1,7 @@
 // The steps of an integration (docs/isolation.md, "An isolated attempt", steps 4–7), shared by one task's integration
 // (integrateAttempt) and a batch's (integrateBatch): commit the attempt's work, check it, combine it with the
 // target, move the target, and record what happened — each once, here.
+import { existsSync } from 'node:fs';
 import { jsonField } from '../store/rows';
 import type { EngineContext } from './context';
 import {
@@ -16,7 +17,8 @@ import { getDelegation } from '../queries/delegations';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
 import { transitionDelegation } from '../operations/delegations/transitionDelegation';
 import { Git, GitCommandFailed } from '../effects/git/git';
-import { removeWorktree } from '../effects/git/worktrees';
+import { readUnfinishedResolution, removeWorktree } from '../effects/git/worktrees';
+import { stopsIntegration, unfinishedResolutionDetail } from '../domain/conflictResolution';
 import { getAttemptWorktree, readRunIsolation } from '../queries/worktrees';
 import { compareTargetHead, putBackAfterApproval } from './targetBranch';
 import { cherryPicks, type AttemptWorktree, type CherryPicks } from '../domain/isolation';
@@ -345,6 +347,26 @@ export async function cleanUpIntegrated(
   } catch (err) {
     ctx.log(`${worktree.delegationId}: could not remove its worktree (baton cleanup will): ${(err as Error).message}`);
   }
+}
+
+/**
+ * A resolution left unfinished in the attempt's worktree — a merge of the target with files still in conflict, a
+ * rebase stopped half-way (docs/isolation.md, "Resolving a conflict") — is not committed as it is: that would commit
+ * the conflict markers, or a commit in the middle of a rebase. The attempt goes back to an integration_conflict gate
+ * that says what is left to do there; nothing is integrated. A merge whose files are all resolved goes on: committing
+ * the attempt's work concludes it.
+ */
+export async function holdUnfinishedResolution(
+  ctx: EngineContext,
+  runId: string,
+  worktree: AttemptWorktree,
+  targetBranch: string,
+): Promise<IntegrationOutcome | undefined> {
+  if (!existsSync(worktree.path)) return undefined;
+  const unfinished = await readUnfinishedResolution(new Git(worktree.path));
+  if (!unfinished || !stopsIntegration(unfinished)) return undefined;
+  const detail = unfinishedResolutionDetail(unfinished, targetBranch);
+  return recordConflict(ctx, runId, worktree, [...unfinished.unmerged], detail);
 }
 
 export async function recordConflict(

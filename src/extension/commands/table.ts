@@ -9,8 +9,10 @@ import { ingestArtifact } from './ingestArtifact';
 import { openArtifact, openLog } from './openFiles';
 import { openDashboard } from './openDashboard';
 import { openDocs } from './openDocs';
+import { openWorktree, openWorktreeInTerminal } from './openWorktree';
 import { recheckIsolation } from './recheckIsolation';
 import { reconcileRun } from './reconcileRun';
+import { resolveConflict } from './resolveConflict';
 import { refresh } from './refresh';
 import { removeRun, showRemovedRuns } from './removeRuns';
 import { replanRun } from './replanRun';
@@ -44,6 +46,7 @@ export const COMMANDS = {
   'baton.rejectGate': rejectGate,
   'baton.recheckIsolation': recheckIsolation,
   'baton.answerQuestion': answerQuestion,
+  'baton.resolveConflict': resolveConflict,
   'baton.stopRun': stopRun,
   'baton.stopRunImmediately': stopRunImmediately,
   'baton.cancelRun': cancelRun,
@@ -64,6 +67,8 @@ export const COMMANDS = {
   'baton.openLog': openLog,
   'baton.showChanges': showChanges,
   'baton.showOutput': showOutput,
+  'baton.openWorktree': openWorktree,
+  'baton.openWorktreeInTerminal': openWorktreeInTerminal,
   'baton.showEvents': showEvents,
   'baton.showLog': showLog,
   'baton.refresh': refresh,

@@ -17,6 +17,7 @@ import {
 import { describeLiveness } from '../../protocol/liveness';
 import { formatSpend, type SpendFigures } from '../../protocol/spend';
 import { formatDuration, runTimeText, shownRunTime, type ShownRunTime } from '../../protocol/time';
+import { latestStartedAttempt } from './attempts';
 import { isLiveRuntime, type RunStateCache } from './runState';
 
 /**
@@ -285,6 +286,18 @@ export function historyRow(count: number): Row {
   };
 }
 
+/**
+ * Whether an attempt has a worktree a person can open (docs/isolation.md): recorded and not removed. The rows of its
+ * task (its latest started attempt), its delegation and its worker carry `hasWorktree` for the menus' when-clauses
+ * (Open Worktree in New Window / in Terminal); one removed from disk since is said when the command runs.
+ */
+export function hasOpenWorktree(view: RunOverview | undefined, delegationId: string | undefined): boolean {
+  return (
+    delegationId !== undefined &&
+    (view?.worktrees ?? []).some((w) => w.delegationId === delegationId && w.removedAt === undefined)
+  );
+}
+
 /** A task's row; `duration` is its run time, as of the shared clock (what the dashboard shows). */
 export function taskRow(cache: RunStateCache, runId: string, taskId: string): Row & { duration?: string } {
   const task = cache.overview(runId)?.tasks.find((t) => t.id === taskId);
@@ -309,9 +322,14 @@ export function taskRow(cache: RunStateCache, runId: string, taskId: string): Ro
     ...(duration ? { duration } : {}),
     icon: TASK_ICONS[task?.status ?? 'pending'],
     tooltip: `**${taskId}** ${task?.title ?? ''}\n\n${task?.statusReason ? `_${task.statusReason}_\n\n` : ''}${task?.instructions.slice(0, 500) ?? ''}`,
-    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}${task && FOLLOW_UP_TASK_STATUSES.includes(task.status) ? ' canMessage' : ''}`,
+    contextValue: `baton.task status=${task?.status}${task?.status === 'ready' || task?.status === 'pending' ? ' canRun' : ''}${attempts.some((a) => a.startedAt !== undefined) ? ' hasAttempts' : ''}${task && FOLLOW_UP_TASK_STATUSES.includes(task.status) ? ' canMessage' : ''}${worktreeFlag(cache.overview(runId), taskId)}`,
     collapsible: attempts.length ? 'collapsed' : 'none',
   };
+}
+
+/** ` hasWorktree` when the task's latest started attempt (what its Open Worktree opens) has one. */
+function worktreeFlag(view: RunOverview | undefined, taskId: string): string {
+  return view && hasOpenWorktree(view, latestStartedAttempt(view, taskId)?.id) ? ' hasWorktree' : '';
 }
 
 export function delegationRow(cache: RunStateCache, runId: string, delegationId: string): Row {
@@ -332,7 +350,7 @@ export function delegationRow(cache: RunStateCache, runId: string, delegationId:
     ...(tooltip ? { tooltip, plainTooltip: true } : {}),
     // A string tooltip would be the row's accessible name: name the delegation and its state.
     accessibilityLabel: `${delegationId} ${description}`.trim(),
-    contextValue: `baton.delegation status=${d?.status}${d?.startedAt !== undefined ? ' started' : ''}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}`,
+    contextValue: `baton.delegation status=${d?.status}${d?.startedAt !== undefined ? ' started' : ''}${d?.artifactPath ? ' hasArtifact' : ''}${runtime ? ' hasLog' : ''}${d?.status === 'RUNNING' ? ' canStop' : ''}${d?.status === 'RUNNING' || d?.status === 'BLOCKED' ? ' canIngest' : ''}${hasOpenWorktree(view, delegationId) ? ' hasWorktree' : ''}`,
     collapsible: 'none',
     ...(d?.artifactPath ? { command: { command: 'baton.openArtifact', title: 'Open Artifact' } } : {}),
   };
@@ -373,7 +391,7 @@ function workerRowOf(cache: RunStateCache, r: ReturnType<RunStateCache['liveRunt
       description: [live.summary, live.lease, r.progress, spent].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
       tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${spent ? `\n- spent: ${spent}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
-      contextValue: `baton.runtime status=${live.state}`,
+      contextValue: `baton.runtime status=${live.state}${hasOpenWorktree(cache.overview(r.runId), r.delegationId) ? ' hasWorktree' : ''}`,
       collapsible: 'none',
     },
   };

@@ -110,6 +110,7 @@ export const WEBVIEW_EXAMPLES: WebviewMessage[] = [
   { type: 'approveGate', gateId: 'G-1', note: 'backup taken' },
   { type: 'rejectGate', gateId: 'G-1', note: 'not now' },
   { type: 'answerQuestion', gateId: 'G-4' },
+  { type: 'resolveConflict', gateId: 'G-3' },
   { type: 'stopRun', mode: 'graceful' },
   { type: 'stopRun', mode: 'immediate' },
   { type: 'resumeRun' },

@@ -37,6 +37,7 @@ describe('dashboard protocol (src/protocol/messages.ts)', () => {
       { type: 'rejectGate', gateId: 'G-1', note: '   ' },
       { type: 'answerQuestion' },
       { type: 'answerQuestion', gateId: 'G-1', answer: 'yes' },
+      { type: 'resolveConflict' },
       { type: 'stopRun', mode: 'now' },
       { type: 'openArtifact', path: 'a.md', line: 0 },
       { type: 'openArtifact', path: 'a.md', line: 1.5 },

@@ -10,6 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
+import type { UnfinishedResolution } from '../../domain/conflictResolution';
 import type { AttemptWorktree, RepositoryProbe } from '../../domain/isolation';
 import { createFenced, openFenced, readFenced } from '../../platform/fencedFiles';
 import { writeThrough } from '../files/safeWrite';
@@ -252,4 +253,23 @@ export async function removeScratchWorktree(repoRoot: string, path: string): Pro
   const git = new Git(repoRoot);
   if (existsSync(path)) await git.attempt(['worktree', 'remove', '--force', path]);
   await git.attempt(['worktree', 'prune']);
+}
+
+/**
+ * A merge, rebase or cherry-pick git is in the middle of in this working tree (a person or an agent resolving a
+ * conflict there), with the files still in conflict; undefined when none is.
+ */
+export async function readUnfinishedResolution(git: Git): Promise<UnfinishedResolution | undefined> {
+  const gitDir = resolve(git.cwd, (await git.run(['rev-parse', '--git-dir'])).trim());
+  const operation =
+    existsSync(join(gitDir, 'rebase-merge')) || existsSync(join(gitDir, 'rebase-apply'))
+      ? 'rebase'
+      : existsSync(join(gitDir, 'CHERRY_PICK_HEAD'))
+        ? 'cherry-pick'
+        : existsSync(join(gitDir, 'MERGE_HEAD'))
+          ? 'merge'
+          : undefined;
+  const unmerged = await git.unmergedPaths();
+  if (!operation && unmerged.length === 0) return undefined;
+  return { operation: operation ?? 'merge', unmerged };
 }

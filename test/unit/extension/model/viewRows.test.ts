@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_STATUSES, type Gate, type Run, type RunStatus, type Task } from '../../../../src/engine/index';
 import type { RunStateCache } from '../../../../src/extension/model/runState';
-import { gateRows, runActions, runsByPlace, taskRow } from '../../../../src/extension/model/viewRows';
+import { delegationRow, gateRows, runActions, runsByPlace, taskRow } from '../../../../src/extension/model/viewRows';
+import type { AttemptWorktree, Delegation } from '../../../../src/engine/index';
 
 const ROOT = join(__dirname, '../../../..');
 
@@ -134,5 +135,45 @@ describe('Runs view task rows', () => {
     assert.equal(held.description, 'ready · waiting for usage limit until 15:00');
     const other = taskRow(cache(task('waits for T2: its files overlap (a / a)')), 'R-1', 'T1');
     assert.equal(other.description, 'ready');
+  });
+});
+
+describe("an attempt's worktree in the Runs view's menus", () => {
+  it('offers Open Worktree on the task and attempt rows while the attempt has a worktree, not once it was removed nor in the shared tree', () => {
+    const attempt = {
+      runId: 'R-1',
+      id: 'D-T1-coder-001',
+      taskId: 'T1',
+      status: 'BLOCKED',
+      startedAt: 1,
+    } as Delegation;
+    const worktree = (removedAt?: number) =>
+      ({
+        runId: 'R-1',
+        delegationId: attempt.id,
+        taskId: 'T1',
+        ...(removedAt ? { removedAt } : {}),
+      }) as AttemptWorktree;
+    const cache = (worktrees?: AttemptWorktree[]) =>
+      ({
+        overview: () => ({
+          tasks: [{ id: 'T1', title: 'Sign', instructions: '', status: 'gated' } as Task],
+          delegations: [attempt],
+          runtimes: [],
+          usage: [],
+          ...(worktrees ? { worktrees } : {}),
+        }),
+        attempts: () => [attempt],
+        attemptEnds: () => new Map(),
+        now: 0,
+      }) as unknown as RunStateCache;
+    const worktreeCommands = (c: RunStateCache) =>
+      [taskRow(c, 'R-1', 'T1'), delegationRow(c, 'R-1', attempt.id)].map((row) =>
+        offered(row.contextValue).filter((id) => id.startsWith('baton.openWorktree')),
+      );
+    const both = ['baton.openWorktree', 'baton.openWorktreeInTerminal'];
+    assert.deepEqual(worktreeCommands(cache([worktree()])), [both, both]);
+    assert.deepEqual(worktreeCommands(cache([worktree(5)])), [[], []], 'removed');
+    assert.deepEqual(worktreeCommands(cache()), [[], []], 'the shared working tree');
   });
 });
