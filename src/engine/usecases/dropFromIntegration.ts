@@ -1,4 +1,5 @@
 import type { EngineContext } from './context';
+import { updateGate } from '../operations/gates/updateGate';
 import { BatonError } from '../domain/errors';
 import { counted } from '../domain/plural';
 import type { Gate } from '../domain/types';
@@ -77,7 +78,9 @@ export async function dropFromIntegration(
   const nowChanged = await git.changedFiles(base, sourceHead);
   await ctx.store.transact(async (tx) => {
     const now = ctx.clock.now();
-    const still = await tx.get<{ status: string }>(`SELECT status FROM gates WHERE id = ?`, [gate.id]);
+    const still = await tx.get<{ status: string; reason: string }>(`SELECT status, reason FROM gates WHERE id = ?`, [
+      gate.id,
+    ]);
     // Decided while the commit was made: the commit stays on the branch, unrecorded — the decision stands.
     if (still?.status !== 'open')
       throw new BatonError('gate.already-decided', `Gate ${gate.id} was decided meanwhile.`);
@@ -88,10 +91,15 @@ export async function dropFromIntegration(
       now,
     );
     const earlier = Array.isArray(gate.details.dropped) ? (gate.details.dropped as string[]) : [];
-    await tx.run(`UPDATE gates SET details_json = ? WHERE id = ?`, [
-      JSON.stringify({ ...gate.details, sourceHead, files: nowChanged, dropped: [...earlier, ...dropped] }),
-      gate.id,
-    ]);
+    await updateGate(
+      tx,
+      gate,
+      {
+        reason: still.reason,
+        details: { ...gate.details, sourceHead, files: nowChanged, dropped: [...earlier, ...dropped] },
+      },
+      now,
+    );
     await appendEvent(tx, gate.runId, 'review:dropped', now, {
       gateId: gate.id,
       delegationId: worktree!.delegationId,

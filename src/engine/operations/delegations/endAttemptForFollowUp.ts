@@ -46,13 +46,14 @@ export async function sendBackFromReview(
   await closeGate(
     tx,
     gate,
-    { decision: 'rejected', by: input.by, note: `changes requested (${input.followUpId})` },
+    {
+      decision: 'rejected',
+      by: input.by,
+      note: `changes requested (${input.followUpId})`,
+      details: { ...gate.details, sentBack: input.followUpId },
+    },
     now,
   );
-  await tx.run(`UPDATE gates SET details_json = ? WHERE id = ?`, [
-    JSON.stringify({ ...gate.details, sentBack: input.followUpId }),
-    gate.id,
-  ]);
   if (delegation.status === 'BLOCKED')
     await transitionDelegation(tx, delegation, 'CANCELLED', { reason: followUpReason(input.by) }, now);
   const why = `${input.by} requested changes of ${delegation.id} at ${gate.id}; the next attempt starts from its work`;

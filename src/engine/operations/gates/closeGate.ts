@@ -13,7 +13,13 @@ import { appendEvent } from '../events/appendEvent';
 export async function closeGate(
   tx: StoreTx,
   gate: Pick<Gate, 'id' | 'runId' | 'kind' | 'status'>,
-  decision: { decision: GateDecision; by: string; note?: string | null },
+  decision: {
+    decision: GateDecision;
+    by: string;
+    note?: string | null;
+    /** The gate's details as they are to be kept with the decision (e.g. the follow-up a review was sent back with). */
+    details?: Record<string, unknown>;
+  },
   now: number,
 ): Promise<void> {
   if (!canTransitionGate(gate.status, decision.decision)) {
@@ -23,9 +29,11 @@ export async function closeGate(
     );
   }
   const note = decision.note?.trim() || null;
+  const details = decision.details === undefined ? null : JSON.stringify(decision.details);
   const changed = await tx.run(
-    `UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ? WHERE id = ? AND status = 'open'`,
-    [decision.decision, now, decision.by, note, gate.id],
+    `UPDATE gates SET status = ?, decided_at = ?, decided_by = ?, note = ?, details_json = COALESCE(?, details_json)
+     WHERE id = ? AND status = 'open'`,
+    [decision.decision, now, decision.by, note, details, gate.id],
   );
   if (changed !== 1) throw new BatonError('gate.already-decided', `Gate ${gate.id} was decided meanwhile.`);
   await appendEvent(tx, gate.runId, 'gate:decided', now, {
