@@ -42,7 +42,9 @@ export async function message(
       );
     } else if (action === 'send-back')
       o.out(
-        `${head}: changes requested of ${outcome.sentBack!.delegationId}, which waited for review (${outcome.sentBack!.gateId} rejected); the next attempt starts from its work with the message first.`,
+        outcome.sentBack!.gateKind === 'integration_failed'
+          ? `${head}: ${outcome.sentBack!.delegationId}, whose work failed merged with the target (${outcome.sentBack!.gateId} rejected), goes back to its agent; the next attempt starts from its work with the message first.`
+          : `${head}: changes requested of ${outcome.sentBack!.delegationId}, which waited for review (${outcome.sentBack!.gateId} rejected); the next attempt starts from its work with the message first.`,
       );
     else if (action === 'reopen')
       o.out(`${head}: the finished task runs again as a follow-up attempt (run ${run.id} is ${outcome.runStatus}).`);

@@ -70,7 +70,7 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'review:dropped':
       return `${text(e.data.by)} dropped ${counted(e.data.files.length, 'file')} of ${text(e.data.delegationId)} from its integration (${e.data.files.map((f) => text(f)).join(', ')}); it integrates ${short(e.data.sourceHead)}`;
     case 'worktree:carried':
-      return `${text(e.data.delegationId)} starts from ${text(e.data.fromDelegationId)}'s reviewed work (${short(e.data.commit)}), not the target branch`;
+      return `${text(e.data.delegationId)} starts from ${text(e.data.fromDelegationId)}'s held work (${short(e.data.commit)}), not the target branch`;
     case 'integration:resolving':
       return `${e.data.move === 'merge' ? `${text(e.data.targetBranch)} merged into the worktree of ${text(e.data.delegationId)}` : `the worktree of ${text(e.data.delegationId)} rebased onto ${text(e.data.targetBranch)}`} to resolve ${text(e.data.gateId)}: ${e.data.files.length > 0 ? `conflicts in ${text(e.data.files.join(', '))}` : 'no conflict'}`;
     case 'integration:done':
@@ -116,7 +116,9 @@ export function describeEvent(e: EventOf, maxField = 100): string {
           : e.data.action === 'reopen'
             ? '; it runs again as a follow-up'
             : e.data.action === 'send-back'
-              ? `: changes requested of ${text(e.data.sentBack?.delegationId)} at its review; the next attempt starts from its work`
+              ? e.data.sentBack?.gateKind === 'integration_failed'
+                ? `: ${text(e.data.sentBack.delegationId)}, whose work failed merged, goes back to its agent; the next attempt starts from its work`
+                : `: changes requested of ${text(e.data.sentBack?.delegationId)} at its review; the next attempt starts from its work`
               : '; its next attempt carries it'
       }: "${text(e.data.message)}"`;
     case 'attempt:follow-up':

@@ -312,7 +312,8 @@ export interface EventMap {
     action: 'interrupt' | 'reopen' | 'queue' | 'send-back';
     message: string;
     interruptedDelegationId?: string;
-    sentBack?: { delegationId: string; gateId: string };
+    /** `gateKind`: where it was held (absent in events of a Baton before integration_failed sent back: review). */
+    sentBack?: { delegationId: string; gateId: string; gateKind?: 'review' | 'integration_failed' };
   };
   /**
    * An attempt started that carries follow-up messages (a follow-up attempt: not a failure retry), continuing the

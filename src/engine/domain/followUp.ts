@@ -21,11 +21,13 @@ export type FollowUpAction =
   /** Its task waits to start (ready, pending, gated): its next attempt carries it. */
   | { kind: 'queue' }
   /**
-   * Its passed attempt waits at a review gate (`review: required`): the person requests changes — the gate rejected
-   * with the message, the held attempt ended (CANCELLED, not counted against maxAttempts), and the next attempt starts
-   * from the held attempt's work and carries the message.
+   * Its passed attempt is held before integration at a gate a message answers (SEND_BACK_GATES): at a review gate
+   * (`review: required`) the person requests changes; at an integration_failed gate (its work fails merged with the
+   * target) the failure goes back to the agent. The gate is rejected with the message, the held attempt ended
+   * (CANCELLED, not counted against maxAttempts), and the next attempt starts from the held attempt's work and carries
+   * the message.
    */
-  | { kind: 'send-back'; delegationId: string; gateId: string }
+  | { kind: 'send-back'; delegationId: string; gateId: string; gateKind: SendBackGate }
   | { kind: 'refuse'; code: Extract<ErrorCode, `follow-up.${string}`>; message: string };
 
 export interface FollowUpTarget {
@@ -37,9 +39,16 @@ export interface FollowUpTarget {
   manual: boolean;
   /** The task's latest attempt that is not over (PENDING, RUNNING or BLOCKED), if any. */
   open?: { id: string; status: DelegationStatus };
-  /** The open review gate that attempt waits at, if any. */
-  review?: { gateId: string; delegationId: string };
+  /** The open gate of SEND_BACK_GATES that attempt waits at, if any. */
+  heldAt?: { gateId: string; delegationId: string; kind: SendBackGate };
 }
+
+/**
+ * The gates at which a passed attempt's committed work is held before integration and a message sends it back to the
+ * agent: the next attempt starts from that work (claimAttempt, `carriedReviewWork`).
+ */
+export const SEND_BACK_GATES = ['review', 'integration_failed'] as const;
+export type SendBackGate = (typeof SEND_BACK_GATES)[number];
 
 /** The task states a message is taken in (`decideFollowUp`): the editor offers Send Message… on these. */
 export const FOLLOW_UP_TASK_STATUSES: readonly TaskStatus[] = [
@@ -71,9 +80,10 @@ export function decideFollowUp(t: FollowUpTarget): FollowUpAction {
   switch (t.taskStatus) {
     case 'running':
     case 'gated':
-      // A message to a passed attempt held for review is the review's outcome: changes requested.
-      if (t.review && t.open?.status === 'BLOCKED' && t.open.id === t.review.delegationId)
-        return { kind: 'send-back', delegationId: t.open.id, gateId: t.review.gateId };
+      // A message to a passed attempt held before integration sends its work back: changes requested at its review,
+      // or its failure on the merged tree for the agent to fix.
+      if (t.heldAt && t.open?.status === 'BLOCKED' && t.open.id === t.heldAt.delegationId)
+        return { kind: 'send-back', delegationId: t.open.id, gateId: t.heldAt.gateId, gateKind: t.heldAt.kind };
       // A task may wait at a gate while its attempt runs on (an agent's question): that attempt takes the message.
       return t.open?.status === 'RUNNING' ? { kind: 'interrupt', delegationId: t.open.id } : { kind: 'queue' };
     case 'completed':

@@ -57,7 +57,7 @@ export function integrationFailedReason(
 ): string {
   const what = failure.timedOut ? 'timed out' : `exited with ${failure.exitCode}`;
   const last = tellingLine(failure.output);
-  return `${worktree.taskId} passed on its own, but its work merged with ${merged.targetBranch} (${merged.targetHead.slice(0, 10)}; tree ${merged.tree.slice(0, 10)}) fails: \`${failure.command.join(' ')}\` ${what}${last ? ` (${last})` : ''}. ${merged.targetBranch} did not move; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId}.`;
+  return `${worktree.taskId} passed on its own, but its work merged with ${merged.targetBranch} (${merged.targetHead.slice(0, 10)}; tree ${merged.tree.slice(0, 10)}) fails: \`${failure.command.join(' ')}\` ${what}${last ? ` (${last})` : ''}. ${merged.targetBranch} did not move; the work is kept in ${worktree.path}. Approve to integrate it anyway; reject to fail ${worktree.taskId}; or send it back to its agent with a message (baton message ${worktree.taskId} "…").`;
 }
 
 /**

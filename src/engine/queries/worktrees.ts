@@ -1,3 +1,4 @@
+import { SEND_BACK_GATES } from '../domain/followUp';
 import type { AttemptWorktree, RunIsolation } from '../domain/isolation';
 import type { IntegrationStrategy } from '../domain/types';
 import type { StoreReader } from '../store/port';
@@ -90,24 +91,36 @@ export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: strin
 
 /**
  * The work a task's next isolated attempt starts from instead of the target branch's head: the committed work of its
- * attempt that last waited for review, when a person requested changes of it (`review: required`; the review gate
- * rejected with `sentBack`). That work is not on the target — it was held before integration — so a worktree from the
- * target would not have it, and the agent would continue its session in a tree without its own changes. The latest
- * review gate of the task decides: one approved (its work integrated, or integrates) or rejected outright carries
- * nothing. `baseCommit` stays the held attempt's base, so its work counts as the new attempt's to integrate.
+ * attempt that last waited before integration, when a message sent it back to the agent (domain/followUp.ts
+ * SEND_BACK_GATES: changes requested at its review, or its failure on the merged tree; the gate rejected with
+ * `sentBack`). That work is not on the target — it was held before integration — so a worktree from the target would
+ * not have it, and the agent would continue its session in a tree without its own changes. The latest such gate of
+ * the task decides: one approved (its work integrated, or integrates) or rejected outright carries nothing.
+ * `baseCommit` stays the held attempt's base, so its work counts as the new attempt's to integrate.
  */
 export async function carriedReviewWork(
   r: Pick<StoreReader, 'get'>,
   runId: string,
   taskId: string,
 ): Promise<{ delegationId: string; sourceHead: string; baseCommit: string } | undefined> {
-  const gate = await r.get<{ delegation_id: string | null; status: string; details_json: string }>(
-    `SELECT delegation_id, status, details_json FROM gates WHERE run_id = ? AND task_id = ? AND kind = 'review' ORDER BY ordinal DESC LIMIT 1`,
-    [runId, taskId],
+  const gate = await r.get<{ delegation_id: string | null; kind: string; status: string; details_json: string }>(
+    `SELECT delegation_id, kind, status, details_json FROM gates
+     WHERE run_id = ? AND task_id = ? AND kind IN (${SEND_BACK_GATES.map(() => '?').join(', ')})
+     ORDER BY ordinal DESC LIMIT 1`,
+    [runId, taskId, ...SEND_BACK_GATES],
   );
   if (!gate?.delegation_id || gate.status !== 'rejected') return undefined;
-  if (!(JSON.parse(gate.details_json) as { sentBack?: unknown }).sentBack) return undefined;
+  const details = JSON.parse(gate.details_json) as { sentBack?: unknown; mergedCommit?: unknown; targetHead?: unknown };
+  if (!details.sentBack) return undefined;
   const worktree = await getAttemptWorktree(r, runId, gate.delegation_id);
   if (!worktree?.sourceHead) return undefined;
+  // Its work failed merged with the target: the agent fixes it in the merged tree it failed in (the target then, with
+  // its work on top), so the fix is made against what the target holds, not the older base it started from.
+  if (
+    gate.kind === 'integration_failed' &&
+    typeof details.mergedCommit === 'string' &&
+    typeof details.targetHead === 'string'
+  )
+    return { delegationId: worktree.delegationId, sourceHead: details.mergedCommit, baseCommit: details.targetHead };
   return { delegationId: worktree.delegationId, sourceHead: worktree.sourceHead, baseCommit: worktree.baseCommit };
 }

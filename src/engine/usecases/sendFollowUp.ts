@@ -1,5 +1,12 @@
 import { BatonError } from '../domain/errors';
-import { decideFollowUp, followUpMessageProblem, type FollowUp, type FollowUpAction } from '../domain/followUp';
+import {
+  decideFollowUp,
+  followUpMessageProblem,
+  SEND_BACK_GATES,
+  type SendBackGate,
+  type FollowUp,
+  type FollowUpAction,
+} from '../domain/followUp';
 import type { StopReportEntry } from '../domain/stops';
 import { reviewMessage, reviewMessageProblem, reviewProblem, type ReviewComment } from '../domain/review';
 import type { DelegationStatus, RunStatus, TaskStatus } from '../domain/types';
@@ -29,7 +36,7 @@ export interface FollowUpOutcome {
    */
   interrupted?: { delegationId: string; endedBy: 'coordinator' | 'this process'; report?: StopReportEntry };
   /** For `send-back`: the passed attempt that waited for review, and its review gate (rejected by the message). */
-  sentBack?: { delegationId: string; gateId: string };
+  sentBack?: { delegationId: string; gateId: string; gateKind: SendBackGate };
   /** Whether a live coordinator drives the run (it takes the message on); else `baton resume` does. */
   driven: boolean;
 }
@@ -90,10 +97,10 @@ async function recordAndAct(
     settings.workers?.defaultWorker ??
     ctx.config.defaultWorker;
   const open = last && ['PENDING', 'RUNNING', 'BLOCKED'].includes(last.status) ? last : undefined;
-  const review = open
-    ? await tx.get<{ id: string }>(
-        `SELECT id FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'review' AND status = 'open' LIMIT 1`,
-        [runId, open.id],
+  const heldAt = open
+    ? await tx.get<{ id: string; kind: SendBackGate }>(
+        `SELECT id, kind FROM gates WHERE run_id = ? AND delegation_id = ? AND kind IN (${SEND_BACK_GATES.map(() => '?').join(', ')}) AND status = 'open' LIMIT 1`,
+        [runId, open.id, ...SEND_BACK_GATES],
       )
     : undefined;
   const action = decideFollowUp({
@@ -103,7 +110,7 @@ async function recordAndAct(
     taskStatus: task.status,
     manual: isManualWorker(definitions, workerId),
     ...(open ? { open } : {}),
-    ...(open && review ? { review: { gateId: review.id, delegationId: open.id } } : {}),
+    ...(open && heldAt ? { heldAt: { gateId: heldAt.id, delegationId: open.id, kind: heldAt.kind } } : {}),
   });
   if (action.kind === 'refuse') throw new BatonError(action.code, action.message);
   const followUp = await recordFollowUp(
@@ -116,7 +123,7 @@ async function recordAndAct(
       action: action.kind,
       ...(action.kind === 'interrupt' ? { interruptedDelegationId: action.delegationId } : {}),
       ...(action.kind === 'send-back'
-        ? { sentBack: { delegationId: action.delegationId, gateId: action.gateId } }
+        ? { sentBack: { delegationId: action.delegationId, gateId: action.gateId, gateKind: action.gateKind } }
         : {}),
     },
     now,
@@ -128,7 +135,9 @@ async function recordAndAct(
   if (action.kind === 'reopen')
     await reopenFinishedTask(tx, runId, taskId, `a follow-up from ${by} (${followUp.id}) runs it again`, now);
   const sentBack =
-    action.kind === 'send-back' ? { delegationId: action.delegationId, gateId: action.gateId } : undefined;
+    action.kind === 'send-back'
+      ? { delegationId: action.delegationId, gateId: action.gateId, gateKind: action.gateKind }
+      : undefined;
   if (sentBack) await sendBackFromReview(tx, { runId, ...sentBack, by, followUpId: followUp.id }, now);
   return {
     followUp,

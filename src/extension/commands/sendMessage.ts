@@ -50,7 +50,9 @@ export function messageSent(taskId: string, outcome: FollowUpOutcome): string {
     case 'queue':
       return `${head}: its next attempt carries it.`;
     case 'send-back':
-      return `${head}: changes requested of ${outcome.sentBack!.delegationId} (review gate ${outcome.sentBack!.gateId}); the next attempt starts from its work with the message first.`;
+      return outcome.sentBack!.gateKind === 'integration_failed'
+        ? `${head}: ${outcome.sentBack!.delegationId}, whose work failed merged (${outcome.sentBack!.gateId}), goes back to its agent; the next attempt starts from its work with the message first.`
+        : `${head}: changes requested of ${outcome.sentBack!.delegationId} (review gate ${outcome.sentBack!.gateId}); the next attempt starts from its work with the message first.`;
   }
 }
 

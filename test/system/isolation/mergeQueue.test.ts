@@ -196,6 +196,65 @@ describe('git isolation: the merge queue verifies the merged tree before the tar
     assert.ok(existsSync(wtC.path), "C's work is kept for baton cleanup");
   });
 
+  it('a message at the integration_failed gate sends B back to its agent: the next attempt starts from its commit, fixes the call, and integrates', async () => {
+    const { run } = await begin(['A', 'B']);
+    const release = join(fixture.workspace, '.baton', 'release');
+    const env = {
+      FAKE_EDITS: JSON.stringify({
+        A: { 'lib.js': 'exports.hello = () => "hi";\n' },
+        B: { 'use-b.js': 'require("./lib.js").greet();\n', 'notes-b.txt': 'written by the first attempt\n' },
+      }),
+      // The follow-up attempt changes only the call: the notes reach main only if it started from B's first commit.
+      FAKE_FOLLOW_UP_EDITS: JSON.stringify({ B: { 'use-b.js': 'require("./lib.js").hello();\n' } }),
+      FAKE_HOLD_B: release,
+    };
+    await withWorkerEnv(env, async () => {
+      const running = drive(run.id);
+      for (
+        let i = 0;
+        (await engine.listWorktrees(run.id)).find((w) => w.taskId === 'A')?.status !== 'integrated';
+        i++
+      ) {
+        assert.ok(i < 6000, 'A integrates');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      writeFileSync(release, '');
+      assert.equal((await running).kind, 'paused');
+      const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
+      assert.deepEqual([gate?.kind, gate?.taskId], ['integration_failed', 'B']);
+      const afterA = git(fixture.workspace, 'rev-parse', 'main');
+
+      const sent = await engine.sendFollowUp({
+        runId: run.id,
+        taskId: 'B',
+        message: 'lib.js has hello now, not greet: call hello.',
+        by: 'ann',
+      });
+      assert.equal(sent.action, 'send-back');
+      assert.deepEqual(sent.sentBack, {
+        delegationId: 'D-B-coder-001',
+        gateId: gate!.id,
+        gateKind: 'integration_failed',
+      });
+      const decided = (await engine.listGates({ runId: run.id })).find((g) => g.id === gate!.id)!;
+      assert.deepEqual([decided.status, decided.note], ['rejected', `sent back to the agent (${sent.followUp.id})`]);
+
+      assert.deepEqual(await drive(run.id), { kind: 'finished', status: 'completed' });
+      assert.equal(git(fixture.workspace, 'rev-parse', 'main~1'), afterA, 'B integrated on top of A');
+      assert.equal(readFileSync(join(fixture.workspace, 'use-b.js'), 'utf8'), 'require("./lib.js").hello();\n');
+      assert.equal(
+        readFileSync(join(fixture.workspace, 'notes-b.txt'), 'utf8'),
+        'written by the first attempt\n',
+        "the follow-up started from B's first commit, so its work came along",
+      );
+      const { delegations } = await engine.listDelegations(run.id);
+      assert.deepEqual(
+        delegations.filter((d) => d.taskId === 'B').map((d) => `${d.id} ${d.status}${d.followUp ? ' follow-up' : ''}`),
+        ['D-B-coder-001 CANCELLED', 'D-B-coder-002 COMPLETED follow-up'],
+      );
+    });
+  });
+
   it('a coordinator killed after the merged tree passed: the next one reuses the receipt on the same tree and integrates once', async () => {
     const { counter, base, run } = await begin(['A']);
     const env = { FAKE_EDITS: JSON.stringify({ A: { 'use-a.js': 'require("./lib.js").greet();\n' } }) };

@@ -70,9 +70,22 @@ describe('follow-up messages', () => {
       // A passed attempt held at its review gate (review: required): the message requests changes — sent back.
       assert.deepEqual(
         decideFollowUp(
-          target('gated', { open: { id: 'D', status: 'BLOCKED' }, review: { gateId: 'G-1', delegationId: 'D' } }),
+          target('gated', {
+            open: { id: 'D', status: 'BLOCKED' },
+            heldAt: { gateId: 'G-1', delegationId: 'D', kind: 'review' },
+          }),
         ),
-        { kind: 'send-back', delegationId: 'D', gateId: 'G-1' },
+        { kind: 'send-back', delegationId: 'D', gateId: 'G-1', gateKind: 'review' },
+      );
+      // Held at an integration_failed gate (its work fails merged with the target): the message sends it back too.
+      assert.deepEqual(
+        decideFollowUp(
+          target('gated', {
+            open: { id: 'D', status: 'BLOCKED' },
+            heldAt: { gateId: 'G-2', delegationId: 'D', kind: 'integration_failed' },
+          }),
+        ),
+        { kind: 'send-back', delegationId: 'D', gateId: 'G-2', gateKind: 'integration_failed' },
       );
       // The editor offers Send Message… on exactly the states that take one.
       assert.deepEqual(

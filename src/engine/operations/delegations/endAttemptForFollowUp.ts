@@ -29,7 +29,8 @@ export async function endAttemptForFollowUp(
 }
 
 /**
- * Changes requested of a passed attempt held at its review gate (`review: required`; domain/followUp.ts `send-back`),
+ * A passed attempt held before integration sent back to its agent (domain/followUp.ts `send-back`: changes requested
+ * at its review gate, or its failure at an integration_failed gate),
  * in the follow-up's transaction: the gate rejected with the message's id (its details say it was sent back, which is
  * how the next attempt's claim finds the work to start from), the held attempt ended as a follow-up ends one
  * (CANCELLED, not counted against maxAttempts; its committed worktree kept), and the task ready at once.
@@ -49,14 +50,18 @@ export async function sendBackFromReview(
     {
       decision: 'rejected',
       by: input.by,
-      note: `changes requested (${input.followUpId})`,
+      note:
+        gate.kind === 'review'
+          ? `changes requested (${input.followUpId})`
+          : `sent back to the agent (${input.followUpId})`,
       details: { ...gate.details, sentBack: input.followUpId },
     },
     now,
   );
   if (delegation.status === 'BLOCKED')
     await transitionDelegation(tx, delegation, 'CANCELLED', { reason: followUpReason(input.by) }, now);
-  const why = `${input.by} requested changes of ${delegation.id} at ${gate.id}; the next attempt starts from its work`;
+  const asked = gate.kind === 'review' ? 'requested changes of' : 'sent the failure of';
+  const why = `${input.by} ${asked} ${delegation.id} at ${gate.id} back to its agent; the next attempt starts from its work`;
   await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', why, now);
   await setTaskNotBefore(tx, input.runId, delegation.taskId, null);
 }

@@ -21,7 +21,7 @@ export async function recordFollowUp(
     by: string;
     action: Exclude<FollowUpAction['kind'], 'refuse'>;
     interruptedDelegationId?: string;
-    sentBack?: { delegationId: string; gateId: string };
+    sentBack?: { delegationId: string; gateId: string; gateKind: 'review' | 'integration_failed' };
   },
   now: number,
 ): Promise<FollowUp> {

@@ -61,7 +61,7 @@ describe('the merge queue: what a merged tree is verified with (docs/isolation.m
     );
     assert.equal(
       reason,
-      'B passed on its own, but its work merged with main (0123456789; tree fedcba9876) fails: `node check.js` exited with 1 (TypeError: greet is not a function). main did not move; the work is kept in /ws/.baton/worktrees/R-1/B-001. Approve to integrate it anyway; reject to fail B.',
+      'B passed on its own, but its work merged with main (0123456789; tree fedcba9876) fails: `node check.js` exited with 1 (TypeError: greet is not a function). main did not move; the work is kept in /ws/.baton/worktrees/R-1/B-001. Approve to integrate it anyway; reject to fail B; or send it back to its agent with a message (baton message B "…").',
     );
     assert.match(
       integrationFailedReason(
