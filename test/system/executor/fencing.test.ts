@@ -252,7 +252,7 @@ describe('fencing: a coordinator stopped between its check and its side effect (
   /** A verify command that notes its start and end (also on TERM) and passes once the file `release` exists. */
   const SLOW_CHECK = [
     `const fs = require('node:fs');`,
-    `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + process.pid + ' ' + Date.now() + '\\n');`,
+    `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + fs.readlinkSync('/proc/self') + ' ' + Date.now() + '\\n');`,
     `note('start');`,
     `process.on('SIGTERM', () => { note('end'); process.exit(143); });`,
     `setInterval(() => { if (fs.existsSync('release')) { note('end'); process.exit(0); } }, 20);`,
