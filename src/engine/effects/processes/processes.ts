@@ -60,6 +60,56 @@ function readProcStat(pid: number): ProcStat | undefined {
   };
 }
 
+/**
+ * How deep this process's PID namespace is below the one /proc names processes in: 0 for a coordinator, 1 for a
+ * `baton` a worker runs (in the worker's namespace, spawnSupervised). Read once.
+ */
+let namespaceDepth: number | undefined;
+function ownNamespaceDepth(): number {
+  if (namespaceDepth === undefined) {
+    namespaceDepth = HAS_PROC ? Math.max(0, (nsPidsOf('self')?.length ?? 1) - 1) : 0;
+  }
+  return namespaceDepth;
+}
+
+/** The pids of a process in each PID namespace it belongs to, /proc's first (its NSpid line). */
+function nsPidsOf(pid: number | 'self'): number[] | undefined {
+  try {
+    const line = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return line?.trim().split(/\s+/).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A process /proc names `pid`, by the number this process signals it with: the same but inside a PID namespace,
+ * where it is the namespace's number; undefined when it is not in this process's namespace or below (it cannot be
+ * signalled from here).
+ */
+function signallablePid(pid: number): number | undefined {
+  const depth = ownNamespaceDepth();
+  if (depth === 0) return pid;
+  return nsPidsOf(pid)?.[depth];
+}
+
+/**
+ * The process this one started as `pid` (fork's answer: in a PID namespace, the namespace's number), as /proc names
+ * it. Inside a worker's namespace — a `baton ingest` that verifies — the child is looked up by its NSpid.
+ */
+export function procPidOfChild(pid: number): number | undefined {
+  const depth = ownNamespaceDepth();
+  if (depth === 0) return pid;
+  for (const name of readdirSync('/proc')) {
+    const candidate = Number(name);
+    if (!Number.isInteger(candidate) || candidate <= 0) continue;
+    const pids = nsPidsOf(candidate);
+    if (pids?.length === depth + 1 && pids[depth] === pid && readProcStat(candidate)?.ppid === ownPid())
+      return candidate;
+  }
+  return undefined;
+}
+
 /** What every process of a worker carries in its environment, however it detached (set by the coordinator at spawn). */
 export function workerMarker(runtimeId: string): string {
   return `BATON_RUNTIME_ID=${runtimeId}`;
@@ -400,8 +450,10 @@ export interface TerminationReport {
 /** Signals one process, checked against its start time right before: never a pid that now belongs to someone else. */
 function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
   if (!isVerifiablyAlive(target)) return;
+  const pid = signallablePid(target.pid);
+  if (pid === undefined) return;
   try {
-    process.kill(target.pid, sig);
+    process.kill(pid, sig);
   } catch {
     // gone meanwhile, or not ours to signal (it then shows up as a survivor)
   }
@@ -418,8 +470,10 @@ function signalGroup(root: ProcessIdentity | undefined, sig: NodeJS.Signals): vo
   const rootStat = HAS_PROC ? readProcStat(root.pid) : undefined;
   const group = rootStat ? ownGroupOf(rootStat, parentOnProc).pgrp : root.pid;
   if (HAS_PROC && readProcStat(ownPid())?.pgrp === group) return;
+  const leader = signallablePid(group);
+  if (leader === undefined) return;
   try {
-    process.kill(-group, sig);
+    process.kill(-leader, sig);
   } catch {
     // not a group leader, or the group is gone
   }

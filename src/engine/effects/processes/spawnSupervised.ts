@@ -9,7 +9,7 @@ import type { ProcessIdentity } from '../../domain/process';
 import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
 import { exitFromStatus, exitRecordHeader, NON_FATAL_SIGNALS, type ExitRecordOwner } from '../../domain/exitRecord';
-import { gateChildOf, gateGrandchildOf, identityOf, markerTag } from './processes';
+import { gateChildOf, gateGrandchildOf, identityOf, markerTag, procPidOfChild } from './processes';
 import { pidNamespaceLauncher } from './pidNamespace';
 
 export interface WorkerExit {
@@ -208,9 +208,16 @@ export async function spawnSupervised(
       return { notStarted: (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error' };
     }
     // Under a waiter the worker is the waiter's child: its identity is the gate's, which becomes the command. In a
-    // namespace the waiter is the child of unshare, the leader.
+    // namespace the waiter is the child of unshare, the leader. `leader` is signalled; /proc names it `onProc` (the
+    // same number, unless this process runs in a worker's namespace: a `baton ingest` that verifies).
     const leader = subprocess.pid;
-    const worker = namespace ? await gateOf(leader, 2) : record !== undefined ? await gateOf(leader, 1) : leader;
+    const onProc = procPidOfChild(leader);
+    const worker =
+      namespace || record !== undefined
+        ? onProc === undefined
+          ? undefined
+          : await gateOf(onProc, namespace ? 2 : 1)
+        : (onProc ?? leader);
     if (worker === undefined) {
       killGroup(leader);
       return { notStarted: 'its exit waiter ended before its gate started' };
