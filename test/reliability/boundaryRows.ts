@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
-import { plan, withWorkerEnv } from '../fixtures/executor/harness';
+import { ChildCoordinator, plan, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
 import { ensureCliBuilt, makeWorkspace, removeWorkspace, runCli, writeFile } from '../support/cli';
 import { EngineFixture } from '../support/engineFixture';
 import { FakeClock } from '../support/fakeClock';
@@ -555,5 +555,100 @@ export async function stolenTokenRow(trials: number): Promise<RowOutcome> {
     trials,
     failures: await failuresOver(trials, stolenToken),
     note: "per trial: a token read from another worker's /proc/<pid>/environ, its forged PASS, then the owner's own hand-in",
+  };
+}
+
+const STOP_WORKER = resolve(__dirname, '../fixtures/workers/stopWorker.js');
+
+/** A process as /proc shows it now: its start time, or undefined when it is gone (a zombie is). */
+function startOf(pid: number): string | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Issue 25, item 3.5 (row H15): a worker's daemon drops everything it can change — its launcher exits (a double
+ * fork), it has a session of its own and an empty environment, and it resets the real-time limit the marker's tag
+ * set — then `stop --mode immediate`: from this process while its coordinator drives the worker (even trials), or
+ * with the coordinator SIGKILLed first, the stop applied by this process alone (odd trials). The stop is confirmed
+ * only when the daemon (pid and start time) is gone.
+ */
+export async function hostileDaemon(trial: number): Promise<string[]> {
+  const workspace = makeTempDir('baton-hostile-');
+  const dir = join(workspace, 'stop');
+  mkdirSync(dir);
+  const failures: string[] = [];
+  const leftovers: Array<{ pid: number; start: string }> = [];
+  let engine: Engine | undefined;
+  try {
+    writeFileSync(join(workspace, 'plan.md'), plan([{ id: 'A' }]));
+    mkdirSync(join(workspace, '.baton'));
+    writeFileSync(
+      join(workspace, '.baton', 'config.json'),
+      JSON.stringify({
+        defaultWorker: 'hostile',
+        stopGraceSeconds: 1,
+        workers: {
+          hostile: {
+            type: 'process',
+            command: process.execPath,
+            args: [STOP_WORKER, '{taskId}', '{promptFile}'],
+            env: { STOP_DIR: dir, STOP_BEHAVIOUR: JSON.stringify({ A: 'hostile' }) },
+          },
+        },
+      }),
+    );
+    engine = await Engine.open({ workspace, follow: true });
+    const { run } = await engine.runForPlan('plan.md');
+    const coordinated =
+      trial % 2 === 0 ? await engine.coordinate({ runId: run.id }) : new ChildCoordinator(workspace, run.id, {});
+    const running = 'coordinator' in coordinated ? coordinated.coordinator.run() : undefined;
+    if (!running && !(coordinated instanceof ChildCoordinator)) throw new Error('no lease');
+    const reported = join(dir, 'A.json');
+    await waitFor('the worker and its daemon', () => existsSync(reported), 30_000);
+    const pids = JSON.parse(readFileSync(reported, 'utf8')) as { worker: number; pids: { hostile: number } };
+    for (const pid of [pids.worker, pids.pids.hostile]) {
+      const start = startOf(pid);
+      if (start) leftovers.push({ pid, start });
+    }
+    const daemon = leftovers.find((p) => p.pid === pids.pids.hostile);
+    if (!daemon) return [`the daemon ${pids.pids.hostile} was not running when reported`];
+    if (coordinated instanceof ChildCoordinator) {
+      coordinated.kill('SIGKILL');
+      await coordinated.exited;
+    }
+    const { request } = await engine.requestStop({ runId: run.id, mode: 'immediate', by: 'matrix', waitMs: 15_000 });
+    await running;
+    const confirmed = request.report.length === 1 && request.report.every((r) => r.confirmed);
+    if (!confirmed) failures.push(`termination not confirmed: ${JSON.stringify(request.report)}`);
+    if (startOf(daemon.pid) === daemon.start)
+      failures.push(`the daemon ${daemon.pid} lives${confirmed ? ' while the stop reports it confirmed gone' : ''}`);
+    return failures;
+  } finally {
+    for (const p of leftovers) if (startOf(p.pid) === p.start) process.kill(p.pid, 'SIGKILL');
+    await engine?.close();
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/** Row H15: hostileDaemon, again and again. */
+export async function hostileDaemonRow(trials: number): Promise<RowOutcome> {
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    try {
+      failures.push(...(await hostileDaemon(trial)).map((f) => `trial ${trial}: ${f}`));
+    } catch (err) {
+      failures.push(`trial ${trial}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: a daemon that double-forked, setsid, env -i and reset its real-time limit; even trials stop immediate under a live coordinator, odd ones with the coordinator SIGKILLed first',
   };
 }

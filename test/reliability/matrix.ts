@@ -38,6 +38,7 @@ import { runScript } from '../support/runScript';
 import {
   configTampered,
   forgedIngest,
+  hostileDaemonRow,
   hostileRepositoryRow,
   plantedLinks,
   plantedStoreLinksRow,
@@ -1559,6 +1560,18 @@ export const ROWS: MatrixRow[] = [
     run: forgedDeadlineRow,
   },
   {
+    id: 'H15',
+    fault:
+      'A worker’s daemon drops everything it can change about itself: a double fork, `setsid`, `env -i`, and its soft `RLIMIT_RTTIME` (the marker’s tag) reset; then `stop --mode immediate` (issue 25, item 3.5)',
+    guarantee:
+      'the stop ends the daemon and is confirmed only then: the worker runs in a PID namespace of its own, which no process can leave, and everything in it descends from the namespace’s init, which Baton started (docs/workers.md, "Process identity")',
+    injection:
+      'one worker whose daemon resets `--rttime`, `setsid env -i`, its launcher exiting at once; even trials: stop immediate while the coordinator drives; odd trials: the coordinator’s process SIGKILLed first, the stop applied without it; the daemon (pid and start time) checked in /proc (in `npm test`: test/system/executor/stop.test.ts)',
+    full: 20,
+    smoke: 0,
+    run: hostileDaemonRow,
+  },
+  {
     id: 'R1',
     fault:
       'Refused commands: start/resume with an unknown worker (resume after a stop), commands about runs in a workspace without one',
@@ -1658,12 +1671,20 @@ made so that the **store decides it, under the epoch, and the effect follows the
 - **Verify commands** are recorded (\`verify_processes\`: pid, start time, marker) and ended
   like workers — by a stop, by a takeover, and before the attempt is verified again — so no
   verification runs twice at once, and none is orphaned.
-- **Marked for life**: a worker's and a verify command's processes carry their marker in the
-  environment and, set through \`prlimit\`, as a soft real-time CPU limit (RLIMIT_RTTIME)
-  that every descendant inherits — through \`setsid\` and \`env -i\` too — so a daemon that
-  cleared its environment and left the session is still found and ended. Without \`prlimit\`
-  (not util-linux), such a daemon is found only through the process tree while its parent
-  lives.
+- **An identity the worker cannot change**: a worker and a verify command run in a PID
+  namespace of their own (\`unshare --pid\`, with \`--user --map-current-user\` where Baton runs
+  unprivileged) whose init is Baton's exit waiter, their parent. No process can leave its PID
+  namespace, and one whose parent dies is handed to that init, so everything a worker starts —
+  double-forked, \`setsid\`, \`env -i\`, its limits reset — descends from the init, and when the
+  init ends the kernel kills every member. A stop, a sweep or a watchdog ends the init and all
+  below it, and calls the end confirmed only once the init (pid and start time) is gone (row
+  H15). The marker — in the environment and, set through \`prlimit\`, as a soft real-time CPU
+  limit (RLIMIT_RTTIME) every descendant inherits — still finds a worker whose pid was never
+  recorded (it is held at its gate until it is), and is all there is where PID namespaces are
+  not available (not Linux, no \`unshare\`, user namespaces turned off, \`BATON_PID_NAMESPACE=off\`;
+  \`baton doctor\` says which): there a daemon that resets its limit and clears its environment
+  escapes. Without \`prlimit\` either, such a daemon is found only through the process tree while
+  its parent lives.
 - **A stopped coordinator is not a live one**: a stop asked for while the coordinator is
   stopped is applied by whoever asks, and wins over the worker leases that run out meanwhile
   (CANCELLED, not STALE, every attempt in the report); a stop recorded but never applied is

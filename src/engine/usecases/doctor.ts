@@ -6,6 +6,7 @@ import { BUILTIN_WORKERS } from '../domain/config';
 import { formatIssue, hasErrors, type Issue } from '../domain/issue';
 import { findGit } from '../effects/git/git';
 import { loadExeca } from '../effects/processes/execa';
+import { pidNamespaceLauncher } from '../effects/processes/pidNamespace';
 import { BATON_DIR, configPathOf } from '../effects/workspaceLayout';
 
 /** One check of `baton doctor`: `fail` blocks a run, `warn` may, `ok` does not. */
@@ -75,6 +76,7 @@ export async function runDoctor(input: {
           detail: 'git is not on PATH: tasks run in the shared working tree, never in worktrees',
         },
   );
+  checks.push(processIdentityCheck());
   const configPath = configPathOf(input.workspace);
   const errors = input.configIssues.filter((i) => i.severity === 'error');
   checks.push(
@@ -123,6 +125,22 @@ function workersInUse(config: BatonConfig, required: ReadonlySet<string>): Array
     const worker = config.workers[id] ?? BUILTIN_WORKERS[id];
     return worker ? [[id, worker]] : [];
   });
+}
+
+/** Whether workers get a PID namespace of their own here, the identity a worker cannot change (docs/workers.md). */
+function processIdentityCheck(): DoctorCheck {
+  const launcher = pidNamespaceLauncher();
+  if ('argv' in launcher)
+    return {
+      name: 'process identity',
+      status: 'ok',
+      detail: `workers run in a PID namespace of their own (unshare --pid${launcher.user ? ', in a user namespace' : ''})`,
+    };
+  return {
+    name: 'process identity',
+    status: 'warn',
+    detail: `no PID namespace for workers (${launcher.unavailable}): their processes are found by their marker, which a daemon that clears its environment and resets its limits escapes (docs/workers.md, "Process identity")`,
+  };
 }
 
 async function checkWorker(

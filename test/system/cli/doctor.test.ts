@@ -55,6 +55,17 @@ describe('baton doctor', function () {
     assert.match(r.stdout, /Ready to run \(\d warnings?\)\./);
   });
 
+  it('says whether workers get a PID namespace of their own, and why not when they do not (BATON_PID_NAMESPACE=off)', async () => {
+    const here = await runCli(['doctor', 'plan.md'], { cwd: workspace });
+    assert.match(here.stdout, /✓ process identity +workers run in a PID namespace of their own \(unshare --pid/);
+    const off = await runCli(['doctor', 'plan.md'], { cwd: workspace, env: { BATON_PID_NAMESPACE: 'off' } });
+    assert.equal(off.code, 0, describeResult(off));
+    assert.match(
+      off.stdout,
+      /! process identity +no PID namespace for workers \(BATON_PID_NAMESPACE=off\): their processes are found by their marker/,
+    );
+  });
+
   it('fails with exit 7 when a worker the plan needs is not installed, and says how to fix it; --json says the same', async () => {
     writeFile(workspace, 'plan.md', planText([{ id: 'T1' }]).replace('agent: coder', 'agent: coder\nworker: ghost'));
     const r = await runCli(['doctor', 'plan.md'], { cwd: workspace });

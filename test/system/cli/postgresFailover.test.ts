@@ -62,7 +62,7 @@ Do T1.
  * (verify-end).
  */
 const VERIFY_SCRIPT = `const fs = require('node:fs');
-const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), process.pid, process.cwd()].join(' ') + '\\n');
+const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), fs.readlinkSync('/proc/self'), process.cwd()].join(' ') + '\\n');
 trace('verify-start');
 if (fs.existsSync('linger')) {
   process.on('SIGTERM', () => {

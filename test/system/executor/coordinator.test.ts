@@ -12,6 +12,7 @@ import {
   FAKE_CLAUDE,
   config,
   killQuietly,
+  HOST_PID_SH,
   pidAlive,
   plan,
   pumpClock,
@@ -208,7 +209,10 @@ describe('coordinator: dispatch to real worker processes', () => {
   it('ends what finished workers left running (a background and a setsid child) by the time the run returns, however many exited together', async () => {
     // Each worker writes its result, leaves two sleepers behind and exits at once.
     const result = `printf '\\x60\\x60\\x60baton-result\\ncontract: baton-result-v1\\ntask: %s\\nagent: coder\\nstatus: PASS\\nsummary: done\\nartifacts: []\\n\\x60\\x60\\x60\\n' "$1" > "$BATON_ARTIFACT_PATH"`;
-    const script = `${result}; sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; setsid sleep 30 & echo $! >> "$BATON_WORKSPACE/pids"; exit 0`;
+    // Each sleeper notes its own pid (HOST_PID_SH) and its worker waits until both have.
+    const sleeper = (kind: string): string =>
+      `sh -c '${HOST_PID_SH} >> "$BATON_WORKSPACE/pids"; : > "$BATON_WORKSPACE/$0.${kind}"; exec sleep 30' "$1"`;
+    const script = `${result}; ${sleeper('bg')} & setsid ${sleeper('setsid')} & until [ -e "$BATON_WORKSPACE/$1.bg" ] && [ -e "$BATON_WORKSPACE/$1.setsid" ]; do sleep 0.05; done; exit 0`;
     fixture.write(
       '.baton/config.json',
       JSON.stringify({

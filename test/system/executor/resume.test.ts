@@ -17,6 +17,7 @@ import {
   config,
   coordinateWhenFree,
   killQuietly,
+  HOST_PID_SH,
   pidAlive,
   plan,
   readTrace,
@@ -151,13 +152,13 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
   it('does not run a verify command again on resume when it passed for the same artifact; receipts record command, exit, duration, output digest and log', async () => {
     fixture.write(
       'count.js',
-      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + process.pid + '\\n'); console.log('cmd1 ok');\n`,
+      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + require('node:fs').readlinkSync('/proc/self') + '\\n'); console.log('cmd1 ok');\n`,
     );
     fixture.write(
       'slow.js',
       [
         `const fs = require('node:fs');`,
-        `fs.appendFileSync('runs.txt', 'cmd2 ' + process.pid + '\\n');`,
+        `fs.appendFileSync('runs.txt', 'cmd2 ' + fs.readlinkSync('/proc/self') + '\\n');`,
         `const check = () => { if (fs.existsSync('release')) { console.log('cmd2 ok'); process.exit(0); } };`,
         `check(); setInterval(check, 20);`,
       ].join('\n'),
@@ -407,7 +408,8 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('kills a verify command that outlives its timeout together with everything it started, and fails the verification at once', async () => {
     fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1 }));
-    const script = 'sleep 600 & echo $! >> pids; setsid sleep 600 & echo $! >> pids; echo $$ >> pids; sleep 600';
+    // Each process notes its own pid (HOST_PID_SH); the shell waits for all three before it sleeps.
+    const script = `sh -c '${HOST_PID_SH} >> pids; exec sleep 600' & setsid sh -c '${HOST_PID_SH} >> pids; exec sleep 600' & ${HOST_PID_SH} >> pids; until [ "$(wc -l < pids)" -ge 3 ]; do sleep 0.05; done; sleep 600`;
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -433,7 +435,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('gives a verify command that ignores TERM its grace period, then KILL, and proves it gone', async () => {
     fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1, stopGraceSeconds: 1 }));
-    const script = "trap '' TERM; echo $$ >> pids; while :; do sleep 0.1; done";
+    const script = `trap '' TERM; ${HOST_PID_SH} >> pids; while :; do sleep 0.1; done`;
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -452,7 +454,8 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('ends what a passing verify command left running in the background, without waiting for it', async () => {
     fixture.write('.baton/config.json', config());
-    fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', 'sleep 600 & echo $! > bg; echo started']] }]));
+    const script = `sh -c '${HOST_PID_SH} > bg.tmp && mv bg.tmp bg; exec sleep 600' & until [ -e bg ]; do sleep 0.05; done; echo started`;
+    fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     const taken = await engine.coordinate({ runId: run.id });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import treeKill from 'tree-kill';
 import { sleep, type Clock } from '../../domain/clock';
+import { isNamespaceInit } from './pidNamespace';
 import {
   foreignLeaseGraceMs,
   KILL_WAIT_MS,
@@ -25,6 +26,20 @@ interface ProcStat {
 
 const HAS_PROC = process.platform === 'linux';
 
+/**
+ * This process's pid as /proc names it. Inside a worker's PID namespace (spawnSupervised) `process.pid` is the
+ * namespace's own number while /proc — the machine's — names every process by the machine's: a `baton` a worker
+ * runs reads its own entry, and its parents', by this one.
+ */
+export function ownPid(): number {
+  if (!HAS_PROC) return process.pid;
+  try {
+    return Number(readlinkSync('/proc/self'));
+  } catch {
+    return process.pid;
+  }
+}
+
 function readProcStat(pid: number): ProcStat | undefined {
   let text: string;
   try {
@@ -43,6 +58,56 @@ function readProcStat(pid: number): ProcStat | undefined {
     session: Number(fields[3]),
     startTime: fields[19] ?? '',
   };
+}
+
+/**
+ * How deep this process's PID namespace is below the one /proc names processes in: 0 for a coordinator, 1 for a
+ * `baton` a worker runs (in the worker's namespace, spawnSupervised). Read once.
+ */
+let namespaceDepth: number | undefined;
+function ownNamespaceDepth(): number {
+  if (namespaceDepth === undefined) {
+    namespaceDepth = HAS_PROC ? Math.max(0, (nsPidsOf('self')?.length ?? 1) - 1) : 0;
+  }
+  return namespaceDepth;
+}
+
+/** The pids of a process in each PID namespace it belongs to, /proc's first (its NSpid line). */
+function nsPidsOf(pid: number | 'self'): number[] | undefined {
+  try {
+    const line = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return line?.trim().split(/\s+/).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A process /proc names `pid`, by the number this process signals it with: the same but inside a PID namespace,
+ * where it is the namespace's number; undefined when it is not in this process's namespace or below (it cannot be
+ * signalled from here).
+ */
+function signallablePid(pid: number): number | undefined {
+  const depth = ownNamespaceDepth();
+  if (depth === 0) return pid;
+  return nsPidsOf(pid)?.[depth];
+}
+
+/**
+ * The process this one started as `pid` (fork's answer: in a PID namespace, the namespace's number), as /proc names
+ * it. Inside a worker's namespace — a `baton ingest` that verifies — the child is looked up by its NSpid.
+ */
+export function procPidOfChild(pid: number): number | undefined {
+  const depth = ownNamespaceDepth();
+  if (depth === 0) return pid;
+  for (const name of readdirSync('/proc')) {
+    const candidate = Number(name);
+    if (!Number.isInteger(candidate) || candidate <= 0) continue;
+    const pids = nsPidsOf(candidate);
+    if (pids?.length === depth + 1 && pids[depth] === pid && readProcStat(candidate)?.ppid === ownPid())
+      return candidate;
+  }
+  return undefined;
 }
 
 /** What every process of a worker carries in its environment, however it detached (set by the coordinator at spawn). */
@@ -76,7 +141,7 @@ export function presentingProcess(): Presenter {
   if (!HAS_PROC) return { host: thisHost(), ancestry: undefined };
   const ancestry: ProcessIdentity[] = [];
   // Bounded: a chain of parents is short; the bound only guards against a /proc that answers nonsense.
-  for (let pid = process.pid, steps = 0; pid > 0 && steps < 512; steps++) {
+  for (let pid = ownPid(), steps = 0; pid > 0 && steps < 512; steps++) {
     const stat = readProcStat(pid);
     if (!stat) break;
     ancestry.push({ pid, startTime: stat.startTime, host: thisHost() });
@@ -87,7 +152,7 @@ export function presentingProcess(): Presenter {
 
 /** The current process, as a lease records its holder. */
 export function selfIdentity(): ProcessIdentity {
-  return identityOf(process.pid);
+  return identityOf(ownPid());
 }
 
 /**
@@ -190,12 +255,16 @@ function tagOf(pid: number, looks: Looks): number | undefined {
 /**
  * The process group and session a worker leads — or, for a worker under its exit waiter
  * (spawnSupervised), the ones its waiter leads: the waiter is its parent and was started in a
- * session of its own. Any other group is not the worker's to signal.
+ * session of its own; in a PID namespace, the ones unshare leads, its waiter's parent. Any
+ * other group is not the worker's to signal.
  */
-function ownGroupOf(stat: ProcStat): { pgrp: number; session: number } {
-  const underWaiter = stat.pgrp === stat.ppid && stat.session === stat.ppid;
-  return underWaiter ? { pgrp: stat.ppid, session: stat.ppid } : { pgrp: stat.pid, session: stat.pid };
+function ownGroupOf(stat: ProcStat, parentOf: (pid: number) => number | undefined): { pgrp: number; session: number } {
+  const leader = stat.pgrp === stat.session ? stat.pgrp : undefined;
+  const underWaiter = leader !== undefined && (leader === stat.ppid || leader === parentOf(stat.ppid));
+  return underWaiter ? { pgrp: leader, session: leader } : { pgrp: stat.pid, session: stat.pid };
 }
+
+const parentOnProc = (pid: number): number | undefined => readProcStat(pid)?.ppid;
 
 /** Is this argv a held process's gate (spawnSupervised's GATE_NAME at argv[3] of `sh -c <script>`)? */
 function isGateArgv(argv: readonly string[]): boolean {
@@ -207,20 +276,8 @@ function isGateArgv(argv: readonly string[]): boolean {
  * once it has exec'd; undefined until then. `gone` when the waiter itself is gone.
  */
 export function gateChildOf(waiterPid: number): number | 'gone' | undefined {
-  const stat = readProcStat(waiterPid);
-  if (!stat || stat.state === 'Z' || stat.state === 'X') return 'gone';
-  let children: number[];
-  try {
-    children = readFileSync(`/proc/${waiterPid}/task/${waiterPid}/children`, 'utf8')
-      .split(' ')
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    // A kernel without the children file: by parent, in one look at /proc.
-    children = allProcesses()
-      .filter((p) => p.ppid === waiterPid)
-      .map((p) => p.pid);
-  }
+  const children = childrenOf(waiterPid);
+  if (children === 'gone') return 'gone';
   for (const pid of children) {
     try {
       if (isGateArgv(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))) return pid;
@@ -229,6 +286,33 @@ export function gateChildOf(waiterPid: number): number | 'gone' | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The gate under the waiter that `leader` (unshare, spawnSupervised) started as its PID
+ * namespace's init: the gate of its only child. `gone` when the leader is gone.
+ */
+export function gateGrandchildOf(leader: number): number | 'gone' | undefined {
+  const children = childrenOf(leader);
+  if (children === 'gone') return 'gone';
+  for (const pid of children) {
+    const found = gateChildOf(pid);
+    if (found !== 'gone' && found !== undefined) return found;
+  }
+  return undefined;
+}
+
+function childrenOf(parent: number): number[] | 'gone' {
+  const stat = readProcStat(parent);
+  if (!stat || stat.state === 'Z' || stat.state === 'X') return 'gone';
+  try {
+    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    // A kernel without the children file: by parent, in one look at /proc.
+    return allProcesses()
+      .filter((p) => p.ppid === parent)
+      .map((p) => p.pid);
+  }
 }
 
 /**
@@ -284,10 +368,14 @@ export function findProcessesOfWorkers(
   const looks = newLooks();
   return workers.map(({ root, marker }) => {
     if (root && root.host !== thisHost()) return [];
-    all ??= allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== process.pid);
+    const self = ownPid();
+    all ??= allProcesses().filter((p) => p.state !== 'Z' && p.state !== 'X' && p.pid !== self);
     return membersOf(all, root, marker, looks);
   });
 }
+
+/** How long (in clock ticks, 100 a second) before its worker a namespace's init may have started, at most. */
+const INIT_LEAD_TICKS = 6000;
 
 function membersOf(
   all: readonly ProcStat[],
@@ -299,8 +387,15 @@ function membersOf(
   const members = new Map<number, ProcStat>();
   if (rootStat) {
     members.set(rootStat.pid, rootStat);
-    const { pgrp, session } = ownGroupOf(rootStat);
+    const { pgrp, session } = ownGroupOf(rootStat, (pid) => all.find((p) => p.pid === pid)?.ppid);
     for (const p of all) if (p.pgrp === pgrp || p.session === session) members.set(p.pid, p);
+  }
+  if (rootStat) {
+    // The worker's PID namespace (spawnSupervised): its init is the worker's parent. Every process the worker
+    // starts descends from that init, however it detaches — none can leave the namespace, and one whose parent
+    // dies is handed to the init — so the descent below finds them all.
+    const init = all.find((p) => p.pid === rootStat.ppid);
+    if (init && isNamespaceInit(init.pid)) members.set(init.pid, init);
   }
   if (marker) {
     // A process that started before the worker cannot descend from it: read the
@@ -309,6 +404,12 @@ function membersOf(
     for (const p of all)
       if (!members.has(p.pid) && Number(p.startTime) >= since && carriesMarker(p.pid, marker, looks))
         members.set(p.pid, p);
+    // The namespace's init started just before the worker (its parent): once the worker is gone, it is found by the
+    // marker Baton gave it, which no process of the worker can change in it.
+    if (!rootStat)
+      for (const p of all)
+        if (!members.has(p.pid) && Number(p.startTime) >= since - INIT_LEAD_TICKS && Number(p.startTime) < since)
+          if (carriesMarker(p.pid, marker, looks) && isNamespaceInit(p.pid)) members.set(p.pid, p);
   }
   // Descendants by parent, to a fixed point (a child may have moved to its own group).
   for (let grew = true; grew;) {
@@ -349,8 +450,10 @@ export interface TerminationReport {
 /** Signals one process, checked against its start time right before: never a pid that now belongs to someone else. */
 function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
   if (!isVerifiablyAlive(target)) return;
+  const pid = signallablePid(target.pid);
+  if (pid === undefined) return;
   try {
-    process.kill(target.pid, sig);
+    process.kill(pid, sig);
   } catch {
     // gone meanwhile, or not ours to signal (it then shows up as a survivor)
   }
@@ -365,10 +468,12 @@ function signal(target: ProcessIdentity, sig: NodeJS.Signals): void {
 function signalGroup(root: ProcessIdentity | undefined, sig: NodeJS.Signals): void {
   if (!root || !isVerifiablyAlive(root)) return;
   const rootStat = HAS_PROC ? readProcStat(root.pid) : undefined;
-  const group = rootStat ? ownGroupOf(rootStat).pgrp : root.pid;
-  if (HAS_PROC && readProcStat(process.pid)?.pgrp === group) return;
+  const group = rootStat ? ownGroupOf(rootStat, parentOnProc).pgrp : root.pid;
+  if (HAS_PROC && readProcStat(ownPid())?.pgrp === group) return;
+  const leader = signallablePid(group);
+  if (leader === undefined) return;
   try {
-    process.kill(-group, sig);
+    process.kill(-leader, sig);
   } catch {
     // not a group leader, or the group is gone
   }

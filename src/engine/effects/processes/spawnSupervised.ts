@@ -1,4 +1,5 @@
 import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Options } from 'execa';
@@ -7,8 +8,9 @@ import { openBatonFile } from '../files/safeWrite';
 import type { ProcessIdentity } from '../../domain/process';
 import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
-import { exitRecordHeader, NON_FATAL_SIGNALS, type ExitRecordOwner } from '../../domain/exitRecord';
-import { gateChildOf, identityOf, markerTag } from './processes';
+import { exitFromStatus, exitRecordHeader, NON_FATAL_SIGNALS, type ExitRecordOwner } from '../../domain/exitRecord';
+import { gateChildOf, gateGrandchildOf, identityOf, markerTag, procPidOfChild } from './processes';
+import { pidNamespaceLauncher } from './pidNamespace';
 
 export interface WorkerExit {
   exitCode: number | null;
@@ -94,25 +96,30 @@ export const WAITER_NAME = 'baton-waiter';
 
 /**
  * The exit waiter (docs/workers.md, "The exit record"): runs the gate (and so the worker) as its
- * only child, in the foreground — stdin, stdout and stderr are the worker's, untouched — then
- * appends `ended status=<shell status>` to the record on fd 5 (a shell builtin: no program
- * starts after the worker's end; the write's time is the end time) and ends as its worker did:
- * the same exit code, or killed by the same signal, so the coordinator that watches sees what it
- * saw without a waiter. Its arguments are the gate's argv.
+ * only child, in the foreground — stdin, stdout and stderr are the worker's, untouched — then,
+ * when its first argument is `w`, appends `ended status=<shell status>` to the record on fd 5 (a
+ * shell builtin: no program starts after the worker's end; the write's time is the end time) and
+ * ends as its worker did: the same exit code, or killed by the same signal, so the coordinator
+ * that watches sees what it saw without a waiter. Its other arguments are the gate's argv.
+ *
+ * In a PID namespace it is the namespace's init (pid 1), with or without a record: the worker is
+ * then never pid 1, which ignores every signal it has no handler for, and acts on TERM as it
+ * would anywhere. The kernel keeps a namespace's init from signalling itself, so there it ends
+ * with the status instead and spawnSupervised reads the signal back from it (`exitFromStatus`).
  *
  * No fsync: the record outlives the coordinator (a process), which is what it is for. A machine that
  * goes down before the kernel writes it back loses it, and the attempt is then unknown — stale and
  * retried — as is the rest of what the worker left unwritten (docs/workers.md, "The exit record").
  */
 const EXIT_WAITER_SCRIPT = [
+  'r=$1; shift',
   // The shell's own words ("Killed", for a worker killed by a signal) stay out of the worker's log: the worker's
   // stderr is set in the subshell (which execs it: one process), the shell's own is /dev/null.
   'exec 6>&2 2>/dev/null',
   '( "$@" ) 2>&6 6>&-',
   's=$?',
   'exec 3<&-',
-  'echo "ended status=$s" >&5',
-  'exec 5>&-',
+  'if [ -n "$r" ]; then echo "ended status=$s" >&5; exec 5>&-; fi',
   'n=$((s - 128))',
   `if [ "$n" -ge 1 ] && [ "$n" -le 64 ]; then case $n in ${NON_FATAL_SIGNALS.join('|')}) ;; *) kill -$n $$ ;; esac; fi`,
   'exit $s',
@@ -147,6 +154,9 @@ export async function spawnSupervised(
   const env = { ...command.env, ...options.env };
   const gated = CAN_GATE && (options.held === true || options.marker !== undefined);
   const recorded = gated && options.held === true && options.exitRecord && options.workspace !== undefined;
+  // A worker or verify command Baton must find again runs in a PID namespace of its own, where there is one.
+  const launcher = gated ? pidNamespaceLauncher() : undefined;
+  const namespace = launcher && 'argv' in launcher ? launcher : undefined;
   let argv: readonly string[] = command.argv;
   if (gated) {
     // The gate's shell would only say "not found" in the log: find the command first, as exec would.
@@ -156,7 +166,8 @@ export async function spawnSupervised(
     const limiter = tag !== undefined ? (prlimit() ?? '') : '';
     const gate = [SHELL, '-c', GATE_SCRIPT, GATE_NAME, recorded ? 'w' : '', limiter, String(tag ?? 0)];
     argv = [...gate, found.path, ...command.argv.slice(1)];
-    if (recorded) argv = [SHELL, '-c', EXIT_WAITER_SCRIPT, WAITER_NAME, ...argv];
+    if (namespace || recorded) argv = [SHELL, '-c', EXIT_WAITER_SCRIPT, WAITER_NAME, recorded ? 'w' : '', ...argv];
+    if (namespace) argv = [...namespace.argv, ...argv];
   }
   // The exit record is opened here, as every file under .baton/ is, and handed to the waiter as fd 5: the shell never
   // opens a path a worker could have replaced. Its first line fences it to this attempt.
@@ -191,14 +202,22 @@ export async function spawnSupervised(
       ],
     };
     const subprocess = execa(argv[0]!, argv.slice(1), execaOptions);
-    const exited = subprocess.then((result) => ({ exitCode: result.exitCode ?? null, signal: result.signal ?? null }));
+    const exited = subprocess.then((result) => exitOf(result.exitCode ?? null, result.signal ?? null, !!namespace));
     if (subprocess.pid === undefined) {
       const result = await subprocess;
       return { notStarted: (result as { code?: string }).code ?? result.shortMessage ?? 'unknown error' };
     }
-    // Under a waiter the worker is the waiter's child: its identity is the gate's, which becomes the command.
+    // Under a waiter the worker is the waiter's child: its identity is the gate's, which becomes the command. In a
+    // namespace the waiter is the child of unshare, the leader. `leader` is signalled; /proc names it `onProc` (the
+    // same number, unless this process runs in a worker's namespace: a `baton ingest` that verifies).
     const leader = subprocess.pid;
-    const worker = record !== undefined ? await gateOf(leader) : leader;
+    const onProc = procPidOfChild(leader);
+    const worker =
+      namespace || record !== undefined
+        ? onProc === undefined
+          ? undefined
+          : await gateOf(onProc, namespace ? 2 : 1)
+        : (onProc ?? leader);
     if (worker === undefined) {
       killGroup(leader);
       return { notStarted: 'its exit waiter ended before its gate started' };
@@ -241,10 +260,13 @@ function openExitRecord(workspace: string, target: NonNullable<SpawnOptions['exi
   }
 }
 
-/** The gate the waiter `leader` starts, once it has exec'd (a millisecond or two; longer on a loaded machine). */
-async function gateOf(leader: number): Promise<number | undefined> {
+/**
+ * The gate `leader` starts `depth` generations down (1: the waiter's child; 2: under unshare and the waiter), once
+ * it has exec'd (a millisecond or two; longer on a loaded machine).
+ */
+async function gateOf(leader: number, depth: 1 | 2): Promise<number | undefined> {
   for (let waited = 0; waited < GATE_START_LIMIT_MS; waited += 2) {
-    const found = gateChildOf(leader);
+    const found = depth === 1 ? gateChildOf(leader) : gateGrandchildOf(leader);
     if (found === 'gone') return undefined;
     if (found !== undefined) return found;
     await new Promise((resolveWait) => setTimeout(resolveWait, 2));
@@ -254,6 +276,19 @@ async function gateOf(leader: number): Promise<number | undefined> {
 
 /** How long a waiter may take to start its gate before the start counts as failed. */
 const GATE_START_LIMIT_MS = 30_000;
+
+/**
+ * How a supervised process ended. In a PID namespace its waiter, the namespace's init, cannot
+ * end by its worker's signal and exits with the shell's status instead: 128+n of a fatal signal
+ * is read back as that signal, as the exit record reads it.
+ */
+function exitOf(exitCode: number | null, signal: string | null, namespaced: boolean): WorkerExit {
+  if (!namespaced || exitCode === null) return { exitCode, signal };
+  const { signalNumber } = exitFromStatus(exitCode);
+  if (signalNumber === null) return { exitCode, signal };
+  const named = Object.entries(osConstants.signals).find(([, value]) => value === signalNumber);
+  return named ? { exitCode: null, signal: named[0] } : { exitCode, signal };
+}
 
 function killGroup(leader: number): void {
   try {
