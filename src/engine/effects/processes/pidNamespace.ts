@@ -23,7 +23,7 @@ export function pidNamespaceLauncher(): PidNamespaceLauncher {
 
 function detect(): PidNamespaceLauncher {
   if (process.platform !== 'linux') return { unavailable: 'not Linux' };
-  if (process.env[PID_NAMESPACE_ENV] === 'off') return { unavailable: `${PID_NAMESPACE_ENV}=off` };
+  if (process.env.BATON_PID_NAMESPACE === 'off') return { unavailable: `${PID_NAMESPACE_ENV}=off` };
   const unshare = ['/usr/bin/unshare', '/bin/unshare', '/usr/sbin/unshare', '/sbin/unshare'].find((p) => existsSync(p));
   if (!unshare) return { unavailable: 'no unshare (util-linux) found' };
   // --kill-child: the namespace ends with the unshare process that holds it (its parent outside).
