@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { EngineContext } from './context';
 import { updateGate } from '../operations/gates/updateGate';
 import { BatonError } from '../domain/errors';
@@ -20,7 +21,8 @@ export interface DropOutcome {
 }
 
 /**
- * Per-file keep or drop at a review gate (issue 27; docs/isolation.md, "Keep or drop files at review"): a person
+ * Per-file keep or drop at a review gate or an integration_conflict gate (issue 27; docs/isolation.md, "Keep or drop
+ * files at review"): a person
  * drops files of a passed, held attempt's changes, and the integration takes only what was kept. Done as a new commit
  * on the task's branch — each dropped file put back as it was at the attempt's base (or removed, if the attempt added
  * it) — whose message names what was dropped, by whom and at which gate; the worktree's recorded head and changed
@@ -58,7 +60,16 @@ export async function dropFromIntegration(
       `Dropping every file ${worktree!.delegationId} changed leaves nothing to integrate: reject ${gate.id} instead.`,
     );
   const git = new Git(worktree!.path);
+  // At a conflict gate the person may have started resolving it there (Resolve Conflict): a commit now would take the
+  // half-done merge or rebase with it.
+  const resolving = await resolutionInProgress(git);
+  if (resolving)
+    throw new BatonError(
+      'review.drop-refused',
+      `Nothing dropped: ${resolving} in ${worktree!.path}; finish it (then approve ${gate.id}) or abort it first.`,
+    );
   const base = worktree!.baseCommit;
+  const where = gate.kind === 'review' ? 'at review' : `at ${gate.id} (its conflict)`;
   for (const file of dropped) {
     const atBase = (await git.attempt(['cat-file', '-e', `${base}:${file}`])).exitCode === 0;
     if (atBase) await git.run(['checkout', base, '--', `:(top,literal)${file}`]);
@@ -70,7 +81,7 @@ export async function dropFromIntegration(
     '--no-verify',
     '--quiet',
     '-m',
-    `Baton: ${worktree!.taskId} (${worktree!.delegationId}) without ${counted(dropped.length, 'file')} dropped at review`,
+    `Baton: ${worktree!.taskId} (${worktree!.delegationId}) without ${counted(dropped.length, 'file')} dropped ${where}`,
     '-m',
     `Dropped by ${input.by} at ${gate.id}, put back as they were at ${base.slice(0, 12)}:\n${dropped.map((f) => `- ${f}`).join('\n')}\n\nKept: ${kept.join(', ')}.`,
   ]);
@@ -96,7 +107,11 @@ export async function dropFromIntegration(
       gate,
       {
         reason: still.reason,
-        details: { ...gate.details, sourceHead, files: nowChanged, dropped: [...earlier, ...dropped] },
+        // A conflict gate's `files` are the files in conflict, a review gate's the attempt's changed files.
+        details:
+          gate.kind === 'review'
+            ? { ...gate.details, sourceHead, files: nowChanged, dropped: [...earlier, ...dropped] }
+            : { ...gate.details, sourceHead, dropped: [...earlier, ...dropped] },
       },
       now,
     );
@@ -112,16 +127,29 @@ export async function dropFromIntegration(
   return { gateId: gate.id, delegationId: worktree!.delegationId, dropped, kept: nowChanged, sourceHead };
 }
 
+/** The gates at which a held attempt's files can be dropped, and the worktree state each holds it in. */
+const DROP_AT: Partial<Record<Gate['kind'], string>> = { review: 'committed', integration_conflict: 'conflict' };
+
 function refuseUnlessHeld(gate: Gate, worktree: { status: string; sourceHead?: string } | undefined): void {
   const why =
-    gate.kind !== 'review'
-      ? `${gate.id} is ${gate.kind}; files are dropped at a review gate (review: required)`
+    DROP_AT[gate.kind] === undefined
+      ? `${gate.id} is ${gate.kind}; files are dropped at a review gate (review: required) or an integration_conflict gate`
       : gate.status !== 'open'
         ? `${gate.id} is ${gate.status}`
         : !worktree
           ? `${gate.delegationId ?? gate.id} ran in the shared working tree: there is no branch to drop a file from (undo it there)`
-          : worktree.status !== 'committed' || !worktree.sourceHead
+          : worktree.status !== DROP_AT[gate.kind] || !worktree.sourceHead
             ? `${gate.delegationId} has no committed work waiting (${worktree.status})`
             : undefined;
   if (why) throw new BatonError('review.drop-refused', `Nothing dropped: ${why}.`);
+}
+
+/** A merge or rebase left unfinished in the worktree (its git folder says so), or undefined. */
+async function resolutionInProgress(git: Git): Promise<string | undefined> {
+  if ((await git.attempt(['rev-parse', '-q', '--verify', 'MERGE_HEAD'])).exitCode === 0) return 'a merge is unfinished';
+  for (const dir of ['rebase-merge', 'rebase-apply']) {
+    const path = (await git.run(['rev-parse', '--path-format=absolute', '--git-path', dir])).trim();
+    if (existsSync(path)) return 'a rebase is unfinished';
+  }
+  return undefined;
 }

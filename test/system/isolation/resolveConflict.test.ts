@@ -201,6 +201,37 @@ describe('resolving an integration conflict: in the worktree, or by the agent', 
     );
   });
 
+  it('Drop From Integration at the conflict gate: the conflicting file is dropped, approving integrates the rest; refused while a resolution is unfinished', async () => {
+    const { run, gate, worktree, mainHead } = await conflictAtB();
+    // A merge started in the worktree (Resolve Conflict → Open in Merge Editor) and not finished: nothing is dropped.
+    await engine.mergeTargetIntoWorktree(gate.id);
+    await assert.rejects(
+      engine.dropFromIntegration({ gateId: gate.id, files: ['shared.txt'], by: 'ann' }),
+      /Nothing dropped: a merge is unfinished in .*; finish it \(then approve G-\d+\) or abort it first\./,
+    );
+    git(worktree.path, 'merge', '--abort');
+
+    const dropped = await engine.dropFromIntegration({ gateId: gate.id, files: ['shared.txt'], by: 'ann' });
+    assert.deepEqual([dropped.dropped, dropped.kept], [['shared.txt'], ['b-notes.txt']]);
+    assert.match(
+      git(worktree.path, 'log', '-1', '--format=%B'),
+      /^Baton: B \(D-B-coder-001\) without 1 file dropped at G-\d+ \(its conflict\)\n\nDropped by ann at G-\d+/,
+    );
+    const open = (await engine.listGates({ runId: run.id, status: 'open' })).find((g) => g.id === gate.id)!;
+    assert.deepEqual(open.details.files, ['shared.txt'], "a conflict gate's files stay the files in conflict");
+    assert.deepEqual(open.details.dropped, ['shared.txt']);
+
+    await engine.decideGate({ gateId: gate.id, decision: 'approved', note: 'without shared.txt' });
+    assert.deepEqual(await drive(run.id), { kind: 'finished', status: 'completed' });
+    assert.equal(git(fixture.workspace, 'rev-parse', 'main~1'), mainHead, 'B integrated on top of A');
+    assert.equal(
+      readFileSync(join(fixture.workspace, 'shared.txt'), 'utf8'),
+      'one\nTWO by A\nthree\n',
+      "A's line stays",
+    );
+    assert.equal(readFileSync(join(fixture.workspace, 'b-notes.txt'), 'utf8'), 'B was here\n', "B's other file came");
+  });
+
   it('refuses a gate that is not an integration conflict, and a worktree that was removed', async () => {
     const { gate, worktree } = await conflictAtB();
     git(fixture.workspace, 'worktree', 'remove', '--force', worktree.path);
