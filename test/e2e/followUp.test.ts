@@ -3,10 +3,12 @@
 // first attempt waits. *Send Message…* on the running task ends that attempt and the next one starts
 // with the message first; the worker writes it down and passes, and its work reaches main. Then the
 // same on the finished task: a follow-up attempt runs, and its work is integrated on top of the
-// earlier one — main's file has both messages.
+// earlier one — main's file has both messages. On the way, Open Worktree in Terminal on the running worker opens a
+// terminal in the attempt's worktree.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { Engine } from './support/engine';
 import {
@@ -67,6 +69,30 @@ describe('Baton in the browser: Send Message… steers a running agent and reope
     await resizeSideBar(page(), 470);
     await (await viewPane(page(), 'Runs')).getByRole('button', { name: 'Start Run', exact: true }).click();
     await treeRow(await viewPane(page(), 'Workers'), /^T1 D-T1-coder-001 /).waitFor({ timeout: 60_000 });
+
+    // Open Worktree in Terminal on the running worker: a terminal whose folder is the attempt's worktree.
+    const engine = await Engine.open({ workspace: ws() });
+    const worktree = await engine
+      .listWorktrees((await engine.getRun()).id)
+      .then((all) => all.find((w) => w.delegationId === 'D-T1-coder-001')!.path)
+      .finally(() => engine.close());
+    await runContextMenuItem(
+      page(),
+      treeRow(await viewPane(page(), 'Workers'), /^T1 D-T1-coder-001 /),
+      'Open Worktree in Terminal',
+    );
+    const pwdFile = join(ws(), '.baton', 'pwd.txt');
+    await page().locator('.terminal-wrapper.active .xterm').waitFor({ timeout: 30_000 });
+    await page().locator('.terminal-wrapper.active .xterm').click();
+    await page().keyboard.type(`pwd > ${pwdFile}`);
+    await page().keyboard.press('Enter');
+    const cwd = await eventually(
+      'the terminal to say where it is',
+      async () => (existsSync(pwdFile) ? readFileSync(pwdFile, 'utf8').trim() : ''),
+      (text) => text !== '',
+    );
+    assert.equal(realpathSync(cwd), realpathSync(worktree));
+    await screenshot(page(), 'follow-up-0-worktree-terminal');
 
     await runContextMenuItem(page(), treeRow(await viewPane(page(), 'Runs'), /^T1 /), 'Send Message…');
     await typeMessage(page(), 'Bonjour');
