@@ -121,10 +121,20 @@ describe('Baton in the browser: a review comment on a diff line goes to the agen
       // The person hovers line 2 of the changed side, clicks the + VS Code shows in its gutter, writes, adds.
       const line = changedLine(page(), /^Hello,\swrld!$/);
       await line.waitFor({ timeout: 30_000 });
-      const box = (await line.boundingBox())!;
-      await page().mouse.move(box.x - 10, box.y + box.height / 2);
+      // VS Code draws the + once the controller's commenting ranges for the document arrived, on a mouse move
+      // over the gutter: hover again until it shows (the line may also still move while the diff lays out).
       const plus = page().locator('.part.editor .editor.modified .comment-range-glyph.line-hover');
-      await plus.waitFor({ timeout: 15_000 });
+      await eventually(
+        'the + in the gutter of line 2',
+        async () => {
+          const box = (await line.boundingBox())!;
+          await page().mouse.move(box.x + 40, box.y + box.height / 2);
+          await page().mouse.move(box.x - 10, box.y + box.height / 2, { steps: 3 });
+          return plus.isVisible();
+        },
+        Boolean,
+        { timeoutMs: 30_000, intervalMs: 500 },
+      );
       await plus.click();
       const widget = page().locator('.part.editor .review-widget').first();
       await widget.waitFor({ timeout: 15_000 });
