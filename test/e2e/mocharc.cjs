@@ -20,6 +20,7 @@ const WEIGHTS = {
   'test/e2e/attempts.test.ts': 35,
   'test/e2e/mergeQueue.test.ts': 40,
   'test/e2e/followUp.test.ts': 45,
+  'test/e2e/review.test.ts': 40,
   'test/e2e/addTask.test.ts': 35,
   'test/e2e/isolationRecovery.test.ts': 35,
   'test/e2e/agentActivity.test.ts': 33,
