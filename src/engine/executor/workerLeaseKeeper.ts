@@ -41,6 +41,8 @@ export interface WorkerLeaseHost {
 export class WorkerLeaseKeeper {
   private readonly tracked = new Set<Attempt>();
   private cancelTick: (() => void) | undefined;
+  /** When the scheduled tick fires (monotonic), while one is scheduled. */
+  private nextTickAt = 0;
   private readonly renewEvery: number;
   private readonly watchdogs: boolean;
 
@@ -56,7 +58,10 @@ export class WorkerLeaseKeeper {
   track(attempt: Attempt): void {
     if (attempt.manual) return;
     this.tracked.add(attempt);
-    this.schedule(this.renewEvery);
+    // Its lease ran from its claim: a launch that took a while (a loaded machine) leaves less of it than a tick, so the
+    // first renewal comes at a third of what is left, not a whole tick on.
+    const left = attempt.leaseUntilMono - this.ctx.clock.monotonic();
+    this.schedule(Math.min(this.renewEvery, Math.max(0, Math.floor(left / 3))));
   }
 
   untrack(attempt: Attempt): void {
@@ -75,8 +80,12 @@ export class WorkerLeaseKeeper {
     this.cancelTick = undefined;
   }
 
+  /** Ticks at `delay` from now, unless a tick is due sooner already. */
   private schedule(delay: number): void {
-    if (this.cancelTick) return;
+    const at = this.ctx.clock.monotonic() + delay;
+    if (this.cancelTick && this.nextTickAt <= at) return;
+    this.cancelTick?.();
+    this.nextTickAt = at;
     this.cancelTick = this.ctx.clock.setTimer(delay, () => {
       this.cancelTick = undefined;
       if (this.host.lost()) return;

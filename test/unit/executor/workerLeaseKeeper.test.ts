@@ -109,6 +109,23 @@ describe('the worker lease keeper', () => {
     assert.equal(transactions(), 2, 'nothing tracked, nothing renewed');
   });
 
+  it('renews an attempt whose launch took most of its lease before that lease runs out, not a whole tick later', async () => {
+    const { store, attempts, keeper, lost, transactions } = await twoAttempts();
+    const late = attempts[1]!;
+    // Its launch took a while (a loaded machine): its lease, running from its claim, has 900 ms left when it is handed
+    // over — less than a tick.
+    late.leaseUntilMono = fixture.fakeClock.monotonic() + 900;
+    keeper.track(late);
+    fixture.fakeClock.advance(300);
+    await settle();
+    assert.equal(transactions(), 1, 'renewed at a third of what was left');
+    assert.deepEqual(lost, []);
+    const row = await store.read((r) =>
+      r.get<{ lease_expires_at: number }>('SELECT lease_expires_at FROM runtimes WHERE id = ?', [late.runtimeId]),
+    );
+    assert.equal(Number(row!.lease_expires_at), fixture.fakeClock.now() + LEASE_MS);
+  });
+
   it('reports a lease that ran out (this process was paused) and one decided elsewhere, and renews the others', async () => {
     const { store, runId, attempts, keeper, lost, claims } = await twoAttempts();
     const [expired, kept] = attempts as [Attempt, Attempt];
