@@ -77,7 +77,9 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     fixture.write('.baton/config.json', config({ leaseSeconds: 5, maxAttempts: 3 }));
     fixture.write('plan.md', plan([{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D', depends: ['A'] }]));
     const tracePath = join(fixture.workspace, 'trace.txt');
-    const env = { FAKE_TRACE: tracePath, FAKE_DELAY_MS: '2000' };
+    // Long enough that the survivor still runs when the next coordinator takes over (its lease of 1 s ran out, and
+    // its reconcile ran) on a loaded machine; at 2 s it sometimes finished first and was settled instead of adopted.
+    const env = { FAKE_TRACE: tracePath, FAKE_DELAY_MS: '4000' };
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
 
