@@ -35,8 +35,9 @@ describe('review comments on Show Changes (issue 24)', function () {
   after(async () => {
     delete process.env.FAKE_WORKER_BEHAVIOUR;
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    rmSync(workspacePath('.git'), { recursive: true, force: true });
-    rmSync(workspacePath('review'), { recursive: true, force: true });
+    // VS Code's git extension may still be writing into .git (its index lock, a status run): retried, as rm -rf is.
+    rmSync(workspacePath('.git'), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    rmSync(workspacePath('review'), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   it('a comment on a changed line, sent with Send Review to Agent, is the follow-up the agent gets — file, line, quote, text — and the history shows it', async () => {

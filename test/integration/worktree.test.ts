@@ -57,8 +57,9 @@ describe("a task's worktree: open it, resolve its conflict (issue 24)", function
     delete process.env.FAKE_WORKER_BEHAVIOUR;
     for (const terminal of vscode.window.terminals) if (terminal.name.startsWith('Baton: D-')) terminal.dispose();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    // VS Code's git extension may still be writing into .git (its index lock, a status run): retried, as rm -rf is.
     for (const path of ['.git', '.baton/worktrees', 'conflict', 'worktree-plan', 'agent-plan'])
-      rmSync(workspacePath(path), { recursive: true, force: true });
+      rmSync(workspacePath(path), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   /** Runs a plan whose second task conflicts with the first; resolves at the integration_conflict gate it opens. */
