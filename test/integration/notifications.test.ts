@@ -57,7 +57,14 @@ describe('Attention', function () {
       plan,
       '# Attention\n\n```baton-task\nid: A1\ntitle: Drop the old table\nagent: coder\nrisk: [database]\n```\nDrop it.\n',
     );
-    const before = await waitFor('the attention state', () => api.attention());
+    // Counted from a steady state: an earlier suite's run may still be ending in this window (its stop, its last gate).
+    let before = await waitFor('the attention state', () => api.attention());
+    for (let steady = 0, tries = 0; steady < 3 && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const now = await waitFor('the attention state', () => api.attention());
+      steady = JSON.stringify(now) === JSON.stringify(before) ? steady + 1 : 0;
+      before = now;
+    }
     const engine = await api.session!.engine();
     // Started as `baton start` or another window would: its risk gate opens at once; nothing here drives it.
     const run = await engine.startRun('scratch/attention.plan.md');
