@@ -6,10 +6,10 @@
 // earlier one — main's file has both messages. On the way, Open Worktree in Terminal on the running worker opens a
 // terminal in the attempt's worktree.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
+import { git, initRepo } from '../support/gitRepo';
 import { Engine } from './support/engine';
 import {
   chainedSteps,
@@ -28,13 +28,6 @@ import {
 } from './support/index';
 
 const FIXTURE = resolve(__dirname, 'fixtures/followUp');
-
-function git(workspace: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Tester', '-c', 'user.email=tester@example.com', ...args], {
-    cwd: workspace,
-    encoding: 'utf8',
-  }).trim();
-}
 
 /** Types a message into Send Message…'s input box and sends it. */
 async function typeMessage(page: Page, text: string): Promise<void> {
@@ -62,9 +55,7 @@ describe('Baton in the browser: Send Message… steers a running agent and reope
   const ws = () => editor.current.workspace;
 
   step('a message to the running task ends its attempt; the next starts with it, passes and reaches main', async () => {
-    git(ws(), 'init', '-q', '-b', 'main');
-    git(ws(), 'add', '-A');
-    git(ws(), 'commit', '-q', '-m', 'the plan and its worker');
+    initRepo(ws(), {});
     await openViewContainer(page(), 'Baton');
     await resizeSideBar(page(), 470);
     await (await viewPane(page(), 'Runs')).getByRole('button', { name: 'Start Run', exact: true }).click();

@@ -5,9 +5,9 @@
 // `integration_failed` gate in the Gates view and a notification naming the task, the command
 // and what it printed. Approving integrates T2 anyway; main then has both changes.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { existsAt, git, initRepo } from '../support/gitRepo';
 import { Engine } from './support/engine';
 import {
   chainedSteps,
@@ -25,23 +25,6 @@ import {
 
 const FIXTURE = resolve(__dirname, 'fixtures/mergeQueue');
 
-function git(workspace: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Tester', '-c', 'user.email=tester@example.com', ...args], {
-    cwd: workspace,
-    encoding: 'utf8',
-  }).trim();
-}
-
-/** Whether main's tree holds `path`. */
-function onMain(workspace: string, path: string): boolean {
-  try {
-    execFileSync('git', ['cat-file', '-e', `main:${path}`], { cwd: workspace, stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('Baton in the browser: the merged tree fails its check, main stays, the person decides', function () {
   const editor = useBatonEditor({ source: FIXTURE });
   const { step } = chainedSteps();
@@ -50,9 +33,7 @@ describe('Baton in the browser: the merged tree fails its check, main stays, the
   let base = '';
 
   step('T2 passes alone but fails merged with T1: an integration_failed gate, main at T1', async () => {
-    git(ws(), 'init', '-q', '-b', 'main');
-    git(ws(), 'add', '-A');
-    git(ws(), 'commit', '-q', '-m', 'the library and its check');
+    initRepo(ws(), {});
     base = git(ws(), 'rev-parse', 'main');
     await openViewContainer(page(), 'Baton');
     await resizeSideBar(page(), 470);
@@ -72,7 +53,7 @@ describe('Baton in the browser: the merged tree fails its check, main stays, the
     // main holds T1's rename and nothing of T2: the target did not move for the failing tree.
     assert.equal(git(ws(), 'rev-parse', 'main~1'), base, 'T1 alone reached main');
     assert.match(git(ws(), 'show', 'main:lib.js'), /exports\.hello/);
-    assert.equal(onMain(ws(), 'use-start.js'), false, 'T2 is not on main');
+    assert.equal(existsAt(ws(), 'main', 'use-start.js'), false, 'T2 is not on main');
     assert.equal(existsSync(join(ws(), 'use-start.js')), false, 'the working tree has nothing of T2');
     const engine = await Engine.open({ workspace: ws() });
     try {
@@ -100,7 +81,7 @@ describe('Baton in the browser: the merged tree fails its check, main stays, the
     } finally {
       await engine.close();
     }
-    assert.equal(onMain(ws(), 'use-start.js'), true, 'T2 is on main');
+    assert.equal(existsAt(ws(), 'main', 'use-start.js'), true, 'T2 is on main');
     assert.match(git(ws(), 'show', 'main:lib.js'), /exports\.hello/);
     await moveMouseAway(page());
     await screenshot(page(), 'merge-queue-2-approved');

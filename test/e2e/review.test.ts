@@ -9,10 +9,10 @@
 // that file's diff) and approves: main gets the fixed greeting and not the scratch file, and its
 // history says what was dropped.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import { existsAt, git, initRepo } from '../support/gitRepo';
 import { Engine } from './support/engine';
 import {
   chainedSteps,
@@ -32,23 +32,6 @@ import {
 
 const FIXTURE = resolve(__dirname, 'fixtures/review');
 const COMMENT = 'Replace this line with "Hello, world!"';
-
-function git(workspace: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Tester', '-c', 'user.email=tester@example.com', ...args], {
-    cwd: workspace,
-    encoding: 'utf8',
-  }).trim();
-}
-
-/** Whether main's tree holds `path`. */
-function onMain(workspace: string, path: string): boolean {
-  try {
-    execFileSync('git', ['cat-file', '-e', `main:${path}`], { cwd: workspace, stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The task's attempts as the store has them: id, status, follow-up or not. */
 async function attempts(workspace: string): Promise<string[]> {
@@ -93,9 +76,7 @@ describe('Baton in the browser: a review comment on a diff line goes to the agen
   let base = '';
 
   step('Start Run: the task passes and waits at a review gate; main has not moved', async () => {
-    git(ws(), 'init', '-q', '-b', 'main');
-    git(ws(), 'add', '-A');
-    git(ws(), 'commit', '-q', '-m', 'the plan and its worker');
+    initRepo(ws(), {});
     base = git(ws(), 'rev-parse', 'main');
     await openViewContainer(page(), 'Baton');
     await resizeSideBar(page(), 470);
@@ -108,7 +89,7 @@ describe('Baton in the browser: a review comment on a diff line goes to the agen
     // Held: the work is committed in the task's worktree, and neither main nor the working tree has it.
     assert.equal(git(ws(), 'rev-parse', 'main'), base, 'main did not move');
     assert.equal(readFileSync(join(ws(), 'src/greeting.txt'), 'utf8'), 'Greeting\n\nTo be written.\n');
-    assert.equal(onMain(ws(), 'notes/scratch.txt'), false);
+    assert.equal(existsAt(ws(), 'main', 'notes/scratch.txt'), false);
     assert.match(readFileSync(join(await heldWorktree(gate), 'src/greeting.txt'), 'utf8'), /^Hello, wrld!$/m);
     await moveMouseAway(page());
     await screenshot(page(), 'review-1-gate');
@@ -221,7 +202,7 @@ describe('Baton in the browser: a review comment on a diff line goes to the agen
     await treeRow(await viewPane(page(), 'Runs'), /^History 1 finished run/).waitFor({ timeout: 90_000 });
     assert.deepEqual(await attempts(ws()), ['D-T1-coder-001 CANCELLED', 'D-T1-coder-002 COMPLETED follow-up']);
     assert.equal(git(ws(), 'show', 'main:src/greeting.txt'), 'Greeting\nHello, world!\nWelcome to Baton.');
-    assert.equal(onMain(ws(), 'notes/scratch.txt'), false, 'the dropped file is not on main');
+    assert.equal(existsAt(ws(), 'main', 'notes/scratch.txt'), false, 'the dropped file is not on main');
     assert.deepEqual(git(ws(), 'diff', '--name-only', base, 'main').split('\n'), ['src/greeting.txt']);
     const history = git(ws(), 'log', '--format=%B', `${base}..main`);
     assert.match(history, /Baton: T1 \(D-T1-coder-002\) without 1 file dropped at review/);

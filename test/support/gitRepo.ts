@@ -27,6 +27,16 @@ export function initRepo(folder: string, files: Record<string, string>): string 
   return git(folder, 'rev-parse', 'HEAD');
 }
 
+/** Whether `rev`'s tree holds `path`. */
+export function existsAt(folder: string, rev: string, path: string): boolean {
+  try {
+    execFileSync('git', ['cat-file', '-e', `${rev}:${path}`], { cwd: folder, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The content of `path` at `rev`. */
 export function show(folder: string, rev: string, path: string): string {
   return execFileSync('git', ['show', `${rev}:${path}`], { cwd: folder, encoding: 'utf8' });
