@@ -45,7 +45,7 @@ export interface FollowUpTarget {
 
 /**
  * The gates at which a passed attempt's committed work is held before integration and a message sends it back to the
- * agent: the next attempt starts from that work (claimAttempt, `carriedReviewWork`).
+ * agent: the next attempt starts from that work (claimAttempt, `carriedHeldWork`).
  */
 export const SEND_BACK_GATES = ['review', 'integration_failed'] as const;
 export type SendBackGate = (typeof SEND_BACK_GATES)[number];

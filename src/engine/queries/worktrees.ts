@@ -98,7 +98,7 @@ export async function readRunIsolation(r: Pick<StoreReader, 'get'>, runId: strin
  * the task decides: one approved (its work integrated, or integrates) or rejected outright carries nothing.
  * `baseCommit` stays the held attempt's base, so its work counts as the new attempt's to integrate.
  */
-export async function carriedReviewWork(
+export async function carriedHeldWork(
   r: Pick<StoreReader, 'get'>,
   runId: string,
   taskId: string,

@@ -38,7 +38,7 @@ import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { messagesSinceLastPass } from '../queries/followUps';
 import { readRunSettings } from '../queries/runs';
 import { dependencyTitles } from '../queries/tasks';
-import { carriedReviewWork, readRunIsolation } from '../queries/worktrees';
+import { carriedHeldWork, readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
 import { isSharedStore } from '../domain/config';
 import { newWatchdogKey } from '../effects/processes/leaseWatchdog';
@@ -148,7 +148,7 @@ async function recordClaim(
     if (!(await readRunIsolation(tx, runId))) await recordRunIsolation(tx, where.run, now);
     const location = worktreeLocation(ctx.workspace, runId, task.id, claim.delegation.attempt);
     // Changes requested at a review: the attempt goes on from the reviewed work, which the target does not hold yet.
-    const carried = await carriedReviewWork(tx, runId, task.id);
+    const carried = await carriedHeldWork(tx, runId, task.id);
     const baseCommit = carried?.baseCommit ?? where.baseCommit;
     await recordWorktree(
       tx,

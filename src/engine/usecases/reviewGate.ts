@@ -15,7 +15,7 @@ export type ReviewHold = { kind: 'go-on' } | { kind: 'held'; gateId: string } | 
  * Under `review: required` (a frozen run setting) a passed attempt whose verify commands passed waits for a person
  * before its work reaches the target branch or its task completes (docs/extension.md, "Review required"). Its
  * worktree's work is committed first, so the review is of one commit — the one an approval integrates and the one a
- * follow-up attempt starts from when changes are requested (claimAttempt, `carriedReviewWork`). The attempt is BLOCKED
+ * follow-up attempt starts from when changes are requested (claimAttempt, `carriedHeldWork`). The attempt is BLOCKED
  * at a `review` gate, as at an integration gate; approving sets its task `verifying` again and this finds the
  * approval: it goes on.
  */

@@ -11,7 +11,7 @@ import type { StopReportEntry } from '../domain/stops';
 import { reviewMessage, reviewMessageProblem, reviewProblem, type ReviewComment } from '../domain/review';
 import type { DelegationStatus, RunStatus, TaskStatus } from '../domain/types';
 import { isManualWorker } from '../domain/workerLaunch';
-import { endAttemptForFollowUp, sendBackFromReview } from '../operations/delegations/endAttemptForFollowUp';
+import { endAttemptForFollowUp, sendBackHeldAttempt } from '../operations/delegations/endAttemptForFollowUp';
 import { recordFollowUp } from '../operations/followUps/followUps';
 import { recordReview } from '../operations/followUps/recordReview';
 import { refreshRunStatus } from '../operations/runs/refreshRunStatus';
@@ -138,7 +138,7 @@ async function recordAndAct(
     action.kind === 'send-back'
       ? { delegationId: action.delegationId, gateId: action.gateId, gateKind: action.gateKind }
       : undefined;
-  if (sentBack) await sendBackFromReview(tx, { runId, ...sentBack, by, followUpId: followUp.id }, now);
+  if (sentBack) await sendBackHeldAttempt(tx, { runId, ...sentBack, by, followUpId: followUp.id }, now);
   return {
     followUp,
     action: action.kind,

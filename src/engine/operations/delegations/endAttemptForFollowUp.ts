@@ -35,7 +35,7 @@ export async function endAttemptForFollowUp(
  * how the next attempt's claim finds the work to start from), the held attempt ended as a follow-up ends one
  * (CANCELLED, not counted against maxAttempts; its committed worktree kept), and the task ready at once.
  */
-export async function sendBackFromReview(
+export async function sendBackHeldAttempt(
   tx: StoreTx,
   input: { runId: string; delegationId: string; gateId: string; by: string; followUpId: string },
   now: number,
