@@ -23,6 +23,7 @@ import { FakeClock } from '../support/fakeClock';
 import { initRepo } from '../support/gitRepo';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
+import { hostPid } from '../support/pidToken';
 
 const PLANTER = resolve(__dirname, '../fixtures/workers/linkPlanter.js');
 
@@ -500,7 +501,8 @@ const THIEF = resolve(__dirname, '../fixtures/workers/tokenThief.js');
 
 /**
  * Issue 25, item 2.7 (row H13): T1's worker reads T2's runtime token from T2's worker's
- * /proc/<pid>/environ and hands in a forged PASS for T2 with `baton ingest --token`, while T2's
+ * /proc/<pid>/environ — or, in a PID namespace whose /proc shows no other worker, from the file
+ * T2's worker leaked it into — and hands in a forged PASS for T2 with `baton ingest --token`, while T2's
  * worker waits; then T2's worker hands in its own result with the same token. The forged one is
  * refused (`runtime.not-its-worker`, exit 3, nothing recorded), the owner's accepted.
  */
@@ -554,7 +556,7 @@ export async function stolenTokenRow(trials: number): Promise<RowOutcome> {
   return {
     trials,
     failures: await failuresOver(trials, stolenToken),
-    note: "per trial: a token read from another worker's /proc/<pid>/environ, its forged PASS, then the owner's own hand-in",
+    note: "per trial: a token taken from another worker (its /proc/<pid>/environ where visible, else the file it leaked), its forged PASS, then the owner's own hand-in",
   };
 }
 
@@ -611,7 +613,9 @@ export async function hostileDaemon(trial: number): Promise<string[]> {
     if (!running && !(coordinated instanceof ChildCoordinator)) throw new Error('no lease');
     const reported = join(dir, 'A.json');
     await waitFor('the worker and its daemon', () => existsSync(reported), 30_000);
-    const pids = JSON.parse(readFileSync(reported, 'utf8')) as { worker: number; pids: { hostile: number } };
+    const report = JSON.parse(readFileSync(reported, 'utf8')) as { worker: string; pids: { hostile: string } };
+    // As the worker named them, inside its PID namespace: mapped to the machine's pids while they run.
+    const pids = { worker: hostPid(report.worker), pids: { hostile: hostPid(report.pids.hostile) } };
     for (const pid of [pids.worker, pids.pids.hostile]) {
       const start = startOf(pid);
       if (start) leftovers.push({ pid, start });

@@ -76,7 +76,7 @@ export async function fencedSideEffects(trials: number): Promise<RowOutcome> {
       // The verify command notes each run; it is the side effect counted in verify trials.
       writeFileSync(
         join(workspace, 'check.js'),
-        `require('node:fs').appendFileSync('checks.txt', require('node:fs').readlinkSync('/proc/self') + '\\n');`,
+        `require('node:fs').appendFileSync('checks.txt', process.pid + '@' + require('node:fs').readlinkSync('/proc/self/ns/pid') + '\\n');`,
       );
       writeFileSync(
         join(workspace, 'plan.md'),

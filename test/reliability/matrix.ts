@@ -1538,11 +1538,11 @@ export const ROWS: MatrixRow[] = [
   {
     id: 'H13',
     fault:
-      'A worker reads another running worker’s `BATON_RUNTIME_TOKEN` from `/proc/<pid>/environ` and hands in a forged PASS for that task with `baton ingest --token` (issue 25, item 2.7)',
+      'A worker reads another running worker’s `BATON_RUNTIME_TOKEN` from `/proc/<pid>/environ` — or, where its PID namespace’s own /proc shows no other worker, takes it from a file the other worker leaked it into — and hands in a forged PASS for that task with `baton ingest --token` (issue 25, item 2.7)',
     guarantee:
       'refused (`runtime.not-its-worker`, exit 3, nothing recorded): a running attempt’s token counts only from a process that runs under its worker; the owner’s own hand-in with the same token is taken and the task completes with it',
     injection:
-      'two tasks at once; T1’s worker finds T2’s worker in /proc, reads its token and hands in `forged.md`, then T2’s worker hands in its own result the same way (in `npm test`: test/system/executor/plantedLinks.test.ts; the MCP path in test/system/mcp/mcpServer.test.ts)',
+      'two tasks at once; T2’s worker leaks its token into a file; T1’s worker looks for T2’s worker in /proc (in a PID namespace it sees none) and takes the token from there or from the leak, and hands in `forged.md`; then T2’s worker hands in its own result the same way (in `npm test`: test/system/executor/plantedLinks.test.ts; the MCP path in test/system/mcp/mcpServer.test.ts)',
     full: 20,
     smoke: 0,
     run: stolenTokenRow,

@@ -7,6 +7,8 @@ export interface ProcessIdentity {
   pid: number;
   startTime: string | null;
   host: string;
+  /** A worker started in a PID namespace of its own: that namespace (`pid:[…]`), which its processes cannot leave. */
+  pidNamespace?: string;
 }
 
 /**
@@ -17,6 +19,8 @@ export interface ProcessIdentity {
 export interface Presenter {
   host: string;
   ancestry: readonly ProcessIdentity[] | undefined;
+  /** The PID namespace it runs in (`pid:[…]`), where /proc says. */
+  pidNamespace?: string;
 }
 
 /**
@@ -26,13 +30,19 @@ export interface Presenter {
  * /proc/<pid>/environ, but cannot make itself a child of the worker it read it from (issue 25,
  * item 2.7). Not decidable — and so left to the token alone — for a runtime no Baton process
  * started (`baton claim` hands its claimer the token) and where the platform has no /proc.
+ *
+ * A worker in a PID namespace of its own (effects/processes/pidNamespace.ts) has a /proc of its
+ * own too, where its parents above the namespace do not show: there the caller runs under the
+ * worker when it runs in the worker's namespace, which no process can leave, and which a process
+ * of another worker cannot enter (it would take `setns`, and privileges over that namespace).
  */
 export function runsUnderWorker(
-  worker: { pid?: number; pidStart?: string | null; host?: string },
+  worker: { pid?: number; pidStart?: string | null; host?: string; pidNamespace?: string },
   presenter: Presenter,
 ): boolean {
   if (worker.pid === undefined || presenter.ancestry === undefined) return true;
   if (worker.host !== undefined && worker.host !== presenter.host) return false;
+  if (worker.pidNamespace !== undefined && presenter.pidNamespace === worker.pidNamespace) return true;
   return presenter.ancestry.some(
     (p) => p.pid === worker.pid && (worker.pidStart == null || p.startTime === worker.pidStart),
   );

@@ -191,6 +191,8 @@ export interface WorkerRuntime {
   host?: string;
   /** Its start time (Linux): with pid and host, the process's identity (domain/process.ts). */
   pidStart?: string;
+  /** The PID namespace it was started in, where it was (domain/process.ts, `runsUnderWorker`). */
+  pidNamespace?: string;
   /**
    * A look at the machine found the recorded process gone (same host, pid and start time no
    * longer running), though its attempt is not settled yet: no coordinator watched it end.

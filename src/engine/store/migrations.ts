@@ -437,6 +437,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE stop_requests ADD COLUMN purpose TEXT`,
     ],
   },
+  {
+    version: 15,
+    name: "a worker's PID namespace",
+    statements: [
+      // The PID namespace a worker was started in (`pid:[…]`, effects/processes/pidNamespace.ts): a token presented
+      // from inside it is its worker's (domain/process.ts, `runsUnderWorker`), since the namespace has a /proc of its
+      // own where the worker's pid above it does not show.
+      `ALTER TABLE runtimes ADD COLUMN pid_namespace TEXT`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -144,6 +144,7 @@ export interface RuntimeRow {
   pid: number | null;
   pid_start: string | null;
   host: string | null;
+  pid_namespace: string | null;
   process_started_at: number | null;
   worker_beat_at: number | null;
   delegation_status: string;
@@ -151,7 +152,7 @@ export interface RuntimeRow {
 /** Runtime columns joined with their delegation's status (needed to derive the runtime status). */
 export const RUNTIME_SELECT = `SELECT r.id, r.run_id, r.delegation_id, r.token_hash, r.epoch, r.lease_ms, r.lease_expires_at, r.claimed_at,
   r.last_heartbeat_at, r.heartbeat_count, r.progress, r.holder, r.ended_at, r.end_reason, r.pid, r.pid_start, r.host,
-  r.process_started_at, r.worker_beat_at, d.status AS delegation_status
+  r.pid_namespace, r.process_started_at, r.worker_beat_at, d.status AS delegation_status
   FROM runtimes r JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id`;
 export function toRuntime(r: RuntimeRow, now: number): WorkerRuntime {
   return {
@@ -171,6 +172,7 @@ export function toRuntime(r: RuntimeRow, now: number): WorkerRuntime {
     ...(r.pid !== null ? { pid: r.pid } : {}),
     ...(r.host !== null ? { host: r.host } : {}),
     ...(r.pid_start !== null ? { pidStart: r.pid_start } : {}),
+    ...(r.pid_namespace !== null ? { pidNamespace: r.pid_namespace } : {}),
     ...(r.process_started_at !== null ? { processStartedAt: r.process_started_at } : {}),
     ...(r.worker_beat_at !== null ? { workerBeatAt: r.worker_beat_at } : {}),
     status: deriveRuntimeStatus(

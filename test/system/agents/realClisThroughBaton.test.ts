@@ -187,7 +187,7 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
        * The workspace's config: the CLI's preset (presetWorker) as the only worker.
        */
       function setUp(
-        profile: 'full' | 'read-only',
+        profile: 'full' | 'edit' | 'read-only',
         extra: { isolation?: 'none' | 'worktree'; budget?: unknown; maxAttempts?: number } = {},
       ): void {
         fixture.write(
@@ -236,6 +236,9 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
             },
             170_000,
           );
+        } catch (error) {
+          // A run that never ends says what the CLI was doing.
+          throw new Error(`${(error as Error).message}\n${why(runId, [...seen])}`, { cause: error });
         } finally {
           heard.dispose();
         }
@@ -480,6 +483,36 @@ describe('real agent CLIs as Baton workers, through the coordinator', function (
         assert.deepEqual(
           view.delegations.map((d) => `${d.id}:${d.status}`),
           [`${DELEGATION}:CANCELLED`, 'D-T1-coder-002:COMPLETED'],
+        );
+      });
+
+      it('in the edit profile, the CLI writes the file but refuses to run a command (each CLI alike)', async () => {
+        setUp('edit');
+        server.setScript({
+          steps: [
+            (request) => ({ toolCalls: [cli.writeFile(request, fixture.workspace, FILE, content)], usage: USAGE[0] }),
+            // A command that would write a file of its own: `edit` changes files, only `full` runs commands.
+            (request) => ({ toolCalls: [cli.runShell(request, `${SHELL_COMMAND} > ${SHELL_FILE}`)], usage: USAGE[1] }),
+            { text: RESULT_TEXT, usage: USAGE[2] },
+          ],
+          side: () => ({ text: 'Scripted side answer', usage: { input: 7, output: 1 } }),
+        });
+        engine = await fixture.open({ follow: true });
+        const { run } = await engine.runForPlan('plan.md');
+        const { progress } = await driveWatching(run.id);
+        const view = await engine.overview(run.id);
+        const usage = view.usage.find((u) => u.delegationId === DELEGATION);
+        const explain = why(run.id, progress, usage);
+
+        assert.equal(readFileSync(join(fixture.workspace, FILE), 'utf8'), content, `the edit was made\n${explain}`);
+        assert.equal(existsSync(join(fixture.workspace, SHELL_FILE)), false, `the command must not run\n${explain}`);
+        assert.ok(usage, explain);
+        assert.equal(usage.permissions.profile, 'edit');
+        const afterShell = server.mainRequests()[2];
+        assert.ok(afterShell?.toolResults.length, `the refusal went back to the model\n${explain}`);
+        assert.ok(
+          !afterShell.toolResults.some((r) => JSON.stringify(r).includes(SHELL_MARKER)),
+          `the command's output must not come back\n${explain}`,
         );
       });
 

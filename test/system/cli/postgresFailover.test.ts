@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, initRepo } from '../../support/gitRepo';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
+import { hostPid } from '../../support/pidToken';
 import {
   cleanEnv,
   CLI,
@@ -57,12 +58,13 @@ Do T1.
 `;
 
 /**
- * The verify command: traces its start to $FAKE_TRACE (verify-start <ms> <pid> <cwd>); where a
+ * The verify command: traces its start to $FAKE_TRACE (verify-start <ms> <pid>@<its PID namespace> <cwd>: the test
+ * maps it to the machine's pid, test/support/pidToken.ts); where a
  * file \`linger\` is, it runs until it is ended (verify-stopped on SIGTERM), elsewhere it passes
  * (verify-end).
  */
 const VERIFY_SCRIPT = `const fs = require('node:fs');
-const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), fs.readlinkSync('/proc/self'), process.cwd()].join(' ') + '\\n');
+const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid'), process.cwd()].join(' ') + '\\n');
 trace('verify-start');
 if (fs.existsSync('linger')) {
   process.on('SIGTERM', () => {
@@ -175,7 +177,13 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
         .filter(Boolean)
         .map((line) => {
           const [kind, , at, pid, delegation] = line.split(' ');
-          return { kind: kind as TraceLine['kind'], at: Number(at), pid: Number(pid), delegation: delegation! };
+          return {
+            kind: kind as TraceLine['kind'],
+            at: Number(at),
+            pid: hostPid(pid!),
+            pidToken: pid!,
+            delegation: delegation!,
+          };
         });
     return { a, b, envA, envB, traced, trace };
   }
@@ -347,13 +355,13 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     }
     writeFile(a, 'linger', '');
     const passing = { FAKE_BEHAVIOUR: '{}' };
-    const verifies = (): Array<{ kind: string; at: number; pid: number; cwd: string }> =>
+    const verifies = (): Array<{ kind: string; at: number; pid: string; cwd: string }> =>
       (existsSync(trace) ? readFileSync(trace, 'utf8') : '')
         .split('\n')
         .filter((line) => line.startsWith('verify-'))
         .map((line) => {
           const [kind, at, pid, cwd] = line.split(' ');
-          return { kind: kind!, at: Number(at), pid: Number(pid), cwd: cwd! };
+          return { kind: kind!, at: Number(at), pid: pid!, cwd: cwd! };
         });
     const coordinatorA = startBaton(['start', 'plan.md'], a, { ...machines.envA, ...passing });
     await waitFor(() => verifies().some((v) => v.kind === 'verify-start'), "A's verify command to start", 60_000).catch(
@@ -363,7 +371,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     await coordinatorA.exited;
     const onA = verifies()[0]!;
     assert.equal(onA.cwd, a);
-    assert.ok(alive(onA.pid), "A's verify command outlives its coordinator for now (A's lease still runs)");
+    assert.ok(alive(hostPid(onA.pid)), "A's verify command outlives its coordinator for now (A's lease still runs)");
 
     const coordinatorB = startBaton(['resume'], b, { ...envB, ...passing });
     const bExit = await Promise.race([
@@ -373,16 +381,19 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     assert.equal(bExit, 0, `B finishes the run:\n${coordinatorB.output()}\n${JSON.stringify(verifies())}`);
 
     // A's command got its SIGTERM from its watchdog, and is gone, before B verified again — in B's clone.
+    // A process is told apart by its line's place and folder, not its number: a PID namespace ended, the next one
+    // may get the same name (`pid:[…]`), and its first process the same number.
     const lines = verifies();
-    const stopped = lines.find((v) => v.kind === 'verify-stopped' && v.pid === onA.pid);
-    const again = lines.find((v) => v.kind === 'verify-start' && v.pid !== onA.pid);
+    const stopped = lines.find((v) => v.kind === 'verify-stopped' && v.pid === onA.pid && v.cwd === onA.cwd);
+    const againAt = lines.findIndex((v, i) => v.kind === 'verify-start' && i > 0);
+    const again = againAt < 0 ? undefined : lines[againAt];
     assert.ok(stopped, `A's verify command got SIGTERM: ${JSON.stringify(lines)}`);
     assert.ok(again, `B ran the verify command again: ${JSON.stringify(lines)}\n${coordinatorB.output()}`);
     assert.ok(stopped.at < again.at, `A's ended (${stopped.at}) before B's started (${again.at})`);
-    assert.ok(!alive(onA.pid), "A's verify command is gone");
+    assert.ok(!alive(hostPid(onA.pid)), "A's verify command is gone");
     assert.equal(again.cwd, b, "B verified in its own clone, not in A's folder");
     assert.ok(
-      lines.some((v) => v.kind === 'verify-end' && v.pid === again.pid),
+      lines.slice(againAt).some((v) => v.kind === 'verify-end' && v.pid === again.pid && v.cwd === again.cwd),
       "B's verify command passed",
     );
 

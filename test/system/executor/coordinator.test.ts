@@ -8,11 +8,12 @@ import { EngineFixture } from '../../support/engineFixture';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { storeDirOf } from '../../../src/engine/engine';
+import { hostPid } from '../../support/pidToken';
 import {
   FAKE_CLAUDE,
   config,
   killQuietly,
-  HOST_PID_SH,
+  PID_TOKEN_SH,
   pidAlive,
   plan,
   pumpClock,
@@ -209,9 +210,9 @@ describe('coordinator: dispatch to real worker processes', () => {
   it('ends what finished workers left running (a background and a setsid child) by the time the run returns, however many exited together', async () => {
     // Each worker writes its result, leaves two sleepers behind and exits at once.
     const result = `printf '\\x60\\x60\\x60baton-result\\ncontract: baton-result-v1\\ntask: %s\\nagent: coder\\nstatus: PASS\\nsummary: done\\nartifacts: []\\n\\x60\\x60\\x60\\n' "$1" > "$BATON_ARTIFACT_PATH"`;
-    // Each sleeper notes its own pid (HOST_PID_SH) and its worker waits until both have.
+    // Each sleeper notes its own pid (PID_TOKEN_SH) and its worker waits until both have.
     const sleeper = (kind: string): string =>
-      `sh -c '${HOST_PID_SH} >> "$BATON_WORKSPACE/pids"; : > "$BATON_WORKSPACE/$0.${kind}"; exec sleep 30' "$1"`;
+      `sh -c '${PID_TOKEN_SH} >> "$BATON_WORKSPACE/pids"; : > "$BATON_WORKSPACE/$0.${kind}"; exec sleep 30' "$1"`;
     const script = `${result}; ${sleeper('bg')} & setsid ${sleeper('setsid')} & until [ -e "$BATON_WORKSPACE/$1.bg" ] && [ -e "$BATON_WORKSPACE/$1.setsid" ]; do sleep 0.05; done; exit 0`;
     fixture.write(
       '.baton/config.json',
@@ -225,7 +226,7 @@ describe('coordinator: dispatch to real worker processes', () => {
     engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
     assert.deepEqual(await drive(engine, run.id, { maxConcurrency: 4 }), { kind: 'finished', status: 'completed' });
-    const left = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(Number);
+    const left = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(hostPid);
     pids.push(...left);
     assert.equal(left.length, 8, 'two sleepers per worker');
     // No waiting: the coordinator swept them before returning.
@@ -283,6 +284,8 @@ describe('coordinator: dispatch to real worker processes', () => {
       'sonnet',
       '--permission-mode',
       'acceptEdits',
+      '--disallowedTools',
+      'Bash',
       '--',
     ]);
     assert.ok(calls[0]!.promptLength > 200, 'the prompt arrived on stdin');

@@ -22,6 +22,7 @@ import {
   withWorkerEnv,
 } from '../../fixtures/executor/harness';
 import { pidNamespaceLauncher } from '../../../src/engine/effects/processes/pidNamespace';
+import { hostPid } from '../../support/pidToken';
 
 /** The state letter of /proc/<pid>/stat: T when stopped by a signal. */
 function processState(pid: number): string | undefined {
@@ -252,16 +253,20 @@ describe('fencing: a coordinator stopped between its check and its side effect (
     );
   });
 
-  /** A verify command that notes its start and end (also on TERM) and passes once the file `release` exists. */
+  /**
+   * A verify command that notes its start and end (also on TERM) and passes once the file `release` exists. It names
+   * itself by its pid in its PID namespace (test/support/pidToken.ts).
+   */
   const SLOW_CHECK = [
     `const fs = require('node:fs');`,
-    `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + fs.readlinkSync('/proc/self') + ' ' + Date.now() + '\\n');`,
+    `const self = process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid');`,
+    `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + self + ' ' + Date.now() + '\\n');`,
     `note('start');`,
     `process.on('SIGTERM', () => { note('end'); process.exit(143); });`,
     `setInterval(() => { if (fs.existsSync('release')) { note('end'); process.exit(0); } }, 20);`,
   ].join('\n');
 
-  /** [pid, from, to] of every run of the check; one still running lasts until now. */
+  /** [pid, from, to] of every run of the check (the machine's pid while it runs, else NaN); a running one ends now. */
   function checkRuns(): Array<{ pid: number; from: number; to: number }> {
     let text: string;
     try {
@@ -273,13 +278,18 @@ describe('fencing: a coordinator stopped between its check and its side effect (
       .trim()
       .split('\n')
       .map((l) => l.split(' '));
-    return lines
-      .filter(([kind]) => kind === 'start')
-      .map(([, pid, at]) => ({
-        pid: Number(pid),
-        from: Number(at),
-        to: Number(lines.find(([kind, p]) => kind === 'end' && p === pid)?.[2] ?? Date.now()),
-      }));
+    // A run's end is the first after its start with its name: a PID namespace that ended may lend its name to the next.
+    return lines.flatMap(([kind, pid, at], i) =>
+      kind === 'start'
+        ? [
+            {
+              pid: hostPid(pid!),
+              from: Number(at),
+              to: Number(lines.slice(i).find(([k, p]) => k === 'end' && p === pid)?.[2] ?? Date.now()),
+            },
+          ]
+        : [],
+    );
   }
 
   const verifyFaults = [

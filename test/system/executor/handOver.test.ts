@@ -96,9 +96,9 @@ describe('coordinator: handing a run over with its workers running (a window tha
     assert.deepEqual(
       trace
         .filter((l) => l.kind === 'end')
-        .map((l) => `${l.delegation}:${l.pid}`)
+        .map((l) => `${l.delegation}:${l.pidToken}`)
         .sort(),
-      running.map((w) => `${w.delegation}:${w.pid}`).sort(),
+      running.map((w) => `${w.delegation}:${w.pidToken}`).sort(),
       'the processes that finished are the ones started before the hand-over',
     );
   });

@@ -11,13 +11,14 @@ import { enqueueDelegation } from '../../../src/engine/operations/delegations/en
 import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { workerLaunch } from '../../../src/engine/domain/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
+import { hostPid } from '../../support/pidToken';
 import {
   ATTEMPT_WORKER,
   ChildCoordinator,
   config,
   coordinateWhenFree,
   killQuietly,
-  HOST_PID_SH,
+  PID_TOKEN_SH,
   pidAlive,
   plan,
   readTrace,
@@ -154,13 +155,13 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
   it('does not run a verify command again on resume when it passed for the same artifact; receipts record command, exit, duration, output digest and log', async () => {
     fixture.write(
       'count.js',
-      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + require('node:fs').readlinkSync('/proc/self') + '\\n'); console.log('cmd1 ok');\n`,
+      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + process.pid + '@' + require('node:fs').readlinkSync('/proc/self/ns/pid') + '\\n'); console.log('cmd1 ok');\n`,
     );
     fixture.write(
       'slow.js',
       [
         `const fs = require('node:fs');`,
-        `fs.appendFileSync('runs.txt', 'cmd2 ' + fs.readlinkSync('/proc/self') + '\\n');`,
+        `fs.appendFileSync('runs.txt', 'cmd2 ' + process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid') + '\\n');`,
         `const check = () => { if (fs.existsSync('release')) { console.log('cmd2 ok'); process.exit(0); } };`,
         `check(); setInterval(check, 20);`,
       ].join('\n'),
@@ -189,7 +190,7 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
     children.push(first);
     // Killed between the two commands: the first passed, the second is running.
     const cmd2 = await waitFor('the second verify command to start', () => runs().find((l) => l.startsWith('cmd2')));
-    pids.push(Number(cmd2.split(' ')[1]));
+    pids.push(hostPid(cmd2.split(' ')[1]!));
     first.kill('SIGKILL');
     await first.exited;
     assert.equal((await engine.overview(run.id)).tasks[0]!.status, 'verifying');
@@ -410,8 +411,8 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('kills a verify command that outlives its timeout together with everything it started, and fails the verification at once', async () => {
     fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1 }));
-    // Each process notes its own pid (HOST_PID_SH); the shell waits for all three before it sleeps.
-    const script = `sh -c '${HOST_PID_SH} >> pids; exec sleep 600' & setsid sh -c '${HOST_PID_SH} >> pids; exec sleep 600' & ${HOST_PID_SH} >> pids; until [ "$(wc -l < pids)" -ge 3 ]; do sleep 0.05; done; sleep 600`;
+    // Each process notes its own pid (PID_TOKEN_SH); the shell waits for all three before it sleeps.
+    const script = `sh -c '${PID_TOKEN_SH} >> pids; exec sleep 600' & setsid sh -c '${PID_TOKEN_SH} >> pids; exec sleep 600' & ${PID_TOKEN_SH} >> pids; until [ "$(wc -l < pids)" -ge 3 ]; do sleep 0.05; done; sleep 600`;
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -429,7 +430,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     assert.equal(gate!.details.timedOut, true);
     // Ended like a worker: TERM first (the shell honours it), then the look that proves it gone.
     assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\(exit SIGTERM, timed out\)/);
-    const started3 = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(Number);
+    const started3 = readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim().split('\n').map(hostPid);
     pids.push(...started3);
     assert.equal(started3.length, 3);
     await waitFor('every process of the command to be gone', () => started3.every((pid) => !pidAlive(pid)), 30_000);
@@ -437,7 +438,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
 
   it('gives a verify command that ignores TERM its grace period, then KILL, and proves it gone', async () => {
     fixture.write('.baton/config.json', config({ verifyTimeoutSeconds: 1, stopGraceSeconds: 1 }));
-    const script = `trap '' TERM; ${HOST_PID_SH} >> pids; while :; do sleep 0.1; done`;
+    const script = `trap '' TERM; ${PID_TOKEN_SH} >> pids; while :; do sleep 0.1; done`;
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -449,14 +450,14 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     assert.ok(took >= 1900, `TERM was ignored: KILL came only after the 1 s grace (${took} ms)`);
     const [gate] = await engine.listGates({ runId: run.id, status: 'open' });
     assert.match(readFileSync(String(gate!.details.logPath), 'utf8'), /\(exit SIGKILL, timed out\)/);
-    const shell = Number(readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim());
+    const shell = hostPid(readFileSync(join(fixture.workspace, 'pids'), 'utf8').trim());
     pids.push(shell);
     assert.equal(pidAlive(shell), false, 'gone when the verification ended, not later');
   });
 
   it('ends what a passing verify command left running in the background, without waiting for it', async () => {
     fixture.write('.baton/config.json', config());
-    const script = `sh -c '${HOST_PID_SH} > bg.tmp && mv bg.tmp bg; exec sleep 600' & until [ -e bg ]; do sleep 0.05; done; echo started`;
+    const script = `sh -c '${PID_TOKEN_SH} > bg.tmp && mv bg.tmp bg; exec sleep 600' & until [ -e bg ]; do sleep 0.05; done; echo started`;
     fixture.write('plan.md', plan([{ id: 'V', verify: [['sh', '-c', script]] }]));
     const engine = await fixture.open({ follow: true });
     const { run } = await engine.runForPlan('plan.md');
@@ -466,7 +467,7 @@ describe('verification: retried attempts, timeouts and the processes of verify c
     assert.deepEqual(await taken.coordinator.run(), { kind: 'finished', status: 'completed' });
     // Long before the background sleep's 600 s (a bound that holds at load 10).
     assert.ok(Date.now() - started < 45_000, 'the background process did not hold the verification');
-    const bg = Number(readFileSync(join(fixture.workspace, 'bg'), 'utf8'));
+    const bg = hostPid(readFileSync(join(fixture.workspace, 'bg'), 'utf8').trim());
     pids.push(bg);
     await waitFor('the background process to be gone', () => !pidAlive(bg), 30_000);
   });

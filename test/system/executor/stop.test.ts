@@ -9,6 +9,7 @@ import { terminateWorker } from '../../../src/engine/effects/processes/processes
 import { pidNamespaceLauncher } from '../../../src/engine/effects/processes/pidNamespace';
 import { bundleScript } from '../../support/bundleScript';
 import { EngineFixture } from '../../support/engineFixture';
+import { hostPid } from '../../support/pidToken';
 
 // Real worker processes, checked through /proc with helpers of this file's own (not the ones
 // under test): a process is the pair (pid, start time), and a zombie is dead.
@@ -182,11 +183,12 @@ describe('stop: graceful and immediate, with real worker processes', function ()
       `the worker of ${task}`,
       () =>
         existsSync(file) &&
-        (JSON.parse(readFileSync(file, 'utf8')) as { worker: number; runtimeId: string; pids: Record<string, number> }),
+        (JSON.parse(readFileSync(file, 'utf8')) as { worker: string; runtimeId: string; pids: Record<string, string> }),
       30_000, // six processes and two launchers to start, on a loaded machine
     );
     const procs = new Map<string, Proc>();
-    for (const [name, pid] of Object.entries({ worker: raw.worker, ...raw.pids })) {
+    for (const [name, token] of Object.entries({ worker: raw.worker, ...raw.pids })) {
+      const pid = hostPid(token);
       const proc = procOf(pid);
       assert.ok(proc && proc.state !== 'Z', `${task}'s ${name} (pid ${pid}) runs before the stop`);
       procs.set(name, proc);

@@ -36,7 +36,13 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
       '--',
     ]);
     assert.equal(readOnly.stdin, HOSTILE, 'the prompt never becomes an argument');
-    assert.deepEqual(launch('claude-code', 'edit').effective.flags, ['--permission-mode', 'acceptEdits']);
+    // `edit` changes files and runs no command: acceptEdits alone lets Claude Code run one it counts as an edit.
+    assert.deepEqual(launch('claude-code', 'edit').effective.flags, [
+      '--permission-mode',
+      'acceptEdits',
+      '--disallowedTools',
+      'Bash',
+    ]);
     assert.deepEqual(launch('claude-code', 'full').effective.flags, [
       '--permission-mode',
       'acceptEdits',
@@ -68,6 +74,14 @@ describe('agent presets: each CLI’s own flags for the JSON stream and the task
     assert.ok(launch('codex', 'read-only').argv.includes('sandbox_mode="read-only"'));
     assert.ok(launch('codex', 'edit').argv.includes('sandbox_mode="workspace-write"'));
     assert.ok(launch('codex', 'full').argv.includes('sandbox_mode="danger-full-access"'));
+    // `edit` runs no command: without its shell tools Codex edits through apply_patch only.
+    const shellOff = ['-c', 'features.shell_tool=false', '-c', 'features.unified_exec=false'];
+    const has = (argv: readonly string[], part: string[]) => argv.join('\0').includes(part.join('\0'));
+    assert.ok(has(launch('codex', 'edit').argv, shellOff));
+    assert.ok(
+      !has(launch('codex', 'full').argv, shellOff) &&
+        !launch('codex', 'full').argv.includes('features.shell_tool=false'),
+    );
     const resumed = launch('codex', 'edit', { resumeSession: 'thread-1' });
     assert.deepEqual(resumed.argv.slice(0, 4), ['codex', 'exec', 'resume', 'thread-1']);
     assert.equal(resumed.argv.at(-1), '-', 'the prompt on stdin');

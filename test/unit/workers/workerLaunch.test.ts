@@ -105,6 +105,7 @@ describe('workers: launch (argv, stdin, placeholders)', () => {
       '--permission-mode',
       'acceptEdits',
       '--disallowedTools',
+      'Bash', // `edit` runs no command
       'WebFetch',
       '--add-dir',
       '/ws',

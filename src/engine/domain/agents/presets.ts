@@ -157,13 +157,19 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
           }
         : { flags: [], tools: [] };
       const allowed = [...(permissions.profile === 'full' ? ['Bash'] : []), ...mcp.tools, ...allow];
+      // `edit` changes files and runs no command. acceptEdits alone lets Claude Code run a command it counts as an
+      // edit (a redirect into a file of the folder), so the shell is denied outright, unless the task's own allow
+      // list names it (`Bash` or a `Bash(…)` pattern: the person asked for that much).
+      const shellDenied =
+        permissions.profile === 'edit' && !allow.some((tool) => tool === 'Bash' || tool.startsWith('Bash('));
+      const denied = [...(shellDenied ? ['Bash'] : []), ...deny];
       const flags = [
         ...mcp.flags,
         ...(input.stopHook ? claudeStopHookFlags(input.stopHook) : []),
         '--permission-mode',
         mode,
         ...(allowed.length ? ['--allowedTools', ...allowed] : []),
-        ...(deny.length ? ['--disallowedTools', ...deny] : []),
+        ...(denied.length ? ['--disallowedTools', ...denied] : []),
       ];
       const resume = input.resumeSession ? ['--resume', input.resumeSession] : [];
       return {
@@ -182,7 +188,7 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
         ],
         stdin: input.prompt,
         env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ...input.env },
-        effective: { profile: permissions.profile, allowTools: allowed, denyTools: deny, flags },
+        effective: { profile: permissions.profile, allowTools: allowed, denyTools: denied, flags },
       };
     }
     case 'codex': {
@@ -198,6 +204,11 @@ export function agentPresetLaunch(input: AgentPresetInput): AgentPresetLaunch {
         `sandbox_mode="${sandbox}"`,
         '-c',
         'approval_policy="never"',
+        // `edit` changes files and runs no command: without its shell tools (the classic one and unified exec)
+        // Codex edits through apply_patch only; workspace-write alone would let it run any program in the folder.
+        ...(permissions.profile === 'edit'
+          ? ['-c', 'features.shell_tool=false', '-c', 'features.unified_exec=false']
+          : []),
         ...(input.batonMcp ? codexMcpFlags(input.batonMcp, permissions.profile) : []),
       ];
       const command = input.resumeSession ? ['exec', 'resume', input.resumeSession] : ['exec'];

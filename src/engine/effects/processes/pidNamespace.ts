@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 
 /**
  * How spawnSupervised puts a worker into a PID namespace of its own (docs/workers.md, "Process
@@ -8,6 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
  * it detaches, whatever it resets — stays a descendant of that init; when the init dies the
  * kernel kills every member. Unprivileged users need a user namespace as well (`--user
  * --map-current-user`: the worker keeps its own uid). Looked up once per process.
+ *
+ * Inside, /proc is the namespace's own: pids there are the namespace's, and a token presented from
+ * inside is judged by the namespace it comes from (domain/process.ts, `runsUnderWorker`).
  */
 export type PidNamespaceLauncher = { argv: readonly string[]; user: boolean } | { unavailable: string };
 
@@ -26,9 +29,12 @@ function detect(): PidNamespaceLauncher {
   if (process.env.BATON_PID_NAMESPACE === 'off') return { unavailable: `${PID_NAMESPACE_ENV}=off` };
   const unshare = ['/usr/bin/unshare', '/bin/unshare', '/usr/sbin/unshare', '/sbin/unshare'].find((p) => existsSync(p));
   if (!unshare) return { unavailable: 'no unshare (util-linux) found' };
-  // --kill-child: the namespace ends with the unshare process that holds it (its parent outside).
-  const pidOnly = [unshare, '--pid', '--fork', '--kill-child'];
-  const withUser = [unshare, '--user', '--map-current-user', '--pid', '--fork', '--kill-child'];
+  // --kill-child: the namespace ends with the unshare process that holds it (its parent outside). --mount-proc: the
+  // namespace sees a /proc of its own (in a mount namespace of its own). With the machine's /proc a pid a process
+  // gets from fork() names another process there: a program that looks up its child (Codex's sandbox, bubblewrap,
+  // writing the child's uid_map) then fails or hangs, and the worker would see every process of the machine.
+  const pidOnly = [unshare, '--pid', '--fork', '--kill-child', '--mount-proc'];
+  const withUser = [unshare, '--user', '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc'];
   let why = '';
   for (const argv of [pidOnly, withUser]) {
     try {
@@ -46,6 +52,15 @@ function detect(): PidNamespaceLauncher {
     }
   }
   return { unavailable: `unshare refused a PID namespace (${why.split('\n')[0]})` };
+}
+
+/** The PID namespace `pid` belongs to, as /proc names it (`pid:[4026532…]`); undefined if it cannot be read. */
+export function pidNamespaceOf(pid: number | 'self'): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

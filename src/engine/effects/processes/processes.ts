@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import treeKill from 'tree-kill';
 import { sleep, type Clock } from '../../domain/clock';
-import { isNamespaceInit } from './pidNamespace';
+import { isNamespaceInit, pidNamespaceOf } from './pidNamespace';
 import {
   foreignLeaseGraceMs,
   KILL_WAIT_MS,
@@ -147,7 +147,8 @@ export function presentingProcess(): Presenter {
     ancestry.push({ pid, startTime: stat.startTime, host: thisHost() });
     pid = stat.ppid;
   }
-  return { host: thisHost(), ancestry };
+  const pidNamespace = pidNamespaceOf('self');
+  return { host: thisHost(), ancestry, ...(pidNamespace ? { pidNamespace } : {}) };
 }
 
 /** The current process, as a lease records its holder. */

@@ -10,7 +10,7 @@ import type { WorkerLaunch } from '../../domain/workerLaunch';
 import { loadExeca } from './execa';
 import { exitFromStatus, exitRecordHeader, NON_FATAL_SIGNALS, type ExitRecordOwner } from '../../domain/exitRecord';
 import { gateChildOf, gateGrandchildOf, identityOf, markerTag, procPidOfChild } from './processes';
-import { pidNamespaceLauncher } from './pidNamespace';
+import { pidNamespaceLauncher, pidNamespaceOf } from './pidNamespace';
 
 export interface WorkerExit {
   exitCode: number | null;
@@ -222,7 +222,9 @@ export async function spawnSupervised(
       killGroup(leader);
       return { notStarted: 'its exit waiter ended before its gate started' };
     }
-    const identity = identityOf(worker);
+    // In a namespace the worker's identity names it: its processes, and a token presented from them, are known by it.
+    const pidNamespace = namespace ? pidNamespaceOf(worker) : undefined;
+    const identity = { ...identityOf(worker), ...(pidNamespace ? { pidNamespace } : {}) };
     const gate = gated ? (subprocess.stdio[3] as Writable | undefined) : undefined;
     // A gate whose process is gone (aborted, killed) refuses the write: nothing to report.
     gate?.on('error', () => undefined);

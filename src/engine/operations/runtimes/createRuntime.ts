@@ -60,15 +60,15 @@ export async function recordRuntimeLaunch(
 export async function recordRuntimeProcess(
   tx: StoreTx,
   runtimeId: string,
-  identity: { pid: number; startTime: string | null; host: string },
+  identity: ProcessIdentity,
   now: number,
   options: { onlyIfUnknown?: boolean } = {},
 ): Promise<void> {
   // The first record of a process is when Baton's supervisor started to see it (views show "alive for …").
   const changed = await tx.run(
-    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ?, process_started_at = COALESCE(process_started_at, ?)
+    `UPDATE runtimes SET pid = ?, pid_start = ?, host = ?, pid_namespace = ?, process_started_at = COALESCE(process_started_at, ?)
      WHERE id = ?${options.onlyIfUnknown ? ' AND pid IS NULL' : ''}`,
-    [identity.pid, identity.startTime, identity.host, now, runtimeId],
+    [identity.pid, identity.startTime, identity.host, identity.pidNamespace ?? null, now, runtimeId],
   );
   if (changed === 0) return;
   // A transition worth a line in the timeline, and what tells the views the worker's pid.

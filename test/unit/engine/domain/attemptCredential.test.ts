@@ -64,6 +64,24 @@ describe('who may act for an attempt (baton mcp): decided on the runtime row, wi
     assert.equal(code(runtime({ ...started, pid: 700 }), 'other'), 'runtime.wrong-token', 'the token is checked first');
   });
 
+  it("in a worker's PID namespace, takes its token only from inside that namespace (its /proc shows no parent above it)", () => {
+    const namespaced = { pid: 4242, pidStart: '42', host: 'h1', pidNamespace: 'pid:[4026532100]' };
+    // Inside, the chain of parents ends at the namespace's init (pid 1): the worker's own pid never shows.
+    const inside: Presenter = { ...outsider, pidNamespace: 'pid:[4026532100]' };
+    assert.equal(code(runtime(namespaced), 'h', inside), undefined, 'a process of the worker');
+    assert.equal(
+      code(runtime(namespaced), 'h', { ...outsider, pidNamespace: 'pid:[4026532200]' }),
+      'runtime.not-its-worker',
+      "another worker's namespace",
+    );
+    assert.equal(code(runtime(namespaced)), 'runtime.not-its-worker', 'no namespace said: the machine outside');
+    assert.equal(
+      code(runtime({ ...namespaced, host: 'h2' }), 'h', inside),
+      'runtime.not-its-worker',
+      'the same namespace number on another host is another namespace',
+    );
+  });
+
   it('leaves the token alone to decide where there is nothing to bind to', () => {
     assert.equal(runsUnderWorker({}, outsider), true, '`baton claim` started no process: its claimer holds the token');
     assert.equal(runsUnderWorker({ pid: 700, host: 'h1' }, { host: 'h1', ancestry: undefined }), true, 'no /proc');
