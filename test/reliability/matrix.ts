@@ -57,7 +57,7 @@ import {
   keptWork,
   workerKilled,
 } from './executionRows';
-import { finishedDuringOutageRow, forgedDeadlineRow, launchCutByOutageRow } from './outageRows';
+import { claimAnswerLostRow, finishedDuringOutageRow, forgedDeadlineRow, launchCutByOutageRow } from './outageRows';
 import { fencedSideEffects, lockHolderStopped } from './fencingRows';
 import { targetTampering, undeclaredFiles } from './tamperRows';
 import { cherryPickCrash, diskFullFastForward } from './integrationRows';
@@ -1400,6 +1400,18 @@ export const ROWS: MatrixRow[] = [
     full: 10,
     smoke: 0,
     run: finishedDuringOutageRow,
+  },
+  {
+    id: '22',
+    fault:
+      'The connection to PostgreSQL is cut after a claim’s COMMIT reached the server and before its answer came back (the claim landed; the coordinator cannot know), and connections are refused for 400 ms',
+    guarantee:
+      'no attempt is lost: once the store answers, the coordinator finds the claim it made (its holder, no worker recorded, not one it supervises) and releases it (CANCELLED, not counted) and the task runs at once as the next attempt — not after the lease (60 s), and with maxAttempts 1 it still completes',
+    injection:
+      'a TCP proxy between the coordinator and the server (test/support/commitCut.ts) passes the COMMIT of the transaction that inserted the claim’s runtime, then drops the server’s answer with both connections and refuses new ones for 400 ms (in `npm test`: test/system/cli/postgresRestart.test.ts)',
+    full: 10,
+    smoke: 0,
+    run: claimAnswerLostRow,
   },
   {
     id: 'H1',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { config, readTrace } from '../fixtures/executor/harness';
 import { makeWorkspace, planText, removeWorkspace, runCli, spawnCli, waitFor, writeFile } from '../support/cli';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../support/postgresCluster';
+import { cutCommitAnswer } from '../support/commitCut';
 import { processesCarrying } from '../support/processes';
 import type { RowOutcome } from './matrix';
 
@@ -86,6 +87,77 @@ export function launchCutByOutageRow(trials: number): Promise<RowOutcome> {
     trials,
     launchCutByOutage,
     'per trial: one claim, the server stopped before its worker started, started again once the worker was ended',
+  );
+}
+
+/**
+ * Issue 26, "No attempt lost to a short outage", the claim's own commit (row 22): the connection is cut after the
+ * claim's COMMIT reached the server and before its answer reached the coordinator (test/support/commitCut.ts), and new
+ * connections are refused for 400 ms. The claim landed, but the coordinator cannot know it: once the store answers it
+ * finds the attempt it claimed (its holder, no worker process recorded) and releases it — CANCELLED, not counted — and
+ * the task runs at once as attempt 2. With `maxAttempts: 1` and a 60 s lease, a claim left RUNNING until its lease ran
+ * out fails the task, and waiting for it breaks the time bound.
+ */
+export async function claimAnswerLost(cluster: PostgresCluster, trial = 0): Promise<void> {
+  const dir = makeWorkspace('baton-pg-claim-cut-');
+  const schema = schemaFor(`${dir}-${trial}`);
+  const settings = { store: { kind: 'postgres', schema }, leaseSeconds: 60, maxAttempts: 1, isolation: 'none' };
+  writeFile(dir, '.baton/config.json', config(settings));
+  writeFile(dir, 'plan.md', planText([{ id: 'T1' }]));
+  const trace = join(dir, 'trace.txt');
+  const proxy = await cutCommitAnswer({ targetPort: cluster.port, marker: 'INSERT INTO runtimes', outageMs: 400 });
+  const url = cluster.url.replace(`:${cluster.port}/`, `:${proxy.port}/`);
+  const coordinator = spawnCli(['start', 'plan.md', '--json'], {
+    cwd: dir,
+    env: { BATON_STORE_URL: url, FAKE_TRACE: trace },
+  });
+  let output = '';
+  coordinator.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  coordinator.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const exited = new Promise<number | null>((resolve) => coordinator.on('exit', (code) => resolve(code)));
+  try {
+    // Well under the 60 s lease, whatever the load: a claim left to its lease cannot finish in time.
+    const code = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`baton start did not finish within 45 s\n${output}`)), 45_000),
+      ),
+    ]);
+    assert.equal(code, 0, output);
+    await proxy.cut;
+    const status = await runCli(['status', '--json'], { cwd: dir, env: { BATON_STORE_URL: cluster.url } });
+    const view = status.json<{
+      run: { status: string };
+      delegations: Array<{ id: string; status: string; reason?: string }>;
+    }>();
+    // The claim landed (the cut came after its commit) and was released, not counted; attempt 2 ran once.
+    assert.deepEqual(
+      view.delegations.map((d) => `${d.id}:${d.status}`),
+      ['D-T1-coder-001:CANCELLED', 'D-T1-coder-002:COMPLETED'],
+      output,
+    );
+    assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
+    assert.equal(view.run.status, 'completed');
+    assert.deepEqual(
+      readTrace(trace)
+        .filter((l) => l.kind === 'start')
+        .map((l) => l.delegation),
+      ['D-T1-coder-002'],
+    );
+  } finally {
+    if (coordinator.exitCode === null && coordinator.signalCode === null) coordinator.kill('SIGKILL');
+    for (const pid of processesCarrying(`BATON_WORKSPACE=${dir}`)) process.kill(pid, 'SIGKILL');
+    await proxy.close();
+    removeWorkspace(dir);
+  }
+}
+
+/** Row 22: claimAnswerLost, again and again. */
+export function claimAnswerLostRow(trials: number): Promise<RowOutcome> {
+  return rowOnCluster(
+    trials,
+    claimAnswerLost,
+    'per trial: one claim whose COMMIT landed and whose answer was cut with the connection, 400 ms of refused connections',
   );
 }
 

@@ -14,6 +14,7 @@ import { exitCodeCommandOf, isAgentWorker } from '../domain/workerLaunch';
 import { sharedTreeRepository } from '../effects/git/treeSnapshot';
 import { releaseUnlaunchedAttempt, UNLAUNCHED_REASON } from '../operations/delegations/releaseUnlaunchedAttempt';
 import { holdTask } from '../operations/tasks/holdTask';
+import { unstartedClaim } from '../queries/delegations';
 import { sideEffectPoint } from '../store/faultPoint';
 import { claimAttempt } from '../usecases/claimAttempt';
 import type { EngineContext } from '../usecases/context';
@@ -51,6 +52,8 @@ export class AttemptLauncher {
   private sharedRepo: Promise<string | undefined> | undefined;
   /** Attempts claimed whose launch a store outage cut off before their worker ran: released when it answers. */
   private readonly unlaunched = new Set<string>();
+  /** Tasks whose claim an outage cut off at its commit, which may have landed: their claim, if any, is released too. */
+  private readonly claimsInDoubt = new Set<string>();
   private readonly view: LaunchView;
 
   constructor(
@@ -89,7 +92,13 @@ export class AttemptLauncher {
    * Called first in each pass; while the store is still out of reach it throws, and they wait for the next one.
    */
   async releaseUnlaunched(): Promise<void> {
-    const { runId } = this.host;
+    const { runId, holder } = this.host;
+    for (const taskId of this.claimsInDoubt) {
+      // Ours and never launched: claimed by this coordinator, no worker recorded, not one this coordinator supervises.
+      const claimed = await this.ctx.store.read((r) => unstartedClaim(r, { runId, taskId, holder }));
+      if (claimed && !this.supervisor.ownDelegations().has(claimed)) this.unlaunched.add(claimed);
+      this.claimsInDoubt.delete(taskId);
+    }
     for (const delegationId of this.unlaunched) {
       try {
         const released = await this.ctx.store.transact((tx) =>
@@ -125,7 +134,14 @@ export class AttemptLauncher {
     }
     const decided = where.mode === 'shared' ? where.recorded : undefined;
     const { holder, maxConcurrency } = this.host;
-    const claimed = await claimAttempt(this.ctx, { runId, plan, where, holder, maxConcurrency });
+    let claimed;
+    try {
+      claimed = await claimAttempt(this.ctx, { runId, plan, where, holder, maxConcurrency });
+    } catch (err) {
+      // Its commit may have landed with only the answer lost: looked for once the store answers (releaseUnlaunched).
+      if (isStoreOutage(err) && !plan.manual) this.claimsInDoubt.add(task.id);
+      throw err;
+    }
     if (!claimed) return decided ? { isolation: decided } : undefined;
     const isolation = decided ?? (where.mode === 'worktree' ? where.run : undefined);
     const outcome = {

@@ -53,6 +53,25 @@ export async function decidedAttempts(
   return new Set(rows.map((row) => row.id));
 }
 
+/**
+ * The task's RUNNING attempt claimed by `holder` whose worker was never recorded (no process behind its runtime): a
+ * claim whose launch did not get as far as a worker — the coordinator that made it looks for it when it cannot know
+ * whether its claim's commit landed (executor/attemptLauncher.ts).
+ */
+export async function unstartedClaim(
+  r: Pick<StoreReader, 'get'>,
+  input: { runId: string; taskId: string; holder: string },
+): Promise<string | undefined> {
+  const row = await r.get<{ id: string }>(
+    `SELECT d.id FROM delegations d JOIN runtimes r ON r.run_id = d.run_id AND r.delegation_id = d.id
+     WHERE d.run_id = ? AND d.task_id = ? AND d.status = 'RUNNING' AND r.holder = ? AND r.pid IS NULL
+       AND r.ended_at IS NULL
+     ORDER BY d.attempt DESC LIMIT 1`,
+    [input.runId, input.taskId, input.holder],
+  );
+  return row?.id;
+}
+
 /** The task's latest attempt still RUNNING or BLOCKED: the one a verifying task's verification belongs to. */
 export async function latestOpenAttempt(
   r: Pick<StoreReader, 'get'>,

@@ -80,7 +80,8 @@ export interface ClaimedAttempt {
  * (prompt provenance). After the commit the prompt file and the worktree are written; a failure
  * there fails the attempt — it must end in the store, not stay RUNNING with nothing behind it.
  * A person's task then opens its manual_handoff gate. Undefined when it was not claimed (someone
- * else claimed or gated the task meanwhile: the next pass sees it) or failed.
+ * else claimed or gated the task meanwhile: the next pass sees it) or failed. A store out of reach during the claim's
+ * transaction (`store.unreachable`) is thrown: whether its commit landed is unknown.
  */
 export async function claimAttempt(
   ctx: EngineContext,
@@ -100,7 +101,9 @@ export async function claimAttempt(
   try {
     claimed = { ...(await ctx.store.transact((tx) => recordClaim(tx, ctx, input, verifyOutputs))), leaseUntilMono };
   } catch (err) {
-    if (!(err instanceof BatonError) || err.code === 'coordinator.superseded') throw err;
+    // A store out of reach may have taken the commit and lost only its answer: the caller finds out once it answers.
+    if (!(err instanceof BatonError) || err.code === 'coordinator.superseded' || err.code === 'store.unreachable')
+      throw err;
     ctx.log(`${plan.task.id}: not started: ${err.message}`);
     return undefined;
   }

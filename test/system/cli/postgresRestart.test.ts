@@ -23,7 +23,7 @@ import {
   waitFor,
   writeFile,
 } from '../../support/cli';
-import { launchCutByOutage } from '../../reliability/outageRows';
+import { claimAnswerLost, launchCutByOutage } from '../../reliability/outageRows';
 
 interface ReportedEvent {
   type: string;
@@ -241,5 +241,9 @@ describe('a PostgreSQL restart in the middle of a run', function () {
 
   it('a restart between a claim and its worker (issue 26): the claim is released when the server is back, not counted, and the task runs at once', async () => {
     await launchCutByOutage(cluster);
+  });
+
+  it('a claim whose COMMIT landed and whose answer was lost with the connection (issue 26): released once the store answers, not counted, the task runs at once', async () => {
+    await claimAnswerLost(cluster);
   });
 });

@@ -96,6 +96,9 @@ describe('baton CLI: refusals write nothing', function () {
         writeFile(ws, 'result.md', 'no result here\n');
         const ingest = await run(['ingest', '--delegation', 'D-nope', '--artifact', 'result.md']);
         assert.equal(ingest.code, 4, describeResult(ingest));
+        // Refused by a transaction that commits having changed nothing (each beat of a batch is decided on its own).
+        const beat = await run(['heartbeat', '--runtime', 'W-nope', '--token', 'x']);
+        assertRefused(beat, 4, /^baton: There is no worker runtime W-nope\.$/);
         assert.equal(readFileSync(exclude, 'utf8'), PERSONAL_EXCLUDE, 'a refused command edited info/exclude');
         // A command that writes adds Baton's lines (the store existed before the repository).
         const claimed = await run(['claim', '--plan', 'plan.md', '--task', 'T2']);

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { Engine } from '../../../src/engine/index';
 import { endRunningAttempt } from '../../../src/engine/operations/delegations/endRunningAttempt';
 import { releaseUnlaunchedAttempt } from '../../../src/engine/operations/delegations/releaseUnlaunchedAttempt';
-import { parkedBefore } from '../../../src/engine/queries/delegations';
+import { recordRuntimeProcess } from '../../../src/engine/operations/runtimes/createRuntime';
+import { parkedBefore, unstartedClaim } from '../../../src/engine/queries/delegations';
 import type { FileStore } from '../../../src/engine/store/fileStore';
 import { DEMO_PLAN, EngineFixture } from '../../support/engineFixture';
 
@@ -53,5 +54,24 @@ describe('releasing an attempt whose launch was cut off', () => {
     const t1 = (await engine.overview(runId)).tasks.find((t) => t.id === 'T1')!;
     assert.equal(t1.status, 'failed');
     assert.match(t1.statusReason!, /no attempts left \(1\)/, 'the failure used the one attempt, the release none');
+  });
+
+  it("finds a claim whose commit's answer was lost by its holder: RUNNING, no worker recorded, this holder's", async () => {
+    const holder = 'host-a:4242';
+    const first = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1', holder });
+    const { runId } = first;
+    const find = (taskId: string, by = holder) => store.read((r) => unstartedClaim(r, { runId, taskId, holder: by }));
+    assert.equal(await find('T1'), first.delegation.id);
+    assert.equal(await find('T1', 'host-a:9999'), undefined, "another holder's claim is not this coordinator's");
+    assert.equal(await find('T5'), undefined, 'a task with no claim');
+    const other = await engine.claimTask({ runId, taskId: 'T5', holder });
+    await store.transact((tx) =>
+      recordRuntimeProcess(tx, other.runtimeId, { pid: 4343, startTime: '1', host: 'host-a' }, fixture.fakeClock.now()),
+    );
+    assert.equal(await find('T5'), undefined, 'a claim whose worker was recorded was launched');
+    await store.transact((tx) =>
+      releaseUnlaunchedAttempt(tx, { runId, delegationId: first.delegation.id }, fixture.fakeClock.now()),
+    );
+    assert.equal(await find('T1'), undefined, 'an attempt no longer RUNNING');
   });
 });

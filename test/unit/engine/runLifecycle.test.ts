@@ -201,6 +201,10 @@ describe('run lifecycle: cancel, and a new run after the end', () => {
         try {
           await assert.rejects(opened.overview('R-none'), (err) => BatonError.is(err, 'run.unknown'));
           await opened.diagnose();
+          // Refused inside a transaction that commits having changed no row (a heartbeat's batch decides each beat).
+          await assert.rejects(opened.heartbeat({ runtimeId: 'W-none', token: 'x' }), (err) =>
+            BatonError.is(err, 'runtime.unknown'),
+          );
           assert.equal(readFileSync(exclude, 'utf8'), '# mine\n', 'a read or a refused command edits nothing');
           await opened.claimTask({ runId: run.id, taskId: 'T1', leaseSeconds: 30 });
           assert.match(readFileSync(exclude, 'utf8'), /^# mine\n# Baton's store/, 'edited with the first commit');
