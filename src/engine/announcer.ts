@@ -27,8 +27,13 @@ export type EngineEvent<K extends EventType = EventType> = EventOf<K> & {
  */
 export class EventAnnouncer implements Disposable {
   private readonly emitter = new Emitter<EngineEvent>();
-  readonly onEvent = this.emitter.event;
   private lastId = 0;
+  /**
+   * With nobody listening, commits leave the log's position where it was (reading it after each one cost a store read
+   * per commit); the first listener to come has it read then, before any announcement it could hear.
+   */
+  private positionStale = false;
+  private positionRead: Promise<void> | undefined;
   private readonly beats = new Map<string, number>();
   private announcing: Promise<void> = Promise.resolve();
   private queued = false;
@@ -40,6 +45,10 @@ export class EventAnnouncer implements Disposable {
     private readonly log: (line: string) => void,
   ) {
     this.subscription = store.watch(() => {
+      if (!this.emitter.hasListeners) {
+        this.positionStale = true;
+        return;
+      }
       // One announcement waiting is enough: it reads everything since the last one.
       if (this.queued) return;
       this.queued = true;
@@ -53,6 +62,28 @@ export class EventAnnouncer implements Disposable {
         );
     });
   }
+
+  /** Hears every announcement from now on: events committed after this call (in this process) and heartbeats. */
+  readonly onEvent = (listener: (event: EngineEvent) => void): Disposable => {
+    if (this.positionStale && !this.emitter.hasListeners && !this.positionRead) {
+      this.positionStale = false;
+      // Asked now, so it queues in the store behind the commits already started and ahead of any started after
+      // this call: the listener hears the latter and none of the former.
+      const position = this.store.read((r) => lastEventId(r));
+      this.positionRead = position.then(
+        (lastId) => {
+          this.lastId = Math.max(this.lastId, lastId);
+          this.positionRead = undefined;
+        },
+        (err: unknown) => {
+          this.positionStale = true;
+          this.positionRead = undefined;
+          this.log(`event log position not read (the next listener tries again): ${(err as Error).message}`);
+        },
+      );
+    }
+    return this.emitter.event(listener);
+  };
 
   /** Starts after what the store holds now: a listener hears what happens from here on. */
   static async start(store: StorePort, clock: Clock, log: (line: string) => void): Promise<EventAnnouncer> {
@@ -76,18 +107,14 @@ export class EventAnnouncer implements Disposable {
 
   /** Announces what changed since the last announcement: new log events, then heartbeats. */
   private async announce(): Promise<void> {
-    // With nobody listening (a resident worker's process, `baton heartbeat`, a bench's claimer) only the log's
-    // position is kept: reading every live runtime after each commit cost a beat more than its own transaction.
-    // A listener who comes later hears the events from then on, and a heartbeat for each runtime that beat
-    // since the last full look (its state as it is now).
+    // A listener's first announcement starts from the log's position as it was when the listener came.
+    if (this.positionRead) await this.positionRead;
+    // Nobody listens any more (a listener went while this was queued): the position is read when the next one comes.
+    // A listener who comes later hears the events from then on, and a heartbeat for each runtime that beat since the
+    // last full look (its state as it is now).
     if (!this.emitter.hasListeners) {
-      const lastId = await this.store.read((r) => lastEventId(r));
-      // One who subscribed during that read hears everything after the previous position instead: an event
-      // from just before it subscribed is better than one lost.
-      if (!this.emitter.hasListeners) {
-        this.lastId = Math.max(this.lastId, lastId);
-        return;
-      }
+      this.positionStale = true;
+      return;
     }
     const now = this.clock.now();
     const { events, runtimes, usage } = await this.store.read(async (r) => {

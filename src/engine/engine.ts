@@ -62,12 +62,11 @@ import {
   type RunOverview,
   type TaskRecord,
 } from './queries/runView';
-import { anyLeaseExpired } from './queries/delegations';
 import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { storeExists, type FileStoreOptions } from './store/fileStore';
 import { onFirstCommit } from './store/firstCommit';
 import { checkStore, chooseStore, openStore, storeEnvironment } from './store/openStore';
-import type { StorePort } from './store/port';
+import type { StorePort, StoreTx } from './store/port';
 import { readAttemptChanges } from './usecases/attemptChanges';
 import type { AgentKind } from './domain/agents/agentActivity';
 import { agentKindOf } from './domain/workerLaunch';
@@ -328,41 +327,55 @@ export class Engine {
     const plan = input.planPath ? this.validPlan(input.planPath) : undefined;
     const leaseMs = (input.leaseSeconds ?? this.config.leaseSeconds) * 1000;
     // Leases that ran out are made official in a commit of their own: a claim refused by the retry backoff must not
-    // undo the expiry that started it (the backoff runs from that moment, not from each refused claim).
-    if (await this.store.read((r) => anyLeaseExpired(r, this.clock.now())))
-      await this.store.transact((tx) => expireStaleRuntimes(tx, this.clock.now(), this.expiryScope()));
-    return this.store.transact(async (tx) => {
+    // undo the expiry that started it (the backoff runs from that moment, not from each refused claim). So the first
+    // transaction ends, committed, right after an expiry that found something, and the claim runs in the next one; in
+    // the common case (nothing expired) the claim is made in the first, without a read of its own before it.
+    const first = await this.store.transact(async (tx) => {
       const ctx = this.operationContext();
-      let runId = input.runId;
-      let runCreated = false;
-      if (runId) {
-        const run = await findRun(tx, runId);
-        if (plan && run.planPath !== plan.path) {
-          throw new BatonError('run.plan-mismatch', `Run ${runId} runs ${run.planPath}, not ${plan.path}.`);
-        }
-      } else {
-        const opened = await openRunForPlan(
-          tx,
-          {
-            plan: { path: plan!.path, text: plan!.text, tasks: plan!.parsed.tasks },
-            settings: runSettingsFrom(this.config),
-            whatNext: 'finish that run or replan it',
-          },
-          ctx,
-        );
-        runId = opened.runId;
-        runCreated = opened.created;
+      if ((await expireStaleRuntimes(tx, ctx.now, this.expiryScope())).length > 0) return undefined;
+      return this.claimIn(tx, ctx, input, plan, leaseMs, { expired: true });
+    });
+    return first ?? this.store.transact((tx) => this.claimIn(tx, this.operationContext(), input, plan, leaseMs));
+  }
+
+  /** The claim of `claimTask` inside its transaction; `expired`: stale leases were expired in it at `ctx.now`. */
+  private async claimIn(
+    tx: StoreTx,
+    ctx: OperationContext,
+    input: Parameters<Engine['claimTask']>[0],
+    plan: ReturnType<Engine['validPlan']> | undefined,
+    leaseMs: number,
+    options: { expired?: boolean } = {},
+  ): Promise<ClaimOutcome> {
+    let runId = input.runId;
+    let runCreated = false;
+    if (runId) {
+      const run = await findRun(tx, runId);
+      if (plan && run.planPath !== plan.path) {
+        throw new BatonError('run.plan-mismatch', `Run ${runId} runs ${run.planPath}, not ${plan.path}.`);
       }
-      await expireStaleRuntimes(tx, ctx.now, this.expiryScope());
-      const holder = input.holder ?? hostname();
-      const agent = input.agent ? { agent: input.agent } : {};
-      const claim = await claimTask(
+    } else {
+      const opened = await openRunForPlan(
         tx,
-        { runId, taskId: input.taskId, leaseMs, holder, maxConcurrency: this.config.maxConcurrency, ...agent },
+        {
+          plan: { path: plan!.path, text: plan!.text, tasks: plan!.parsed.tasks },
+          settings: runSettingsFrom(this.config),
+          whatNext: 'finish that run or replan it',
+        },
         ctx,
       );
-      return { ...claim, runId, runCreated };
-    });
+      runId = opened.runId;
+      runCreated = opened.created;
+    }
+    if (!options.expired) await expireStaleRuntimes(tx, ctx.now, this.expiryScope());
+    const holder = input.holder ?? hostname();
+    const agent = input.agent ? { agent: input.agent } : {};
+    const claim = await claimTask(
+      tx,
+      { runId, taskId: input.taskId, leaseMs, holder, maxConcurrency: this.config.maxConcurrency, ...agent },
+      ctx,
+    );
+    return { ...claim, runId, runCreated };
   }
 
   /** A worker's heartbeat; beats sent while another commits go together in the next commit (HeartbeatBatch). */

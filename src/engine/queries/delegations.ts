@@ -15,16 +15,6 @@ export async function getDelegation(
   return row ? toDelegation(row) : undefined;
 }
 
-/** Whether some RUNNING attempt's lease ran out and is not yet marked STALE (expireStaleRuntimes would act). */
-export async function anyLeaseExpired(r: Pick<StoreReader, 'get'>, now: number): Promise<boolean> {
-  const row = await r.get(
-    `SELECT 1 AS x FROM runtimes r JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id
-     WHERE r.ended_at IS NULL AND r.lease_expires_at <= ? AND d.status = 'RUNNING' LIMIT 1`,
-    [now],
-  );
-  return row !== undefined;
-}
-
 /** Of these runtimes, those whose stored lease ran out while they are not ended. */
 export async function lapsedRuntimes(
   r: Pick<StoreReader, 'all'>,

@@ -14,7 +14,8 @@ import type { Delegation } from '../domain/types';
 import { getDelegation } from '../queries/delegations';
 import { checkArtifactPaths, ownResultNames } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
-import { authorizeIngest } from '../operations/runtimes/authorizeIngest';
+import { authorizeIngest, PRESENTER_NEEDED } from '../operations/runtimes/authorizeIngest';
+import type { Presenter } from '../domain/process';
 import { recordIngestion, type IngestionOutcome } from '../operations/ingestions/recordIngestion';
 import { runFolderOf, runPaths } from '../effects/workspaceLayout';
 import { DEFAULT_CONFIG } from '../domain/config';
@@ -209,39 +210,45 @@ export async function ingestArtifactContent(
   // Too large to read: its digest is streamed from the file, for the coordinator's rejected record.
   const digest = judged.digest ?? ('oversized' in source ? await digestFile(source.oversized.path) : '');
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
-  // transaction.
-  const presenter = handedIn ? presentingProcess() : undefined;
-  const committed = await ctx.store.transact(async (tx) => {
-    if (handedIn) {
-      const refusal = await authorizeIngest(
+  // transaction. The presenting process (/proc, a read per parent) matters only when the attempt's worker is one Baton
+  // started (runsUnderWorker): the first transaction asks for it when it finds one, having written nothing, and runs
+  // again with it.
+  const record = (presenter?: Presenter) =>
+    ctx.store.transact(async (tx) => {
+      if (handedIn) {
+        const refusal = await authorizeIngest(
+          tx,
+          { runId: delegation.runId, delegationId: delegation.id, ...handedIn, ...(presenter ? { presenter } : {}) },
+          ctx.clock.now(),
+        );
+        if (refusal === PRESENTER_NEEDED) return { presenterNeeded: true as const };
+        // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).
+        if (refusal) return { refusal };
+      }
+      const recorded = await recordIngestion(
         tx,
-        { runId: delegation.runId, delegationId: delegation.id, ...handedIn, presenter: presenter! },
+        {
+          runId: delegation.runId,
+          delegationId: delegation.id,
+          artifactPath,
+          digest,
+          issues,
+          ...(content !== undefined ? { content: { digest, bytes: size, content } } : {}),
+          ...(resultStatus ? { resultStatus } : {}),
+          ...(summary ? { summary } : {}),
+        },
         ctx.clock.now(),
       );
-      // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).
-      if (refusal) return { refusal };
-    }
-    const recorded = await recordIngestion(
-      tx,
-      {
-        runId: delegation.runId,
-        delegationId: delegation.id,
-        artifactPath,
-        digest,
-        issues,
-        ...(content !== undefined ? { content: { digest, bytes: size, content } } : {}),
-        ...(resultStatus ? { resultStatus } : {}),
-        ...(summary ? { summary } : {}),
-      },
-      ctx.clock.now(),
-    );
-    const row = await getDelegation(tx, delegation.runId, delegation.id);
-    const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
-      delegation.runId,
-      delegation.taskId,
-    ]);
-    return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
-  });
+      const row = await getDelegation(tx, delegation.runId, delegation.id);
+      const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+        delegation.runId,
+        delegation.taskId,
+      ]);
+      return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
+    });
+  const first = await record();
+  const committed = 'presenterNeeded' in first ? await record(presentingProcess()) : first;
+  if ('presenterNeeded' in committed) throw new Error('the presenting process was asked for twice');
   if ('refusal' in committed) throw committed.refusal;
   const { outcome, after, verifying } = committed;
   // Only a task waiting in `verifying` has commands to run (or work to integrate); verifyAttempt reads its facts

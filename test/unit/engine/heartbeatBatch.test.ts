@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { BatonError, type EngineEvent } from '../../../src/engine/index';
 import type { StorePort, StoreTx } from '../../../src/engine/store/port';
 import { HeartbeatBatch } from '../../../src/engine/usecases/heartbeatBatch';
+import { EventAnnouncer } from '../../../src/engine/announcer';
 import { EngineFixture } from '../../support/engineFixture';
 
 /** The store, counting its write transactions; `failCommits` makes each one throw after its work (nothing commits). */
@@ -183,5 +184,53 @@ describe('the engine’s announcements with nobody listening', () => {
     assert.equal(beat.data.progress, 'heard');
     assert.equal(beat.data.heartbeatCount, 2);
     assert.ok(heard.some((e) => e.type === 'delegation:claimed' && e.data.delegationId === 'D-T5-coder-001'));
+  });
+});
+
+describe('the event announcer with nobody listening', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
+
+  /** The workspace's store, counting its reads; `logEvent` commits one event row of the given type. */
+  async function countedStore() {
+    const store = await fixture.openStore();
+    const counted = { reads: 0 };
+    const port: StorePort = {
+      recovery: store.recovery,
+      read: (work) => {
+        counted.reads++;
+        return store.read(work);
+      },
+      transact: (work) => store.transact(work),
+      refresh: () => store.refresh(),
+      watch: (listener) => store.watch(listener),
+      continueNumbering: () => store.continueNumbering(),
+      close: () => store.close(),
+    };
+    let seq = 0;
+    const logEvent = (type: string): Promise<number> =>
+      port.transact((tx) =>
+        tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES ('R-x', ?, ?, 0, '{}')`, [++seq, type]),
+      );
+    return { port, counted, logEvent };
+  }
+
+  it('reads nothing after a commit; a listener hears the commits started after it came and none from before', async () => {
+    const { port, counted, logEvent } = await countedStore();
+    const announcer = await EventAnnouncer.start(port, fixture.fakeClock, () => undefined);
+    counted.reads = 0;
+    for (let i = 0; i < 3; i++) await logEvent('unheard');
+    await announcer.settled();
+    assert.equal(counted.reads, 0);
+
+    const before = logEvent('started before the listener came');
+    const heard: string[] = [];
+    announcer.onEvent((e) => heard.push(e.type));
+    const after = logEvent('started after');
+    await Promise.all([before, after]);
+    await announcer.settled();
+    assert.deepEqual(heard, ['started after']);
+    announcer.dispose();
   });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { BatonError, runFolderOf, runPaths, type Engine } from '../../../src/engine/index';
+import { ownPid, thisHost } from '../../../src/engine/effects/processes/processes';
 import { EngineFixture } from '../../support/engineFixture';
 
 const PLAN = `# Plan
@@ -213,5 +214,50 @@ describe('ingestion: which run a result belongs to, and what makes it the same r
       assert.deepEqual(storeBytes(fixture.workspace), before, 'nothing recorded');
       assert.equal((await engine.overview(claim.runId)).delegations[0]!.status, 'BLOCKED', 'the attempt still waits');
     });
+  });
+});
+
+describe('a result handed in by token, for a worker Baton started (runsUnderWorker)', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
+
+  /** T1 claimed, its runtime then recorded as the worker process `pid` on this host, as a spawn records it. */
+  async function startedAs(engine: Engine, pid: number) {
+    const claim = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const store = await fixture.openStore();
+    await store.transact((tx) =>
+      tx.run(`UPDATE runtimes SET pid = ?, pid_start = NULL, host = ? WHERE id = ?`, [
+        pid,
+        thisHost(),
+        claim.runtimeId,
+      ]),
+    );
+    await engine.refresh();
+    return claim;
+  }
+
+  it('is taken from a process under that worker (here: the worker itself), looked at once it is found to be one', async () => {
+    const engine = await fixture.open();
+    const claim = await startedAs(engine, ownPid());
+    const artifact = fixture.writeResult('T1.md', { task: 'T1' });
+    const outcome = await engine.ingest({
+      delegationId: claim.delegation.id,
+      token: claim.token,
+      artifactPath: artifact,
+    });
+    assert.equal(outcome.delegation.status, 'COMPLETED');
+  });
+
+  it('is refused from a process that does not run under it, and nothing is recorded', async () => {
+    const engine = await fixture.open();
+    // A pid no process has: this test's process cannot run under it.
+    const claim = await startedAs(engine, 999_999_999);
+    const artifact = fixture.writeResult('T1.md', { task: 'T1' });
+    await assert.rejects(
+      engine.ingest({ delegationId: claim.delegation.id, token: claim.token, artifactPath: artifact }),
+      (err: unknown) => BatonError.is(err, 'runtime.not-its-worker'),
+    );
+    assert.equal((await engine.listIngestionViews(claim.runId)).length, 0);
   });
 });

@@ -138,17 +138,19 @@ export function identityOf(pid: number): ProcessIdentity {
  * its parents up to the first process of the machine, from /proc (undefined without it).
  */
 export function presentingProcess(): Presenter {
-  if (!HAS_PROC) return { host: thisHost(), ancestry: undefined };
+  // Asked once: each ask is a system call, and an ingest by token presents its process chain on every commit path.
+  const host = thisHost();
+  if (!HAS_PROC) return { host, ancestry: undefined };
   const ancestry: ProcessIdentity[] = [];
   // Bounded: a chain of parents is short; the bound only guards against a /proc that answers nonsense.
   for (let pid = ownPid(), steps = 0; pid > 0 && steps < 512; steps++) {
     const stat = readProcStat(pid);
     if (!stat) break;
-    ancestry.push({ pid, startTime: stat.startTime, host: thisHost() });
+    ancestry.push({ pid, startTime: stat.startTime, host });
     pid = stat.ppid;
   }
   const pidNamespace = pidNamespaceOf('self');
-  return { host: thisHost(), ancestry, ...(pidNamespace ? { pidNamespace } : {}) };
+  return { host, ancestry, ...(pidNamespace ? { pidNamespace } : {}) };
 }
 
 /** The current process, as a lease records its holder. */

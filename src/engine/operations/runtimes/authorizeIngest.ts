@@ -11,9 +11,15 @@ export interface IngestCredential {
   delegationId: string;
   /** The runtime token the hand-in came with (`baton ingest --token`, or $BATON_RUNTIME_TOKEN). */
   token?: string;
-  /** The process handing it in (effects/processes, `presentingProcess`). */
-  presenter: Presenter;
+  /**
+   * The process handing it in (effects/processes, `presentingProcess`). Undefined: not looked at yet — it matters only
+   * for a worker Baton started, and when the attempt has one the answer is PRESENTER_NEEDED.
+   */
+  presenter?: Presenter;
 }
+
+/** The attempt's worker is one Baton started and the presenting process was not looked at: look, then ask again. */
+export const PRESENTER_NEEDED = 'presenter-needed';
 
 /**
  * Who may hand in a result from outside the coordinator (docs/workers.md, "Who may hand in a
@@ -28,13 +34,13 @@ export interface IngestCredential {
  * (refused later as terminal). The coordinator's own ingestion of its workers' results does
  * not come through here: its authority is its epoch.
  *
- * Returns the refusal, or undefined when the hand-in may go on.
+ * Returns the refusal, PRESENTER_NEEDED (see IngestCredential), or undefined when the hand-in may go on.
  */
 export async function authorizeIngest(
   tx: StoreTx,
   input: IngestCredential,
   now: number,
-): Promise<BatonError | undefined> {
+): Promise<BatonError | typeof PRESENTER_NEEDED | undefined> {
   const { runId, delegationId, token, presenter } = input;
   const delegation = await tx.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [
     runId,
@@ -71,5 +77,7 @@ export async function authorizeIngest(
       `The token does not match runtime ${row.id}; only the holder of the lease of ${delegationId} can hand in its result.`,
     );
   }
+  // Checked last, after all that may write (the expiry above): asking again repeats a transaction that wrote nothing.
+  if (!presenter) return runtime.pid === undefined ? undefined : PRESENTER_NEEDED;
   return notItsWorker(runtime, presenter);
 }
