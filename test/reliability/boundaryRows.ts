@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -16,11 +17,13 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Engine } from '../../src/engine/index';
-import { ChildCoordinator, plan, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
+import { ChildCoordinator, FAKE_CLAUDE, plan, waitFor, withWorkerEnv } from '../fixtures/executor/harness';
 import { ensureCliBuilt, makeWorkspace, removeWorkspace, runCli, writeFile } from '../support/cli';
 import { EngineFixture } from '../support/engineFixture';
 import { FakeClock } from '../support/fakeClock';
 import { initRepo } from '../support/gitRepo';
+import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../support/postgresCluster';
+import { processesCarrying } from '../support/processes';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
 import { hostPid } from '../support/pidToken';
@@ -481,6 +484,102 @@ export async function replacedLogsRow(trials: number): Promise<RowOutcome> {
     trials,
     failures: await failuresOver(trials, replacedLogs),
     note: 'per trial: one log replaced by a FIFO, one by a link to /dev/zero',
+  };
+}
+
+/**
+ * Issue 25, items 3.3 and 3.4 (row H16): while its worker runs, a file its coordinator follows is replaced with a FIFO
+ * nobody writes, and the worker works on for 3 s before it hands in. `stream`: the Claude Code stand-in
+ * (test/fixtures/workers/fakeClaude.js) replaces its own log — the event stream the agent stream follower reads every
+ * 250 ms — right after its first line; what it prints afterwards, its answer included, goes to the log it unlinked.
+ * `relay`: on a PostgreSQL store, a worker replaces its heartbeat relay file (`relay/<delegation>.ndjson`, read by the
+ * coordinator every 500 ms for the beats it commits) and then hands in a PASS. The coordinator is `baton start`, a
+ * process of its own: a FIFO opened blocking would hold it in open(2) for good, its timers and its signals with it.
+ * It must end the run well within 90 s (a quiet machine: a few seconds): `stream` fails its attempt without a result
+ * (the answer was never in what Baton could read; exit 5), `relay` completes it (exit 0). The FIFO is still in place
+ * afterwards (Baton never opened it blocking, nor wrote it). Returns what went wrong (empty: it held).
+ */
+export async function fifoWhileRunning(trap: 'stream' | 'relay', cluster?: PostgresCluster): Promise<string[]> {
+  ensureCliBuilt();
+  const ws = makeWorkspace(`baton-fifo-${trap}-`);
+  try {
+    const settings = { maxAttempts: 1, retryBackoffSeconds: 0, isolation: 'none' };
+    let env: Record<string, string>;
+    if (trap === 'stream') {
+      const claude = writeFile(ws, 'bin/claude', readFileSync(FAKE_CLAUDE, 'utf8'));
+      chmodSync(claude, 0o755);
+      writeFile(
+        ws,
+        '.baton/config.json',
+        JSON.stringify({
+          ...settings,
+          defaultWorker: 'claude',
+          workers: { claude: { type: 'claude-code', executable: claude } },
+        }),
+      );
+      env = { FAKE_CLAUDE_FIFO_LOG: '1', FAKE_CLAUDE_STEPS: '2', FAKE_CLAUDE_STEP_MS: '1500' };
+    } else {
+      if (!cluster) throw new Error('the relay trap needs a PostgreSQL cluster');
+      writeFile(
+        ws,
+        '.baton/config.json',
+        JSON.stringify({
+          ...settings,
+          store: { kind: 'postgres', schema: schemaFor(`${ws}-relay`) },
+          defaultWorker: 'planter',
+          workers: { planter: { type: 'process', command: process.execPath, args: [PLANTER, '{taskId}', 'plant'] } },
+        }),
+      );
+      env = {
+        BATON_STORE_URL: cluster.url,
+        PLANT: JSON.stringify([{ at: 'relay/{self}.ndjson', kind: 'fifo' }]),
+        PLANT_HOLD_MS: '3000',
+      };
+    }
+    writeFile(ws, 'plan.md', plan([{ id: 'T1' }]));
+    const failures: string[] = [];
+    let started;
+    try {
+      started = await runCli(['start', 'plan.md', '--json'], { cwd: ws, env, timeoutMs: 90_000 });
+    } catch (err) {
+      return [`the coordinator did not end the run: ${(err as Error).message.split('\n')[0]}`];
+    }
+    const want = trap === 'stream' ? { code: 5, status: 'FAILED' } : { code: 0, status: 'COMPLETED' };
+    if (started.code !== want.code) failures.push(`start: exit ${started.code}, ${started.stderr.trim()}`);
+    const status = await runCli(['status', '--json'], { cwd: ws, env });
+    const t1 = status
+      .json<{ delegations: Array<{ id: string; status: string; reason?: string }> }>()
+      .delegations.find((d) => d.id === 'D-T1-coder-001');
+    if (t1?.status !== want.status || (trap === 'stream' && !/without a result/.test(t1.reason ?? '')))
+      failures.push(`T1 is ${t1?.status} (${t1?.reason}), want ${want.status}`);
+    const runId = status.json<{ run: { id: string } }>().run.id;
+    const folder = trap === 'stream' ? 'logs/D-T1-coder-001.log' : 'relay/D-T1-coder-001.ndjson';
+    const planted = join(ws, '.baton', 'runs', runId, folder);
+    if (!existsSync(planted) || !lstatSync(planted).isFIFO())
+      failures.push(`no FIFO at ${folder}: the trap was not set`);
+    return failures;
+  } finally {
+    for (const pid of processesCarrying(`BATON_WORKSPACE=${ws}`)) process.kill(pid, 'SIGKILL');
+    removeWorkspace(ws);
+  }
+}
+
+/** Row H16: fifoWhileRunning, the stream (on the file store) and the relay (on PostgreSQL) in turn. */
+export async function fifoWhileRunningRow(trials: number): Promise<RowOutcome> {
+  const cluster = await sharedPostgresCluster();
+  const failures: string[] = [];
+  for (let trial = 0; trial < trials; trial++) {
+    const trap = trial % 2 === 0 ? 'stream' : 'relay';
+    try {
+      failures.push(...(await fifoWhileRunning(trap, cluster)).map((f) => `trial ${trial} (${trap}): ${f}`));
+    } catch (err) {
+      failures.push(`trial ${trial} (${trap}): ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  return {
+    trials,
+    failures,
+    note: 'per trial: a FIFO planted while the worker runs, 3 s before it hands in; even trials a Claude Code worker’s log (its stream), odd ones the heartbeat relay file on PostgreSQL',
   };
 }
 

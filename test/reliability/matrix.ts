@@ -37,6 +37,7 @@ import { makeTempDir } from '../support/tempDir';
 import { runScript } from '../support/runScript';
 import {
   configTampered,
+  fifoWhileRunningRow,
   forgedIngest,
   hostileDaemonRow,
   hostileRepositoryRow,
@@ -1582,6 +1583,18 @@ export const ROWS: MatrixRow[] = [
     full: 20,
     smoke: 0,
     run: hostileDaemonRow,
+  },
+  {
+    id: 'H16',
+    fault:
+      'While its worker runs, a file the coordinator follows is replaced with a FIFO nobody writes: a Claude Code worker’s log (the stream the agent stream follower reads), or on PostgreSQL the worker’s heartbeat relay file (issue 25, items 3.3, 3.4)',
+    guarantee:
+      'the coordinator never blocks: the follower and the relay open the file `O_NONBLOCK` through platform/fencedFiles.ts and read a FIFO as no lines; `baton start` ends the run within 90 s — the stream’s attempt fails without a result (its answer went to the log it unlinked; exit 5), the relay’s completes (exit 0) — and the FIFO is still there',
+    injection:
+      'one task; the stand-in Claude replaces its log right after its first line, or a worker its `relay/<delegation>.ndjson`, then works on 3 s and hands in; the coordinator is `baton start` as a process of its own, given 90 s (in `npm test`: test/system/executor/plantedLinks.test.ts, the stream; test/system/cli/postgresStore.test.ts, the relay)',
+    full: 20,
+    smoke: 0,
+    run: fifoWhileRunningRow,
   },
   {
     id: 'R1',

@@ -3,6 +3,7 @@
 // refused with its exit code, and the password is in no output.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { fifoWhileRunning } from '../../reliability/boundaryRows';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import {
   describeResult,
@@ -113,6 +114,12 @@ describe('baton on a PostgreSQL store', function () {
     assert.equal(store?.status, 'fail', describeResult(doctor));
     assert.doesNotMatch(store.detail, /no store yet/);
     assert.ok(!doctor.stdout.includes(password), describeResult(doctor));
+  });
+
+  it('a worker that replaces its heartbeat relay file with a FIFO while it runs (issue 25, item 3.4): `baton start` completes the run', async function () {
+    // Before a3ed031 the relay's open(2) blocked on the FIFO and `baton start` never ended (row H16, odd trials).
+    this.timeout(150_000);
+    assert.deepEqual(await fifoWhileRunning('relay', cluster), []);
   });
 
   it('says what doctor found: the server, the schema version and a round trip, the URL without its password', async () => {

@@ -5,7 +5,13 @@ import type { Engine } from '../../../src/engine/index';
 import { EngineFixture } from '../../support/engineFixture';
 import { makeTempDir } from '../../support/tempDir';
 import { plan, withWorkerEnv } from '../../fixtures/executor/harness';
-import { hostileRepository, plantedStoreLinks, replacedLogs, stolenToken } from '../../reliability/boundaryRows';
+import {
+  fifoWhileRunning,
+  hostileRepository,
+  plantedStoreLinks,
+  replacedLogs,
+  stolenToken,
+} from '../../reliability/boundaryRows';
 
 const PLANTER = resolve(__dirname, '../../fixtures/workers/linkPlanter.js');
 
@@ -133,6 +139,19 @@ describe('planted links under .baton/runs: Baton writes nothing through them', (
     assert.notDeepEqual(outcome, { kind: 'finished', status: 'completed' });
     assert.notEqual(view.tasks.find((t) => t.id === 'T2')!.status, 'completed');
     assertVictimUntouched();
+  });
+});
+
+/**
+ * Issue 25, item 3.3: a Claude Code worker replaces its log — the stream its coordinator follows — with a FIFO while it
+ * runs. The scenario is row H16's (test/reliability/boundaryRows.ts, fifoWhileRunning); item 3.4, the heartbeat relay
+ * on PostgreSQL, is in test/system/cli/postgresStore.test.ts.
+ */
+describe('a worker that replaces the file its coordinator follows with a FIFO while it runs', function () {
+  this.timeout(150_000);
+  it("a Claude Code worker's log (its stream): `baton start` ends the run, the attempt failed without a result", async () => {
+    // Item 3.3: before a3ed031 the stream follower's open(2) blocked on the FIFO and `baton start` never ended.
+    assert.deepEqual(await fifoWhileRunning('stream'), []);
   });
 });
 
