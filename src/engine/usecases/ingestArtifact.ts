@@ -1,6 +1,6 @@
 import type { EngineContext } from './context';
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { verifyAttempt, type VerificationOutcome } from './verifyAttempt';
 import { BatonError } from '../domain/errors';
@@ -76,36 +76,55 @@ export function readArtifactFile(
   limit: number,
 ): { source: ArtifactSource; artifactPath: string } {
   refuseOtherRunsArtifact(workspace, delegation, absolutePath);
-  let size: number;
+  const fd = openRegularFile(absolutePath);
   try {
-    const stat = statSync(absolutePath);
-    size = stat.size;
-    if (!stat.isFile()) {
-      // A folder, a FIFO, a device or a socket: never opened (reading a FIFO would block).
-      throw new BatonError(
-        'ingest.artifact-unreadable',
-        `Cannot read the artifact ${absolutePath}: it is ${stat.isDirectory() ? 'a folder' : 'not a regular file'}.`,
-      );
-    }
+    refuseOtherRunsArtifact(realpathOr(workspace), delegation, realpathOr(absolutePath));
+    const artifactPath = workspacePath(workspace, absolutePath);
+    const size = fstatSync(fd).size;
+    // Too large to read: only its digest is taken (streamed), for the coordinator's rejected record.
+    if (size > limit) return { source: { oversized: { size, path: absolutePath } }, artifactPath };
+    // From the descriptor that was checked, and no more than its size then: a worker still running may have swapped
+    // the name for a FIFO since, or may still be growing the file.
+    const bytes = Buffer.alloc(size);
+    let read = 0;
+    for (let n = 1; n > 0 && read < size; read += n) n = readSync(fd, bytes, read, size - read, read);
+    return { source: { bytes: bytes.subarray(0, read) }, artifactPath };
   } catch (err) {
     if (BatonError.is(err)) throw err;
-    throw new BatonError(
-      'ingest.artifact-unreadable',
-      `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-    );
+    throw unreadable(absolutePath, err);
+  } finally {
+    closeSync(fd);
   }
-  refuseOtherRunsArtifact(realpathOr(workspace), delegation, realpathOr(absolutePath));
-  const artifactPath = workspacePath(workspace, absolutePath);
-  // Too large to read: only its digest is taken (streamed), for the coordinator's rejected record.
-  if (size > limit) return { source: { oversized: { size, path: absolutePath } }, artifactPath };
+}
+
+/**
+ * Opens an artifact for reading without ever blocking (`O_NONBLOCK`: a FIFO opens at once). A FIFO, a folder, a device
+ * or a socket is refused by what the descriptor is, not by a look at the name before the open, which a worker still
+ * running could swap in between. The caller closes it.
+ */
+function openRegularFile(path: string): number {
+  let fd: number;
   try {
-    return { source: { bytes: readFileSync(absolutePath) }, artifactPath };
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    throw new BatonError(
-      'ingest.artifact-unreadable',
-      `Cannot read the artifact ${absolutePath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
-    );
+    if ((err as NodeJS.ErrnoException).code === 'EISDIR')
+      throw new BatonError('ingest.artifact-unreadable', `Cannot read the artifact ${path}: it is a folder.`);
+    throw unreadable(path, err);
   }
+  const stat = fstatSync(fd);
+  if (stat.isFile()) return fd;
+  closeSync(fd);
+  throw new BatonError(
+    'ingest.artifact-unreadable',
+    `Cannot read the artifact ${path}: it is ${stat.isDirectory() ? 'a folder' : 'not a regular file'}.`,
+  );
+}
+
+function unreadable(path: string, err: unknown): BatonError {
+  return new BatonError(
+    'ingest.artifact-unreadable',
+    `Cannot read the artifact ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`,
+  );
 }
 
 /** What an artifact says and what is wrong with it (judgeArtifact): nothing of it is written yet. */
@@ -341,7 +360,14 @@ function realpathOr(path: string): string {
 function digestFile(path: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const hash = createHash('sha256');
-    createReadStream(path)
+    let fd: number;
+    try {
+      fd = openRegularFile(path);
+    } catch (err) {
+      reject(err as Error);
+      return;
+    }
+    createReadStream('', { fd })
       .on('data', (chunk) => hash.update(chunk))
       .on('error', reject)
       .on('end', () => resolvePromise(`sha256:${hash.digest('hex')}`));
