@@ -22,6 +22,7 @@ import {
 import { processesCarrying } from '../support/processes';
 import { makeTempDir } from '../support/tempDir';
 import type { RowOutcome } from './matrix';
+import { PID_TOKEN_EXPRESSION } from '../support/pidToken';
 
 function processState(pid: number): string | undefined {
   try {
@@ -76,7 +77,7 @@ export async function fencedSideEffects(trials: number): Promise<RowOutcome> {
       // The verify command notes each run; it is the side effect counted in verify trials.
       writeFileSync(
         join(workspace, 'check.js'),
-        `require('node:fs').appendFileSync('checks.txt', process.pid + '@' + require('node:fs').readlinkSync('/proc/self/ns/pid') + '\\n');`,
+        `require('node:fs').appendFileSync('checks.txt', ${PID_TOKEN_EXPRESSION} + '\\n');`,
       );
       writeFileSync(
         join(workspace, 'plan.md'),

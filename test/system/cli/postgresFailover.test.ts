@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, initRepo } from '../../support/gitRepo';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
-import { hostPid } from '../../support/pidToken';
+import { hostPid, PID_TOKEN_EXPRESSION } from '../../support/pidToken';
 import {
   cleanEnv,
   CLI,
@@ -64,7 +64,7 @@ Do T1.
  * (verify-end).
  */
 const VERIFY_SCRIPT = `const fs = require('node:fs');
-const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid'), process.cwd()].join(' ') + '\\n');
+const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, Date.now(), ${PID_TOKEN_EXPRESSION}, process.cwd()].join(' ') + '\\n');
 trace('verify-start');
 if (fs.existsSync('linger')) {
   process.on('SIGTERM', () => {

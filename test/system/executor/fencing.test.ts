@@ -22,7 +22,7 @@ import {
   withWorkerEnv,
 } from '../../fixtures/executor/harness';
 import { pidNamespaceLauncher } from '../../../src/engine/effects/processes/pidNamespace';
-import { hostPid } from '../../support/pidToken';
+import { hostPid, PID_TOKEN_EXPRESSION } from '../../support/pidToken';
 
 /** The state letter of /proc/<pid>/stat: T when stopped by a signal. */
 function processState(pid: number): string | undefined {
@@ -259,7 +259,7 @@ describe('fencing: a coordinator stopped between its check and its side effect (
    */
   const SLOW_CHECK = [
     `const fs = require('node:fs');`,
-    `const self = process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid');`,
+    `const self = ${PID_TOKEN_EXPRESSION};`,
     `const note = (what) => fs.appendFileSync('checks.txt', what + ' ' + self + ' ' + Date.now() + '\\n');`,
     `note('start');`,
     `process.on('SIGTERM', () => { note('end'); process.exit(143); });`,

@@ -11,7 +11,7 @@ import { enqueueDelegation } from '../../../src/engine/operations/delegations/en
 import { spawnWorker } from '../../../src/engine/effects/processes/spawnSupervised';
 import { workerLaunch } from '../../../src/engine/domain/workerLaunch';
 import { EngineFixture } from '../../support/engineFixture';
-import { hostPid } from '../../support/pidToken';
+import { hostPid, PID_TOKEN_EXPRESSION } from '../../support/pidToken';
 import {
   ATTEMPT_WORKER,
   ChildCoordinator,
@@ -155,13 +155,13 @@ describe('coordinator: crash, takeover and resume (coordinators in child process
   it('does not run a verify command again on resume when it passed for the same artifact; receipts record command, exit, duration, output digest and log', async () => {
     fixture.write(
       'count.js',
-      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + process.pid + '@' + require('node:fs').readlinkSync('/proc/self/ns/pid') + '\\n'); console.log('cmd1 ok');\n`,
+      `require('node:fs').appendFileSync('runs.txt', 'cmd1 ' + ${PID_TOKEN_EXPRESSION} + '\\n'); console.log('cmd1 ok');\n`,
     );
     fixture.write(
       'slow.js',
       [
         `const fs = require('node:fs');`,
-        `fs.appendFileSync('runs.txt', 'cmd2 ' + process.pid + '@' + fs.readlinkSync('/proc/self/ns/pid') + '\\n');`,
+        `fs.appendFileSync('runs.txt', 'cmd2 ' + ${PID_TOKEN_EXPRESSION} + '\\n');`,
         `const check = () => { if (fs.existsSync('release')) { console.log('cmd2 ok'); process.exit(0); } };`,
         `check(); setInterval(check, 20);`,
       ].join('\n'),
