@@ -33,3 +33,37 @@ export async function mcp(ctx: CommandContext, version: string): Promise<void> {
     await server.close();
   });
 }
+
+/**
+ * `baton mcp --for-person`: Baton's chat tools over MCP on stdio, for a person's MCP client (Claude Code, Codex, the
+ * editor's chat; docs/extension.md, "Chat tools"). No attempt binds it: it acts as the person who started it, as the
+ * CLI does. Runs it starts or lets go on are coordinated by this process; when its client closes it, their workers
+ * are ended as an interrupted `baton start`'s are, and `baton resume` continues the run.
+ */
+export async function mcpForPerson(ctx: CommandContext, version: string): Promise<void> {
+  const [{ StdioServerTransport }, { createWorkspaceServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../../mcp/workspaceServer'),
+  ]);
+  await withEngine(
+    ctx,
+    async (engine) => {
+      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const served = createWorkspaceServer(engine, { workspace: ctx.workspace, version, log });
+      const transport = new StdioServerTransport();
+      const ended = new Promise<void>((resolve) => {
+        transport.onclose = resolve;
+        process.stdin.once('end', resolve);
+        process.stdin.once('close', resolve);
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await served.server.connect(transport);
+      log(`baton mcp: serving the runs of ${ctx.workspace} to a person's chat.`);
+      await ended;
+      await served.close('baton mcp --for-person closed');
+      await served.server.close();
+    },
+    { follow: true },
+  );
+}
