@@ -94,7 +94,7 @@ describe('Claude Code as a person’s client of baton mcp --for-person', functio
       ],
       side: () => ({ text: 'Scripted side answer', usage: { input: 1, output: 1 } }),
     });
-    const recipe = claudeCode.launch({ home, cwd: ws, serverUrl: server.url, prompt: 'Approve T2.', mode: 'read' });
+    const recipe = claudeCode.launch({ home, cwd: ws, serverUrl: server.url, prompt: 'Approve T2.', mode: 'readOnly' });
     const mcpConfig = JSON.stringify({
       mcpServers: {
         baton: { type: 'stdio', command: process.execPath, args: [CLI, '-C', ws, 'mcp', '--for-person'] },
