@@ -132,14 +132,17 @@ export function workspaceTools(): Tool[] {
  * McpServer: McpServer checks a call's arguments itself and answers a wrong one with the validator's report; here
  * the chat tools' own check answers it, in the one line the editor's tools give.
  */
-export function createWorkspaceServer(engine: WorkspaceEngine, options: WorkspaceServerOptions): WorkspaceServer {
+export function createWorkspaceServer(
+  openEngine: () => Promise<WorkspaceEngine>,
+  options: WorkspaceServerOptions,
+): WorkspaceServer {
   const log = options.log ?? (() => undefined);
   const driving = new Map<string, Coordinator>();
 
   /** Coordinates the run from this process, in the background; false when another process drives it. */
   async function drive(run: Run): Promise<boolean> {
     if (driving.has(run.id)) return true;
-    const taken = await engine.coordinate({ runId: run.id, log: (line) => log(`[${run.id}] ${line}`) });
+    const taken = await (await openEngine()).coordinate({ runId: run.id, log: (line) => log(`[${run.id}] ${line}`) });
     if ('heldBy' in taken) {
       log(`baton mcp: ${run.id} is driven by ${taken.heldBy.holder} (${taken.why}); not driving it here.`);
       return false;
@@ -158,14 +161,14 @@ export function createWorkspaceServer(engine: WorkspaceEngine, options: Workspac
   /** After a decision: a running run nobody drives goes on, here (as the editor window does). */
   async function continueIfReleased(runId: string): Promise<void> {
     if (driving.has(runId)) return;
-    const run = await engine.getRun(runId);
+    const run = await (await openEngine()).getRun(runId);
     if (run.status !== 'running') return;
     await drive(run).catch((err: unknown) => log(`baton mcp: ${runId} was not driven on: ${engineErrorLine(err)}`));
   }
 
   const host: ToolHost = {
     workspace: options.workspace,
-    engine: async () => engine,
+    engine: openEngine,
     drivenRuns: () => [...driving.keys()],
     async startRun(planPath, newRun) {
       Engine.refuseUnknownWorkersForPlan({ workspace: options.workspace, planPath });
@@ -176,11 +179,13 @@ export function createWorkspaceServer(engine: WorkspaceEngine, options: Workspac
         );
       let opened: { run: Run; verb: string };
       try {
-        const { run, created } = await engine.runForPlan(planPath, { fresh: newRun });
+        const { run, created } = await (await openEngine()).runForPlan(planPath, { fresh: newRun });
         opened = { run, verb: newRun ? 'started a new' : created ? 'started' : 'continues' };
       } catch (err) {
         if (!BatonError.is(err, 'run.plan-changed')) throw err;
-        const active = (await engine.listRuns()).find((r) => r.planPath === plan.path && !isFinishedRun(r.status));
+        const active = (await (await openEngine()).listRuns()).find(
+          (r) => r.planPath === plan.path && !isFinishedRun(r.status),
+        );
         throw new ToolRefusal(
           `${plan.path} changed since run ${active?.id ?? ''} started from it: ask for a new run of the plan as it is now (newRun: true), or replan ${active?.id ?? 'that run'} (baton replan; its completed tasks carry over).`,
         );
@@ -193,7 +198,9 @@ export function createWorkspaceServer(engine: WorkspaceEngine, options: Workspac
       const wanted = decision;
       let outcome: Awaited<ReturnType<Engine['decideGate']>>;
       try {
-        outcome = await engine.decideGate({
+        outcome = await (
+          await openEngine()
+        ).decideGate({
           gateId: gate.id,
           decision,
           ...(note ? { note } : {}),
@@ -201,13 +208,17 @@ export function createWorkspaceServer(engine: WorkspaceEngine, options: Workspac
         });
       } catch (err) {
         if (!BatonError.is(err, 'gate.already-decided')) throw err;
-        const now = (await engine.listGates({ runId: gate.runId })).find((g) => g.id === gate.id);
+        const now = (await (await openEngine()).listGates({ runId: gate.runId })).find((g) => g.id === gate.id);
         if (!now || now.status === 'open') throw err;
         outcome = { gate: now, alreadyDecided: true };
       }
       if (outcome.alreadyDecided) {
         if (wanted === 'approved' && outcome.gate.status === 'approved') await continueIfReleased(gate.runId);
-        return { kind: 'already-decided', gate: outcome.gate, said: describeDecision(outcome.gate, engine.now()) };
+        return {
+          kind: 'already-decided',
+          gate: outcome.gate,
+          said: describeDecision(outcome.gate, (await openEngine()).now()),
+        };
       }
       log(`baton mcp: ${gate.id} ${decision}${accept ? ' (accepted)' : ''} by ${outcome.gate.decidedBy}`);
       // Either way: a rejection releases work too (an isolation gate's other tasks, a task's siblings).
@@ -224,14 +235,14 @@ export function createWorkspaceServer(engine: WorkspaceEngine, options: Workspac
               : `${gate.id} is closed (${gate.note ?? gate.status}); nobody waits for an answer.`,
         };
       try {
-        return { kind: 'answered', gate: await engine.answerQuestion({ gateId: gate.id, answer }) };
+        return { kind: 'answered', gate: await (await openEngine()).answerQuestion({ gateId: gate.id, answer }) };
       } catch (err) {
         if (!BatonError.is(err, 'gate.already-decided')) throw err;
         return { kind: 'too-late', said: err.message };
       }
     },
     async stopRun(runId, mode) {
-      const outcome = await engine.requestStop({ runId, mode, by: 'baton mcp' });
+      const outcome = await (await openEngine()).requestStop({ runId, mode, by: 'baton mcp' });
       return stopNotice(runId, outcome).message;
     },
     describeError(err) {

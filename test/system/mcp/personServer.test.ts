@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   CLI,
@@ -214,6 +215,27 @@ describe('baton mcp --for-person: a real MCP client (the SDK Client over stdio) 
       'baton_stopRun',
       new RegExp(`Run ${runId} is completed: Stop Run does not apply to it\\.`),
     );
+  });
+
+  it('started in a folder without Baton and only asked for its tools, it leaves the folder as it was', async () => {
+    const empty = makeWorkspace('baton-mcp-person-empty-');
+    try {
+      const bare = new Client({ name: 'baton-person-test', version: '1.0.0' });
+      await bare.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp', '--for-person'],
+          env: cleanEnv() as Record<string, string>,
+          cwd: empty,
+          stderr: 'pipe',
+        }),
+      );
+      assert.equal((await bare.listTools()).tools.length, 8);
+      await bare.close();
+      assert.deepEqual(readdirSync(empty), [], 'no .baton/ made');
+    } finally {
+      removeWorkspace(empty);
+    }
   });
 
   it('baton_startRun starts a run of another plan and the server coordinates it to its end', async () => {
