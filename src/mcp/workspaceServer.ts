@@ -43,7 +43,10 @@ export interface WorkspaceServer {
   server: Server;
   /** The runs this server coordinates now. */
   drivenRuns(): readonly string[];
-  /** Ends the coordination of every run this server drives (the workers it started are ended, as `baton start`'s). */
+  /**
+   * Hands every run this server drives over, its workers running, as a closing editor window does: the next `baton
+   * resume`, window or server takes it at once and adopts them (a chat that closes does not stop a person's run).
+   */
   close(why: string): Promise<void>;
 }
 
@@ -273,7 +276,7 @@ export function createWorkspaceServer(
     async close(why) {
       await Promise.all(
         [...driving.values()].map((c) =>
-          c.shutdown(why).catch((err: unknown) => log(`baton mcp: ${engineErrorLine(err)}`)),
+          c.handOver({ by: why }).catch((err: unknown) => log(`baton mcp: ${engineErrorLine(err)}`)),
         ),
       );
     },

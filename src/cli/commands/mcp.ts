@@ -40,8 +40,8 @@ export async function mcp(ctx: CommandContext, version: string): Promise<void> {
  * editor's chat; docs/extension.md, "Chat tools"). No attempt binds it: it acts as the person who started it, as the
  * CLI does. The engine opens at the first tool call, not at start: a client that only lists the tools (an editor
  * starting its MCP servers) leaves a folder without Baton as it was. Runs it starts or lets go on are coordinated by
- * this process; when its client closes it, their workers are ended as an interrupted `baton start`'s are, and
- * `baton resume` continues the run.
+ * this process; when its client closes it, each is handed over with its workers running, as a closing editor window
+ * hands its runs over: `baton resume`, the editor or the next server takes it at once and adopts them.
  */
 export async function mcpForPerson(ctx: CommandContext, version: string): Promise<void> {
   const [{ StdioServerTransport }, { createWorkspaceServer }] = await Promise.all([

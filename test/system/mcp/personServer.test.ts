@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { readdirSync } from 'node:fs';
+import { Engine } from '../../../src/engine/index';
 import { join } from 'node:path';
 import {
   CLI,
@@ -235,6 +236,69 @@ describe('baton mcp --for-person: a real MCP client (the SDK Client over stdio) 
       assert.deepEqual(readdirSync(empty), [], 'no .baton/ made');
     } finally {
       removeWorkspace(empty);
+    }
+  });
+
+  it('closed while it drives a run, it hands the run over with its worker running, as a closing window does', async () => {
+    const slow = makeWorkspace('baton-mcp-person-close-');
+    let engine: Engine | undefined;
+    try {
+      writeFile(slow, 'plan.md', planText([{ id: 'L1', title: 'Take a while' }]));
+      writeFile(
+        slow,
+        '.baton/config.json',
+        JSON.stringify({
+          defaultWorker: 'fake',
+          workers: {
+            fake: {
+              type: 'process',
+              command: process.execPath,
+              args: [WORKER, '{taskId}'],
+              promptOnStdin: true,
+              env: { FAKE_DELAY_MS: '60000' },
+            },
+          },
+          isolation: 'none',
+        }),
+      );
+      const chat = new Client({ name: 'baton-person-test', version: '1.0.0' });
+      await chat.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp', '--for-person'],
+          env: cleanEnv() as Record<string, string>,
+          cwd: slow,
+          stderr: 'pipe',
+        }),
+      );
+      const started = await chat.callTool({ name: 'baton_startRun', arguments: { plan: 'plan.md' } });
+      const text = (started.content as Array<{ text: string }>)[0]!.text;
+      const runId = /^Baton started run (R-\S+) /.exec(text)?.[1];
+      assert.ok(runId, text);
+      engine = await Engine.open({ workspace: slow });
+      const until = Date.now() + 60_000;
+      while (!(await engine.overview(runId)).runtimes.some((r) => r.pid !== undefined) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 200));
+      const worker = (await engine.overview(runId)).runtimes.find((r) => r.pid !== undefined);
+      assert.ok(worker?.pid, 'the worker started');
+
+      await chat.close();
+      // The server ends once its client is gone; its lease is then released, marked handed over.
+      const released = Date.now() + 30_000;
+      let lease = (await engine.overview(runId)).coordinatorLease;
+      while (lease?.releasedAt === undefined && Date.now() < released) {
+        await new Promise((r) => setTimeout(r, 200));
+        lease = (await engine.overview(runId)).coordinatorLease;
+      }
+      assert.deepEqual(lease?.handedOver, { workers: 1 }, JSON.stringify(lease));
+      assert.doesNotThrow(() => process.kill(worker.pid!, 0), 'its worker runs on');
+      const view = await engine.overview(runId);
+      assert.equal(view.delegations[0]!.status, 'RUNNING', 'not stopped, not stale');
+      assert.equal(view.run.status, 'running', 'not paused by a stop');
+    } finally {
+      await engine?.close();
+      await runCli(['cancel'], { cwd: slow }).catch(() => undefined);
+      removeWorkspace(slow);
     }
   });
 
