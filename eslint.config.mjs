@@ -193,6 +193,33 @@ export default tseslint.config(
       ],
     },
   },
+  // Baton's tools for a person's chat (src/tools): what each tool takes, does and answers, once for both of its hosts —
+  // the editor's language-model tools (src/extension/chatTools.ts) and `baton mcp --for-person` (src/mcp). Host-free
+  // and below both: the engine's public API, src/protocol's plain helpers, zod; never an adapter.
+  {
+    files: ['src/tools/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        adapterImports({
+          paths: [
+            {
+              name: 'vscode',
+              message:
+                'src/tools is shared with `baton mcp --for-person`, where there is no VS Code: pass what a tool needs through its ToolHost.',
+            },
+          ],
+          patterns: [
+            {
+              group: ['**/cli', '**/cli/**', '**/extension', '**/extension/**', '**/mcp', '**/mcp/**'],
+              message:
+                'src/tools is below its hosts: the extension and src/mcp import it, not the other way round. An act that differs by host is a ToolHost method.',
+            },
+          ],
+        }),
+      ],
+    },
+  },
   {
     files: ['src/protocol/**/*.ts'],
     rules: {

@@ -19,7 +19,7 @@ import { doctor } from './commands/doctor';
 import { cleanup } from './commands/cleanup';
 import { exportStoreCommand, importStoreCommand } from './commands/store';
 import { leaseWatchdog } from './commands/leaseWatchdog';
-import { mcp } from './commands/mcp';
+import { mcp, mcpForPerson } from './commands/mcp';
 import { checkResult, checkResultAtStop } from './commands/checkResult';
 import { ask } from './commands/ask';
 import { message } from './commands/message';
@@ -353,8 +353,16 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
 
   program
     .command('mcp')
-    .description("serve one attempt's tools to its agent over MCP on stdio, bound by its BATON_* environment")
-    .action((_o, cmd: Command) => mcp(ctx(cmd), VERSION));
+    .description(
+      "serve one attempt's tools to its agent over MCP on stdio, bound by its BATON_* environment; --for-person: Baton's chat tools for a person's MCP client",
+    )
+    .option(
+      '--for-person',
+      "serve the workspace's runs to a person's chat (list runs, tasks, gates, a task's issues; start a run, decide a gate, answer a question, stop a run) instead of one attempt",
+    )
+    .action((o: { forPerson?: boolean }, cmd: Command) =>
+      o.forPerson ? mcpForPerson(ctx(cmd), VERSION) : mcp(ctx(cmd), VERSION),
+    );
 
   const store = program
     .command('store')

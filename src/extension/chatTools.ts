@@ -1,98 +1,40 @@
 import * as vscode from 'vscode';
-import { readPlan } from '../engine/index';
-import { answerQuestionAs, questionGateNamed } from './commands/answerQuestion';
+import { answerQuestionAs } from './commands/answerQuestion';
 import type { CommandContext } from './commands/context';
-import { decideGateAs, gateToDecide } from './commands/decideGate';
+import { decideGateAs } from './commands/decideGate';
 import { driveFromHere, runOfPlan } from './commands/drive';
-import { runThatApplies, validPlan } from './commands/pick';
+import { validPlan } from './commands/pick';
 import { stopRunAs } from './commands/stopRun';
 import {
   answerQuestionConfirmation,
   CHAT_TOOL_NAMES,
   decideGateConfirmation,
-  gatesResult,
   parseChatToolInput,
-  planInWorkspace,
-  runsResult,
   startRunConfirmation,
   stopRunConfirmation,
-  taskIssuesResult,
-  tasksResult,
   type ChatConfirmation,
   type ChatToolInput,
   type ChatToolName,
-  mcpProviderLine,
 } from './model/chatTools';
+import { offerMcpServer, type McpServerOffer } from './model/mcpProvider';
 import { describeError } from './session';
+import { planTaskCount, runBatonTool, type ToolHost } from '../tools/toolRunner';
 
-// Baton's tools for Copilot Chat and any other chat participant (docs/extension.md, "Chat tools"). Each one is an
-// operation the commands already use (commands/*.ts): the tool only checks its input (model/chatTools.ts), asks the
-// person first when it changes something, and turns what happened into text. Nothing here throws at the caller: a
-// refusal is the tool's result, in one line.
+// Baton's tools for Copilot Chat and any other chat participant (docs/extension.md, "Chat tools"). What each tool
+// does is src/tools/toolRunner.ts, shared with `baton mcp --for-person`; this host acts as the commands do
+// (commands/*.ts: decideGateAs, answerQuestionAs, stopRunAs, runOfPlan / driveFromHere) and asks the person first
+// when a tool changes something. Nothing here throws at the caller: a refusal is the tool's result, in one line.
 
-/** At most this many runs, newest first, in baton_listRuns (each costs a read of its overview). */
-const LISTED_RUNS = 20;
-
-interface ChatTool<N extends ChatToolName> {
-  /** Read-only for a read tool; for an action tool, the confirmation (side-effect free: it may read the store). */
-  prepare?(ctx: CommandContext, input: ChatToolInput<N>): Promise<ChatConfirmation>;
-  invoke(ctx: CommandContext, input: ChatToolInput<N>): Promise<string>;
-}
-
-type ChatTools = { [N in ChatToolName]: ChatTool<N> };
-
-const TOOLS: ChatTools = {
-  baton_listRuns: {
-    async invoke(ctx) {
-      const e = await ctx.session.engine();
-      const runs = (await e.listRuns()).slice(0, LISTED_RUNS);
-      const overviews = await Promise.all(runs.map((run) => e.overview(run.id)));
-      return runsResult(overviews, ctx.session.drivenRuns);
-    },
-  },
-  baton_listTasks: {
-    async invoke(ctx, input) {
-      return tasksResult(await (await ctx.session.engine()).overview(input.runId));
-    },
-  },
-  baton_listGates: {
-    async invoke(ctx, input) {
-      const e = await ctx.session.engine();
-      const gates = await e.listGates({ status: 'open', ...(input.runId ? { runId: input.runId } : {}) });
-      if (input.runId) await e.getRun(input.runId); // an unknown run is an error, not "no gate"
-      const titles = new Map<string, { title: string }>();
-      for (const runId of new Set(gates.map((g) => g.runId)))
-        for (const task of (await e.overview(runId)).tasks) titles.set(`${runId}/${task.id}`, task);
-      return gatesResult(gates, titles);
-    },
-  },
-  baton_taskIssues: {
-    async invoke(ctx, input) {
-      const e = await ctx.session.engine();
-      const view = await e.overview(input.runId);
-      if (!view.tasks.some((t) => t.id === input.taskId))
-        return `baton_taskIssues: run ${view.run.id} has no task ${input.taskId} (its tasks: ${view.tasks.map((t) => t.id).join(', ')}).`;
-      const record = await e.taskRecord(view.run.id, input.taskId);
-      return taskIssuesResult(view.run, input.taskId, record.ingestions);
-    },
-  },
-  baton_startRun: {
-    async prepare(ctx, input) {
-      const path = planInWorkspace(ctx.session.workspace, input.plan);
-      let tasks: number | undefined;
-      try {
-        if (path.ok) tasks = readPlan(ctx.session.workspace, path.value).parsed.tasks.length;
-      } catch {
-        // not readable now: the invocation says why
-      }
-      return startRunConfirmation(input, tasks);
-    },
-    async invoke(ctx, input) {
+/** The editor as a tools host: the window's engine, its runs, its commands' acts. */
+function editorHost(ctx: CommandContext): ToolHost {
+  return {
+    workspace: ctx.session.workspace,
+    engine: () => ctx.session.engine(),
+    drivenRuns: () => ctx.session.drivenRuns,
+    async startRun(planPath, newRun) {
       ctx.session.requireTrust('start a run');
-      const path = planInWorkspace(ctx.session.workspace, input.plan);
-      if (!path.ok) return path.error;
-      const plan = await validPlan(ctx, vscode.Uri.file(path.value));
-      const opened = input.newRun
+      const plan = await validPlan(ctx, vscode.Uri.file(planPath));
+      const opened = newRun
         ? {
             run: (await (await ctx.session.engine()).runForPlan(plan.uri.fsPath, { fresh: true })).run,
             verb: 'started a new',
@@ -101,52 +43,34 @@ const TOOLS: ChatTools = {
       if (!opened) return `No run of ${plan.path} was started.`;
       return driveFromHere(ctx, opened.run, opened.verb);
     },
+    decideGate: (input) => decideGateAs(ctx, input),
+    answerQuestion: (gate, answer) => answerQuestionAs(ctx, gate, answer),
+    async stopRun(runId, mode) {
+      return (await stopRunAs(ctx, runId, mode)).message;
+    },
+    describeError,
+  };
+}
+
+/** The confirmation of an action tool (side-effect free: it may read the store). */
+const CONFIRMATIONS: {
+  [N in ChatToolName]?: (ctx: CommandContext, input: ChatToolInput<N>) => Promise<ChatConfirmation>;
+} = {
+  async baton_startRun(ctx, input) {
+    return startRunConfirmation(input, planTaskCount(ctx.session.workspace, input.plan));
   },
-  baton_decideGate: {
-    async prepare(ctx, input) {
-      const gate = (await (await ctx.session.engine()).listGates({})).find((g) => g.id === input.gateId);
-      return decideGateConfirmation(input, gate);
-    },
-    async invoke(ctx, input) {
-      const gate = await gateToDecide(ctx, input.gateId);
-      if (gate.kind === 'question')
-        return `baton_decideGate: ${gate.id} is a question from the agent: answer it with baton_answerQuestion.`;
-      if (input.acceptResult !== undefined && gate.kind !== 'verification_failed')
-        return `baton_decideGate: acceptResult applies to a verification_failed gate; ${gate.id} is a ${gate.kind} gate.`;
-      const decision = input.decision === 'approve' ? 'approved' : 'rejected';
-      const outcome = await decideGateAs(ctx, {
-        gate,
-        decision,
-        ...(input.note?.trim() ? { note: input.note.trim() } : {}),
-        ...(input.acceptResult ? { accept: true } : {}),
-      });
-      if (outcome.kind === 'already-decided') return outcome.said;
-      const g = outcome.gate;
-      return `${g.id} ${g.status} by ${g.decidedBy ?? 'you'}${input.acceptResult ? ' (the result accepted as it is)' : ''}${g.note ? ` with the note “${g.note}”` : ''}.`;
-    },
+  async baton_decideGate(ctx, input) {
+    const gate = (await (await ctx.session.engine()).listGates({})).find((g) => g.id === input.gateId);
+    return decideGateConfirmation(input, gate);
   },
-  baton_answerQuestion: {
-    async prepare(ctx, input) {
-      const gate = (await (await ctx.session.engine()).listGates({})).find(
-        (g) => g.id === input.gateId && g.kind === 'question',
-      );
-      return answerQuestionConfirmation(input, gate);
-    },
-    async invoke(ctx, input) {
-      const gate = await questionGateNamed(await ctx.session.engine(), input.gateId);
-      const outcome = await answerQuestionAs(ctx, gate, input.answer.trim());
-      if (outcome.kind === 'too-late') return outcome.said;
-      return `${outcome.gate.id} answered by ${outcome.gate.decidedBy ?? 'you'}: “${outcome.gate.note ?? input.answer}”. ${outcome.gate.delegationId ?? 'The agent'} gets the answer.`;
-    },
+  async baton_answerQuestion(ctx, input) {
+    const gate = (await (await ctx.session.engine()).listGates({})).find(
+      (g) => g.id === input.gateId && g.kind === 'question',
+    );
+    return answerQuestionConfirmation(input, gate);
   },
-  baton_stopRun: {
-    async prepare(_ctx, input) {
-      return stopRunConfirmation(input);
-    },
-    async invoke(ctx, input) {
-      const run = await runThatApplies(ctx, input.runId, 'Stop Run', 'stop');
-      return (await stopRunAs(ctx, run.id, input.mode)).message;
-    },
+  async baton_stopRun(_ctx, input) {
+    return stopRunConfirmation(input);
   },
 };
 
@@ -171,14 +95,16 @@ export function registerChatToolsWithoutFolder(): vscode.Disposable[] {
 }
 
 function chatTool<N extends ChatToolName>(ctx: CommandContext, name: N): vscode.LanguageModelTool<unknown> {
-  const tool = TOOLS[name] as ChatTool<N>;
+  const prepare = CONFIRMATIONS[name] as
+    ((ctx: CommandContext, input: ChatToolInput<N>) => Promise<ChatConfirmation>) | undefined;
+  const host = editorHost(ctx);
   return {
     async prepareInvocation(options) {
       const parsed = parseChatToolInput(name, options.input);
       // Invalid input asks nothing: the invocation refuses it and changes nothing.
-      if (!parsed.ok || !tool.prepare) return undefined;
+      if (!parsed.ok || !prepare) return undefined;
       try {
-        const asked = await tool.prepare(ctx, parsed.value);
+        const asked = await prepare(ctx, parsed.value);
         return {
           invocationMessage: asked.invocationMessage,
           confirmationMessages: { title: asked.title, message: asked.message },
@@ -190,27 +116,29 @@ function chatTool<N extends ChatToolName>(ctx: CommandContext, name: N): vscode.
       }
     },
     async invoke(options) {
-      const parsed = parseChatToolInput(name, options.input);
-      let text: string;
-      if (!parsed.ok) text = parsed.error;
-      else
-        try {
-          text = await tool.invoke(ctx, parsed.value);
-        } catch (err) {
-          const message = describeError(err);
-          ctx.log.warn(`${name}: ${message}`);
-          text = `${name}: ${message.replace(/\s+/g, ' ').trim()}`;
-        }
-      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+      const answer = await runBatonTool(host, name, options.input);
+      if (answer.isError) ctx.log.warn(answer.text);
+      return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(answer.text)]);
     },
   };
 }
 
 /**
- * `vscode.lm.registerMcpServerDefinitionProvider` (VS Code 1.101+) is looked for, not assumed: 1.99 has only the
- * proposed `registerMcpConfigurationProvider`. Either way nothing is registered today, and the log says why in one
- * line (docs/extension.md, "Chat tools": Baton's MCP server serves one worker's attempt, bound by its token).
+ * Offers Baton's MCP server for a person (`baton mcp --for-person`: these tools over MCP) to the editor's chat with
+ * `vscode.lm.registerMcpServerDefinitionProvider` where the running VS Code has it (1.101+); on 1.99 it is absent and
+ * nothing is registered. Either way one line in the Baton log says what happened (model/mcpProvider.ts decides).
  */
-export function reportMcpProvider(log: vscode.LogOutputChannel): void {
-  log.info(mcpProviderLine(vscode.version, vscode.lm));
+export function offerMcpServerToChat(
+  log: vscode.LogOutputChannel,
+  server: { cliPath: string; workspace: string; version: string },
+): vscode.Disposable[] {
+  const offer: McpServerOffer = offerMcpServer({
+    editorVersion: vscode.version,
+    lm: vscode.lm,
+    // Read off the namespace, not named: @types/vscode here is 1.99's, which has no McpStdioServerDefinition.
+    stdioDefinition: (vscode as unknown as { McpStdioServerDefinition?: unknown }).McpStdioServerDefinition,
+    server: { nodePath: process.execPath, ...server },
+  });
+  log.info(offer.line);
+  return offer.registration ? [offer.registration] : [];
 }

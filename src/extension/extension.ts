@@ -3,7 +3,7 @@ import { delimiter, join } from 'node:path';
 import * as vscode from 'vscode';
 import { AttemptViews } from './attemptViews';
 import { ReviewComments } from './reviewComments';
-import { registerChatTools, registerChatToolsWithoutFolder, reportMcpProvider } from './chatTools';
+import { offerMcpServerToChat, registerChatTools, registerChatToolsWithoutFolder } from './chatTools';
 import { registerCommands } from './commands/register';
 import { ConfigWatcher } from './configWatcher';
 import { BatonCodeLenses } from './codeLens';
@@ -114,7 +114,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
   context.subscriptions.push(...registerCommands('folder', commandContext));
   // The same operations for Copilot Chat and other chat participants (docs/extension.md, "Chat tools").
   context.subscriptions.push(...registerChatTools(commandContext));
-  reportMcpProvider(log);
+  // The same tools over MCP, for the editor's chat where VS Code takes MCP server providers (1.101+).
+  context.subscriptions.push(
+    ...offerMcpServerToChat(log, {
+      cliPath: join(context.extensionPath, 'dist', 'cli.js'),
+      workspace: folder.uri.fsPath,
+      version: String((context.extension.packageJSON as { version?: unknown }).version ?? '0.0.0'),
+    }),
+  );
   const lenses = new BatonCodeLenses(() => current.runState);
   context.subscriptions.push(lenses);
   const statusBar = new BatonStatusBar();

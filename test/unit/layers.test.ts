@@ -183,7 +183,25 @@ const FENCES: readonly Fence[] = [
       ['../protocol/messages', /src\/mcp is below the adapters/],
       ['vscode', /src\/mcp runs in `baton mcp`, a process of its own/],
     ],
-    allowed: ['../engine/index', '@modelcontextprotocol/sdk/server/mcp.js', 'zod', './progressWindow'],
+    allowed: [
+      '../engine/index',
+      '@modelcontextprotocol/sdk/server/mcp.js',
+      'zod',
+      './progressWindow',
+      '../tools/toolRunner',
+    ],
+  },
+  {
+    name: 'src/tools (the chat tools, shared by the editor and baton mcp --for-person) is host-free and below its hosts',
+    file: 'src/tools/x.ts',
+    forbidden: [
+      ['vscode', /src\/tools is shared with `baton mcp --for-person`, where there is no VS Code/],
+      ['../engine/engine', /The extension and the CLI use only the engine's public API/],
+      ['../extension/session', /src\/tools is below its hosts/],
+      ['../mcp/workspaceServer', /src\/tools is below its hosts/],
+      ['../cli/context', /src\/tools is below its hosts/],
+    ],
+    allowed: ['../engine/index', '../protocol/time', 'zod', './chatTools'],
   },
   {
     name: 'src/protocol imports only zod and itself: no vscode, engine, extension or CLI',

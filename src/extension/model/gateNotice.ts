@@ -1,5 +1,9 @@
-import type { Gate, GateKind } from '../../engine/index';
-import { formatDuration } from '../../protocol/time';
+import type { GateKind } from '../../engine/index';
+import { gateKindWords, plain } from '../../tools/gateWords';
+
+// The words for a gate (its kind, a decision made meanwhile) are shared with `baton mcp --for-person`:
+// src/tools/gateWords.ts.
+export { describeDecision, gateKindWords, plain } from '../../tools/gateWords';
 
 /** An open gate as the notification tells it: what waits, for which task. */
 export interface OpenGateNotice {
@@ -9,28 +13,6 @@ export interface OpenGateNotice {
   reason: string;
   taskId?: string;
   taskTitle?: string;
-}
-
-const KIND_WORDS: Record<GateKind, string> = {
-  risk_approval: 'risk approval',
-  manual_handoff: 'hand-off',
-  ingestion_failed: 'rejected result',
-  verification_failed: 'failed verification',
-  integration_conflict: 'integration conflict',
-  budget: 'budget',
-  isolation: 'isolation',
-  target_moved: 'target branch moved',
-  undeclared_files: 'files outside the declaration',
-  // The merged tree failed a verify command, or (integration: branch) the remote refused the push.
-  integration_failed: 'integration failed',
-  config_changed: 'config change',
-  question: 'question from the agent',
-  review: 'review',
-};
-
-/** A gate's kind in words ("risk approval", "question from the agent"). */
-export function gateKindWords(kind: GateKind): string {
-  return KIND_WORDS[kind];
 }
 
 /** `command:` link of a notification message (VS Code runs these from notifications; the args are JSON). */
@@ -66,31 +48,10 @@ export function gateNoticeMessage(gates: readonly OpenGateNotice[]): string {
     }
     const approve = commandLink('Approve', 'baton.approveGate', node);
     const reject = commandLink('Reject', 'baton.rejectGate', node);
-    return `Baton: ${subject(gate)} waits for a decision (${plain(gate.gateId)}, ${KIND_WORDS[gate.kind]}): ${oneLine(gate.reason, 300)} ${approve} · ${reject} · ${show}`;
+    return `Baton: ${subject(gate)} waits for a decision (${plain(gate.gateId)}, ${gateKindWords(gate.kind)}): ${oneLine(gate.reason, 300)} ${approve} · ${reject} · ${show}`;
   }
-  const list = gates.map((g) => `${plain(g.gateId)} ${subject(g)} (${KIND_WORDS[g.kind]})`).join('; ');
+  const list = gates.map((g) => `${plain(g.gateId)} ${subject(g)} (${gateKindWords(g.kind)})`).join('; ');
   return `Baton: ${gates.length} gates wait for a decision — ${oneLine(list, 700)}. ${show} · ${settings}`;
-}
-
-/**
- * What a person reads who acts on a gate that was decided meanwhile (a stale notification, a
- * view that had not caught up): who decided it, when, and that nothing changed.
- */
-export function describeDecision(gate: Gate, now: number): string {
-  const what = plain(`${gate.id} (${KIND_WORDS[gate.kind]}${gate.taskId ? ` of ${gate.taskId}` : ''})`);
-  const when = gate.decidedAt !== undefined ? ` ${formatDuration(now - gate.decidedAt)} ago` : '';
-  const who = gate.decidedBy === 'baton' ? 'Baton' : plain(gate.decidedBy ?? 'someone');
-  const note = gate.note ? ` (“${oneLine(gate.note, 200)}”)` : '';
-  return `${what} was already ${gate.status} by ${who}${when}${note}; nothing changed.`;
-}
-
-/**
- * Text from the store (a reason may quote a worker's summary, a title comes from the plan) with
- * no square brackets: a notification turns `[label](command:…)` into a link that runs a
- * command, and only Baton's own links may do that.
- */
-export function plain(text: string): string {
-  return text.replace(/\[/g, '(').replace(/\]/g, ')');
 }
 
 function oneLine(text: string, max: number): string {

@@ -11,7 +11,6 @@ import {
   CHAT_TOOL_NAMES,
   chatToolJsonSchema,
   decideGateConfirmation,
-  mcpProviderLine,
   parseChatToolInput,
   planInWorkspace,
   startRunConfirmation,
@@ -281,26 +280,5 @@ describe('chat tools: results', () => {
     const result = JSON.parse(taskIssuesResult({ id: 'R-1', planPath: 'p.md' }, 'T2', []));
     assert.equal(result.summary, 'T2 of run R-1 has no result ingested yet: no issues.');
     assert.deepEqual(result.issues, []);
-  });
-});
-
-describe('chat tools: the MCP server provider', () => {
-  it('on VS Code 1.99 (no registerMcpServerDefinitionProvider) says, in one line, that none is offered', () => {
-    const line = mcpProviderLine('1.99.3', {
-      registerTool: () => undefined,
-      registerMcpConfigurationProvider: () => 1,
-    });
-    assert.equal(
-      line,
-      "VS Code 1.99.3 has no vscode.lm.registerMcpServerDefinitionProvider (VS Code 1.101+): Baton's MCP server is not offered to chat; Baton's chat tools are registered.",
-    );
-  });
-
-  it('where the API exists, says why none is offered all the same', () => {
-    const line = mcpProviderLine('1.101.0', { registerMcpServerDefinitionProvider: () => undefined });
-    assert.match(
-      line,
-      /^VS Code 1\.101\.0 can take MCP server providers, but Baton's MCP server serves one worker's attempt/,
-    );
   });
 });
