@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Engine } from './support/engine';
 import {
   activeEditor,
+  chainedSteps,
   clearNotifications,
   clickInlineAction,
   codeActions,
@@ -25,6 +26,7 @@ import {
   expandRow,
   focusEditor,
   hoverText,
+  inlineAction,
   moveMouseAway,
   notificationMessages,
   openViewContainer,
@@ -42,7 +44,6 @@ import {
   treeRowNames,
   useBatonEditor,
   viewPane,
-  chainedSteps,
 } from './support/index';
 
 /** Each of the agent's four steps: T1 and T6 run for ~10 s, long enough to watch them beat. */
@@ -187,8 +188,7 @@ describe('Baton in the browser: the demo run', function () {
     );
     await clearNotifications(page());
     await moveMouseAway(page());
-    await gate.hover();
-    await gate.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    await inlineAction(gate, 'Approve');
     await screenshot(page(), 'e2e-4-gate-approve');
     await clickInlineAction(gate, 'Approve');
     await gate.waitFor({ state: 'detached', timeout: 15_000 });

@@ -16,6 +16,7 @@ import {
   codeLens,
   DEMO_WORKSPACE,
   eventually,
+  inlineAction,
   moveMouseAway,
   openViewContainer,
   quickOpen,
@@ -167,8 +168,7 @@ describe('Baton in the browser: isolation you can recover from', function () {
     const name = (await gate.getAttribute('aria-label')) ?? '';
     assert.match(name, /uncommitted changes \(README\.md\)/);
     assert.doesNotMatch(name, /plan\.md/);
-    await gate.hover();
-    await gate.getByRole('button', { name: 'Check Again', exact: true }).waitFor();
+    await inlineAction(gate, 'Check Again');
     await screenshot(page(), 'e2e-isolation-3-gate');
   });
 

@@ -90,8 +90,25 @@ export async function expandRow(row: Locator): Promise<void> {
 
 /** Clicks one of a row's inline actions (they show on hover), by its title. */
 export async function clickInlineAction(row: Locator, title: string): Promise<void> {
-  await row.hover();
-  await row.getByRole('button', { name: title, exact: true }).click();
+  await (await inlineAction(row, title)).click();
+}
+
+/**
+ * A row's inline action, shown: the row is hovered until its button is visible. A tree that renders the row again (a
+ * refresh, frequent on a loaded machine) drops the hover, and the button hides with it.
+ */
+export async function inlineAction(row: Locator, title: string, timeoutMs = 30_000): Promise<Locator> {
+  const button = row.getByRole('button', { name: title, exact: true });
+  await eventually(
+    `the row's ${title} action`,
+    async () => {
+      await row.hover({ timeout: 5_000 });
+      return button.isVisible();
+    },
+    Boolean,
+    { timeoutMs },
+  );
+  return button;
 }
 
 /** Opens a row's context menu and runs one of its entries. */
