@@ -54,25 +54,8 @@ export async function launchCutByOutage(cluster: PostgresCluster, trial = 0): Pr
       ),
     ]);
     assert.equal(code, 0, output);
-    const status = await runCli(['status', '--json'], { cwd: dir, env });
-    const view = status.json<{
-      run: { status: string };
-      delegations: Array<{ id: string; status: string; reason?: string }>;
-    }>();
-    assert.deepEqual(
-      view.delegations.map((d) => `${d.id}:${d.status}`),
-      ['D-T1-coder-001:CANCELLED', 'D-T1-coder-002:COMPLETED'],
-      output,
-    );
-    assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
-    assert.equal(view.run.status, 'completed');
     // Attempt 1's worker never ran; attempt 2's ran once.
-    assert.deepEqual(
-      readTrace(trace)
-        .filter((l) => l.kind === 'start')
-        .map((l) => l.delegation),
-      ['D-T1-coder-002'],
-    );
+    await assertReleasedThenCompleted(dir, env, trace, output);
   } finally {
     if (down) cluster.up();
     if (coordinator.exitCode === null && coordinator.signalCode === null) coordinator.kill('SIGKILL');
@@ -125,25 +108,8 @@ export async function claimAnswerLost(cluster: PostgresCluster, trial = 0): Prom
     ]);
     assert.equal(code, 0, output);
     await proxy.cut;
-    const status = await runCli(['status', '--json'], { cwd: dir, env: { BATON_STORE_URL: cluster.url } });
-    const view = status.json<{
-      run: { status: string };
-      delegations: Array<{ id: string; status: string; reason?: string }>;
-    }>();
     // The claim landed (the cut came after its commit) and was released, not counted; attempt 2 ran once.
-    assert.deepEqual(
-      view.delegations.map((d) => `${d.id}:${d.status}`),
-      ['D-T1-coder-001:CANCELLED', 'D-T1-coder-002:COMPLETED'],
-      output,
-    );
-    assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
-    assert.equal(view.run.status, 'completed');
-    assert.deepEqual(
-      readTrace(trace)
-        .filter((l) => l.kind === 'start')
-        .map((l) => l.delegation),
-      ['D-T1-coder-002'],
-    );
+    await assertReleasedThenCompleted(dir, { BATON_STORE_URL: cluster.url }, trace, output);
   } finally {
     if (coordinator.exitCode === null && coordinator.signalCode === null) coordinator.kill('SIGKILL');
     for (const pid of processesCarrying(`BATON_WORKSPACE=${dir}`)) process.kill(pid, 'SIGKILL');
@@ -162,6 +128,33 @@ export function claimAnswerLostRow(trials: number): Promise<RowOutcome> {
 }
 
 /** The log of attempt 1's worker, once its spawn opened it. */
+/** After an outage cut the first launch: attempt 1 released uncounted (its worker never ran), attempt 2 completed. */
+async function assertReleasedThenCompleted(
+  dir: string,
+  env: Record<string, string>,
+  trace: string,
+  output: string,
+): Promise<void> {
+  const status = await runCli(['status', '--json'], { cwd: dir, env });
+  const view = status.json<{
+    run: { status: string };
+    delegations: Array<{ id: string; status: string; reason?: string }>;
+  }>();
+  assert.deepEqual(
+    view.delegations.map((d) => `${d.id}:${d.status}`),
+    ['D-T1-coder-001:CANCELLED', 'D-T1-coder-002:COMPLETED'],
+    output,
+  );
+  assert.match(view.delegations[0]!.reason ?? '', /^not launched: the store went out of reach/);
+  assert.equal(view.run.status, 'completed');
+  assert.deepEqual(
+    readTrace(trace)
+      .filter((l) => l.kind === 'start')
+      .map((l) => l.delegation),
+    ['D-T1-coder-002'],
+  );
+}
+
 function firstLog(dir: string): string | undefined {
   const runs = join(dir, '.baton', 'runs');
   const run = existsSync(runs) ? readdirSync(runs)[0] : undefined;
