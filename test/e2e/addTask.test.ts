@@ -92,7 +92,12 @@ describe('Baton in the browser: Add Task… appends a task to the plan, Save and
     'Save and Replan saves the plan and replans the run: T2 runs with its instructions, T1 still waits',
     async () => {
       await clickNotificationButton(page(), /T2 is added to plan\.md/, 'Save and Replan');
-      const saved = readFileSync(join(ws(), 'plan.md'), 'utf8');
+      // The click returns before the editor has written the file: wait for the save, then judge it.
+      const saved = await eventually(
+        'plan.md saved with T2',
+        async () => readFileSync(join(ws(), 'plan.md'), 'utf8'),
+        (t) => /^id:\s*T2$/m.test(t),
+      );
       const plan = parsePlan(saved);
       assert.deepEqual(plan.issues, [], 'the saved plan has no issues');
       assert.deepEqual(
