@@ -66,6 +66,7 @@ import { listAttemptWorktrees, readRunIsolation } from './queries/worktrees';
 import { storeExists, type FileStoreOptions } from './store/fileStore';
 import { onFirstCommit } from './store/firstCommit';
 import { checkStore, chooseStore, openStore, storeEnvironment } from './store/openStore';
+import type { SharedStoreAccess } from './domain/handIn';
 import type { StorePort, StoreTx } from './store/port';
 import { readAttemptChanges } from './usecases/attemptChanges';
 import type { AgentKind } from './domain/agents/agentActivity';
@@ -172,6 +173,9 @@ export class Engine {
   readonly onEvent: EventAnnouncer['onEvent'];
   private openNotices: readonly string[] = [];
 
+  /** On a shared store: how this process reached it (the lease watchdogs that hand in finished work need it). */
+  private storeAccess: SharedStoreAccess | undefined;
+
   private constructor(
     readonly workspace: string,
     private loadedConfig: BatonConfig,
@@ -220,6 +224,12 @@ export class Engine {
     const ids = options.ids ?? systemIds(clock);
     const engine = new Engine(workspace, config, issues, store, clock, ids, announcer, options.cliPath);
     engine.openNotices = notices;
+    if (choice.kind === 'postgres')
+      engine.storeAccess = {
+        url: choice.url,
+        schema: choice.schema,
+        ...(choice.password !== undefined ? { password: choice.password } : {}),
+      };
     return engine;
   }
 
@@ -866,6 +876,7 @@ export class Engine {
       config: this.config,
       log: () => undefined,
       ...(this.cliPath ? { cliPath: this.cliPath } : {}),
+      ...(this.storeAccess ? { storeAccess: this.storeAccess } : {}),
     };
   }
 

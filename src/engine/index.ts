@@ -80,6 +80,8 @@ export type { StopMode } from './domain/types';
 export type { VerificationOutcome } from './usecases/verifyAttempt';
 export { findGit } from './effects/git/git';
 export { watchLease, type WatchedWorker } from './effects/processes/leaseWatchdog';
+export { handInFromWatchdog } from './usecases/handIn';
+export type { SharedStoreAccess } from './domain/handIn';
 export { excludeBatonFromRepository } from './effects/git/worktrees';
 export type { AttemptWorktree, RunIsolation } from './domain/isolation';
 export type { AttemptChanges, FileChange } from './domain/changes';

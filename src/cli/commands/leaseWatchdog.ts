@@ -1,9 +1,17 @@
-import { watchLease, type WatchedWorker } from '../../engine/index';
+import {
+  handInFromWatchdog,
+  systemClock,
+  watchLease,
+  type SharedStoreAccess,
+  type WatchedWorker,
+} from '../../engine/index';
 
 /**
  * The hidden `baton lease-watchdog <worker JSON>`: a coordinator on a shared store starts it
  * beside each worker and verify command (docs/team.md, "Failover"). It ends the process once
- * its lease ran out without a renewal, and exits when the process does. Not a command for people.
+ * its lease ran out without a renewal, and exits when the process does — a worker that ended by
+ * itself having first handed its end to the store, when it was given the means (docs/team.md,
+ * "Finished work on a dead host"). Not a command for people.
  */
 export async function leaseWatchdog(workerJson: string): Promise<void> {
   const usage = new Error('lease-watchdog takes the worker it watches as JSON (a coordinator starts it).');
@@ -15,31 +23,51 @@ export async function leaseWatchdog(workerJson: string): Promise<void> {
   }
   if (!worker?.identity?.pid || !worker.deadlinePath || !worker.marker || !worker.workspace) throw usage;
   if (worker.kind !== 'worker' && worker.kind !== 'verify') throw usage;
-  await watchLease(worker, undefined, await keyFromStdin());
+  const { key, storeAccess } = await secretsFromStdin();
+  const ended = await watchLease(worker, undefined, key);
+  if (ended === 'exited' && worker.kind === 'worker' && worker.handIn && key && storeAccess) {
+    // Nobody reads a watchdog's output: a hand-in that failed leaves the attempt to the takeover rule, as before.
+    await handInFromWatchdog(worker.handIn, key, storeAccess, systemClock).catch(() => undefined);
+  }
 }
 
 /**
- * The key its coordinator writes on its stdin (startLeaseWatchdog), one line, then closes it; none when stdin is not
- * a pipe or says nothing within a few seconds (a watchdog started without one checks unsigned deadlines).
+ * What its coordinator writes on its stdin (startLeaseWatchdog), then closes: the attempt's key, one line, and where
+ * the watchdog hands its worker's end in, the store's access (JSON), the next. Nothing when stdin is not a pipe or says
+ * nothing within a few seconds (a watchdog started without a key checks unsigned deadlines, and hands nothing in).
  */
-async function keyFromStdin(): Promise<string | undefined> {
-  const line = await new Promise<string>((resolve) => {
-    let text = '';
+async function secretsFromStdin(): Promise<{ key?: string; storeAccess?: SharedStoreAccess }> {
+  const text = await new Promise<string>((resolve) => {
+    let read = '';
     const done = (): void => {
       clearTimeout(timer);
       process.stdin.removeAllListeners();
       process.stdin.destroy();
-      resolve(text);
+      resolve(read);
     };
     const timer = setTimeout(done, 5000);
     process.stdin.setEncoding('utf8');
     process.stdin.on('data', (chunk: string) => {
-      text += chunk;
-      if (text.includes('\n') || text.length > 256) done();
+      read += chunk;
+      if (read.length > 16_384) done();
     });
     process.stdin.on('end', done);
     process.stdin.on('error', done);
   });
-  const key = line.split('\n')[0]!.trim();
-  return /^[0-9a-f]{64}$/.test(key) ? key : undefined;
+  const [first = '', second = ''] = text.split('\n');
+  const key = first.trim();
+  if (!/^[0-9a-f]{64}$/.test(key)) return {};
+  return { key, ...(accessOf(second) ? { storeAccess: accessOf(second)! } : {}) };
+}
+
+function accessOf(line: string): SharedStoreAccess | undefined {
+  try {
+    const value = JSON.parse(line) as Partial<SharedStoreAccess>;
+    if (typeof value.url !== 'string' || typeof value.schema !== 'string') return undefined;
+    if (value.password !== undefined && typeof value.password !== 'string') return undefined;
+    const { url, schema, password } = value;
+    return { url, schema, ...(password !== undefined ? { password } : {}) };
+  } catch {
+    return undefined;
+  }
 }

@@ -31,7 +31,7 @@ export function describeEvent(e: EventOf, maxField = 100): string {
     case 'runtime:started':
       return `${text(e.data.delegationId)}: its worker ${e.data.found ? 'was found, running' : 'runs'} as pid ${e.data.pid} on ${text(e.data.host)}`;
     case 'runtime:exited':
-      return `${text(e.data.delegationId)}: its worker ${e.data.signal ? `was killed by ${text(e.data.signal)}` : `exited with code ${String(e.data.exitCode)}`} at ${new Date(e.data.endedAt).toISOString()} while no coordinator watched (its exit record)`;
+      return `${text(e.data.delegationId)}: its worker ${e.data.signal ? `was killed by ${text(e.data.signal)}` : `exited with code ${String(e.data.exitCode)}`} at ${new Date(e.data.endedAt).toISOString()} while no coordinator watched (${e.data.handedInBy !== undefined ? `handed in by its lease watchdog on ${text(e.data.handedInBy)}` : 'its exit record'})`;
     case 'runtime:stale':
       return `${text(e.data.runtimeId)} went stale (${text(e.data.delegationId)})`;
     case 'delegation:prompt':

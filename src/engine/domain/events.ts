@@ -85,6 +85,8 @@ export interface EventMap {
     exitCode: number | null;
     signal: string | null;
     endedAt: number;
+    /** Its end was handed in by the lease watchdog on this host (docs/team.md): the worker ran there, not here. */
+    handedInBy?: string;
   };
   /** The worker's process is known: started by its coordinator, or found by its marker (`found`). */
   'runtime:started': { runtimeId: string; delegationId: string; pid: number; host: string; found?: boolean };

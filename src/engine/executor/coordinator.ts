@@ -11,6 +11,8 @@ import { writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
 import { runPaths } from '../effects/workspaceLayout';
 import { leaseHostHere, selfIdentity } from '../effects/processes/processes';
 import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
+import { pendingHandIns } from '../queries/handIns';
+import { settleHandedIn } from '../usecases/handIn';
 import { requestStop } from '../operations/stops/stopRequests';
 import { markWorktreeRemoved } from '../operations/worktrees/worktrees';
 import { readCoordinatorLease, type CoordinatorLease } from '../queries/coordinatorLease';
@@ -335,14 +337,22 @@ export class Coordinator {
     for (const request of await this.ctx.store.read((r) => pendingStops(r, runId))) {
       await applyStopAsCoordinator(this.ctx, this.supervisor, runId, request);
     }
-    await this.ctx.store.transact(async (tx) => {
+    const host = leaseHostHere(this.ctx.config.stopGraceSeconds);
+    const handedIn = await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
       await this.leases.restate(tx, now);
-      return expireStaleRuntimes(tx, now, {
-        host: leaseHostHere(this.ctx.config.stopGraceSeconds),
-        spare: this.supervisor.doneWithinLease(),
-      });
+      await expireStaleRuntimes(tx, now, { host, spare: this.supervisor.doneWithinLease() });
+      // Work that ended on another host while no coordinator watched there, handed in by its lease watchdog.
+      return isSharedStore(this.ctx.config) ? pendingHandIns(tx, runId, host.name) : [];
     });
+    for (const handIn of handedIn) {
+      this.ctx.log(
+        await settleHandedIn(this.ctx, handIn).catch(
+          (err: unknown) =>
+            `${handIn.delegationId}: what its watchdog handed in was not settled: ${(err as Error).message}`,
+        ),
+      );
+    }
     await this.supervisor.endDecidedElsewhere();
     // Before anything is dispatched: a config a worker (or a person) changed is told, and a change of a worker the run
     // uses waits at a gate. What starts below runs the run's frozen definitions either way.

@@ -203,6 +203,20 @@ export class WorkerLeaseKeeper {
       return;
     }
     this.recordDeadline(attempt, leaseUntil);
+    // Its watchdog hands in what the worker leaves when it ends (domain/handIn.ts) — holding the store's access, which
+    // only a worker that cannot see it (a PID namespace of its own) may have beside it.
+    const handIn =
+      this.ctx.storeAccess && attempt.watchdogKey && attempt.identity.pidNamespace
+        ? {
+            workspace: this.ctx.workspace,
+            runId: this.host.runId,
+            delegationId: attempt.delegationId,
+            runtimeId: attempt.runtimeId,
+            host: attempt.identity.host,
+            logPath: attempt.logPath,
+            maxArtifactBytes: this.ctx.config.maxArtifactBytes,
+          }
+        : undefined;
     startLeaseWatchdog(
       this.ctx.cliPath,
       {
@@ -214,8 +228,10 @@ export class WorkerLeaseKeeper {
         deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
         logPath: attempt.logPath,
         graceMs: this.ctx.config.stopGraceSeconds * 1000,
+        ...(handIn ? { handIn } : {}),
       },
       attempt.watchdogKey,
+      handIn ? this.ctx.storeAccess : undefined,
     );
   }
 

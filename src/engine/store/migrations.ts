@@ -447,6 +447,28 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE runtimes ADD COLUMN pid_namespace TEXT`,
     ],
   },
+  {
+    version: 16,
+    name: 'finished work handed in by a lease watchdog',
+    statements: [
+      // What a worker left when it ended, handed to a shared store by its lease watchdog (usecases/handIn.ts; issue
+      // 26): a coordinator on another host settles the attempt from it instead of running the task again. One row per
+      // runtime, written once, only by the holder of the attempt's watchdog key. Files as base64 (NULL: none).
+      `CREATE TABLE hand_ins (
+        runtime_id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        delegation_id TEXT NOT NULL,
+        host TEXT NOT NULL,
+        exit_code INTEGER,
+        signal TEXT,
+        ended_at INTEGER NOT NULL,
+        artifact TEXT,
+        log_tail TEXT,
+        handed_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX hand_ins_by_run ON hand_ins (run_id)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -23,7 +23,9 @@ export function storeEnvironment(): NodeJS.ProcessEnv {
 
 /** Which store a workspace uses, resolved from its config and the environment. */
 export type StoreChoice =
-  { kind: 'file'; dir: string } | { kind: 'postgres'; url: string; schema: string; secrets: string[] };
+  | { kind: 'file'; dir: string }
+  /** `password`: one given apart from the URL (PGPASSWORD, or a lease watchdog's on its stdin); also in `secrets`. */
+  | { kind: 'postgres'; url: string; schema: string; secrets: string[]; password?: string };
 
 /**
  * The store a workspace's config names. A PostgreSQL store takes its URL from
@@ -44,7 +46,9 @@ export function chooseStore(setting: StoreSetting, fileDir: string, env: NodeJS.
       `${env[STORE_URL_VARIABLE] ? STORE_URL_VARIABLE : 'store.url'} must be a postgres:// or postgresql:// URL.`,
     );
   }
-  return { kind: 'postgres', url, schema: setting.schema, secrets: env.PGPASSWORD ? [env.PGPASSWORD] : [] };
+  return env.PGPASSWORD
+    ? { kind: 'postgres', url, schema: setting.schema, secrets: [env.PGPASSWORD], password: env.PGPASSWORD }
+    : { kind: 'postgres', url, schema: setting.schema, secrets: [] };
 }
 
 /** Opens the chosen store; `file` options apply to the file store only. */
@@ -54,7 +58,13 @@ export async function openStore(
 ): Promise<StorePort> {
   if (choice.kind === 'file') return FileStore.open(choice.dir, { ...options.file, follow: options.follow });
   const pgStore = await loadPgStore();
-  return pgStore.open({ url: choice.url, schema: choice.schema, secrets: choice.secrets, follow: options.follow });
+  return pgStore.open({
+    url: choice.url,
+    schema: choice.schema,
+    secrets: choice.secrets,
+    ...(choice.password !== undefined ? { password: choice.password } : {}),
+    follow: options.follow,
+  });
 }
 
 /**

@@ -27,6 +27,8 @@ export interface PgStoreOptions {
    * the server, which releases the store's lock; the stopped process's commit then fails.
    */
   idleInTransactionMs?: number;
+  /** The password, when it is not in the URL nor left to the environment (PGPASSWORD) and ~/.pgpass. */
+  password?: string;
   /** Secrets beside the URL that must never be shown either (e.g. PGPASSWORD). */
   secrets?: readonly string[];
 }
@@ -462,6 +464,7 @@ export class PgStore implements StorePort {
       connectionString: withLibpqSslModes(this.options.url),
       connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
       application_name: 'baton',
+      ...(this.options.password !== undefined ? { password: this.options.password } : {}),
       options: settings.map((s) => `-c ${s}`).join(' '),
       types: TYPES,
     };

@@ -1,3 +1,4 @@
+import type { SharedStoreAccess } from '../domain/handIn';
 import type { Clock, IdSource } from '../domain/clock';
 import type { BatonConfig } from '../domain/config';
 import type { StorePort } from '../store/port';
@@ -16,6 +17,8 @@ export interface EngineContext {
   /** The `baton` CLI entry (a .js file), given to workers as BATON_CLI so they can heartbeat. */
   readonly cliPath?: string;
   readonly log: (line: string) => void;
+  /** On a shared store: how this process reaches it, for the watchdogs that hand in finished work (domain/handIn). */
+  readonly storeAccess?: SharedStoreAccess;
   /**
    * Set for a coordinator: proves, right before a side effect (spawn, kill, verify, integrate), that it still holds its
    * epoch.

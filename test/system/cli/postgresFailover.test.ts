@@ -23,6 +23,7 @@ import {
   makeWorkspace,
   planText,
   removeWorkspace,
+  resultText,
   ROOT,
   runCli,
   waitFor,
@@ -413,6 +414,117 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
       ['COMPLETED'],
     );
     assert.equal(events.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
+  });
+
+  it('work that finished on A after its coordinator was SIGKILLed is handed in by its watchdogs: B settles it, each task done once (issue 26)', async () => {
+    // Before, the results and exit statuses stayed in A's clone: B ran all three tasks again once their leases ran out.
+    const machines = twoMachines('handin');
+    const { a, b, envA, envB, trace } = machines;
+    // Each worker traces its start, works until the test lets it end (the file `go` in A's clone: so none can end
+    // before its coordinator is killed, however slow the machine), then ends: T1 with a result artifact, T2 and T3
+    // by their exit status (0 and 1).
+    const worker = (code: number, artifact: boolean) => ({
+      type: 'process',
+      command: process.execPath,
+      args: [
+        '-e',
+        `const fs = require('node:fs');
+fs.appendFileSync(process.env.FAKE_TRACE, 'start ' + process.env.BATON_DELEGATION_ID + ' ' + process.cwd() + '\\n');
+const wait = setInterval(() => {
+  if (!fs.existsSync('go')) return;
+  clearInterval(wait);
+  setTimeout(() => {
+    if (${artifact}) fs.writeFileSync(process.env.BATON_ARTIFACT_PATH, ${JSON.stringify(
+      resultText({ task: 'T1', agent: 'coder', status: 'PASS', summary: 'done on A' }),
+    )});
+    process.exit(${code});
+  }, 500);
+}, 100);`,
+      ],
+      ...(artifact ? {} : { result: 'exit-code' }),
+    });
+    const config = {
+      ...(JSON.parse(readFileSync(join(a, '.baton/config.json'), 'utf8')) as Record<string, unknown>),
+      // The workers' leases outlast A's coordinator's by far: B takes the run over while their watchdogs still let
+      // them run, and a loaded machine finishes them well within.
+      leaseSeconds: 30,
+      maxConcurrency: 3,
+      maxAttempts: 1,
+      workers: { result: worker(0, true), passes: worker(0, false), fails: worker(1, false) },
+    };
+    for (const dir of [a, b]) {
+      writeFile(dir, '.baton/config.json', JSON.stringify(config));
+      writeFile(
+        dir,
+        'plan.md',
+        ['T1', 'T2', 'T3']
+          .map((id, i) =>
+            [
+              '```baton-task',
+              `id: ${id}`,
+              `title: Task ${id}`,
+              'agent: coder',
+              `worker: ${['result', 'passes', 'fails'][i]}`,
+              '```',
+              '',
+              `Do ${id}.`,
+              '',
+            ].join('\n'),
+          )
+          .join('\n'),
+      );
+    }
+    const starts = (): string[] =>
+      (existsSync(trace) ? readFileSync(trace, 'utf8') : '').split('\n').filter((l) => l.startsWith('start '));
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(() => starts().length === 3, "A's three workers to start", 60_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${coordinatorA.output()}`),
+    );
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+    // They finish on A with no coordinator alive there.
+    writeFile(a, 'go', '');
+
+    const coordinatorB = startBaton(['resume'], b, envB);
+    const bExit = await coordinatorB.exited;
+    assert.equal(bExit, 5, `the run ends failed (T3's exit status):\n${coordinatorB.output()}`);
+    assert.match(
+      coordinatorB.output(),
+      /while no coordinator watched \(handed in by its lease watchdog on machine-a\)/,
+    );
+
+    // Each task ran once, on A.
+    assert.deepEqual(
+      starts()
+        .map((l) => l.split(' '))
+        .map(([, delegation, cwd]) => `${delegation} ${cwd === a ? 'A' : cwd}`)
+        .sort(),
+      ['D-T1-coder-001 A', 'D-T2-coder-001 A', 'D-T3-coder-001 A'],
+    );
+    const events = await storedEvents(b, envB);
+    assert.equal(events.filter((e) => e.type === 'delegation:created').length, 3, 'three attempts, no retry');
+    assert.deepEqual(
+      events.filter((e) => e.type === 'runtime:stale'),
+      [],
+      'nothing went stale',
+    );
+    const exited = events.filter((e) => e.type === 'runtime:exited');
+    assert.deepEqual(
+      exited
+        .map((e) => `${String(e.data.delegationId)} ${String(e.data.exitCode)} ${String(e.data.handedInBy)}`)
+        .sort(),
+      ['D-T1-coder-001 0 machine-a', 'D-T2-coder-001 0 machine-a', 'D-T3-coder-001 1 machine-a'],
+    );
+    const ended = (id: string) =>
+      events.filter((e) => e.type === 'delegation:status' && e.data.delegationId === id).map((e) => e.data.to);
+    assert.deepEqual(ended('D-T1-coder-001'), ['COMPLETED']);
+    assert.deepEqual(ended('D-T2-coder-001'), ['COMPLETED']);
+    assert.deepEqual(ended('D-T3-coder-001'), ['FAILED']);
+    // T1's result is the one its worker wrote on A, now in B's clone too.
+    assert.match(
+      readFileSync(join(b, '.baton/runs', runIds.get(b)!, 'artifacts/D-T1-coder-001.md'), 'utf8'),
+      /summary: done on A/,
+    );
   });
 
   it('drives a worktree-isolated run only from the clone that started it: another clone is refused (exit 3), that clone takes it over', async () => {

@@ -34,6 +34,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   agent_usage: 'agentUsage',
   // A person's follow-up messages to a task (migration 12, docs/agents.md "Follow-up messages").
   follow_ups: 'followUps',
+  // Finished work a lease watchdog handed to a shared store (migration 16, usecases/handIn.ts).
+  hand_ins: 'handIns',
 };
 /** Written by the store itself, below the operations. */
 const STORE_TABLES: Readonly<Record<string, readonly string[]>> = {

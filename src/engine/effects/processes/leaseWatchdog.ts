@@ -4,6 +4,7 @@ import { readFenced } from '../../platform/fencedFiles';
 import { dirname } from 'node:path';
 import { sleep, systemClock, type Clock } from '../../domain/clock';
 import { credentialVariables } from '../../domain/credentials';
+import type { HandInOrder, SharedStoreAccess } from '../../domain/handIn';
 import { WATCHDOG_POLL_MS, type ProcessIdentity } from '../../domain/process';
 import { appendBatonFile, ensureBatonFolder, writeBatonFile } from '../files/safeWrite';
 import { isProcessAlive, terminateWorker } from './processes';
@@ -34,6 +35,8 @@ export interface WatchedWorker {
   /** The attempt's log: the watchdog says there what it did. */
   logPath: string;
   graceMs: number;
+  /** A worker's end to hand in to the shared store when it ends by itself (domain/handIn.ts). */
+  handIn?: HandInOrder;
 }
 
 /** A new secret between a worker's coordinators and its lease watchdog (kept in the runtime's row). */
@@ -91,13 +94,18 @@ export function readLeaseDeadline(path: string, signing?: { key: string; subject
  * Starts the watchdog of a worker or verify command, detached (its own process group, no terminal, nothing held
  * open): a coordinator that exits, is killed or stopped leaves it running. It is the `baton`
  * CLI's hidden `lease-watchdog` command, run by this very Node (an extension host's Electron
- * runs it as Node). Its key (the attempt's watchdog key) reaches it on its stdin, then closed: not in its argv or
- * environment, which any process of the user can read.
+ * runs it as Node). Its key (the attempt's watchdog key) — and, where it hands in the worker's end, the store's
+ * access — reach it on its stdin, then closed: not in its argv or environment, which any process of the user can read.
  */
-export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker, key?: string): ProcessIdentity | undefined {
+export function startLeaseWatchdog(
+  cliPath: string,
+  worker: WatchedWorker,
+  key?: string,
+  storeAccess?: SharedStoreAccess,
+): ProcessIdentity | undefined {
   const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
   // The worker's own markers are not the watchdog's: a sweep for the worker's processes must not find it.
-  // Nor does it need the store: no credential reaches it.
+  // Nor is the store's credential in its environment: one that hands in its worker's end gets it on its stdin.
   for (const name of ['BATON_RUNTIME_ID', 'BATON_VERIFY_ID', ...credentialVariables({ kind: 'postgres' })])
     delete env[name];
   const child = spawn(process.execPath, [cliPath, 'lease-watchdog', JSON.stringify(worker)], {
@@ -107,7 +115,7 @@ export function startLeaseWatchdog(cliPath: string, worker: WatchedWorker, key?:
   });
   if (child.stdin) {
     child.stdin.on('error', () => undefined); // it died at once: nothing to tell it
-    child.stdin.end(`${key}\n`);
+    child.stdin.end(`${key}\n${storeAccess ? `${JSON.stringify(storeAccess)}\n` : ''}`);
     (child.stdin as unknown as { unref?: () => void }).unref?.();
   }
   child.unref();

@@ -47,14 +47,22 @@ export async function expireStaleRuntimes(
   const expiredBy = host
     ? { sql: `r.lease_expires_at + ${foreign} <= ?`, params: [host.name, host.foreignGraceMs, now] }
     : { sql: 'r.lease_expires_at <= ?', params: [now] };
+  // A foreign worker whose end its watchdog handed in is not lost: its work is known, and the coordinator settles it
+  // from the hand-in (usecases/handIn.ts).
+  const handedIn = host
+    ? {
+        sql: ` AND NOT EXISTS (SELECT 1 FROM hand_ins h WHERE h.runtime_id = r.id AND r.host IS NOT NULL AND r.host <> ?)`,
+        params: [host.name],
+      }
+    : { sql: '', params: [] };
   const expired = await tx.all<{ id: string; run_id: string; delegation_id: string; lease_expires_at: number }>(
     `SELECT r.id, r.run_id, r.delegation_id, r.lease_expires_at FROM runtimes r
      JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id
      WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}${
        spare.length > 0 ? ` AND r.id NOT IN (${spare.map(() => '?').join(', ')})` : ''
-     }
+     }${handedIn.sql}
      ORDER BY r.lease_expires_at`,
-    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : []), ...spare],
+    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : []), ...spare, ...handedIn.params],
   );
   const done: ExpiredRuntime[] = [];
   const runs = new Set<string>();

@@ -9,6 +9,8 @@ export interface WorkerExitSeen {
   exitCode: number | null;
   signal: string | null;
   endedAt: number;
+  /** The host whose lease watchdog handed the end in (usecases/handIn.ts), when it was not read here. */
+  handedInBy?: string;
 }
 
 /**
@@ -26,6 +28,7 @@ export async function recordWorkerExit(tx: StoreTx, seen: WorkerExitSeen, now: n
     exitCode: seen.exitCode,
     signal: seen.signal,
     endedAt: seen.endedAt,
+    ...(seen.handedInBy !== undefined ? { handedInBy: seen.handedInBy } : {}),
   });
   return true;
 }
