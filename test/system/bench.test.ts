@@ -111,13 +111,18 @@ describe('PostgreSQL bench rows (tiny sizes; the figures come from npm run bench
     const result = await runPgBench(SMOKE_PG);
     const section = pgSection(result);
     assert.ok(section.startsWith(PG_SECTION.heading) && section.trimEnd().endsWith(PG_SECTION.end), section);
-    // Every configuration of the cycles row measured, for each kind: Baton on PostgreSQL, the bare loop, files.
-    assert.equal(result.throughput.length, SMOKE_PG.processes.length * 3);
+    // Every configuration of the cycles row measured, for each kind: Baton on PostgreSQL, the bare loop, the bare loop
+    // with Baton's bookkeeping, files.
+    assert.equal(result.throughput.length, SMOKE_PG.processes.length * 4);
     assert.ok(result.throughput.every((c) => c.rate.median > 0 && c.rates.length === SMOKE_PG.reps));
     const baton = result.throughput.find((c) => c.kind === 'pg')!;
     const bare = result.throughput.find((c) => c.kind === 'bare')!;
     // The bare loop is three autocommitted statements per cycle; Baton's cycle goes through the engine.
     assert.equal(bare.roundTrips, 3);
+    // So is the one with the bookkeeping: each statement also appends its events (and keeps the result's content).
+    const booked = result.throughput.find((c) => c.kind === 'booked')!;
+    assert.equal(booked.roundTrips, 3);
+    assert.equal(booked.transactions, 3);
     assert.ok(baton.roundTrips > bare.roundTrips && baton.serverCpuMs >= 0, JSON.stringify(baton));
     // Heartbeats heard in another process, on both stores: every beat committed, the last beat of each runtime heard
     // (beats between two of the observer's catch-ups are announced once, with the later count).

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { STORE_SCHEMA_NAME } from '../domain/config';
 import { BatonError } from '../domain/errors';
@@ -273,7 +273,7 @@ export class PgStore implements StorePort {
         run: async (sql, params = []) => {
           if (!live) throw new Error('transaction is over');
           wrote = true;
-          const result = await client.query(toPostgres(sql), bind(params));
+          const result = await client.query(prepared(sql, params));
           return result.rowCount ?? 0;
         },
       };
@@ -294,7 +294,7 @@ export class PgStore implements StorePort {
   private reader(client: pg.PoolClient, live: () => boolean): StoreReader {
     const query = async (sql: string, params: readonly SqlValue[] = []): Promise<Row[]> => {
       if (!live()) throw new Error('transaction is over');
-      return (await client.query<Row>(toPostgres(sql), bind(params))).rows;
+      return (await client.query<Row>(prepared(sql, params))).rows;
     };
     return {
       get: async <T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> =>
@@ -519,6 +519,30 @@ export class PgStore implements StorePort {
  * that a worker's output carried into a progress line or an agent's activity becomes U+FFFD
  * instead of failing the heartbeat that records it.
  */
+/** Each statement the engine runs, as PostgreSQL's text and the name it is prepared under. */
+const statements = new Map<string, { name: string; text: string }>();
+
+/**
+ * A statement of the engine as a named prepared statement (issue 26): each connection parses and plans it once and
+ * then only binds and executes it — the server spent more time planning the engine's statements than running them.
+ * The name is a digest of the text, so one text has one name in every connection and process; the engine's statements
+ * are a fixed set of shapes (an `IN (?, ?, …)` list adds one per length), so the connections' caches stay small.
+ */
+function prepared(sql: string, params: readonly SqlValue[]): pg.QueryConfig<SqlValue[]> {
+  let statement = statements.get(sql);
+  if (!statement) {
+    const text = toPostgres(sql);
+    // A text that carried a value would make a new statement each time: past the cap, statements run unnamed.
+    if (statements.size >= MAX_PREPARED) return { text, values: bind(params) };
+    statement = { name: `baton_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text };
+    statements.set(sql, statement);
+  }
+  return { name: statement.name, text: statement.text, values: bind(params) };
+}
+
+/** More distinct statements than the engine has shapes: a cap on what each connection keeps prepared. */
+const MAX_PREPARED = 2000;
+
 function bind(params: readonly SqlValue[]): SqlValue[] {
   return params.map((value) => {
     if (value === undefined) return null;

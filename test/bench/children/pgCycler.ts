@@ -6,6 +6,7 @@
  *
  *   {"kind":"pg"|"file","runId":…,"tasks":[…],"startAt":<epoch ms>}  claim → heartbeat → ingest per task
  *   {"kind":"bare","cycles":n,"startAt":<epoch ms>}                   claim → update → complete, hand SQL
+ *   {"kind":"booked","cycles":n,"startAt":<epoch ms>}                 the same, with Baton's bookkeeping
  *
  * Every child of a configuration is given the same `startAt` and waits for it, so they start
  * together. The Baton cycles go through the engine's operations, as `baton claim`, `baton
@@ -13,6 +14,7 @@
  *
  *   node pgCycler.js <pgWorkspace> <fileWorkspace> <bareSchema>    (BATON_STORE_URL: the cluster)
  */
+import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { Engine } from '../../../src/engine/index';
@@ -44,8 +46,33 @@ const BARE_HEARTBEAT = `UPDATE bench_jobs SET heartbeat_at = now(), progress = $
 const BARE_COMPLETE = `UPDATE bench_jobs SET state = 'completed', completed_at = now(), output = $2
   WHERE id = $1 AND state = 'active'`;
 
+/**
+ * The bare loop with Baton's bookkeeping (issue 26's reference): the same three transactions, each one statement that
+ * also appends the event rows Baton's operation appends (a claim: the attempt and the task's status; a beat: the beat;
+ * a completion: the ingestion, the attempt's and the task's status) and keeps the result's content by its digest — what
+ * a queue that kept Baton's history would write, with row locks only.
+ */
+const BOOKED_CLAIM = `WITH claimed AS (
+    UPDATE bench_jobs SET state = 'active', worker = $1, started_at = now(), heartbeat_at = now()
+    WHERE id = (SELECT id FROM bench_jobs WHERE state = 'created' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING id),
+  logged AS (INSERT INTO bench_events (job_id, type, data)
+    SELECT claimed.id, e.type, e.data FROM claimed, (VALUES ('delegation:created', $2), ('task:status', $3)) AS e (type, data))
+  SELECT id FROM claimed`;
+const BOOKED_HEARTBEAT = `WITH beat AS (
+    UPDATE bench_jobs SET heartbeat_at = now(), progress = $2 WHERE id = $1 AND state = 'active' RETURNING id)
+  INSERT INTO bench_events (job_id, type, data) SELECT id, 'runtime:heartbeat', $3 FROM beat`;
+const BOOKED_COMPLETE = `WITH kept AS (
+    INSERT INTO bench_results (digest, content) VALUES ($2, $3) ON CONFLICT (digest) DO NOTHING),
+  done AS (
+    UPDATE bench_jobs SET state = 'completed', completed_at = now(), output = $2 WHERE id = $1 AND state = 'active'
+    RETURNING id)
+  INSERT INTO bench_events (job_id, type, data)
+    SELECT done.id, e.type, e.data FROM done,
+      (VALUES ('ingestion:recorded', $4), ('delegation:status', $5), ('task:status', $6)) AS e (type, data)`;
+
 interface Command {
-  kind: 'pg' | 'file' | 'bare';
+  kind: 'pg' | 'file' | 'bare' | 'booked';
   runId?: string;
   tasks?: string[];
   cycles?: number;
@@ -89,6 +116,30 @@ async function main(): Promise<void> {
     if (done.rowCount !== 1) throw new Error(`job ${id} was not completed`);
   };
 
+  const cycleBooked = async (): Promise<void> => {
+    const event = (data: Record<string, unknown>): string => JSON.stringify({ worker, ...data });
+    const claimed = await bare.query<{ id: string }>(BOOKED_CLAIM, [
+      worker,
+      event({ attempt: 1, agent: 'coder' }),
+      event({ from: 'ready', to: 'running' }),
+    ]);
+    const id = claimed.rows[0]?.id;
+    if (id === undefined) throw new Error('the bare queue is empty: the bench made too few jobs');
+    const beat = await bare.query(BOOKED_HEARTBEAT, [id, 'halfway there', event({ progress: 'halfway there' })]);
+    if (beat.rowCount !== 1) throw new Error(`job ${id} took no beat`);
+    const content = `# Step ${id}\n\n\`\`\`baton-result\ncontract: baton-result-v1\ntask: T${id}\nagent: coder\nstatus: PASS\nsummary: Finished ${id}.\nartifacts: []\n\`\`\`\n`;
+    const digest = createHash('sha256').update(content).digest('hex');
+    const done = await bare.query(BOOKED_COMPLETE, [
+      id,
+      digest,
+      content,
+      event({ digest, accepted: true, status: 'PASS' }),
+      event({ from: 'RUNNING', to: 'COMPLETED' }),
+      event({ from: 'running', to: 'completed' }),
+    ]);
+    if (done.rowCount !== 3) throw new Error(`job ${id} was not completed`);
+  };
+
   const perform = async (command: Command): Promise<Record<string, number>> => {
     const wait = command.startAt - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -104,8 +155,9 @@ async function main(): Promise<void> {
       longest = Math.max(longest, Date.now() - t0);
       cycles++;
     };
-    if (command.kind === 'bare') {
-      while (cycles < (command.cycles ?? 0)) await timed(cycleBare);
+    if (command.kind === 'bare' || command.kind === 'booked') {
+      const cycle = command.kind === 'bare' ? cycleBare : cycleBooked;
+      while (cycles < (command.cycles ?? 0)) await timed(cycle);
     } else {
       const engine = engines[command.kind];
       for (const taskId of command.tasks ?? []) await timed(() => cycleBaton(engine, command.runId!, taskId));
