@@ -9,21 +9,17 @@ import type { StoreTx } from '../../store/port';
  * the tasks do afterwards can undo.
  */
 export async function refreshRunStatus(tx: StoreTx, runId: string, now: number): Promise<RunStatus> {
-  const run = await tx.get<{ status: string; stop_mode: string | null }>(
-    `SELECT status, stop_mode FROM runs WHERE id = ?`,
+  // The common case, a run going on with no stop, is settled by the probe read with the run (one round trip).
+  const run = await tx.get<{ status: string; stop_mode: string | null; active: number }>(
+    `SELECT status, stop_mode,
+       EXISTS (SELECT 1 FROM tasks WHERE run_id = runs.id AND status IN ('running', 'verifying', 'ready')) AS active
+     FROM runs WHERE id = ?`,
     [runId],
   );
   if (!run) throw new BatonError('run.unknown', `There is no run ${runId}.`);
   const current = run.status as RunStatus;
   if (current === 'superseded' || current === 'cancelled') return current;
-  // The common case, a run going on with no stop: one probe settles it.
-  if (!run.stop_mode && current === 'running') {
-    const active = await tx.get<{ active: number }>(
-      `SELECT EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND status IN ('running', 'verifying', 'ready')) AS active`,
-      [runId],
-    );
-    if (active?.active) return current;
-  }
+  if (!run.stop_mode && current === 'running' && run.active) return current;
   // One statement, each probe an index seek on (run_id, status): flat in the size of the run.
   const probe = (statuses: TaskStatus[]): string =>
     `EXISTS (SELECT 1 FROM tasks WHERE run_id = ?1 AND status IN (${statuses.map((s) => `'${s}'`).join(', ')}))`;
