@@ -56,13 +56,17 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-function driveOptions(o: { maxConcurrency?: number; worker?: string; task?: string[] }) {
+function driveOptions(o: { maxConcurrency?: number; worker?: string; task?: string[]; observe?: boolean }) {
   return {
     ...(o.maxConcurrency ? { maxConcurrency: o.maxConcurrency } : {}),
     ...(o.worker ? { worker: o.worker } : {}),
     ...(o.task ? { tasks: o.task } : {}),
+    ...(o.observe ? { observe: true } : {}),
   };
 }
+
+const OBSERVE_HELP =
+  'when another machine drives the run: only watch it (and take it over once it is gone), instead of joining it';
 
 export function buildProgram(setExitCode: (code: number) => void): Command {
   const program = new Command('baton')
@@ -199,6 +203,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--worker <id>', 'run every task with this worker')
     .option('--task <id...>', 'dispatch only these tasks')
     .option('--new', 'start a new run even if the plan has an active one')
+    .option('--observe', OBSERVE_HELP)
     .addOption(
       new Option(
         '--isolation <mode>',
@@ -219,6 +224,7 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
           worker?: string;
           task?: string[];
           new?: boolean;
+          observe?: boolean;
           isolation?: 'auto' | 'worktree' | 'none';
           integration?: 'merge' | 'rebase' | 'cherry-pick' | 'branch';
         },
@@ -243,8 +249,12 @@ export function buildProgram(setExitCode: (code: number) => void): Command {
     .option('--max-concurrency <n>', 'workers at once', positiveInteger)
     .option('--worker <id>', 'run every task with this worker')
     .option('--task <id...>', 'dispatch only these tasks')
-    .action(async (o: { run?: string; maxConcurrency?: number; worker?: string; task?: string[] }, cmd: Command) =>
-      setExitCode(await resume(ctx(cmd), o.run, driveOptions(o))),
+    .option('--observe', OBSERVE_HELP)
+    .action(
+      async (
+        o: { run?: string; maxConcurrency?: number; worker?: string; task?: string[]; observe?: boolean },
+        cmd: Command,
+      ) => setExitCode(await resume(ctx(cmd), o.run, driveOptions(o))),
     );
 
   program

@@ -45,6 +45,7 @@ import { expireStaleRuntimes, type ExpiredRuntime, type ExpiryScope } from './op
 import { liftStops } from './operations/stops/stopRequests';
 import { readCoordinatorLease } from './queries/coordinatorLease';
 import { readRunSettings } from './queries/runs';
+import { isSharedStore } from './domain/config';
 import {
   countLiveWorktrees,
   findDelegation,
@@ -637,6 +638,21 @@ export class Engine {
   }
 
   // ── execution ───────────────────────────────────────────────────────────
+
+  /**
+   * Why this process may not join a run beside the coordinator that holds its lease (docs/team.md, "Every machine
+   * works"); undefined when it may. Joining needs a shared store, and a run in the shared working tree: a run in
+   * worktrees integrates in the clone that started it, one coordinator at a time.
+   */
+  async whyNotJoin(runId: string): Promise<string | undefined> {
+    if (!isSharedStore(this.config))
+      return 'the store is on this machine, where one coordinator drives a run (a team store lets several)';
+    const settings = await this.store.read((r) => readRunSettings(r, runId));
+    const isolation = settings.isolation ?? this.config.isolation;
+    if (isolation !== 'none')
+      return `the run works in worktrees (isolation "${isolation}"), which one coordinator integrates; a run in the shared working tree (isolation "none") can be joined`;
+    return undefined;
+  }
 
   /**
    * Becomes the coordinator of a run (reconciling what a predecessor left), or reports who

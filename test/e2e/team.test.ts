@@ -125,6 +125,8 @@ describe('Baton in the browser: two editors on one run (PostgreSQL store)', func
       { timeoutMs: 20_000 },
     );
     assert.doesNotMatch(progress, /no beat yet/);
+    // Where it runs: on machine A, not here.
+    assert.match(progress, / · on machine-a · /);
     const gates = await viewPane(b(), 'Gates');
     await treeRow(gates, /^G-1\b.*T3/).waitFor({ timeout: 30_000 });
   });

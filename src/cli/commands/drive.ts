@@ -9,6 +9,8 @@ export interface DriveOptions {
   maxConcurrency?: number;
   worker?: string;
   tasks?: string[];
+  /** When another coordinator drives the run: watch only (and take over once it is gone), do not join it. */
+  observe?: boolean;
 }
 
 /**
@@ -106,14 +108,40 @@ type Driving = Exclude<Taken, { heldBy: unknown }>;
 
 async function drive(ctx: CommandContext, engine: Engine, run: Run, options: DriveOptions): Promise<number> {
   const o = ctx.output;
-  const take = (): Promise<Taken> =>
+  const take = (join?: boolean): Promise<Taken> =>
     engine.coordinate({
       runId: run.id,
       ...(options.maxConcurrency ? { maxConcurrency: options.maxConcurrency } : {}),
       ...(options.worker ? { worker: options.worker } : {}),
       ...(options.tasks?.length ? { tasks: options.tasks } : {}),
+      ...(join ? { join } : {}),
     });
   let taken = await take();
+  // Another machine drives the run: this one joins it and runs tasks too (docs/team.md, "Every machine works").
+  const whyNot = 'heldBy' in taken && !options.observe ? await engine.whyNotJoin(run.id) : 'observing';
+  if ('heldBy' in taken && whyNot === undefined) {
+    const joined = await take(true);
+    if (!('heldBy' in joined)) {
+      if (o.json)
+        printJson(ctx, {
+          runId: run.id,
+          joined: true,
+          coordinator: taken.heldBy.holder,
+          epoch: joined.coordinator.leaseEpoch,
+        });
+      else
+        o.out(
+          `Run ${run.id} is driven by ${taken.heldBy.holder}; this process joins it and runs its tasks too (--observe only watches).`,
+        );
+      const { code, outcome } = await driveTaken(ctx, engine, run, joined);
+      if (outcome.kind !== 'holder-gone') return code;
+      if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'holder-gone', runId: run.id }));
+      else o.out(`The coordinator that held run ${run.id} is gone: this process takes the run over.`);
+      taken = await take();
+    }
+  } else if ('heldBy' in taken && whyNot !== 'observing' && !o.json) {
+    o.out(`This process does not join run ${run.id}: ${whyNot}.`);
+  }
   if ('heldBy' in taken) {
     if (o.json) printJson(ctx, { runId: run.id, observing: true, coordinator: taken.heldBy.holder, why: taken.why });
     else
@@ -126,10 +154,15 @@ async function drive(ctx: CommandContext, engine: Engine, run: Run, options: Dri
     if (o.json) o.out(JSON.stringify({ protocolVersion: PROTOCOL_VERSION, type: 'takeover', runId: run.id }));
     else o.out(`Its coordinator let go of run ${run.id} or is gone: this process drives it now.`);
   }
-  return driveTaken(ctx, engine, run, taken);
+  return (await driveTaken(ctx, engine, run, taken)).code;
 }
 
-async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: Driving): Promise<number> {
+async function driveTaken(
+  ctx: CommandContext,
+  engine: Engine,
+  run: Run,
+  taken: Driving,
+): Promise<{ code: number; outcome: CoordinatorOutcome }> {
   const o = ctx.output;
   const { coordinator, reconcile } = taken;
   for (const entry of reconcile.entries.filter((e) => e.repair)) {
@@ -157,6 +190,8 @@ async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: 
     process.removeListener('SIGTERM', interrupt);
     display.dispose();
   }
+  // A joined coordinator whose lease holder is gone: its caller takes the run over, and tells how it ends then.
+  if (outcome.kind === 'holder-gone') return { code: 0, outcome };
   const final = await engine.overview(run.id);
   const code = exitCodeFor(
     outcome,
@@ -173,7 +208,7 @@ async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: 
         exitCode: code,
       }),
     );
-    return code;
+    return { code, outcome };
   }
   const done = final.tasks.filter((t) => t.status === 'completed').length;
   const open = final.gates.filter((g) => g.status === 'open');
@@ -203,7 +238,7 @@ async function driveTaken(ctx: CommandContext, engine: Engine, run: Run, taken: 
   } else if (outcome.kind === 'idle') {
     o.out(outcome.reason);
   }
-  return code;
+  return { code, outcome };
 }
 
 /** How often an observer tries to take the run over: a lease can run out, or its holder die, without any event. */

@@ -61,6 +61,12 @@ export function describeEvent(e: EventOf, maxField = 100): string {
       return e.data.handedOver
         ? `coordinator (epoch ${e.data.epoch}) handed the run over with ${counted(e.data.handedOver.workers, 'worker')} still running`
         : `coordinator (epoch ${e.data.epoch}) let go`;
+    case 'coordinator:joined':
+      return `${text(e.data.holder)} joined the run to execute its tasks (epoch ${e.data.epoch})`;
+    case 'coordinator:left':
+      return e.data.lapsed
+        ? `${text(e.data.holder)} (epoch ${e.data.epoch}) stopped renewing its place and was retired`
+        : `${text(e.data.holder)} (epoch ${e.data.epoch}) left the run`;
     case 'stop:requested':
       return `${text(e.data.stopId)} ${e.data.mode} stop of ${text(e.data.delegationId) || 'the run'} requested by ${text(e.data.by)}`;
     case 'stop:applied':

@@ -149,6 +149,10 @@ export interface EventMap {
    * same task selection. Without it, a coordinator let go because its work was done for now.
    */
   'coordinator:released': { epoch: number; handedOver?: HandOver };
+  /** A coordinator on another host (or process) joined the run to execute its tasks beside the lease holder. */
+  'coordinator:joined': { holder: string; epoch: number; host: string };
+  /** A joined coordinator left the run, or lapsed (no renewal) and was retired by another (`lapsed`). */
+  'coordinator:left': { holder: string; epoch: number; lapsed?: true };
   'stop:requested': { stopId: string; mode: StopMode; by: string; delegationId?: string };
   'stop:applied': { stopId: string; mode: StopMode; attempts: number; confirmed: boolean; delegationId?: string };
   'integration:committed': { delegationId: string; taskId: string; sourceHead: string; changedFiles: number };
@@ -408,6 +412,8 @@ export const EVENT_TYPES: Readonly<Record<EventType, true>> = {
   'verification:receipt': true,
   'coordinator:acquired': true,
   'coordinator:released': true,
+  'coordinator:joined': true,
+  'coordinator:left': true,
   'stop:requested': true,
   'stop:applied': true,
   'integration:committed': true,

@@ -11,6 +11,9 @@ import { writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
 import { runPaths } from '../effects/workspaceLayout';
 import { leaseHostHere, selfIdentity } from '../effects/processes/processes';
 import { expireStaleRuntimes } from '../operations/runtimes/expireStaleRuntimes';
+import { retireLapsedPlaces } from '../operations/coordinatorLease/runDrivers';
+import { releaseUnlaunchedAttempt } from '../operations/delegations/releaseUnlaunchedAttempt';
+import type { LeaseHost } from '../domain/process';
 import { pendingHandIns } from '../queries/handIns';
 import { settleHandedIn } from '../usecases/handIn';
 import { requestStop } from '../operations/stops/stopRequests';
@@ -51,6 +54,13 @@ export interface CoordinatorOptions {
   tasks?: string[];
   /** Length of the coordinator lease; renewed at a third of it. */
   leaseMs?: number;
+  /**
+   * Join the run beside the coordinator that holds its lease, instead of taking the lease (docs/team.md, "Every
+   * machine works"): claim and drive attempts of its own with a place of its own in the run. The lease holder keeps
+   * what is the run's: stops, the verifications left without an attempt, the run's reconcile. Returns
+   * `holder-gone` when the lease holder's lease ran out and its time passed: the caller takes the run over.
+   */
+  join?: boolean;
 }
 
 /**
@@ -115,7 +125,14 @@ export class Coordinator {
       : undefined;
     this.lease = new LeaseKeeper(
       deps,
-      { runId: options.runId, holder, identity, leaseMs, ...(foreignGraceMs !== undefined ? { foreignGraceMs } : {}) },
+      {
+        runId: options.runId,
+        holder,
+        identity,
+        leaseMs,
+        ...(foreignGraceMs !== undefined ? { foreignGraceMs } : {}),
+        ...(options.join ? { join: true } : {}),
+      },
       () => this.onLeaseLost(),
       foreignGraceMs !== undefined ? (until) => this.recordLeaseDeadline(until) : undefined,
     );
@@ -187,6 +204,8 @@ export class Coordinator {
     } finally {
       acquired();
     }
+    // A coordinator that joins the run drives only what it claims: the run's reconcile is its lease holder's.
+    if (options.join) return { coordinator, reconcile: { runId: options.runId, entries: [] } };
     try {
       // A stop asked for while no coordinator could apply it (its holder stopped or dead) is applied first, to the
       // workers the store records: otherwise reconcile would burn those attempts as STALE and the stop report none.
@@ -232,6 +251,8 @@ export class Coordinator {
         }
         if (this.outageTries > 0) this.ctx.log('the store answers again; the run goes on');
         this.outageTries = 0;
+        // The lease holder of the run it joined is gone: its attempts are handed over to the caller, which takes over.
+        if (outcome?.kind === 'holder-gone') return { ...outcome, ...(await this.letGo({})) };
         if (outcome) return outcome;
         await this.nextWake();
       }
@@ -260,7 +281,11 @@ export class Coordinator {
     this.shuttingDown = true;
     this.wake();
     let report: StopReportEntry[] = [];
-    if (this.lease.holds()) {
+    if (this.lease.holds() && this.options.join) {
+      // A coordinator that joined the run leaves it: its workers end and their tasks go back to the run.
+      report = await this.leaveAttempts(by, options.graceMs ?? this.ctx.config.stopGraceSeconds * 1000);
+      await this.tickInProgress;
+    } else if (this.lease.holds()) {
       const runId = this.options.runId;
       try {
         const stop = await this.ctx.store.transact((tx) =>
@@ -334,17 +359,26 @@ export class Coordinator {
     const runId = this.options.runId;
     // Before anything reads the run: a claim an outage cut off before its worker ran is released, not left to expire.
     await this.launcher.releaseUnlaunched();
-    for (const request of await this.ctx.store.read((r) => pendingStops(r, runId))) {
-      await applyStopAsCoordinator(this.ctx, this.supervisor, runId, request);
-    }
+    // Stops are the lease holder's to apply; one that joined ends its workers once their attempts are decided.
+    if (!this.options.join)
+      for (const request of await this.ctx.store.read((r) => pendingStops(r, runId))) {
+        await applyStopAsCoordinator(this.ctx, this.supervisor, runId, request);
+      }
     const host = leaseHostHere(this.ctx.config.stopGraceSeconds);
-    const handedIn = await this.ctx.store.transact(async (tx) => {
+    const shared = isSharedStore(this.ctx.config);
+    const { handedIn, holderGone } = await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
       await this.leases.restate(tx, now);
       await expireStaleRuntimes(tx, now, { host, spare: this.supervisor.doneWithinLease() });
-      // Work that ended on another host while no coordinator watched there, handed in by its lease watchdog.
-      return isSharedStore(this.ctx.config) ? pendingHandIns(tx, runId, host.name) : [];
+      // A coordinator that joined the run and stopped renewing its place is retired after the takeover rule's time.
+      if (shared) await retireLapsedPlaces(tx, runId, now, host.foreignGraceMs);
+      return {
+        // Work that ended on another host while no coordinator watched there, handed in by its lease watchdog.
+        handedIn: shared ? await pendingHandIns(tx, runId, host.name, this.lease.lease.holder) : [],
+        holderGone: this.options.join ? leaseHolderGone(await readCoordinatorLease(tx, runId), now, host) : false,
+      };
     });
+    if (holderGone) return { kind: 'holder-gone' };
     for (const handIn of handedIn) {
       this.ctx.log(
         await settleHandedIn(this.ctx, handIn).catch(
@@ -359,6 +393,7 @@ export class Coordinator {
     await this.lookAtConfig();
 
     const now = this.ctx.clock.now();
+    const holder = this.lease.lease.holder;
     const readyLimit = this.maxConcurrency + this.supervisor.size;
     const tasks = this.options.tasks;
     const view = {
@@ -373,10 +408,10 @@ export class Coordinator {
     };
     // One read for the pass: what may start, and what decides how each candidate starts (domain/launch.ts).
     const { snapshot, plan, launch } = await this.ctx.store.read(async (r) => {
-      const dispatch = await readDispatchSnapshot(r, { runId, now, readyLimit, ...(tasks ? { tasks } : {}) });
+      const dispatch = await readDispatchSnapshot(r, { runId, now, readyLimit, holder, ...(tasks ? { tasks } : {}) });
       const decided = planDispatch(dispatch, view);
       const taskIds = decided.candidates;
-      const facts = taskIds.length > 0 ? await readLaunchSnapshot(r, { runId, now, taskIds }) : undefined;
+      const facts = taskIds.length > 0 ? await readLaunchSnapshot(r, { runId, now, taskIds, holder }) : undefined;
       return { snapshot: dispatch, plan: decided, launch: facts };
     });
     if (snapshot.discarded.length > 0) await this.removeDiscardedWorktrees(snapshot.discarded);
@@ -384,7 +419,7 @@ export class Coordinator {
     this.wakeAt(plan.wakeAt);
     // Verifying with no attempt of ours behind it — left by a predecessor that stopped mid-way, or
     // sent back to integrate after a conflict gate: finish it alongside the running attempts.
-    for (const taskId of plan.finish) this.finishInBackground(taskId);
+    if (!this.options.join) for (const taskId of plan.finish) this.finishInBackground(taskId);
 
     // A person's hand-off (manual worker) is not waited for: it may take days, and the run waits at its gate.
     const inFlight = this.supervisor.busySlots() + this.finishing.size + this.retryTimers.size;
@@ -401,7 +436,7 @@ export class Coordinator {
     }));
     // Its own hand-offs counted now: one may have been handed out in this very pass.
     const handOffs = plan.handOffs + this.supervisor.size - this.supervisor.busySlots();
-    return passOutcome({
+    const outcome = passOutcome({
       inFlight,
       plan: { ...plan, handOffs },
       runStatus,
@@ -411,6 +446,9 @@ export class Coordinator {
       readyCount: snapshot.ready.length,
       ...(this.options.tasks ? { selected: this.options.tasks } : {}),
     });
+    // A coordinator that joined a run that goes on waits for what its lease holder finishes to make work ready.
+    if (this.options.join && outcome?.kind === 'idle' && outcome.status === 'running') return undefined;
+    return outcome;
   }
 
   /** Looks at `.baton/config.json` when it changed since the last look (docs/architecture.md, "Trust model"). */
@@ -477,6 +515,43 @@ export class Coordinator {
       this.wake();
     });
     this.wakeTimer = { at, cancel };
+  }
+
+  // ── a coordinator that joined the run ─────────────────────────────────
+
+  /**
+   * Ends the workers of a coordinator that joined the run and leaves (Ctrl-C on its `baton resume`): their attempts are
+   * released, not counted, and their tasks go back to the run for its other coordinators — the run itself goes on.
+   */
+  private async leaveAttempts(by: string, graceMs: number): Promise<StopReportEntry[]> {
+    const runId = this.options.runId;
+    const leaving = this.supervisor.all().filter((attempt) => !attempt.manual);
+    const report = await Promise.all(
+      leaving.map(async (attempt): Promise<StopReportEntry> => {
+        const termination = await this.supervisor.end(attempt, 'stopped', graceMs);
+        return {
+          delegationId: attempt.delegationId,
+          processes: termination?.processes.map((p) => p.pid) ?? [],
+          confirmed: termination ? termination.confirmed : true,
+          survivors: termination?.survivors.map((p) => p.pid) ?? [],
+        };
+      }),
+    );
+    try {
+      const reason = `released: its coordinator ${this.lease.lease.holder} left the run (${by}); not counted`;
+      await this.ctx.store.transact(async (tx) => {
+        for (const attempt of leaving)
+          await releaseUnlaunchedAttempt(
+            tx,
+            { runId, delegationId: attempt.delegationId, reason },
+            this.ctx.clock.now(),
+          );
+      });
+    } finally {
+      for (const attempt of leaving) this.supervisor.forget(attempt);
+    }
+    this.ctx.log(`left run ${runId}: ${counted(report.length, 'attempt')} released`);
+    return report;
   }
 
   // ── verifications left without an attempt, discarded worktrees ─────────
@@ -584,4 +659,15 @@ export class Coordinator {
     this.unregister();
     await this.lease.release(handedOver);
   }
+}
+
+/**
+ * Whether the lease holder of a run that a coordinator joined is gone: its lease ran out, and the takeover rule's time
+ * after it passed (a holder on another host: its workers' watchdogs have ended them by then; domain/process.ts).
+ * A lease let go is not: its holder ended the run's part it drives, or handed it to a successor that takes it up.
+ */
+function leaseHolderGone(lease: CoordinatorLease | undefined, now: number, host: LeaseHost): boolean {
+  if (!lease || lease.releasedAt !== undefined) return false;
+  const grace = lease.identity.host === host.name ? 0 : host.foreignGraceMs;
+  return lease.expiresAt + grace <= now;
 }

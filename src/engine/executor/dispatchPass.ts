@@ -14,7 +14,14 @@ export interface DispatchSnapshot {
    * Attempts with a live lease: this coordinator's, those held by an external worker (`baton claim`), and a
    * person's (`handOff`: a manual worker's, which nobody waits for — the run pauses on its gate).
    */
-  leased: ReadonlyArray<{ delegationId: string; taskId: string; leaseExpiresAt: number; handOff?: boolean }>;
+  leased: ReadonlyArray<{
+    delegationId: string;
+    taskId: string;
+    leaseExpiresAt: number;
+    handOff?: boolean;
+    /** Driven by another coordinator of the run (its lease holder, or one that joined it): it takes that one's slot. */
+    driven?: boolean;
+  }>;
 }
 
 /** What the coordinator itself holds while it plans. */
@@ -79,8 +86,11 @@ export function planDispatch(snapshot: DispatchSnapshot, view: CoordinatorView):
   const finish = snapshot.verifying.filter(
     (taskId) => !view.tasksInFlight.has(taskId) && !view.finishing.has(taskId) && !view.cannotFinish.has(taskId),
   );
-  // The run's slots are shared with external workers (`baton claim`): theirs count against maxConcurrency too.
-  const claimedElsewhere = snapshot.leased.filter((d) => !d.handOff && !view.ownDelegations.has(d.delegationId)).length;
+  // The run's slots are shared with external workers (`baton claim`): theirs count against maxConcurrency too. Another
+  // coordinator's attempts take its own slots, not these.
+  const claimedElsewhere = snapshot.leased.filter(
+    (d) => !d.handOff && !d.driven && !view.ownDelegations.has(d.delegationId),
+  ).length;
   return {
     candidates: freeSlots(view.maxConcurrency, view.busySlots + claimedElsewhere) === 0 ? [] : candidates,
     ...(wakeAt !== undefined ? { wakeAt } : {}),
@@ -101,7 +111,12 @@ export type CoordinatorOutcome =
   | { kind: 'lease-lost'; detail: string }
   | { kind: 'shut-down' }
   /** Let go with its workers running, for a successor to adopt (Coordinator.handOver). */
-  | { kind: 'handed-over'; workers: number };
+  | { kind: 'handed-over'; workers: number }
+  /**
+   * A coordinator that joined the run found its lease holder gone (its lease and the takeover rule's time ran out): it
+   * let go of its place with its workers running (`workers`), for its caller to take the run over and adopt them.
+   */
+  | { kind: 'holder-gone'; workers?: number };
 
 /**
  * After a pass has acted: whether the coordinator's work is over for now. It goes on while

@@ -7,6 +7,7 @@ import {
   releaseCoordinatorLease,
   renewCoordinatorLease,
 } from '../operations/coordinatorLease/coordinatorLease';
+import { joinRun, leaveRun, renewRunPlace } from '../operations/coordinatorLease/runDrivers';
 import type { CoordinatorLease } from '../queries/coordinatorLease';
 import { fencedStore } from '../store/fenced';
 import type { StorePort, StoreReader } from '../store/port';
@@ -42,6 +43,11 @@ export class LeaseKeeper {
       identity: ProcessIdentity;
       leaseMs: number;
       foreignGraceMs?: number;
+      /**
+       * Join the run beside its lease holder (operations/coordinatorLease/runDrivers.ts): a place of its own, renewed
+       * and let go like the lease, instead of the lease.
+       */
+      join?: boolean;
     },
     private readonly onLost: (detail: string) => void,
     /**
@@ -75,7 +81,12 @@ export class LeaseKeeper {
   /** Takes the lease (or says who holds it) and starts renewing it. */
   async acquire(): Promise<{ acquired: true } | { acquired: false; heldBy: CoordinatorLease; why: string }> {
     const before = this.deps.clock.now();
-    const outcome = await takeCoordinatorLease(this.deps.store, this.deps.clock, this.lease);
+    const outcome = this.lease.join
+      ? {
+          acquired: true as const,
+          epoch: await this.deps.store.transact((tx) => joinRun(tx, this.lease, this.deps.clock.now())),
+        }
+      : await takeCoordinatorLease(this.deps.store, this.deps.clock, this.lease);
     if (!outcome.acquired) return outcome;
     this.currentEpoch = outcome.epoch;
     this.acquiredAt = this.deps.clock.now();
@@ -108,7 +119,11 @@ export class LeaseKeeper {
     if (!this.onHeldUntil(this.deps.clock.now())) return;
     const release = { runId: this.lease.runId, epoch: this.currentEpoch, ...(handedOver ? { handedOver } : {}) };
     await this.deps.store
-      .transact((tx) => releaseCoordinatorLease(tx, release, this.deps.clock.now()))
+      .transact((tx) =>
+        this.lease.join
+          ? leaveRun(tx, release, this.deps.clock.now())
+          : releaseCoordinatorLease(tx, release, this.deps.clock.now()),
+      )
       .catch((err: unknown) => {
         // The lease then runs out by itself; a successor takes over after it.
         this.deps.log(`could not release the coordinator lease (it expires by itself): ${(err as Error).message}`);
@@ -131,7 +146,13 @@ export class LeaseKeeper {
       const { runId, leaseMs } = this.lease;
       const now = this.deps.clock.now();
       this.deps.store
-        .transact((tx) => renewCoordinatorLease(tx, { runId, epoch: this.currentEpoch, leaseMs }, now))
+        .transact((tx) =>
+          (this.lease.join ? renewRunPlace : renewCoordinatorLease)(
+            tx,
+            { runId, epoch: this.currentEpoch, leaseMs },
+            now,
+          ),
+        )
         .then(
           () => {
             if (this.lostDetail || this.released) return;

@@ -11,7 +11,7 @@ import type { StoreReader } from '../store/port';
  */
 export async function readAdmissionFacts(
   r: Pick<StoreReader, 'get' | 'all'>,
-  input: { runId: string; taskId: string; now: number; maxConcurrency: number },
+  input: { runId: string; taskId: string; now: number; maxConcurrency: number; holder?: string },
 ): Promise<AdmissionFacts> {
   const { runId, taskId } = input;
   const task = await r.get<{ files_json: string; not_before: number | null }>(
@@ -20,7 +20,12 @@ export async function readAdmissionFacts(
   );
   if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
   const files = JSON.parse(task.files_json) as string[];
-  const shared = await readAdmissionShared(r, { runId, withFiles: files.length > 0, except: taskId });
+  const shared = await readAdmissionShared(r, {
+    runId,
+    withFiles: files.length > 0,
+    except: taskId,
+    ...(input.holder !== undefined ? { holder: input.holder } : {}),
+  });
   return {
     now: input.now,
     task: { id: taskId, files, notBefore: task.not_before },
@@ -35,14 +40,16 @@ export async function readAdmissionFacts(
  */
 export async function readAdmissionShared(
   r: Pick<StoreReader, 'all'>,
-  input: { runId: string; withFiles: boolean; except?: string },
+  input: { runId: string; withFiles: boolean; except?: string; holder?: string },
 ): Promise<Pick<AdmissionFacts, 'occupying' | 'inFlight'>> {
   const { runId } = input;
+  // A coordinator's slots are its own: the attempts another coordinator of the run drives take that one's.
+  const others = input.holder !== undefined ? ` AND NOT ${HELD_BY_ANOTHER_COORDINATOR}` : '';
   const occupying = await r.all<{ task_id: string }>(
     `SELECT d.task_id FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
-     WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL AND (rt.holder IS NULL OR rt.holder <> ?)
+     WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL AND (rt.holder IS NULL OR rt.holder <> ?)${others}
      ORDER BY d.started_at, d.task_id`,
-    [runId, MANUAL_HOLDER],
+    [runId, MANUAL_HOLDER, ...(input.holder !== undefined ? [input.holder, input.holder] : [])],
   );
   const inFlight = !input.withFiles
     ? []
@@ -57,10 +64,19 @@ export async function readAdmissionShared(
   };
 }
 
+/**
+ * A runtime `rt` held by a coordinator of its run other than the one bound twice after it: the run's lease holder, or a
+ * coordinator that joined the run (operations/coordinatorLease/runDrivers.ts). Its attempts are that one's to drive.
+ */
+export const HELD_BY_ANOTHER_COORDINATOR = `(EXISTS (SELECT 1 FROM run_drivers rd WHERE rd.run_id = rt.run_id
+    AND rd.holder = rt.holder AND rd.left_at IS NULL AND rd.holder <> ?)
+  OR EXISTS (SELECT 1 FROM coordinator_leases cl WHERE cl.run_id = rt.run_id
+    AND cl.holder = rt.holder AND cl.released_at IS NULL AND cl.holder <> ?))`;
+
 /** The admission rule on the store's state: undefined when the task may start now. */
 export async function readAdmission(
   r: Pick<StoreReader, 'get' | 'all'>,
-  input: { runId: string; taskId: string; now: number; maxConcurrency: number },
+  input: { runId: string; taskId: string; now: number; maxConcurrency: number; holder?: string },
 ): Promise<AdmissionRefusal | undefined> {
   return admissionRefusal(await readAdmissionFacts(r, input));
 }

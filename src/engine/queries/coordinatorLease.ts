@@ -90,3 +90,36 @@ export async function readCoordinatorState(
 export function isCoordinatorLive(lease: CoordinatorState | undefined, now: number): boolean {
   return Boolean(lease && lease.releasedAt === undefined && lease.expiresAt > now && !lease.holderProcess);
 }
+
+/** A coordinator that joined a run beside its lease holder (operations/coordinatorLease/runDrivers.ts). */
+export interface RunDriver {
+  holder: string;
+  epoch: number;
+  identity: ProcessIdentity;
+  joinedAt: number;
+  expiresAt: number;
+}
+
+/** The coordinators that hold a place in the run now (not left, not retired), oldest first. */
+export async function readRunDrivers(r: Pick<StoreReader, 'all'>, runId: string): Promise<RunDriver[]> {
+  const rows = await r.all<{
+    holder: string;
+    epoch: number;
+    host: string;
+    pid: number;
+    pid_start: string | null;
+    joined_at: number;
+    expires_at: number;
+  }>(
+    `SELECT holder, epoch, host, pid, pid_start, joined_at, expires_at FROM run_drivers
+     WHERE run_id = ? AND left_at IS NULL ORDER BY epoch`,
+    [runId],
+  );
+  return rows.map((row) => ({
+    holder: row.holder,
+    epoch: row.epoch,
+    identity: { pid: row.pid, startTime: row.pid_start, host: row.host },
+    joinedAt: row.joined_at,
+    expiresAt: row.expires_at,
+  }));
+}

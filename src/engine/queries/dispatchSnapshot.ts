@@ -2,6 +2,7 @@ import { BatonError } from '../domain/errors';
 import type { RunStatus, StopMode } from '../domain/types';
 import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import type { StoreReader } from '../store/port';
+import { HELD_BY_ANOTHER_COORDINATOR } from './admission';
 
 /** A worktree of an attempt discarded at a gate, still on disk. */
 export interface DiscardedWorktree {
@@ -16,16 +17,18 @@ export interface DiscardedWorktree {
  */
 export async function readDispatchSnapshot(
   r: StoreReader,
-  input: { runId: string; now: number; readyLimit: number; tasks?: readonly string[] },
+  /** `holder`: the coordinator asking (the attempts of the run's other coordinators are told apart). */
+  input: { runId: string; now: number; readyLimit: number; tasks?: readonly string[]; holder?: string },
 ): Promise<{
   now: number;
   run: { status: RunStatus; stopMode: StopMode | null };
   ready: Array<{ id: string; notBefore: number | null }>;
   verifying: string[];
   openGates: number;
-  leased: Array<{ delegationId: string; taskId: string; leaseExpiresAt: number }>;
+  leased: Array<{ delegationId: string; taskId: string; leaseExpiresAt: number; handOff?: boolean; driven?: boolean }>;
   discarded: DiscardedWorktree[];
 }> {
+  const holder = input.holder ?? '';
   const { runId, now } = input;
   // `--task`: only these (bound as parameters after the run id and time).
   const only = input.tasks?.length ? ` AND id IN (${input.tasks.map(() => '?').join(', ')})` : '';
@@ -44,19 +47,30 @@ export async function readDispatchSnapshot(
     `SELECT id, not_before FROM tasks WHERE run_id = ? AND status = 'ready' AND not_before > ?${only} ORDER BY not_before LIMIT 1`,
     [runId, now, ...tasks],
   );
-  const verifying = await r.all<{ id: string }>(`SELECT id FROM tasks WHERE run_id = ? AND status = 'verifying'`, [
-    runId,
-  ]);
+  // A task another coordinator of the run verifies (its attempt's) is that one's to finish.
+  const verifying = await r.all<{ id: string }>(
+    `SELECT t.id FROM tasks t WHERE t.run_id = ? AND t.status = 'verifying' AND NOT EXISTS (
+       SELECT 1 FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+       WHERE d.run_id = t.run_id AND d.task_id = t.id AND d.status IN ('RUNNING', 'BLOCKED') AND ${HELD_BY_ANOTHER_COORDINATOR})`,
+    [runId, holder, holder],
+  );
   // Almost always none.
   const discarded = await r.all<{ delegation_id: string; path: string; branch: string }>(
     `SELECT delegation_id, path, branch FROM worktrees WHERE run_id = ? AND status = 'discarded' AND removed_at IS NULL`,
     [runId],
   );
   const openGates = await openGateCount(r, runId);
-  const leased = await r.all<{ id: string; task_id: string; lease_expires_at: number; hand_off: number }>(
-    `SELECT d.id, d.task_id, rt.lease_expires_at, rt.holder = ? AS hand_off FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
+  const leased = await r.all<{
+    id: string;
+    task_id: string;
+    lease_expires_at: number;
+    hand_off: number;
+    driven: number;
+  }>(
+    `SELECT d.id, d.task_id, rt.lease_expires_at, rt.holder = ? AS hand_off, ${HELD_BY_ANOTHER_COORDINATOR} AS driven
+     FROM delegations d JOIN runtimes rt ON rt.run_id = d.run_id AND rt.id = d.runtime_id
      WHERE d.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL`,
-    [MANUAL_HOLDER, runId],
+    [MANUAL_HOLDER, holder, holder, runId],
   );
   return {
     now,
@@ -69,6 +83,7 @@ export async function readDispatchSnapshot(
       taskId: d.task_id,
       leaseExpiresAt: d.lease_expires_at,
       ...(d.hand_off ? { handOff: true } : {}),
+      ...(d.driven ? { driven: true } : {}),
     })),
     discarded: discarded.map((w) => ({ delegationId: w.delegation_id, path: w.path, branch: w.branch })),
   };

@@ -1,5 +1,6 @@
 import type { HandIn } from '../domain/handIn';
 import type { StoreReader } from '../store/port';
+import { HELD_BY_ANOTHER_COORDINATOR } from './admission';
 
 /** A hand-in with what settling its attempt needs to know of it. */
 export interface PendingHandIn extends HandIn {
@@ -27,13 +28,16 @@ interface HandInRow {
 
 /**
  * The hand-ins of a run's attempts that are still RUNNING under the runtime that handed in, whose worker ran on another
- * host than `host`: a coordinator here settles those from the hand-in (a worker of its own host it settles from what it
- * saw, or from the exit record on its disk).
+ * host than `host` and whose coordinator is gone (no live coordinator of the run but the asking one holds it): a
+ * coordinator here settles those from the hand-in (a worker of its own host it settles from what it saw, or from the
+ * exit record on its disk; a live coordinator settles its own).
  */
 export async function pendingHandIns(
   r: Pick<StoreReader, 'all'>,
   runId: string,
   host: string,
+  /** The coordinator asking: an attempt another live coordinator of the run drives is that one's to settle. */
+  holder = '',
 ): Promise<PendingHandIn[]> {
   const rows = await r.all<HandInRow>(
     `SELECT h.runtime_id, h.run_id, h.delegation_id, h.host, h.exit_code, h.signal, h.ended_at, h.artifact, h.log_tail,
@@ -42,8 +46,9 @@ export async function pendingHandIns(
      JOIN delegations d ON d.run_id = h.run_id AND d.id = h.delegation_id AND d.runtime_id = h.runtime_id
      JOIN runtimes rt ON rt.run_id = h.run_id AND rt.id = h.runtime_id
      WHERE h.run_id = ? AND d.status = 'RUNNING' AND rt.ended_at IS NULL AND rt.host IS NOT NULL AND rt.host <> ?
+       AND NOT ${HELD_BY_ANOTHER_COORDINATOR}
      ORDER BY h.handed_at`,
-    [runId, host],
+    [runId, host, holder, holder],
   );
   return rows.map((row) => ({
     runId: row.run_id,

@@ -18,7 +18,8 @@ export type { LaunchSnapshot };
  */
 export async function readLaunchSnapshot(
   r: Pick<StoreReader, 'get' | 'all'>,
-  input: { runId: string; now: number; taskIds: readonly string[] },
+  /** `holder`: the coordinator asking; the attempts another coordinator of the run drives take none of its slots. */
+  input: { runId: string; now: number; taskIds: readonly string[]; holder?: string },
 ): Promise<LaunchSnapshot> {
   const { runId, taskIds } = input;
   const run = await r.get<{ config_json: string; plan_path: string }>(
@@ -59,7 +60,11 @@ export async function readLaunchSnapshot(
     candidates.push({ task, notBefore, approvedProfiles, ...(spent ? { spent } : {}) });
   }
   const isolation = await readRunIsolation(r, runId);
-  const shared = await readAdmissionShared(r, { runId, withFiles: candidates.some((c) => c.task.files.length > 0) });
+  const shared = await readAdmissionShared(r, {
+    runId,
+    withFiles: candidates.some((c) => c.task.files.length > 0),
+    ...(input.holder !== undefined ? { holder: input.holder } : {}),
+  });
   const configChanged = open('config_changed');
   const isolationGate = open('isolation');
   const quotaHolds = await readQuotaHolds(r, runId, input.now);

@@ -469,6 +469,27 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX hand_ins_by_run ON hand_ins (run_id)`,
     ],
   },
+  {
+    version: 17,
+    name: 'coordinators that join a run',
+    statements: [
+      // Coordinators that execute a run beside the one that holds its lease (docs/team.md, "Every machine works";
+      // issue 26): each with an epoch of its own (from the coordinator_epoch counter, so never one a lease holds) that
+      // fences its writes while the row lives. `left_at`: it left, or lapsed and another coordinator retired it.
+      `CREATE TABLE run_drivers (
+        run_id TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        holder TEXT NOT NULL,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        pid_start TEXT,
+        joined_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        left_at INTEGER,
+        PRIMARY KEY (run_id, epoch)
+      )`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

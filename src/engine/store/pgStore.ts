@@ -266,14 +266,15 @@ export class PgStore implements StorePort {
     let wrote = false;
     let broken: unknown;
     try {
-      const reader = this.reader(client, () => live);
+      const inTurn = oneAtATime();
+      const reader = this.reader(client, () => live, inTurn);
       const tx: StoreTx = {
         get: reader.get,
         all: reader.all,
         run: async (sql, params = []) => {
           if (!live) throw new Error('transaction is over');
           wrote = true;
-          const result = await client.query(prepared(sql, params));
+          const result = await inTurn(() => client.query(prepared(sql, params)));
           return result.rowCount ?? 0;
         },
       };
@@ -291,10 +292,10 @@ export class PgStore implements StorePort {
     }
   }
 
-  private reader(client: pg.PoolClient, live: () => boolean): StoreReader {
+  private reader(client: pg.PoolClient, live: () => boolean, inTurn = oneAtATime()): StoreReader {
     const query = async (sql: string, params: readonly SqlValue[] = []): Promise<Row[]> => {
       if (!live()) throw new Error('transaction is over');
-      return (await client.query<Row>(prepared(sql, params))).rows;
+      return (await inTurn(() => client.query<Row>(prepared(sql, params)))).rows;
     };
     return {
       get: async <T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined> =>
@@ -519,6 +520,20 @@ export class PgStore implements StorePort {
  * that a worker's output carried into a progress line or an agent's activity becomes U+FFFD
  * instead of failing the heartbeat that records it.
  */
+/**
+ * Runs a connection's queries one after the other: a read or transaction whose work asks several at once
+ * (`Promise.all`) would otherwise hand `pg` a query while its connection runs one — which `pg` queues today, with a
+ * deprecation warning printed on the user's terminal, and refuses from pg 9.
+ */
+function oneAtATime(): <T>(query: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return <T>(query: () => Promise<T>): Promise<T> => {
+    const next = last.then(query, query);
+    last = next.catch(() => undefined);
+    return next;
+  };
+}
+
 /** Each statement the engine runs, as PostgreSQL's text and the name it is prepared under. */
 const statements = new Map<string, { name: string; text: string }>();
 

@@ -135,7 +135,13 @@ async function recordClaim(
   const { runId, plan, where } = input;
   const { task } = plan;
   const now = ctx.clock.now();
-  const refusal = await readAdmission(tx, { runId, taskId: task.id, now, maxConcurrency: input.maxConcurrency });
+  const refusal = await readAdmission(tx, {
+    runId,
+    taskId: task.id,
+    now,
+    maxConcurrency: input.maxConcurrency,
+    holder: input.holder,
+  });
   if (refusal) throw refusalError(refusal);
   const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
   const holder = plan.manual ? MANUAL_HOLDER : input.holder;

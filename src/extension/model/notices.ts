@@ -72,6 +72,8 @@ export function outcomeLine(runId: string, outcome: CoordinatorOutcome): string 
       return `[${runId}] this window stopped driving the run (it is closing).`;
     case 'handed-over':
       return `[${runId}] this window handed the run over with ${counted(outcome.workers, 'worker')} still running (it is closing); the next window takes it over.`;
+    case 'holder-gone':
+      return `[${runId}] the coordinator that held the run is gone; this window takes it over.`;
   }
 }
 

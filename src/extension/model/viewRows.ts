@@ -8,6 +8,7 @@ import {
   isWaitingForLimit,
   attemptSpan,
   taskRunTime,
+  thisHost,
   type CoordinatorState,
   type Delegation,
   type Run,
@@ -382,13 +383,15 @@ function workerRowOf(cache: RunStateCache, r: ReturnType<RunStateCache['liveRunt
   const stale = live.state === 'stale';
   // An agent's attempt: what it spent so far (moved on by its heartbeats).
   const spent = spentText(cache.overview(r.runId), { delegationId: r.delegationId });
+  // A worker another machine runs (a team's store: its coordinator drives the run there, or joined it from there).
+  const elsewhere = r.host && r.host !== thisHost() ? `on ${r.host}` : undefined;
   return {
     id: `runtime:${r.id}`,
     runId: r.runId,
     runtimeId: r.id,
     row: {
       label: `${r.taskId}  ${r.delegationId}`,
-      description: [live.summary, live.lease, r.progress, spent].filter(Boolean).join(' · '),
+      description: [live.summary, elsewhere, live.lease, r.progress, spent].filter(Boolean).join(' · '),
       icon: stale ? ['warning', 'errorForeground'] : ['pulse', 'charts.green'],
       tooltip: `**${r.delegationId}** (runtime ${r.id})\n\n- ${live.state}: ${live.explanation}\n- ${live.lease}\n- heartbeats: ${r.heartbeatCount}${r.holder ? `\n- holder: ${r.holder}` : ''}${spent ? `\n- spent: ${spent}` : ''}${r.progress ? `\n\n> ${r.progress}` : ''}`,
       contextValue: `baton.runtime status=${live.state}${hasOpenWorktree(cache.overview(r.runId), r.delegationId) ? ' hasWorktree' : ''}`,

@@ -2,8 +2,9 @@
 // Two "machines": two workspaces (two clones) with their own `baton` processes, each in its
 // own process group, told apart by BATON_HOST_ID — so neither can probe or signal the other's
 // processes, exactly as on two hosts. A coordinates the run; its coordinator is SIGKILLed (and,
-// in the second test, SIGSTOPped past its lease, then continued). B's `baton resume` takes
-// the run over with a higher epoch once A's lease and its workers' watchdog time have passed:
+// in the second test, SIGSTOPped past its lease, then continued). B's `baton resume --observe` takes
+// the run over with a higher epoch once A's lease and its workers' watchdog time have passed (a B that joins
+// the run, the default on a team store, is in postgresJoin.test.ts):
 // by then A's watchdog has ended A's worker, so the task never runs on both machines at once;
 // B runs it again and finishes the run. A stopped-then-continued A writes nothing after it
 // lost the lease.
@@ -276,7 +277,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const worker = traced().find((l) => l.delegation === 'D-T1-coder-001')!;
     assert.ok(alive(worker.pid), "A's worker outlives its coordinator for now (its lease still runs)");
 
-    const coordinatorB = startBaton(['resume'], b, envB);
+    const coordinatorB = startBaton(['resume', '--observe'], b, envB);
     const bExit = await coordinatorB.exited;
     assert.equal(bExit, 0, coordinatorB.output());
     assert.match(coordinatorB.output(), /runs on another host \(machine-a\)|runs until/, 'B first observes A');
@@ -293,7 +294,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const lastRenewal = Date.now();
     process.kill(coordinatorA.child.pid!, 'SIGKILL');
     await coordinatorA.exited;
-    const coordinatorB = startBaton(['resume'], b, envB);
+    const coordinatorB = startBaton(['resume', '--observe'], b, envB);
     assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
     await assertTakenOverCleanly(machines, lastRenewal - LEASE_SECONDS * 1000, coordinatorB.output());
   });
@@ -326,7 +327,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     const stoppedAt = Date.now();
     process.kill(coordinatorA.child.pid!, 'SIGSTOP');
 
-    const coordinatorB = startBaton(['resume'], b, envB);
+    const coordinatorB = startBaton(['resume', '--observe'], b, envB);
     assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
     const before = await assertTakenOverCleanly(machines, stoppedAt - LEASE_SECONDS * 1000, coordinatorB.output());
 

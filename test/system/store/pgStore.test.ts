@@ -141,6 +141,34 @@ describe('PostgreSQL store', () => {
     assert.deepEqual(row, { n: 1, tokens: 1234, cost: 0.0123456789, at, present: 1, same: 0 });
   });
 
+  it('runs the queries a read or a transaction asks at once one after the other, each answered: pg warns of none', async () => {
+    const store = await open({ schema: freshSchema() });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      const keys = ['a', 'b', 'c', 'd'];
+      await store.transact(async (tx) => {
+        await Promise.all(keys.map((k) => tx.run(`INSERT INTO store_meta (key, value) VALUES (?, ?)`, [k, `v-${k}`])));
+        assert.equal((await tx.all(`SELECT key FROM store_meta WHERE key IN ('a', 'b', 'c', 'd')`)).length, 4);
+      });
+      const values = await store.read((r) =>
+        Promise.all(keys.map((k) => r.get<{ value: string }>(`SELECT value FROM store_meta WHERE key = ?`, [k]))),
+      );
+      assert.deepEqual(
+        values.map((v) => v?.value),
+        keys.map((k) => `v-${k}`),
+      );
+      await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => /already executing a query/.test(w)),
+      [],
+    );
+  });
+
   it('stores text holding U+0000 (which PostgreSQL text cannot hold) with U+FFFD in its place, instead of failing the write', async () => {
     const store = await open({ schema: freshSchema() });
     await store.transact(async (tx) => {

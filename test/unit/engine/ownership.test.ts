@@ -27,6 +27,8 @@ const OWNERS: Readonly<Record<string, string>> = {
   counters: 'counters',
   stop_requests: 'stops',
   coordinator_leases: 'coordinatorLease',
+  // Coordinators that joined a run beside its lease holder (migration 17).
+  run_drivers: 'coordinatorLease',
   verification_receipts: 'receipts',
   worktrees: 'worktrees',
   verify_processes: 'verifyProcesses',

@@ -5,6 +5,7 @@ import { readCoordinatorLease, type CoordinatorLease } from '../../queries/coord
 import type { StoreTx } from '../../store/port';
 import { nextCounter } from '../counters/nextCounter';
 import { appendEvent } from '../events/appendEvent';
+import { holdsRunPlace } from './runDrivers';
 
 export type AcquireOutcome =
   | { acquired: true; epoch: number; tookOverFrom?: CoordinatorLease }
@@ -100,11 +101,14 @@ export async function acquireCoordinatorLease(tx: StoreTx, input: AcquireInput, 
 
 /**
  * Refuses, inside the caller's transaction, a write by a coordinator whose epoch is no
- * longer current: a coordinator paused past its lease cannot overwrite its successor.
+ * longer current — neither the run's lease nor a place a coordinator joined it with: a coordinator paused past its
+ * lease cannot overwrite its successor.
  */
 export async function assertCoordinatorEpoch(tx: Pick<StoreTx, 'get'>, runId: string, epoch: number): Promise<void> {
   const lease = await readCoordinatorLease(tx, runId);
   if (!lease || lease.epoch !== epoch || lease.releasedAt !== undefined) {
+    // A coordinator that joined the run holds its own place (runDrivers.ts).
+    if (await holdsRunPlace(tx, runId, epoch)) return;
     throw new BatonError(
       'coordinator.superseded',
       `This coordinator (epoch ${epoch}) no longer holds run ${runId}${lease ? `; ${lease.holder} does (epoch ${lease.epoch})` : ''}.`,

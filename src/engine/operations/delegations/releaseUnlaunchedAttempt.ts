@@ -15,13 +15,15 @@ export const UNLAUNCHED_REASON = 'not launched: the store went out of reach duri
  */
 export async function releaseUnlaunchedAttempt(
   tx: StoreTx,
-  input: { runId: string; delegationId: string },
+  /** `reason`: another release of the same kind — a coordinator that joined the run left it (executor/coordinator). */
+  input: { runId: string; delegationId: string; reason?: string },
   now: number,
 ): Promise<boolean> {
   const delegation = await getDelegation(tx, input.runId, input.delegationId);
   if (!delegation || delegation.status !== 'RUNNING') return false;
-  await transitionDelegation(tx, delegation, 'CANCELLED', { reason: UNLAUNCHED_REASON }, now);
-  await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', `${delegation.id} ${UNLAUNCHED_REASON}`, now);
+  const reason = input.reason ?? UNLAUNCHED_REASON;
+  await transitionDelegation(tx, delegation, 'CANCELLED', { reason }, now);
+  await setTaskStatus(tx, input.runId, delegation.taskId, 'ready', `${delegation.id} ${reason}`, now);
   await refreshRunStatus(tx, input.runId, now);
   return true;
 }

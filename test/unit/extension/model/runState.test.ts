@@ -11,6 +11,7 @@ import { runRow, statusSummary, taskRow, workerRows } from '../../../../src/exte
 import { storeDirOf } from '../../../../src/engine/effects/workspaceLayout';
 import { selfIdentity } from '../../../../src/engine/effects/processes/processes';
 import { renewCoordinatorLease } from '../../../../src/engine/operations/coordinatorLease/coordinatorLease';
+import { recordRuntimeProcess } from '../../../../src/engine/operations/runtimes/createRuntime';
 import { recordAgentUsage } from '../../../../src/engine/operations/agentUsage/recordAgentUsage';
 import { emptyActivity } from '../../../../src/engine/domain/agents/agentActivity';
 import { FileStore } from '../../../../src/engine/store/fileStore';
@@ -208,6 +209,28 @@ describe('the run-state cache behind the Baton views and the dashboard', () => {
       },
     ]);
     assert.equal(posted.filter((m) => m.type === 'delta').length, 0, 'a heartbeat is not also a delta');
+  });
+
+  it('a worker another machine runs says where, in the Workers view; one on this machine does not', async () => {
+    const engine = await fixture.open({ follow: true });
+    const cache = open(engine);
+    const here = await engine.claimTask({ planPath: 'plan.md', taskId: 'T1' });
+    const there = await engine.claimTask({ runId: here.runId, taskId: 'T5' });
+    const store = await fixture.openStore();
+    await store.transact(async (tx) => {
+      await recordRuntimeProcess(tx, here.runtimeId, selfIdentity(), fixture.fakeClock.now());
+      await recordRuntimeProcess(
+        tx,
+        there.runtimeId,
+        { pid: 4242, startTime: '1', host: 'machine-b' },
+        fixture.fakeClock.now(),
+      );
+    });
+    await engine.refresh();
+    await pass(cache, 400);
+    const rows = Object.fromEntries(workerRows(cache).map((r) => [r.row.label, r.row.description ?? '']));
+    assert.match(rows[`T5  ${there.delegation.id}`]!, /^alive \d+s · pid 4242 · on machine-b · lease /);
+    assert.doesNotMatch(rows[`T1  ${here.delegation.id}`]!, / on /);
   });
 
   it("an agent's spend rides on its heartbeats: the Workers row, the Runs view and the dashboard show the same figure, moved on without a store read", async () => {

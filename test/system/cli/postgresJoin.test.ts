@@ -1,0 +1,224 @@
+// Every machine works (docs/team.md, "Every machine works"; issue 26): a run on one PostgreSQL store driven by
+// coordinators on two "machines" at once — two workspaces (two clones) with their own `baton` processes, each in its
+// own process group, told apart by BATON_HOST_ID, so neither can probe or signal the other's processes. A starts the
+// run; B's `baton resume` joins it instead of only watching. Each task runs once, on one of them.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
+import {
+  cleanEnv,
+  CLI,
+  describeResult,
+  ensureCliBuilt,
+  makeWorkspace,
+  removeWorkspace,
+  runCli,
+  waitFor,
+  writeFile,
+} from '../../support/cli';
+
+interface StoredEvent {
+  seq: number;
+  type: string;
+  at: number;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The worker: traces its start (`start <delegation> <cwd>`) to $FAKE_TRACE, works $WORK_MS, writes a passing result
+ * and traces its end.
+ */
+const WORKER = `const fs = require('node:fs');
+const trace = (kind) => fs.appendFileSync(process.env.FAKE_TRACE, [kind, process.env.BATON_DELEGATION_ID, process.cwd()].join(' ') + '\\n');
+trace('start');
+setTimeout(() => {
+  const task = process.env.BATON_DELEGATION_ID.split('-')[1];
+  const fence = String.fromCharCode(96).repeat(3);
+  fs.writeFileSync(process.env.BATON_ARTIFACT_PATH, ['# ' + task, '', fence + 'baton-result', 'contract: baton-result-v1',
+    'task: ' + task, 'agent: coder', 'status: PASS', 'summary: done', 'artifacts: []', fence, ''].join('\\n'));
+  trace('end');
+}, Number(process.env.WORK_MS));`;
+
+const TASKS = ['T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7', 'T8'];
+
+describe('every machine works: a second host joins a run on one PostgreSQL store', function () {
+  this.timeout(240_000);
+  let cluster: PostgresCluster;
+  const children: ChildProcess[] = [];
+  const cleanups: Array<() => void> = [];
+
+  before(async function () {
+    this.timeout(600_000);
+    ensureCliBuilt();
+    cluster = await sharedPostgresCluster();
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  });
+
+  /** Two clones of one project on one store, a plan of eight independent tasks of `workMs` each. */
+  function twoMachines(name: string, workMs: number) {
+    const schema = schemaFor(`join-${name}-${process.pid}`);
+    const config = JSON.stringify({
+      store: { kind: 'postgres', schema },
+      isolation: 'none',
+      maxConcurrency: 2,
+      leaseSeconds: 15,
+      coordinatorLeaseSeconds: 5,
+      stopGraceSeconds: 1,
+      retryBackoffSeconds: 0,
+      defaultWorker: 'work',
+      workers: { work: { type: 'process', command: process.execPath, args: ['-e', WORKER] } },
+    });
+    const plan = TASKS.map(
+      (id) => `\`\`\`baton-task\nid: ${id}\ntitle: Task ${id}\nagent: coder\n\`\`\`\n\nDo ${id}.\n`,
+    ).join('\n');
+    const a = makeWorkspace('baton-join-a-');
+    const b = makeWorkspace('baton-join-b-');
+    const scratch = mkdtempSync(join(tmpdir(), 'baton-join-trace-'));
+    cleanups.push(() => {
+      removeWorkspace(a);
+      removeWorkspace(b);
+      rmSync(scratch, { recursive: true, force: true });
+    });
+    for (const dir of [a, b]) {
+      writeFile(dir, '.baton/config.json', config);
+      writeFile(dir, 'plan.md', plan);
+    }
+    const trace = join(scratch, 'trace');
+    const common = {
+      BATON_STORE_URL: cluster.url,
+      NO_COLOR: '1',
+      FAKE_TRACE: trace,
+      WORK_MS: String(workMs),
+    };
+    const lines = (kind: 'start' | 'end'): Array<{ delegation: string; on: 'A' | 'B' }> =>
+      (existsSync(trace) ? readFileSync(trace, 'utf8') : '')
+        .split('\n')
+        .filter((l) => l.startsWith(`${kind} `))
+        .map((l) => {
+          const [, delegation, cwd] = l.split(' ');
+          return { delegation: delegation!, on: cwd === a ? 'A' : cwd === b ? 'B' : assert.fail(`a worker in ${cwd}`) };
+        });
+    return {
+      a,
+      b,
+      envA: { ...common, BATON_HOST_ID: 'machine-a' },
+      envB: { ...common, BATON_HOST_ID: 'machine-b' },
+      lines,
+    };
+  }
+
+  /** A machine's `baton` in a process group of its own, its output gathered. */
+  function startBaton(args: string[], cwd: string, env: Record<string, string>) {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd,
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, exited, output: () => output };
+  }
+
+  async function storedEvents(cwd: string, env: Record<string, string>): Promise<StoredEvent[]> {
+    const listed = await runCli(['events', '--json'], { cwd, env });
+    assert.equal(listed.code, 0, describeResult(listed));
+    return listed.json<{ events: StoredEvent[] }>().events;
+  }
+
+  /** Each task started once and completed once; the run completed. */
+  function assertEachTaskOnce(
+    events: StoredEvent[],
+    lines: ReturnType<typeof twoMachines>['lines'],
+    output: string,
+  ): void {
+    const started = lines('start').map((l) => l.delegation);
+    assert.deepEqual(
+      [...started].sort(),
+      TASKS.map((id) => `D-${id}-coder-001`),
+      `each task started once: ${JSON.stringify(lines('start'))}\n${output}`,
+    );
+    assert.equal(events.filter((e) => e.type === 'delegation:created').length, TASKS.length, 'one attempt each');
+    assert.deepEqual(
+      events.filter((e) => e.type === 'delegation:status').map((e) => e.data.to),
+      TASKS.map(() => 'COMPLETED'),
+    );
+    assert.equal(events.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
+  }
+
+  it('B’s `baton resume` joins the run A drives: both run its tasks, each task once, and both end when it completes', async () => {
+    const { a, b, envA, envB, lines } = twoMachines('both', 2500);
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${coordinatorA.output()}`),
+    );
+    const coordinatorB = startBaton(['resume'], b, envB);
+    const [aExit, bExit] = await Promise.all([coordinatorA.exited, coordinatorB.exited]);
+    assert.equal(aExit, 0, coordinatorA.output());
+    assert.equal(bExit, 0, coordinatorB.output());
+    assert.match(coordinatorB.output(), /is driven by machine-a:\d+; this process joins it and runs its tasks too/);
+
+    const events = await storedEvents(a, envA);
+    assertEachTaskOnce(events, lines, `${coordinatorA.output()}\n${coordinatorB.output()}`);
+    const on = lines('start').map((l) => l.on);
+    assert.ok(on.includes('A') && on.includes('B'), `both machines ran tasks: ${JSON.stringify(lines('start'))}`);
+    const joined = events.filter((e) => e.type === 'coordinator:joined');
+    assert.equal(joined.length, 1);
+    assert.match(String(joined[0]!.data.holder), /^machine-b:/);
+    assert.equal(events.filter((e) => e.type === 'coordinator:acquired').length, 1, 'A held the lease throughout');
+    assert.equal(events.filter((e) => e.type === 'coordinator:left').length, 1, 'B left once the run completed');
+  });
+
+  it('with --observe, B only watches, as before: every task runs on A', async () => {
+    const { a, b, envA, envB, lines } = twoMachines('observe', 300);
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
+    const coordinatorB = startBaton(['resume', '--observe'], b, envB);
+    const [aExit, bExit] = await Promise.all([coordinatorA.exited, coordinatorB.exited]);
+    assert.equal(aExit, 0, coordinatorA.output());
+    assert.equal(bExit, 0, coordinatorB.output());
+    assert.match(coordinatorB.output(), /This process observes/);
+    assertEachTaskOnce(await storedEvents(a, envA), lines, coordinatorB.output());
+    assert.deepEqual([...new Set(lines('start').map((l) => l.on))], ['A'], 'B ran nothing');
+  });
+
+  it('A’s coordinator SIGKILLed while B is joined: B takes the run over after the rule’s time and finishes it, each task once', async () => {
+    const { a, b, envA, envB, lines } = twoMachines('holder', 2500);
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
+    const coordinatorB = startBaton(['resume'], b, envB);
+    await waitFor(() => lines('start').some((l) => l.on === 'B'), "B's first worker", 60_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${coordinatorB.output()}`),
+    );
+    process.kill(coordinatorA.child.pid!, 'SIGKILL');
+    await coordinatorA.exited;
+
+    assert.equal(await coordinatorB.exited, 0, coordinatorB.output());
+    assert.match(
+      coordinatorB.output(),
+      /The coordinator that held run R-[\w-]+ is gone: this process takes the run over/,
+    );
+    const events = await storedEvents(b, envB);
+    assertEachTaskOnce(events, lines, coordinatorB.output());
+    const acquired = events.filter((e) => e.type === 'coordinator:acquired');
+    assert.equal(acquired.length, 2, 'A, then B');
+    assert.match(String(acquired[1]!.data.holder), /^machine-b:/);
+    assert.equal(events.filter((e) => e.type === 'runtime:stale').length, 0, 'nothing A ran was lost');
+  });
+});
