@@ -28,6 +28,7 @@ import { startPostgresCluster, type PostgresCluster } from '../support/postgresC
 import { makeTempDir } from '../support/tempDir';
 import { percentile, summarize, summarizeWithP95, formatRate, type Summary } from './stats';
 import { lastBeats } from './engineBench';
+import { runTwoHosts, type TwoHostsResult } from './teamBench';
 
 export interface PgBenchOptions {
   /** Worker processes of the throughput row, one configuration each (empty skips the row). */
@@ -42,6 +43,11 @@ export interface PgBenchOptions {
   residentWorkers: number;
   residentProcesses: number;
   residentSeconds: number;
+  /** The two-machine row (test/bench/teamBench.ts): tasks of its run (0 skips it), each `teamTaskMs` long. */
+  teamTasks: number;
+  teamTaskMs: number;
+  teamConcurrency: number;
+  teamReps: number;
   log?: (line: string) => void;
 }
 
@@ -54,6 +60,10 @@ export const FULL_PG: Omit<PgBenchOptions, 'log'> = {
   residentWorkers: 1000,
   residentProcesses: 10,
   residentSeconds: 30,
+  teamTasks: 200,
+  teamTaskMs: 500,
+  teamConcurrency: 4,
+  teamReps: 1,
 };
 export const QUICK_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 4],
@@ -64,6 +74,10 @@ export const QUICK_PG: Omit<PgBenchOptions, 'log'> = {
   residentWorkers: 200,
   residentProcesses: 4,
   residentSeconds: 8,
+  teamTasks: 24,
+  teamTaskMs: 300,
+  teamConcurrency: 2,
+  teamReps: 1,
 };
 export const SMOKE_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 2],
@@ -74,6 +88,10 @@ export const SMOKE_PG: Omit<PgBenchOptions, 'log'> = {
   residentWorkers: 20,
   residentProcesses: 2,
   residentSeconds: 3,
+  teamTasks: 0,
+  teamTaskMs: 0,
+  teamConcurrency: 1,
+  teamReps: 1,
 };
 
 export const PG_TARGETS = {
@@ -84,6 +102,8 @@ export const PG_TARGETS = {
   bareFactorAt: 16,
   /** Throughput grows with processes: 16 processes at least 3× the rate of 1. */
   scaling: 3,
+  /** Two machines driving one run take at most this share of one machine's time. */
+  twoHostsShare: 0.6,
   notifyP95Ms: 50,
   /** "No growing lag": the lag p95 of the last seconds at most this factor (or the slack) above the first seconds'. */
   lagGrowthFactor: 2,
@@ -163,6 +183,7 @@ export interface PgBenchResult {
   pairedBookedRatio: Map<number, Summary>;
   latency: LatencyResult[];
   resident?: ResidentResult;
+  twoHosts?: TwoHostsResult;
   seconds: number;
 }
 
@@ -699,6 +720,19 @@ export async function runPgBench(options: PgBenchOptions): Promise<PgBenchResult
         options.log?.(`notify latency (${backend}): p95 ${l.aboveCommitMs.p95} ms, ${l.heard}/${l.beats} heard`);
       }
     const residentResult = options.residentWorkers > 0 ? await resident(cluster, options) : undefined;
+    const twoHosts =
+      options.teamTasks > 0
+        ? await runTwoHosts(
+            cluster,
+            {
+              tasks: options.teamTasks,
+              taskMs: options.teamTaskMs,
+              concurrency: options.teamConcurrency,
+              reps: options.teamReps,
+            },
+            options.log,
+          )
+        : undefined;
     const { log: _log, ...rest } = options;
     const result: PgBenchResult = {
       options: rest,
@@ -709,6 +743,7 @@ export async function runPgBench(options: PgBenchOptions): Promise<PgBenchResult
       pairedBookedRatio,
       latency,
       ...(residentResult ? { resident: residentResult } : {}),
+      ...(twoHosts ? { twoHosts } : {}),
       seconds: (Date.now() - started) / 1000,
     };
     // BATON_BENCH_PG_SAVE=<file>: the figures as JSON, for `pgBench.ts --render <file>` (the section from them again).
@@ -754,6 +789,7 @@ export interface PgChecks {
   scaling?: { from: number; to: number; factor: number; holds: boolean };
   notify?: { p95: number; holds: boolean };
   keepsUp?: { holds: boolean; limit: number };
+  twoHosts?: { share: number; holds: boolean };
 }
 
 export function evaluatePgTargets(r: PgBenchResult): PgChecks {
@@ -792,6 +828,10 @@ export function evaluatePgTargets(r: PgBenchResult): PgChecks {
       p95: pgLatency.aboveCommitMs.p95,
       holds: pgLatency.aboveCommitMs.p95 <= PG_TARGETS.notifyP95Ms && pgLatency.heard === pgLatency.beats,
     };
+  if (r.twoHosts) {
+    const share = r.twoHosts.twoHostsSummary.median / r.twoHosts.oneHostSummary.median;
+    checks.twoHosts = { share, holds: share <= PG_TARGETS.twoHostsShare };
+  }
   if (r.resident) {
     const limit = Math.max(
       r.resident.lagStart.p95 * PG_TARGETS.lagGrowthFactor,
@@ -918,6 +958,24 @@ ${s.processes} processes held ${s.connections.baton} at most (${(s.connections.b
 `);
   }
 
+  if (r.twoHosts) {
+    const t = r.twoHosts;
+    parts.push(`### Two machines on one run
+
+One run of ${n0(t.options.tasks)} tasks, each a worker process that sleeps ${t.options.taskMs} ms and exits 0 (\`"result": "exit-code"\`),
+on a shared store: driven by one \`baton start\` (machine A, \`maxConcurrency\` ${t.options.concurrency}), and again by a
+\`baton start\` on A and a \`baton resume\` on machine B (another workspace, \`BATON_HOST_ID\`) that joins it as soon as
+A claimed its first task, ${t.options.concurrency} slots each (test/bench/teamBench.ts). Wall time from A's start to the
+last coordinator's exit; ${t.options.reps} repetition${t.options.reps === 1 ? '' : 's'}, median (min–max). Both "machines"
+share this one's two cores.
+
+| Driven by | Wall s | Tasks B ran |
+|---|--:|--:|
+| one machine | ${t.oneHostSummary.median.toFixed(1)} (${t.oneHostSummary.min.toFixed(1)}–${t.oneHostSummary.max.toFixed(1)}) | — |
+| two machines, B joined | ${t.twoHostsSummary.median.toFixed(1)} (${t.twoHostsSummary.min.toFixed(1)}–${t.twoHostsSummary.max.toFixed(1)}) | ${t.joinedTasks.join(', ')} |
+`);
+  }
+
   const rows: string[] = [];
   const againstRow = (what: string, b: AgainstReference, factor: number, reference: string): string =>
     `| Baton on PostgreSQL within ${factor}× of the ${what}, ${b.processes} processes | ${formatRate(b.baton)} cycles/s | ${reference}: ${formatRate(b.reference)} cycles/s | ${b.ratio.toFixed(2)}× slower${b.paired ? ` (per round ${(1 / b.paired.median).toFixed(2)}×)` : ''} | ≤ ${factor}× | ${holds(b.holds)} |`;
@@ -928,6 +986,11 @@ ${s.processes} processes held ${s.connections.baton} at most (${(s.connections.b
     const c = checks.scaling;
     rows.push(
       `| Throughput grows with processes: ${c.to} processes ≥ ${PG_TARGETS.scaling}× the rate of ${c.from} | ${c.factor.toFixed(2)}× | — | — | ≥ ${PG_TARGETS.scaling}× | ${holds(c.holds)} |`,
+    );
+  }
+  if (checks.twoHosts && r.twoHosts) {
+    rows.push(
+      `| two machines driving one run of ${n0(r.twoHosts.options.tasks)} short tasks, against one | ${r.twoHosts.twoHostsSummary.median.toFixed(1)} s | one machine: ${r.twoHosts.oneHostSummary.median.toFixed(1)} s | ${checks.twoHosts.share.toFixed(2)}× | ≤ ${PG_TARGETS.twoHostsShare}× | ${holds(checks.twoHosts.holds)} |`,
     );
   }
   if (checks.notify) {

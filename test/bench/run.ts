@@ -41,6 +41,7 @@ import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench
  *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=160   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
  *   BATON_BENCH_PG_WORKERS=1000 (0 skips the resident row)   BATON_BENCH_PG_WORKER_PROCESSES=10
  *   BATON_BENCH_PG_SECONDS=30
+ *   BATON_BENCH_TEAM_TASKS=200     tasks of the two-machine row (0 skips it)
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
  * the file
  *   BATON_BENCH_BETTER_SQLITE=0   leaves out row 3 (better-sqlite3, not a dependency: `npm run bench` installs it into
@@ -518,6 +519,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     if (pgWorkerProcesses !== undefined) pg.residentProcesses = pgWorkerProcesses;
     const pgSeconds = num('BATON_BENCH_PG_SECONDS', 1);
     if (pgSeconds !== undefined) pg.residentSeconds = pgSeconds;
+    const teamTasks = num('BATON_BENCH_TEAM_TASKS', 0);
+    if (teamTasks !== undefined) pg.teamTasks = teamTasks;
     config.pg = pg;
   }
   if (env.BATON_BENCH_TMP) config.tmpRoot = env.BATON_BENCH_TMP;

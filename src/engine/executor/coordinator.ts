@@ -282,9 +282,12 @@ export class Coordinator {
     this.wake();
     let report: StopReportEntry[] = [];
     if (this.lease.holds() && this.options.join) {
-      // A coordinator that joined the run leaves it: its workers end and their tasks go back to the run.
-      report = await this.leaveAttempts(by, options.graceMs ?? this.ctx.config.stopGraceSeconds * 1000);
+      // A coordinator that joined the run leaves it: its workers end and their tasks go back to the run — also one the
+      // pass running now was starting.
+      const graceMs = options.graceMs ?? this.ctx.config.stopGraceSeconds * 1000;
+      report = await this.leaveAttempts(by, graceMs);
       await this.tickInProgress;
+      report.push(...(await this.leaveAttempts(by, graceMs)));
     } else if (this.lease.holds()) {
       const runId = this.options.runId;
       try {
@@ -550,7 +553,7 @@ export class Coordinator {
     } finally {
       for (const attempt of leaving) this.supervisor.forget(attempt);
     }
-    this.ctx.log(`left run ${runId}: ${counted(report.length, 'attempt')} released`);
+    if (report.length > 0) this.ctx.log(`left run ${runId}: ${counted(report.length, 'attempt')} released`);
     return report;
   }
 

@@ -198,6 +198,47 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     assert.deepEqual([...new Set(lines('start').map((l) => l.on))], ['A'], 'B ran nothing');
   });
 
+  it('Ctrl-C on B’s joined `baton resume` ends only B’s workers and gives their tasks back: A runs them, the run completes', async () => {
+    const { a, b, envA, envB, lines } = twoMachines('leave', 4000);
+    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
+    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
+    const coordinatorB = startBaton(['resume'], b, envB);
+    await waitFor(() => lines('start').some((l) => l.on === 'B'), "B's first worker", 60_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${coordinatorB.output()}`),
+    );
+    process.kill(coordinatorB.child.pid!, 'SIGINT');
+    await coordinatorB.exited;
+    assert.equal(await coordinatorA.exited, 0, coordinatorA.output());
+
+    const events = await storedEvents(a, envA);
+    const byB = lines('start').filter((l) => l.on === 'B');
+    const released = events.filter(
+      (e) => e.type === 'delegation:status' && e.data.to === 'CANCELLED' && /left the run/.test(String(e.data.reason)),
+    );
+    // B's attempts were released: those whose workers ran, and any it had claimed and not started yet; none of A's.
+    const releasedIds = released.map((e) => String(e.data.delegationId));
+    for (const l of byB)
+      assert.ok(releasedIds.includes(l.delegation), `${l.delegation} (B's) released: ${releasedIds}`);
+    const onA = lines('start')
+      .filter((l) => l.on === 'A')
+      .map((l) => l.delegation);
+    assert.deepEqual(
+      releasedIds.filter((id) => onA.includes(id)),
+      [],
+      `only B's attempts were released: ${JSON.stringify(lines('start'))}\n${coordinatorB.output()}`,
+    );
+    assert.deepEqual(
+      lines('end').filter((l) => l.on === 'B'),
+      [],
+      'B’s workers were ended before they finished',
+    );
+    // Every task completed, those B let go by a second attempt on A (not counted against their attempts).
+    const completed = events.filter((e) => e.type === 'delegation:status' && e.data.to === 'COMPLETED');
+    assert.equal(completed.length, TASKS.length);
+    assert.equal(events.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
+    assert.equal(events.filter((e) => e.type === 'coordinator:left').length, 1, 'B left');
+  });
+
   it('A’s coordinator SIGKILLed while B is joined: B takes the run over after the rule’s time and finishes it, each task once', async () => {
     const { a, b, envA, envB, lines } = twoMachines('holder', 2500);
     const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
