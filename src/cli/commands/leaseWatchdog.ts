@@ -1,6 +1,7 @@
 import {
   handInFromWatchdog,
   systemClock,
+  unsettledAfterExit,
   watchLease,
   type SharedStoreAccess,
   type WatchedWorker,
@@ -25,7 +26,9 @@ export async function leaseWatchdog(workerJson: string): Promise<void> {
   if (worker.kind !== 'worker' && worker.kind !== 'verify') throw usage;
   const { key, storeAccess } = await secretsFromStdin();
   const ended = await watchLease(worker, undefined, key);
+  // Its coordinator takes the end itself while it lives; the watchdog hands it in only when that one is gone.
   if (ended === 'exited' && worker.kind === 'worker' && worker.handIn && key && storeAccess) {
+    if (!(await unsettledAfterExit(worker, key))) return;
     // Nobody reads a watchdog's output: a hand-in that failed leaves the attempt to the takeover rule, as before.
     await handInFromWatchdog(worker.handIn, key, storeAccess, systemClock).catch(() => undefined);
   }

@@ -144,6 +144,8 @@ export class AttemptSupervisor implements StreamFollowerHost {
   forget(attempt: Attempt): void {
     attempt.cancelTimers();
     this.leases.untrack(attempt);
+    // Its watchdog has nothing to hand in: this coordinator took its end (or saw it decided).
+    this.leases.recordSettled(attempt);
     if (this.owns(attempt)) this.attempts.delete(attempt.delegationId);
     this.host.wake();
   }

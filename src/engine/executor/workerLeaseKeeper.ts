@@ -1,8 +1,8 @@
 import { BatonError } from '../domain/errors';
 import { isSharedStore } from '../domain/config';
 import type { ProcessIdentity } from '../domain/process';
-import { startLeaseWatchdog, writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
-import { workerMarker } from '../effects/processes/processes';
+import { startLeaseWatchdog, writeAttemptSettled, writeLeaseDeadline } from '../effects/processes/leaseWatchdog';
+import { selfIdentity, workerMarker } from '../effects/processes/processes';
 import { runPaths } from '../effects/workspaceLayout';
 import { renewWorkerLeases, type LeaseAuthority } from '../operations/runtimes/renewRuntimeLease';
 import { lapsedRuntimes } from '../queries/delegations';
@@ -228,11 +228,29 @@ export class WorkerLeaseKeeper {
         deadlinePath: runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
         logPath: attempt.logPath,
         graceMs: this.ctx.config.stopGraceSeconds * 1000,
-        ...(handIn ? { handIn } : {}),
+        ...(handIn ? { handIn, coordinator: selfIdentity() } : {}),
       },
       attempt.watchdogKey,
       handIn ? this.ctx.storeAccess : undefined,
     );
+  }
+
+  /**
+   * Tells the attempt's watchdog that this coordinator is done with the attempt (its end settled, or decided
+   * elsewhere): the watchdog hands nothing in (usecases/handIn.ts). A failed write only costs a hand-in the store
+   * refuses (the runtime has ended).
+   */
+  recordSettled(attempt: Pick<AttemptIdentity, 'delegationId' | 'manual' | 'watchdogKey'>): void {
+    if (!this.watchdogs || attempt.manual || !attempt.watchdogKey || !this.ctx.storeAccess) return;
+    try {
+      writeAttemptSettled(
+        this.ctx.workspace,
+        runPaths(this.ctx.workspace, this.host.runId).leaseDeadline(attempt.delegationId),
+        { key: attempt.watchdogKey, subject: attempt.delegationId },
+      );
+    } catch (err) {
+      this.ctx.log(`${attempt.delegationId}: its lease watchdog was not told it is settled: ${(err as Error).message}`);
+    }
   }
 
   /**

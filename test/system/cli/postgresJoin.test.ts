@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
 import {
   cleanEnv,
@@ -117,6 +118,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
       envA: { ...common, BATON_HOST_ID: 'machine-a' },
       envB: { ...common, BATON_HOST_ID: 'machine-b' },
       lines,
+      schema,
     };
   }
 
@@ -163,7 +165,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
   }
 
   it('B’s `baton resume` joins the run A drives: both run its tasks, each task once, and both end when it completes', async () => {
-    const { a, b, envA, envB, lines } = twoMachines('both', 2500);
+    const { a, b, envA, envB, lines, schema } = twoMachines('both', 2500);
     const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
     await waitFor(() => lines('start').length > 0, "A's first worker", 60_000).catch((err: Error) =>
       assert.fail(`${err.message}\n${coordinatorA.output()}`),
@@ -183,6 +185,15 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     assert.match(String(joined[0]!.data.holder), /^machine-b:/);
     assert.equal(events.filter((e) => e.type === 'coordinator:acquired').length, 1, 'A held the lease throughout');
     assert.equal(events.filter((e) => e.type === 'coordinator:left').length, 1, 'B left once the run completed');
+    // Both coordinators lived: each took its workers' ends itself, and no watchdog handed one in.
+    const client = new pg.Client({ connectionString: cluster.url });
+    await client.connect();
+    try {
+      const handIns = await client.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${schema}.hand_ins`);
+      assert.equal(Number(handIns.rows[0]!.n), 0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('with --observe, B only watches, as before: every task runs on A', async () => {

@@ -7,7 +7,7 @@ import { credentialVariables } from '../../domain/credentials';
 import type { HandInOrder, SharedStoreAccess } from '../../domain/handIn';
 import { WATCHDOG_POLL_MS, type ProcessIdentity } from '../../domain/process';
 import { appendBatonFile, ensureBatonFolder, writeBatonFile } from '../files/safeWrite';
-import { isProcessAlive, terminateWorker } from './processes';
+import { isProcessAlive, probeProcess, terminateWorker } from './processes';
 
 /**
  * A lease watchdog (docs/team.md, "Failover"): a small process beside each worker — and each
@@ -37,6 +37,11 @@ export interface WatchedWorker {
   graceMs: number;
   /** A worker's end to hand in to the shared store when it ends by itself (domain/handIn.ts). */
   handIn?: HandInOrder;
+  /**
+   * The coordinator that started the worker, on this machine: while it lives it settles the worker's end itself (and
+   * says so in the deadline file: `writeAttemptSettled`), and the watchdog hands nothing in.
+   */
+  coordinator?: ProcessIdentity;
 }
 
 /** A new secret between a worker's coordinators and its lease watchdog (kept in the runtime's row). */
@@ -68,6 +73,57 @@ export function writeLeaseDeadline(
   const signature = signing ? ` ${deadlineSignature(signing.key, signing.subject, deadline)}` : '';
   writeBatonFile(workspace, path, `${deadline}${signature}\n`);
 }
+
+/**
+ * Records, in the attempt's deadline file, that its coordinator is done with the attempt (settled it, or found it
+ * decided): its watchdog then has nothing to hand in. Signed like a deadline, so a worker cannot write it.
+ */
+export function writeAttemptSettled(workspace: string, path: string, signing: { key: string; subject: string }): void {
+  ensureBatonFolder(workspace, dirname(path));
+  writeBatonFile(workspace, path, `settled ${deadlineSignature(signing.key, signing.subject, SETTLED)}\n`);
+}
+
+/** What a settled marker signs in place of a deadline. */
+const SETTLED = -1;
+
+/** Whether the deadline file holds its coordinator's signed word that the attempt is settled. */
+function readSettled(path: string, signing: { key: string; subject: string }): boolean {
+  let text: string;
+  try {
+    text = readFenced(dirname(path), path, 256)?.bytes.toString('utf8').trim() ?? '';
+  } catch {
+    return false;
+  }
+  const [word, signature = ''] = text.split(' ');
+  if (word !== 'settled') return false;
+  const expected = Buffer.from(deadlineSignature(signing.key, signing.subject, SETTLED), 'hex');
+  const given = Buffer.from(signature, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * After its worker ended by itself: whether its end is left for the watchdog to hand in. Not while its coordinator on
+ * this machine lives and runs — it settles the end itself and marks the deadline file so; yes once that coordinator is
+ * gone or stopped before it did, or the attempt's lease ran out first (the coordinator could not reach the store).
+ */
+export async function unsettledAfterExit(
+  worker: WatchedWorker,
+  key: string,
+  clock: Clock = systemClock,
+): Promise<boolean> {
+  const signing = { key, subject: worker.delegationId };
+  const deadline = readLeaseDeadline(worker.deadlinePath, signing) ?? clock.now();
+  for (;;) {
+    if (readSettled(worker.deadlinePath, signing)) return false;
+    const coordinator = worker.coordinator ? probeProcess(worker.coordinator) : undefined;
+    if (!coordinator || coordinator.alive !== true || coordinator.stopped) return true;
+    if (clock.now() > deadline) return true;
+    await sleep(clock, SETTLEMENT_POLL_MS);
+  }
+}
+
+/** How often a watchdog looks for its coordinator's settled marker once the worker ended. */
+const SETTLEMENT_POLL_MS = 100;
 
 /**
  * The deadline in the file, if it is one the watchdog takes: signed with its key when it has one (anything else —
