@@ -1064,6 +1064,20 @@ team's coordinators, workers beating once a second, editors deciding gates — s
 job queue's thousands of jobs a second.
 `);
   }
+  if (checks.twoHosts && !checks.twoHosts.holds && r.twoHosts) {
+    const t = r.twoHosts;
+    const floor = (t.options.tasks * t.options.taskMs) / t.options.concurrency / 1000;
+    out.push(`**Two machines driving one run take ≤ ${PG_TARGETS.twoHostsShare}× of one machine's time** — ✗, ${checks.twoHosts.share.toFixed(2)}×: ${t.twoHostsSummary.median.toFixed(1)} s against ${t.oneHostSummary.median.toFixed(1)} s, with machine B running ${t.joinedTasks.join(', ')} of the ${n0(t.options.tasks)} tasks.
+The work did spread: B joined and ran about half the tasks, each once. What did not grow is the machine: both "machines"
+are processes on this one's two cores, and one machine alone is already bound by them — its ${n0(t.options.tasks)} tasks sleep
+${floor.toFixed(0)} s in all at ${t.options.concurrency} at once, and took ${t.oneHostSummary.median.toFixed(0)} s: each task is a worker process in a PID namespace of its own, its
+lease watchdog (another Node process), and its claim, start and result in the store, which the two cores serve one
+after the other. A second coordinator on the same cores adds its own passes and its writes to the store's one writer at
+a time, so here it costs more than it brings. Two real machines bring their own cores for their workers and watchdogs;
+the store's writes stay one at a time (the cycles row above), so a run whose tasks are this short is bound by the
+store, and one whose tasks take minutes — agents' — by its workers, which is what the second machine adds.
+`);
+  }
   if (checks.notify && !checks.notify.holds)
     out.push(
       `**Heartbeat → observer, p95 ≤ ${PG_TARGETS.notifyP95Ms} ms** — ✗, p95 ${ms(checks.notify.p95)} ms. See the load average above: the observer's wake-up waits for a core.`,

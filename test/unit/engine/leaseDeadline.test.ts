@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import {
   newWatchdogKey,
   readLeaseDeadline,
+  unsettledAfterExit,
+  writeAttemptSettled,
   writeLeaseDeadline,
+  type WatchedWorker,
 } from '../../../src/engine/effects/processes/leaseWatchdog';
+import { selfIdentity } from '../../../src/engine/effects/processes/processes';
 import { makeTempDir } from '../../support/tempDir';
 
 describe("a lease watchdog's deadline file: only what its coordinators signed counts (issue 25, item 4.3)", () => {
@@ -46,5 +50,56 @@ describe("a lease watchdog's deadline file: only what its coordinators signed co
     assert.equal(readLeaseDeadline(file), 1_800_000_000_000);
     writeLeaseDeadline(workspace, file, 1_800_000_000_000, signing);
     assert.equal(readLeaseDeadline(file), undefined);
+  });
+});
+
+describe('after its worker ended, a watchdog hands in only what no living coordinator took (issue 26)', () => {
+  let workspace: string;
+  let file: string;
+  const key = newWatchdogKey();
+  const subject = 'D-T1-coder-001';
+  const alive = selfIdentity();
+  // A process that is certainly gone: a pid above the kernel's largest (pid_max is at most 2^22).
+  const gone = { pid: 2 ** 22 + 17, startTime: '1', host: alive.host };
+  const watched = (coordinator: typeof alive): WatchedWorker => ({
+    kind: 'worker',
+    workspace,
+    delegationId: subject,
+    identity: alive,
+    marker: 'BATON_RUNTIME_ID=W-1',
+    deadlinePath: file,
+    logPath: join(workspace, 'log'),
+    graceMs: 0,
+    coordinator,
+  });
+  beforeEach(() => {
+    workspace = makeTempDir('baton-settled-');
+    file = join(workspace, '.baton/runs/R-1/leases/D-T1-coder-001.deadline');
+  });
+  afterEach(() => rmSync(workspace, { recursive: true, force: true }));
+
+  it('nothing to hand in once its coordinator marked the attempt settled, with its key', async () => {
+    writeLeaseDeadline(workspace, file, Date.now() + 60_000, { key, subject });
+    writeAttemptSettled(workspace, file, { key, subject });
+    assert.equal(await unsettledAfterExit(watched(gone), key), false);
+  });
+
+  it('a mark the worker wrote does not count: unsigned, or signed with another key', async () => {
+    writeLeaseDeadline(workspace, file, Date.now() + 60_000, { key, subject });
+    writeFileSync(file, 'settled\n');
+    assert.equal(await unsettledAfterExit(watched(gone), key), true, 'unsigned');
+    writeAttemptSettled(workspace, file, { key: newWatchdogKey(), subject });
+    assert.equal(await unsettledAfterExit(watched(gone), key), true, 'another key');
+  });
+
+  it('hands in when its coordinator is gone; waits for it while it lives, until the lease ran out', async () => {
+    writeLeaseDeadline(workspace, file, Date.now() + 60_000, { key, subject });
+    assert.equal(await unsettledAfterExit(watched(gone), key), true, 'the coordinator is gone');
+    writeLeaseDeadline(workspace, file, Date.now() - 1, { key, subject });
+    assert.equal(await unsettledAfterExit(watched(alive), key), true, 'it lives, but the lease ran out unmarked');
+    writeLeaseDeadline(workspace, file, Date.now() + 60_000, { key, subject });
+    const waiting = unsettledAfterExit(watched(alive), key);
+    setTimeout(() => writeAttemptSettled(workspace, file, { key, subject }), 300);
+    assert.equal(await waiting, false, 'it lives and marks the attempt settled');
   });
 });
