@@ -78,13 +78,22 @@ describe('baton mcp: a real attempt, its agent connected over stdio with the SDK
       stderr: 'pipe',
     });
     const client = new Client({ name: 'baton-system-test', version: '1.0.0' });
-    await client.connect(transport);
+    // What the server said on stderr: a failure shows it (a server that ended at once says why there).
+    let said = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (said = (said + chunk.toString('utf8')).slice(-4000)));
+    serverStderr.set(client, () => said);
+    await client.connect(transport).catch((err: Error) => {
+      throw new Error(`${err.message}; the server said: ${said || '(nothing)'}`);
+    });
     clients.push(client);
     return client;
   }
+  const serverStderr = new Map<Client, () => string>();
 
   async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<Answer> {
-    const result = await client.callTool({ name, arguments: args });
+    const result = await client.callTool({ name, arguments: args }).catch((err: Error) => {
+      throw new Error(`${err.message}; the server said: ${serverStderr.get(client)?.() || '(nothing)'}`);
+    });
     const content = result.content as Array<{ type: string; text: string }>;
     return { ...(result.isError ? { isError: true } : {}), text: content[0]!.text, data: result.structuredContent };
   }
