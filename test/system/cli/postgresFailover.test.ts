@@ -9,16 +9,14 @@
 // B runs it again and finishes the run. A stopped-then-continued A writes nothing after it
 // lost the lease.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { git, initRepo } from '../../support/gitRepo';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
+import { machineBatons, storedEvents as storedEventsOf, type StoredEvent } from '../../support/machines';
 import { hostPid, PID_TOKEN_EXPRESSION } from '../../support/pidToken';
 import {
-  cleanEnv,
-  CLI,
   describeResult,
   ensureCliBuilt,
   makeWorkspace,
@@ -30,13 +28,6 @@ import {
   waitFor,
   writeFile,
 } from '../../support/cli';
-
-interface StoredEvent {
-  seq: number;
-  type: string;
-  at: number;
-  data: Record<string, unknown>;
-}
 
 interface TraceLine {
   kind: 'start' | 'end' | 'stopped';
@@ -95,7 +86,7 @@ function alive(pid: number): boolean {
 describe('coordinator failover across machines on one PostgreSQL store', function () {
   this.timeout(240_000);
   let cluster: PostgresCluster;
-  const children: ChildProcess[] = [];
+  const batons = machineBatons();
   const cleanups: Array<() => void> = [];
 
   before(async function () {
@@ -104,15 +95,7 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     cluster = await sharedPostgresCluster();
   });
   afterEach(() => {
-    for (const child of children.splice(0)) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      try {
-        process.kill(child.pid!, 'SIGCONT');
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }
+    batons.killAll();
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
@@ -190,27 +173,12 @@ describe('coordinator failover across machines on one PostgreSQL store', functio
     return { a, b, envA, envB, traced, trace };
   }
 
-  /** A process of its own group (a machine's `baton`), its output gathered; `clockAhead`: under faketime. */
-  function startBaton(args: string[], cwd: string, env: Record<string, string>, clockAhead?: string) {
-    const argv = [process.execPath, CLI, ...args];
-    const child = spawn(clockAhead ? 'faketime' : argv[0]!, clockAhead ? ['-f', clockAhead, ...argv] : argv.slice(1), {
-      cwd,
-      env: cleanEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    children.push(child);
-    let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return { child, exited, output: () => output };
-  }
+  /** A machine's `baton`, in a process group of its own (test/support/machines.ts). */
+  const startBaton = (args: string[], cwd: string, env: Record<string, string>, clockAhead?: string) =>
+    batons.start(args, cwd, env, clockAhead);
 
   async function storedEvents(cwd: string, env: Record<string, string>): Promise<StoredEvent[]> {
-    const listed = await runCli(['events', '--json'], { cwd, env });
-    assert.equal(listed.code, 0, describeResult(listed));
-    const { runId, events } = listed.json<{ runId: string; events: StoredEvent[] }>();
+    const { runId, events } = await storedEventsOf(cwd, env);
     runIds.set(cwd, runId);
     return events;
   }

@@ -3,30 +3,13 @@
 // own process group, told apart by BATON_HOST_ID, so neither can probe or signal the other's processes. A starts the
 // run; B's `baton resume` joins it instead of only watching. Each task runs once, on one of them.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { machineBatons, storedEvents as storedEventsOf, type StoredEvent } from '../../support/machines';
 import { schemaFor, sharedPostgresCluster, type PostgresCluster } from '../../support/postgresCluster';
-import {
-  cleanEnv,
-  CLI,
-  describeResult,
-  ensureCliBuilt,
-  makeWorkspace,
-  removeWorkspace,
-  runCli,
-  waitFor,
-  writeFile,
-} from '../../support/cli';
-
-interface StoredEvent {
-  seq: number;
-  type: string;
-  at: number;
-  data: Record<string, unknown>;
-}
+import { ensureCliBuilt, makeWorkspace, removeWorkspace, waitFor, writeFile } from '../../support/cli';
 
 /**
  * The worker: traces its start (`start <delegation> <cwd>`) to $FAKE_TRACE, works $WORK_MS, writes a passing result
@@ -48,7 +31,7 @@ const TASKS = ['T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7', 'T8'];
 describe('every machine works: a second host joins a run on one PostgreSQL store', function () {
   this.timeout(240_000);
   let cluster: PostgresCluster;
-  const children: ChildProcess[] = [];
+  const batons = machineBatons();
   const cleanups: Array<() => void> = [];
 
   before(async function () {
@@ -57,14 +40,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     cluster = await sharedPostgresCluster();
   });
   afterEach(() => {
-    for (const child of children.splice(0)) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    }
+    batons.killAll();
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
@@ -122,26 +98,18 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     };
   }
 
-  /** A machine's `baton` in a process group of its own, its output gathered. */
-  function startBaton(args: string[], cwd: string, env: Record<string, string>) {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd,
-      env: cleanEnv(env),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    children.push(child);
-    let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return { child, exited, output: () => output };
-  }
+  const startBaton = (args: string[], cwd: string, env: Record<string, string>) => batons.start(args, cwd, env);
+  const storedEvents = async (cwd: string, env: Record<string, string>) => (await storedEventsOf(cwd, env)).events;
 
-  async function storedEvents(cwd: string, env: Record<string, string>): Promise<StoredEvent[]> {
-    const listed = await runCli(['events', '--json'], { cwd, env });
-    assert.equal(listed.code, 0, describeResult(listed));
-    return listed.json<{ events: StoredEvent[] }>().events;
+  /** A starts the run; once its first worker runs, B joins it; returns once B's first worker runs too. */
+  async function bothWorking(m: Pick<ReturnType<typeof twoMachines>, 'a' | 'b' | 'envA' | 'envB' | 'lines'>) {
+    const coordinatorA = startBaton(['start', 'plan.md'], m.a, m.envA);
+    await waitFor(() => m.lines('start').length > 0, "A's first worker", 60_000);
+    const coordinatorB = startBaton(['resume'], m.b, m.envB);
+    await waitFor(() => m.lines('start').some((l) => l.on === 'B'), "B's first worker", 60_000).catch((err: Error) =>
+      assert.fail(`${err.message}\n${coordinatorB.output()}`),
+    );
+    return { coordinatorA, coordinatorB };
   }
 
   /** Each task started once and completed once; the run completed. */
@@ -211,12 +179,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
 
   it('Ctrl-C on B’s joined `baton resume` ends only B’s workers and gives their tasks back: A runs them, the run completes', async () => {
     const { a, b, envA, envB, lines } = twoMachines('leave', 4000);
-    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
-    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
-    const coordinatorB = startBaton(['resume'], b, envB);
-    await waitFor(() => lines('start').some((l) => l.on === 'B'), "B's first worker", 60_000).catch((err: Error) =>
-      assert.fail(`${err.message}\n${coordinatorB.output()}`),
-    );
+    const { coordinatorA, coordinatorB } = await bothWorking({ a, b, envA, envB, lines });
     process.kill(coordinatorB.child.pid!, 'SIGINT');
     await coordinatorB.exited;
     assert.equal(await coordinatorA.exited, 0, coordinatorA.output());
@@ -252,12 +215,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
 
   it('A’s coordinator SIGKILLed while B is joined: B takes the run over after the rule’s time and finishes it, each task once', async () => {
     const { a, b, envA, envB, lines } = twoMachines('holder', 2500);
-    const coordinatorA = startBaton(['start', 'plan.md'], a, envA);
-    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
-    const coordinatorB = startBaton(['resume'], b, envB);
-    await waitFor(() => lines('start').some((l) => l.on === 'B'), "B's first worker", 60_000).catch((err: Error) =>
-      assert.fail(`${err.message}\n${coordinatorB.output()}`),
-    );
+    const { coordinatorA, coordinatorB } = await bothWorking({ a, b, envA, envB, lines });
     process.kill(coordinatorA.child.pid!, 'SIGKILL');
     await coordinatorA.exited;
 
