@@ -22,12 +22,25 @@ export type EngineEvent<K extends EventType = EventType> = EventOf<K> & {
 
 /**
  * Announces every change the store's watch reports — commits of this process and of others —
- * as typed events, in commit order: new rows of the event log, then heartbeats found by
- * comparing the live runtimes' heartbeat counts with the last look.
+ * as typed events, in commit order: new rows of the event log (each once; a run's in its order),
+ * then heartbeats found by comparing the live runtimes' heartbeat counts with the last look.
  */
+/**
+ * How long a missing event id is waited for before the announcer goes past it. On a shared store writers of different
+ * runs commit side by side (docs/team.md, "Concurrency"), so an event can become visible after one with a higher id;
+ * an id that never shows up was taken by a transaction that rolled back. A transaction holding an id ends within the
+ * server's limits (idle_in_transaction_session_timeout 10 s; it waits on no lock after its first event).
+ */
+export const EVENT_GAP_WAIT_MS = 30_000;
+
 export class EventAnnouncer implements Disposable {
   private readonly emitter = new Emitter<EngineEvent>();
+  /** Every event id up to here was announced, or was never committed (a gap waited out). */
   private lastId = 0;
+  /** Ids above lastId already announced: events that committed before a lower id did. */
+  private readonly announcedAbove = new Set<number>();
+  /** When the id after lastId was first found missing below announced ones (the clock's ms). */
+  private gapSince: number | undefined;
   /**
    * With nobody listening, commits leave the log's position where it was (reading it after each one cost a store read
    * per commit); the first listener to come has it read then, before any announcement it could hear.
@@ -73,6 +86,7 @@ export class EventAnnouncer implements Disposable {
       this.positionRead = position.then(
         (lastId) => {
           this.lastId = Math.max(this.lastId, lastId);
+          for (const id of this.announcedAbove) if (id <= this.lastId) this.announcedAbove.delete(id);
           this.positionRead = undefined;
         },
         (err: unknown) => {
@@ -128,9 +142,11 @@ export class EventAnnouncer implements Disposable {
       };
     });
     for (const event of events) {
-      this.lastId = event.id;
+      if (this.announcedAbove.has(event.id)) continue;
+      this.announcedAbove.add(event.id);
       this.emitter.fire(event);
     }
+    this.advancePosition(now);
     const live = new Set<string>();
     for (const row of runtimes) {
       live.add(row.id);
@@ -156,5 +172,23 @@ export class EventAnnouncer implements Disposable {
       });
     }
     for (const id of this.beats.keys()) if (!live.has(id)) this.beats.delete(id);
+  }
+
+  /**
+   * Moves lastId over the ids announced right after it. A missing id below announced ones may still commit (another
+   * run's writer): it is read again at each look until it comes, or until EVENT_GAP_WAIT_MS says it never will.
+   */
+  private advancePosition(now: number): void {
+    for (;;) {
+      while (this.announcedAbove.delete(this.lastId + 1)) this.lastId++;
+      if (this.announcedAbove.size === 0) {
+        this.gapSince = undefined;
+        return;
+      }
+      this.gapSince ??= now;
+      if (now - this.gapSince < EVENT_GAP_WAIT_MS) return;
+      this.lastId = Math.min(...this.announcedAbove) - 1;
+      this.gapSince = undefined;
+    }
   }
 }

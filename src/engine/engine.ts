@@ -68,7 +68,7 @@ import { storeExists, type FileStoreOptions } from './store/fileStore';
 import { onFirstCommit } from './store/firstCommit';
 import { checkStore, chooseStore, openStore, storeEnvironment } from './store/openStore';
 import type { SharedStoreAccess } from './domain/handIn';
-import type { StorePort, StoreTx } from './store/port';
+import type { StorePort, StoreTx, WriteScope } from './store/port';
 import { readAttemptChanges } from './usecases/attemptChanges';
 import type { AgentKind } from './domain/agents/agentActivity';
 import { agentKindOf } from './domain/workerLaunch';
@@ -341,12 +341,19 @@ export class Engine {
     // undo the expiry that started it (the backoff runs from that moment, not from each refused claim). So the first
     // transaction ends, committed, right after an expiry that found something, and the claim runs in the next one; in
     // the common case (nothing expired) the claim is made in the first, without a read of its own before it.
+    // A claim from a run it names touches only that run: it runs beside other runs' writers on a shared store (only
+    // that run's leases are expired in it). One by a plan may create a run, and runs alone.
+    const scope = input.runId ? { runId: input.runId } : undefined;
     const first = await this.store.transact(async (tx) => {
       const ctx = this.operationContext();
-      if ((await expireStaleRuntimes(tx, ctx.now, this.expiryScope())).length > 0) return undefined;
+      if ((await expireStaleRuntimes(tx, ctx.now, this.expiryScope(scope))).length > 0) return undefined;
       return this.claimIn(tx, ctx, input, plan, leaseMs, { expired: true });
-    });
-    return first ?? this.store.transact((tx) => this.claimIn(tx, this.operationContext(), input, plan, leaseMs));
+    }, scope);
+    const claim =
+      first ??
+      (await this.store.transact((tx) => this.claimIn(tx, this.operationContext(), input, plan, leaseMs), scope));
+    this.heartbeats.remember(claim.runtimeId, claim.runId);
+    return claim;
   }
 
   /** The claim of `claimTask` inside its transaction; `expired`: stale leases were expired in it at `ctx.now`. */
@@ -378,7 +385,8 @@ export class Engine {
       runId = opened.runId;
       runCreated = opened.created;
     }
-    if (!options.expired) await expireStaleRuntimes(tx, ctx.now, this.expiryScope());
+    if (!options.expired)
+      await expireStaleRuntimes(tx, ctx.now, this.expiryScope(input.runId ? { runId: input.runId } : undefined));
     const holder = input.holder ?? hostname();
     const agent = input.agent ? { agent: input.agent } : {};
     const claim = await claimTask(
@@ -511,8 +519,8 @@ export class Engine {
   }
 
   /** Leases are judged on this machine: a worker another host started gets its watchdog's time (docs/team.md). */
-  private expiryScope(): ExpiryScope {
-    return { host: leaseHostHere(this.config.stopGraceSeconds) };
+  private expiryScope(write?: WriteScope): ExpiryScope {
+    return { host: leaseHostHere(this.config.stopGraceSeconds), ...(write ? { runId: write.runId } : {}) };
   }
 
   /**

@@ -113,10 +113,11 @@ export const PG_TARGETS = {
 /** Seconds at each end of the resident row whose lag is compared. */
 const LAG_WINDOW_SECONDS = 5;
 
-type Kind = 'pg' | 'bare' | 'booked' | 'file';
-const KINDS: readonly Kind[] = ['pg', 'bare', 'booked', 'file'];
+type Kind = 'pg' | 'pgRuns' | 'bare' | 'booked' | 'file';
+const KINDS: readonly Kind[] = ['pg', 'pgRuns', 'bare', 'booked', 'file'];
 const KIND_LABEL: Record<Kind, string> = {
   pg: 'Baton, PostgreSQL store',
+  pgRuns: 'Baton, PostgreSQL store, a run per process',
   bare: 'bare SKIP LOCKED loop (hand SQL)',
   booked: 'bare loop with Baton’s bookkeeping (hand SQL)',
   file: 'Baton, file store',
@@ -368,10 +369,23 @@ async function throughput(
   const children: Child[] = [];
   try {
     const setupStart = Date.now();
+    // A run per process, for the row whose processes share no run: what each process claims in all, at most.
+    const ownTasks =
+      options.reps * options.processes.reduce((n, p) => n + Math.ceil(options.cycles / p), 0) + warmupPerChild + 1;
+    const ownPlans = Object.fromEntries(
+      Array.from({ length: most }, (_, j) => [`own${j}`, Array.from({ length: ownTasks }, (_, i) => `P${j}T${i + 1}`)]),
+    );
     const [pgRuns, fileRuns] = await Promise.all([
-      prepareWorkspace(pgDir, { kind: 'postgres', schema: 'bench_cycles' }, env, { plan: taskIds }, true),
+      prepareWorkspace(pgDir, { kind: 'postgres', schema: 'bench_cycles' }, env, { plan: taskIds, ...ownPlans }, true),
       prepareWorkspace(fileDir, { kind: 'file' }, env, { plan: taskIds }, true),
     ]);
+    const ownCursor = new Array<number>(most).fill(0);
+    const takeOwn = (j: number, n: number): string[] => {
+      const slice = ownPlans[`own${j}`]!.slice(ownCursor[j], ownCursor[j]! + n);
+      ownCursor[j]! += n;
+      if (slice.length < n) throw new Error('the bench made too few tasks for a run of its own');
+      return slice;
+    };
     await withClient(cluster, async (c) => {
       await c.query('CREATE SCHEMA bench_bare');
       await c.query(`SET search_path TO bench_bare; ${BARE_TABLE}`);
@@ -407,15 +421,20 @@ async function throughput(
       const cpuBefore = serverCpuMs(cluster);
       const startAt = Date.now() + 100 + 10 * processes;
       const replies = await Promise.all(
-        children
-          .slice(0, processes)
-          .map((child, j) =>
-            child.send(
-              kind === 'bare' || kind === 'booked'
-                ? { kind, cycles: share(j), startAt }
-                : { kind, runId: (kind === 'pg' ? pgRuns : fileRuns).plan, tasks: takeTasks(kind, share(j)), startAt },
-            ),
+        children.slice(0, processes).map((child, j) =>
+          child.send(
+            kind === 'bare' || kind === 'booked'
+              ? { kind, cycles: share(j), startAt }
+              : kind === 'pgRuns'
+                ? { kind: 'pg', runId: pgRuns[`own${j}`], tasks: takeOwn(j, share(j)), startAt }
+                : {
+                    kind,
+                    runId: (kind === 'pg' ? pgRuns : fileRuns).plan,
+                    tasks: takeTasks(kind, share(j)),
+                    startAt,
+                  },
           ),
+        ),
       );
       const serverCpu = serverCpuMs(cluster) - cpuBefore;
       const end = Math.max(...replies.map((r) => Number(r.end)));
@@ -870,19 +889,21 @@ a rate is the cycles over the time from that start to the last process's end. Me
 round too (Baton ÷ the loop in the same round). The loop with Baton's bookkeeping is the bare loop whose three
 statements also append the event rows Baton's operations append (the attempt and the task's status at a claim, the
 beat, the ingestion and both statuses at the end) and keep the result's content by its digest: one statement each,
-row locks only (test/bench/children/pgCycler.ts).
+row locks only (test/bench/children/pgCycler.ts). The last two columns: the same Baton cycles, each process claiming
+from a run of its own (writes of different runs commit side by side: docs/team.md, "Concurrency").
 
-| Processes | ${KIND_LABEL.pg} — cycles/s | ${KIND_LABEL.booked} — cycles/s (reference) | Baton ÷ it, per round | ${KIND_LABEL.bare} — cycles/s (reference) | Baton ÷ bare, per round | ${KIND_LABEL.file} — cycles/s (reference) | PostgreSQL ÷ file |
-|--:|--:|--:|--:|--:|--:|--:|--:|
+| Processes | ${KIND_LABEL.pg} — cycles/s | ${KIND_LABEL.booked} — cycles/s (reference) | Baton ÷ it, per round | ${KIND_LABEL.bare} — cycles/s (reference) | Baton ÷ bare, per round | ${KIND_LABEL.file} — cycles/s (reference) | PostgreSQL ÷ file | ${KIND_LABEL.pgRuns} — cycles/s | it ÷ one run |
+|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
 ${o.processes
   .map((p) => {
     const pgCell = cellOf('pg', p);
+    const ownCell = cellOf('pgRuns', p);
     const bookedCell = cellOf('booked', p);
     const bareCell = cellOf('bare', p);
     const fileCell = cellOf('file', p);
     const paired = (ratio?: Summary): string =>
       ratio ? `${ratio.median.toFixed(2)}× (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)})` : '—';
-    return `| ${p} | ${fmtRate(pgCell.rate)} | ${fmtRate(bookedCell.rate)} | ${paired(r.pairedBookedRatio.get(p))} | ${fmtRate(bareCell.rate)} | ${paired(r.pairedRatio.get(p))} | ${fmtRate(fileCell.rate)} | ${(pgCell.rate.median / fileCell.rate.median).toFixed(2)}× |`;
+    return `| ${p} | ${fmtRate(pgCell.rate)} | ${fmtRate(bookedCell.rate)} | ${paired(r.pairedBookedRatio.get(p))} | ${fmtRate(bareCell.rate)} | ${paired(r.pairedRatio.get(p))} | ${fmtRate(fileCell.rate)} | ${(pgCell.rate.median / fileCell.rate.median).toFixed(2)}× | ${fmtRate(ownCell.rate)} | ${(ownCell.rate.median / pgCell.rate.median).toFixed(2)}× |`;
   })
   .join('\n')}
 

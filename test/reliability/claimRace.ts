@@ -7,6 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { StoreSetting } from '../../src/engine/domain/config';
+import { Engine } from '../../src/engine/index';
 import { chooseStore, openStore } from '../../src/engine/store/openStore';
 import { bundleScript } from '../support/bundleScript';
 import { schemaFor } from '../support/postgresCluster';
@@ -105,6 +106,69 @@ export async function runClaimRace(options: {
     }
   } finally {
     for (const r of racers) r.stop();
+  }
+  return { rounds: options.rounds, failures };
+}
+
+/**
+ * Claim rounds within one run (issue 26): K processes, each with an engine open on the same store all along, claim the
+ * same task of a run they name, at the same moment, round after round — the claim that runs beside other runs'
+ * writers (WriteScope). Each round must have exactly one winner, whose attempt is the task's only one; the losers are
+ * told the task is taken.
+ */
+export async function runRunClaimRace(options: {
+  rounds: number;
+  racers: number;
+  postgresUrl?: string;
+}): Promise<{ rounds: number; failures: string[] }> {
+  const script = bundleScript('test/reliability/children/claimRacer.ts');
+  const failures: string[] = [];
+  const env = { ...process.env, ...(options.postgresUrl ? { BATON_STORE_URL: options.postgresUrl } : {}) };
+  const racers = Array.from({ length: options.racers }, () => new Racer(script, env));
+  const workspace = makeTempDir('baton-run-race-');
+  const store: StoreSetting = options.postgresUrl
+    ? { kind: 'postgres', schema: schemaFor(workspace) }
+    : { kind: 'file' };
+  try {
+    const plan = join(workspace, 'plan.md');
+    const taskIds = Array.from({ length: options.rounds }, (_, i) => `T${i + 1}`);
+    writeFileSync(
+      plan,
+      taskIds.map((id) => `\`\`\`baton-task\nid: ${id}\nagent: coder\n\`\`\`\nTask ${id}.\n`).join('\n'),
+    );
+    mkdirSync(join(workspace, '.baton'));
+    // Every round's winner keeps its claim: the run holds them all.
+    writeFileSync(join(workspace, '.baton', 'config.json'), JSON.stringify({ store, maxConcurrency: options.rounds }));
+    const setup = await Engine.open({ workspace, env });
+    const runId = (await setup.startRun(plan)).id;
+    await setup.close();
+    await Promise.all(racers.map((r) => r.ask(`open ${workspace}`)));
+    for (const taskId of taskIds) {
+      const outcomes = (await Promise.all(racers.map((r) => r.ask(`claim ${runId} ${taskId}`)))).map(
+        (line) => JSON.parse(line) as RaceOutcome,
+      );
+      const winners = outcomes.filter((o) => o.won);
+      if (winners.length !== 1) failures.push(`${taskId}: ${winners.length} winners`);
+      for (const loser of outcomes.filter((o) => !o.won))
+        if (loser.code !== 'task.already-claimed') failures.push(`${taskId}: a loser got ${loser.code}`);
+    }
+    await Promise.all(racers.map((r) => r.ask('close')));
+    const opened = await openStore(chooseStore(store, join(workspace, '.baton', 'store'), env), { follow: false });
+    const attempts = await opened.read((r) =>
+      r.all<{ task_id: string; n: number; running: number }>(
+        `SELECT task_id, COUNT(*) AS n, SUM(CASE WHEN status = 'RUNNING' THEN 1 ELSE 0 END) AS running
+         FROM delegations WHERE run_id = ? GROUP BY task_id`,
+        [runId],
+      ),
+    );
+    await opened.close();
+    if (attempts.length !== options.rounds)
+      failures.push(`${attempts.length} tasks have attempts (want ${options.rounds})`);
+    for (const a of attempts)
+      if (a.n !== 1 || a.running !== 1) failures.push(`${a.task_id}: ${a.n} attempts, ${a.running} RUNNING`);
+  } finally {
+    for (const r of racers) r.stop();
+    rmSync(workspace, { recursive: true, force: true });
   }
   return { rounds: options.rounds, failures };
 }

@@ -372,7 +372,8 @@ export class Coordinator {
     const { handedIn, holderGone } = await this.ctx.store.transact(async (tx) => {
       const now = this.ctx.clock.now();
       await this.leases.restate(tx, now);
-      await expireStaleRuntimes(tx, now, { host, spare: this.supervisor.doneWithinLease() });
+      // Its own run's leases only: its writes are scoped to the run (docs/team.md, "Concurrency").
+      await expireStaleRuntimes(tx, now, { runId, host, spare: this.supervisor.doneWithinLease() });
       // A coordinator that joined the run and stopped renewing its place is retired after the takeover rule's time.
       if (shared) await retireLapsedPlaces(tx, runId, now, host.foreignGraceMs);
       return {
@@ -426,10 +427,12 @@ export class Coordinator {
 
     // A person's hand-off (manual worker) is not waited for: it may take days, and the run waits at its gate.
     const inFlight = this.supervisor.busySlots() + this.finishing.size + this.retryTimers.size;
-    // A verification that ended while this pass read and launched changed what the pass saw: look again first.
-    const finishedMeanwhile = [...view.finishing].some(
-      (taskId) => !this.finishing.has(taskId) && !this.retryTimers.has(taskId),
-    );
+    // An attempt or a verification that ended while this pass read and launched changed what the pass saw (its task
+    // done may have made others ready): look again first.
+    const ownNow = this.supervisor.ownDelegations();
+    const finishedMeanwhile =
+      [...view.finishing].some((taskId) => !this.finishing.has(taskId) && !this.retryTimers.has(taskId)) ||
+      [...view.ownDelegations].some((delegationId) => !ownNow.has(delegationId));
     if (inFlight > 0 || finishedMeanwhile || plan.waitingForBackoff || plan.heldElsewhere > 0) return undefined;
     // Read after this pass's launches: one may have opened a gate (isolation, a hand-off) since the snapshot.
     const { runStatus, openGates, cancelling } = await this.ctx.store.read(async (r) => ({

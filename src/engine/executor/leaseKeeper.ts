@@ -57,7 +57,7 @@ export class LeaseKeeper {
      */
     private readonly onHeldUntil: (until: number) => boolean = () => true,
   ) {
-    this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx));
+    this.store = fencedStore(deps.store, (tx) => this.checkEpoch(tx), { runId: lease.runId });
     this.fence = {
       // A read catches up with every other process first: the epoch it sees is the latest.
       assertHeld: () => deps.store.read((r) => this.checkEpoch(r)),
@@ -119,10 +119,12 @@ export class LeaseKeeper {
     if (!this.onHeldUntil(this.deps.clock.now())) return;
     const release = { runId: this.lease.runId, epoch: this.currentEpoch, ...(handedOver ? { handedOver } : {}) };
     await this.deps.store
-      .transact((tx) =>
-        this.lease.join
-          ? leaveRun(tx, release, this.deps.clock.now())
-          : releaseCoordinatorLease(tx, release, this.deps.clock.now()),
+      .transact(
+        (tx) =>
+          this.lease.join
+            ? leaveRun(tx, release, this.deps.clock.now())
+            : releaseCoordinatorLease(tx, release, this.deps.clock.now()),
+        { runId: this.lease.runId },
       )
       .catch((err: unknown) => {
         // The lease then runs out by itself; a successor takes over after it.
@@ -146,12 +148,14 @@ export class LeaseKeeper {
       const { runId, leaseMs } = this.lease;
       const now = this.deps.clock.now();
       this.deps.store
-        .transact((tx) =>
-          (this.lease.join ? renewRunPlace : renewCoordinatorLease)(
-            tx,
-            { runId, epoch: this.currentEpoch, leaseMs },
-            now,
-          ),
+        .transact(
+          (tx) =>
+            (this.lease.join ? renewRunPlace : renewCoordinatorLease)(
+              tx,
+              { runId, epoch: this.currentEpoch, leaseMs },
+              now,
+            ),
+          { runId },
         )
         .then(
           () => {

@@ -28,7 +28,7 @@ import {
   type JournalStatement,
 } from './journal';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
-import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
+import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx, WriteScope } from './port';
 import { acquireProcessLock, createProcessLock, type LockWait, type ProcessLock } from './processLock';
 import { loadSqlJs } from './sqljs';
 import { counted } from '../domain/plural';
@@ -185,7 +185,8 @@ export class FileStore implements StorePort {
 
   // ── the port ────────────────────────────────────────────────────────────
 
-  async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  /** Every transaction runs alone (the process lock): a write scope narrows nothing here. */
+  async transact<T>(work: (tx: StoreTx) => Promise<T>, _scope?: WriteScope): Promise<T> {
     if (this.heldByStopped) throw this.heldByStopped;
     const before = this.appliedSeq;
     const { result, seen } = await this.mutex.run(() => this.commit(work));

@@ -12,8 +12,8 @@ import { storeView } from './storeView';
 export function onFirstCommit(store: StorePort, effect: () => void): StorePort {
   let committed = false;
   return storeView(store, {
-    transact: async (work) => {
-      if (committed) return store.transact(work);
+    transact: async (work, scope) => {
+      if (committed) return store.transact(work, scope);
       let changed = false;
       const result = await store.transact((tx) => {
         const noting: StoreTx = {
@@ -26,7 +26,7 @@ export function onFirstCommit(store: StorePort, effect: () => void): StorePort {
           },
         };
         return work(noting);
-      });
+      }, scope);
       if (changed && !committed) {
         committed = true;
         effect();

@@ -16,6 +16,59 @@ export interface Migration {
   postgres?: string[];
 }
 
+/**
+ * Every table whose rows belong to one run, with the column that names it (migration 18). A migration that adds such a
+ * table adds its guard too (test/unit/store/migrations.test.ts checks that every table with a run_id has one).
+ */
+export const RUN_TABLES: Readonly<Record<string, string>> = {
+  runs: 'id',
+  ...Object.fromEntries(
+    [
+      'tasks',
+      'task_dependencies',
+      'delegations',
+      'runtimes',
+      'gates',
+      'events',
+      'coordinator_leases',
+      'stop_requests',
+      'verification_receipts',
+      'run_isolation',
+      'worktrees',
+      'agent_usage',
+      'ingestions',
+      'tree_snapshots',
+      'verify_processes',
+      'follow_ups',
+      'hand_ins',
+      'run_drivers',
+    ].map((table) => [table, 'run_id']),
+  ),
+};
+
+/**
+ * A row trigger that refuses, under a write scoped to a run, an insert, update or delete of a row of another run
+ * (SQLSTATE BATN0; the transaction rolls back). Without a scope (`baton.write_scope` unset or empty) it lets
+ * everything through.
+ */
+function writeScopeGuard(table: string, column: string): string[] {
+  const guard = `baton_write_scope_${table}`;
+  return [
+    `CREATE FUNCTION ${guard}() RETURNS trigger LANGUAGE plpgsql AS $guard$
+     DECLARE scope varchar := current_setting('baton.write_scope', true);
+     BEGIN
+       IF scope IS NULL OR scope = '' THEN RETURN NULL; END IF;
+       IF (TG_OP <> 'INSERT' AND OLD.${column} IS DISTINCT FROM scope)
+          OR (TG_OP <> 'DELETE' AND NEW.${column} IS DISTINCT FROM scope) THEN
+         RAISE EXCEPTION 'a write scoped to run % changed a row of run % in ${table}',
+           scope, CASE WHEN TG_OP = 'DELETE' THEN OLD.${column} ELSE NEW.${column} END USING ERRCODE = 'BATN0';
+       END IF;
+       RETURN NULL;
+     END $guard$`,
+    `CREATE TRIGGER ${guard} AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${guard}()`,
+  ];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -489,6 +542,15 @@ export const MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (run_id, epoch)
       )`,
     ],
+  },
+  {
+    version: 18,
+    name: "a write scoped to a run touches that run's rows only",
+    // Nothing on the file store, whose transactions all run alone. On PostgreSQL, a transaction scoped to a run
+    // (store/port.ts, WriteScope; it sets `baton.write_scope`) runs beside other runs' writers, which is safe only if
+    // it changes nothing of theirs: each table of a run's rows refuses, in the writing statement, a row of another run.
+    statements: [],
+    postgres: Object.entries(RUN_TABLES).flatMap(([table, column]) => writeScopeGuard(table, column)),
   },
 ];
 

@@ -6,7 +6,7 @@ import { Emitter, type Disposable } from '../domain/emitter';
 import { displayUrl, redactCredentials } from '../domain/credentials';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations';
 import { Mutex } from './mutex';
-import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx } from './port';
+import type { Row, SqlValue, StorePort, StoreReader, StoreRecovery, StoreTx, WriteScope } from './port';
 import { postgresDdl, toPostgres } from './postgresDialect';
 
 export interface PgStoreOptions {
@@ -34,8 +34,17 @@ export interface PgStoreOptions {
 }
 
 export const DEFAULT_PG_SCHEMA = 'baton';
-/** The first key of every advisory lock Baton takes ("BATN"); the second is the store's schema. */
+/**
+ * The store's advisory lock is the pair ("BATN", the store's schema); a run's is one 64-bit key (runLockKey).
+ * PostgreSQL keeps the one-bigint and the two-int4 forms apart, so a run's key never collides with a store's.
+ */
 const LOCK_CLASS = 0x4241544e;
+/** What a run id a write may be scoped to looks like (it goes into a SET LOCAL literal); any other runs unscoped. */
+const SCOPABLE_RUN_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+/** The SQLSTATE of migration 18's guard: a write scoped to a run changed a row of another. */
+const WRITE_SCOPE_GUARD = 'BATN0';
+/** How often a scoped transaction the server chose as a deadlock's victim is run again before the error stands. */
+const DEADLOCK_RETRIES = 5;
 const OID = { bool: 16, int8: 20, numeric: 1700 } as const;
 
 /**
@@ -80,14 +89,16 @@ const UNREACHABLE_CODES = new Set([
  * migrations (translated by postgresDialect.ts) and the same SQL as the file store, in a
  * schema of a database that several machines share.
  *
- * Concurrency, the port's compare-and-set promise: every `transact` is one READ COMMITTED
- * transaction that first takes `pg_advisory_xact_lock(BATN, <schema>)`. Writers of one store
- * therefore run one after the other, across every process and machine, exactly as they do
- * under the file store's process lock; each statement of the one holding the lock sees
- * every commit before it. The lock goes with the transaction (commit, rollback, or the
- * server ending a dead or stopped session). Reads take no lock: one REPEATABLE READ, READ
- * ONLY transaction each, a consistent snapshot. (docs/architecture.md, "Decision: writers
- * serialize on an advisory lock".)
+ * Concurrency, the port's compare-and-set promise (docs/team.md, "Concurrency"): every
+ * `transact` is one READ COMMITTED transaction that first takes its locks, held until it ends
+ * (commit, rollback, or the server ending a dead or stopped session):
+ * - unscoped: the store's advisory lock, exclusive. It runs alone, as under the file store's
+ *   process lock; each of its statements sees every commit before it.
+ * - scoped to a run (WriteScope): the store's lock shared, then the run's lock exclusive. It runs
+ *   alone among that run's writers and beside other runs' (and never beside an unscoped one), so
+ *   what it reads of its run holds until it commits. `baton.write_scope` names the run for the
+ *   guard triggers (migration 18), which refuse a row of any other run.
+ * Reads take no lock: one REPEATABLE READ, READ ONLY transaction each, a consistent snapshot.
  *
  * `watch`: a transaction that wrote anything sends `pg_notify(<channel>, <this opening>)`
  * before COMMIT. PostgreSQL delivers a notification only once its transaction committed, so
@@ -117,6 +128,8 @@ export class PgStore implements StorePort {
   private readonly guarded = new WeakSet<pg.PoolClient>();
   /** The server's wall clock minus this machine's (ms), and when (monotonic ms) it was measured. */
   private offset = { ms: 0, measuredAt: -Infinity };
+  /** Scoped writes the guard found touching another run, run again unscoped (see transact). */
+  writesRunAgainAlone = 0;
   private measuring: Promise<void> | undefined;
 
   private constructor(private readonly options: PgStoreOptions) {
@@ -188,11 +201,27 @@ export class PgStore implements StorePort {
     this.offset = { ms: Math.round(best!.ms), measuredAt: monotonicMs() };
   }
 
-  async transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transact<T>(work: (tx: StoreTx) => Promise<T>, scope?: WriteScope): Promise<T> {
     this.assertOpen();
-    // One writer per process at a time: the advisory lock would serialize them anyway, and a
-    // queue here keeps the other pooled connections free for reads meanwhile.
-    const { result, wrote } = await this.writers.run(() => this.commit(work));
+    // One writer per process at a time: a queue here keeps the other pooled connections free for reads meanwhile.
+    const { result, wrote } = await this.writers.run(async () => {
+      for (let attempt = 1, narrowed = scope; ; attempt++) {
+        try {
+          return await this.commit(work, narrowed);
+        } catch (err) {
+          if (narrowed && err instanceof WriteScopeExceeded) {
+            // It touched another run after all: the guard rolled it back before anything was written, and it runs
+            // again alone — as every write did before scopes. Correct either way; counted, since it costs a retry.
+            this.writesRunAgainAlone++;
+            narrowed = undefined;
+            continue;
+          }
+          // Scoped writers take row locks in no common order (counters, artifacts): the server ends one of two that
+          // wait on each other, before either committed, and that one runs again.
+          if (attempt > DEADLOCK_RETRIES || errorCode(err) !== '40P01') throw err;
+        }
+      }
+    });
     if (wrote) this.changed.fire();
     return result;
   }
@@ -258,12 +287,16 @@ export class PgStore implements StorePort {
 
   // ── transactions ────────────────────────────────────────────────────────
 
-  private async commit<T>(work: (tx: StoreTx) => Promise<T>): Promise<{ result: T; wrote: boolean }> {
+  private async commit<T>(
+    work: (tx: StoreTx) => Promise<T>,
+    scope: WriteScope | undefined,
+  ): Promise<{ result: T; wrote: boolean }> {
     this.assertOpen();
-    // One round trip: the transaction and the store's lock (held until COMMIT or ROLLBACK).
-    const client = await this.begin(`BEGIN; SELECT pg_advisory_xact_lock(${LOCK_CLASS}, ${this.lockKey})`);
+    // One round trip: the transaction and its locks (held until COMMIT or ROLLBACK).
+    const client = await this.begin(this.beginWrite(scope));
     let live = true;
     let wrote = false;
+    let guardTripped = false;
     let broken: unknown;
     try {
       const inTurn = oneAtATime();
@@ -274,22 +307,42 @@ export class PgStore implements StorePort {
         run: async (sql, params = []) => {
           if (!live) throw new Error('transaction is over');
           wrote = true;
-          const result = await inTurn(() => client.query(prepared(sql, params)));
-          return result.rowCount ?? 0;
+          try {
+            const result = await inTurn(() => client.query(prepared(sql, params)));
+            return result.rowCount ?? 0;
+          } catch (err) {
+            if (errorCode(err) === WRITE_SCOPE_GUARD) guardTripped = true;
+            throw err;
+          }
         },
       };
       const result = await work(tx);
       live = false;
       // Delivered only if and once the commit is visible; the payload lets this opening skip its own.
       await client.query(wrote ? `SELECT pg_notify('${this.channel}', '${this.instance}'); COMMIT` : 'COMMIT');
+      // A work that swallowed the guard's error ended an aborted transaction, which COMMIT rolls back without a word.
+      if (guardTripped) throw new Error('the write scope guard rolled the transaction back');
       return { result, wrote };
     } catch (err) {
       live = false;
       broken = await this.rollback(client, err);
+      // Whatever the work made of the guard's error (caught, or followed by "transaction aborted"), it is the cause.
+      if (guardTripped) throw new WriteScopeExceeded(this.redact(err instanceof Error ? err.message : String(err)));
       throw this.scrub(err);
     } finally {
       client.release(broken as Error | undefined);
     }
+  }
+
+  /** BEGIN and the locks of a write transaction of `scope` (see the class comment). */
+  private beginWrite(scope: WriteScope | undefined): string {
+    const store = `${LOCK_CLASS}, ${this.lockKey}`;
+    if (!scope || !SCOPABLE_RUN_ID.test(scope.runId)) return `BEGIN; SELECT pg_advisory_xact_lock(${store})`;
+    return (
+      `BEGIN; SELECT pg_advisory_xact_lock_shared(${store}); ` +
+      `SELECT pg_advisory_xact_lock(${runLockKey(this.schema, scope.runId)}); ` +
+      `SET LOCAL baton.write_scope = '${scope.runId}'`
+    );
   }
 
   private reader(client: pg.PoolClient, live: () => boolean, inTurn = oneAtATime()): StoreReader {
@@ -641,6 +694,15 @@ function isUnreachable(err: unknown): boolean {
   return /Connection terminated|connection timeout|Client has encountered a connection error|terminating connection/i.test(
     message,
   );
+}
+
+/** A transaction scoped to a run wrote a row of another run (migration 18's guard refused it; nothing was kept). */
+class WriteScopeExceeded extends Error {}
+
+/** A run's advisory lock key in a store: the first 8 bytes of a SHA-256, as a signed 64-bit integer (an int8). */
+export function runLockKey(schema: string, runId: string): string {
+  const digest = createHash('sha256').update(`${schema}\0${runId}`).digest();
+  return digest.readBigInt64BE(0).toString();
 }
 
 /** FNV-1a, as a signed 32-bit integer (an int4 lock key). */

@@ -22,12 +22,24 @@ export interface StoreRecovery {
 }
 
 /**
+ * What a write transaction touches, so that a shared store can run writers that touch different things side by side
+ * (docs/team.md, "Concurrency"). Absent: anything — the transaction runs alone, as every transaction of the file
+ * store does. `{ runId }`: only rows of that run (and the store-wide counters and the content-addressed artifacts,
+ * which take row locks of their own); it runs alone among that run's writers and beside other runs'. PostgreSQL
+ * refuses, with an error that rolls the transaction back, a row of another run written under it.
+ */
+export interface WriteScope {
+  runId: string;
+}
+
+/**
  * The store port (DESIGN §3). The engine talks only to this interface; every backend
  * must pass test/unit/store/storeConformance.ts.
  *
  * Guarantees:
  * - `transact` runs `work` against the latest committed state of every process (it
- *   catches up first), so a precondition checked inside it is a compare-and-set.
+ *   catches up first), so a precondition checked inside it is a compare-and-set: no other
+ *   writer of what its scope covers (WriteScope) commits while it runs.
  * - When `transact` resolves, the transaction is durable. When `work` throws, nothing
  *   of it is visible, in this process or any other.
  * - `work` is asynchronous so that a networked backend can implement the port, but it
@@ -36,7 +48,7 @@ export interface StoreRecovery {
  *   is visible to `read`.
  */
 export interface StorePort {
-  transact<T>(work: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transact<T>(work: (tx: StoreTx) => Promise<T>, scope?: WriteScope): Promise<T>;
   read<T>(work: (reader: StoreReader) => Promise<T>): Promise<T>;
   /** Catch up with commits of other processes now (a watch does it by itself). */
   refresh(): Promise<void>;

@@ -2,6 +2,7 @@ import type { Clock } from '../domain/clock';
 import type { WorkerRuntime } from '../domain/types';
 import { renewWorkerLeases, type RenewLeaseOutcome, type WorkerBeat } from '../operations/runtimes/renewRuntimeLease';
 import type { StorePort } from '../store/port';
+import { runsOfRuntimes } from '../queries/runtimes';
 
 export type { WorkerBeat };
 
@@ -25,9 +26,13 @@ const MAX_BEATS_PER_COMMIT = 256;
  * others). A beat resolves only once the commit that carries it is durable; a commit that fails rejects every beat
  * in it, none of which was written.
  */
+/** How many runtimes' runs a batch remembers (a run of a runtime never changes; the map only saves a read). */
+const REMEMBERED_RUNTIMES = 10_000;
+
 export class HeartbeatBatch {
   private queue: PendingBeat[] = [];
   private committing: Promise<void> | undefined;
+  private readonly runOf = new Map<string, string>();
 
   constructor(
     private readonly store: StorePort,
@@ -43,6 +48,12 @@ export class HeartbeatBatch {
     });
   }
 
+  /** The run a runtime belongs to, known from its claim: its beats need no read to find it. */
+  remember(runtimeId: string, runId: string): void {
+    if (this.runOf.size >= REMEMBERED_RUNTIMES) this.runOf.clear();
+    this.runOf.set(runtimeId, runId);
+  }
+
   /** Resolves once every beat sent so far has its outcome. */
   async settled(): Promise<void> {
     await this.committing;
@@ -52,27 +63,56 @@ export class HeartbeatBatch {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BEATS_PER_COMMIT);
-        let outcomes: RenewLeaseOutcome[];
+        let byRun: Map<string | undefined, PendingBeat[]>;
         try {
-          outcomes = await this.store.transact((tx) =>
-            renewWorkerLeases(
-              tx,
-              batch.map(({ beat }) => beat),
-              this.clock.now(),
-            ),
-          );
+          byRun = await this.groupByRun(batch);
         } catch (err) {
           for (const pending of batch) pending.reject(err);
           continue;
         }
-        outcomes.forEach((outcome, i) => {
-          const pending = batch[i]!;
-          if (outcome.renewed) pending.resolve(outcome.runtime);
-          else pending.reject(outcome.error);
-        });
+        // One commit per run, scoped to it (docs/team.md, "Concurrency"): a beat touches only its runtime's run. Beats
+        // of runtimes the store does not know commit unscoped, and are refused there.
+        for (const [runId, beats] of byRun) await this.commitBeats(beats, runId);
       }
     } finally {
       this.committing = undefined;
     }
+  }
+
+  private async groupByRun(batch: PendingBeat[]): Promise<Map<string | undefined, PendingBeat[]>> {
+    const unknown = [...new Set(batch.map(({ beat }) => beat.runtimeId).filter((id) => !this.runOf.has(id)))];
+    if (unknown.length > 0) {
+      const found = await this.store.read((r) => runsOfRuntimes(r, unknown));
+      for (const { id, run_id } of found) this.remember(id, run_id);
+    }
+    const byRun = new Map<string | undefined, PendingBeat[]>();
+    for (const pending of batch) {
+      const runId = this.runOf.get(pending.beat.runtimeId);
+      byRun.set(runId, [...(byRun.get(runId) ?? []), pending]);
+    }
+    return byRun;
+  }
+
+  private async commitBeats(beats: PendingBeat[], runId: string | undefined): Promise<void> {
+    let outcomes: RenewLeaseOutcome[];
+    try {
+      outcomes = await this.store.transact(
+        (tx) =>
+          renewWorkerLeases(
+            tx,
+            beats.map(({ beat }) => beat),
+            this.clock.now(),
+          ),
+        runId !== undefined ? { runId } : undefined,
+      );
+    } catch (err) {
+      for (const pending of beats) pending.reject(err);
+      return;
+    }
+    outcomes.forEach((outcome, i) => {
+      const pending = beats[i]!;
+      if (outcome.renewed) pending.resolve(outcome.runtime);
+      else pending.reject(outcome.error);
+    });
   }
 }

@@ -231,40 +231,43 @@ export async function ingestArtifactContent(
   // The delegation as it stands after the ingestion, and whether its task waits for verification, come from the same
   // transaction. The presenting process (/proc, a read per parent) matters only when the attempt's worker is one Baton
   // started (runsUnderWorker): the first transaction asks for it when it finds one, having written nothing, and runs
-  // again with it.
+  // again with it. It touches only the delegation's run (docs/team.md, "Concurrency").
   const record = (presenter?: Presenter) =>
-    ctx.store.transact(async (tx) => {
-      if (handedIn) {
-        const refusal = await authorizeIngest(
+    ctx.store.transact(
+      async (tx) => {
+        if (handedIn) {
+          const refusal = await authorizeIngest(
+            tx,
+            { runId: delegation.runId, delegationId: delegation.id, ...handedIn, ...(presenter ? { presenter } : {}) },
+            ctx.clock.now(),
+          );
+          if (refusal === PRESENTER_NEEDED) return { presenterNeeded: true as const };
+          // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).
+          if (refusal) return { refusal };
+        }
+        const recorded = await recordIngestion(
           tx,
-          { runId: delegation.runId, delegationId: delegation.id, ...handedIn, ...(presenter ? { presenter } : {}) },
+          {
+            runId: delegation.runId,
+            delegationId: delegation.id,
+            artifactPath,
+            digest,
+            issues,
+            ...(content !== undefined ? { content: { digest, bytes: size, content } } : {}),
+            ...(resultStatus ? { resultStatus } : {}),
+            ...(summary ? { summary } : {}),
+          },
           ctx.clock.now(),
         );
-        if (refusal === PRESENTER_NEEDED) return { presenterNeeded: true as const };
-        // Returned, not thrown: an expiry it made official commits (as a late heartbeat's does).
-        if (refusal) return { refusal };
-      }
-      const recorded = await recordIngestion(
-        tx,
-        {
-          runId: delegation.runId,
-          delegationId: delegation.id,
-          artifactPath,
-          digest,
-          issues,
-          ...(content !== undefined ? { content: { digest, bytes: size, content } } : {}),
-          ...(resultStatus ? { resultStatus } : {}),
-          ...(summary ? { summary } : {}),
-        },
-        ctx.clock.now(),
-      );
-      const row = await getDelegation(tx, delegation.runId, delegation.id);
-      const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
-        delegation.runId,
-        delegation.taskId,
-      ]);
-      return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
-    });
+        const row = await getDelegation(tx, delegation.runId, delegation.id);
+        const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
+          delegation.runId,
+          delegation.taskId,
+        ]);
+        return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
+      },
+      { runId: delegation.runId },
+    );
   const first = await record();
   const committed = 'presenterNeeded' in first ? await record(presentingProcess()) : first;
   if ('presenterNeeded' in committed) throw new Error('the presenting process was asked for twice');

@@ -2,6 +2,8 @@
  * Child of the race test, reused across rounds. Reads commands on stdin:
  *   open <workspace>   opens the engine there and answers `ready`
  *   go <plan> <task>   claims the task, answers with the outcome as JSON, closes the engine
+ *   claim <run> <task> claims the task of that run (a claim scoped to the run), answers with the outcome; the engine
+ *                      stays open for the next round
  */
 import { createInterface } from 'node:readline';
 import { BatonError, Engine } from '../../../src/engine/index';
@@ -25,6 +27,20 @@ async function handle(line: string): Promise<string> {
       await engine!.close();
       engine = undefined;
     }
+  }
+  if (command === 'claim') {
+    try {
+      const claim = await engine!.claimTask({ runId: a!, taskId: b! });
+      return JSON.stringify({ won: true, runId: claim.runId, delegationId: claim.delegation.id });
+    } catch (err) {
+      if (!BatonError.is(err)) throw err;
+      return JSON.stringify({ won: false, code: err.code });
+    }
+  }
+  if (command === 'close') {
+    await engine?.close();
+    engine = undefined;
+    return 'closed';
   }
   throw new Error(`unknown command ${line}`);
 }

@@ -180,6 +180,121 @@ describe('PostgreSQL store', () => {
     assert.equal(row?.value, 'step 1\ufffdstep 2');
   });
 
+  describe('write scopes (docs/team.md, "Concurrency")', () => {
+    /** A transaction of `store` in `scope` that writes an event row of `runId`, then waits until let go. */
+    const holding = (store: PgStore, runId: string, scope?: string) => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let inside!: () => void;
+      const entered = new Promise<void>((resolve) => (inside = resolve));
+      const done = store.transact(
+        async (tx) => {
+          await tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES (?, 1, 'held', 1, '{}')`, [runId]);
+          inside();
+          await released;
+        },
+        scope !== undefined ? { runId: scope } : undefined,
+      );
+      return { entered, release, done };
+    };
+    const commitOrder: string[] = [];
+    const writeEvent = (store: PgStore, runId: string, scope: string | undefined, seq: number): Promise<void> =>
+      store
+        .transact(
+          (tx) =>
+            tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES (?, ?, 'written', 1, '{}')`, [
+              runId,
+              seq,
+            ]),
+          scope !== undefined ? { runId: scope } : undefined,
+        )
+        .then(() => void commitOrder.push(`${runId}:${seq}`));
+    beforeEach(() => commitOrder.splice(0));
+
+    it("lets writers of two runs commit side by side: run B's commit does not wait for run A's open transaction", async function () {
+      this.timeout(30_000);
+      const schema = freshSchema();
+      const [a, b] = [await open({ schema }), await open({ schema })];
+      const held = holding(a, 'R-a', 'R-a');
+      await held.entered;
+      await writeEvent(b, 'R-b', 'R-b', 2);
+      assert.deepEqual(commitOrder, ['R-b:2'], 'B committed while A held its run');
+      held.release();
+      await held.done;
+    });
+
+    it('runs the writers of one run one after the other, and an unscoped writer alone', async function () {
+      this.timeout(30_000);
+      const schema = freshSchema();
+      const [a, b, c] = [await open({ schema }), await open({ schema }), await open({ schema })];
+      const held = holding(a, 'R-a', 'R-a');
+      await held.entered;
+      const sameRun = writeEvent(b, 'R-a', 'R-a', 2);
+      const unscoped = writeEvent(c, 'R-c', undefined, 3);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.deepEqual(commitOrder, [], 'neither committed while A held its run');
+      held.release();
+      await Promise.all([held.done, sameRun, unscoped]);
+      assert.deepEqual(commitOrder.sort(), ['R-a:2', 'R-c:3']);
+      // And the other way round: a scoped writer waits for an unscoped one.
+      const whole = holding(c, 'R-c', undefined);
+      await whole.entered;
+      const scoped = writeEvent(b, 'R-b', 'R-b', 4);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.deepEqual(commitOrder.slice(2), [], 'the scoped writer waited for the unscoped one');
+      whole.release();
+      await Promise.all([whole.done, scoped]);
+      assert.deepEqual(commitOrder.slice(2), ['R-b:4']);
+    });
+
+    it("refuses a row of another run under a run's scope: the guard rolls it back, and it runs again alone", async () => {
+      const schema = freshSchema();
+      const store = await open({ schema });
+      // The guard itself: a transaction that says it is scoped to R-mine cannot write R-other's row.
+      await admin(async (client) => {
+        await client.query(`SET search_path TO ${schema}`);
+        await client.query(`BEGIN; SET LOCAL baton.write_scope = 'R-mine'`);
+        await assert.rejects(
+          client.query(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES ('R-other', 1, 'x', 1, '{}')`),
+          (err: { code?: string; message: string }) =>
+            err.code === 'BATN0' &&
+            /a write scoped to run R-mine changed a row of run R-other in events/.test(err.message),
+        );
+        await client.query('ROLLBACK');
+      });
+      // Through the store, that transaction is not lost: it runs again unscoped (alone), and is counted.
+      let tries = 0;
+      await store.transact(
+        async (tx) => {
+          tries++;
+          await tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES ('R-mine', 1, 'x', 1, '{}')`);
+          await tx.run(`INSERT INTO events (run_id, seq, type, at, data_json) VALUES ('R-other', 1, 'x', 1, '{}')`);
+        },
+        { runId: 'R-mine' },
+      );
+      assert.equal(tries, 2);
+      assert.equal(store.writesRunAgainAlone, 1);
+      // An update too, even one whose work swallows the error; the store's own counters are not a run's.
+      await store.transact(
+        async (tx) => {
+          await tx.run(`UPDATE events SET type = 'y' WHERE run_id = 'R-other'`).catch(() => 0);
+        },
+        { runId: 'R-mine' },
+      );
+      await store.transact((tx) => tx.run(`UPDATE counters SET value = value + 1 WHERE name = 'gate'`), {
+        runId: 'R-mine',
+      });
+      assert.equal(store.writesRunAgainAlone, 2);
+      const rows = await store.read((r) =>
+        r.all<{ run_id: string; type: string }>(`SELECT run_id, type FROM events ORDER BY run_id`),
+      );
+      assert.deepEqual(rows, [
+        { run_id: 'R-mine', type: 'x' },
+        { run_id: 'R-other', type: 'y' },
+      ]);
+    });
+  });
+
   it('lets no other writer wait for ever behind a stopped one: the server ends its transaction, and nothing of it stays', async function () {
     this.timeout(30_000);
     const schema = freshSchema();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { BatonError, type EngineEvent } from '../../../src/engine/index';
 import type { StorePort, StoreTx } from '../../../src/engine/store/port';
 import { HeartbeatBatch } from '../../../src/engine/usecases/heartbeatBatch';
-import { EventAnnouncer } from '../../../src/engine/announcer';
+import { EVENT_GAP_WAIT_MS, EventAnnouncer } from '../../../src/engine/announcer';
 import { EngineFixture } from '../../support/engineFixture';
 
 /** The store, counting its write transactions; `failCommits` makes each one throw after its work (nothing commits). */
@@ -231,6 +231,50 @@ describe('the event announcer with nobody listening', () => {
     await Promise.all([before, after]);
     await announcer.settled();
     assert.deepEqual(heard, ['started after']);
+    announcer.dispose();
+  });
+});
+
+describe('the event announcer when writers of different runs commit side by side (a shared store)', () => {
+  let fixture: EngineFixture;
+  beforeEach(() => (fixture = EngineFixture.withDemoPlan()));
+  afterEach(() => fixture.dispose());
+
+  it('announces an event that became visible after one with a higher id, once each, and goes past an id that never comes', async () => {
+    const store = await fixture.openStore();
+    // Explicit ids stand for the order PostgreSQL hands them out in, while the commits land in another order.
+    const commit = (id: number, runId: string, seq: number): Promise<number> =>
+      store.transact((tx) =>
+        tx.run(`INSERT INTO events (id, run_id, seq, type, at, data_json) VALUES (?, ?, ?, 'x', 0, '{}')`, [
+          id,
+          runId,
+          seq,
+        ]),
+      );
+    const announcer = await EventAnnouncer.start(store, fixture.fakeClock, () => undefined);
+    const heard: number[] = [];
+    announcer.onEvent((e) => {
+      if (e.id !== undefined) heard.push(e.id);
+    });
+    const look = async () => {
+      await store.refresh();
+      await announcer.settled();
+    };
+    await commit(2, 'R-b', 1); // run B's commit lands first, with the higher id
+    await look();
+    await commit(1, 'R-a', 1); // run A's, with the lower one, after it
+    await look();
+    await commit(3, 'R-a', 2);
+    await look();
+    assert.deepEqual(heard, [2, 1, 3], 'each once, the late one too');
+    // Id 4 was taken by a transaction that rolled back: 5 is heard, and after the wait the position goes past 4.
+    await commit(5, 'R-b', 2);
+    await look();
+    fixture.fakeClock.advance(EVENT_GAP_WAIT_MS);
+    await look();
+    await commit(6, 'R-a', 3);
+    await look();
+    assert.deepEqual(heard, [2, 1, 3, 5, 6]);
     announcer.dispose();
   });
 });

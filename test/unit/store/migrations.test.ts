@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileStore } from '../../../src/engine/store/fileStore';
 import { encodeJournalLine, type JournalStatement } from '../../../src/engine/store/journal';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../../src/engine/store/migrations';
+import { MIGRATIONS, RUN_TABLES, SCHEMA_VERSION } from '../../../src/engine/store/migrations';
+import { catalogAt } from '../../../src/engine/store/schemaCatalog';
 import { storeArtifact } from '../../../src/engine/operations/ingestions/storeArtifact';
 import { readIngestionArtifact } from '../../../src/engine/queries/artifacts';
 import { useTempDir } from '../../support/tempDir';
@@ -135,5 +136,18 @@ describe('store migrations', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("18: guards every table of a run's rows against a write scoped to another run (the PostgreSQL triggers)", () => {
+    const withRun = catalogAt(SCHEMA_VERSION)
+      .filter((table) => table.columns.includes('run_id'))
+      .map((table) => table.name);
+    assert.deepEqual(Object.keys(RUN_TABLES).sort(), ['runs', ...withRun].sort());
+    const triggers = MIGRATIONS.flatMap((m) => m.postgres ?? []).filter((sql) => /CREATE TRIGGER/.test(sql));
+    for (const table of Object.keys(RUN_TABLES))
+      assert.ok(
+        triggers.some((sql) => new RegExp(`\\bON ${table} FOR EACH ROW`).test(sql)),
+        `${table} has its guard`,
+      );
   });
 });

@@ -14,6 +14,8 @@ export interface ExpiredRuntime {
 }
 
 export interface ExpiryScope {
+  /** Only this run's runtimes (a transaction scoped to the run: store/port.ts, WriteScope). */
+  runId?: string;
   /** Only this runtime (a worker heartbeating or ingesting late: its own lease). */
   onlyRuntimeId?: string;
   /**
@@ -41,7 +43,7 @@ export async function expireStaleRuntimes(
   now: number,
   scope: ExpiryScope = {},
 ): Promise<ExpiredRuntime[]> {
-  const { onlyRuntimeId, host, spare = [] } = scope;
+  const { runId, onlyRuntimeId, host, spare = [] } = scope;
   // A foreign spawned worker's lease counts `foreignGraceMs` longer (PostgreSQL types 1-or-0 × grace by its operands).
   const foreign = `(CASE WHEN r.pid IS NOT NULL AND r.host IS NOT NULL AND r.host <> ? THEN 1 ELSE 0 END) * ?`;
   const expiredBy = host
@@ -58,11 +60,17 @@ export async function expireStaleRuntimes(
   const expired = await tx.all<{ id: string; run_id: string; delegation_id: string; lease_expires_at: number }>(
     `SELECT r.id, r.run_id, r.delegation_id, r.lease_expires_at FROM runtimes r
      JOIN delegations d ON d.run_id = r.run_id AND d.id = r.delegation_id
-     WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${onlyRuntimeId ? ' AND r.id = ?' : ''}${
-       spare.length > 0 ? ` AND r.id NOT IN (${spare.map(() => '?').join(', ')})` : ''
-     }${handedIn.sql}
+     WHERE r.ended_at IS NULL AND ${expiredBy.sql} AND d.status = 'RUNNING'${runId ? ' AND r.run_id = ?' : ''}${
+       onlyRuntimeId ? ' AND r.id = ?' : ''
+     }${spare.length > 0 ? ` AND r.id NOT IN (${spare.map(() => '?').join(', ')})` : ''}${handedIn.sql}
      ORDER BY r.lease_expires_at`,
-    [...expiredBy.params, ...(onlyRuntimeId ? [onlyRuntimeId] : []), ...spare, ...handedIn.params],
+    [
+      ...expiredBy.params,
+      ...(runId ? [runId] : []),
+      ...(onlyRuntimeId ? [onlyRuntimeId] : []),
+      ...spare,
+      ...handedIn.params,
+    ],
   );
   const done: ExpiredRuntime[] = [];
   const runs = new Set<string>();
