@@ -1057,32 +1057,33 @@ function arguePg(r: PgBenchResult, checks: PgChecks): string | undefined {
     const scale = (hi?: ThroughputCell, lo?: ThroughputCell): string =>
       hi && lo ? `${(hi.rate.median / lo.rate.median).toFixed(2)}×` : '—';
     const perCycleMs = most ? 1000 / most.rate.median : Number.NaN;
+    const ownMost = cellOf('pgRuns', b.processes);
+    const cpuMs = (c?: ThroughputCell): number => (c ? c.serverCpuMs + c.clientCpuMs : Number.NaN);
+    const cpuOf = (c?: ThroughputCell): string => (c ? cpuMs(c).toFixed(1) : '—');
+    // Two cores give 2,000 ms of CPU a second.
+    const ceiling = (c?: ThroughputCell): string => (c ? formatRate(2000 / cpuMs(c)) : '—');
     const fixed = (c: ThroughputCell | undefined, key: 'roundTrips' | 'transactions' | 'serverCpuMs', digits = 1) =>
       c ? c[key].toFixed(digits) : '—';
     out.push(`**The throughput targets** — ✗ (${missed} of 3): Baton ${formatRate(b.baton)} cycles/s at ${b.processes} processes, ${b.ratio.toFixed(2)}× slower than the loop doing its bookkeeping (${formatRate(b.reference)}), ${checks.bareAt ? `${checks.bareAt.ratio.toFixed(2)}× slower than the bare loop; ` : ''}from ${fewest} to ${b.processes} processes Baton's rate changes ${scale(most, one)} and that loop's ${scale(bookedMost, bookedOne)}.
-Every PgStore write transaction first takes one advisory lock per store (\`pg_advisory_xact_lock\`, docs/team.md
-"Concurrency"), so the writes of all processes run one at a time, each holding the lock for all its round
-trips and its commit's WAL flush: adding processes adds no write throughput. The reference loop's three
+Every PgStore write of a run takes that run's advisory lock (docs/team.md, "Concurrency: what a write locks"), so
+the writes of processes sharing one run run one at a time, each holding the run's lock for all its round trips and
+its commit's WAL flush: adding processes to one run adds no write throughput. Processes that each claim from a run of
+their own write side by side: ${scale(ownMost, most)} the one-run rate at ${b.processes} processes (${ownMost ? formatRate(ownMost.rate.median) : '—'} cycles/s). The reference loop's three
 single-statement transactions lock only the job row they touch (\`FOR UPDATE SKIP LOCKED\` picks a row no one
 holds), and the server commits them side by side, flushing the WAL for several at once. A Baton cycle is also
 ${fixed(most, 'roundTrips')} round trips in ${fixed(most, 'transactions')} transactions against the loop's ${fixed(bookedMost, 'roundTrips')} in ${fixed(bookedMost, 'transactions')} (the
 lease-expiry read before a claim, the run's slots and the task's dependencies checked, the attempt's token and
 its runtime, the result judged against its contract and recorded), each statement a round trip of its own; its
 server CPU is ${fixed(most, 'serverCpuMs', 2)} ms a cycle against ${fixed(bookedMost, 'serverCpuMs', 2)} — the engine's statements are prepared (named, planned once
-per connection: issue 26), so that is execution, not planning. ${Number.isFinite(perCycleMs) ? `${perCycleMs.toFixed(1)} ms` : '—'} of wall time per cycle at ${b.processes} processes, every write of every process waiting its turn.
+per connection: issue 26), so that is execution, not planning. ${Number.isFinite(perCycleMs) ? `${perCycleMs.toFixed(1)} ms` : '—'} of wall time per cycle at ${b.processes} processes.
 
-What it would take: row-level locking instead of the store-wide lock — each operation's compare-and-set done
-on the rows it changes (\`SELECT … FOR UPDATE\` of the task and the runtime, \`UPDATE … WHERE status = …\`
-checked by its row count), so that a claim, a heartbeat and an ingestion of different tasks do not wait for
-each other; the per-run event sequence (\`MAX(seq) + 1\` in appendEvent) and the counters that name new
-rows would need a sequence or a per-run lock, since they are what two unserialized writers would collide on;
-the claim, the beat and the ingestion each written as one or two statements (as the reference loop's are) to come
-near 15 round trips a cycle; and the conformance suite's claim race and crash rounds rerun against it. That
-changes what "a transaction sees every commit before it" means for every operation (docs/architecture.md,
-"writers serialize on an advisory lock"): a change of its own, with its own proofs, not made yet. Until then the
-PostgreSQL store's write throughput is one writer's, whatever the number of processes: enough for its purpose (a
-team's coordinators, workers beating once a second, editors deciding gates — see the resident row) rather than a
-job queue's thousands of jobs a second.
+**Where the CPU, not the design, stops it.** A Baton cycle costs ${cpuOf(most)} ms of CPU (the server's and the worker
+processes', per cycle at ${b.processes} processes), so these two cores can do at most ${ceiling(most)} cycles a second however the
+writes are locked; the loop with the bookkeeping costs ${cpuOf(bookedMost)} ms (at most ${ceiling(bookedMost)}). Processes with a run of their own reach
+${ownMost ? formatRate(ownMost.rate.median) : '—'} of their ${ceiling(ownMost)}: the scaling and 1.5× targets need fewer statements per cycle (the claim, the beat
+and the ingestion each one or two statements, as the loop's are, and near 15 round trips), not fewer locks. Inside
+one run, writes stay one at a time by decision (docs/team.md: the run's decisions — its slots, its dependents made
+ready, its status, its event numbers — stay as proven as on the file store).
 `);
   }
   if (checks.twoHosts && !checks.twoHosts.holds && r.twoHosts) {
@@ -1093,9 +1094,9 @@ The work did spread: B joined and ran about half the tasks, each once. What did 
 are processes on this one's two cores, and one machine alone is already bound by them — its ${n0(t.options.tasks)} tasks sleep
 ${floor.toFixed(0)} s in all at ${t.options.concurrency} at once, and took ${t.oneHostSummary.median.toFixed(0)} s: each task is a worker process in a PID namespace of its own, its
 lease watchdog (another Node process), and its claim, start and result in the store, which the two cores serve one
-after the other. A second coordinator on the same cores adds its own passes and its writes to the store's one writer at
+after the other. A second coordinator on the same cores adds its own passes and its writes to the run's one writer at
 a time, so here it costs more than it brings. Two real machines bring their own cores for their workers and watchdogs;
-the store's writes stay one at a time (the cycles row above), so a run whose tasks are this short is bound by the
+one run's writes stay one at a time (the cycles row above), so a run whose tasks are this short is bound by the
 store, and one whose tasks take minutes — agents' — by its workers, which is what the second machine adds.
 `);
   }
@@ -1110,12 +1111,13 @@ ${formatRate(s.committedPerSecond)} a second against ${n0(s.workers)} due (${n0(
 ${ms(s.lagStart.p95)} ms in the first ${LAG_WINDOW_SECONDS} s, ${ms(s.lagEnd.p95)} ms in the last. The machine was the limit: the server used
 ${s.serverCpuPercent.toFixed(0)}% of a core and the ${s.processes} processes ${s.clientCpuPercent.toFixed(0)}%, together ${(s.serverCpuPercent + s.clientCpuPercent).toFixed(0)}% of the 200% two cores give.
 Each beat costs ${s.roundTripsPerBeat.toFixed(1)} round trips: the beats a process sent while its last commit ran go together in its next
-transaction (usecases/heartbeatBatch.ts: BEGIN with the store's lock, one read of their runtimes, one update each,
+transaction (usecases/heartbeatBatch.ts: BEGIN with the run's lock, one read of their runtimes, one update each,
 NOTIFY with COMMIT), and the engine's look after the commit reads only the log's position while nothing listens.
-The updates still run under the store-wide lock, one process's batch after another's.
+A batch commits per run, under that run's lock: batches of processes whose workers share a run wait for each
+other.
 
-What it would take: the batch's leases renewed in one statement instead of one update each, and the row-level
-locking above, so that the processes' batches do not wait for each other. Until then, plan on the rate measured
+What it would take: the batch's leases renewed in one statement instead of one update each, and runs spread over
+the processes, so that the processes' batches do not wait for each other. Until then, plan on the rate measured
 here (per database, on this machine) for resident workers that beat through their own heartbeat calls.
 `);
   }

@@ -47,25 +47,29 @@ export const RUN_TABLES: Readonly<Record<string, string>> = {
 };
 
 /**
- * A row trigger that refuses, under a write scoped to a run, an insert, update or delete of a row of another run
- * (SQLSTATE BATN0; the transaction rolls back). Without a scope (`baton.write_scope` unset or empty) it lets
- * everything through.
+ * Under a write scoped to a run (`baton.write_scope` set), an insert, update or delete of a row of another run is
+ * refused (SQLSTATE BATN0; the transaction rolls back); without a scope everything goes through. The check is each
+ * trigger's WHEN condition, which the executor evaluates without calling a function: the function that raises runs
+ * only for a row that is refused.
  */
+const REFUSE_OTHER_RUN = `CREATE FUNCTION baton_write_scope_refused() RETURNS trigger LANGUAGE plpgsql AS $guard$
+  BEGIN
+    RAISE EXCEPTION 'a write scoped to run % changed a row of run % in %',
+      current_setting('baton.write_scope', true),
+      (CASE WHEN TG_OP = 'DELETE' THEN to_jsonb(OLD) ELSE to_jsonb(NEW) END) ->> TG_ARGV[0],
+      TG_TABLE_NAME USING ERRCODE = 'BATN0';
+  END $guard$`;
+
 function writeScopeGuard(table: string, column: string): string[] {
-  const guard = `baton_write_scope_${table}`;
+  const scope = `current_setting('baton.write_scope', true)`;
+  const other = (row: 'OLD' | 'NEW') => `${row}.${column} IS DISTINCT FROM ${scope}`;
+  const guard = (op: string, when: string) =>
+    `CREATE TRIGGER baton_write_scope_${op.toLowerCase()}_${table} AFTER ${op} ON ${table} FOR EACH ROW
+     WHEN (${scope} <> '' AND (${when})) EXECUTE FUNCTION baton_write_scope_refused('${column}')`;
   return [
-    `CREATE FUNCTION ${guard}() RETURNS trigger LANGUAGE plpgsql AS $guard$
-     DECLARE scope varchar := current_setting('baton.write_scope', true);
-     BEGIN
-       IF scope IS NULL OR scope = '' THEN RETURN NULL; END IF;
-       IF (TG_OP <> 'INSERT' AND OLD.${column} IS DISTINCT FROM scope)
-          OR (TG_OP <> 'DELETE' AND NEW.${column} IS DISTINCT FROM scope) THEN
-         RAISE EXCEPTION 'a write scoped to run % changed a row of run % in ${table}',
-           scope, CASE WHEN TG_OP = 'DELETE' THEN OLD.${column} ELSE NEW.${column} END USING ERRCODE = 'BATN0';
-       END IF;
-       RETURN NULL;
-     END $guard$`,
-    `CREATE TRIGGER ${guard} AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${guard}()`,
+    guard('INSERT', other('NEW')),
+    guard('UPDATE', `${other('OLD')} OR ${other('NEW')}`),
+    guard('DELETE', other('OLD')),
   ];
 }
 
@@ -550,7 +554,10 @@ export const MIGRATIONS: readonly Migration[] = [
     // (store/port.ts, WriteScope; it sets `baton.write_scope`) runs beside other runs' writers, which is safe only if
     // it changes nothing of theirs: each table of a run's rows refuses, in the writing statement, a row of another run.
     statements: [],
-    postgres: Object.entries(RUN_TABLES).flatMap(([table, column]) => writeScopeGuard(table, column)),
+    postgres: [
+      REFUSE_OTHER_RUN,
+      ...Object.entries(RUN_TABLES).flatMap(([table, column]) => writeScopeGuard(table, column)),
+    ],
   },
 ];
 

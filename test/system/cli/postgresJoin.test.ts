@@ -44,8 +44,8 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
-  /** Two clones of one project on one store, a plan of eight independent tasks of `workMs` each. */
-  function twoMachines(name: string, workMs: number) {
+  /** Clones of one project on one store (machines named by `names`), a plan of eight independent tasks of `workMs` each. */
+  function onMachines<Name extends string>(name: string, workMs: number, names: readonly Name[]) {
     const schema = schemaFor(`join-${name}-${process.pid}`);
     const config = JSON.stringify({
       store: { kind: 'postgres', schema },
@@ -61,15 +61,13 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     const plan = TASKS.map(
       (id) => `\`\`\`baton-task\nid: ${id}\ntitle: Task ${id}\nagent: coder\n\`\`\`\n\nDo ${id}.\n`,
     ).join('\n');
-    const a = makeWorkspace('baton-join-a-');
-    const b = makeWorkspace('baton-join-b-');
+    const dirs = names.map((n) => makeWorkspace(`baton-join-${n.toLowerCase()}-`));
     const scratch = mkdtempSync(join(tmpdir(), 'baton-join-trace-'));
     cleanups.push(() => {
-      removeWorkspace(a);
-      removeWorkspace(b);
+      for (const dir of dirs) removeWorkspace(dir);
       rmSync(scratch, { recursive: true, force: true });
     });
-    for (const dir of [a, b]) {
+    for (const dir of dirs) {
       writeFile(dir, '.baton/config.json', config);
       writeFile(dir, 'plan.md', plan);
     }
@@ -80,22 +78,23 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
       FAKE_TRACE: trace,
       WORK_MS: String(workMs),
     };
-    const lines = (kind: 'start' | 'end'): Array<{ delegation: string; on: 'A' | 'B' }> =>
+    const lines = (kind: 'start' | 'end'): Array<{ delegation: string; on: Name }> =>
       (existsSync(trace) ? readFileSync(trace, 'utf8') : '')
         .split('\n')
         .filter((l) => l.startsWith(`${kind} `))
         .map((l) => {
           const [, delegation, cwd] = l.split(' ');
-          return { delegation: delegation!, on: cwd === a ? 'A' : cwd === b ? 'B' : assert.fail(`a worker in ${cwd}`) };
+          const at = dirs.indexOf(cwd!);
+          return { delegation: delegation!, on: at >= 0 ? names[at]! : assert.fail(`a worker in ${cwd}`) };
         });
-    return {
-      a,
-      b,
-      envA: { ...common, BATON_HOST_ID: 'machine-a' },
-      envB: { ...common, BATON_HOST_ID: 'machine-b' },
-      lines,
-      schema,
-    };
+    const envs = names.map((n) => ({ ...common, BATON_HOST_ID: `machine-${n.toLowerCase()}` }));
+    return { dirs, envs, lines, schema };
+  }
+
+  /** Two clones of one project on one store, a plan of eight independent tasks of `workMs` each. */
+  function twoMachines(name: string, workMs: number) {
+    const { dirs, envs, lines, schema } = onMachines(name, workMs, ['A', 'B'] as const);
+    return { a: dirs[0]!, b: dirs[1]!, envA: envs[0]!, envB: envs[1]!, lines, schema };
   }
 
   const startBaton = (args: string[], cwd: string, env: Record<string, string>) => batons.start(args, cwd, env);
@@ -115,7 +114,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
   /** Each task started once and completed once; the run completed. */
   function assertEachTaskOnce(
     events: StoredEvent[],
-    lines: ReturnType<typeof twoMachines>['lines'],
+    lines: (kind: 'start' | 'end') => Array<{ delegation: string; on: string }>,
     output: string,
   ): void {
     const started = lines('start').map((l) => l.delegation);
@@ -230,5 +229,72 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     assert.equal(acquired.length, 2, 'A, then B');
     assert.match(String(acquired[1]!.data.holder), /^machine-b:/);
     assert.equal(events.filter((e) => e.type === 'runtime:stale').length, 0, 'nothing A ran was lost');
+  });
+
+  it('B’s joined coordinator SIGSTOPped (Ctrl-Z): A goes on, settles what B’s workers finished from their hand-ins, and B, continued, writes nothing', async () => {
+    const { a, b, envA, envB, lines } = twoMachines('stopped', 2500);
+    const { coordinatorA, coordinatorB } = await bothWorking({ a, b, envA, envB, lines });
+    process.kill(coordinatorB.child.pid!, 'SIGSTOP');
+
+    // A finishes the run alone: B's place lapses, A retires it, and what B's workers finished meanwhile (handed in by
+    // their watchdogs, since their coordinator is stopped) is settled, not run again.
+    assert.equal(await coordinatorA.exited, 0, coordinatorA.output());
+    const before = await storedEvents(a, envA);
+    assert.equal(before.filter((e) => e.type === 'run:status').pop()?.data.to, 'completed');
+    assert.equal(
+      before.filter((e) => e.type === 'delegation:status' && e.data.to === 'COMPLETED').length,
+      TASKS.length,
+      'every task completed',
+    );
+    assert.ok(
+      before.some((e) => e.type === 'coordinator:left' && e.data.lapsed === true),
+      "A retired B's lapsed place",
+    );
+    const finishedOnB = lines('end')
+      .filter((l) => l.on === 'B')
+      .map((l) => l.delegation.split('-')[1]!);
+    assert.ok(finishedOnB.length > 0, `a worker of B finished while B was stopped: ${JSON.stringify(lines('end'))}`);
+    for (const task of finishedOnB)
+      assert.deepEqual(
+        lines('start')
+          .filter((l) => l.delegation.split('-')[1] === task)
+          .map((l) => l.on),
+        ['B'],
+        `${task}, finished on B, was not run again\n${coordinatorA.output()}`,
+      );
+
+    // B, continued, finds its place retired: it steps down and writes nothing.
+    process.kill(coordinatorB.child.pid!, 'SIGCONT');
+    const bExit = await Promise.race([
+      coordinatorB.exited,
+      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 60_000)),
+    ]);
+    assert.notEqual(bExit, 'still running', `B ends once continued:\n${coordinatorB.output()}`);
+    const after = await storedEvents(a, envA);
+    assert.deepEqual(
+      after.map((e) => `${e.seq} ${e.type}`),
+      before.map((e) => `${e.seq} ${e.type}`),
+      `nothing was written after B's place was retired:\n${coordinatorB.output()}`,
+    );
+  });
+
+  it('four machines drive one run at once: each runs tasks, each task once, and all four end when it completes', async () => {
+    const names = ['A', 'B', 'C', 'D'] as const;
+    const { dirs, envs, lines } = onMachines('four', 3000, names);
+    const coordinators = [startBaton(['start', 'plan.md'], dirs[0]!, envs[0]!)];
+    await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
+    for (let i = 1; i < names.length; i++) coordinators.push(startBaton(['resume'], dirs[i]!, envs[i]!));
+    for (const [i, coordinator] of coordinators.entries())
+      assert.equal(await coordinator.exited, 0, `${names[i]}:\n${coordinator.output()}`);
+
+    const events = await storedEvents(dirs[0]!, envs[0]!);
+    assertEachTaskOnce(events, lines, coordinators.map((c) => c.output()).join('\n'));
+    const machinesThatWorked = new Set(lines('start').map((l) => l.on));
+    // Two slots each, eight tasks of 3 s: A alone would take four rounds; the three that joined take part.
+    assert.ok(
+      machinesThatWorked.size >= 3,
+      `tasks ran on ${[...machinesThatWorked].join(', ')}: ${JSON.stringify(lines('start'))}`,
+    );
+    assert.equal(events.filter((e) => e.type === 'coordinator:joined').length, 3, 'B, C and D joined');
   });
 });

@@ -145,9 +145,10 @@ describe('store migrations', () => {
     assert.deepEqual(Object.keys(RUN_TABLES).sort(), ['runs', ...withRun].sort());
     const triggers = MIGRATIONS.flatMap((m) => m.postgres ?? []).filter((sql) => /CREATE TRIGGER/.test(sql));
     for (const table of Object.keys(RUN_TABLES))
-      assert.ok(
-        triggers.some((sql) => new RegExp(`\\bON ${table} FOR EACH ROW`).test(sql)),
-        `${table} has its guard`,
-      );
+      for (const op of ['INSERT', 'UPDATE', 'DELETE'])
+        assert.ok(
+          triggers.some((sql) => new RegExp(`AFTER ${op} ON ${table} FOR EACH ROW`).test(sql)),
+          `${table} has its guard on ${op}`,
+        );
   });
 });
