@@ -140,12 +140,16 @@ export class AttemptSupervisor implements StreamFollowerHost {
     return this.attempts.get(attempt.delegationId) === attempt;
   }
 
-  /** The attempt's outcome is recorded (or someone else's business): stop tracking it. */
-  forget(attempt: Attempt): void {
+  /**
+   * The attempt's outcome is recorded (or someone else's business): stop tracking it. `settled: false` — its worker's
+   * end could not be recorded (the store out of reach, the run lost): its watchdog is not told it was settled, so it
+   * hands the end in once this coordinator is gone (docs/team.md, "Finished work on a dead host").
+   */
+  forget(attempt: Attempt, settled = true): void {
     attempt.cancelTimers();
     this.leases.untrack(attempt);
     // Its watchdog has nothing to hand in: this coordinator took its end (or saw it decided).
-    this.leases.recordSettled(attempt);
+    if (settled) this.leases.recordSettled(attempt);
     if (this.owns(attempt)) this.attempts.delete(attempt.delegationId);
     this.host.wake();
   }
@@ -505,12 +509,15 @@ export class AttemptSupervisor implements StreamFollowerHost {
     // Ended by a stop, a timeout or a lost lease: whoever ended it records the outcome.
     if (attempt.ending || !this.owns(attempt) || this.host.halted()) return;
     attempt.settling = true;
+    let recorded = false;
     try {
       // A store out of reach (a server restart) fails no attempt: its result stays on disk and is taken once the
       // store answers; its slot stays busy meanwhile. Taking it again is safe: ingestion is idempotent.
       for (let tries = 1; ; tries++) {
         try {
-          return await this.takeResult(attempt, exit);
+          await this.takeResult(attempt, exit);
+          recorded = true;
+          return;
         } catch (err) {
           if (!isStoreOutage(err) || !this.owns(attempt) || this.host.halted()) throw err;
           if (tries === 1) this.ctx.log(`${attempt.delegationId}: the store is out of reach; its result waits for it`);
@@ -523,12 +530,13 @@ export class AttemptSupervisor implements StreamFollowerHost {
       // Still out of reach as this coordinator lets go: its result stays on disk for the next one's reconcile.
       if (isStoreOutage(err)) return;
       // Its result could not be taken (unreadable, vanished): the attempt fails rather than waiting for its lease.
-      await this.fail(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).catch(
+      await this.fail(attempt.delegationId, `its result could not be taken: ${(err as Error).message}`).then(
+        () => (recorded = true),
         (failed: unknown) =>
           this.ctx.log(`${attempt.delegationId}: not recorded as failed: ${(failed as Error).message}`),
       );
     } finally {
-      this.forget(attempt);
+      this.forget(attempt, recorded);
       if (attempt.identity)
         this.host.exited({
           delegationId: attempt.delegationId,

@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { sleep, type Clock } from '../domain/clock';
+import { BatonError } from '../domain/errors';
 import { HAND_IN_LOG_BYTES, type HandIn, type HandInOrder, type SharedStoreAccess } from '../domain/handIn';
 import { agentKindOf, exitCodeCommandOf } from '../domain/workerLaunch';
 import { readWorkerFileTail } from '../effects/files/safeRead';
@@ -61,19 +62,42 @@ export async function handInFinishedWork(
     ...(artifact ? { artifact: artifact.toString('base64') } : {}),
     ...(logTail ? { logTail: logTail.toString('base64') } : {}),
   };
-  const recorded = await store.transact((tx) => recordHandIn(tx, handIn, key, clock.now()));
+  const recorded = await store.transact((tx) => recordHandIn(tx, handIn, key, clock.now()), { runId: order.runId });
   return recorded
     ? `the worker ${describeExit(evidence.exit)}; what it left was handed to the store${artifact ? '' : ' (no artifact)'}`
     : 'nothing handed in: the attempt had ended in the store, or was handed in already';
 }
 
-/** handInFinishedWork from a lease watchdog: opens the shared store with the access it was given, for one write. */
+/**
+ * How long a lease watchdog keeps trying to hand its worker's end in while the store is out of reach (a server
+ * restart, a network cut): past it, the attempt is left to the takeover rule. A hand-in after the attempt's lease
+ * ran out and another host expired it is refused by the store itself (the key check finds no live attempt).
+ */
+export const HAND_IN_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * handInFinishedWork from a lease watchdog: opens the shared store with the access it was given, for one write — again,
+ * backing off up to 30 s, while the store is out of reach, for HAND_IN_PATIENCE_MS.
+ */
 export async function handInFromWatchdog(
   order: HandInOrder,
   key: string,
   access: SharedStoreAccess,
   clock: Clock,
+  patienceMs = HAND_IN_PATIENCE_MS,
 ): Promise<string> {
+  const giveUpAt = clock.monotonic() + patienceMs;
+  for (let waitMs = 1000; ; waitMs = Math.min(2 * waitMs, 30_000)) {
+    try {
+      return await handInOnce(order, key, access, clock);
+    } catch (err) {
+      if (!BatonError.is(err, 'store.unreachable') || clock.monotonic() + waitMs > giveUpAt) throw err;
+      await sleep(clock, waitMs);
+    }
+  }
+}
+
+async function handInOnce(order: HandInOrder, key: string, access: SharedStoreAccess, clock: Clock): Promise<string> {
   const store = await openStore(
     access.password !== undefined
       ? {

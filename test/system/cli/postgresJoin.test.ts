@@ -44,7 +44,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
-  /** Clones of one project on one store (machines named by `names`), a plan of eight independent tasks of `workMs` each. */
+  /** Clones of one project on one store (machines `names`), a plan of eight independent tasks of `workMs` each. */
   function onMachines<Name extends string>(name: string, workMs: number, names: readonly Name[]) {
     const schema = schemaFor(`join-${name}-${process.pid}`);
     const config = JSON.stringify({

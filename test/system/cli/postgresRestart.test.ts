@@ -24,6 +24,7 @@ import {
   writeFile,
 } from '../../support/cli';
 import { claimAnswerLost, launchCutByOutage } from '../../reliability/outageRows';
+import { BatonError, handInFromWatchdog, systemClock } from '../../../src/engine/index';
 
 interface ReportedEvent {
   type: string;
@@ -245,5 +246,37 @@ describe('a PostgreSQL restart in the middle of a run', function () {
 
   it('a claim whose COMMIT landed and whose answer was lost with the connection (issue 26): released once the store answers, not counted, the task runs at once', async () => {
     await claimAnswerLost(cluster);
+  });
+
+  it("a lease watchdog's hand-in waits out a server that is down (issue 26), and gives up only after its patience", async () => {
+    const dir = makeWorkspace('baton-pg-handin-');
+    workspaces.push(dir);
+    const order = {
+      workspace: dir,
+      runId: 'R-20261207-none',
+      delegationId: 'D-T1-coder-001',
+      runtimeId: 'W-none',
+      host: 'machine-a',
+      logPath: join(dir, 'worker.log'),
+      maxArtifactBytes: 1024,
+    };
+    const access = { url: cluster.url, schema: schemaFor(`handin-${process.pid}`) };
+    cluster.down();
+    let down = true;
+    try {
+      // Past its patience with the server still down: the store's refusal stands.
+      await assert.rejects(handInFromWatchdog(order, 'a'.repeat(64), access, systemClock, 1500), (err: unknown) =>
+        BatonError.is(err, 'store.unreachable'),
+      );
+      // Within it: the server comes back after 3 s and the hand-in goes through (here, to find that this attempt's
+      // worker left no exit record: nothing to hand in, said, not thrown).
+      const handing = handInFromWatchdog(order, 'a'.repeat(64), access, systemClock, 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      cluster.up();
+      down = false;
+      assert.match(await handing, /^nothing handed in: its exit record says no end/);
+    } finally {
+      if (down) cluster.up();
+    }
   });
 });
