@@ -111,9 +111,10 @@ describe('PostgreSQL bench rows (tiny sizes; the figures come from npm run bench
     const result = await runPgBench(SMOKE_PG);
     const section = pgSection(result);
     assert.ok(section.startsWith(PG_SECTION.heading) && section.trimEnd().endsWith(PG_SECTION.end), section);
-    // Every configuration of the cycles row measured, for each kind: Baton on PostgreSQL, the bare loop, the bare loop
-    // with Baton's bookkeeping, files.
-    assert.equal(result.throughput.length, SMOKE_PG.processes.length * 4);
+    // Every configuration of the cycles row measured, for each kind: Baton on PostgreSQL (one run, and a run per
+    // process), the bare loop, the bare loop with Baton's bookkeeping, files.
+    assert.equal(result.throughput.length, SMOKE_PG.processes.length * 5);
+    assert.ok(result.throughput.some((c) => c.kind === 'pgRuns'));
     assert.ok(result.throughput.every((c) => c.rate.median > 0 && c.rates.length === SMOKE_PG.reps));
     const baton = result.throughput.find((c) => c.kind === 'pg')!;
     const bare = result.throughput.find((c) => c.kind === 'bare')!;
