@@ -280,7 +280,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
 
   it('four machines drive one run at once: each runs tasks, each task once, and all four end when it completes', async () => {
     const names = ['A', 'B', 'C', 'D'] as const;
-    const { dirs, envs, lines } = onMachines('four', 3000, names);
+    const { dirs, envs, lines } = onMachines('four', 5000, names);
     const coordinators = [startBaton(['start', 'plan.md'], dirs[0]!, envs[0]!)];
     await waitFor(() => lines('start').length > 0, "A's first worker", 60_000);
     for (let i = 1; i < names.length; i++) coordinators.push(startBaton(['resume'], dirs[i]!, envs[i]!));
@@ -290,7 +290,7 @@ describe('every machine works: a second host joins a run on one PostgreSQL store
     const events = await storedEvents(dirs[0]!, envs[0]!);
     assertEachTaskOnce(events, lines, coordinators.map((c) => c.output()).join('\n'));
     const machinesThatWorked = new Set(lines('start').map((l) => l.on));
-    // Two slots each, eight tasks of 3 s: A alone would take four rounds; the three that joined take part.
+    // Two slots each, eight tasks of 5 s: A alone would take four rounds; the three that joined take part.
     assert.ok(
       machinesThatWorked.size >= 3,
       `tasks ran on ${[...machinesThatWorked].join(', ')}: ${JSON.stringify(lines('start'))}`,
