@@ -15,6 +15,9 @@ interface PendingBeat {
 /** Enough to keep one transaction short under the store's lock. */
 const MAX_BEATS_PER_COMMIT = 256;
 
+/** How many runtimes' runs a batch remembers (a run of a runtime never changes; the map only saves a read). */
+const REMEMBERED_RUNTIMES = 10_000;
+
 /**
  * Workers' heartbeats through one engine, committed together: a beat that arrives while a commit is under way
  * waits for the next one, which carries every beat queued by then (a group commit, as the file store groups its
@@ -24,11 +27,9 @@ const MAX_BEATS_PER_COMMIT = 256;
  * Each beat is still its own decision (operations/runtimes/renewRuntimeLease.ts, renewWorkerLeases): renewed, or
  * refused with its own error (wrong token, not live, lease expired — the expiry it makes official commits with the
  * others). A beat resolves only once the commit that carries it is durable; a commit that fails rejects every beat
- * in it, none of which was written.
+ * in it, none of which was written. A batch commits one transaction per run, scoped to it (store/port.ts,
+ * WriteScope): on a shared store, beats of different runs do not wait for each other.
  */
-/** How many runtimes' runs a batch remembers (a run of a runtime never changes; the map only saves a read). */
-const REMEMBERED_RUNTIMES = 10_000;
-
 export class HeartbeatBatch {
   private queue: PendingBeat[] = [];
   private committing: Promise<void> | undefined;
@@ -88,7 +89,9 @@ export class HeartbeatBatch {
     const byRun = new Map<string | undefined, PendingBeat[]>();
     for (const pending of batch) {
       const runId = this.runOf.get(pending.beat.runtimeId);
-      byRun.set(runId, [...(byRun.get(runId) ?? []), pending]);
+      const beats = byRun.get(runId);
+      if (beats) beats.push(pending);
+      else byRun.set(runId, [pending]);
     }
     return byRun;
   }
