@@ -38,6 +38,8 @@ export interface AttemptServer {
   server: McpServer;
   /** Sends a note still waiting in the rate window, then forgets it. */
   flush(): Promise<void>;
+  /** Resolves once every tool call under way has its answer (the server then closes without cutting one off). */
+  answered(): Promise<void>;
 }
 
 const INSTRUCTIONS = [
@@ -63,6 +65,14 @@ export function createAttemptServer(
   const server = new McpServer({ name: 'baton', version: options.version }, { instructions: INSTRUCTIONS });
   const log = options.log ?? (() => undefined);
   const progress = new ProgressSender(engine, credential, options.progressWindowMs ?? PROGRESS_WINDOW_MS, log);
+  // Calls under way: a server ended while one runs (its worker ended once its result was in) answers it first.
+  const underWay = new Set<Promise<CallToolResult>>();
+  const answer = <T extends Record<string, unknown>>(log: (line: string) => void, work: () => Promise<T>) => {
+    const call = answerOf(log, work);
+    underWay.add(call);
+    void call.finally(() => underWay.delete(call));
+    return call;
+  };
 
   server.registerTool(
     'baton_task',
@@ -172,7 +182,15 @@ export function createAttemptServer(
       }),
   );
 
-  return { server, flush: () => progress.flush() };
+  return {
+    server,
+    flush: () => progress.flush(),
+    answered: async () => {
+      await Promise.allSettled([...underWay]);
+      // The SDK sends an answer in a continuation of its call: one turn later it has gone out.
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
 }
 
 /**
@@ -180,7 +198,7 @@ export function createAttemptServer(
  * read only text), or a tool error. A BatonError is the engine's refusal, told by its code; any
  * other failure is logged and told as `unexpected` — never a crash of the server.
  */
-async function answer<T extends Record<string, unknown>>(
+async function answerOf<T extends Record<string, unknown>>(
   log: (line: string) => void,
   work: () => Promise<T>,
 ): Promise<CallToolResult> {

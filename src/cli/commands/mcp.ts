@@ -6,7 +6,7 @@ import { attemptOfThisWorker } from './attemptOfThisWorker';
  * `baton mcp`: the MCP server of one attempt over stdio (docs/agents.md). The attempt comes from
  * the environment Baton gives its worker; stdout carries the protocol and nothing else, so
  * everything the server has to say goes to stderr. It serves until its client closes stdin (or a
- * signal ends it), then sends a progress note still waiting and closes the store.
+ * signal ends it), then answers the calls under way, sends a progress note still waiting and closes the store.
  */
 export async function mcp(ctx: CommandContext, version: string): Promise<void> {
   const credential = attemptOfThisWorker(ctx);
@@ -18,7 +18,7 @@ export async function mcp(ctx: CommandContext, version: string): Promise<void> {
   ]);
   await withEngine(ctx, async (engine) => {
     const log = (line: string): void => void process.stderr.write(`${line}\n`);
-    const { server, flush } = createAttemptServer(engine, credential, { version, log });
+    const { server, flush, answered } = createAttemptServer(engine, credential, { version, log });
     const transport = new StdioServerTransport();
     const ended = new Promise<void>((resolve) => {
       transport.onclose = resolve;
@@ -30,6 +30,9 @@ export async function mcp(ctx: CommandContext, version: string): Promise<void> {
     await server.connect(transport);
     log(`baton mcp: serving ${credential.delegationId} of ${credential.runId} (runtime ${credential.runtimeId}).`);
     await ended;
+    // Ended by a signal while a call runs — its worker ended by its coordinator once the result it hands in was
+    // recorded — the call is answered first: the agent learns its result was taken (bounded by the KILL that follows).
+    await answered();
     await flush();
     await server.close();
   });
