@@ -2,6 +2,9 @@ import { Engine } from '../../engine/index';
 import { withEngine, type CommandContext } from '../context';
 import { attemptOfThisWorker } from './attemptOfThisWorker';
 
+/** How long a server told to end waits for the answers of calls under way. */
+const ANSWER_GRACE_MS = 2000;
+
 /**
  * `baton mcp`: the MCP server of one attempt over stdio (docs/agents.md). The attempt comes from
  * the environment Baton gives its worker; stdout carries the protocol and nothing else, so
@@ -31,8 +34,11 @@ export async function mcp(ctx: CommandContext, version: string): Promise<void> {
     log(`baton mcp: serving ${credential.delegationId} of ${credential.runId} (runtime ${credential.runtimeId}).`);
     await ended;
     // Ended by a signal while a call runs — its worker ended by its coordinator once the result it hands in was
-    // recorded — the call is answered first: the agent learns its result was taken (bounded by the KILL that follows).
-    await answered();
+    // recorded — the call is answered first: the agent learns its result was taken. Not for longer than a moment: a
+    // question may wait for a person for hours, and its call ends with the server.
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([answered(), new Promise((resolve) => (grace = setTimeout(resolve, ANSWER_GRACE_MS)))]);
+    clearTimeout(grace);
     await flush();
     await server.close();
   });
