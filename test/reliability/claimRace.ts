@@ -57,16 +57,21 @@ class Racer {
   }
 }
 
+/** `racers` racer processes, on the PostgreSQL server given or else the file store. */
+function startRacers(options: { racers: number; postgresUrl?: string }): { env: NodeJS.ProcessEnv; racers: Racer[] } {
+  const script = bundleScript('test/reliability/children/claimRacer.ts');
+  const env = { ...process.env, ...(options.postgresUrl ? { BATON_STORE_URL: options.postgresUrl } : {}) };
+  return { env, racers: Array.from({ length: options.racers }, () => new Racer(script, env)) };
+}
+
 export async function runClaimRace(options: {
   rounds: number;
   racers: number;
   /** Race on this PostgreSQL server (each round a schema of its own) instead of the file store. */
   postgresUrl?: string;
 }): Promise<{ rounds: number; failures: string[] }> {
-  const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
-  const env = { ...process.env, ...(options.postgresUrl ? { BATON_STORE_URL: options.postgresUrl } : {}) };
-  const racers = Array.from({ length: options.racers }, () => new Racer(script, env));
+  const { env, racers } = startRacers(options);
   try {
     for (let round = 1; round <= options.rounds; round++) {
       const workspace = makeTempDir('baton-race-');
@@ -121,10 +126,8 @@ export async function runRunClaimRace(options: {
   racers: number;
   postgresUrl?: string;
 }): Promise<{ rounds: number; failures: string[] }> {
-  const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
-  const env = { ...process.env, ...(options.postgresUrl ? { BATON_STORE_URL: options.postgresUrl } : {}) };
-  const racers = Array.from({ length: options.racers }, () => new Racer(script, env));
+  const { env, racers } = startRacers(options);
   const workspace = makeTempDir('baton-run-race-');
   const store: StoreSetting = options.postgresUrl
     ? { kind: 'postgres', schema: schemaFor(workspace) }
@@ -183,9 +186,8 @@ export async function runSlotRace(options: {
   rounds: number;
   racers: number;
 }): Promise<{ rounds: number; failures: string[] }> {
-  const script = bundleScript('test/reliability/children/claimRacer.ts');
   const failures: string[] = [];
-  const racers = Array.from({ length: options.racers }, () => new Racer(script, process.env));
+  const { racers } = startRacers(options);
   try {
     for (let round = 1; round <= options.rounds; round++) {
       const workspace = makeTempDir('baton-slots-');

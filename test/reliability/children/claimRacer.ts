@@ -18,31 +18,30 @@ async function handle(line: string): Promise<string> {
   }
   if (command === 'go') {
     try {
-      const claim = await engine!.claimTask({ planPath: a!, taskId: b! });
-      return JSON.stringify({ won: true, runId: claim.runId, delegationId: claim.delegation.id });
-    } catch (err) {
-      if (!BatonError.is(err)) throw err;
-      return JSON.stringify({ won: false, code: err.code });
+      return await claimOutcome({ planPath: a!, taskId: b! });
     } finally {
       await engine!.close();
       engine = undefined;
     }
   }
-  if (command === 'claim') {
-    try {
-      const claim = await engine!.claimTask({ runId: a!, taskId: b! });
-      return JSON.stringify({ won: true, runId: claim.runId, delegationId: claim.delegation.id });
-    } catch (err) {
-      if (!BatonError.is(err)) throw err;
-      return JSON.stringify({ won: false, code: err.code });
-    }
-  }
+  if (command === 'claim') return claimOutcome({ runId: a!, taskId: b! });
   if (command === 'close') {
     await engine?.close();
     engine = undefined;
     return 'closed';
   }
   throw new Error(`unknown command ${line}`);
+}
+
+/** The claim's outcome as one JSON line: won, or the refusal's code. */
+async function claimOutcome(input: { planPath?: string; runId?: string; taskId: string }): Promise<string> {
+  try {
+    const claim = await engine!.claimTask(input);
+    return JSON.stringify({ won: true, runId: claim.runId, delegationId: claim.delegation.id });
+  } catch (err) {
+    if (!BatonError.is(err)) throw err;
+    return JSON.stringify({ won: false, code: err.code });
+  }
 }
 
 const lines = createInterface({ input: process.stdin });
