@@ -92,11 +92,7 @@ export const ingestArtifact = folderCommand(
     const name = vscode.workspace.asRelativePath(uri);
     if (document?.isDirty && !(await document.save()))
       throw new UserFacingError(`${name} could not be saved; nothing was ingested. Save it, then ingest it again.`);
-    if (
-      document &&
-      existsSync(uri.fsPath) &&
-      readFileSync(uri.fsPath, 'utf8').replace(/^\uFEFF/, '') !== document.getText()
-    )
+    if (document && existsSync(uri.fsPath) && !(await diskHoldsEditorText(uri.fsPath, document)))
       throw new UserFacingError(
         `${name} on disk differs from the editor's text; nothing was ingested. Save it, then ingest it again.`,
       );
@@ -128,6 +124,25 @@ export const ingestArtifact = folderCommand(
     return outcome;
   },
 );
+
+/**
+ * How long the file on disk may lag the editor's text after a save before the ingest is refused. In a remote window
+ * (code-server, a remote host) the write travels from the workbench to the host's disk, and the file was seen to reach
+ * the disk after the save's promise had resolved; a lag past this is another writer, not the save.
+ */
+const SAVE_SETTLE_MS = 3_000;
+
+/** True once the file on disk holds the editor's text (a BOM aside); false if it still differs after SAVE_SETTLE_MS. */
+async function diskHoldsEditorText(path: string, document: vscode.TextDocument): Promise<boolean> {
+  const holds = (): boolean =>
+    existsSync(path) && readFileSync(path, 'utf8').replace(/^\uFEFF/, '') === document.getText();
+  const until = Date.now() + SAVE_SETTLE_MS;
+  while (!holds()) {
+    if (Date.now() >= until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return true;
+}
 
 /** No file resolves to a delegation: the person picks one that waits for a result (of the run that owns the file). */
 async function pickWaitingDelegation(
