@@ -163,6 +163,25 @@ export default tseslint.config(
     files: ['src/extension/**/*.ts', 'src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', adapterImports()] },
   },
+  // The lease watchdog's program (started per attempt on a shared store): its narrow facade, src/engine/watchdog.ts,
+  // instead of the index, so that it does not load the whole engine.
+  {
+    files: ['src/cli/watchdog.ts', 'src/cli/commands/leaseWatchdog.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/engine/*', '!**/engine/watchdog', '**/engine/*/**'],
+              message:
+                'The lease watchdog uses only src/engine/watchdog.ts: a watchdog starts beside every attempt, so it loads what it needs and no more (export it there).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The MCP server of one attempt (src/mcp, `baton mcp`): an adapter like the CLI and below it — the CLI starts it;
   // it serves an agent, so it knows neither the CLI's output nor the editor.
   {

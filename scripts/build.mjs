@@ -35,6 +35,8 @@ const targets = [
   // (src/cli/bin.ts; the cache is written below, once both are built).
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/baton-cli.js' },
   { ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // The lease watchdog, started beside every attempt on a shared store: a program of its own, without the CLI.
+  { ...common, entryPoints: ['src/cli/watchdog.ts'], outfile: 'dist/baton-watchdog.js' },
   // The dashboard webview: a browser bundle of its own (docs/extension.md, "Dashboard").
   {
     bundle: true,

@@ -169,6 +169,15 @@ const FENCES: readonly Fence[] = [
     allowed: ['../engine/index', '../engine', 'commander'],
   },
   {
+    name: "the lease watchdog's program imports only its facade, src/engine/watchdog.ts (it starts beside every attempt)",
+    file: 'src/cli/watchdog.ts',
+    forbidden: [
+      ['../engine/index', /The lease watchdog uses only src\/engine\/watchdog\.ts/],
+      ['../engine/usecases/handIn', /The lease watchdog uses only src\/engine\/watchdog\.ts/],
+    ],
+    allowed: ['../engine/watchdog', './commands/leaseWatchdog'],
+  },
+  {
     name: 'src/mcp (baton mcp) imports the engine through src/engine/index.ts only, and not the adapters above it',
     file: 'src/mcp/x.ts',
     forbidden: [

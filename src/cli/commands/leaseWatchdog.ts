@@ -5,7 +5,7 @@ import {
   watchLease,
   type SharedStoreAccess,
   type WatchedWorker,
-} from '../../engine/index';
+} from '../../engine/watchdog';
 
 /**
  * The hidden `baton lease-watchdog <worker JSON>`: a coordinator on a shared store starts it

@@ -6,6 +6,7 @@ import {
   readLeaseDeadline,
   unsettledAfterExit,
   writeAttemptSettled,
+  watchdogProgram,
   writeLeaseDeadline,
   type WatchedWorker,
 } from '../../../src/engine/effects/processes/leaseWatchdog';
@@ -101,5 +102,24 @@ describe('after its worker ended, a watchdog hands in only what no living coordi
     const waiting = unsettledAfterExit(watched(alive), key);
     setTimeout(() => writeAttemptSettled(workspace, file, { key, subject }), 300);
     assert.equal(await waiting, false, 'it lives and marks the attempt settled');
+  });
+});
+
+describe('how a lease watchdog is started', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = makeTempDir('baton-watchdog-program-');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("runs the watchdog's own program beside the CLI (the build's dist/baton-watchdog.js), not the whole CLI", () => {
+    const cli = join(dir, 'cli.js');
+    writeFileSync(join(dir, 'baton-watchdog.js'), '');
+    assert.deepEqual(watchdogProgram(cli), [join(dir, 'baton-watchdog.js')]);
+  });
+
+  it("falls back to the CLI's hidden lease-watchdog command where there is no such program", () => {
+    const cli = join(dir, 'cli.js');
+    assert.deepEqual(watchdogProgram(cli), [cli, 'lease-watchdog']);
   });
 });

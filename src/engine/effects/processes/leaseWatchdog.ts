@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFenced } from '../../platform/fencedFiles';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { sleep, systemClock, type Clock } from '../../domain/clock';
 import { credentialVariables } from '../../domain/credentials';
 import type { HandInOrder, SharedStoreAccess } from '../../domain/handIn';
@@ -164,7 +165,7 @@ export function startLeaseWatchdog(
   // Nor is the store's credential in its environment: one that hands in its worker's end gets it on its stdin.
   for (const name of ['BATON_RUNTIME_ID', 'BATON_VERIFY_ID', ...credentialVariables({ kind: 'postgres' })])
     delete env[name];
-  const child = spawn(process.execPath, [cliPath, 'lease-watchdog', JSON.stringify(worker)], {
+  const child = spawn(process.execPath, [...watchdogProgram(cliPath), JSON.stringify(worker)], {
     detached: true,
     stdio: [key ? 'pipe' : 'ignore', 'ignore', 'ignore'],
     env,
@@ -177,6 +178,19 @@ export function startLeaseWatchdog(
   child.unref();
   return child.pid ? { pid: child.pid, startTime: null, host: worker.identity.host } : undefined;
 }
+
+/**
+ * How a watchdog is started: the program of its own the build puts beside the CLI (dist/baton-watchdog.js: it loads
+ * the watchdog's part of the engine alone, about a tenth of a second of CPU less per attempt than the whole CLI), else
+ * the CLI's hidden `lease-watchdog` command (a CLI run from source, a build without it).
+ */
+export function watchdogProgram(cliPath: string): string[] {
+  const program = join(dirname(cliPath), WATCHDOG_PROGRAM);
+  return existsSync(program) ? [program] : [cliPath, 'lease-watchdog'];
+}
+
+/** The watchdog's program, beside the CLI's (scripts/build.mjs). */
+const WATCHDOG_PROGRAM = 'baton-watchdog.js';
 
 /**
  * The watchdog's loop: returns when the worker ended by itself, or after it ended the worker
