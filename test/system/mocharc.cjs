@@ -6,36 +6,43 @@
 //
 // Files start longest first, so that the last file to start is a short one and the run does
 // not end on one long file while the other workers idle. The weights are a file's seconds in
-// a serial run on a quiet machine (rounded); a file not listed counts as short.
+// the tier's own run (four at once) on a quiet machine (2026-12-07, rounded to 5; a mocha root
+// hook timing each file); a file not listed counts as short.
 const { readdirSync } = require('node:fs');
 const { join } = require('node:path');
 
-/** Seconds a file took alone (serial run, quiet 2-core machine); the order matters, not the figures. */
+/** Seconds a file took in the tier's run (quiet 2-core machine); the order matters, not the figures. */
 const WEIGHTS = {
-  'test/system/agents/realClisThroughBaton.test.ts': 240,
-  'test/system/agents/realClis.test.ts': 170,
-  'test/system/store/crash.test.ts': 70,
+  'test/system/agents/realClisThroughBaton.test.ts': 255,
+  'test/system/cli/postgresRestart.test.ts': 200,
+  'test/system/reliability.test.ts': 140,
+  'test/system/cli/recovery.test.ts': 130,
+  'test/system/cli/postgresFailover.test.ts': 100,
+  'test/system/bench.test.ts': 95,
+  'test/system/cli/claimLimits.test.ts': 90,
   'test/system/cli/configTamper.test.ts': 90,
-  'test/system/cli/demo.test.ts': 65,
-  'test/system/reliability.test.ts': 60,
-  'test/system/executor/resume.test.ts': 60,
-  'test/system/executor/stop.test.ts': 60,
-  'test/system/executor/coordinator.test.ts': 60,
-  'test/system/isolation/isolation.test.ts': 60,
-  'test/system/isolation/resolveConflict.test.ts': 40,
-  'test/system/executor/fencing.test.ts': 50,
-  'test/system/mcp/mcpServer.test.ts': 50,
+  'test/system/cli/postgresJoin.test.ts': 85,
+  'test/system/isolation/isolation.test.ts': 85,
+  'test/system/store/crash.test.ts': 85,
+  'test/system/agents/realClis.test.ts': 80,
+  'test/system/isolation/mergeQueue.test.ts': 75,
+  'test/system/isolation/tamper.test.ts': 65,
+  'test/system/executor/fencing.test.ts': 55,
+  'test/system/store/claimRace.test.ts': 45,
+  'test/system/cli/keptWork.test.ts': 40,
+  'test/system/executor/resume.test.ts': 40,
+  'test/system/cli/demo.test.ts': 35,
+  'test/system/isolation/resolveConflict.test.ts': 30,
+  'test/system/cli/seedContracts.test.ts': 30,
+  'test/system/cli/refusals.test.ts': 30,
+  'test/system/executor/coordinator.test.ts': 30,
+  'test/system/isolation/reviewRequired.test.ts': 30,
+  'test/system/cli/storeTransfer.test.ts': 25,
+  'test/system/mcp/mcpServer.test.ts': 25,
+  'test/system/executor/plantedLinks.test.ts': 25,
+  'test/system/agents/agentAttempts.test.ts': 25,
+  'test/system/cli/postgresSecret.test.ts': 25,
   'test/system/agents/claudeMcp.test.ts': 25,
-  'test/system/cli/badInput.test.ts': 45,
-  'test/system/cli/flow.test.ts': 40,
-  'test/system/cli/postgresFailover.test.ts': 40,
-  'test/system/cli/lockHolder.test.ts': 35,
-  'test/system/cli/postgresRestart.test.ts': 60,
-  'test/system/cli/claimLimits.test.ts': 35,
-  'test/system/bench.test.ts': 55,
-  'test/system/cli/leaseIngest.test.ts': 30,
-  'test/system/cli/retryPrompt.test.ts': 25,
-  'test/system/cli/errors.test.ts': 30,
 };
 
 const files = readdirSync('test/system', { recursive: true, encoding: 'utf8' })
