@@ -79,11 +79,8 @@ export type { IsolationRecheck } from './usecases/recheckIsolation';
 export type { StopMode } from './domain/types';
 export type { VerificationOutcome } from './usecases/verifyAttempt';
 export { findGit } from './effects/git/git';
-export { unsettledAfterExit, watchLease, type WatchedWorker } from './effects/processes/leaseWatchdog';
 /** This machine's name as Baton records it with every process (BATON_HOST_ID, else the hostname). */
 export { thisHost } from './effects/processes/processes';
-export { handInFromWatchdog } from './usecases/handIn';
-export type { SharedStoreAccess } from './domain/handIn';
 export { excludeBatonFromRepository } from './effects/git/worktrees';
 export type { AttemptWorktree, RunIsolation } from './domain/isolation';
 export type { AttemptChanges, FileChange } from './domain/changes';

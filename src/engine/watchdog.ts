@@ -3,20 +3,12 @@
 // attempt: the program built from src/cli/watchdog.ts loads this facade alone, not the whole engine behind
 // src/engine/index.ts (docs/architecture.md, "How the CLI starts"). The hand-in — the store, its client — loads only
 // when a watchdog hands a worker's end in, which a coordinator that watches makes rare.
-import type { Clock } from './domain/clock';
-import type { HandInOrder, SharedStoreAccess } from './domain/handIn';
+import type * as HandIn from './usecases/handIn';
 
 export { systemClock } from './domain/clock';
 export type { SharedStoreAccess } from './domain/handIn';
 export { unsettledAfterExit, watchLease, type WatchedWorker } from './effects/processes/leaseWatchdog';
 
 /** usecases/handIn.ts's handInFromWatchdog, loaded on first use. */
-export async function handInFromWatchdog(
-  order: HandInOrder,
-  key: string,
-  access: SharedStoreAccess,
-  clock: Clock,
-): Promise<string> {
-  const { handInFromWatchdog: handIn } = await import('./usecases/handIn');
-  return handIn(order, key, access, clock);
-}
+export const handInFromWatchdog: typeof HandIn.handInFromWatchdog = async (...args) =>
+  (await import('./usecases/handIn')).handInFromWatchdog(...args);

@@ -24,7 +24,8 @@ import {
   writeFile,
 } from '../../support/cli';
 import { claimAnswerLost, launchCutByOutage } from '../../reliability/outageRows';
-import { BatonError, handInFromWatchdog, systemClock } from '../../../src/engine/index';
+import { BatonError } from '../../../src/engine/index';
+import { handInFromWatchdog, systemClock } from '../../../src/engine/watchdog';
 
 interface ReportedEvent {
   type: string;
