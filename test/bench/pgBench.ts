@@ -36,6 +36,11 @@ export interface PgBenchOptions {
   /** Cycles per repetition of one configuration, shared evenly among its processes. */
   cycles: number;
   reps: number;
+  /**
+   * Untimed cycles each process runs of every kind before the first timed one: its code optimized by V8 and its
+   * connections' statements prepared, as in a coordinator that has been running a while.
+   */
+  warmupCycles: number;
   /** Heartbeats of the latency row (0 skips it), one every `latencyIntervalMs`. */
   latencyBeats: number;
   latencyIntervalMs: number;
@@ -55,6 +60,7 @@ export const FULL_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 4, 16],
   cycles: 160,
   reps: 3,
+  warmupCycles: 40,
   latencyBeats: 300,
   latencyIntervalMs: 30,
   residentWorkers: 1000,
@@ -69,6 +75,7 @@ export const QUICK_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 4],
   cycles: 40,
   reps: 1,
+  warmupCycles: 5,
   latencyBeats: 60,
   latencyIntervalMs: 30,
   residentWorkers: 200,
@@ -83,6 +90,7 @@ export const SMOKE_PG: Omit<PgBenchOptions, 'log'> = {
   processes: [1, 2],
   cycles: 6,
   reps: 1,
+  warmupCycles: 2,
   latencyBeats: 10,
   latencyIntervalMs: 20,
   residentWorkers: 20,
@@ -359,7 +367,7 @@ async function throughput(
 ): Promise<{ cells: ThroughputCell[]; pairedRatio: Map<number, Summary>; pairedBookedRatio: Map<number, Summary> }> {
   const log = options.log ?? (() => undefined);
   const most = Math.max(...options.processes);
-  const warmupPerChild = 2;
+  const warmupPerChild = options.warmupCycles;
   // Every cycle claims a task of its own: the timed ones, the warm-up, and one spare per process for rounding.
   const tasksNeeded = options.reps * options.processes.length * (options.cycles + most) + most * (warmupPerChild + 1);
   const taskIds = Array.from({ length: tasksNeeded }, (_, i) => `T${i + 1}`);

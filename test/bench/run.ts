@@ -40,7 +40,7 @@ import { evaluatePgTargets, FULL_PG, PG_SECTION, pgSection, QUICK_PG, runPgBench
  *   BATON_BENCH_PG=0 skips the PostgreSQL rows (their section is kept from the file);
  *   BATON_BENCH_PG_PROCESSES=1,4,16   BATON_BENCH_PG_CYCLES=160   BATON_BENCH_PG_REPS=3   BATON_BENCH_PG_BEATS=300
  *   BATON_BENCH_PG_WORKERS=1000 (0 skips the resident row)   BATON_BENCH_PG_WORKER_PROCESSES=10
- *   BATON_BENCH_PG_SECONDS=30
+ *   BATON_BENCH_PG_SECONDS=30   BATON_BENCH_PG_WARMUP=40 (untimed cycles per process and kind first)
  *   BATON_BENCH_TEAM_TASKS=200     tasks of the two-machine row (0 skips it)
  *   BATON_BENCH_EDITOR=0   skips the rows that start code-server (visible, activation); their sections are kept from
  * the file
@@ -511,6 +511,8 @@ export function configFromCommandLine(argv: readonly string[], env: NodeJS.Proce
     if (pgCycles !== undefined) pg.cycles = pgCycles;
     const pgReps = num('BATON_BENCH_PG_REPS', 1);
     if (pgReps !== undefined) pg.reps = pgReps;
+    const pgWarmup = num('BATON_BENCH_PG_WARMUP', 0);
+    if (pgWarmup !== undefined) pg.warmupCycles = pgWarmup;
     const pgBeats = num('BATON_BENCH_PG_BEATS', 0);
     if (pgBeats !== undefined) pg.latencyBeats = pgBeats;
     const pgWorkers = num('BATON_BENCH_PG_WORKERS', 0);

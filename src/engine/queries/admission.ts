@@ -3,6 +3,30 @@ import { BatonError } from '../domain/errors';
 import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import type { StoreReader } from '../store/port';
 
+/** Whether a task may start now: the task, the run's limit, and whose slots count (a coordinator's own). */
+export interface AdmissionQuestion {
+  runId: string;
+  taskId: string;
+  now: number;
+  maxConcurrency: number;
+  holder?: string;
+  /** The task's files and backoff as read in this transaction (readTaskClaimFacts); read here otherwise. */
+  task?: { files: readonly string[]; notBefore: number | null };
+}
+
+async function readTaskAdmission(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  taskId: string,
+): Promise<{ files: string[]; notBefore: number | null }> {
+  const task = await r.get<{ files_json: string; not_before: number | null }>(
+    `SELECT files_json, not_before FROM tasks WHERE run_id = ? AND id = ?`,
+    [runId, taskId],
+  );
+  if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
+  return { files: JSON.parse(task.files_json) as string[], notBefore: task.not_before };
+}
+
 /**
  * What the admission rule (domain/admission.ts) needs about one task, read in the caller's
  * transaction so that the answer holds when it claims: the task's backoff and files, the
@@ -11,15 +35,11 @@ import type { StoreReader } from '../store/port';
  */
 export async function readAdmissionFacts(
   r: Pick<StoreReader, 'get' | 'all'>,
-  input: { runId: string; taskId: string; now: number; maxConcurrency: number; holder?: string },
+  input: AdmissionQuestion,
 ): Promise<AdmissionFacts> {
   const { runId, taskId } = input;
-  const task = await r.get<{ files_json: string; not_before: number | null }>(
-    `SELECT files_json, not_before FROM tasks WHERE run_id = ? AND id = ?`,
-    [runId, taskId],
-  );
-  if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
-  const files = JSON.parse(task.files_json) as string[];
+  const task = input.task ?? (await readTaskAdmission(r, runId, taskId));
+  const { files } = task;
   const shared = await readAdmissionShared(r, {
     runId,
     withFiles: files.length > 0,
@@ -28,7 +48,7 @@ export async function readAdmissionFacts(
   });
   return {
     now: input.now,
-    task: { id: taskId, files, notBefore: task.not_before },
+    task: { id: taskId, files, notBefore: task.notBefore },
     maxConcurrency: input.maxConcurrency,
     ...shared,
   };
@@ -76,7 +96,7 @@ export const HELD_BY_ANOTHER_COORDINATOR = `(EXISTS (SELECT 1 FROM run_drivers r
 /** The admission rule on the store's state: undefined when the task may start now. */
 export async function readAdmission(
   r: Pick<StoreReader, 'get' | 'all'>,
-  input: { runId: string; taskId: string; now: number; maxConcurrency: number; holder?: string },
+  input: AdmissionQuestion,
 ): Promise<AdmissionRefusal | undefined> {
   return admissionRefusal(await readAdmissionFacts(r, input));
 }

@@ -1,6 +1,8 @@
 import type { AgentKind } from '../domain/agents/agentActivity';
 import type { Spend, SpendSoFar } from '../domain/agents/budget';
 import type { BeatUsage } from '../domain/events';
+import { BatonError } from '../domain/errors';
+import type { RunSettings } from '../domain/runSettings';
 import type { StoreReader } from '../store/port';
 
 type Reader = Pick<StoreReader, 'get' | 'all'>;
@@ -216,11 +218,26 @@ export interface AttemptTrail {
   kind: string | null;
 }
 
-export async function attemptTrail(r: Reader, runId: string, delegationId: string): Promise<AttemptTrail | undefined> {
-  return r.get<AttemptTrail>(
-    `SELECT r.cwd AS cwd, r.log_path AS "logPath", u.kind AS kind FROM runtimes r
+/**
+ * The run's settings and where the delegation's latest attempt worked (undefined: it never ran), in one statement: what
+ * judging a result for it reads (usecases/ingestArtifact.ts, `judgingFactsOf`).
+ */
+export async function settingsAndAttemptTrail(
+  r: Reader,
+  runId: string,
+  delegationId: string,
+): Promise<{ settings: RunSettings; attempt: AttemptTrail | undefined }> {
+  const row = await r.get<AttemptTrail & { config_json: string; runtime_id: string | null }>(
+    `SELECT ru.config_json, r.id AS runtime_id, r.cwd AS cwd, r.log_path AS "logPath", u.kind AS kind FROM runs ru
+       LEFT JOIN runtimes r ON r.run_id = ru.id AND r.id = (SELECT latest.id FROM runtimes latest
+         WHERE latest.run_id = ru.id AND latest.delegation_id = ? ORDER BY latest.claimed_at DESC LIMIT 1)
        LEFT JOIN agent_usage u ON u.run_id = r.run_id AND u.delegation_id = r.delegation_id
-       WHERE r.run_id = ? AND r.delegation_id = ? ORDER BY r.claimed_at DESC LIMIT 1`,
-    [runId, delegationId],
+     WHERE ru.id = ?`,
+    [delegationId, runId],
   );
+  if (!row) throw new BatonError('run.unknown', `There is no run ${runId}.`);
+  return {
+    settings: JSON.parse(row.config_json) as RunSettings,
+    attempt: row.runtime_id === null ? undefined : { cwd: row.cwd, logPath: row.logPath, kind: row.kind },
+  };
 }

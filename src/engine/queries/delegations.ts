@@ -1,4 +1,4 @@
-import type { Delegation } from '../domain/types';
+import type { Delegation, TaskStatus } from '../domain/types';
 import { isParkedReason } from '../domain/parking';
 import type { StoreReader } from '../store/port';
 import { DELEGATION_COLUMNS, toDelegation, type DelegationRow } from '../store/rows';
@@ -87,4 +87,19 @@ export async function parkedBefore(
     [runId, taskId, attempt - 1],
   );
   return row?.status === 'CANCELLED' && isParkedReason(row.reason ?? undefined) ? row.id : undefined;
+}
+
+/** A delegation and its task's status now, in one statement (undefined: no such delegation). */
+export async function getDelegationAndTaskStatus(
+  r: Pick<StoreReader, 'get'>,
+  runId: string,
+  delegationId: string,
+): Promise<{ delegation: Delegation; taskStatus: TaskStatus } | undefined> {
+  const row = await r.get<DelegationRow & { task_status: TaskStatus }>(
+    `SELECT ${DELEGATION_COLUMNS},
+       (SELECT t.status FROM tasks t WHERE t.run_id = delegations.run_id AND t.id = delegations.task_id) AS task_status
+     FROM delegations WHERE run_id = ? AND id = ?`,
+    [runId, delegationId],
+  );
+  return row ? { delegation: toDelegation(row), taskStatus: row.task_status } : undefined;
 }

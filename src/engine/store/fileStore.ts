@@ -299,6 +299,14 @@ export class FileStore implements StorePort {
         statements.push([sql, bound]);
         return this.db.getRowsModified();
       },
+      runReturning: async <R>(sql: string, params: readonly SqlValue[] = []) => {
+        if (!live) throw new Error('transaction is over');
+        const bound = params.map(journalSafe);
+        // SQLite makes every change of a RETURNING statement at its first step: replayed with `run`, it does the same.
+        const rows = await reader.all<R>(sql, bound);
+        statements.push([sql, bound]);
+        return rows;
+      },
     };
     this.statement('BEGIN').run();
     let result: T;

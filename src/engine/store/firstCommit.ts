@@ -1,4 +1,4 @@
-import type { StorePort, StoreTx } from './port';
+import type { SqlValue, StorePort, StoreTx } from './port';
 import { storeView } from './storeView';
 
 /**
@@ -22,6 +22,11 @@ export function onFirstCommit(store: StorePort, effect: () => void): StorePort {
           run: async (sql, params) => {
             const rows = await tx.run(sql, params);
             if (rows > 0) changed = true;
+            return rows;
+          },
+          runReturning: async <T>(sql: string, params?: readonly SqlValue[]) => {
+            const rows = await tx.runReturning<T>(sql, params);
+            if (rows.length > 0) changed = true;
             return rows;
           },
         };

@@ -301,20 +301,22 @@ export class PgStore implements StorePort {
     try {
       const inTurn = oneAtATime();
       const reader = this.reader(client, () => live, inTurn);
+      const write = async (sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult<Row>> => {
+        if (!live) throw new Error('transaction is over');
+        wrote = true;
+        try {
+          return await inTurn(() => client.query<Row>(prepared(sql, params)));
+        } catch (err) {
+          if (errorCode(err) === WRITE_SCOPE_GUARD) guardTripped = true;
+          throw err;
+        }
+      };
       const tx: StoreTx = {
         get: reader.get,
         all: reader.all,
-        run: async (sql, params = []) => {
-          if (!live) throw new Error('transaction is over');
-          wrote = true;
-          try {
-            const result = await inTurn(() => client.query(prepared(sql, params)));
-            return result.rowCount ?? 0;
-          } catch (err) {
-            if (errorCode(err) === WRITE_SCOPE_GUARD) guardTripped = true;
-            throw err;
-          }
-        },
+        run: async (sql, params = []) => (await write(sql, params)).rowCount ?? 0,
+        runReturning: async <R>(sql: string, params: readonly SqlValue[] = []) =>
+          (await write(sql, params)).rows as R[],
       };
       const result = await work(tx);
       live = false;

@@ -14,6 +14,11 @@ export interface StoreReader {
 export interface StoreTx extends StoreReader {
   /** Resolves to the number of rows changed. */
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /**
+   * A write that answers with the rows it wrote (`… RETURNING …`), part of the transaction as `run` is: one statement
+   * where a write and a read of what it wrote would be two.
+   */
+  runReturning<T = Row>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
 }
 
 export interface StoreRecovery {

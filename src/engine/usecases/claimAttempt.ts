@@ -20,7 +20,7 @@ import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import { ensureBatonFolder, writeBatonFile } from '../effects/files/safeWrite';
 import { createWorktree } from '../effects/git/worktrees';
 import { runPaths, workspaceInWorktree, worktreeLocation } from '../effects/workspaceLayout';
-import { claimDelegation } from '../operations/delegations/claimDelegation';
+import { claimDelegation, type Claim } from '../operations/delegations/claimDelegation';
 import { appendEvent } from '../operations/events/appendEvent';
 import { endRunningAttempt } from '../operations/delegations/endRunningAttempt';
 import { enqueueDelegation } from '../operations/delegations/enqueueDelegation';
@@ -37,7 +37,7 @@ import { parkedBefore } from '../queries/delegations';
 import { readEarlierAttempts } from '../queries/earlierAttempts';
 import { messagesSinceLastPass } from '../queries/followUps';
 import { readRunSettings } from '../queries/runs';
-import { dependencyTitles } from '../queries/tasks';
+import { dependencyTitles, readTaskClaimFacts } from '../queries/tasks';
 import { carriedHeldWork, readRunIsolation } from '../queries/worktrees';
 import type { StoreTx } from '../store/port';
 import { isSharedStore } from '../domain/config';
@@ -126,6 +126,37 @@ export async function claimAttempt(
   return claimed;
 }
 
+/** The task's next attempt, admitted (its limits) and claimed for the coordinator (or a person's hand-off). */
+async function admitAndClaim(
+  tx: StoreTx,
+  ctx: EngineContext,
+  input: Parameters<typeof claimAttempt>[1],
+  now: number,
+): Promise<Claim> {
+  const { runId, plan } = input;
+  const { task } = plan;
+  const facts = await readTaskClaimFacts(tx, runId, task.id);
+  if (!facts) throw new BatonError('task.unknown', `Task ${task.id} is not in run ${runId}.`);
+  const refusal = await readAdmission(tx, {
+    runId,
+    taskId: task.id,
+    now,
+    maxConcurrency: input.maxConcurrency,
+    holder: input.holder,
+    task: facts.task,
+  });
+  if (refusal) throw refusalError(refusal);
+  const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now, facts);
+  const holder = plan.manual ? MANUAL_HOLDER : input.holder;
+  // Enqueueing wrote the delegation and left the task as it was read.
+  const known = { delegation: queued, task: { status: facts.task.status, reason: facts.task.statusReason } };
+  return claimDelegation(
+    tx,
+    { runId, delegationId: queued.id, leaseMs: plan.leaseMs, holder, known },
+    { now, ids: ctx.ids },
+  );
+}
+
 async function recordClaim(
   tx: StoreTx,
   ctx: EngineContext,
@@ -135,21 +166,7 @@ async function recordClaim(
   const { runId, plan, where } = input;
   const { task } = plan;
   const now = ctx.clock.now();
-  const refusal = await readAdmission(tx, {
-    runId,
-    taskId: task.id,
-    now,
-    maxConcurrency: input.maxConcurrency,
-    holder: input.holder,
-  });
-  if (refusal) throw refusalError(refusal);
-  const queued = await enqueueDelegation(tx, { runId, taskId: task.id }, now);
-  const holder = plan.manual ? MANUAL_HOLDER : input.holder;
-  const claim = await claimDelegation(
-    tx,
-    { runId, delegationId: queued.id, leaseMs: plan.leaseMs, holder },
-    { now, ids: ctx.ids },
-  );
+  const claim = await admitAndClaim(tx, ctx, input, now);
   const delegationId = claim.delegation.id;
   let cwd = ctx.workspace;
   let worktree: ClaimedAttempt['worktree'];

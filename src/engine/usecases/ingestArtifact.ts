@@ -7,11 +7,11 @@ import { BatonError } from '../domain/errors';
 import { issue, type Issue, type Range } from '../domain/issue';
 import { isAgentKind } from '../domain/agents/agentActivity';
 import { claimIssues, readWorkTrail } from '../domain/agents/workTrail';
-import { attemptTrail, type AttemptTrail } from '../queries/agentUsage';
+import { settingsAndAttemptTrail, type AttemptTrail } from '../queries/agentUsage';
 import { readBatonFileTail, type FileTail } from '../effects/files/safeRead';
 import { presentingProcess } from '../effects/processes/processes';
 import type { Delegation } from '../domain/types';
-import { getDelegation } from '../queries/delegations';
+import { getDelegation, getDelegationAndTaskStatus } from '../queries/delegations';
 import { checkArtifactPaths, ownResultNames } from './artifactPaths';
 import { parseResultArtifact } from '../domain/result/parseResult';
 import { authorizeIngest, PRESENTER_NEEDED } from '../operations/runtimes/authorizeIngest';
@@ -21,7 +21,6 @@ import { runFolderOf, runPaths } from '../effects/workspaceLayout';
 import { DEFAULT_CONFIG } from '../domain/config';
 import { contentDigest, textOf } from '../domain/content';
 import { workspacePath } from '../domain/workspacePath';
-import { readRunSettings } from '../queries/runs';
 import type { StoreReader } from '../store/port';
 
 /** The default of the config's maxArtifactBytes; a run holds results to the limit frozen into it. */
@@ -259,12 +258,8 @@ export async function ingestArtifactContent(
           },
           ctx.clock.now(),
         );
-        const row = await getDelegation(tx, delegation.runId, delegation.id);
-        const task = await tx.get<{ status: string }>(`SELECT status FROM tasks WHERE run_id = ? AND id = ?`, [
-          delegation.runId,
-          delegation.taskId,
-        ]);
-        return { outcome: recorded, after: row!, verifying: task?.status === 'verifying' };
+        const state = (await getDelegationAndTaskStatus(tx, delegation.runId, delegation.id))!;
+        return { outcome: recorded, after: state.delegation, verifying: state.taskStatus === 'verifying' };
       },
       { runId: delegation.runId },
     );
@@ -331,11 +326,8 @@ export async function judgingFactsOf(
   ctx: Pick<EngineContext, 'config'>,
   delegation: Pick<Delegation, 'runId' | 'id'>,
 ): Promise<JudgingFacts> {
-  const settings = await readRunSettings(r, delegation.runId);
-  return {
-    limit: settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes,
-    attempt: await attemptTrail(r, delegation.runId, delegation.id),
-  };
+  const { settings, attempt } = await settingsAndAttemptTrail(r, delegation.runId, delegation.id);
+  return { limit: settings.maxArtifactBytes ?? ctx.config.maxArtifactBytes, attempt };
 }
 
 /**

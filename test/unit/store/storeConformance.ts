@@ -82,6 +82,34 @@ export function storeConformance(backend: StoreBackend): void {
       assert.equal(value, 14);
     });
 
+    it('answers a write with the rows it wrote (RETURNING) and keeps that write like any other, in another opening and after reopening', async () => {
+      const a = await open();
+      const b = await open();
+      await a.transact(async (tx) => {
+        await tx.run(`INSERT INTO counters (name, value) VALUES ('r', 10), ('s', 20)`);
+      });
+      const returned = await a.transact((tx) =>
+        tx.runReturning<{ name: string; value: number }>(
+          `UPDATE counters SET value = value + 1 WHERE name IN ('r', 's') RETURNING name, value`,
+        ),
+      );
+      assert.deepEqual(returned.map((row) => `${row.name}=${row.value}`).sort(), ['r=11', 's=21']);
+      // The other opening catches up with it (the file store replays the statement from its journal).
+      assert.equal(await counter(b, 'r'), 11);
+      assert.equal(await counter(b, 's'), 21);
+      await assert.rejects(
+        a.transact(async (tx) => {
+          await tx.runReturning(`UPDATE counters SET value = 0 WHERE name = 'r' RETURNING value`);
+          throw new Error('changed my mind');
+        }),
+        /changed my mind/,
+      );
+      for (const store of opened.splice(0)) await store.close();
+      const reopened = await open();
+      assert.equal(await counter(reopened, 'r'), 11);
+      assert.equal(await counter(reopened, 's'), 21);
+    });
+
     it('shows a commit made through one opening to a read through another (two processes)', async () => {
       const a = await open();
       const b = await open();

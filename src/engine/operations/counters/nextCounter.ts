@@ -4,7 +4,9 @@ export type CounterName = 'run' | 'gate' | 'ingestion' | 'lease_epoch' | 'coordi
 
 /** The next value of a store-wide counter (ids of runs, gates, ingestions, stops, follow-ups; lease epochs). */
 export async function nextCounter(tx: StoreTx, name: CounterName): Promise<number> {
-  await tx.run(`UPDATE counters SET value = value + 1 WHERE name = ?`, [name]);
-  const row = await tx.get<{ value: number }>(`SELECT value FROM counters WHERE name = ?`, [name]);
+  const [row] = await tx.runReturning<{ value: number }>(
+    `UPDATE counters SET value = value + 1 WHERE name = ? RETURNING value`,
+    [name],
+  );
   return row!.value;
 }

@@ -1,6 +1,6 @@
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
-import type { Delegation } from '../../domain/types';
+import type { Delegation, TaskStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import type { OperationContext } from '../../domain/runSettings';
 import { getDelegation } from '../../queries/delegations';
@@ -15,6 +15,11 @@ export interface ClaimDelegationInput {
   leaseMs: number;
   /** Who holds the runtime (host:pid, a person), shown in status views. */
   holder?: string;
+  /**
+   * What this transaction read or wrote already: the PENDING delegation, and its task's status and reason. Read here
+   * otherwise; either way the updates are compare-and-set on them.
+   */
+  known?: { delegation: Delegation; task?: { status: TaskStatus; reason: string | null } };
 }
 
 export interface Claim {
@@ -31,7 +36,7 @@ export interface Claim {
  * Compare-and-set: exactly one of several concurrent claimers wins; the others get a conflict.
  */
 export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, ctx: OperationContext): Promise<Claim> {
-  const delegation = await getDelegation(tx, input.runId, input.delegationId);
+  const delegation = input.known?.delegation ?? (await getDelegation(tx, input.runId, input.delegationId));
   if (!delegation)
     throw new BatonError('delegation.unknown', `There is no delegation ${input.delegationId} in run ${input.runId}.`);
   if (delegation.status !== 'PENDING') {
@@ -78,6 +83,7 @@ export async function claimDelegation(tx: StoreTx, input: ClaimDelegationInput, 
     'running',
     `attempt ${delegation.attempt}: ${delegation.id}`,
     ctx.now,
+    input.known?.task,
   );
   return {
     delegation: { ...delegation, status: 'RUNNING', runtimeId, startedAt: ctx.now, updatedAt: ctx.now },

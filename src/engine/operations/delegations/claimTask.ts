@@ -4,6 +4,8 @@ import type { OperationContext } from '../../domain/runSettings';
 import { refusalError } from '../../domain/admission';
 import { readAdmission } from '../../queries/admission';
 import { enqueueDelegation } from './enqueueDelegation';
+import { readTaskClaimFacts } from '../../queries/tasks';
+import { BatonError } from '../../domain/errors';
 import { refreshRunStatus } from '../runs/refreshRunStatus';
 
 export interface ClaimTaskInput {
@@ -23,22 +25,31 @@ export interface ClaimTaskInput {
  * domain/admission.ts). A refusal throws, so the transaction writes nothing.
  */
 export async function claimTask(tx: StoreTx, input: ClaimTaskInput, ctx: OperationContext): Promise<Claim> {
-  const pending = await tx.get<{ id: string }>(
-    `SELECT id FROM delegations WHERE run_id = ? AND task_id = ? AND status = 'PENDING' ORDER BY attempt LIMIT 1`,
-    [input.runId, input.taskId],
-  );
+  const facts = await readTaskClaimFacts(tx, input.runId, input.taskId);
+  if (!facts) throw new BatonError('task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
+  const pending = facts.attempts.find((a) => a.status === 'PENDING');
   // Readiness and a live attempt are refused first (enqueueDelegation): they say more than a limit would.
-  const delegationId = pending?.id ?? (await enqueueDelegation(tx, input, ctx.now)).id;
+  const queued = pending ? undefined : await enqueueDelegation(tx, input, ctx.now, facts);
   const refusal = await readAdmission(tx, {
     runId: input.runId,
     taskId: input.taskId,
     now: ctx.now,
     maxConcurrency: input.maxConcurrency,
+    task: facts.task,
   });
   if (refusal) throw refusalError(refusal);
   const claim = await claimDelegation(
     tx,
-    { runId: input.runId, delegationId, leaseMs: input.leaseMs, ...(input.holder ? { holder: input.holder } : {}) },
+    {
+      runId: input.runId,
+      delegationId: queued?.id ?? pending!.id,
+      leaseMs: input.leaseMs,
+      ...(input.holder ? { holder: input.holder } : {}),
+      // Enqueueing wrote the delegation and left the task as it was read.
+      ...(queued
+        ? { known: { delegation: queued, task: { status: facts.task.status, reason: facts.task.statusReason } } }
+        : {}),
+    },
     ctx,
   );
   await refreshRunStatus(tx, input.runId, ctx.now);

@@ -3,7 +3,7 @@ import { BatonError } from '../../domain/errors';
 import type { Delegation, TaskStatus } from '../../domain/types';
 import type { StoreTx } from '../../store/port';
 import { delegationId } from '../../domain/runSettings';
-import { readinessOf } from '../../queries/tasks';
+import { readinessOf, readTaskClaimFacts, type TaskClaimFacts } from '../../queries/tasks';
 
 export interface EnqueueDelegationInput {
   runId: string;
@@ -16,29 +16,26 @@ export interface EnqueueDelegationInput {
  * (inside the transaction, so across processes too) while another attempt of the task is
  * PENDING or RUNNING: two attempts of one task never run at once.
  */
-export async function enqueueDelegation(tx: StoreTx, input: EnqueueDelegationInput, now: number): Promise<Delegation> {
-  const task = await tx.get<{ status: TaskStatus; agent: string; status_reason: string | null }>(
-    `SELECT status, agent, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
-    [input.runId, input.taskId],
-  );
-  if (!task) throw new BatonError('task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
-  const live = await tx.get<{ id: string; status: string; runtime_id: string | null }>(
-    `SELECT id, status, runtime_id FROM delegations WHERE run_id = ? AND task_id = ? AND status IN ('PENDING', 'RUNNING', 'BLOCKED') LIMIT 1`,
-    [input.runId, input.taskId],
-  );
+export async function enqueueDelegation(
+  tx: StoreTx,
+  input: EnqueueDelegationInput,
+  now: number,
+  /** The task's row and attempts as read in this transaction (readTaskClaimFacts); read here otherwise. */
+  known?: TaskClaimFacts,
+): Promise<Delegation> {
+  const facts = known ?? (await readTaskClaimFacts(tx, input.runId, input.taskId));
+  if (!facts) throw new BatonError('task.unknown', `Task ${input.taskId} is not in run ${input.runId}.`);
+  const { task, attempts } = facts;
+  const live = attempts.find((a) => a.status === 'PENDING' || a.status === 'RUNNING' || a.status === 'BLOCKED');
   if (live) {
     throw new BatonError(
       'task.already-claimed',
-      `Task ${input.taskId} already has attempt ${live.id} (${live.status}${live.runtime_id ? `, runtime ${live.runtime_id}` : ''}).`,
+      `Task ${input.taskId} already has attempt ${live.id} (${live.status}${live.runtimeId ? `, runtime ${live.runtimeId}` : ''}).`,
     );
   }
-  await refuseUnlessReady(tx, input.runId, input.taskId, task.status, task.status_reason);
+  await refuseUnlessReady(tx, input.runId, input.taskId, task.status, task.statusReason);
   const agent = input.agent ?? task.agent;
-  const previous = await tx.get<{ n: number | null }>(
-    `SELECT MAX(attempt) AS n FROM delegations WHERE run_id = ? AND task_id = ?`,
-    [input.runId, input.taskId],
-  );
-  const attempt = (previous?.n ?? 0) + 1;
+  const attempt = Math.max(0, ...attempts.map((a) => a.attempt)) + 1;
   const id = delegationId(input.taskId, agent, attempt);
   await tx.run(
     `INSERT INTO delegations (run_id, id, task_id, agent, attempt, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?)`,

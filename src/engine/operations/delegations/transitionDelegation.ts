@@ -10,6 +10,8 @@ export interface DelegationChange {
   reason?: string;
   resultStatus?: ResultStatus;
   artifactPath?: string;
+  /** Every open gate of the attempt was closed earlier in this transaction: leaving RUNNING has none left to close. */
+  gatesClosed?: boolean;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function transitionDelegation(
     );
   }
   if (terminal) await endRuntimesOf(tx, delegation, change.reason ?? to.toLowerCase(), now);
-  if (delegation.status === 'RUNNING' && to !== 'RUNNING')
+  if (delegation.status === 'RUNNING' && to !== 'RUNNING' && !change.gatesClosed)
     await closeOpenGates(
       tx,
       { runId: delegation.runId, delegationId: delegation.id, kind: 'question' },

@@ -1,9 +1,9 @@
-import { readRunSettings } from '../../queries/runs';
+import { readPassFacts } from '../../queries/tasks';
 import { appendEvent } from '../events/appendEvent';
 import { BatonError } from '../../domain/errors';
 import { hasErrors, issue, type Issue } from '../../domain/issue';
 import { isTerminalDelegation } from '../../domain/transitions';
-import type { Delegation, IngestionRecord, ResultStatus } from '../../domain/types';
+import type { Delegation, IngestionRecord, ResultStatus, TaskStatus } from '../../domain/types';
 import { closeOpenGates } from '../gates/closeGate';
 import { openGateOnce } from '../gates/openGate';
 import { recordDelegationResult } from '../delegations/recordDelegationResult';
@@ -132,8 +132,8 @@ async function applyAcceptedResult(
   now: number,
 ): Promise<void> {
   const status = record.resultStatus!;
-  const change = { resultStatus: status, artifactPath: record.artifactPath };
-  // A valid result resolves whatever gate this attempt was waiting at.
+  const change = { resultStatus: status, artifactPath: record.artifactPath, gatesClosed: true };
+  // A valid result resolves whatever gate this attempt was waiting at (its questions too).
   await closeOpenGates(
     tx,
     { runId: delegation.runId, taskId: delegation.taskId, delegationId: delegation.id },
@@ -156,18 +156,15 @@ async function applyAcceptedResult(
     return;
   }
   if (status === 'PASS') {
-    const task = await tx.get<{ verify_json: string }>(`SELECT verify_json FROM tasks WHERE run_id = ? AND id = ?`, [
+    const { verify, isolated, settings, task } = await readPassFacts(
+      tx,
       delegation.runId,
       delegation.taskId,
-    ]);
-    const isolated = await tx.get(`SELECT 1 AS x FROM worktrees WHERE run_id = ? AND delegation_id = ?`, [
-      delegation.runId,
       delegation.id,
-    ]);
+    );
     // `review: required`: a passed attempt waits for a person (verifyAttempt opens its review gate) even with nothing
     // to verify or integrate.
-    const reviewed = (await readRunSettings(tx, delegation.runId)).review === 'required';
-    if ((JSON.parse(task?.verify_json ?? '[]') as unknown[]).length > 0 || isolated || reviewed) {
+    if (verify.length > 0 || isolated || settings.review === 'required') {
       // The worker is done; its claim on the work ends. The attempt completes once verification
       // passes and, for an isolated attempt, once its work is integrated (docs/isolation.md).
       await recordDelegationResult(tx, delegation, { resultStatus: status, artifactPath: record.artifactPath }, now);
@@ -179,10 +176,11 @@ async function applyAcceptedResult(
         'verifying',
         `${delegation.id} passed; ${isolated ? 'verifying and integrating' : 'verifying'}`,
         now,
+        task,
       );
       return;
     }
-    await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now);
+    await completeAttempt(tx, delegation, { ...change, reason: 'result PASS' }, now, task);
   } else {
     // What the worker said of its failure is what a person reads first (views, status, diagnose): a plain command's
     // summary says its exit code and last output line.
@@ -235,6 +233,8 @@ export async function completeAttempt(
   delegation: Delegation,
   change: DelegationChange,
   now: number,
+  /** The task's status and reason as this transaction read them; read again otherwise. */
+  task?: { status: TaskStatus; reason: string | null },
 ): Promise<void> {
   await transitionDelegation(tx, delegation, 'COMPLETED', change, now);
   await setTaskStatus(
@@ -244,6 +244,7 @@ export async function completeAttempt(
     'completed',
     `${delegation.id} ${change.reason ?? 'completed'}`,
     now,
+    task,
   );
   await promoteDependents(tx, delegation.runId, delegation.taskId, now);
 }

@@ -42,18 +42,13 @@ export async function authorizeIngest(
   now: number,
 ): Promise<BatonError | typeof PRESENTER_NEEDED | undefined> {
   const { runId, delegationId, token, presenter } = input;
-  const delegation = await tx.get<{ status: string }>(`SELECT status FROM delegations WHERE run_id = ? AND id = ?`, [
-    runId,
-    delegationId,
-  ]);
-  if (delegation?.status !== 'RUNNING') return undefined;
-  const handoff = await tx.get(
-    `SELECT 1 AS x FROM gates WHERE run_id = ? AND delegation_id = ? AND kind = 'manual_handoff' AND status = 'open'`,
-    [runId, delegationId],
-  );
-  if (handoff) return undefined;
+  // The worker's runtime, only while it holds the attempt: the attempt RUNNING, its newest runtime not ended, and no
+  // person's hand-off open for it. One statement; none found: nobody holds it, and no token is asked.
   const row = await tx.get<RuntimeRow>(
-    `${RUNTIME_SELECT} WHERE r.run_id = ? AND r.delegation_id = ? AND r.ended_at IS NULL ORDER BY r.claimed_at DESC LIMIT 1`,
+    `${RUNTIME_SELECT} WHERE r.run_id = ? AND r.delegation_id = ? AND r.ended_at IS NULL AND d.status = 'RUNNING'
+       AND NOT EXISTS (SELECT 1 FROM gates g WHERE g.run_id = r.run_id AND g.delegation_id = r.delegation_id
+         AND g.kind = 'manual_handoff' AND g.status = 'open')
+     ORDER BY r.claimed_at DESC LIMIT 1`,
     [runId, delegationId],
   );
   if (!row) return undefined;

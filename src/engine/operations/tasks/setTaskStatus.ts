@@ -16,11 +16,15 @@ export async function setTaskStatus(
   to: TaskStatus,
   reason: string | null,
   now: number,
+  /** The task's status and reason as read in this transaction; read here otherwise. The update checks it still is. */
+  current?: { status: TaskStatus; reason: string | null },
 ): Promise<void> {
-  const row = await tx.get<{ status: TaskStatus; status_reason: string | null }>(
-    `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
-    [runId, taskId],
-  );
+  const row = current
+    ? { status: current.status, status_reason: current.reason }
+    : await tx.get<{ status: TaskStatus; status_reason: string | null }>(
+        `SELECT status, status_reason FROM tasks WHERE run_id = ? AND id = ?`,
+        [runId, taskId],
+      );
   if (!row) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
   if (row.status === to && row.status_reason === reason) return;
   if (!canTransitionTask(row.status, to)) {
