@@ -131,40 +131,66 @@ export class BatonSession extends DisposableStore {
   }
 
   /**
-   * Coordinates a run from this window, in the background. Returns false when another
-   * window or process already drives it (this window then observes).
+   * Coordinates a run from this window, in the background: `drives` it (its coordinator lease), or — asked to `join`,
+   * when another machine drives a run on a team store that can be joined — `joined` it beside that coordinator,
+   * running its tasks too, as `baton resume` does (docs/team.md, "Every machine works"). False when another window or
+   * process drives it and this window does not join (it observes).
    */
-  async drive(runId: string, options: { tasks?: string[] } = {}): Promise<boolean> {
+  async drive(runId: string, options: { tasks?: string[]; join?: boolean } = {}): Promise<false | 'drives' | 'joined'> {
     this.requireTrust('run tasks');
     if (this.driving.has(runId)) throw new UserFacingError(`This window is already running ${runId}.`);
     const engine = await this.engine();
     const maxConcurrency = vscode.workspace.getConfiguration('baton', this.folder).get<number | null>('maxConcurrency');
-    const taken = await engine.coordinate({
-      runId,
-      ...(maxConcurrency ? { maxConcurrency } : {}),
-      ...(options.tasks ? { tasks: options.tasks } : {}),
-      log: (line) => this.log.info(`[${runId}] ${line}`),
-    });
+    const take = (join: boolean) =>
+      engine.coordinate({
+        runId,
+        ...(maxConcurrency ? { maxConcurrency } : {}),
+        ...(options.tasks ? { tasks: options.tasks } : {}),
+        ...(join ? { join } : {}),
+        log: (line) => this.log.info(`[${runId}] ${line}`),
+      });
+    let taken = await take(false);
+    let joined = false;
+    if ('heldBy' in taken && options.join) {
+      const whyNot = await engine.whyNotJoin(runId);
+      if (whyNot === undefined) {
+        const holder = taken.heldBy.holder;
+        taken = await take(true);
+        joined = !('heldBy' in taken);
+        if (joined) this.log.info(`${runId} is driven by ${holder}; this window joins it and runs its tasks too.`);
+      } else this.log.info(`${runId}: this window does not join it: ${whyNot}.`);
+    }
     if ('heldBy' in taken) {
       this.log.info(`${runId} is driven by ${taken.heldBy.holder} (${taken.why}); observing.`);
       return false;
     }
     for (const entry of taken.reconcile.entries.filter((e) => e.repair))
       this.log.info(`[${runId}] reconcile ${entry.taskId}: ${entry.classification} → ${entry.repair}`);
-    this.driving.set(runId, taken.coordinator);
+    const { coordinator } = taken;
+    this.driving.set(runId, coordinator);
     this.drivingChanged.fire();
-    void taken.coordinator
+    void coordinator
       .run()
-      .then((outcome) => this.onRunOutcome(runId, outcome))
+      .then((outcome) => {
+        this.onRunOutcome(runId, outcome);
+        if (outcome.kind !== 'holder-gone' || this.closing || this.isDisposed) return;
+        // The coordinator this window joined beside is gone: this one takes the run over (or joins who did first).
+        this.driving.delete(runId);
+        return this.drive(runId, { ...options, join: true }).catch((err: unknown) => {
+          this.log.warn(`Could not take over ${runId}: ${describeError(err)}`);
+          this.drivingChanged.fire();
+        });
+      })
       .catch((err: unknown) => this.log.error(`[${runId}] the coordinator stopped: ${(err as Error).message}`))
       .finally(() => {
-        // Handed over or stopped by a closing window: the window is going, nothing to update.
-        if (this.driving.get(runId) !== taken.coordinator) return;
+        // Handed over or stopped by a closing window (the window is going), or taken over after a joined run's holder
+        // went: nothing to update.
+        if (this.driving.get(runId) !== coordinator) return;
         this.driving.delete(runId);
         this.drivingChanged.fire();
         void this.cache?.refreshNow();
       });
-    return true;
+    return joined ? 'joined' : 'drives';
   }
 
   /**

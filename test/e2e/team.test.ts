@@ -17,6 +17,7 @@ import {
   DEMO_WORKSPACE,
   eventually,
   moveMouseAway,
+  notificationMessages,
   openBatonEditor,
   openViewContainer,
   resizeSideBar,
@@ -131,7 +132,18 @@ describe('Baton in the browser: two editors on one run (PostgreSQL store)', func
     await treeRow(gates, /^G-1\b.*T3/).waitFor({ timeout: 30_000 });
   });
 
-  step('B approves T3’s gate from its Gates view; A’s coordinator dispatches T3, and A sees who decided', async () => {
+  step('B starts the run from its editor too: it joins A’s run instead of only watching it', async () => {
+    await runCommand(b(), 'Baton: Start Run');
+    const told = await eventually(
+      'B’s notice that its window joined the run',
+      async () => (await notificationMessages(b())).find((m) => m.includes(runId)) ?? '',
+      (m) => m !== '',
+      { timeoutMs: 30_000 },
+    );
+    assert.match(told, /is driven by another machine; this window joins it and runs its tasks too\./);
+  });
+
+  step('B approves T3’s gate from its Gates view; a coordinator dispatches T3, and A sees who decided', async () => {
     const gates = await viewPane(b(), 'Gates');
     await clickInlineAction(treeRow(gates, /^G-1\b.*T3/), 'Approve');
     // The workers' beats were watched: from here on their steps take no time (examples/demo/agent/fake-agent.js), so
@@ -152,7 +164,7 @@ describe('Baton in the browser: two editors on one run (PostgreSQL store)', func
       (n) => n === 0,
       { timeoutMs: 20_000 },
     );
-    // A's Workers view: T3's worker runs on A (A's coordinator dispatched it), and B's editor sees it too.
+    // T3's worker runs on whichever machine claimed it first (both drive the run), and B's editor sees it.
     await treeRow(await viewPane(b(), 'Workers'), /^T3 D-T3-coder-001 /).waitFor({ timeout: 30_000 });
   });
 
@@ -169,7 +181,7 @@ describe('Baton in the browser: two editors on one run (PostgreSQL store)', func
       await canvas.setContent(`<!doctype html><body style="margin:0;background:#1e1e1e;font:14px system-ui;color:#ddd">
         <div style="display:flex;gap:24px;padding:0">
           <figure style="margin:0"><figcaption style="padding:8px">Machine A (ada): started the run; its coordinator runs the workers</figcaption><img src="${img(shotA)}" width="${VIEWPORT.width}"></figure>
-          <figure style="margin:0"><figcaption style="padding:8px">Machine B (bea): the same run, live; approved T3's gate</figcaption><img src="${img(shotB)}" width="${VIEWPORT.width}"></figure>
+          <figure style="margin:0"><figcaption style="padding:8px">Machine B (bea): joined the same run, live; approved T3's gate</figcaption><img src="${img(shotB)}" width="${VIEWPORT.width}"></figure>
         </div></body>`);
       await canvas.waitForFunction(() => [...document.images].every((i) => i.complete));
       await canvas.screenshot({ path: join(RESULTS_DIR, 'team-two-editors.png') });

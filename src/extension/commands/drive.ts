@@ -11,9 +11,14 @@ export async function driveAndTell(ctx: CommandContext, run: Run, verb: string):
   void vscode.commands.executeCommand('baton.runs.focus');
 }
 
-/** Coordinates the run from this window; what that came to, in one line (who drives it, when another does). */
+/**
+ * Coordinates the run from this window — or joins it, when another machine drives it on a team store (docs/team.md,
+ * "Every machine works"); what that came to, in one line (who drives it, when another does).
+ */
 export async function driveFromHere(ctx: CommandContext, run: Run, verb: string): Promise<string> {
-  const driving = await ctx.session.drive(run.id);
+  const driving = await ctx.session.drive(run.id, { join: true });
+  if (driving === 'joined')
+    return `Run ${run.id} is driven by another machine; this window joins it and runs its tasks too.`;
   return driving
     ? `Baton ${verb} run ${run.id} of ${run.planPath}.`
     : `Run ${run.id} is already driven by another window or process; this window shows it.`;

@@ -22,8 +22,12 @@ export const runTask = folderCommand(async (ctx, arg?: RunsNode | { planUri: str
     runId = arg.runId;
     taskId = arg.taskId;
   } else throw new UserFacingError('Choose a task in the Runs view or in its plan.');
-  const driving = await ctx.session.drive(runId, { tasks: [taskId] });
-  if (!driving)
+  const driving = await ctx.session.drive(runId, { tasks: [taskId], join: true });
+  if (driving === 'joined')
+    void vscode.window.showInformationMessage(
+      `Run ${runId} is driven by another machine; this window joined it for ${taskId}, which the first machine with a free slot runs.`,
+    );
+  else if (!driving)
     void vscode.window.showInformationMessage(
       `Run ${runId} is driven by another window or process; it dispatches ${taskId} when it is ready.`,
     );
