@@ -1,5 +1,5 @@
 import { buildSync } from 'esbuild';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
@@ -19,9 +19,12 @@ export function bundleScript(entry: string): string {
   const outDir = join(ROOT, 'out', 'test-children');
   mkdirSync(outDir, { recursive: true });
   const outfile = join(outDir, `${absolute.replace(/[^A-Za-z0-9]+/g, '_')}.js`);
+  // Written aside, then renamed over the bundle: the system tier's parallel files bundle the same children, and a child
+  // spawned while another process rewrote its bundle in place read it truncated and exited at once, silently.
+  const written = `${outfile}.${process.pid}.tmp`;
   buildSync({
     entryPoints: [absolute],
-    outfile,
+    outfile: written,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -32,6 +35,7 @@ export function bundleScript(entry: string): string {
     logLevel: 'error',
     banner: { js: `require('node:v8').setFlagsFromString('--liftoff-only');` },
   });
+  renameSync(written, outfile);
   cache.set(absolute, outfile);
   return outfile;
 }
