@@ -2,13 +2,20 @@
 // changed line of a finished task's diff, sends the review to the agent, and the follow-up attempt starts with it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import type { BatonApi } from '../../src/extension/extension';
 import { DashboardFeed } from '../../src/extension/model/dashboardFeed';
 import type { HostMessage } from '../../src/protocol/messages';
-import { activateBaton, messagesShownDuring, visibleBatonLog, waitFor, workspacePath } from './support/editor';
+import {
+  activateBaton,
+  messagesShownDuring,
+  removeFromWorkspace,
+  visibleBatonLog,
+  waitFor,
+  workspacePath,
+} from './support/editor';
 
 const PLAN = '# Review\n\n```baton-task\nid: R1\ntitle: Greet\nagent: coder\n```\nWrite review/R1.txt.\n';
 
@@ -35,9 +42,9 @@ describe('review comments on Show Changes (issue 24)', function () {
   after(async () => {
     delete process.env.FAKE_WORKER_BEHAVIOUR;
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    // VS Code's git extension may still be writing into .git (its index lock, a status run): retried, as rm -rf is.
-    rmSync(workspacePath('.git'), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-    rmSync(workspacePath('review'), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    // VS Code's git extension may still be writing into .git (its index lock, a status run).
+    removeFromWorkspace('.git');
+    removeFromWorkspace('review');
   });
 
   it('a comment on a changed line, sent with Send Review to Agent, is the follow-up the agent gets — file, line, quote, text — and the history shows it', async () => {

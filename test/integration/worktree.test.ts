@@ -11,7 +11,7 @@ import type { Engine, Gate } from '../../src/engine/index';
 import { mergeResultOf } from '../../src/extension/commands/resolveConflict';
 import type { BatonApi } from '../../src/extension/extension';
 import type { RunsNode } from '../../src/extension/views';
-import { activateBaton, messagesShownDuring, waitFor, workspacePath } from './support/editor';
+import { activateBaton, removeFromWorkspace, messagesShownDuring, waitFor, workspacePath } from './support/editor';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=t@example.invalid', ...args], {
@@ -57,9 +57,9 @@ describe("a task's worktree: open it, resolve its conflict (issue 24)", function
     delete process.env.FAKE_WORKER_BEHAVIOUR;
     for (const terminal of vscode.window.terminals) if (terminal.name.startsWith('Baton: D-')) terminal.dispose();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    // VS Code's git extension may still be writing into .git (its index lock, a status run): retried, as rm -rf is.
+    // VS Code's git extension may still be writing into .git (its index lock, a status run).
     for (const path of ['.git', '.baton/worktrees', 'conflict', 'worktree-plan', 'agent-plan'])
-      rmSync(workspacePath(path), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeFromWorkspace(path);
   });
 
   /** Runs a plan whose second task conflicts with the first; resolves at the integration_conflict gate it opens. */

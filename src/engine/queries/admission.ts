@@ -1,5 +1,4 @@
 import { admissionRefusal, type AdmissionFacts, type AdmissionRefusal } from '../domain/admission';
-import { BatonError } from '../domain/errors';
 import { MANUAL_HOLDER } from '../domain/workerLaunch';
 import type { StoreReader } from '../store/port';
 
@@ -10,21 +9,8 @@ export interface AdmissionQuestion {
   now: number;
   maxConcurrency: number;
   holder?: string;
-  /** The task's files and backoff as read in this transaction (readTaskClaimFacts); read here otherwise. */
-  task?: { files: readonly string[]; notBefore: number | null };
-}
-
-async function readTaskAdmission(
-  r: Pick<StoreReader, 'get'>,
-  runId: string,
-  taskId: string,
-): Promise<{ files: string[]; notBefore: number | null }> {
-  const task = await r.get<{ files_json: string; not_before: number | null }>(
-    `SELECT files_json, not_before FROM tasks WHERE run_id = ? AND id = ?`,
-    [runId, taskId],
-  );
-  if (!task) throw new BatonError('task.unknown', `Task ${taskId} is not in run ${runId}.`);
-  return { files: JSON.parse(task.files_json) as string[], notBefore: task.not_before };
+  /** The task's files and backoff as read in the caller's transaction (queries/tasks.ts, readTaskClaimFacts). */
+  task: { files: readonly string[]; notBefore: number | null };
 }
 
 /**
@@ -34,11 +20,10 @@ async function readTaskAdmission(
  * none), and the other tasks in flight with the files they declare.
  */
 export async function readAdmissionFacts(
-  r: Pick<StoreReader, 'get' | 'all'>,
+  r: Pick<StoreReader, 'all'>,
   input: AdmissionQuestion,
 ): Promise<AdmissionFacts> {
-  const { runId, taskId } = input;
-  const task = input.task ?? (await readTaskAdmission(r, runId, taskId));
+  const { runId, taskId, task } = input;
   const { files } = task;
   const shared = await readAdmissionShared(r, {
     runId,
@@ -95,7 +80,7 @@ export const HELD_BY_ANOTHER_COORDINATOR = `(EXISTS (SELECT 1 FROM run_drivers r
 
 /** The admission rule on the store's state: undefined when the task may start now. */
 export async function readAdmission(
-  r: Pick<StoreReader, 'get' | 'all'>,
+  r: Pick<StoreReader, 'all'>,
   input: AdmissionQuestion,
 ): Promise<AdmissionRefusal | undefined> {
   return admissionRefusal(await readAdmissionFacts(r, input));

@@ -79,12 +79,21 @@ export async function rowDescription(row: Locator): Promise<string> {
 
 /** Expands a collapsible row (by its twistie, so that no item command runs). */
 export async function expandRow(row: Locator): Promise<void> {
-  if ((await row.getAttribute('aria-expanded')) === 'false') await row.locator('.monaco-tl-twistie').click();
+  // A click can land while the tree renders the row again (a refresh, frequent on a loaded machine): it then selects
+  // the row without expanding it. A row still collapsed two seconds after a click gets another.
+  let clickedAt = 0;
   await eventually(
     'the row to expand',
-    () => row.getAttribute('aria-expanded'),
+    async () => {
+      const expanded = await row.getAttribute('aria-expanded');
+      if (expanded === 'false' && Date.now() - clickedAt > 2_000) {
+        clickedAt = Date.now();
+        await row.locator('.monaco-tl-twistie').click({ timeout: 5_000 });
+      }
+      return expanded;
+    },
     (v) => v === 'true',
-    { timeoutMs: 10_000 },
+    { timeoutMs: 15_000 },
   );
 }
 

@@ -1,6 +1,6 @@
 // Helpers for tests that run inside the extension host (bundled into each test file).
-import { realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 
 export const EXTENSION_ID = 'baton-dev.baton';
@@ -29,6 +29,23 @@ export function workspaceFolder(): vscode.WorkspaceFolder {
 /** A path inside the workspace folder. */
 export function workspacePath(...segments: string[]): string {
   return join(workspaceFolder().uri.fsPath, ...segments);
+}
+
+/**
+ * Removes a folder of the workspace that VS Code's git extension may still be writing into (a `.git` it watches: each
+ * file the removal deletes makes it run `git status` again, which writes there again, so `rm -rf` in place can keep
+ * meeting a folder that is not empty). The folder is first renamed out of the workspace, where no watcher and no git
+ * run started from the workspace reaches it, then removed there.
+ */
+export function removeFromWorkspace(...segments: string[]): void {
+  const path = workspacePath(...segments);
+  if (!existsSync(path)) return;
+  const aside = join(
+    dirname(workspaceFolder().uri.fsPath),
+    `removed-${process.pid}-${Date.now()}-${segments.join('-').replace(/[^\w.]+/g, '-')}`,
+  );
+  renameSync(path, aside);
+  rmSync(aside, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 /**
