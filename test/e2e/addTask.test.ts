@@ -37,7 +37,9 @@ async function answer(page: Page, title: RegExp, text: string): Promise<void> {
 }
 
 describe('Baton in the browser: Add Task… appends a task to the plan, Save and Replan runs it', function () {
-  const editor = useBatonEditor({ source: FIXTURE });
+  // Auto save off, as desktop VS Code has it: VS Code for the web saves an edit after a second, so on a loaded machine
+  // the added task could be on disk before the test looks (newRun.test.ts does the same).
+  const editor = useBatonEditor({ source: FIXTURE, settings: { 'files.autoSave': 'off' } });
   const { step } = chainedSteps();
   const page = () => editor.current.page;
   const ws = () => editor.current.workspace;
